@@ -1,0 +1,16 @@
+# gen_cdefs.cmake: cut the block between MT_FFI_BEGIN and MT_FFI_END out of the public
+# header and wrap it as a Lua module returning the string for ffi.cdef.
+file(READ ${HEADER} text)
+string(FIND "${text}" "/* MT_FFI_BEGIN */" begin)
+string(FIND "${text}" "/* MT_FFI_END */" end)
+if(begin EQUAL -1 OR end EQUAL -1)
+  message(FATAL_ERROR "gen_cdefs: ${HEADER} lacks the MT_FFI_BEGIN/MT_FFI_END markers")
+endif()
+math(EXPR begin "${begin} + 18")
+math(EXPR len "${end} - ${begin}")
+string(SUBSTRING "${text}" ${begin} ${len} block)
+if(block MATCHES "#")
+  message(FATAL_ERROR "gen_cdefs: the FFI block of ${HEADER} must not contain preprocessor lines")
+endif()
+file(WRITE ${OUT}.tmp "-- Generated from csrc/moontorch.h by cmake/gen_cdefs.cmake; do not edit.\nreturn [==[\n${block}]==]\n")
+file(RENAME ${OUT}.tmp ${OUT})

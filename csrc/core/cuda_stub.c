@@ -1,0 +1,17 @@
+/* cuda_stub.c: linked only into builds without CUDA, so every CUDA request gets a clear error. */
+#include "backend.h"
+#include "error.h"
+
+const mt_backend *mt__cuda_backend_get(void) { return NULL; }
+int mt_cuda_is_compiled(void) { return 0; }
+int mt_cuda_device_count(void) { return 0; }
+
+static mt_status no_cuda(const char *op) {
+  return mt__error(MT_ERR_CUDA, "%s: this build of moontorch has no CUDA support", op);
+}
+mt_status mt_cuda_synchronize(int device) { (void)device; return no_cuda("cuda.synchronize"); }
+mt_status mt_cuda_empty_cache(int device) { (void)device; return no_cuda("cuda.emptyCache"); }
+mt_status mt_cuda_device_name(int device, char *buf, int len) {
+  (void)device; (void)buf; (void)len;
+  return no_cuda("cuda.deviceName");
+}

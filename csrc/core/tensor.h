@@ -1,0 +1,62 @@
+/* tensor.h: the internal layout of tensors and storages, shared by the core and backends.
+ * Not part of the public API: Lua reaches these only through accessor functions. */
+#ifndef MT_CORE_TENSOR_H
+#define MT_CORE_TENSOR_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include "../moontorch.h"
+
+#define MT_MAX_DIMS 8
+#define MT_CPU (-1)
+
+typedef struct mt_storage {
+  void *data;
+  size_t nbytes;
+  int device;          /* MT_CPU or CUDA ordinal */
+  int pinned;          /* host memory that is page-locked (CUDA host allocator) */
+  atomic_int refcount;
+} mt_storage;
+
+struct mt_tensor {
+  mt_storage *storage;  /* NULL only while numel == 0 and nothing was ever allocated */
+  int64_t offset;       /* in elements */
+  int64_t sizes[MT_MAX_DIMS];
+  int64_t strides[MT_MAX_DIMS];
+  int ndim;
+  mt_dtype dtype;
+  int device;
+  atomic_int refcount;
+};
+
+/* element size of a dtype, or 0 for an invalid one */
+size_t mt__dtype_size(int dtype);
+int64_t mt__numel(const mt_tensor *t);
+bool mt__is_contiguous(const mt_tensor *t);
+/* address of element 0 (host or device pointer) */
+static inline char *mt__data(const mt_tensor *t) {
+  return t->storage ? (char *)t->storage->data + t->offset * (int64_t)mt__dtype_size(t->dtype) : NULL;
+}
+
+/* make a new tensor header (refcount 1) sharing t's storage */
+mt_tensor *mt__tensor_alias(const mt_tensor *t);
+/* new contiguous tensor with fresh storage */
+mt_status mt__tensor_empty(mt_tensor **out, mt_dtype dtype, int device, int ndim, const int64_t *sizes);
+/* resize out to (ndim, sizes) with dtype/device checked: the common "prepare output" step */
+mt_status mt__prepare_out(mt_tensor *out, mt_dtype dtype, int device, int ndim, const int64_t *sizes,
+                          const char *op);
+/* contiguous strides for sizes */
+void mt__contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides);
+/* broadcast shapes a and b into (ndim, sizes); MT_ERR_SHAPE with a message naming op */
+mt_status mt__broadcast_shape(const char *op, int na, const int64_t *sa, int nb, const int64_t *sb,
+                              int *ndim, int64_t *sizes);
+/* shape as text "3x4x5" into buf (for error messages) */
+const char *mt__shape_str(const mt_tensor *t, char *buf, size_t len);
+const char *mt__sizes_str(int ndim, const int64_t *sizes, char *buf, size_t len);
+const char *mt__device_str(int device, char *buf, size_t len);
+
+/* storages */
+mt_status mt__storage_new(mt_storage **out, size_t nbytes, int device, int pinned);
+void mt__storage_release(mt_storage *s);
+
+#endif

@@ -1,0 +1,33 @@
+/* table.c: the CPU backend's op table. */
+#include "cpu.h"
+
+const mt_backend mt__cpu_backend = {
+    .name = "cpu",
+    .alloc = mt__cpu_alloc,
+    .free = mt__cpu_free,
+    .memory_stats = mt__cpu_memory_stats,
+    .memory_reset_peak = mt__cpu_memory_reset_peak,
+    .fill = mt__cpu_fill,
+    .copy = mt__cpu_copy,
+    .unary = mt__cpu_unary,
+    .binary = mt__cpu_binary,
+    .addc = mt__cpu_addc,
+    .masked_fill = mt__cpu_masked_fill,
+    .masked_select = mt__cpu_masked_select,
+    .arange = mt__cpu_arange,
+    .random_uniform = mt__cpu_random_uniform,
+    .random_normal = mt__cpu_random_normal,
+    .random_bernoulli = mt__cpu_random_bernoulli,
+    .reduce = mt__cpu_reduce,
+    .gemm = mt__cpu_gemm,
+    .gemv = mt__cpu_gemv,
+    .dot = mt__cpu_dot,
+    .cat = mt__cpu_cat,
+    .index_select = mt__cpu_index_select,
+    .index_add = mt__cpu_index_add,
+    .index_fill = mt__cpu_index_fill,
+    .gather = mt__cpu_gather,
+    .scatter = mt__cpu_scatter,
+    .sort = mt__cpu_sort,
+    .topk = mt__cpu_topk,
+};

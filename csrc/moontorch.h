@@ -1,0 +1,207 @@
+/* moontorch.h: the one public C API of libmoontorch.
+ *
+ * Conventions
+ *  - Every fallible function returns mt_status; on failure mt_last_error() holds a
+ *    message (thread-local) naming the operation and the offending shapes/dtypes.
+ *    The library never aborts, exits or prints on a user error.
+ *  - Dimensions and indices are 0-based here; the Lua layer converts from Torch7's 1-based
+ *    convention. Ops that read or write index tensors take `base` (the Lua side passes 1).
+ *  - Devices: -1 is the CPU, 0..n-1 are CUDA devices.
+ *  - Outputs are passed in and resized as needed (Torch7's `torch.add(res, a, b)`); an
+ *    output may alias an input for elementwise ops.
+ *  - Functions returning a new handle (mt_tensor **out) give the caller one reference,
+ *    dropped with mt_tensor_release.
+ *
+ * The block between MT_FFI_BEGIN and MT_FFI_END is fed to LuaJIT's ffi.cdef at build
+ * time (see cmake/gen_cdefs.cmake), so it holds plain declarations only: no macros,
+ * no includes, no inline code.
+ */
+#ifndef MOONTORCH_H
+#define MOONTORCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* MT_FFI_BEGIN */
+typedef enum mt_status {
+  MT_OK = 0,
+  MT_ERR_ARG = 1,       /* bad argument (NULL, bad enum, bad scalar) */
+  MT_ERR_SHAPE = 2,     /* sizes do not match or cannot broadcast */
+  MT_ERR_DTYPE = 3,     /* dtype not supported or mismatched */
+  MT_ERR_DEVICE = 4,    /* tensors on different devices, or device missing */
+  MT_ERR_INDEX = 5,     /* index or dimension out of range */
+  MT_ERR_MEMORY = 6,    /* out of memory (host or device) */
+  MT_ERR_CUDA = 7,      /* CUDA runtime/library failure, or no CUDA in this build */
+  MT_ERR_UNSUPPORTED = 8,
+  MT_ERR_IO = 9,
+  MT_ERR_INTERNAL = 10
+} mt_status;
+
+typedef enum mt_dtype {
+  MT_F32 = 0, MT_F64 = 1, MT_F16 = 2, MT_BF16 = 3,
+  MT_I32 = 4, MT_I64 = 5, MT_U8 = 6, MT_BOOL = 7,
+  MT_NUM_DTYPES = 8
+} mt_dtype;
+
+typedef struct mt_tensor mt_tensor;
+
+/* Counter-based RNG state (Philox 4x32-10): element i of a draw uses counter offset+i,
+ * so CPU and CUDA produce the same numbers for the same seed. Owned by the caller. */
+typedef struct mt_generator {
+  uint64_t seed;
+  uint64_t offset;
+} mt_generator;
+
+typedef struct mt_memory_stats {
+  int64_t allocated;        /* bytes in live tensors' storages */
+  int64_t reserved;         /* bytes held from the system (>= allocated with caching) */
+  int64_t peak_allocated;
+  int64_t peak_reserved;
+  int64_t num_allocs;       /* storage allocations served */
+  int64_t num_system_allocs;/* calls to malloc / cudaMalloc (a warm cache stops these) */
+} mt_memory_stats;
+
+typedef enum mt_unary_op {
+  MT_NEG = 0, MT_ABS, MT_SIGN, MT_EXP, MT_LOG, MT_SQRT, MT_RSQRT, MT_TANH, MT_SIGMOID,
+  MT_FLOOR, MT_CEIL, MT_ROUND, MT_LOG1P, MT_EXPM1, MT_SQUARE, MT_RECIPROCAL,
+  MT_SIN, MT_COS, MT_RELU,
+  MT_POW_SCALAR,   /* a ^ p1 */
+  MT_RPOW_SCALAR,  /* p1 ^ a */
+  MT_CLAMP,        /* min(max(a, p1), p2) */
+  MT_ADD_SCALAR,   /* a + p1 */
+  MT_MUL_SCALAR,   /* a * p1 */
+  MT_DIV_SCALAR,   /* a / p1 */
+  MT_EQ_SCALAR, MT_NE_SCALAR, MT_LT_SCALAR, MT_LE_SCALAR, MT_GT_SCALAR, MT_GE_SCALAR, /* -> u8 */
+  MT_NUM_UNARY_OPS
+} mt_unary_op;
+
+typedef enum mt_binary_op {
+  MT_ADD = 0,      /* a + alpha*b */
+  MT_SUB,          /* a - alpha*b */
+  MT_MUL, MT_DIV, MT_POW, MT_MAXIMUM, MT_MINIMUM, MT_FMOD, MT_ATAN2,
+  MT_EQ, MT_NE, MT_LT, MT_LE, MT_GT, MT_GE,   /* -> u8 */
+  MT_NUM_BINARY_OPS
+} mt_binary_op;
+
+typedef enum mt_reduce_op {
+  MT_SUM = 0, MT_PROD, MT_MEAN, MT_MAX, MT_MIN, MT_ARGMAX, MT_ARGMIN,
+  MT_VAR,   /* p = correction (1: unbiased, 0: biased) */
+  MT_STD,   /* p = correction */
+  MT_NORM,  /* p = order (0: count nonzero, inf allowed) */
+  MT_ANY, MT_ALL,
+  MT_NUM_REDUCE_OPS
+} mt_reduce_op;
+
+/* library */
+const char *mt_version(void);
+const char *mt_last_error(void);
+mt_status mt_last_status(void);
+void mt_clear_error(void);
+const char *mt_dtype_name(int dtype);
+size_t mt_dtype_size(int dtype);
+int mt_dtype_is_floating(int dtype);
+void mt_set_num_threads(int n);
+int mt_get_num_threads(void);
+
+/* memory */
+mt_status mt_memory_stats_get(int device, mt_memory_stats *out);
+mt_status mt_memory_reset_peak(int device);
+int64_t mt_memory_allocated(int device);   /* cheap; -1 if the device is unknown */
+
+/* CUDA (every function answers MT_ERR_CUDA with a clear message in a build without it) */
+int mt_cuda_is_compiled(void);
+int mt_cuda_device_count(void);            /* 0 without CUDA or without a device */
+mt_status mt_cuda_synchronize(int device);
+mt_status mt_cuda_empty_cache(int device);
+mt_status mt_cuda_device_name(int device, char *buf, int len);
+
+/* tensor lifetime and metadata */
+mt_status mt_tensor_new(mt_tensor **out, int dtype, int device, int ndim, const int64_t *sizes);
+mt_status mt_tensor_new_pinned(mt_tensor **out, int dtype, int ndim, const int64_t *sizes);
+void mt_tensor_retain(mt_tensor *t);
+void mt_tensor_release(mt_tensor *t);
+int mt_tensor_ndim(const mt_tensor *t);
+int64_t mt_tensor_size(const mt_tensor *t, int dim);
+int64_t mt_tensor_stride(const mt_tensor *t, int dim);
+int64_t mt_tensor_offset(const mt_tensor *t);        /* in elements */
+int64_t mt_tensor_numel(const mt_tensor *t);
+int mt_tensor_dtype(const mt_tensor *t);
+int mt_tensor_device(const mt_tensor *t);
+int mt_tensor_is_contiguous(const mt_tensor *t);
+int mt_tensor_is_pinned(const mt_tensor *t);
+void *mt_tensor_data(const mt_tensor *t);            /* address of the first element */
+int64_t mt_tensor_storage_numel(const mt_tensor *t); /* elements in the storage */
+const void *mt_tensor_storage_key(const mt_tensor *t);
+
+/* views: new handles sharing storage */
+mt_status mt_tensor_view(mt_tensor **out, const mt_tensor *t, int ndim, const int64_t *sizes);
+mt_status mt_tensor_as_strided(mt_tensor **out, const mt_tensor *t, int ndim, const int64_t *sizes,
+                               const int64_t *strides, int64_t offset);
+mt_status mt_tensor_narrow(mt_tensor **out, const mt_tensor *t, int dim, int64_t start, int64_t length);
+mt_status mt_tensor_select(mt_tensor **out, const mt_tensor *t, int dim, int64_t index);
+mt_status mt_tensor_transpose(mt_tensor **out, const mt_tensor *t, int dim0, int dim1);
+mt_status mt_tensor_permute(mt_tensor **out, const mt_tensor *t, int ndim, const int *dims);
+mt_status mt_tensor_expand(mt_tensor **out, const mt_tensor *t, int ndim, const int64_t *sizes);
+mt_status mt_tensor_squeeze(mt_tensor **out, const mt_tensor *t, int dim); /* dim < 0: all size-1 dims */
+mt_status mt_tensor_unsqueeze(mt_tensor **out, const mt_tensor *t, int dim);
+mt_status mt_tensor_unfold(mt_tensor **out, const mt_tensor *t, int dim, int64_t size, int64_t step);
+
+/* in-place metadata */
+mt_status mt_tensor_resize(mt_tensor *t, int ndim, const int64_t *sizes); /* keeps storage if large enough */
+mt_status mt_tensor_set(mt_tensor *t, const mt_tensor *src);             /* t becomes a view of src */
+
+/* single elements (any device; a CUDA read synchronizes) */
+mt_status mt_tensor_get_item(const mt_tensor *t, const int64_t *index, double *out);
+mt_status mt_tensor_set_item(mt_tensor *t, const int64_t *index, double v);
+
+/* pointwise */
+mt_status mt_fill(mt_tensor *t, double v);
+mt_status mt_copy(mt_tensor *dst, const mt_tensor *src); /* any dtypes/devices; src broadcast to dst or same numel */
+mt_status mt_unary(int op, mt_tensor *out, const mt_tensor *a, double p1, double p2);
+mt_status mt_binary(int op, mt_tensor *out, const mt_tensor *a, const mt_tensor *b, double alpha);
+mt_status mt_addcmul(mt_tensor *out, const mt_tensor *a, double value, const mt_tensor *b, const mt_tensor *c);
+mt_status mt_addcdiv(mt_tensor *out, const mt_tensor *a, double value, const mt_tensor *b, const mt_tensor *c);
+mt_status mt_masked_fill(mt_tensor *t, const mt_tensor *mask, double v);
+mt_status mt_masked_select(mt_tensor *out, const mt_tensor *src, const mt_tensor *mask);
+mt_status mt_arange(mt_tensor *t, double start, double step);  /* t[i] = start + i*step, row-major order */
+
+/* random */
+mt_status mt_random_uniform(mt_tensor *t, mt_generator *g, double lo, double hi);
+mt_status mt_random_normal(mt_tensor *t, mt_generator *g, double mean, double std);
+mt_status mt_random_bernoulli(mt_tensor *t, mt_generator *g, double p);
+
+/* reductions: dim < 0 reduces everything to a 0-d tensor */
+mt_status mt_reduce(int op, mt_tensor *out, mt_tensor *indices, const mt_tensor *a, int dim,
+                    int keepdim, double p, int64_t base);
+mt_status mt_reduce_all_value(int op, const mt_tensor *a, double p, double *out);
+
+/* linear algebra (out may alias c) */
+mt_status mt_addmm(mt_tensor *out, double beta, const mt_tensor *c, double alpha,
+                   const mt_tensor *a, const mt_tensor *b);
+mt_status mt_baddbmm(mt_tensor *out, double beta, const mt_tensor *c, double alpha,
+                     const mt_tensor *a, const mt_tensor *b);
+mt_status mt_addmv(mt_tensor *out, double beta, const mt_tensor *c, double alpha,
+                   const mt_tensor *m, const mt_tensor *v);
+mt_status mt_dot(const mt_tensor *a, const mt_tensor *b, double *out);
+
+/* structure and indexing */
+mt_status mt_cat(mt_tensor *out, mt_tensor *const *inputs, int n, int dim);
+mt_status mt_index_select(mt_tensor *out, const mt_tensor *src, int dim, const mt_tensor *index, int64_t base);
+mt_status mt_index_add(mt_tensor *t, int dim, const mt_tensor *index, const mt_tensor *src, double alpha, int64_t base);
+mt_status mt_index_fill(mt_tensor *t, int dim, const mt_tensor *index, double v, int64_t base);
+mt_status mt_gather(mt_tensor *out, const mt_tensor *src, int dim, const mt_tensor *index, int64_t base);
+mt_status mt_scatter(mt_tensor *t, int dim, const mt_tensor *index, const mt_tensor *src, int64_t base);
+mt_status mt_scatter_fill(mt_tensor *t, int dim, const mt_tensor *index, double v, int64_t base);
+mt_status mt_sort(mt_tensor *values, mt_tensor *indices, const mt_tensor *src, int dim, int descending, int64_t base);
+mt_status mt_topk(mt_tensor *values, mt_tensor *indices, const mt_tensor *src, int64_t k, int dim,
+                  int largest, int sorted, int64_t base);
+/* MT_FFI_END */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MOONTORCH_H */

@@ -1,0 +1,2 @@
+-- cuda.lua: placeholder until its part lands.
+return function(torch, T) end

@@ -1,0 +1,2 @@
+-- tensor_index.lua: placeholder until its part lands.
+return function(torch, T) end

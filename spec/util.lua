@@ -1,0 +1,98 @@
+-- util.lua: shared test tools. Inputs are fresh random numbers each run (the seed is printed
+-- so a failure can be replayed with MT_TEST_SEED=...); references are computed in Lua doubles.
+local torch = require 'moontorch'
+local util = {}
+
+local seed = tonumber(os.getenv('MT_TEST_SEED')) or (os.time() + math.floor(os.clock() * 1e6))
+math.randomseed(seed)
+torch.manualSeed(seed)
+util.seed = seed
+io.stderr:write(('[spec seed %d]\n'):format(seed))
+
+-- flat array of n uniform values in [lo, hi)
+function util.rand_flat(n, lo, hi)
+   lo, hi = lo or -1, hi or 1
+   local r = {}
+   for i = 1, n do r[i] = lo + (hi - lo) * math.random() end
+   return r
+end
+
+function util.numel(shape)
+   local n = 1
+   for _, s in ipairs(shape) do n = n * s end
+   return n
+end
+
+-- a random tensor of a shape with its flat reference values: t, flat
+function util.rand_tensor(shape, typename, lo, hi)
+   local flat = util.rand_flat(util.numel(shape), lo, hi)
+   local T = torch._T
+   local dtype = T.parse_typename(typename or 'torch.DoubleTensor')
+   if not T.dtypes[dtype + 1].is_float then
+      for i = 1, #flat do flat[i] = math.floor(flat[i]) end
+   end
+   if dtype == T.HALF or dtype == T.BF16 then -- reference sees the rounded values
+      local t = T.from_flat(flat, shape, dtype, T.CPU)
+      return t, util.flat(t)
+   end
+   return T.from_flat(flat, shape, dtype, T.CPU), flat
+end
+
+-- flat row-major values of a tensor (any device/dtype) as Lua numbers
+function util.flat(t)
+   local tab = t:totable()
+   local out = {}
+   local function walk(x)
+      if type(x) == 'table' then for _, v in ipairs(x) do walk(v) end else out[#out + 1] = x end
+   end
+   walk(tab)
+   return out
+end
+
+-- assert every element is within atol + rtol*|expected|; NaN never passes unless expected NaN
+-- and allow_nan is set.
+function util.assert_close(actual, expected, tol, what, allow_nan)
+   tol = tol or {}
+   local atol, rtol = tol.atol or 1e-12, tol.rtol or 1e-10
+   if torch.isTensor(actual) then actual = util.flat(actual) end
+   if torch.isTensor(expected) then expected = util.flat(expected) end
+   assert(#actual == #expected, ('%s: %d elements, expected %d'):format(what or 'value', #actual, #expected))
+   for i = 1, #expected do
+      local a, e = actual[i], expected[i]
+      if e ~= e then
+         assert(allow_nan and a ~= a, ('%s: element %d is %s, expected NaN'):format(what or 'value', i, tostring(a)))
+      else
+         assert(a == a, ('%s: element %d is NaN, expected %.17g'):format(what or 'value', i, e))
+         local ok = a == e or math.abs(a - e) <= atol + rtol * math.abs(e)
+         assert(ok, ('%s: element %d is %.17g, expected %.17g (atol %g, rtol %g)'):format(what or 'value', i, a, e,
+            atol, rtol))
+      end
+   end
+end
+
+-- tolerance by dtype for results computed in that dtype
+util.tol = {
+   ['torch.DoubleTensor'] = { atol = 1e-12, rtol = 1e-10 },
+   ['torch.FloatTensor'] = { atol = 1e-5, rtol = 1e-5 },
+   ['torch.HalfTensor'] = { atol = 1e-2, rtol = 1e-2 },
+   ['torch.BFloat16Tensor'] = { atol = 3e-2, rtol = 3e-2 },
+}
+
+-- CUDA tests: run when a GPU is present, else show as pending (visibly skipped, never passed)
+function util.has_gpu() return torch.cuda and torch.cuda.isAvailable and torch.cuda.isAvailable() or false end
+function util.gpu_it(name, fn)
+   if util.has_gpu() then it(name, fn) else pending('[no GPU] ' .. name) end
+end
+
+-- expect an error whose message contains each of the given fragments
+function util.assert_error(fn, ...)
+   local ok, err = pcall(fn)
+   assert(not ok, 'expected an error, got success')
+   err = tostring(err)
+   for _, frag in ipairs { ... } do
+      assert(err:find(frag, 1, true), ('error message %q lacks %q'):format(err, frag))
+   end
+   return err
+end
+
+return util
