@@ -5,7 +5,7 @@ local util = {}
 
 local seed = tonumber(os.getenv('MT_TEST_SEED')) or (os.time() + math.floor(os.clock() * 1e6))
 math.randomseed(seed)
-torch.manualSeed(seed)
+if torch.manualSeed then torch.manualSeed(seed) end
 util.seed = seed
 io.stderr:write(('[spec seed %d]\n'):format(seed))
 
@@ -81,7 +81,10 @@ util.tol = {
 -- CUDA tests: run when a GPU is present, else show as pending (visibly skipped, never passed)
 function util.has_gpu() return torch.cuda and torch.cuda.isAvailable and torch.cuda.isAvailable() or false end
 function util.gpu_it(name, fn)
-   if util.has_gpu() then it(name, fn) else pending('[no GPU] ' .. name) end
+   -- busted defines it/pending in each spec file's environment, not in _G: use the caller's
+   local env = getfenv(2)
+   if util.has_gpu() then env.it(name, fn) else env.pending('[no GPU] ' .. name) end
+end
 end
 
 -- expect an error whose message contains each of the given fragments

@@ -40,7 +40,8 @@ function T.typename(dtype, device)
 end
 
 function T.parse_typename(s)
-   local cuda, name = s:match('^torch%.(C?u?d?a?)(%a-)Tensor$')
+   if type(s) ~= 'string' then return nil end
+   local cuda, name = s:match('^torch%.(C?u?d?a?)(%w-)Tensor$')
    if not name then return nil end
    if cuda == 'Cuda' then
       if name == '' then name = 'Float' end

@@ -66,10 +66,13 @@ return function(torch, T)
             if a:dtype() ~= dtype or a:device() ~= device then
                error('tensor: cannot share storage between ' .. a:type() .. ' and ' .. T.typename(dtype, device), 2)
             end
-            check(C.mt_tensor_as_strided(T.outp, a.h, a:dim(), T.sizes_buf(T.sizes(a)), T.sizes_buf(a:stride(), true),
-               C.mt_tensor_offset(a.h)))
+            local n, sizes = T.sizes_buf(T.sizes(a))
+            local _, strides = T.sizes_buf(a:stride(), true)
+            check(C.mt_tensor_as_strided(T.outp, a.h, n, sizes, strides, C.mt_tensor_offset(a.h)))
             return T.wrap(T.outp[0])
          end
+         -- Torch7: torch.Tensor(storage [, offset, sizes [, strides]]) views the storage
+         if T.is_storage and T.is_storage(a) then return T.methods.set(T.empty(dtype, device), a, ...) end
          if type(a) == 'table' then return from_table(a, dtype, device) end
          error('tensor: cannot construct a tensor from a ' .. type(a), 2)
       end
