@@ -16,7 +16,8 @@ torch._C = C
 local parts = {
    'tensor_new',      -- constructors, factories, totable
    'tensor_view',     -- view/reshape/narrow/select/transpose/permute/expand/squeeze/..., copy, type conversion
-   'tensor_index',    -- t[i], t[{{1,2},3}], index, indexSelect, gather, scatter, maskedFill, cat
+   'tensor_index',    -- t[i], t[{{1,2},3}], t[mask]
+   'tensor_gather',   -- index, indexSelect, indexAdd, indexFill, gather, scatter, cat
    'tensor_print',    -- tostring(t)
    'tensor_math',     -- pointwise math, comparisons, operators
    'tensor_random',   -- manualSeed, rand, randn, uniform, normal, bernoulli
