@@ -85,7 +85,6 @@ function util.gpu_it(name, fn)
    local env = getfenv(2)
    if util.has_gpu() then env.it(name, fn) else env.pending('[no GPU] ' .. name) end
 end
-end
 
 -- expect an error whose message contains each of the given fragments
 function util.assert_error(fn, ...)

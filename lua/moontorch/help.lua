@@ -1,0 +1,271 @@
+-- help.lua: one-line help for moontorch's functions and tensor methods, used by the REPL's
+-- help(x) and ?name. Each line of the table below is  name :: signature :: what it does.
+-- Names are torch.* paths; tensor methods are listed as torch.Tensor.<method>.
+-- Dims and indices are 1-based; [res,] is Torch7's optional result tensor.
+local M = {}
+
+local TEXT = [==[
+torch.Tensor :: torch.Tensor([sizes... | table | tensor]) :: new tensor of the default type: uninitialised sizes, a copy of a nested table, or sharing another tensor's storage
+torch.FloatTensor :: torch.FloatTensor(...) :: like torch.Tensor, float32 (also Double, Half, BFloat16, Int, Long, Byte, Bool)
+torch.DoubleTensor :: torch.DoubleTensor(...) :: like torch.Tensor, float64
+torch.HalfTensor :: torch.HalfTensor(...) :: like torch.Tensor, float16
+torch.BFloat16Tensor :: torch.BFloat16Tensor(...) :: like torch.Tensor, bfloat16
+torch.IntTensor :: torch.IntTensor(...) :: like torch.Tensor, int32
+torch.LongTensor :: torch.LongTensor(...) :: like torch.Tensor, int64 (index tensors are LongTensors)
+torch.ByteTensor :: torch.ByteTensor(...) :: like torch.Tensor, uint8 (masks, comparison results)
+torch.BoolTensor :: torch.BoolTensor(...) :: like torch.Tensor, bool
+torch.CudaTensor :: torch.CudaTensor(...) :: float32 tensor on the current CUDA device (also CudaDoubleTensor, CudaHalfTensor, ...)
+torch.LongStorage :: torch.LongStorage(n | table) :: a size: 1-based array of integers with :size() and :totable()
+torch.zeros :: torch.zeros([res,] sizes...) :: tensor of the given sizes filled with 0 (default tensor type)
+torch.ones :: torch.ones([res,] sizes...) :: tensor of the given sizes filled with 1
+torch.zerosLike :: torch.zerosLike(t) :: zeros with t's sizes, type and device
+torch.onesLike :: torch.onesLike(t) :: ones with t's sizes, type and device
+torch.emptyLike :: torch.emptyLike(t) :: uninitialised tensor with t's sizes, type and device
+torch.range :: torch.range([res,] from, to [, step]) :: 1-d tensor from..to inclusive by step (default 1)
+torch.arange :: torch.arange([from,] to [, step]) :: 1-d tensor from..to, end exclusive (PyTorch's)
+torch.linspace :: torch.linspace([res,] from, to [, n=100]) :: n evenly spaced values from..to inclusive
+torch.logspace :: torch.logspace([res,] from, to [, n=100]) :: n values 10^x for x evenly spaced from..to
+torch.eye :: torch.eye([res,] n [, m]) :: n x m identity matrix
+torch.rand :: torch.rand([res,] sizes...) :: uniform random numbers in [0, 1)
+torch.randn :: torch.randn([res,] sizes...) :: standard normal random numbers
+torch.randperm :: torch.randperm(n) :: random permutation of 1..n (LongTensor)
+torch.uniform :: torch.uniform([a=0, b=1]) :: one uniform random number in [a, b) (t:uniform fills a tensor)
+torch.normal :: torch.normal([mean=0, std=1]) :: one normal random number (t:normal fills a tensor)
+torch.bernoulli :: torch.bernoulli([p=0.5]) :: 1 with probability p, else 0 (t:bernoulli fills a tensor)
+torch.manualSeed :: torch.manualSeed(seed) :: seed the default random generator (same seed, same numbers on CPU and CUDA)
+torch.seed :: torch.seed() :: seed the generator from the clock; returns the seed
+torch.initialSeed :: torch.initialSeed() :: the seed the generator was last seeded with
+torch.getRNGState :: torch.getRNGState() :: generator state {seed=, offset=}
+torch.setRNGState :: torch.setRNGState(state) :: restore a state from torch.getRNGState()
+torch.setdefaulttensortype :: torch.setdefaulttensortype(name) :: type for torch.Tensor, zeros, rand...: e.g. 'torch.FloatTensor'
+torch.getdefaulttensortype :: torch.getdefaulttensortype() :: name of the default tensor type
+torch.isTensor :: torch.isTensor(x) :: true when x is a moontorch tensor
+torch.typename :: torch.typename(x) :: 'torch.FloatTensor'-style name of a tensor, or nil
+torch.type :: torch.type(x) :: torch.typename(x) for tensors, type(x) otherwise
+torch.setnumthreads :: torch.setnumthreads(n) :: number of CPU threads used by tensor ops
+torch.getnumthreads :: torch.getnumthreads() :: number of CPU threads used by tensor ops
+torch.memoryStats :: torch.memoryStats() :: CPU tensor memory: {allocated=, reserved=, peak=, peakReserved=, allocs=}
+torch.version :: torch.version :: moontorch's version string
+torch.setprintoptions :: torch.setprintoptions{precision=, threshold=, edgeitems=, linewidth=} :: how tensors print (true restores the defaults)
+torch.getprintoptions :: torch.getprintoptions() :: the current print options as a table
+torch.cat :: torch.cat([res,] a, b [, dim]) or torch.cat([res,] {t1, t2, ...} [, dim]) :: concatenate along dim (default: the last)
+torch.Tensor.size :: t:size([dim]) :: sizes as a LongStorage, or the size of one dim
+torch.Tensor.stride :: t:stride([dim]) :: strides (in elements) as a LongStorage, or one dim's
+torch.Tensor.dim :: t:dim() :: number of dimensions (also t:nDimension())
+torch.Tensor.nDimension :: t:nDimension() :: number of dimensions
+torch.Tensor.nElement :: t:nElement() :: number of elements (also t:numel())
+torch.Tensor.numel :: t:numel() :: number of elements
+torch.Tensor.isContiguous :: t:isContiguous() :: true when elements are laid out densely in row-major order
+torch.Tensor.storageOffset :: t:storageOffset() :: 1-based offset of the first element in the storage
+torch.Tensor.type :: t:type([name]) :: type name, or a copy converted to that type (self if unchanged)
+torch.Tensor.typeAs :: t:typeAs(u) :: t converted to u's type
+torch.Tensor.dtype :: t:dtype() :: the C dtype id (0 float32, 1 float64, 2 float16, 3 bfloat16, 4 int32, 5 int64, 6 uint8, 7 bool)
+torch.Tensor.device :: t:device() :: device id of the tensor: -1 on the CPU, 0-based on CUDA
+torch.Tensor.free :: t:free() :: release the tensor's memory now; later use raises 'tensor was freed'
+torch.Tensor.data :: t:data() :: raw FFI pointer to the first element (CPU tensors)
+torch.Tensor.totable :: t:totable() :: nested Lua table of the values
+torch.Tensor.float :: t:float() :: as float32 (self if already); also double, half, bfloat16, int, long, byte, bool
+torch.Tensor.double :: t:double() :: as float64 (self if already)
+torch.Tensor.half :: t:half() :: as float16 (self if already)
+torch.Tensor.bfloat16 :: t:bfloat16() :: as bfloat16 (self if already)
+torch.Tensor.int :: t:int() :: as int32 (self if already)
+torch.Tensor.long :: t:long() :: as int64 (self if already)
+torch.Tensor.byte :: t:byte() :: as uint8 (self if already)
+torch.Tensor.bool :: t:bool() :: as bool (self if already)
+torch.Tensor.view :: t:view(sizes...) :: view with new sizes sharing storage; one size may be -1 (inferred)
+torch.Tensor.viewAs :: t:viewAs(u) :: view with u's sizes
+torch.Tensor.reshape :: t:reshape(sizes...) :: view when possible, else a contiguous copy (also torch.reshape([res,] t, sizes))
+torch.Tensor.narrow :: t:narrow(dim, start, len) :: view of len indices of dim from start
+torch.Tensor.select :: t:select(dim, i) :: view with dim removed at index i
+torch.Tensor.sub :: t:sub(s1, e1 [, s2, e2, ...]) :: view of index ranges s..e per dim (negative ends count from the end)
+torch.Tensor.transpose :: t:transpose(d1, d2) :: view with two dims swapped
+torch.Tensor.t :: t:t() :: transpose of a 2-d tensor (view)
+torch.Tensor.permute :: t:permute(dims...) :: view with dims reordered
+torch.Tensor.expand :: t:expand(sizes...) :: view repeating size-1 dims (stride 0), no copy
+torch.Tensor.expandAs :: t:expandAs(u) :: t expanded to u's sizes
+torch.Tensor.squeeze :: t:squeeze([dim]) :: view without size-1 dims (or only dim)
+torch.Tensor.unsqueeze :: t:unsqueeze(dim) :: view with a size-1 dim inserted at dim
+torch.Tensor.unfold :: t:unfold(dim, size, step) :: view of sliding windows of size along dim, as a new last dim
+torch.Tensor.contiguous :: t:contiguous() :: self if contiguous, else a contiguous copy
+torch.Tensor.clone :: t:clone() :: contiguous copy with the same type and device
+torch.Tensor.copy :: t:copy(src) :: copy src's values into t (any type or device; same number of elements)
+torch.Tensor.resize :: t:resize(sizes...) :: change sizes in place (reallocates when it grows)
+torch.Tensor.resizeAs :: t:resizeAs(u) :: resize to u's sizes
+torch.Tensor.set :: t:set(u) :: make t share u's storage, sizes and strides
+torch.Tensor.isSameSizeAs :: t:isSameSizeAs(u) :: true when sizes are equal
+torch.Tensor.isSize :: t:isSize(sizes) :: true when t's sizes equal a LongStorage or table
+torch.Tensor.isSetTo :: t:isSetTo(u) :: true when t and u view the same elements
+torch.Tensor.storage :: t:storage() :: the underlying storage (1-based element access, :size())
+torch.Tensor.apply :: t:apply(fn) :: t[i] = fn(t[i]) for every element in order (CPU)
+torch.Tensor.map :: t:map(u, fn) :: t[i] = fn(t[i], u[i]) for every element (CPU)
+torch.Tensor.map2 :: t:map2(u, v, fn) :: t[i] = fn(t[i], u[i], v[i]) for every element (CPU)
+torch.Tensor.index :: t:index(dim, idx) :: new tensor of the entries idx (LongTensor) along dim; also torch.index([res,] t, dim, idx)
+torch.Tensor.indexSelect :: t:indexSelect(dim, idx) :: same as t:index(dim, idx)
+torch.Tensor.indexCopy :: t:indexCopy(dim, idx, src) :: t's entries idx along dim = src's slices, in place
+torch.Tensor.indexAdd :: t:indexAdd(dim, idx, src) :: add src's slices to t's entries idx along dim (repeats accumulate)
+torch.Tensor.indexFill :: t:indexFill(dim, idx, v) :: fill t's entries idx along dim with v
+torch.Tensor.gather :: t:gather(dim, idx) :: out[i][j] = t[i][idx[i][j]] for dim 2 (out sized like idx); also torch.gather([res,] t, dim, idx)
+torch.Tensor.scatter :: t:scatter(dim, idx, src | v) :: t[i][idx[i][j]] = src[i][j] (dim 2) or v, in place
+torch.Tensor.maskedFill :: t:maskedFill(mask, v) :: set elements where the ByteTensor mask is 1 to v, in place
+torch.Tensor.maskedSelect :: t:maskedSelect(mask) :: 1-d tensor of the elements where mask is 1
+torch.Tensor.fill :: t:fill(v) :: set every element to v, in place
+torch.Tensor.zero :: t:zero() :: set every element to 0, in place
+torch.Tensor.add :: t:add([v,] b) / torch.add([res,] a, [v,] b) :: t = t + v*b (b a tensor or number), in place; torch.add returns a new tensor
+torch.Tensor.csub :: t:csub([v,] b) / torch.csub([res,] a, [v,] b) :: t = t - v*b, in place (subtraction; t:sub is a view)
+torch.Tensor.mul :: t:mul(v) / torch.mul([res,] a, v) :: multiply by a number, in place
+torch.Tensor.div :: t:div(v) / torch.div([res,] a, v) :: divide by a number, in place (integers truncate)
+torch.Tensor.cmul :: t:cmul(b) / torch.cmul([res,] a, b) :: elementwise product, in place (broadcasting)
+torch.Tensor.cdiv :: t:cdiv(b) / torch.cdiv([res,] a, b) :: elementwise quotient, in place (broadcasting)
+torch.Tensor.pow :: t:pow(v) / torch.pow([res,] a, v) :: elementwise power by a number, in place
+torch.Tensor.cpow :: t:cpow(b | v) / torch.cpow([res,] a, b | v) :: elementwise power a^b with a tensor or number exponent
+torch.Tensor.addcmul :: t:addcmul([v,] a, b) :: t = t + v*a*b elementwise, in place
+torch.Tensor.addcdiv :: t:addcdiv([v,] a, b) :: t = t + v*a/b elementwise, in place
+torch.Tensor.exp :: t:exp() / torch.exp([res,] a) :: e^x elementwise (method: in place; torch.exp: new tensor)
+torch.Tensor.log :: t:log() / torch.log([res,] a) :: natural logarithm elementwise
+torch.Tensor.log1p :: t:log1p() / torch.log1p([res,] a) :: log(1 + x) elementwise, accurate near 0
+torch.Tensor.expm1 :: t:expm1() / torch.expm1([res,] a) :: e^x - 1 elementwise, accurate near 0
+torch.Tensor.sqrt :: t:sqrt() / torch.sqrt([res,] a) :: square root elementwise
+torch.Tensor.rsqrt :: t:rsqrt() / torch.rsqrt([res,] a) :: 1 / sqrt(x) elementwise
+torch.Tensor.abs :: t:abs() / torch.abs([res,] a) :: absolute value elementwise
+torch.Tensor.sign :: t:sign() / torch.sign([res,] a) :: -1, 0 or 1 elementwise
+torch.Tensor.neg :: t:neg() / torch.neg([res,] a) :: -x elementwise
+torch.Tensor.floor :: t:floor() / torch.floor([res,] a) :: round down elementwise
+torch.Tensor.ceil :: t:ceil() / torch.ceil([res,] a) :: round up elementwise
+torch.Tensor.round :: t:round() / torch.round([res,] a) :: round to nearest elementwise
+torch.Tensor.tanh :: t:tanh() / torch.tanh([res,] a) :: hyperbolic tangent elementwise
+torch.Tensor.sigmoid :: t:sigmoid() / torch.sigmoid([res,] a) :: 1 / (1 + e^-x) elementwise
+torch.Tensor.sin :: t:sin() / torch.sin([res,] a) :: sine elementwise
+torch.Tensor.cos :: t:cos() / torch.cos([res,] a) :: cosine elementwise
+torch.Tensor.square :: t:square() / torch.square([res,] a) :: x^2 elementwise
+torch.Tensor.cinv :: t:cinv() / torch.cinv([res,] a) :: 1 / x elementwise (also reciprocal)
+torch.Tensor.reciprocal :: t:reciprocal() / torch.reciprocal([res,] a) :: 1 / x elementwise (same as cinv)
+torch.Tensor.relu :: t:relu() / torch.relu([res,] a) :: max(x, 0) elementwise
+torch.Tensor.clamp :: t:clamp(min, max) / torch.clamp([res,] a, min, max) :: limit values to [min, max], in place
+torch.Tensor.cmax :: t:cmax(b | v) / torch.cmax([res,] a, b | v) :: elementwise maximum with a tensor or number
+torch.Tensor.cmin :: t:cmin(b | v) / torch.cmin([res,] a, b | v) :: elementwise minimum with a tensor or number
+torch.Tensor.fmod :: t:fmod(v) / torch.fmod([res,] a, v) :: remainder with the sign of the dividend
+torch.Tensor.atan2 :: t:atan2(b) / torch.atan2([res,] a, b) :: atan(a/b) elementwise, in the right quadrant
+torch.Tensor.lerp :: t:lerp(b, w) / torch.lerp([res,] a, b, w) :: a + w*(b - a) elementwise
+torch.Tensor.eq :: t:eq(b | v) / torch.eq([res,] a, b | v) :: ByteTensor of a == b elementwise (the == operator compares identity)
+torch.Tensor.ne :: t:ne(b | v) / torch.ne([res,] a, b | v) :: ByteTensor of a ~= b elementwise
+torch.Tensor.lt :: t:lt(b | v) / torch.lt([res,] a, b | v) :: ByteTensor of a < b elementwise
+torch.Tensor.le :: t:le(b | v) / torch.le([res,] a, b | v) :: ByteTensor of a <= b elementwise
+torch.Tensor.gt :: t:gt(b | v) / torch.gt([res,] a, b | v) :: ByteTensor of a > b elementwise
+torch.Tensor.ge :: t:ge(b | v) / torch.ge([res,] a, b | v) :: ByteTensor of a >= b elementwise
+torch.Tensor.uniform :: t:uniform([a=0, b=1]) :: fill with uniform random numbers in [a, b), in place
+torch.Tensor.normal :: t:normal([mean=0, std=1]) :: fill with normal random numbers, in place
+torch.Tensor.bernoulli :: t:bernoulli([p=0.5]) :: fill with 1 (probability p) or 0, in place
+torch.Tensor.random :: t:random([a,] [b]) / torch.random([a,] [b]) :: integers uniform in [a, b] ([1, b] with one bound), in place; torch.random returns one number
+torch.Tensor.sum :: t:sum([dim]) / torch.sum([res,] t, dim) :: sum of all elements (a number), or along dim (kept as size 1)
+torch.Tensor.prod :: t:prod([dim]) / torch.prod([res,] t, dim) :: product of all elements, or along dim
+torch.Tensor.mean :: t:mean([dim]) / torch.mean([res,] t, dim) :: mean of all elements, or along dim
+torch.Tensor.var :: t:var([dim] [, biased]) :: variance, unbiased (N-1) unless biased is true
+torch.Tensor.std :: t:std([dim] [, biased]) :: standard deviation, unbiased (N-1) unless biased is true
+torch.Tensor.norm :: t:norm([p=2] [, dim]) :: p-norm of all elements (a number), or along dim
+torch.Tensor.max :: t:max([dim]) / torch.max([resv, resi,] t, dim) :: largest element, or values and 1-based indices along dim
+torch.Tensor.min :: t:min([dim]) / torch.min([resv, resi,] t, dim) :: smallest element, or values and 1-based indices along dim
+torch.Tensor.argmax :: t:argmax([dim]) :: 1-based position of the largest element (flat), or LongTensor along dim
+torch.Tensor.argmin :: t:argmin([dim]) :: 1-based position of the smallest element (flat), or LongTensor along dim
+torch.Tensor.any :: t:any() :: true when any element of a ByteTensor is nonzero
+torch.Tensor.all :: t:all() :: true when every element of a ByteTensor is nonzero
+torch.Tensor.sort :: t:sort([dim] [, descending]) / torch.sort([resv, resi,] t, [dim], [desc]) :: sorted values and 1-based indices along dim (default last), stable
+torch.Tensor.topk :: t:topk(k, [dim], [dir], [sort]) :: k smallest (Torch7's default) or largest (dir true) along dim: values, indices
+torch.Tensor.cumsum :: t:cumsum(dim) / torch.cumsum([res,] t, dim) :: running sum along dim
+torch.Tensor.cumprod :: t:cumprod(dim) / torch.cumprod([res,] t, dim) :: running product along dim
+torch.Tensor.mm :: res:mm(a, b) / torch.mm([res,] a, b) :: matrix product of 2-d a (n x k) and b (k x m)
+torch.Tensor.bmm :: res:bmm(a, b) / torch.bmm([res,] a, b) :: batched matrix product of 3-d tensors
+torch.Tensor.addmm :: t:addmm([beta,] [alpha,] a, b) / torch.addmm([res,] [beta,] M, [alpha,] a, b) :: beta*M + alpha*(a @ b)
+torch.Tensor.baddbmm :: t:baddbmm([beta,] [alpha,] a, b) / torch.baddbmm([res,] [beta,] M, [alpha,] a, b) :: batched beta*M + alpha*(a @ b)
+torch.Tensor.addbmm :: torch.addbmm([res,] [beta,] M, [alpha,] a, b) :: beta*M + alpha * sum over the batch of a[i] @ b[i]
+torch.Tensor.addmv :: t:addmv([beta,] [alpha,] m, v) / torch.addmv([res,] [beta,] y, [alpha,] m, v) :: beta*y + alpha*(m @ v)
+torch.Tensor.mv :: res:mv(m, v) / torch.mv([res,] m, v) :: matrix-vector product
+torch.Tensor.dot :: a:dot(b) / torch.dot(a, b) :: inner product of two tensors with the same number of elements (a number)
+torch.Tensor.addr :: t:addr([beta,] [alpha,] u, v) / torch.addr([res,] [beta,] M, [alpha,] u, v) :: beta*M + alpha * outer(u, v)
+torch.Tensor.ger :: res:ger(u, v) / torch.ger([res,] u, v) :: outer product of two 1-d tensors
+torch.Tensor.cat :: t:cat(u [, dim]) :: torch.cat(t, u, dim)
+torch.Tensor.cuda :: t:cuda([device]) :: copy to a CUDA device, same type (self if already there)
+torch.Tensor.cpu :: t:cpu() :: copy to the CPU (self if already there)
+torch.Tensor.isCuda :: t:isCuda() :: true for tensors on a CUDA device
+torch.Tensor.getDevice :: t:getDevice() :: 1-based CUDA device of the tensor (0 on the CPU)
+torch.Tensor.pin :: t:pin() :: copy in page-locked host memory (self if pinned) for asynchronous copies to a GPU
+torch.Tensor.isPinned :: t:isPinned() :: true for tensors in page-locked host memory
+torch.pinnedTensor :: torch.pinnedTensor([typename,] sizes...) :: uninitialised tensor in page-locked host memory
+torch.cuda.isAvailable :: torch.cuda.isAvailable() :: true when moontorch was built with CUDA and a GPU is present
+torch.cuda.isCompiled :: torch.cuda.isCompiled() :: true when this build has the CUDA backend
+torch.cuda.deviceCount :: torch.cuda.deviceCount() :: number of CUDA devices (0 without CUDA)
+torch.cuda.getDeviceCount :: torch.cuda.getDeviceCount() :: number of CUDA devices (cutorch's name for deviceCount)
+torch.cuda.getDeviceName :: torch.cuda.getDeviceName([device]) :: name of a CUDA device
+torch.cuda.setDevice :: torch.cuda.setDevice(device) :: current CUDA device (1-based) for new CUDA tensors
+torch.cuda.getDevice :: torch.cuda.getDevice() :: current CUDA device (1-based)
+torch.cuda.synchronize :: torch.cuda.synchronize([device]) :: wait for all queued GPU work to finish
+torch.cuda.memoryStats :: torch.cuda.memoryStats([device]) :: GPU memory: {allocated=, reserved=, peak=, peakReserved=, allocs=, systemAllocs=}
+torch.cuda.resetPeakMemoryStats :: torch.cuda.resetPeakMemoryStats([device]) :: restart peak tracking
+torch.cuda.emptyCache :: torch.cuda.emptyCache() :: return cached free GPU memory to the driver
+help :: help([x]) :: one-line help for a moontorch function or name ('torch.zeros'); help() for the REPL's help
+]==]
+
+-- torch.* functions that share a method's text (torch.add has t:add's line, ...)
+local ALSO_TORCH = {
+   'add', 'csub', 'mul', 'div', 'cmul', 'cdiv', 'pow', 'addcmul', 'addcdiv', 'exp', 'log', 'log1p', 'expm1',
+   'sqrt', 'rsqrt', 'abs', 'sign', 'neg', 'floor', 'ceil', 'round', 'tanh', 'sigmoid', 'sin', 'cos', 'square',
+   'cinv', 'clamp', 'cmax', 'cmin', 'fmod', 'atan2', 'lerp', 'eq', 'ne', 'lt', 'le', 'gt', 'ge', 'sum', 'prod',
+   'mean', 'var', 'std', 'norm', 'max', 'min', 'argmax', 'argmin', 'sort', 'topk', 'cumsum', 'cumprod', 'mm',
+   'bmm', 'addmm', 'baddbmm', 'addbmm', 'addmv', 'mv', 'dot', 'addr', 'ger', 'index', 'gather', 'reshape',
+   'maskedSelect', 'clone', 'squeeze', 'unsqueeze', 'transpose', 'permute', 'narrow', 'select', 'view', 'expand',
+   'all', 'any', 'bernoulli', 'normal', 'uniform', 'random', 'contiguous', 'cpow', 'expandAs', 'viewAs', 'fill',
+   'zero', 'indexSelect', 'isSameSizeAs', 'isSetTo', 'reciprocal', 'relu', 'scatter', 't', 'unfold', 'sub',
+}
+
+local entries, names = {}, {}
+for line in TEXT:gmatch('[^\n]+') do
+   local name, sig, desc = line:match('^(%S+) :: (.-) :: (.*)$')
+   assert(name, 'help.lua: malformed line: ' .. line)
+   entries[name] = { sig = sig, desc = desc }
+   names[#names + 1] = name
+end
+for _, m in ipairs(ALSO_TORCH) do
+   local e = entries['torch.Tensor.' .. m]
+   if e and not entries['torch.' .. m] then
+      entries['torch.' .. m] = e
+      names[#names + 1] = 'torch.' .. m
+   end
+end
+table.sort(names)
+M.entries, M.names = entries, names
+
+-- Canonical key for a name a user types: 'torch.zeros', 'zeros', 'Tensor.add', 't:add', 'add'.
+function M.find(name)
+   if type(name) ~= 'string' then return nil end
+   name = name:gsub('^%s+', ''):gsub('%s+$', ''):gsub('%(%)$', '')
+   if entries[name] then return name end
+   local cands = {}
+   local method = name:match('^[%w_]+:([%w_]+)$') or name:match('^Tensor[.:]([%w_]+)$')
+      or name:match('^torch%.Tensor:([%w_]+)$')
+   if method then cands[#cands + 1] = 'torch.Tensor.' .. method end
+   if not name:find('[.:]') then
+      cands[#cands + 1] = 'torch.' .. name
+      cands[#cands + 1] = 'torch.Tensor.' .. name
+      cands[#cands + 1] = 'torch.cuda.' .. name
+   end
+   if name:match('^cuda%.') then cands[#cands + 1] = 'torch.' .. name end
+   for _, c in ipairs(cands) do if entries[c] then return c end end
+   return nil
+end
+
+-- The one-line text for a key: 'signature  --  description'.
+function M.line(key)
+   local e = entries[key]
+   if not e then return nil end
+   return e.sig .. '  --  ' .. e.desc
+end
+
+-- Keys under a prefix ('torch.cuda.'), for help(torch.cuda).
+function M.under(prefix)
+   local r = {}
+   for _, n in ipairs(names) do
+      if n:sub(1, #prefix) == prefix and not n:find('.', #prefix + 1, true) then r[#r + 1] = n end
+   end
+   return r
+end
+
+return M
