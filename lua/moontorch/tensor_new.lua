@@ -222,6 +222,9 @@ return function(torch, T)
          end
          return r
       end
-      return build(1)
+      local r = build(1)
+      -- p points into src's storage: keep src alive until the walk is done
+      if src.h == nil then error('totable: tensor was freed', 2) end
+      return r
    end
 end
