@@ -42,7 +42,11 @@ return function(torch, T)
          check(C.mt_copy(h, f.h))
       else
          local p = ffi.cast(T.dtypes[dtype + 1].ptr, C.mt_tensor_data(h))
-         for i = 1, n do p[i - 1] = values[i] end
+         if dtype == T.BOOL then
+            for i = 1, n do p[i - 1] = values[i] ~= 0 and 1 or 0 end
+         else
+            for i = 1, n do p[i - 1] = values[i] end
+         end
       end
       if device ~= T.CPU then t = T.convert(t, dtype, device) end
       return t

@@ -1,0 +1,108 @@
+/* pointwise.h: what the CPU pointwise kernel files share: dtype lists that carry extra macro
+ * arguments, scalar conversion, and type-generic arithmetic that is exact for floats and wraps
+ * (instead of overflowing, which C leaves undefined) for integers.
+ *
+ * Kernels are generated per (op, dtype) as whole-tensor functions and picked from a table
+ * indexed by [op][dtype]: the switch happens once per call, the loops inside are plain. */
+#ifndef MT_CPU_POINTWISE_H
+#define MT_CPU_POINTWISE_H
+#include <math.h>
+#include <stdint.h>
+#include "../core/dtype.h"
+#include "iter.h"
+
+/* The dtype name token `bool` travels through nested macro arguments below, where stdbool.h's
+ * `bool` macro would rewrite it to _Bool and break token pasting (mt_ld_##N). Kernel files
+ * spell the type _Bool instead. */
+#undef bool
+
+_Static_assert(MT_NUM_DTYPES == 8, "PW_DTYPES below must list every dtype of MT_DTYPE_LIST");
+
+/* MT_DTYPE_LIST with extra arguments passed through: M(E, N, T, CT, ...). A separate name from
+ * MT_DTYPE_LIST lets the two nest (one over destination dtypes, one over sources). */
+#define PW_DTYPES(M, ...)                       \
+  M(MT_F32, f32, float, float, __VA_ARGS__)     \
+  M(MT_F64, f64, double, double, __VA_ARGS__)   \
+  M(MT_F16, f16, uint16_t, float, __VA_ARGS__)  \
+  M(MT_BF16, bf16, uint16_t, float, __VA_ARGS__) \
+  M(MT_I32, i32, int32_t, int64_t, __VA_ARGS__) \
+  M(MT_I64, i64, int64_t, int64_t, __VA_ARGS__) \
+  M(MT_U8, u8, uint8_t, int64_t, __VA_ARGS__)   \
+  M(MT_BOOL, bool, uint8_t, int64_t, __VA_ARGS__)
+
+#define PW_FLOAT_DTYPES(M, ...)                 \
+  M(MT_F32, f32, float, float, __VA_ARGS__)     \
+  M(MT_F64, f64, double, double, __VA_ARGS__)   \
+  M(MT_F16, f16, uint16_t, float, __VA_ARGS__)  \
+  M(MT_BF16, bf16, uint16_t, float, __VA_ARGS__)
+
+/* a double parameter in compute type CT (float, double or int64_t) without UB for ints */
+#define PW_SCALAR(CT, v) _Generic((CT)0, int64_t: mt_double_to_i64(v), default: (CT)(v))
+
+/* ---- integer helpers: wrap around like two's complement ---- */
+static inline int64_t pw_iadd(int64_t x, int64_t y) { return (int64_t)((uint64_t)x + (uint64_t)y); }
+static inline int64_t pw_isub(int64_t x, int64_t y) { return (int64_t)((uint64_t)x - (uint64_t)y); }
+static inline int64_t pw_imul(int64_t x, int64_t y) { return (int64_t)((uint64_t)x * (uint64_t)y); }
+static inline int64_t pw_ineg(int64_t x) { return (int64_t)(0u - (uint64_t)x); }
+/* truncating division; y == 0 is rejected before any kernel runs (gives 0 if it slips by) */
+static inline int64_t pw_idiv(int64_t x, int64_t y) { return y == -1 ? pw_ineg(x) : y == 0 ? 0 : x / y; }
+/* x^e by squaring; a negative e truncates toward zero as 1/x^|e| would */
+static inline int64_t pw_ipow(int64_t x, int64_t e) {
+  if (e < 0) return x == 1 ? 1 : x == -1 ? ((e & 1) ? -1 : 1) : 0;
+  uint64_t r = 1, b = (uint64_t)x;
+  while (e) {
+    if (e & 1) r *= b;
+    b *= b;
+    e >>= 1;
+  }
+  return (int64_t)r;
+}
+
+/* ---- type-generic arithmetic on compute types ---- */
+#define PW_ADD(x, y) _Generic((x), int64_t: pw_iadd((x), (y)), default: (x) + (y))
+#define PW_SUB(x, y) _Generic((x), int64_t: pw_isub((x), (y)), default: (x) - (y))
+#define PW_MUL(x, y) _Generic((x), int64_t: pw_imul((x), (y)), default: (x) * (y))
+#define PW_DIV(x, y) _Generic((x), int64_t: pw_idiv((x), (y)), default: (x) / (y))
+#define PW_NEG(x) _Generic((x), int64_t: pw_ineg(x), default: -(x))
+/* Math functions are picked as function designators and then called, so no branch of the
+ * _Generic ever passes a double to a float function (which -Wabsolute-value flags). */
+static inline int64_t pw_iabs(int64_t x) { return x < 0 ? pw_ineg(x) : x; }
+static inline int64_t pw_iident(int64_t x) { return x; }
+#define PW_ABS(x) _Generic((x), int64_t: pw_iabs, float: fabsf, default: fabs)(x)
+#define PW_POW(x, y) _Generic((x), int64_t: pw_ipow, float: powf, default: pow)((x), (y))
+/* float-only math: fn##f for float, fn for double */
+#define PW_F(fn, x) _Generic((x), float: fn##f, default: fn)(x)
+#define PW_F2(fn, x, y) _Generic((x), float: fn##f, default: fn)((x), (y))
+/* floor/ceil/round leave integers alone */
+#define PW_ROUNDING(fn, x) _Generic((x), int64_t: pw_iident, float: fn##f, default: fn)(x)
+/* comparisons against a double scalar v: floats compare with r, the scalar rounded to their
+ * storage type (as Torch7 does, so t:fill(0.1):eq(0.1) holds for every float dtype); integers
+ * compare exactly in double (so x < 2.5 is right for x = 2) */
+#define PW_CMP_SCALAR(x, v, r) _Generic((x), int64_t: (v), default: (r))
+#define PW_CMP_VALUE(x) _Generic((x), int64_t: (double)(x), default: (x))
+
+/* NaN-propagating max/min (x != x is false for integers and folds away) */
+#define PW_MAX(x, y) (((x) > (y) || (x) != (x)) ? (x) : (y))
+#define PW_MIN(x, y) (((x) < (y) || (x) != (x)) ? (x) : (y))
+
+/* A value of any arithmetic type converted to a destination dtype's compute type: integers
+ * saturate instead of invoking UB on NaN/out-of-range floats, bool is "nonzero". */
+#define PW_TO_I64(x) _Generic((x), int64_t: (x), default: mt_double_to_i64((double)(x)))
+#define PW_CV_f32(x) ((float)(x))
+#define PW_CV_f64(x) ((double)(x))
+#define PW_CV_f16(x) ((float)(x))
+#define PW_CV_bf16(x) ((float)(x))
+/* floats saturate to int32's range (as CUDA's conversion does); wider ints wrap like C */
+static inline int64_t pw_sat_i32(double v) {
+  return v != v ? 0 : v >= 2147483647.0 ? 2147483647 : v <= -2147483648.0 ? -2147483648LL : (int64_t)v;
+}
+#define PW_CV_i32(x) _Generic((x), int64_t: (x), default: pw_sat_i32((double)(x)))
+#define PW_CV_i64(x) PW_TO_I64(x)
+#define PW_CV_u8(x) PW_TO_I64(x)
+#define PW_CV_bool(x) ((x) != 0)
+
+/* ---- shared entry points between the kernel files ---- */
+/* 1 when a tensor (any dtype) holds a zero: integer division checks divisors with it */
+int mt__cpu_has_zero(const mt_tensor *t);
+
+#endif
