@@ -43,10 +43,13 @@ const char *mt__device_str(int device, char *buf, size_t len) {
 }
 
 void mt__contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides) {
+  /* Saturate instead of overflowing: a shape with a 0 size may have a huge product elsewhere,
+   * and such a tensor holds no elements, so its strides are never used for addressing. */
   int64_t s = 1;
   for (int i = ndim - 1; i >= 0; i--) {
     strides[i] = s;
-    s *= sizes[i] > 0 ? sizes[i] : 1;
+    int64_t n = sizes[i] > 0 ? sizes[i] : 1;
+    if (__builtin_mul_overflow(s, n, &s)) s = INT64_MAX;
   }
 }
 

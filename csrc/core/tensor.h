@@ -35,7 +35,9 @@ int64_t mt__numel(const mt_tensor *t);
 bool mt__is_contiguous(const mt_tensor *t);
 /* address of element 0 (host or device pointer) */
 static inline char *mt__data(const mt_tensor *t) {
-  return t->storage ? (char *)t->storage->data + t->offset * (int64_t)mt__dtype_size(t->dtype) : NULL;
+  /* an empty storage has no data: no pointer arithmetic on NULL */
+  return t->storage && t->storage->data ? (char *)t->storage->data + t->offset * (int64_t)mt__dtype_size(t->dtype)
+                                        : NULL;
 }
 
 /* make a new tensor header (refcount 1) sharing t's storage */
