@@ -177,6 +177,7 @@ mt_status mt_random_bernoulli(mt_tensor *t, mt_generator *g, double p);
 /* reductions: dim < 0 reduces everything to a 0-d tensor */
 mt_status mt_reduce(int op, mt_tensor *out, mt_tensor *indices, const mt_tensor *a, int dim,
                     int keepdim, double p, int64_t base);
+/* the full reduction as a number; ARGMAX/ARGMIN give the 0-based flat (row-major) index */
 mt_status mt_reduce_all_value(int op, const mt_tensor *a, double p, double *out);
 
 /* linear algebra (out may alias c) */
