@@ -200,6 +200,10 @@ mt_status mt_scatter_fill(mt_tensor *t, int dim, const mt_tensor *index, double 
 mt_status mt_sort(mt_tensor *values, mt_tensor *indices, const mt_tensor *src, int dim, int descending, int64_t base);
 mt_status mt_topk(mt_tensor *values, mt_tensor *indices, const mt_tensor *src, int64_t k, int dim,
                   int largest, int sorted, int64_t base);
+/* nn: convolution and pooling (csrc/nn/conv*.c, pool*.c) */
+/* nn: normalization, activations, softmax, losses (csrc/nn/batchnorm.c, activation.c, loss.c) */
+/* optim: fused optimizer steps (csrc/nn/optim*.c) */
+/* io: checkpoint files (csrc/io/) */
 /* MT_FFI_END */
 
 #ifdef __cplusplus

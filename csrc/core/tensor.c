@@ -60,6 +60,8 @@ int64_t mt__numel(const mt_tensor *t) {
 }
 
 bool mt__is_contiguous(const mt_tensor *t) {
+  for (int i = 0; i < t->ndim; i++)
+    if (t->sizes[i] == 0) return true; /* no elements: any layout is contiguous (as in PyTorch) */
   int64_t s = 1;
   for (int i = t->ndim - 1; i >= 0; i--) {
     if (t->sizes[i] == 1) continue;

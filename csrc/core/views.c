@@ -28,10 +28,17 @@ static mt_status check_dim(const char *op, const mt_tensor *t, int dim, int extr
 static mt_status check_in_storage(const char *op, const mt_tensor *t, int ndim, const int64_t *sizes,
                                   const int64_t *strides, int64_t offset) {
   int64_t lo = offset, hi = offset;
+  if (offset < 0) return mt__error(MT_ERR_INDEX, "%s: negative storage offset %lld", op, (long long)offset);
+  int64_t count = 1; /* product of the nonzero sizes: must not overflow even for an empty view */
+  bool empty = false;
   for (int i = 0; i < ndim; i++) {
     if (sizes[i] < 0) return mt__error(MT_ERR_SHAPE, "%s: size %lld of dimension %d is negative", op, (long long)sizes[i], i + 1);
-    if (sizes[i] == 0) return MT_OK; /* empty: touches nothing */
+    if (strides[i] < 0) return mt__error(MT_ERR_SHAPE, "%s: stride %lld of dimension %d is negative", op, (long long)strides[i], i + 1);
+    if (sizes[i] == 0) empty = true;
+    else if (__builtin_mul_overflow(count, sizes[i], &count))
+      return mt__error(MT_ERR_SHAPE, "%s: element count overflows", op);
   }
+  if (empty) return MT_OK; /* touches nothing */
   for (int i = 0; i < ndim; i++) {
     /* bound the span without overflow: |stride| * (size-1) must fit */
     int64_t s = strides[i], m = sizes[i] - 1;
