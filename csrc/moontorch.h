@@ -201,9 +201,100 @@ mt_status mt_sort(mt_tensor *values, mt_tensor *indices, const mt_tensor *src, i
 mt_status mt_topk(mt_tensor *values, mt_tensor *indices, const mt_tensor *src, int64_t k, int dim,
                   int largest, int sorted, int64_t base);
 /* nn: convolution and pooling (csrc/nn/conv*.c, pool*.c) */
+/* NCHW, float32/float64 (pooling: any float dtype), CPU; sizes as in Torch7/PyTorch.
+ * backward_params accumulates scale * gradient into gradWeight/gradBias (either bias may be NULL).
+ * backward_input takes the input for its size. Max-pool indices: int64, 0-based within a plane. */
+mt_status mt_conv2d_forward(mt_tensor *out, const mt_tensor *input, const mt_tensor *weight, const mt_tensor *bias,
+                            int strideW, int strideH, int padW, int padH, int dilationW, int dilationH, int groups);
+mt_status mt_conv2d_backward_input(mt_tensor *gradInput, const mt_tensor *input, const mt_tensor *gradOutput,
+                                   const mt_tensor *weight, int strideW, int strideH, int padW, int padH,
+                                   int dilationW, int dilationH, int groups);
+mt_status mt_conv2d_backward_params(mt_tensor *gradWeight, mt_tensor *gradBias, const mt_tensor *input,
+                                    const mt_tensor *gradOutput, double scale, int strideW, int strideH, int padW,
+                                    int padH, int dilationW, int dilationH, int groups);
+mt_status mt_maxpool2d_forward(mt_tensor *out, mt_tensor *indices, const mt_tensor *input, int kW, int kH, int dW,
+                               int dH, int padW, int padH, int ceil_mode);
+mt_status mt_maxpool2d_backward(mt_tensor *gradInput, const mt_tensor *gradOutput, const mt_tensor *indices,
+                                const mt_tensor *input, int kW, int kH, int dW, int dH, int padW, int padH,
+                                int ceil_mode);
+mt_status mt_avgpool2d_forward(mt_tensor *out, const mt_tensor *input, int kW, int kH, int dW, int dH, int padW,
+                               int padH, int ceil_mode, int count_include_pad);
+mt_status mt_avgpool2d_backward(mt_tensor *gradInput, const mt_tensor *gradOutput, const mt_tensor *input, int kW,
+                                int kH, int dW, int dH, int padW, int padH, int ceil_mode, int count_include_pad);
 /* nn: normalization, activations, softmax, losses (csrc/nn/batchnorm.c, activation.c, loss.c) */
+/* CPU, float dtypes. Activations: forward may be in place (out == input); backward takes the
+ * input (ReLU, LeakyReLU) or the output (Sigmoid, Tanh) as `saved`. */
+enum { MT_ACT_RELU = 0, MT_ACT_LEAKY_RELU = 1, MT_ACT_SIGMOID = 2, MT_ACT_TANH = 3 };
+mt_status mt_nn_activation_forward(mt_tensor *out, const mt_tensor *input, int kind, double alpha);
+mt_status mt_nn_activation_backward(mt_tensor *gradInput, const mt_tensor *gradOutput, const mt_tensor *saved,
+                                    int kind, double alpha);
+/* Batch norm over dim 1 of an N x C [x ...] input. train: batch statistics (biased variance
+ * normalises; running stats, when given, move by momentum with the unbiased variance) saved in
+ * save_mean/save_invstd (resized to C); eval: running stats. weight/bias may be NULL. Backward
+ * accumulates scale * gradient into gradWeight/gradBias (each may be NULL; so may gradInput). */
+mt_status mt_nn_batchnorm_forward(mt_tensor *out, const mt_tensor *input, const mt_tensor *weight,
+                                  const mt_tensor *bias, mt_tensor *running_mean, mt_tensor *running_var,
+                                  mt_tensor *save_mean, mt_tensor *save_invstd, int train, double momentum,
+                                  double eps);
+mt_status mt_nn_batchnorm_backward(mt_tensor *gradInput, mt_tensor *gradWeight, mt_tensor *gradBias,
+                                   const mt_tensor *input, const mt_tensor *gradOutput, const mt_tensor *weight,
+                                   const mt_tensor *running_mean, const mt_tensor *running_var,
+                                   const mt_tensor *save_mean, const mt_tensor *save_invstd, int train, double scale,
+                                   double eps);
+/* (log-)softmax along dim (0-based); backward takes the forward's output. */
+mt_status mt_nn_softmax_forward(mt_tensor *out, const mt_tensor *input, int dim, int log);
+mt_status mt_nn_softmax_backward(mt_tensor *gradInput, const mt_tensor *gradOutput, const mt_tensor *output, int dim,
+                                 int log);
+/* Negative log-likelihood of log-probabilities (C or N x C) at class targets (`base`-based, any
+ * dtype holding integers), with optional class weights (C) and label smoothing eps: per sample
+ * (1-eps) * -w[t] logp[t] + eps/C * sum_c -w[c] logp[c]; the sum is divided by the total weight
+ * of the targets when size_average. Backward writes d loss / d input (times scale). */
+mt_status mt_nn_class_nll_forward(double *loss, double *total_weight, const mt_tensor *input, const mt_tensor *target,
+                                  const mt_tensor *weights, int64_t base, int size_average, double smoothing);
+mt_status mt_nn_class_nll_backward(mt_tensor *gradInput, const mt_tensor *input, const mt_tensor *target,
+                                   const mt_tensor *weights, int64_t base, int size_average, double smoothing,
+                                   double scale);
+/* mean (size_average) or sum of squared differences; backward: 2 (x - t) [/ n] * scale */
+mt_status mt_nn_mse_forward(double *loss, const mt_tensor *input, const mt_tensor *target, int size_average);
+mt_status mt_nn_mse_backward(mt_tensor *gradInput, const mt_tensor *input, const mt_tensor *target, int size_average,
+                             double scale);
 /* optim: fused optimizer steps (csrc/nn/optim*.c) */
+/* One fused pass over a contiguous flat CPU parameter vector x; every state tensor has x's
+ * dtype and numel. lr arrives already decayed/scheduled. Optional (NULL) lrs/wds are
+ * per-element learning-rate factors and weight decays (Torch7's learningRates/weightDecays). */
+mt_status mt_sgd_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *buf, const mt_tensor *lrs,
+                      const mt_tensor *wds, double lr, double momentum, double dampening, double weight_decay,
+                      int nesterov, int first);
+/* decoupled = 0: Torch7's Adam (L2 decay in the gradient); 1: AdamW. t: step count, >= 1 */
+mt_status mt_adam_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *m, mt_tensor *v, double lr, double beta1,
+                       double beta2, double eps, double weight_decay, int64_t t, int decoupled);
+/* Layer-wise steps over sorted disjoint segments [offset, offset+length) of x; segments with
+ * exclude[s] != 0 get trust ratio 1 and no weight decay. trust_out (nseg doubles) may be NULL. */
+mt_status mt_lars_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *buf, int nseg, const int64_t *seg_offset,
+                       const int64_t *seg_length, const uint8_t *seg_exclude, double lr, double momentum,
+                       double weight_decay, double eta, double eps, int first, double *trust_out);
+mt_status mt_lamb_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *m, mt_tensor *v, int nseg,
+                       const int64_t *seg_offset, const int64_t *seg_length, const uint8_t *seg_exclude,
+                       double lr, double beta1, double beta2, double eps, double weight_decay, int64_t t,
+                       double max_trust, double *trust_out);
 /* io: checkpoint files (csrc/io/) */
+/* safetensors files: [u64 LE header length][JSON header][raw LE data]. Saving writes
+ * path.tmp.<pid>, fsyncs and renames it over path, so a failed save leaves the old file.
+ * Metadata is string key/value pairs (the format's "__metadata__"). Reading checks every
+ * offset/size against the file and dtype*shape at open; tensors are then read by index. */
+typedef struct mt_safetensors mt_safetensors;
+mt_status mt_safetensors_save(const char *path, int n, const char *const *names, mt_tensor *const *tensors, int nmeta,
+                              const char *const *meta_keys, const char *const *meta_values);
+mt_status mt_safetensors_open(mt_safetensors **out, const char *path);
+void mt_safetensors_close(mt_safetensors *f);
+int mt_safetensors_count(const mt_safetensors *f);
+const char *mt_safetensors_name(const mt_safetensors *f, int i);       /* i in [0, count) */
+int mt_safetensors_find(const mt_safetensors *f, const char *name);     /* index, or -1 */
+mt_status mt_safetensors_info(const mt_safetensors *f, int i, int *dtype, int *ndim, int64_t *sizes);
+mt_status mt_safetensors_read(mt_safetensors *f, int i, mt_tensor **out); /* new CPU tensor */
+int mt_safetensors_meta_count(const mt_safetensors *f);
+const char *mt_safetensors_meta_key(const mt_safetensors *f, int i);
+const char *mt_safetensors_meta_value(const mt_safetensors *f, int i);
 /* MT_FFI_END */
 
 #ifdef __cplusplus

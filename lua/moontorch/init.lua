@@ -31,6 +31,12 @@ end
 
 torch.version = ffi.string(C.mt_version())
 
+-- Torch7's class system: torch.class('nn.Linear', 'nn.Module') -> class, parent
+torch.class = require 'moontorch.class'
+function torch.isTypeOf(obj, typeSpec) return torch.class.isTypeOf(obj, typeSpec) end
+function torch.getmetatable(name) return torch.class.metatable(name) end
+function torch.factory(name) return torch.class.factory(name) end
+
 function torch.setnumthreads(n)
    if type(n) ~= 'number' or n < 1 then error('setnumthreads: expected a positive number, got ' .. tostring(n), 2) end
    C.mt_set_num_threads(n)

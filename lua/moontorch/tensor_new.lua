@@ -109,10 +109,11 @@ return function(torch, T)
    torch.LongStorage = setmetatable({}, { __call = function(_, t) return T.LongStorage.new(t) end })
 
    function torch.isTensor(x) return T.is_tensor(x) end
+   local class = require 'moontorch.class'
    function torch.typename(x)
       if T.is_tensor(x) then return x:type() end
       if T.is_size(x) then return 'torch.LongStorage' end
-      return nil
+      return class.typename(x)   -- objects of torch.class classes: 'nn.Linear'
    end
    torch.type = function(x) return torch.typename(x) or type(x) end
 

@@ -1,0 +1,391 @@
+/* loss.c: softmax / log-softmax along a dimension, class NLL (with class weights and label
+ * smoothing, which makes LogSoftMax + NLL PyTorch's cross-entropy), and MSE, on the CPU for the
+ * float dtypes. Reductions accumulate in double. Inputs are made contiguous and seen as
+ * outer x D x inner for softmax. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "../core/tensor.h"
+#include "../core/error.h"
+#include "../core/dtype.h"
+#include "../cpu/cpu.h"
+
+static mt_status ls_contig(const mt_tensor *t, mt_tensor **out, const char *op) {
+  if (mt__is_contiguous(t)) {
+    *out = mt__tensor_alias(t);
+    return *out ? MT_OK : mt__error(MT_ERR_MEMORY, "%s: out of memory", op);
+  }
+  MT_TRY(mt__tensor_empty(out, t->dtype, t->device, t->ndim, t->sizes));
+  mt_status st = mt_copy(*out, t);
+  if (st != MT_OK) {
+    mt_tensor_release(*out);
+    *out = NULL;
+  }
+  return st;
+}
+
+/* a contiguous buffer for the result: out itself, or a temporary copied back by ls_done */
+static mt_status ls_result(mt_tensor *out, const mt_tensor *a, const mt_tensor *b, mt_tensor **buf, const char *op) {
+  if (mt__is_contiguous(out) && out != a && out != b) {
+    *buf = mt__tensor_alias(out);
+    return *buf ? MT_OK : mt__error(MT_ERR_MEMORY, "%s: out of memory", op);
+  }
+  return mt__tensor_empty(buf, out->dtype, out->device, out->ndim, out->sizes);
+}
+static mt_status ls_done(mt_tensor *out, mt_tensor *buf, mt_status st) {
+  if (st == MT_OK && buf != NULL && (mt__data(buf) != mt__data(out))) st = mt_copy(out, buf);
+  if (buf) mt_tensor_release(buf);
+  return st;
+}
+
+static mt_status ls_check_float(const mt_tensor *t, const char *op, const char *what) {
+  MT_CHECK_TENSOR(t, op, what);
+  if (t->device != MT_CPU) return mt__error(MT_ERR_UNSUPPORTED, "%s: CUDA is not supported yet", op);
+  if (!mt_dtype_is_floating(t->dtype))
+    return mt__error(MT_ERR_DTYPE, "%s: %s has dtype %s, expected a floating dtype", op, what, mt_dtype_name(t->dtype));
+  return MT_OK;
+}
+
+static mt_status ls_same_shape(const mt_tensor *a, const mt_tensor *b, const char *op, const char *na, const char *nb) {
+  char b1[64], b2[64];
+  int same = a->ndim == b->ndim && a->dtype == b->dtype;
+  for (int d = 0; same && d < a->ndim; d++) same = a->sizes[d] == b->sizes[d];
+  if (a->dtype != b->dtype)
+    return mt__error(MT_ERR_DTYPE, "%s: %s has dtype %s but %s has dtype %s", op, na, mt_dtype_name(a->dtype), nb,
+                     mt_dtype_name(b->dtype));
+  if (!same)
+    return mt__error(MT_ERR_SHAPE, "%s: %s of size %s does not match %s of size %s", op, na,
+                     mt__shape_str(a, b1, sizeof b1), nb, mt__shape_str(b, b2, sizeof b2));
+  return MT_OK;
+}
+
+/* ---- softmax ------------------------------------------------------------------------------ */
+#define SMAX_CASE(E, N, TT, CT)                                                    \
+  case E: {                                                                        \
+    const TT *x = (const TT *)xp;                                                  \
+    TT *y = (TT *)yp;                                                              \
+    _Pragma("omp parallel for if(outer * D * inner > MT_PARALLEL_GRAIN)")        \
+    for (int64_t r = 0; r < outer * inner; r++) {                                  \
+      int64_t o = r / inner, i = r % inner;                                        \
+      const TT *xr = x + o * D * inner + i;                                        \
+      TT *yr = y + o * D * inner + i;                                              \
+      double mx = -INFINITY;                                                       \
+      for (int64_t d = 0; d < D; d++) {                                            \
+        double v = (double)mt_ld_##N(xr + d * inner);                              \
+        if (v > mx || isnan(v)) mx = v;                                            \
+      }                                                                            \
+      double sum = 0;                                                              \
+      for (int64_t d = 0; d < D; d++) sum += exp((double)mt_ld_##N(xr + d * inner) - mx); \
+      if (logsm) {                                                                   \
+        double lse = mx + log(sum);                                                \
+        for (int64_t d = 0; d < D; d++)                                            \
+          mt_st_##N(yr + d * inner, (CT)((double)mt_ld_##N(xr + d * inner) - lse)); \
+      } else {                                                                     \
+        for (int64_t d = 0; d < D; d++)                                            \
+          mt_st_##N(yr + d * inner, (CT)(exp((double)mt_ld_##N(xr + d * inner) - mx) / sum)); \
+      }                                                                            \
+    }                                                                              \
+  } break;
+
+static void split_dims(const mt_tensor *t, int dim, int64_t *outer, int64_t *D, int64_t *inner) {
+  *outer = 1, *inner = 1;
+  for (int d = 0; d < dim; d++) *outer *= t->sizes[d];
+  *D = t->ndim ? t->sizes[dim] : 1;
+  for (int d = dim + 1; d < t->ndim; d++) *inner *= t->sizes[d];
+}
+
+mt_status mt_nn_softmax_forward(mt_tensor *out, const mt_tensor *input, int dim, int logsm) {
+  const char *op = logsm ? "nn.LogSoftMax" : "nn.SoftMax";
+  MT_TRY(ls_check_float(input, op, "input"));
+  MT_CHECK_TENSOR(out, op, "output");
+  if (dim < 0 || (dim >= input->ndim && !(input->ndim == 0 && dim == 0)))
+    return mt__error(MT_ERR_INDEX, "%s: dimension %d out of range for a %d-d input", op, dim + 1, input->ndim);
+  MT_TRY(mt__prepare_out(out, input->dtype, input->device, input->ndim, input->sizes, op));
+  int64_t outer, D, inner;
+  split_dims(input, dim, &outer, &D, &inner);
+  mt_tensor *xc = NULL, *yc = NULL;
+  MT_TRY(ls_contig(input, &xc, op));
+  mt_status st = ls_result(out, input, NULL, &yc, op);
+  if (st == MT_OK && mt__numel(input) > 0) {
+    const void *xp = mt__data(xc);
+    void *yp = mt__data(yc);
+    switch (input->dtype) {
+      MT_FLOAT_DTYPE_LIST(SMAX_CASE)
+    default: break;
+    }
+  }
+  mt_tensor_release(xc);
+  return ls_done(out, yc, st);
+}
+
+/* softmax: gi = y (go - sum go y); log-softmax: gi = go - exp(y) sum go */
+#define SMAXB_CASE(E, N, TT, CT)                                                   \
+  case E: {                                                                        \
+    const TT *g = (const TT *)gp, *y = (const TT *)yp;                             \
+    TT *r = (TT *)rp;                                                              \
+    _Pragma("omp parallel for if(outer * D * inner > MT_PARALLEL_GRAIN)")        \
+    for (int64_t q = 0; q < outer * inner; q++) {                                  \
+      int64_t base = (q / inner) * D * inner + q % inner;                          \
+      double s = 0;                                                                \
+      for (int64_t d = 0; d < D; d++) {                                            \
+        double gv = (double)mt_ld_##N(g + base + d * inner);                       \
+        s += logsm ? gv : gv * (double)mt_ld_##N(y + base + d * inner);              \
+      }                                                                            \
+      for (int64_t d = 0; d < D; d++) {                                            \
+        int64_t k = base + d * inner;                                              \
+        double gv = (double)mt_ld_##N(g + k), yv = (double)mt_ld_##N(y + k);       \
+        mt_st_##N(r + k, (CT)(logsm ? gv - exp(yv) * s : yv * (gv - s)));             \
+      }                                                                            \
+    }                                                                              \
+  } break;
+
+mt_status mt_nn_softmax_backward(mt_tensor *gradInput, const mt_tensor *gradOutput, const mt_tensor *output, int dim,
+                                 int logsm) {
+  const char *op = logsm ? "nn.LogSoftMax" : "nn.SoftMax";
+  MT_TRY(ls_check_float(output, op, "output"));
+  MT_TRY(ls_check_float(gradOutput, op, "gradOutput"));
+  MT_CHECK_TENSOR(gradInput, op, "gradInput");
+  MT_TRY(ls_same_shape(gradOutput, output, op, "gradOutput", "output"));
+  if (dim < 0 || (dim >= output->ndim && !(output->ndim == 0 && dim == 0)))
+    return mt__error(MT_ERR_INDEX, "%s: dimension %d out of range for a %d-d input", op, dim + 1, output->ndim);
+  MT_TRY(mt__prepare_out(gradInput, output->dtype, output->device, output->ndim, output->sizes, op));
+  int64_t outer, D, inner;
+  split_dims(output, dim, &outer, &D, &inner);
+  mt_tensor *gc = NULL, *yc = NULL, *rc = NULL;
+  mt_status st = ls_contig(gradOutput, &gc, op);
+  if (st == MT_OK) st = ls_contig(output, &yc, op);
+  if (st == MT_OK) st = ls_result(gradInput, gradOutput, output, &rc, op);
+  if (st == MT_OK && mt__numel(output) > 0) {
+    const void *gp = mt__data(gc), *yp = mt__data(yc);
+    void *rp = mt__data(rc);
+    switch (output->dtype) {
+      MT_FLOAT_DTYPE_LIST(SMAXB_CASE)
+    default: break;
+    }
+  }
+  if (gc) mt_tensor_release(gc);
+  if (yc) mt_tensor_release(yc);
+  return ls_done(gradInput, rc, st);
+}
+
+/* ---- class NLL ---------------------------------------------------------------------------- */
+static double ld_any(const mt_tensor *t, int64_t i) { /* element i of a contiguous tensor (targets) */
+  const char *p = mt__data(t);
+  switch (t->dtype) {
+  case MT_F32: return ((const float *)p)[i];
+  case MT_F64: return ((const double *)p)[i];
+  case MT_F16: return mt_half_to_float(((const uint16_t *)p)[i]);
+  case MT_BF16: return mt_bf16_to_float(((const uint16_t *)p)[i]);
+  case MT_I32: return ((const int32_t *)p)[i];
+  case MT_I64: return (double)((const int64_t *)p)[i];
+  default: return ((const uint8_t *)p)[i];
+  }
+}
+
+typedef struct nll_geom {
+  int64_t N, C;
+  mt_tensor *x;   /* contiguous input */
+  int64_t *t;     /* 0-based targets */
+  double *w;      /* class weights (all 1 without weights) */
+} nll_geom;
+
+static void nll_free(nll_geom *g) {
+  if (g->x) mt_tensor_release(g->x);
+  free(g->t);
+  free(g->w);
+}
+
+/* validate, make the input contiguous, read targets (each checked to lie in base..base+C-1)
+ * and weights into plain arrays so the loops below need no per-element dtype dispatch */
+static mt_status nll_prepare(nll_geom *g, const mt_tensor *input, const mt_tensor *target, const mt_tensor *weights,
+                             int64_t base, double smoothing) {
+  const char *op = "nn.ClassNLLCriterion";
+  char b1[64], b2[64];
+  g->x = NULL, g->t = NULL, g->w = NULL;
+  MT_TRY(ls_check_float(input, op, "input"));
+  MT_CHECK_TENSOR(target, op, "target");
+  if (target->device != input->device) return mt__error(MT_ERR_DEVICE, "%s: target is on another device than the input", op);
+  if (input->ndim != 1 && input->ndim != 2)
+    return mt__error(MT_ERR_SHAPE, "%s: expected an input of size C or N x C, got %s", op,
+                     mt__shape_str(input, b1, sizeof b1));
+  g->N = input->ndim == 2 ? input->sizes[0] : 1;
+  g->C = input->sizes[input->ndim - 1];
+  if (mt__numel(target) != g->N || target->ndim > 1)
+    return mt__error(MT_ERR_SHAPE, "%s: target of size %s does not match the input of size %s (one class per sample)",
+                     op, mt__shape_str(target, b1, sizeof b1), mt__shape_str(input, b2, sizeof b2));
+  if (!(smoothing >= 0 && smoothing <= 1))
+    return mt__error(MT_ERR_ARG, "%s: label smoothing %g must be between 0 and 1", op, smoothing);
+  if (weights) {
+    if (weights->dtype != input->dtype || weights->device != input->device)
+      return mt__error(MT_ERR_DTYPE, "%s: weights have dtype %s but the input has dtype %s", op,
+                       mt_dtype_name(weights->dtype), mt_dtype_name(input->dtype));
+    if (mt__numel(weights) != g->C || weights->ndim != 1)
+      return mt__error(MT_ERR_SHAPE, "%s: weights of size %s do not match the %lld classes", op,
+                       mt__shape_str(weights, b1, sizeof b1), (long long)g->C);
+  }
+  g->t = malloc((size_t)(g->N ? g->N : 1) * sizeof *g->t);
+  g->w = malloc((size_t)(g->C ? g->C : 1) * sizeof *g->w);
+  if (!g->t || !g->w) {
+    nll_free(g);
+    return mt__error(MT_ERR_MEMORY, "%s: out of memory", op);
+  }
+  mt_tensor *tc = NULL, *wc = NULL;
+  mt_status st = ls_contig(input, &g->x, op);
+  if (st == MT_OK) st = ls_contig(target, &tc, op);
+  if (st == MT_OK && weights) st = ls_contig(weights, &wc, op);
+  for (int64_t i = 0; st == MT_OK && i < g->N; i++) {
+    double v = ld_any(tc, i);
+    if (v != floor(v) || v < (double)base || v > (double)(base + g->C - 1))
+      st = mt__error(MT_ERR_INDEX, "%s: target %g of sample %lld out of range %lld..%lld", op, v,
+                     (long long)(i + base), (long long)base, (long long)(base + g->C - 1));
+    else
+      g->t[i] = (int64_t)v - base;
+  }
+  for (int64_t c = 0; st == MT_OK && c < g->C; c++) g->w[c] = wc ? ld_any(wc, c) : 1.0;
+  if (tc) mt_tensor_release(tc);
+  if (wc) mt_tensor_release(wc);
+  if (st != MT_OK) nll_free(g);
+  return st;
+}
+
+#define NLLF_CASE(E, N_, TT, CT)                                                   \
+  case E: {                                                                        \
+    const TT *x = (const TT *)mt__data(g.x);                                       \
+    for (int64_t i = 0; i < g.N; i++) {                                            \
+      const TT *row = x + i * g.C;                                                 \
+      int64_t t = g.t[i];                                                          \
+      nll -= g.w[t] * (double)mt_ld_##N_(row + t);                                 \
+      tw += g.w[t];                                                                \
+      if (smoothing > 0)                                                           \
+        for (int64_t c = 0; c < g.C; c++) smooth -= g.w[c] * (double)mt_ld_##N_(row + c); \
+    }                                                                              \
+  } break;
+
+mt_status mt_nn_class_nll_forward(double *loss, double *total_weight, const mt_tensor *input, const mt_tensor *target,
+                                  const mt_tensor *weights, int64_t base, int size_average, double smoothing) {
+  if (!loss) return mt__error(MT_ERR_ARG, "nn.ClassNLLCriterion: loss is NULL");
+  nll_geom g;
+  MT_TRY(nll_prepare(&g, input, target, weights, base, smoothing));
+  double nll = 0, smooth = 0, tw = 0;
+  switch (input->dtype) {
+    MT_FLOAT_DTYPE_LIST(NLLF_CASE)
+  default: break;
+  }
+  double l = (1 - smoothing) * nll + smoothing / (double)g.C * smooth;
+  if (size_average) l /= tw;
+  *loss = l;
+  if (total_weight) *total_weight = tw;
+  nll_free(&g);
+  return MT_OK;
+}
+
+/* d/dx[i][c] = -norm (eps/C w[c] + (1-eps) w[c] [c == t_i]) */
+#define NLLB_CASE(E, N_, TT, CT)                                                   \
+  case E: {                                                                        \
+    TT *r = (TT *)mt__data(rc);                                                    \
+    for (int64_t i = 0; i < g.N; i++) {                                            \
+      TT *row = r + i * g.C;                                                       \
+      for (int64_t c = 0; c < g.C; c++)                                            \
+        mt_st_##N_(row + c, (CT)(-smoothing / (double)g.C * g.w[c] * norm));       \
+      int64_t t = g.t[i];                                                          \
+      mt_st_##N_(row + t, (CT)(-(smoothing / (double)g.C + (1 - smoothing)) * g.w[t] * norm)); \
+    }                                                                              \
+  } break;
+
+mt_status mt_nn_class_nll_backward(mt_tensor *gradInput, const mt_tensor *input, const mt_tensor *target,
+                                   const mt_tensor *weights, int64_t base, int size_average, double smoothing,
+                                   double scale) {
+  const char *op = "nn.ClassNLLCriterion";
+  MT_CHECK_TENSOR(gradInput, op, "gradInput");
+  nll_geom g;
+  MT_TRY(nll_prepare(&g, input, target, weights, base, smoothing));
+  double tw = 0;
+  for (int64_t i = 0; i < g.N; i++) tw += g.w[g.t[i]];
+  double norm = scale * (size_average ? 1.0 / tw : 1.0);
+  mt_status st = mt__prepare_out(gradInput, input->dtype, input->device, input->ndim, input->sizes, op);
+  mt_tensor *rc = NULL;
+  if (st == MT_OK) st = ls_result(gradInput, input, NULL, &rc, op);
+  if (st == MT_OK) {
+    switch (input->dtype) {
+      MT_FLOAT_DTYPE_LIST(NLLB_CASE)
+    default: break;
+    }
+  }
+  nll_free(&g);
+  return ls_done(gradInput, rc, st);
+}
+
+/* ---- MSE ---------------------------------------------------------------------------------- */
+#define MSE_CASE(E, N, TT, CT)                                                     \
+  case E: {                                                                        \
+    const TT *x = (const TT *)xp, *y = (const TT *)yp;                             \
+    _Pragma("omp parallel for reduction(+ : acc) if(n > MT_PARALLEL_GRAIN)")     \
+    for (int64_t i = 0; i < n; i++) {                                              \
+      double d = (double)mt_ld_##N(x + i) - (double)mt_ld_##N(y + i);              \
+      acc += d * d;                                                                \
+    }                                                                              \
+  } break;
+
+mt_status mt_nn_mse_forward(double *loss, const mt_tensor *input, const mt_tensor *target, int size_average) {
+  const char *op = "nn.MSECriterion";
+  if (!loss) return mt__error(MT_ERR_ARG, "%s: loss is NULL", op);
+  MT_TRY(ls_check_float(input, op, "input"));
+  MT_TRY(ls_check_float(target, op, "target"));
+  if (mt__numel(input) != mt__numel(target) || input->dtype != target->dtype) MT_TRY(ls_same_shape(input, target, op, "input", "target"));
+  mt_tensor *xc = NULL, *yc = NULL;
+  mt_status st = ls_contig(input, &xc, op);
+  if (st == MT_OK) st = ls_contig(target, &yc, op);
+  if (st == MT_OK) {
+    int64_t n = mt__numel(input);
+    double acc = 0;
+    const void *xp = mt__data(xc), *yp = mt__data(yc);
+    if (n > 0) {
+      switch (input->dtype) {
+        MT_FLOAT_DTYPE_LIST(MSE_CASE)
+      default: break;
+      }
+    }
+    *loss = size_average && n > 0 ? acc / (double)n : acc;
+  }
+  if (xc) mt_tensor_release(xc);
+  if (yc) mt_tensor_release(yc);
+  return st;
+}
+
+#define MSEB_CASE(E, N, TT, CT)                                                    \
+  case E: {                                                                        \
+    const TT *x = (const TT *)xp, *y = (const TT *)yp;                             \
+    TT *r = (TT *)rp;                                                              \
+    _Pragma("omp parallel for if(n > MT_PARALLEL_GRAIN)")                        \
+    for (int64_t i = 0; i < n; i++)                                                \
+      mt_st_##N(r + i, (CT)(k * ((double)mt_ld_##N(x + i) - (double)mt_ld_##N(y + i)))); \
+  } break;
+
+mt_status mt_nn_mse_backward(mt_tensor *gradInput, const mt_tensor *input, const mt_tensor *target, int size_average,
+                             double scale) {
+  const char *op = "nn.MSECriterion";
+  MT_TRY(ls_check_float(input, op, "input"));
+  MT_TRY(ls_check_float(target, op, "target"));
+  MT_CHECK_TENSOR(gradInput, op, "gradInput");
+  if (mt__numel(input) != mt__numel(target) || input->dtype != target->dtype) MT_TRY(ls_same_shape(input, target, op, "input", "target"));
+  MT_TRY(mt__prepare_out(gradInput, input->dtype, input->device, input->ndim, input->sizes, op));
+  mt_tensor *xc = NULL, *yc = NULL, *rc = NULL;
+  mt_status st = ls_contig(input, &xc, op);
+  if (st == MT_OK) st = ls_contig(target, &yc, op);
+  if (st == MT_OK) st = ls_result(gradInput, input, target, &rc, op);
+  if (st == MT_OK) {
+    int64_t n = mt__numel(input);
+    double k = 2.0 * scale / (size_average && n > 0 ? (double)n : 1.0);
+    const void *xp = mt__data(xc), *yp = mt__data(yc);
+    void *rp = mt__data(rc);
+    if (n > 0) {
+      switch (input->dtype) {
+        MT_FLOAT_DTYPE_LIST(MSEB_CASE)
+      default: break;
+      }
+    }
+  }
+  if (xc) mt_tensor_release(xc);
+  if (yc) mt_tensor_release(yc);
+  return ls_done(gradInput, rc, st);
+}

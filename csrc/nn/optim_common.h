@@ -1,0 +1,42 @@
+/* optim_common.h: argument checks shared by the fused optimizer steps (optim*.c).
+ * Every state tensor of a step must be a contiguous CPU tensor with x's dtype and numel, so a
+ * step is a single flat loop over [0, n). */
+#ifndef MT_NN_OPTIM_COMMON_H
+#define MT_NN_OPTIM_COMMON_H
+#include <stdio.h>
+#include "../core/tensor.h"
+#include "../core/error.h"
+#include "../core/dtype.h"
+#include "../cpu/cpu.h"
+
+/* x must be a contiguous floating CPU tensor */
+static inline mt_status mt__optim_check_x(const char *op, const mt_tensor *x) {
+  MT_CHECK_TENSOR(x, op, "x");
+  if (x->device != MT_CPU)
+    return mt__error(MT_ERR_UNSUPPORTED, "%s: CUDA is not supported yet (parameters on cuda:%d)", op, x->device);
+  if (!mt_dtype_is_floating(x->dtype))
+    return mt__error(MT_ERR_DTYPE, "%s: parameters must be floating point, got %s", op, mt_dtype_name(x->dtype));
+  if (!mt__is_contiguous(x)) return mt__error(MT_ERR_SHAPE, "%s: parameters must be contiguous", op);
+  return MT_OK;
+}
+
+/* a companion tensor (gradient, buffer, ...) must match x */
+static inline mt_status mt__optim_check_like(const char *op, const char *name, const mt_tensor *x,
+                                             const mt_tensor *t) {
+  char b1[96], b2[96];
+  MT_CHECK_TENSOR(t, op, name);
+  if (t->device != x->device)
+    return mt__error(MT_ERR_DEVICE, "%s: %s is on %s but the parameters are on %s", op, name,
+                     mt__device_str(t->device, b1, sizeof b1), mt__device_str(x->device, b2, sizeof b2));
+  if (t->dtype != x->dtype)
+    return mt__error(MT_ERR_DTYPE, "%s: %s is %s but the parameters are %s", op, name, mt_dtype_name(t->dtype),
+                     mt_dtype_name(x->dtype));
+  if (mt__numel(t) != mt__numel(x))
+    return mt__error(MT_ERR_SHAPE, "%s: %s has %lld elements (%s) but the parameters have %lld (%s)", op, name,
+                     (long long)mt__numel(t), mt__shape_str(t, b1, sizeof b1), (long long)mt__numel(x),
+                     mt__shape_str(x, b2, sizeof b2));
+  if (!mt__is_contiguous(t)) return mt__error(MT_ERR_SHAPE, "%s: %s must be contiguous", op, name);
+  return MT_OK;
+}
+
+#endif

@@ -1,0 +1,122 @@
+-- class.lua: Torch7's class system. torch.class(name [, parentName] [, namespace]) creates a
+-- class and returns (class, parentClass) like Torch7:
+--   local Linear, parent = torch.class('nn.Linear', 'nn.Module')
+--   function Linear:__init(a, b) parent.__init(self) ... end
+--   local m = nn.Linear(3, 4)      -- torch.type(m) == 'nn.Linear'
+-- The class table is the instances' metatable (methods live in it); the constructor table
+-- (nn.Linear) forwards field reads and writes to it and creates an instance when called.
+-- 'pkg.Name' registers the constructor as pkg.Name in the namespace registered for 'pkg'
+-- (class.namespace), else in a global table pkg; a name without a dot becomes a global.
+local class = {}
+
+local registry = {}     -- name -> class (metatable)
+local parents = {}      -- class -> parent class
+local ctors = {}        -- class -> constructor table
+local namespaces = {}   -- 'nn' -> the nn table
+
+local function new_instance(mt, ...)
+   local self = setmetatable({}, mt)
+   local init = mt.__init
+   if init then init(self, ...) end
+   return self
+end
+
+local function make(name, parentName, ns)
+   if type(name) ~= 'string' or name == '' then
+      error('torch.class: expected a class name, got ' .. tostring(name), 3)
+   end
+   if registry[name] then error("torch.class: class '" .. name .. "' already exists", 3) end
+   local parent
+   if parentName ~= nil then
+      parent = registry[parentName]
+      if not parent then error("torch.class: unknown parent class '" .. tostring(parentName) .. "' for '" .. name .. "'", 3) end
+   end
+   local mt = { __typename = name }
+   mt.__index = mt
+   -- metamethods are not inherited through __index: copy the Torch7-style hooks onto each class
+   mt.__tostring = function(self)
+      local f = self.__tostring__
+      if f then return f(self) end
+      return name
+   end
+   mt.__call = function(self, ...)
+      local f = self.__call__
+      if not f then error(name .. ': object is not callable', 2) end
+      return f(self, ...)
+   end
+   if parent then setmetatable(mt, { __index = parent }) end
+   registry[name] = mt
+   parents[mt] = parent
+
+   local ct = setmetatable({}, {
+      __index = mt,
+      __newindex = mt,
+      __call = function(_, ...) return new_instance(mt, ...) end,
+      __tostring = function() return name end,
+   })
+   ctors[mt] = ct
+
+   local pkg, short = name:match('^(.*)%.([^%.]+)$')
+   if type(ns) == 'table' then
+      ns[short or name] = ct
+   elseif pkg then
+      local target = namespaces[pkg]
+      if not target then
+         target = rawget(_G, pkg)
+         if target == nil then target = {}; rawset(_G, pkg, target) end
+      end
+      target[short] = ct
+   else
+      rawset(_G, name, ct)
+   end
+   return mt, parent
+end
+
+setmetatable(class, { __call = function(_, name, parentName, ns) return make(name, parentName, ns) end })
+
+-- Register the table that receives classes named 'pkg.X'.
+function class.namespace(pkg, tbl) namespaces[pkg] = tbl end
+
+-- The class (metatable) of a name, or nil.
+function class.metatable(name) return registry[name] end
+
+-- The class of an object, constructor table or class; nil otherwise.
+local function class_of(x)
+   if type(x) == 'string' then return registry[x] end
+   if type(x) ~= 'table' then return nil end
+   local mt = getmetatable(x)
+   if mt and ctors[mt] then return mt end             -- instance
+   if ctors[x] then return x end                      -- class itself
+   if mt and mt.__index and ctors[mt.__index] and ctors[mt.__index] == x then return mt.__index end -- constructor
+   return nil
+end
+class.class_of = class_of
+
+-- The class name of an instance, or nil.
+function class.typename(obj)
+   if type(obj) ~= 'table' then return nil end
+   local mt = getmetatable(obj)
+   if mt and ctors[mt] then return mt.__typename end
+   return nil
+end
+
+-- True when obj's class is typeSpec (a name or a class) or derives from it.
+function class.isTypeOf(obj, spec)
+   local target = class_of(spec)
+   if not target then return false end
+   local mt = class.typename(obj) and getmetatable(obj)
+   while mt do
+      if mt == target then return true end
+      mt = parents[mt]
+   end
+   return false
+end
+
+-- An instance that skipped __init (for deserialisation), like torch.factory(name)().
+function class.factory(name)
+   local mt = registry[name]
+   if not mt then return nil end
+   return function() return setmetatable({}, mt) end
+end
+
+return class

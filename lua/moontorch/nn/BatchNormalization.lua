@@ -1,0 +1,101 @@
+-- nn.BatchNormalization(nOutput [, eps = 1e-5] [, momentum = 0.1] [, affine = true]): batch
+-- normalization of N x C inputs (SpatialBatchNormalization: N x C x H x W). Training uses the
+-- batch statistics and moves the running ones (running = (1-momentum) running + momentum batch,
+-- unbiased variance); evaluate() uses the running statistics. The math is in C.
+local torch = require 'moontorch'
+require 'moontorch.nn'
+local C, check = torch._C, require('moontorch.lib').check
+local T = torch._T
+
+local BN, parent = torch.class('nn.BatchNormalization', 'nn.Module')
+BN.nDim = 2
+
+function BN:__init(nOutput, eps, momentum, affine)
+   parent.__init(self)
+   if type(nOutput) ~= 'number' or nOutput < 1 then
+      error(torch.type(self) .. ': expected a positive number of features, got ' .. tostring(nOutput), 2)
+   end
+   if affine ~= nil then
+      if type(affine) ~= 'boolean' then error(torch.type(self) .. ': affine must be a boolean', 2) end
+      self.affine = affine
+   else
+      self.affine = true
+   end
+   self.eps = eps or 1e-5
+   self.momentum = momentum or 0.1
+   self.train = true
+   self.running_mean = torch.zeros(nOutput)
+   self.running_var = torch.ones(nOutput)
+   if self.affine then
+      self.weight = torch.Tensor(nOutput)
+      self.bias = torch.Tensor(nOutput)
+      self.gradWeight = torch.zeros(nOutput)
+      self.gradBias = torch.zeros(nOutput)
+      self:reset()
+   end
+   self.save_mean = torch.Tensor()
+   self.save_std = torch.Tensor()   -- holds 1/sqrt(var + eps), as Torch7's save_std
+end
+
+function BN:reset()
+   if self.weight then self.weight:fill(1) end
+   if self.bias then self.bias:zero() end
+   self.running_mean:zero()
+   self.running_var:fill(1)
+end
+
+local function h(t) return t and t.h or nil end
+
+function BN:checkInputDim(input)
+   if not torch.isTensor(input) then error(torch.type(self) .. ': expected a tensor input, got ' .. torch.type(input), 3) end
+   local nd = self.nDim
+   if input:dim() ~= nd then
+      error(('%s: expected a %d-d input (%s), got size %s'):format(torch.type(self), nd,
+         nd == 2 and 'batch x features' or 'batch x channels x height x width', table.concat(T.sizes(input), 'x')), 3)
+   end
+   if input:size(2) ~= self.running_mean:nElement() then
+      error(('%s: got %d features (size %s), expected %d'):format(torch.type(self), input:size(2),
+         table.concat(T.sizes(input), 'x'), self.running_mean:nElement()), 3)
+   end
+   if input:type() ~= self.running_mean:type() then
+      error(('%s: input is a %s but the module holds %s (convert with :type())'):format(torch.type(self), input:type(),
+         self.running_mean:type()), 3)
+   end
+end
+
+function BN:updateOutput(input)
+   self:checkInputDim(input)
+   check(C.mt_nn_batchnorm_forward(self.output.h, input.h, h(self.weight), h(self.bias), self.running_mean.h,
+      self.running_var.h, self.save_mean.h, self.save_std.h, self.train and 1 or 0, self.momentum, self.eps))
+   return self.output
+end
+
+local function backward(self, input, gradOutput, scale, gradInput, gradWeight, gradBias)
+   self:checkInputDim(input)
+   check(C.mt_nn_batchnorm_backward(h(gradInput), h(gradWeight), h(gradBias), input.h, gradOutput.h, h(self.weight),
+      self.running_mean.h, self.running_var.h, self.save_mean.h, self.save_std.h, self.train and 1 or 0, scale or 1,
+      self.eps))
+   return self.gradInput
+end
+
+function BN:backward(input, gradOutput, scale)
+   return backward(self, input, gradOutput, scale, self.gradInput, self.gradWeight, self.gradBias)
+end
+
+function BN:updateGradInput(input, gradOutput)
+   return backward(self, input, gradOutput, 1, self.gradInput, nil, nil)
+end
+
+function BN:accGradParameters(input, gradOutput, scale)
+   if self.affine then backward(self, input, gradOutput, scale, nil, self.gradWeight, self.gradBias) end
+end
+
+function BN:clearState()
+   self.save_mean:set()
+   self.save_std:set()
+   return parent.clearState(self)
+end
+
+function BN:__tostring__()
+   return ('%s (%dD) (%d)'):format(torch.type(self), self.nDim, self.running_mean:nElement())
+end

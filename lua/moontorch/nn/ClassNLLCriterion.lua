@@ -1,0 +1,72 @@
+-- nn.ClassNLLCriterion([weights] [, sizeAverage = true]): negative log-likelihood of
+-- log-probabilities (C or N x C) at class targets 1..C (a number, or a tensor of N classes).
+-- Optional per-class weights; sizeAverage divides by the targets' total weight.
+local torch = require 'moontorch'
+require 'moontorch.nn'
+local C, check = torch._C, require('moontorch.lib').check
+local ffi = require 'ffi'
+local T = torch._T
+
+local NLL, parent = torch.class('nn.ClassNLLCriterion', 'nn.Criterion')
+
+function NLL:__init(weights, sizeAverage)
+   parent.__init(self)
+   if sizeAverage ~= nil then self.sizeAverage = sizeAverage else self.sizeAverage = true end
+   if weights ~= nil then
+      if not torch.isTensor(weights) or weights:dim() ~= 1 then
+         error('nn.ClassNLLCriterion: weights must be a 1-d tensor', 2)
+      end
+      self.weights = weights
+   end
+   self.smoothing = 0
+   self.output_tensor = torch.zeros(1)
+   self.total_weight_tensor = torch.ones(1)
+end
+
+local loss_buf, tw_buf = ffi.new('double[1]'), ffi.new('double[1]')
+local target_buf = {}
+
+-- the target as a tensor on the input's device (a number becomes a 1-element tensor)
+local function target_tensor(input, target)
+   if type(target) == 'number' then
+      local t = target_buf[input:device()]
+      if not t then
+         t = T.new(T.LONG, input:device(), { 1 })
+         target_buf[input:device()] = t
+      end
+      return t:fill(target)
+   end
+   if not torch.isTensor(target) then
+      error(('%s: expected a number or a tensor of class indices as target, got %s'):format('nn.ClassNLLCriterion',
+         torch.type(target)), 3)
+   end
+   return target
+end
+
+local function weights_h(self, input)
+   local w = self.weights
+   if w == nil then return nil end
+   if w:type() ~= input:type() then
+      w = w:type(input:type())
+      self.weights = w
+   end
+   return w.h
+end
+
+function NLL:updateOutput(input, target)
+   if not torch.isTensor(input) then error('nn.ClassNLLCriterion: expected a tensor input, got ' .. torch.type(input), 2) end
+   local t = target_tensor(input, target)
+   check(C.mt_nn_class_nll_forward(loss_buf, tw_buf, input.h, t.h, weights_h(self, input), 1,
+      self.sizeAverage and 1 or 0, self.smoothing or 0))
+   self.output = loss_buf[0]
+   self.total_weight = tw_buf[0]
+   return self.output
+end
+
+function NLL:updateGradInput(input, target)
+   local t = target_tensor(input, target)
+   if self.gradInput:type() ~= input:type() then self.gradInput = T.empty(input:dtype(), input:device()) end
+   check(C.mt_nn_class_nll_backward(self.gradInput.h, input.h, t.h, weights_h(self, input), 1,
+      self.sizeAverage and 1 or 0, self.smoothing or 0, 1))
+   return self.gradInput
+end

@@ -1,0 +1,66 @@
+-- nn.Dropout([p = 0.5] [, v1] [, inplace]): in training zeroes each element with probability p
+-- and scales the kept ones by 1/(1-p) (Torch7's default, v1 = false); identity in evaluate().
+-- The mask comes from the torch RNG (bernoulli) and is kept in self.noise.
+local torch = require 'moontorch'
+require 'moontorch.nn'
+local T = torch._T
+
+local Dropout, parent = torch.class('nn.Dropout', 'nn.Module')
+
+function Dropout:__init(p, v1, inplace, stochasticInference)
+   parent.__init(self)
+   self.p = p or 0.5
+   self.train = true
+   self.inplace = inplace or false
+   self.stochastic_inference = stochasticInference or false
+   self.v2 = not v1
+   if type(self.p) ~= 'number' or self.p >= 1 or self.p < 0 then
+      error('nn.Dropout: p must be in [0, 1), got ' .. tostring(self.p), 2)
+   end
+   self.noise = torch.Tensor()
+end
+
+function Dropout:updateOutput(input)
+   if self.inplace then
+      self.output:set(input)
+   else
+      if self.output:type() ~= input:type() then self.output = T.empty(input:dtype(), input:device()) end
+      self.output:resizeAs(input):copy(input)
+   end
+   if self.p > 0 and (self.train or self.stochastic_inference) then
+      if self.noise:type() ~= input:type() then self.noise = T.empty(input:dtype(), input:device()) end
+      self.noise:resizeAs(input)
+      if not self.fixedNoise then
+         self.noise:bernoulli(1 - self.p)
+         if self.v2 then self.noise:div(1 - self.p) end
+      end
+      self.output:cmul(self.noise)
+   elseif not self.v2 then
+      self.output:mul(1 - self.p)
+   end
+   return self.output
+end
+
+function Dropout:updateGradInput(input, gradOutput)
+   if self.inplace then
+      self.gradInput:set(gradOutput)
+   else
+      if self.gradInput:type() ~= gradOutput:type() then self.gradInput = T.empty(gradOutput:dtype(), gradOutput:device()) end
+      self.gradInput:resizeAs(gradOutput):copy(gradOutput)
+   end
+   if self.train then
+      if self.p > 0 then self.gradInput:cmul(self.noise) end
+   elseif not self.v2 and self.p > 0 then
+      self.gradInput:mul(1 - self.p)
+   end
+   return self.gradInput
+end
+
+function Dropout:setp(p) self.p = p end
+
+function Dropout:clearState()
+   if self.noise then self.noise:set() end
+   return parent.clearState(self)
+end
+
+function Dropout:__tostring__() return torch.type(self) .. ('(%.2f)'):format(self.p) end

@@ -1,0 +1,27 @@
+-- nn.LeakyReLU([negval = 1/100] [, inplace]): x for x > 0, negval * x otherwise.
+local torch = require 'moontorch'
+local nn = require 'moontorch.nn'
+local C = torch._C
+
+local LeakyReLU, parent = torch.class('nn.LeakyReLU', 'nn.Module')
+
+function LeakyReLU:__init(negval, ip)
+   parent.__init(self)
+   if type(negval) == 'boolean' then negval, ip = 0.01, negval end
+   self.negval = negval or 0.01
+   self.inplace = ip or false
+   if self.inplace and self.negval < 0 then
+      error(('nn.LeakyReLU: in place needs a slope >= 0 (the output keeps the input sign), got %g'):format(self.negval), 2)
+   end
+end
+
+function LeakyReLU:updateOutput(input)
+   return nn.ReLU.activation_forward(self, input, C.MT_ACT_LEAKY_RELU, self.negval, self.inplace)
+end
+
+function LeakyReLU:updateGradInput(input, gradOutput)
+   return nn.ReLU.activation_backward(self, self.inplace and self.output or input, gradOutput, C.MT_ACT_LEAKY_RELU,
+      self.negval, self.inplace)
+end
+
+function LeakyReLU:__tostring__() return torch.type(self) .. ('(%g)'):format(self.negval) end

@@ -1,0 +1,48 @@
+-- nn.ReLU([inplace]): max(0, x). In place, the output is the input tensor itself.
+local torch = require 'moontorch'
+require 'moontorch.nn'
+local C, check = torch._C, require('moontorch.lib').check
+
+local ReLU, parent = torch.class('nn.ReLU', 'nn.Module')
+
+function ReLU:__init(inplace)
+   parent.__init(self)
+   self.inplace = inplace or false
+end
+
+-- Shared by the pointwise activations: kind is an MT_ACT_* constant, alpha its parameter.
+function ReLU.activation_forward(self, input, kind, alpha, inplace)
+   if not torch.isTensor(input) then error(torch.type(self) .. ': expected a tensor input, got ' .. torch.type(input), 3) end
+   if inplace then
+      check(C.mt_nn_activation_forward(input.h, input.h, kind, alpha))
+      self.output = input
+   else
+      if self.output == input or self.output:type() ~= input:type() then self.output = torch._T.empty(input:dtype(), input:device()) end
+      check(C.mt_nn_activation_forward(self.output.h, input.h, kind, alpha))
+   end
+   return self.output
+end
+
+function ReLU.activation_backward(self, saved, gradOutput, kind, alpha, inplace)
+   if inplace then
+      check(C.mt_nn_activation_backward(gradOutput.h, gradOutput.h, saved.h, kind, alpha))
+      self.gradInput = gradOutput
+   else
+      if self.gradInput == gradOutput or self.gradInput:type() ~= gradOutput:type() then
+         self.gradInput = torch._T.empty(gradOutput:dtype(), gradOutput:device())
+      end
+      check(C.mt_nn_activation_backward(self.gradInput.h, gradOutput.h, saved.h, kind, alpha))
+   end
+   return self.gradInput
+end
+
+function ReLU:updateOutput(input)
+   return ReLU.activation_forward(self, input, C.MT_ACT_RELU, 0, self.inplace)
+end
+
+-- the output has the input's sign, so it serves in place too
+function ReLU:updateGradInput(input, gradOutput)
+   return ReLU.activation_backward(self, self.inplace and self.output or input, gradOutput, C.MT_ACT_RELU, 0, self.inplace)
+end
+
+function ReLU:__tostring__() return torch.type(self) .. (self.inplace and ' (in place)' or '') end

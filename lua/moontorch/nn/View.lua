@@ -1,0 +1,99 @@
+-- nn.View(sizes...): a view of the input with the given sizes (one may be -1, inferred).
+-- An input with more elements than the sizes hold is a batch: its leading dimension is kept.
+-- setNumInputDims(n) says how many trailing input dimensions form one sample.
+local torch = require 'moontorch'
+require 'moontorch.nn'
+local T = torch._T
+
+local View, parent = torch.class('nn.View', 'nn.Module')
+
+function View:__init(...)
+   parent.__init(self)
+   local args = { ... }
+   local size
+   if #args == 1 and type(args[1]) == 'table' then size = args[1]
+   elseif #args == 1 and torch.type(args[1]) == 'torch.LongStorage' then size = args[1]:totable()
+   else size = args end
+   self.size = {}
+   self.numElements = 1
+   local inferred = 0
+   for i = 1, #size do
+      local s = size[i]
+      if type(s) ~= 'number' or s ~= math.floor(s) or (s < 1 and s ~= -1) then
+         error('nn.View: sizes must be positive integers or -1, got ' .. tostring(s), 2)
+      end
+      if s == -1 then inferred = inferred + 1 else self.numElements = self.numElements * s end
+      self.size[i] = s
+   end
+   if inferred > 1 then error('nn.View: at most one size may be -1', 2) end
+   self.inferred = inferred == 1
+end
+
+function View:setNumInputDims(n)
+   self.numInputDims = n
+   return self
+end
+
+local function sizes_str(t) return table.concat(T.sizes(t), 'x') end
+
+-- the target sizes for this input: batch dimensions first, then self.size with -1 resolved
+function View:_target(input)
+   local isz = T.sizes(input)
+   local nd = #isz
+   local sampleDims = self.numInputDims or nd
+   if sampleDims > nd then sampleDims = nd end
+   local sampleElems = 1
+   for i = nd - sampleDims + 1, nd do sampleElems = sampleElems * isz[i] end
+   local batch = {}
+   if self.numInputDims then
+      for i = 1, nd - sampleDims do batch[#batch + 1] = isz[i] end
+   elseif not self.inferred and sampleElems ~= self.numElements and nd > 1 then
+      -- more elements than one sample: the first dimension is the batch
+      batch[1] = isz[1]
+      sampleElems = sampleElems / isz[1]
+   end
+   local out = {}
+   for _, b in ipairs(batch) do out[#out + 1] = b end
+   for i = 1, #self.size do
+      local s = self.size[i]
+      if s == -1 then
+         if sampleElems % self.numElements ~= 0 then
+            error(('nn.View: input of size %s cannot be viewed as %s'):format(sizes_str(input),
+               table.concat(self.size, 'x')), 3)
+         end
+         s = sampleElems / self.numElements
+      end
+      out[#out + 1] = s
+   end
+   local total = 1
+   for i = 1, #out do total = total * out[i] end
+   if total ~= input:nElement() then
+      error(('nn.View: input of size %s (%d elements) cannot be viewed as %s'):format(sizes_str(input),
+         input:nElement(), table.concat(self.size, 'x')), 3)
+   end
+   return out
+end
+
+function View:updateOutput(input)
+   if not torch.isTensor(input) then error('nn.View: expected a tensor input, got ' .. torch.type(input), 2) end
+   local target = self:_target(input)
+   local src = input:isContiguous() and input or input:contiguous()
+   self.output = src:view(target)
+   return self.output
+end
+
+function View:updateGradInput(input, gradOutput)
+   local g = gradOutput:isContiguous() and gradOutput or gradOutput:contiguous()
+   self.gradInput = g:view(T.sizes(input))
+   return self.gradInput
+end
+
+function View:clearState()
+   self.output = torch.Tensor()
+   self.gradInput = torch.Tensor()
+   return self
+end
+
+function View:__tostring__()
+   return torch.type(self) .. '(' .. table.concat(self.size, ', ') .. ')'
+end

@@ -1,0 +1,501 @@
+-- optim_spec.lua: fused optimizer steps (csrc/nn/optim*.c, lua/moontorch/optim) against direct
+-- Lua transcriptions of Torch7's optim and of each method's paper, on fresh random data.
+local torch = require 'moontorch'
+local optim = require 'moontorch.optim'
+local util = require 'spec.util'
+local T = torch._T
+
+local function copy(a) local r = {} for i = 1, #a do r[i] = a[i] end return r end
+local function rand(n, lo, hi) return util.rand_flat(n, lo or -1, hi or 1) end
+
+-- Run `method` for #grads steps on x0 (flat values) with the given gradients; returns the final
+-- values of x and the state. feval also checks that it sees the current x.
+local function run(method, x0, grads, config, typename, shape)
+   typename = typename or 'torch.DoubleTensor'
+   local dtype = T.parse_typename(typename)
+   local x = T.from_flat(x0, shape or { #x0 }, dtype, T.CPU)
+   local state, step = {}, 0
+   local fs = {}
+   for s = 1, #grads do
+      local g = T.from_flat(grads[s], shape or { #x0 }, dtype, T.CPU)
+      local _, f = optim[method](function(xx)
+         assert(xx == x)
+         step = step + 1
+         return step * 1.5, g
+      end, x, config, state)
+      fs[s] = f[1]
+   end
+   for s = 1, #grads do assert.are.equal(s * 1.5, fs[s]) end
+   return util.flat(x), state, x
+end
+
+-- values as stored in a dtype (the reference must start from the same rounded numbers)
+local function rounded(vals, typename)
+   return util.flat(T.from_flat(vals, { #vals }, T.parse_typename(typename), T.CPU))
+end
+
+---------------------------------------------------------------------------------------------
+-- reference transcriptions
+
+-- Torch7's optim/sgd.lua, line by line, on Lua arrays
+local function ref_sgd(x, grads, config)
+   x = copy(x)
+   local lr, lrd = config.learningRate or 1e-3, config.learningRateDecay or 0
+   local wd, mom = config.weightDecay or 0, config.momentum or 0
+   local damp, nesterov = config.dampening or mom, config.nesterov or false
+   local lrs, wds = config.learningRatesFlat, config.weightDecaysFlat
+   local nevals, buf = 0, nil
+   for _, g0 in ipairs(grads) do
+      local g = copy(g0)
+      if wd ~= 0 then for i = 1, #x do g[i] = g[i] + wd * x[i] end end
+      if wds then for i = 1, #x do g[i] = g[i] + wds[i] * x[i] end end
+      if mom ~= 0 then
+         if not buf then buf = copy(g)
+         else for i = 1, #x do buf[i] = mom * buf[i] + (1 - damp) * g[i] end end
+         if nesterov then for i = 1, #x do g[i] = g[i] + mom * buf[i] end else g = copy(buf) end
+      end
+      local clr = lr / (1 + nevals * lrd)
+      for i = 1, #x do x[i] = x[i] - clr * (lrs and lrs[i] or 1) * g[i] end
+      nevals = nevals + 1
+   end
+   return x
+end
+
+-- Kingma & Ba, Algorithm 1 with the "efficient" step of section 2 (Torch7's form):
+-- alpha_t = alpha*sqrt(1-b2^t)/(1-b1^t); theta -= alpha_t * m/(sqrt(v)+eps); L2 decay in g.
+local function ref_adam(x, grads, c)
+   x = copy(x)
+   local a, b1, b2, eps, wd = c.learningRate or 1e-3, c.beta1 or 0.9, c.beta2 or 0.999, c.epsilon or 1e-8, c.weightDecay or 0
+   local lrd = c.learningRateDecay or 0
+   local m, v = {}, {}
+   for i = 1, #x do m[i], v[i] = 0, 0 end
+   for t, g0 in ipairs(grads) do
+      local at = a / (1 + (t - 1) * lrd) * math.sqrt(1 - b2 ^ t) / (1 - b1 ^ t)
+      for i = 1, #x do
+         local g = g0[i] + wd * x[i]
+         m[i] = b1 * m[i] + (1 - b1) * g
+         v[i] = b2 * v[i] + (1 - b2) * g * g
+         x[i] = x[i] - at * m[i] / (math.sqrt(v[i]) + eps)
+      end
+   end
+   return x
+end
+
+-- Loshchilov & Hutter, Algorithm 2 (AdamW) with eta_t = 1, alpha = lr, lambda = lr*wd:
+-- theta -= eta*(alpha*mhat/(sqrt(vhat)+eps) + lambda*theta)
+local function ref_adamw(x, grads, c)
+   x = copy(x)
+   local a, b1, b2, eps, wd = c.learningRate or 1e-3, c.beta1 or 0.9, c.beta2 or 0.999, c.epsilon or 1e-8, c.weightDecay or 1e-2
+   local m, v = {}, {}
+   for i = 1, #x do m[i], v[i] = 0, 0 end
+   for t, g in ipairs(grads) do
+      for i = 1, #x do
+         m[i] = b1 * m[i] + (1 - b1) * g[i]
+         v[i] = b2 * v[i] + (1 - b2) * g[i] * g[i]
+         local mh, vh = m[i] / (1 - b1 ^ t), v[i] / (1 - b2 ^ t)
+         x[i] = x[i] - (a * mh / (math.sqrt(vh) + eps) + a * wd * x[i])
+      end
+   end
+   return x
+end
+
+local function norm(a, i0, i1)
+   local s = 0
+   for i = i0, i1 do s = s + a[i] * a[i] end
+   return math.sqrt(s)
+end
+
+-- segments as {first, last, excluded} (1-based inclusive) for the references
+-- You, Gitman & Ginsburg 2017, Algorithm 1 (LARS), per layer; excluded layers: plain SGD.
+local function ref_lars(x, grads, c, segs)
+   x = copy(x)
+   local lr, mom, wd, eta, eps = c.learningRate, c.momentum or 0.9, c.weightDecay or 0, c.eta or 0.001, c.epsilon or 0
+   local v = {}
+   for i = 1, #x do v[i] = 0 end
+   local trusts
+   for _, g in ipairs(grads) do
+      trusts = {}
+      for k, s in ipairs(segs) do
+         local a, b, excl = s[1], s[2], s[3]
+         local beta = excl and 0 or wd
+         local wn, gn = norm(x, a, b), norm(g, a, b)
+         local local_lr = 1
+         if not excl and wn > 0 and gn > 0 then local_lr = eta * wn / (gn + beta * wn + eps) end
+         trusts[k] = local_lr
+         for i = a, b do
+            v[i] = mom * v[i] + lr * local_lr * (g[i] + beta * x[i])
+            x[i] = x[i] - v[i]
+         end
+      end
+   end
+   return x, trusts
+end
+
+-- You et al. 2019, Algorithm 2 (LAMB) with bias correction, per layer; excluded layers: trust 1,
+-- no decay; trust ratio ||w||/||u|| clipped at maxTrust.
+local function ref_lamb(x, grads, c, segs)
+   x = copy(x)
+   local lr, b1, b2, eps, wd = c.learningRate, c.beta1 or 0.9, c.beta2 or 0.999, c.epsilon or 1e-6, c.weightDecay or 0.01
+   local clip = c.maxTrust or 10
+   local m, v = {}, {}
+   for i = 1, #x do m[i], v[i] = 0, 0 end
+   local trusts
+   for t, g in ipairs(grads) do
+      trusts = {}
+      for k, s in ipairs(segs) do
+         local a, b, excl = s[1], s[2], s[3]
+         local lam = excl and 0 or wd
+         local u = {}
+         for i = a, b do
+            m[i] = b1 * m[i] + (1 - b1) * g[i]
+            v[i] = b2 * v[i] + (1 - b2) * g[i] * g[i]
+            local mh, vh = m[i] / (1 - b1 ^ t), v[i] / (1 - b2 ^ t)
+            u[i] = mh / (math.sqrt(vh) + eps) + lam * x[i]
+         end
+         local wn, un = norm(x, a, b), norm(u, a, b)
+         local r = 1
+         if not excl and wn > 0 and un > 0 then r = wn / un if clip > 0 then r = math.min(r, clip) end end
+         trusts[k] = r
+         for i = a, b do x[i] = x[i] - lr * r * u[i] end
+      end
+   end
+   return x, trusts
+end
+
+local SIZES = { 1, 7, 33, 1000, 40001 } -- the last crosses the OpenMP threshold
+local F64 = { atol = 1e-12, rtol = 1e-10 }
+local F32 = { atol = 1e-5, rtol = 1e-4 }
+
+local function grads_for(n, steps, scale)
+   local g = {}
+   for s = 1, steps do g[s] = rand(n, -(scale or 1), scale or 1) end
+   return g
+end
+
+---------------------------------------------------------------------------------------------
+describe('optim.sgd', function()
+   local configs = {
+      { learningRate = 0.1 },
+      { learningRate = 0.05, weightDecay = 1e-2 },
+      { learningRate = 0.1, momentum = 0.9 },                      -- dampening defaults to 0.9
+      { learningRate = 0.1, momentum = 0.9, dampening = 0.1, weightDecay = 5e-4 },
+      { learningRate = 0.1, momentum = 0.8, dampening = 0, nesterov = true, weightDecay = 1e-3 },
+      { learningRate = 0.3, learningRateDecay = 0.5, momentum = 0.5 },
+   }
+   it('matches Torch7 over several steps (float64, several sizes and configs)', function()
+      for _, n in ipairs(SIZES) do
+         for ci, c in ipairs(configs) do
+            local x0, g = rand(n), grads_for(n, 4)
+            local got = run('sgd', x0, g, c)
+            util.assert_close(got, ref_sgd(x0, g, c), F64, ('sgd n=%d config %d'):format(n, ci))
+         end
+      end
+   end)
+
+   it('supports per-element learningRates and weightDecays', function()
+      local n = 57
+      local lrs, wds = rand(n, 0, 2), rand(n, 0, 0.1)
+      local c = { learningRate = 0.1, momentum = 0.9, learningRates = T.from_flat(lrs, { n }, T.DOUBLE, T.CPU),
+         weightDecays = T.from_flat(wds, { n }, T.DOUBLE, T.CPU) }
+      local x0, g = rand(n), grads_for(n, 3)
+      local got = run('sgd', x0, g, c)
+      local rc = { learningRate = 0.1, momentum = 0.9, learningRatesFlat = lrs, weightDecaysFlat = wds }
+      util.assert_close(got, ref_sgd(x0, g, rc), F64, 'sgd lrs/wds')
+   end)
+
+   it('works on float32, float16 and bfloat16 and on multi-dimensional flat storage', function()
+      for _, tn in ipairs { 'torch.FloatTensor', 'torch.HalfTensor', 'torch.BFloat16Tensor' } do
+         local n = 101
+         local c = { learningRate = 0.1, momentum = 0.9, weightDecay = 1e-3 }
+         local x0, g = rounded(rand(n), tn), { rounded(rand(n), tn), rounded(rand(n), tn) }
+         local got = run('sgd', x0, g, c, tn)
+         local tol = tn == 'torch.FloatTensor' and F32 or util.tol[tn]
+         util.assert_close(got, ref_sgd(x0, g, c), tol, 'sgd ' .. tn)
+      end
+      local x0, g = rand(33), grads_for(33, 3)
+      local c = { learningRate = 0.2, momentum = 0.5 }
+      util.assert_close(run('sgd', x0, g, c, nil, { 3, 11 }), ref_sgd(x0, g, c), F64, 'sgd 3x11')
+   end)
+
+   it('follows Torch7: the momentum buffer starts at the first gradient; dampening defaults to momentum', function()
+      local n = 20
+      local x0, g = rand(n), grads_for(n, 2)
+      -- first step: x1 = x0 - lr*g0 exactly (not lr*(1-damp)*g0)
+      local got1 = run('sgd', x0, { g[1] }, { learningRate = 0.5, momentum = 0.9 })
+      local want1 = {}
+      for i = 1, n do want1[i] = x0[i] - 0.5 * g[1][i] end
+      util.assert_close(got1, want1, F64, 'first step')
+      -- second step with default dampening 0.9: buf = 0.9*g0 + 0.1*g1
+      local got2 = run('sgd', x0, g, { learningRate = 0.5, momentum = 0.9 })
+      local want2 = {}
+      for i = 1, n do want2[i] = want1[i] - 0.5 * (0.9 * g[1][i] + 0.1 * g[2][i]) end
+      util.assert_close(got2, want2, F64, 'second step')
+      -- learningRateDecay: lr / (1 + nevals*decay), nevals counted in state.evalCounter
+      local _, st = run('sgd', x0, g, { learningRate = 0.5, learningRateDecay = 1 })
+      assert.are.equal(2, st.evalCounter)
+   end)
+
+   it('rejects Nesterov without momentum or with dampening, and mismatched gradients', function()
+      local x = torch.DoubleTensor(5):fill(1)
+      local g = torch.DoubleTensor(5):fill(0.5)
+      local f = function() return 0, g end
+      util.assert_error(function() optim.sgd(f, x, { nesterov = true, momentum = 0.9 }) end, 'optim.sgd',
+         'Nesterov', 'dampening 0.9')
+      util.assert_error(function() optim.sgd(f, x, { nesterov = true }) end, 'Nesterov', 'momentum 0')
+      util.assert_error(function() optim.sgd(function() return 0, torch.DoubleTensor(4):fill(1) end, x, {}) end,
+         'optim.sgd', 'gradient has 4 elements', 'parameters have 5')
+      util.assert_error(function() optim.sgd(function() return 0, torch.FloatTensor(5):fill(1) end, x, {}) end,
+         'optim.sgd', 'gradient is float32', 'float64')
+      util.assert_error(function() optim.sgd(function() return 0, g end, torch.LongTensor(5):fill(1), {}) end,
+         'must be floating point')
+      util.assert_error(function() optim.sgd(function() return 0, g:view(5, 1):expand(5, 3) end, torch.DoubleTensor(5, 3):fill(1), {}) end,
+         'gradient must be contiguous')
+      util.assert_error(function() optim.sgd(function() return 0 end, x, {}) end, 'feval must return f and the gradient')
+   end)
+
+   util.gpu_it('reports that CUDA parameters are not supported yet', function()
+      local x = torch.DoubleTensor(5):fill(1):cuda()
+      util.assert_error(function() optim.sgd(function() return 0, x:clone() end, x, {}) end, 'CUDA is not supported yet')
+   end)
+end)
+
+describe('optim.adam and optim.adamw', function()
+   it('adam matches Kingma & Ba (Torch7 form) over several steps', function()
+      local configs = {
+         { learningRate = 1e-2 },
+         { learningRate = 3e-3, beta1 = 0.8, beta2 = 0.99, epsilon = 1e-6, weightDecay = 1e-2 },
+         { learningRate = 1e-2, learningRateDecay = 0.1 },
+      }
+      for _, n in ipairs(SIZES) do
+         for ci, c in ipairs(configs) do
+            local x0, g = rand(n), grads_for(n, 5)
+            local got, st = run('adam', x0, g, c)
+            util.assert_close(got, ref_adam(x0, g, c), F64, ('adam n=%d config %d'):format(n, ci))
+            assert.are.equal(5, st.t)
+         end
+      end
+   end)
+
+   it('adamw matches Loshchilov & Hutter over several steps', function()
+      local configs = { { learningRate = 1e-2 }, { learningRate = 5e-3, weightDecay = 0.1, beta1 = 0.85, epsilon = 1e-7 } }
+      for _, n in ipairs(SIZES) do
+         for ci, c in ipairs(configs) do
+            local x0, g = rand(n), grads_for(n, 5)
+            util.assert_close(run('adamw', x0, g, c), ref_adamw(x0, g, c), F64, ('adamw n=%d config %d'):format(n, ci))
+         end
+      end
+   end)
+
+   it('decoupled decay differs from L2 decay (the two are not confused)', function()
+      local n = 50
+      local x0, g = rand(n), grads_for(n, 3)
+      local a = run('adam', x0, g, { learningRate = 1e-2, weightDecay = 0.5 })
+      local w = run('adamw', x0, g, { learningRate = 1e-2, weightDecay = 0.5 })
+      local diff = 0
+      for i = 1, n do diff = math.max(diff, math.abs(a[i] - w[i])) end
+      assert.is_true(diff > 1e-4)
+   end)
+
+   it('works on float32, float16 and bfloat16', function()
+      for _, tn in ipairs { 'torch.FloatTensor', 'torch.HalfTensor', 'torch.BFloat16Tensor' } do
+         local n = 64
+         local c = { learningRate = 1e-2 }
+         local x0, g = rounded(rand(n), tn), { rounded(rand(n), tn), rounded(rand(n), tn) }
+         local tol = tn == 'torch.FloatTensor' and F32 or util.tol[tn]
+         util.assert_close(run('adam', x0, g, c, tn), ref_adam(x0, g, c), tol, 'adam ' .. tn)
+         util.assert_close(run('adamw', x0, g, c, tn), ref_adamw(x0, g, c), tol, 'adamw ' .. tn)
+      end
+   end)
+
+   it('rejects bad betas', function()
+      local x = torch.DoubleTensor(3):fill(1)
+      util.assert_error(function() optim.adam(function() return 0, x:clone() end, x, { beta1 = 1 }) end,
+         'optim.adam', 'beta1 and beta2 must be in [0, 1)')
+      util.assert_error(function() optim.adamw(function() return 0, x:clone() end, x, { beta2 = -0.1 }) end,
+         'optim.adamw', 'adamw_step')
+   end)
+end)
+
+-- random layer layout over n: list of {offset, length} (1-based) covering [1, n]
+local function random_layers(n, k)
+   local cuts = {}
+   for i = 1, k - 1 do cuts[i] = math.random(1, n - 1) end
+   table.sort(cuts)
+   local layers, prev = {}, 0
+   for _, c in ipairs(cuts) do
+      if c > prev then layers[#layers + 1] = { prev + 1, c - prev } prev = c end
+   end
+   layers[#layers + 1] = { prev + 1, n - prev }
+   return layers
+end
+
+describe('optim.lars and optim.lamb', function()
+   -- layers with every other one excluded; segments for the references
+   local function layout(n, k)
+      local layers = random_layers(n, k)
+      local excl, segs = {}, {}
+      for i, l in ipairs(layers) do
+         local ex = i % 2 == 0
+         if ex then excl[#excl + 1] = l end
+         segs[#segs + 1] = { l[1], l[1] + l[2] - 1, ex }
+      end
+      return layers, excl, segs
+   end
+
+   it('lars matches You et al. 2017 per layer, with excluded (BN/bias) layers', function()
+      for _, n in ipairs { 9, 200, 40001 } do
+         local layers, excl, segs = layout(n, 6)
+         local c = { learningRate = 0.5, momentum = 0.9, weightDecay = 5e-4, eta = 0.02, layers = layers, lars_exclude = excl }
+         local x0, g = rand(n), grads_for(n, 4, 0.1)
+         local got, st = run('lars', x0, g, c)
+         local want, trusts = ref_lars(x0, g, c, segs)
+         util.assert_close(got, want, F64, 'lars n=' .. n)
+         util.assert_close(st.trustRatios, trusts, F64, 'lars trust ratios')
+         -- without layers: one segment for the whole vector
+         local c2 = { learningRate = 0.1, momentum = 0, weightDecay = 1e-3 }
+         util.assert_close(run('lars', x0, g, c2), (ref_lars(x0, g, c2, { { 1, n, false } })), F64, 'lars whole')
+      end
+   end)
+
+   it('lamb matches You et al. 2019 per layer, with bias correction and trust clipping', function()
+      for _, n in ipairs { 9, 200, 40001 } do
+         local layers, excl, segs = layout(n, 5)
+         for _, clip in ipairs { 10, 0, 0.5 } do
+            local c = { learningRate = 1e-2, weightDecay = 0.01, maxTrust = clip, layers = layers, lars_exclude = excl }
+            local x0, g = rand(n), grads_for(n, 4)
+            local got, st = run('lamb', x0, g, c)
+            local want, trusts = ref_lamb(x0, g, c, segs)
+            util.assert_close(got, want, F64, ('lamb n=%d clip %g'):format(n, clip))
+            util.assert_close(st.trustRatios, trusts, F64, 'lamb trust ratios')
+         end
+      end
+   end)
+
+   it('lamb on float32', function()
+      local n = 300
+      local layers, excl, segs = layout(n, 4)
+      local c = { learningRate = 1e-2, layers = layers, lars_exclude = excl }
+      local x0, g = rounded(rand(n), 'torch.FloatTensor'), { rounded(rand(n), 'torch.FloatTensor') }
+      util.assert_close(run('lamb', x0, g, c, 'torch.FloatTensor'), (ref_lamb(x0, g, c, segs)), F32, 'lamb f32')
+   end)
+
+   it('accepts the exclusion as a ByteTensor mask, splitting layers that are partly excluded', function()
+      local n = 120
+      local layers = { { 1, 50 }, { 51, 70 } }
+      local mask = torch.ByteTensor(n):zero()
+      mask:narrow(1, 41, 20):fill(1) -- elements 41..60: the end of layer 1 and the start of layer 2
+      local segs = { { 1, 40, false }, { 41, 50, true }, { 51, 60, true }, { 61, 120, false } }
+      local c = { learningRate = 0.2, momentum = 0.9, weightDecay = 1e-3, layers = layers, lars_exclude = mask }
+      local x0, g = rand(n), grads_for(n, 3)
+      local got, st = run('lars', x0, g, c)
+      local want, trusts = ref_lars(x0, g, c, segs)
+      util.assert_close(got, want, F64, 'lars mask')
+      util.assert_close(st.trustRatios, trusts, F64, 'lars mask trust')
+      -- the same as ranges
+      local c2 = { learningRate = 0.2, momentum = 0.9, weightDecay = 1e-3, layers = layers, lars_exclude = { { 41, 20 } } }
+      util.assert_close(run('lars', x0, g, c2), got, F64, 'lars ranges = mask')
+   end)
+
+   it('optim.layerSegments reads a model\'s parameters inside its flat vector', function()
+      local flat = torch.DoubleTensor(3 * 4 + 4 + 5 * 3 * 2 * 2 + 5):zero()
+      local w1 = flat:narrow(1, 1, 12):view(3, 4)
+      local b1 = flat:narrow(1, 13, 4)
+      local w2 = flat:narrow(1, 17, 60):view(5, 3, 2, 2)
+      local b2 = flat:narrow(1, 77, 5)
+      local model = { parameters = function() return { w1, b1, w2, b2 } end }
+      local layers, exclude = optim.layerSegments(model, flat)
+      assert.are.same({ { 1, 12 }, { 13, 4 }, { 17, 60 }, { 77, 5 } }, layers)
+      assert.are.same({ { 13, 4 }, { 77, 5 } }, exclude)
+      util.assert_error(function() optim.layerSegments({ torch.DoubleTensor(3) }, flat) end, 'not a view of the flat vector')
+   end)
+
+   it('rejects bad layer layouts', function()
+      local x = torch.DoubleTensor(10):fill(1)
+      local f = function() return 0, x:clone() end
+      util.assert_error(function() optim.lars(f, x, { layers = { { 1, 11 } } }) end, 'optim.lars', 'layers entry 1', 'inside the 10 parameters')
+      util.assert_error(function() optim.lamb(f, x, { layers = { { 1, 6 }, { 5, 5 } } }) end, 'optim.lamb', 'segment 2 starts at 4')
+      util.assert_error(function() optim.lars(f, x, { lars_exclude = torch.ByteTensor(7):zero() }) end, 'mask has 7 elements')
+      util.assert_error(function() optim.lars(f, x, { eta = 0 }) end, 'eta must be > 0')
+   end)
+end)
+
+describe('optim.schedule', function()
+   local S = optim.schedule
+   it('step and multistep', function()
+      local lr = math.random() + 0.1
+      local s = S.step(lr, 3, 0.5)
+      for t = 0, 10 do util.assert_close({ s(t) }, { lr * 0.5 ^ math.floor(t / 3) }, F64, 'step ' .. t) end
+      local m = S.multistep(lr, { 2, 5 }, 0.1)
+      util.assert_close({ m(0), m(1.9), m(2), m(4), m(5), m(100) }, { lr, lr, lr * 0.1, lr * 0.1, lr * 0.01, lr * 0.01 }, F64, 'multistep')
+   end)
+
+   it('cosine and polynomial', function()
+      local lr, lo = math.random() + 0.5, math.random() * 0.1
+      local c = S.cosine(lr, 10, lo)
+      util.assert_close({ c(0), c(5), c(10), c(20) }, { lr, (lr + lo) / 2, lo, lo }, F64, 'cosine')
+      for t = 0, 9 do assert.is_true(c(t + 1) < c(t)) end
+      local p = S.polynomial(lr, 8, 2)
+      util.assert_close({ p(0), p(4), p(8), p(9) }, { lr, lr / 4, 0, 0 }, F64, 'polynomial')
+   end)
+
+   it('linear warm-up composes with any schedule', function()
+      local lr = math.random() + 0.5
+      local w = S.warmup(4, S.cosine(lr, 10))
+      local c = S.cosine(lr, 10)
+      for t = 0, 3 do util.assert_close({ w(t) }, { lr * (t + 1) / 5 }, F64, 'warm-up ' .. t) end
+      for t = 4, 14 do util.assert_close({ w(t) }, { c(t - 4) }, F64, 'after warm-up ' .. t) end
+      local w2 = S.warmup(2, 0.3)
+      util.assert_close({ w2(0), w2(1), w2(2), w2(50) }, { 0.1, 0.2, 0.3, 0.3 }, F64, 'warm-up to a constant')
+   end)
+
+   it('drives an optimizer through config.learningRate', function()
+      local n = 10
+      local x0, g = rand(n), grads_for(n, 5)
+      local sched = S.warmup(2, S.step(0.1, 2, 0.5))
+      local x = T.from_flat(x0, { n }, T.DOUBLE, T.CPU)
+      local config, want = {}, copy(x0)
+      for t = 0, 4 do
+         config.learningRate = sched(t)
+         optim.sgd(function() return 0, T.from_flat(g[t + 1], { n }, T.DOUBLE, T.CPU) end, x, config)
+         for i = 1, n do want[i] = want[i] - sched(t) * g[t + 1][i] end
+      end
+      util.assert_close(x, want, F64, 'scheduled sgd')
+   end)
+
+   it('rejects bad arguments', function()
+      util.assert_error(function() S.cosine(0.1, 0) end, 'optim.schedule.cosine', 'tMax must be a number >= 1')
+      util.assert_error(function() S.step(0.1, 2)(-1) end, 'optim.schedule.step', 'step counter')
+      util.assert_error(function() S.warmup(3, 'x') end, 'optim.schedule.warmup', 'expected a schedule')
+      util.assert_error(function() S.multistep(0.1, 5) end, 'milestones must be a list')
+   end)
+end)
+
+describe('optimizer state in checkpoints', function()
+   local checkpoint = require 'moontorch.checkpoint'
+   it('resuming from a saved state gives the same result as an uninterrupted run', function()
+      local n = 77
+      local path = os.tmpname()
+      for _, method in ipairs { 'sgd', 'adam', 'adamw', 'lars', 'lamb' } do
+         local config = { learningRate = 0.05, momentum = 0.9, weightDecay = 1e-3, learningRateDecay = 0.1,
+            layers = random_layers(n, 3) }
+         local x0, g = rand(n), grads_for(n, 6)
+         local function steps(x, state, from, to)
+            for s = from, to do
+               optim[method](function() return 0, T.from_flat(g[s], { n }, T.DOUBLE, T.CPU) end, x, config, state)
+            end
+         end
+         local xa, sa = T.from_flat(x0, { n }, T.DOUBLE, T.CPU), {}
+         steps(xa, sa, 1, 6)
+         local xb, sb = T.from_flat(x0, { n }, T.DOUBLE, T.CPU), {}
+         steps(xb, sb, 1, 3)
+         local ts, vals = optim.stateToCheckpoint(sb, 'optim.')
+         ts.x = xb
+         checkpoint.save(path, ts, { optim = vals })
+         local back, meta = checkpoint.load(path)
+         local sc = optim.stateFromCheckpoint(back, meta.optim, 'optim.')
+         steps(back.x, sc, 4, 6)
+         util.assert_close(back.x, xa, { atol = 0, rtol = 0 }, method .. ' resumed')
+      end
+      os.remove(path)
+   end)
+end)
