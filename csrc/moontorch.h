@@ -221,6 +221,8 @@ mt_status mt_avgpool2d_forward(mt_tensor *out, const mt_tensor *input, int kW, i
                                int padH, int ceil_mode, int count_include_pad);
 mt_status mt_avgpool2d_backward(mt_tensor *gradInput, const mt_tensor *gradOutput, const mt_tensor *input, int kW,
                                 int kH, int dW, int dH, int padW, int padH, int ceil_mode, int count_include_pad);
+mt_status mt_adaptive_avgpool2d_forward(mt_tensor *out, const mt_tensor *input, int oW, int oH);
+mt_status mt_adaptive_avgpool2d_backward(mt_tensor *gradInput, const mt_tensor *gradOutput, const mt_tensor *input);
 /* nn: normalization, activations, softmax, losses (csrc/nn/batchnorm.c, activation.c, loss.c) */
 /* CPU, float dtypes. Activations: forward may be in place (out == input); backward takes the
  * input (ReLU, LeakyReLU) or the output (Sigmoid, Tanh) as `saved`. */

@@ -1,0 +1,71 @@
+-- nn.SpatialMaxPooling(kW, kH, [dW=kW], [dH=kH], [padW=0], [padH=0]) with :ceil()/:floor(), as in
+-- Torch7. Input: C x H x W or N x C x H x W. The positions of the maxima are kept in
+-- self.indices (int64) for the backward pass. Math in C (csrc/nn/pool.c).
+local torch = require 'moontorch'
+require 'moontorch.nn'
+local lib = require 'moontorch.lib'
+local C, check = lib.C, lib.check
+
+local Pool, parent = torch.class('nn.SpatialMaxPooling', 'nn.Module')
+
+function Pool:__init(kW, kH, dW, dH, padW, padH)
+   parent.__init(self)
+   for _, v in ipairs { { kW, 'kW' }, { kH, 'kH' } } do
+      if type(v[1]) ~= 'number' or v[1] < 1 then
+         error(('nn.SpatialMaxPooling: %s must be a positive integer, got %s'):format(v[2], tostring(v[1])), 2)
+      end
+   end
+   self.kW, self.kH = kW, kH
+   self.dW, self.dH = dW or kW, dH or kH
+   self.padW, self.padH = padW or 0, padH or 0
+   self.ceil_mode = false
+   self.indices = torch.LongTensor()
+end
+
+function Pool:ceil() self.ceil_mode = true return self end
+function Pool:floor() self.ceil_mode = false return self end
+
+local function checked(self, input, what)
+   local name = torch.type(self)
+   if not torch.isTensor(input) then error(name .. ': expected a tensor ' .. what .. ', got ' .. torch.type(input), 4) end
+   if input:isCuda() then error(name .. ': CUDA is not supported yet', 4) end
+   return input
+end
+
+local function result(self, field, like)
+   local r = self[field]
+   if r == nil or not torch.isTensor(r) or r:type() ~= like:type() then
+      r = torch._T.empty(like:dtype(), like:device())
+      self[field] = r
+   end
+   return r
+end
+
+function Pool:updateOutput(input)
+   checked(self, input, 'input')
+   if not torch.isTensor(self.indices) or self.indices:isCuda() then self.indices = torch.LongTensor() end
+   check(C.mt_maxpool2d_forward(result(self, 'output', input).h, self.indices.h, input.h, self.kW, self.kH, self.dW,
+      self.dH, self.padW, self.padH, self.ceil_mode and 1 or 0))
+   return self.output
+end
+
+function Pool:updateGradInput(input, gradOutput)
+   checked(self, input, 'input')
+   checked(self, gradOutput, 'gradOutput')
+   check(C.mt_maxpool2d_backward(result(self, 'gradInput', input).h, gradOutput.h, self.indices.h, input.h, self.kW,
+      self.kH, self.dW, self.dH, self.padW, self.padH, self.ceil_mode and 1 or 0))
+   return self.gradInput
+end
+
+function Pool:clearState()
+   if self.indices then self.indices:set() end
+   return parent.clearState(self)
+end
+
+function Pool:__tostring__()
+   local s = ('%s(%dx%d, %d,%d'):format(torch.type(self), self.kW, self.kH, self.dW, self.dH)
+   if self.padW ~= 0 or self.padH ~= 0 then s = s .. (', %d,%d'):format(self.padW, self.padH) end
+   return s .. ')'
+end
+
+return Pool
