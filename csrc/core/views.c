@@ -40,12 +40,11 @@ static mt_status check_in_storage(const char *op, const mt_tensor *t, int ndim, 
   }
   if (empty) return MT_OK; /* touches nothing */
   for (int i = 0; i < ndim; i++) {
-    /* bound the span without overflow: |stride| * (size-1) must fit */
-    int64_t s = strides[i], m = sizes[i] - 1;
-    if (s != 0 && m > INT64_MAX / (s < 0 ? -s : s))
-      return mt__error(MT_ERR_SHAPE, "%s: stride %lld with size %lld overflows", op, (long long)s, (long long)sizes[i]);
-    if (s > 0) hi += s * m;
-    else lo += s * m;
+    /* the span of the layout, stride by stride, without overflow (strides are >= 0 here) */
+    int64_t step;
+    if (__builtin_mul_overflow(strides[i], sizes[i] - 1, &step) || __builtin_add_overflow(hi, step, &hi))
+      return mt__error(MT_ERR_SHAPE, "%s: stride %lld with size %lld overflows", op, (long long)strides[i],
+                       (long long)sizes[i]);
   }
   int64_t n = mt_tensor_storage_numel(t);
   if (offset < 0 || lo < 0 || hi >= n)
