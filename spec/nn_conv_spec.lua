@@ -394,11 +394,6 @@ describe('nn.SpatialConvolution', function()
          'divisible by groups 2')
       util.assert_error(function() nn.SpatialConvolution(3, 4, 0, 3) end, 'nn.SpatialConvolution', 'kW')
    end)
-
-   util.gpu_it('raises a clear error for CUDA tensors', function()
-      local m = nn.SpatialConvolution(3, 4, 3, 3):cuda()
-      util.assert_error(function() m:forward(torch.randn(1, 3, 5, 5):cuda()) end, 'CUDA is not supported yet')
-   end)
 end)
 
 ---------------------------------------------------------------------------------------------

@@ -480,13 +480,3 @@ describe('nn.SoftMax and nn.LogSoftMax', function()
    end)
 end)
 
-describe('CUDA', function()
-   util.gpu_it('layers with C kernels raise a clear error for CUDA tensors', function()
-      local x = torch.randn(4, 3):cuda()
-      util.assert_error(function() nn.ReLU():cuda():forward(x) end, 'nn.ReLU: CUDA is not supported yet')
-      util.assert_error(function() nn.SoftMax():cuda():forward(x) end, 'nn.SoftMax: CUDA is not supported yet')
-      util.assert_error(function() nn.BatchNormalization(3):cuda():forward(x) end,
-         'nn.BatchNormalization: CUDA is not supported yet')
-      util.assert_error(function() nn.MSECriterion():cuda():forward(x, x) end, 'nn.MSECriterion: CUDA is not supported yet')
-   end)
-end)

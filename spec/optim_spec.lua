@@ -252,11 +252,6 @@ describe('optim.sgd', function()
          'gradient must be contiguous')
       util.assert_error(function() optim.sgd(function() return 0 end, x, {}) end, 'feval must return f and the gradient')
    end)
-
-   util.gpu_it('reports that CUDA parameters are not supported yet', function()
-      local x = torch.DoubleTensor(5):fill(1):cuda()
-      util.assert_error(function() optim.sgd(function() return 0, x:clone() end, x, {}) end, 'CUDA is not supported yet')
-   end)
 end)
 
 describe('optim.adam and optim.adamw', function()

@@ -8,6 +8,7 @@
 #include "../core/error.h"
 #include "../core/dtype.h"
 #include "../cpu/cpu.h"
+#include "nn_cuda.h"
 
 static const char *act_name(int kind) {
   switch (kind) {
@@ -36,7 +37,6 @@ static mt_status act_contig(const mt_tensor *t, mt_tensor **out, const char *op)
 
 static mt_status act_check(const mt_tensor *t, const char *what, const char *op) {
   MT_CHECK_TENSOR(t, op, what);
-  if (t->device != MT_CPU) return mt__error(MT_ERR_UNSUPPORTED, "nn.%s: CUDA is not supported yet", op);
   if (!mt_dtype_is_floating(t->dtype))
     return mt__error(MT_ERR_DTYPE, "nn.%s: %s has dtype %s, expected a floating dtype", op, what,
                      mt_dtype_name(t->dtype));
@@ -91,13 +91,15 @@ mt_status mt_nn_activation_forward(mt_tensor *out, const mt_tensor *input, int k
     void *yp = mt__data(yc);
     double a = alpha;
     (void)a;
-    if (n > 0) {
+    if (n > 0 && input->device != MT_CPU) {
+      st = mt__cuda_nn_activation_forward(yc, xc, kind, alpha);
+    } else if (n > 0) {
       switch (input->dtype) {
         MT_FLOAT_DTYPE_LIST(FWD_CASE)
       default: break;
       }
     }
-    if (mt__data(yc) != mt__data(out)) st = mt_copy(out, yc);
+    if (st == MT_OK && mt__data(yc) != mt__data(out)) st = mt_copy(out, yc);
   }
   mt_tensor_release(xc);
   if (yc) mt_tensor_release(yc);
@@ -136,6 +138,9 @@ mt_status mt_nn_activation_backward(mt_tensor *gradInput, const mt_tensor *gradO
   MT_CHECK_TENSOR(gradInput, op, "gradInput");
   char nm[32], b1[64], b2[64];
   snprintf(nm, sizeof nm, "nn.%s", op);
+  if (gradOutput->device != saved->device)
+    return mt__error(MT_ERR_DEVICE, "%s: gradOutput is on %s but %s is on %s", nm, mt__device_str(gradOutput->device, b1, sizeof b1),
+                     what, mt__device_str(saved->device, b2, sizeof b2));
   if (gradOutput->dtype != saved->dtype)
     return mt__error(MT_ERR_DTYPE, "%s: gradOutput has dtype %s but %s has dtype %s", nm,
                      mt_dtype_name(gradOutput->dtype), what, mt_dtype_name(saved->dtype));
@@ -162,13 +167,15 @@ mt_status mt_nn_activation_backward(mt_tensor *gradInput, const mt_tensor *gradO
     void *rp = mt__data(rc);
     double a = alpha;
     (void)a;
-    if (n > 0) {
+    if (n > 0 && saved->device != MT_CPU) {
+      st = mt__cuda_nn_activation_backward(rc, gc, zc, kind, alpha);
+    } else if (n > 0) {
       switch (saved->dtype) {
         MT_FLOAT_DTYPE_LIST(BWD_CASE)
       default: break;
       }
     }
-    if (mt__data(rc) != mt__data(gradInput)) st = mt_copy(gradInput, rc);
+    if (st == MT_OK && mt__data(rc) != mt__data(gradInput)) st = mt_copy(gradInput, rc);
   }
   if (gc) mt_tensor_release(gc);
   if (zc) mt_tensor_release(zc);

@@ -9,6 +9,7 @@
 #include "../core/error.h"
 #include "../core/dtype.h"
 #include "../cpu/cpu.h"
+#include "nn_cuda.h"
 
 #define OP "nn.BatchNormalization"
 
@@ -43,7 +44,6 @@ static mt_status bn_check_vec(const mt_tensor *v, const mt_tensor *input, int64_
 static mt_status bn_check_input(const mt_tensor *input, int64_t *N, int64_t *C, int64_t *S) {
   char b1[64];
   MT_CHECK_TENSOR(input, OP, "input");
-  if (input->device != MT_CPU) return mt__error(MT_ERR_UNSUPPORTED, OP ": CUDA is not supported yet");
   if (!mt_dtype_is_floating(input->dtype))
     return mt__error(MT_ERR_DTYPE, OP ": input has dtype %s, expected a floating dtype", mt_dtype_name(input->dtype));
   if (input->ndim < 2)
@@ -146,6 +146,14 @@ mt_status mt_nn_batchnorm_forward(mt_tensor *out, const mt_tensor *input, const 
     mt_tensor_release(xc);
     return st;
   }
+  if (input->device != MT_CPU) {
+    st = mt__cuda_nn_batchnorm_forward(yc, xc, weight, bias, running_mean, running_var, train ? save_mean : NULL,
+                                       train ? save_invstd : NULL, train, momentum, eps, N, C, S);
+    if (st == MT_OK && (mt__data(yc) != mt__data(out) || out == input)) st = mt_copy(out, yc);
+    mt_tensor_release(xc);
+    mt_tensor_release(yc);
+    return st;
+  }
   const void *xp = mt__data(xc);
   void *yp = mt__data(yc);
   int64_t M = N * S;
@@ -222,7 +230,9 @@ mt_status mt_nn_batchnorm_backward(mt_tensor *gradInput, mt_tensor *gradWeight, 
   char b1[64], b2[64];
   MT_TRY(bn_check_input(input, &N, &C, &S));
   MT_CHECK_TENSOR(gradOutput, OP, "gradOutput");
-  if (gradOutput->dtype != input->dtype || gradOutput->device != input->device)
+  if (gradOutput->device != input->device)
+    return mt__error(MT_ERR_DEVICE, OP ": gradOutput is on another device than the input");
+  if (gradOutput->dtype != input->dtype)
     return mt__error(MT_ERR_DTYPE, OP ": gradOutput has dtype %s but the input has dtype %s",
                      mt_dtype_name(gradOutput->dtype), mt_dtype_name(input->dtype));
   int same = gradOutput->ndim == input->ndim;
@@ -251,7 +261,12 @@ mt_status mt_nn_batchnorm_backward(mt_tensor *gradInput, mt_tensor *gradWeight, 
     else st = mt__tensor_empty(&rc, input->dtype, input->device, input->ndim, input->sizes);
     if (st == MT_OK && !rc) st = mt__error(MT_ERR_MEMORY, OP ": out of memory");
   }
-  if (st == MT_OK) {
+  if (st == MT_OK && input->device != MT_CPU) {
+    st = mt__cuda_nn_batchnorm_backward(rc, gradWeight, gradBias, xc, gc, weight, running_mean, running_var, save_mean,
+                                        save_invstd, train, scale, eps, N, C, S);
+    if (st == MT_OK && rc && (mt__data(rc) != mt__data(gradInput) || gradInput == gradOutput || gradInput == input))
+      st = mt_copy(gradInput, rc);
+  } else if (st == MT_OK) {
     const void *xp = mt__data(xc), *gp = mt__data(gc);
     void *rp = rc ? mt__data(rc) : NULL;
     int64_t M = N * S;

@@ -9,6 +9,7 @@
 #endif
 #include "../core/tensor.h"
 #include "../core/error.h"
+#include "nn_cuda.h"
 
 #define OP "SpatialConvolution"
 
@@ -65,8 +66,9 @@ static mt_status conv_check(conv_geom *g, const mt_tensor *input, const mt_tenso
   char b1[64], b2[64];
   MT_CHECK_TENSOR(input, OP, "input");
   MT_CHECK_TENSOR(weight, OP, "weight");
-  if (input->device != MT_CPU || weight->device != MT_CPU)
-    return mt__error(MT_ERR_UNSUPPORTED, OP ": CUDA is not supported yet");
+  if (input->device != weight->device)
+    return mt__error(MT_ERR_DEVICE, OP ": weight is on %s but input is on %s", mt__device_str(weight->device, b1, sizeof b1),
+                     mt__device_str(input->device, b2, sizeof b2));
   if (!mt_dtype_is_floating(input->dtype))
     return mt__error(MT_ERR_DTYPE, OP ": input has dtype %s, expected a floating dtype",
                      mt_dtype_name(input->dtype));
@@ -110,7 +112,10 @@ static mt_status conv_check(conv_geom *g, const mt_tensor *input, const mt_tenso
 }
 
 static mt_status check_same(const mt_tensor *t, const mt_tensor *input, const char *name) {
-  if (t->device != MT_CPU) return mt__error(MT_ERR_UNSUPPORTED, OP ": CUDA is not supported yet");
+  char b1[64], b2[64];
+  if (t->device != input->device)
+    return mt__error(MT_ERR_DEVICE, OP ": %s is on %s but input is on %s", name, mt__device_str(t->device, b1, sizeof b1),
+                     mt__device_str(input->device, b2, sizeof b2));
   if (t->dtype != input->dtype)
     return mt__error(MT_ERR_DTYPE, OP ": %s has dtype %s but input has %s", name, mt_dtype_name(t->dtype),
                      mt_dtype_name(input->dtype));
@@ -228,16 +233,18 @@ mt_status mt_conv2d_forward(mt_tensor *out, const mt_tensor *input, const mt_ten
   }
   MT_CHECK_TENSOR(out, OP, "output");
   int64_t osz[4] = {g.N, g.O, g.oH, g.oW};
-  MT_TRY(mt__prepare_out(out, input->dtype, MT_CPU, 4, osz, OP));
+  MT_TRY(mt__prepare_out(out, input->dtype, input->device, 4, osz, OP));
   if (g.N == 0) return MT_OK;
-  if (is_half(input->dtype)) return half_forward(out, input, weight, bias, &g);
+  if (is_half(input->dtype) && input->device == MT_CPU) return half_forward(out, input, weight, bias, &g);
   mt_tensor *t[4] = {NULL, NULL, NULL, NULL}; /* x, w, b, y */
   mt_status st = contig(input, &t[0]);
   if (st == MT_OK) st = contig(weight, &t[1]);
   if (st == MT_OK && bias) st = contig(bias, &t[2]);
   if (st == MT_OK) st = result_buf(out, &t[3], 0);
   if (st == MT_OK) {
-    if (input->dtype == MT_F32)
+    if (input->device != MT_CPU) /* cuDNN takes f16/bf16 as they are */
+      st = mt__cuda_nn_conv2d_forward(t[3], t[0], t[1], t[2], strideW, strideH, padW, padH, dilationW, dilationH, groups);
+    else if (input->dtype == MT_F32)
       st = conv_fwd_f32((const float *)mt__data(t[0]), (const float *)mt__data(t[1]), bias ? (const float *)mt__data(t[2]) : NULL,
                         (float *)mt__data(t[3]), &g);
     else
@@ -270,15 +277,17 @@ mt_status mt_conv2d_backward_input(mt_tensor *gradInput, const mt_tensor *input,
   MT_TRY(conv_check(&g, input, weight, strideW, strideH, padW, padH, dilationW, dilationH, groups));
   MT_TRY(check_grad_output(gradOutput, input, &g));
   MT_CHECK_TENSOR(gradInput, OP, "gradInput");
-  MT_TRY(mt__prepare_out(gradInput, input->dtype, MT_CPU, 4, input->sizes, OP));
+  MT_TRY(mt__prepare_out(gradInput, input->dtype, input->device, 4, input->sizes, OP));
   if (g.N == 0) return MT_OK;
-  if (is_half(input->dtype)) return half_backward_input(gradInput, input, gradOutput, weight, &g);
+  if (is_half(input->dtype) && input->device == MT_CPU) return half_backward_input(gradInput, input, gradOutput, weight, &g);
   mt_tensor *t[3] = {NULL, NULL, NULL}; /* dy, w, dx */
   mt_status st = contig(gradOutput, &t[0]);
   if (st == MT_OK) st = contig(weight, &t[1]);
   if (st == MT_OK) st = result_buf(gradInput, &t[2], 0);
   if (st == MT_OK) {
-    if (input->dtype == MT_F32)
+    if (input->device != MT_CPU)
+      st = mt__cuda_nn_conv2d_backward_input(t[2], t[0], t[1], strideW, strideH, padW, padH, dilationW, dilationH, groups);
+    else if (input->dtype == MT_F32)
       st = conv_bwd_input_f32((const float *)mt__data(t[0]), (const float *)mt__data(t[1]), (float *)mt__data(t[2]), &g);
     else
       st = conv_bwd_input_f64((const double *)mt__data(t[0]), (const double *)mt__data(t[1]), (double *)mt__data(t[2]), &g);
@@ -306,14 +315,17 @@ mt_status mt_conv2d_backward_params(mt_tensor *gradWeight, mt_tensor *gradBias, 
                        mt__shape_str(gradWeight, b2, sizeof b2));
   }
   if (g.N == 0) return MT_OK;
-  if (is_half(input->dtype)) return half_backward_params(gradWeight, gradBias, input, gradOutput, scale, &g);
+  if (is_half(input->dtype) && input->device == MT_CPU) return half_backward_params(gradWeight, gradBias, input, gradOutput, scale, &g);
   mt_tensor *t[4] = {NULL, NULL, NULL, NULL}; /* x, dy, dw, db */
   mt_status st = contig(input, &t[0]);
   if (st == MT_OK) st = contig(gradOutput, &t[1]);
   if (st == MT_OK) st = result_buf(gradWeight, &t[2], 1);
   if (st == MT_OK && gradBias) st = result_buf(gradBias, &t[3], 1);
   if (st == MT_OK) {
-    if (input->dtype == MT_F32)
+    if (input->device != MT_CPU)
+      st = mt__cuda_nn_conv2d_backward_params(t[2], gradBias ? t[3] : NULL, t[0], t[1], scale, strideW, strideH, padW, padH,
+                                              dilationW, dilationH, groups);
+    else if (input->dtype == MT_F32)
       st = conv_bwd_params_f32((const float *)mt__data(t[0]), (const float *)mt__data(t[1]), (float *)mt__data(t[2]),
                                gradBias ? (float *)mt__data(t[3]) : NULL, (float)scale, &g);
     else

@@ -8,6 +8,7 @@
 #include "../core/tensor.h"
 #include "../core/error.h"
 #include "../core/dtype.h"
+#include "nn_cuda.h"
 #include "../cpu/cpu.h"
 
 static mt_status ls_contig(const mt_tensor *t, mt_tensor **out, const char *op) {
@@ -40,7 +41,6 @@ static mt_status ls_done(mt_tensor *out, mt_tensor *buf, mt_status st) {
 
 static mt_status ls_check_float(const mt_tensor *t, const char *op, const char *what) {
   MT_CHECK_TENSOR(t, op, what);
-  if (t->device != MT_CPU) return mt__error(MT_ERR_UNSUPPORTED, "%s: CUDA is not supported yet", op);
   if (!mt_dtype_is_floating(t->dtype))
     return mt__error(MT_ERR_DTYPE, "%s: %s has dtype %s, expected a floating dtype", op, what, mt_dtype_name(t->dtype));
   return MT_OK;
@@ -48,6 +48,9 @@ static mt_status ls_check_float(const mt_tensor *t, const char *op, const char *
 
 static mt_status ls_same_shape(const mt_tensor *a, const mt_tensor *b, const char *op, const char *na, const char *nb) {
   char b1[64], b2[64];
+  if (a->device != b->device)
+    return mt__error(MT_ERR_DEVICE, "%s: %s is on %s but %s is on %s", op, na, mt__device_str(a->device, b1, sizeof b1), nb,
+                     mt__device_str(b->device, b2, sizeof b2));
   int same = a->ndim == b->ndim && a->dtype == b->dtype;
   for (int d = 0; same && d < a->ndim; d++) same = a->sizes[d] == b->sizes[d];
   if (a->dtype != b->dtype)
@@ -106,7 +109,9 @@ mt_status mt_nn_softmax_forward(mt_tensor *out, const mt_tensor *input, int dim,
   mt_tensor *xc = NULL, *yc = NULL;
   MT_TRY(ls_contig(input, &xc, op));
   mt_status st = ls_result(out, input, NULL, &yc, op);
-  if (st == MT_OK && mt__numel(input) > 0) {
+  if (st == MT_OK && mt__numel(input) > 0 && input->device != MT_CPU) {
+    st = mt__cuda_nn_softmax_forward(yc, xc, outer, D, inner, logsm);
+  } else if (st == MT_OK && mt__numel(input) > 0) {
     const void *xp = mt__data(xc);
     void *yp = mt__data(yc);
     switch (input->dtype) {
@@ -155,7 +160,9 @@ mt_status mt_nn_softmax_backward(mt_tensor *gradInput, const mt_tensor *gradOutp
   mt_status st = ls_contig(gradOutput, &gc, op);
   if (st == MT_OK) st = ls_contig(output, &yc, op);
   if (st == MT_OK) st = ls_result(gradInput, gradOutput, output, &rc, op);
-  if (st == MT_OK && mt__numel(output) > 0) {
+  if (st == MT_OK && mt__numel(output) > 0 && output->device != MT_CPU) {
+    st = mt__cuda_nn_softmax_backward(rc, gc, yc, outer, D, inner, logsm);
+  } else if (st == MT_OK && mt__numel(output) > 0) {
     const void *gp = mt__data(gc), *yp = mt__data(yc);
     void *rp = mt__data(rc);
     switch (output->dtype) {
@@ -180,6 +187,18 @@ static double ld_any(const mt_tensor *t, int64_t i) { /* element i of a contiguo
   case MT_I64: return (double)((const int64_t *)p)[i];
   default: return ((const uint8_t *)p)[i];
   }
+}
+
+/* a contiguous CPU copy of t (targets and class weights are validated and read on the host) */
+static mt_status host_contig(const mt_tensor *t, mt_tensor **out, const char *op) {
+  if (t->device == MT_CPU) return ls_contig(t, out, op);
+  MT_TRY(mt__tensor_empty(out, t->dtype, MT_CPU, t->ndim, t->sizes));
+  mt_status st = mt_copy(*out, t);
+  if (st != MT_OK) {
+    mt_tensor_release(*out);
+    *out = NULL;
+  }
+  return st;
 }
 
 typedef struct nll_geom {
@@ -231,8 +250,8 @@ static mt_status nll_prepare(nll_geom *g, const mt_tensor *input, const mt_tenso
   }
   mt_tensor *tc = NULL, *wc = NULL;
   mt_status st = ls_contig(input, &g->x, op);
-  if (st == MT_OK) st = ls_contig(target, &tc, op);
-  if (st == MT_OK && weights) st = ls_contig(weights, &wc, op);
+  if (st == MT_OK) st = host_contig(target, &tc, op);
+  if (st == MT_OK && weights) st = host_contig(weights, &wc, op);
   for (int64_t i = 0; st == MT_OK && i < g->N; i++) {
     double v = ld_any(tc, i);
     if (v != floor(v) || v < (double)base || v > (double)(base + g->C - 1))
@@ -267,9 +286,18 @@ mt_status mt_nn_class_nll_forward(double *loss, double *total_weight, const mt_t
   nll_geom g;
   MT_TRY(nll_prepare(&g, input, target, weights, base, smoothing));
   double nll = 0, smooth = 0, tw = 0;
-  switch (input->dtype) {
-    MT_FLOAT_DTYPE_LIST(NLLF_CASE)
-  default: break;
+  if (input->device != MT_CPU) {
+    mt_status st = mt__cuda_nn_class_nll_forward(&nll, smoothing > 0 ? &smooth : NULL, g.x, g.t, g.w, g.N, g.C);
+    for (int64_t i = 0; i < g.N; i++) tw += g.w[g.t[i]];
+    if (st != MT_OK) {
+      nll_free(&g);
+      return st;
+    }
+  } else {
+    switch (input->dtype) {
+      MT_FLOAT_DTYPE_LIST(NLLF_CASE)
+    default: break;
+    }
   }
   double l = (1 - smoothing) * nll + smoothing / (double)g.C * smooth;
   if (size_average) l /= tw;
@@ -305,7 +333,9 @@ mt_status mt_nn_class_nll_backward(mt_tensor *gradInput, const mt_tensor *input,
   mt_status st = mt__prepare_out(gradInput, input->dtype, input->device, input->ndim, input->sizes, op);
   mt_tensor *rc = NULL;
   if (st == MT_OK) st = ls_result(gradInput, input, NULL, &rc, op);
-  if (st == MT_OK) {
+  if (st == MT_OK && input->device != MT_CPU) {
+    st = mt__cuda_nn_class_nll_backward(rc, g.t, g.w, g.N, g.C, smoothing, norm);
+  } else if (st == MT_OK) {
     switch (input->dtype) {
       MT_FLOAT_DTYPE_LIST(NLLB_CASE)
     default: break;
@@ -331,7 +361,8 @@ mt_status mt_nn_mse_forward(double *loss, const mt_tensor *input, const mt_tenso
   if (!loss) return mt__error(MT_ERR_ARG, "%s: loss is NULL", op);
   MT_TRY(ls_check_float(input, op, "input"));
   MT_TRY(ls_check_float(target, op, "target"));
-  if (mt__numel(input) != mt__numel(target) || input->dtype != target->dtype) MT_TRY(ls_same_shape(input, target, op, "input", "target"));
+  if (mt__numel(input) != mt__numel(target) || input->dtype != target->dtype || input->device != target->device)
+    MT_TRY(ls_same_shape(input, target, op, "input", "target"));
   mt_tensor *xc = NULL, *yc = NULL;
   mt_status st = ls_contig(input, &xc, op);
   if (st == MT_OK) st = ls_contig(target, &yc, op);
@@ -339,7 +370,9 @@ mt_status mt_nn_mse_forward(double *loss, const mt_tensor *input, const mt_tenso
     int64_t n = mt__numel(input);
     double acc = 0;
     const void *xp = mt__data(xc), *yp = mt__data(yc);
-    if (n > 0) {
+    if (n > 0 && input->device != MT_CPU) {
+      st = mt__cuda_nn_mse_forward(&acc, xc, yc);
+    } else if (n > 0) {
       switch (input->dtype) {
         MT_FLOAT_DTYPE_LIST(MSE_CASE)
       default: break;
@@ -367,7 +400,8 @@ mt_status mt_nn_mse_backward(mt_tensor *gradInput, const mt_tensor *input, const
   MT_TRY(ls_check_float(input, op, "input"));
   MT_TRY(ls_check_float(target, op, "target"));
   MT_CHECK_TENSOR(gradInput, op, "gradInput");
-  if (mt__numel(input) != mt__numel(target) || input->dtype != target->dtype) MT_TRY(ls_same_shape(input, target, op, "input", "target"));
+  if (mt__numel(input) != mt__numel(target) || input->dtype != target->dtype || input->device != target->device)
+    MT_TRY(ls_same_shape(input, target, op, "input", "target"));
   MT_TRY(mt__prepare_out(gradInput, input->dtype, input->device, input->ndim, input->sizes, op));
   mt_tensor *xc = NULL, *yc = NULL, *rc = NULL;
   mt_status st = ls_contig(input, &xc, op);
@@ -378,7 +412,9 @@ mt_status mt_nn_mse_backward(mt_tensor *gradInput, const mt_tensor *input, const
     double k = 2.0 * scale / (size_average && n > 0 ? (double)n : 1.0);
     const void *xp = mt__data(xc), *yp = mt__data(yc);
     void *rp = mt__data(rc);
-    if (n > 0) {
+    if (n > 0 && input->device != MT_CPU) {
+      st = mt__cuda_nn_mse_backward(rc, xc, yc, k);
+    } else if (n > 0) {
       switch (input->dtype) {
         MT_FLOAT_DTYPE_LIST(MSEB_CASE)
       default: break;

@@ -44,6 +44,9 @@ mt_status mt_sgd_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *buf, const m
   if (wds) MT_TRY(mt__optim_check_like(op, "weightDecays", x, wds));
   int64_t n = mt__numel(x);
   if (n == 0) return MT_OK;
+  if (x->device != MT_CPU)
+    return mt__cuda_sgd_step(x, dx, momentum != 0 ? buf : NULL, lrs, wds, lr, momentum, dampening, weight_decay, nesterov,
+                             first);
   /* the stand-ins for absent lrs (1) and wds (0), in each storage type */
   union { float f; double d; uint16_t h; } one, zero;
   void *bufp = buf && momentum != 0 ? mt__data(buf) : NULL;
@@ -104,6 +107,7 @@ mt_status mt_adam_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *m, mt_tenso
   double step = decoupled ? lr / bc1 : lr * sqrt(bc2) / bc1;
   double inv_sqrt_bc2 = decoupled ? 1 / sqrt(bc2) : 1;
   double wd_l2 = decoupled ? 0 : weight_decay, decay = decoupled ? 1 - lr * weight_decay : 1;
+  if (x->device != MT_CPU) return mt__cuda_adam_step(x, dx, m, v, beta1, beta2, eps, wd_l2, decay, step, inv_sqrt_bc2);
   switch (x->dtype) {
 #define ADAM_CASE(E, N, T, CT)                                                                         \
   case E:                                                                                              \

@@ -1,5 +1,5 @@
 /* optim_common.h: argument checks shared by the fused optimizer steps (optim*.c).
- * Every state tensor of a step must be a contiguous CPU tensor with x's dtype and numel, so a
+ * Every state tensor of a step must be a contiguous tensor on x's device with x's dtype and numel, so a
  * step is a single flat loop over [0, n). */
 #ifndef MT_NN_OPTIM_COMMON_H
 #define MT_NN_OPTIM_COMMON_H
@@ -8,12 +8,11 @@
 #include "../core/error.h"
 #include "../core/dtype.h"
 #include "../cpu/cpu.h"
+#include "nn_cuda.h"
 
-/* x must be a contiguous floating CPU tensor */
+/* x must be a contiguous floating tensor (CPU, or CUDA: then the step runs in nn_cuda.h's kernels) */
 static inline mt_status mt__optim_check_x(const char *op, const mt_tensor *x) {
   MT_CHECK_TENSOR(x, op, "x");
-  if (x->device != MT_CPU)
-    return mt__error(MT_ERR_UNSUPPORTED, "%s: CUDA is not supported yet (parameters on cuda:%d)", op, x->device);
   if (!mt_dtype_is_floating(x->dtype))
     return mt__error(MT_ERR_DTYPE, "%s: parameters must be floating point, got %s", op, mt_dtype_name(x->dtype));
   if (!mt__is_contiguous(x)) return mt__error(MT_ERR_SHAPE, "%s: parameters must be contiguous", op);

@@ -63,6 +63,9 @@ mt_status mt_lars_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *buf, int ns
   if (!(eta > 0)) return mt__error(MT_ERR_ARG, "%s: trust coefficient eta must be > 0, got %g", op, eta);
   int64_t n = mt__numel(x);
   MT_TRY(check_segments(op, n, nseg, seg_offset, seg_length));
+  if (x->device != MT_CPU)
+    return mt__cuda_lars_step(x, dx, momentum != 0 ? buf : NULL, nseg, seg_offset, seg_length, seg_exclude, lr, momentum,
+                              weight_decay, eta, eps, first, trust_out);
   size_t es = mt__dtype_size(x->dtype);
   char *xp = mt__data(x), *gp = mt__data(dx), *bp = momentum != 0 ? mt__data(buf) : NULL;
   for (int s = 0; s < nseg; s++) {
@@ -144,6 +147,9 @@ mt_status mt_lamb_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *m, mt_tenso
   int64_t n = mt__numel(x);
   MT_TRY(check_segments(op, n, nseg, seg_offset, seg_length));
   double ibc1 = 1 / (1 - pow(beta1, (double)t)), ibc2 = 1 / (1 - pow(beta2, (double)t));
+  if (x->device != MT_CPU)
+    return mt__cuda_lamb_step(x, dx, m, v, nseg, seg_offset, seg_length, seg_exclude, beta1, beta2, ibc1, ibc2, lr, eps,
+                              weight_decay, max_trust, trust_out);
   size_t es = mt__dtype_size(x->dtype);
   char *xp = mt__data(x), *gp = mt__data(dx), *mp = mt__data(m), *vp = mt__data(v);
   for (int s = 0; s < nseg; s++) {

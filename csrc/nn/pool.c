@@ -8,6 +8,7 @@
 #include "../core/error.h"
 #include "../core/dtype.h"
 #include "../cpu/cpu.h"
+#include "nn_cuda.h"
 
 typedef struct pool_geom {
   int64_t planes, H, W, oH, oW, kH, kW, dH, dW, pH, pW;
@@ -20,11 +21,17 @@ static int64_t pool_out_size(int64_t in, int64_t k, int64_t s, int64_t p, int ce
   return o;
 }
 
+/* the same geometry for the CUDA kernels (nn_cuda.h) */
+static const mt__cuda_pool_geom *cuda_geom(const pool_geom *g, mt__cuda_pool_geom *c) {
+  c->planes = g->planes, c->H = g->H, c->W = g->W, c->oH = g->oH, c->oW = g->oW;
+  c->kW = (int)g->kW, c->kH = (int)g->kH, c->dW = (int)g->dW, c->dH = (int)g->dH, c->pW = (int)g->pW, c->pH = (int)g->pH;
+  return c;
+}
+
 static mt_status pool_check(pool_geom *g, int64_t *osz, const mt_tensor *input, int kW, int kH, int dW, int dH,
                             int padW, int padH, int ceil_mode, const char *op) {
   char b1[64];
   MT_CHECK_TENSOR(input, op, "input");
-  if (input->device != MT_CPU) return mt__error(MT_ERR_UNSUPPORTED, "%s: CUDA is not supported yet", op);
   if (!mt_dtype_is_floating(input->dtype))
     return mt__error(MT_ERR_DTYPE, "%s: input has dtype %s, expected a floating dtype", op,
                      mt_dtype_name(input->dtype));
@@ -188,7 +195,9 @@ static mt_status check_like(const mt_tensor *t, const mt_tensor *input, int ndim
                             const char *what, const char *op) {
   char b1[64], b2[64];
   MT_CHECK_TENSOR(t, op, what);
-  if (t->device != MT_CPU) return mt__error(MT_ERR_UNSUPPORTED, "%s: CUDA is not supported yet", op);
+  if (t->device != input->device)
+    return mt__error(MT_ERR_DEVICE, "%s: %s is on %s but input is on %s", op, what, mt__device_str(t->device, b1, sizeof b1),
+                     mt__device_str(input->device, b2, sizeof b2));
   if (t->dtype != input->dtype)
     return mt__error(MT_ERR_DTYPE, "%s: %s has dtype %s but input has %s", op, what, mt_dtype_name(t->dtype),
                      mt_dtype_name(input->dtype));
@@ -204,12 +213,13 @@ static mt_status check_like(const mt_tensor *t, const mt_tensor *input, int ndim
 mt_status mt_maxpool2d_forward(mt_tensor *out, mt_tensor *indices, const mt_tensor *input, int kW, int kH, int dW,
                                int dH, int padW, int padH, int ceil_mode) {
   pool_geom g;
+  mt__cuda_pool_geom cg;
   int64_t osz[4];
   MT_TRY(pool_check(&g, osz, input, kW, kH, dW, dH, padW, padH, ceil_mode, MP));
   MT_CHECK_TENSOR(out, MP, "output");
   MT_CHECK_TENSOR(indices, MP, "indices");
-  MT_TRY(mt__prepare_out(out, input->dtype, MT_CPU, input->ndim, osz, MP));
-  MT_TRY(mt__prepare_out(indices, MT_I64, MT_CPU, input->ndim, osz, MP));
+  MT_TRY(mt__prepare_out(out, input->dtype, input->device, input->ndim, osz, MP));
+  MT_TRY(mt__prepare_out(indices, MT_I64, input->device, input->ndim, osz, MP));
   if (g.planes == 0) return MT_OK;
   if (!mt__is_contiguous(indices))
     return mt__error(MT_ERR_ARG, MP ": the indices tensor must be contiguous");
@@ -219,7 +229,8 @@ mt_status mt_maxpool2d_forward(mt_tensor *out, mt_tensor *indices, const mt_tens
   if (st == MT_OK) {
 #define CASE(E, N, T, CT) \
   case E: maxfwd_##N((const T *)mt__data(x), (T *)mt__data(y), (int64_t *)mt__data(indices), &g); break;
-    switch (input->dtype) { MT_FLOAT_DTYPE_LIST(CASE) default: break; }
+    if (input->device != MT_CPU) st = mt__cuda_nn_maxpool2d_forward(y, indices, x, cuda_geom(&g, &cg));
+    else switch (input->dtype) { MT_FLOAT_DTYPE_LIST(CASE) default: break; }
 #undef CASE
     st = result_done(out, y, st);
     y = NULL;
@@ -233,18 +244,32 @@ mt_status mt_maxpool2d_backward(mt_tensor *gradInput, const mt_tensor *gradOutpu
                                 const mt_tensor *input, int kW, int kH, int dW, int dH, int padW, int padH,
                                 int ceil_mode) {
   pool_geom g;
+  mt__cuda_pool_geom cg;
   int64_t osz[4];
   char b1[64];
   MT_TRY(pool_check(&g, osz, input, kW, kH, dW, dH, padW, padH, ceil_mode, MP));
   MT_TRY(check_like(gradOutput, input, input->ndim, osz, "gradOutput", MP));
   MT_CHECK_TENSOR(indices, MP, "indices");
-  if (indices->dtype != MT_I64 || indices->device != MT_CPU || !mt__is_contiguous(indices) ||
+  if (indices->dtype != MT_I64 || indices->device != input->device || !mt__is_contiguous(indices) ||
       mt__numel(indices) != mt__numel(gradOutput))
     return mt__error(MT_ERR_ARG, MP ": indices (%s, size %s) do not come from a forward pass of this size",
                      mt_dtype_name(indices->dtype), mt__shape_str(indices, b1, sizeof b1));
   MT_CHECK_TENSOR(gradInput, MP, "gradInput");
-  MT_TRY(mt__prepare_out(gradInput, input->dtype, MT_CPU, input->ndim, input->sizes, MP));
+  MT_TRY(mt__prepare_out(gradInput, input->dtype, input->device, input->ndim, input->sizes, MP));
   if (g.planes == 0) return MT_OK;
+  if (input->device != MT_CPU) { /* the kernel skips out-of-range indices instead of reading them back */
+    mt_tensor *dy = NULL, *dx = NULL;
+    mt_status st = contig(gradOutput, &dy, MP);
+    if (st == MT_OK) st = result_buf(gradInput, &dx, MP);
+    if (st == MT_OK) {
+      st = mt__cuda_nn_maxpool2d_backward(dx, dy, indices, cuda_geom(&g, &cg));
+      st = result_done(gradInput, dx, st);
+      dx = NULL;
+    }
+    if (dy) mt_tensor_release(dy);
+    if (dx) mt_tensor_release(dx);
+    return st;
+  }
   const int64_t *ix = (const int64_t *)mt__data(indices);
   for (int64_t i = 0, n = mt__numel(indices), plane = g.H * g.W; i < n; i++)
     if (ix[i] < 0 || ix[i] >= plane)
@@ -270,10 +295,11 @@ mt_status mt_maxpool2d_backward(mt_tensor *gradInput, const mt_tensor *gradOutpu
 mt_status mt_avgpool2d_forward(mt_tensor *out, const mt_tensor *input, int kW, int kH, int dW, int dH, int padW,
                                int padH, int ceil_mode, int count_include_pad) {
   pool_geom g;
+  mt__cuda_pool_geom cg;
   int64_t osz[4];
   MT_TRY(pool_check(&g, osz, input, kW, kH, dW, dH, padW, padH, ceil_mode, AP));
   MT_CHECK_TENSOR(out, AP, "output");
-  MT_TRY(mt__prepare_out(out, input->dtype, MT_CPU, input->ndim, osz, AP));
+  MT_TRY(mt__prepare_out(out, input->dtype, input->device, input->ndim, osz, AP));
   if (g.planes == 0) return MT_OK;
   mt_tensor *x = NULL, *y = NULL;
   mt_status st = contig(input, &x, AP);
@@ -281,7 +307,8 @@ mt_status mt_avgpool2d_forward(mt_tensor *out, const mt_tensor *input, int kW, i
   if (st == MT_OK) {
 #define CASE(E, N, T, CT) \
   case E: avgfwd_##N((const T *)mt__data(x), (T *)mt__data(y), &g, count_include_pad); break;
-    switch (input->dtype) { MT_FLOAT_DTYPE_LIST(CASE) default: break; }
+    if (input->device != MT_CPU) st = mt__cuda_nn_avgpool2d_forward(y, x, cuda_geom(&g, &cg), count_include_pad);
+    else switch (input->dtype) { MT_FLOAT_DTYPE_LIST(CASE) default: break; }
 #undef CASE
     st = result_done(out, y, st);
     y = NULL;
@@ -294,11 +321,12 @@ mt_status mt_avgpool2d_forward(mt_tensor *out, const mt_tensor *input, int kW, i
 mt_status mt_avgpool2d_backward(mt_tensor *gradInput, const mt_tensor *gradOutput, const mt_tensor *input, int kW,
                                 int kH, int dW, int dH, int padW, int padH, int ceil_mode, int count_include_pad) {
   pool_geom g;
+  mt__cuda_pool_geom cg;
   int64_t osz[4];
   MT_TRY(pool_check(&g, osz, input, kW, kH, dW, dH, padW, padH, ceil_mode, AP));
   MT_TRY(check_like(gradOutput, input, input->ndim, osz, "gradOutput", AP));
   MT_CHECK_TENSOR(gradInput, AP, "gradInput");
-  MT_TRY(mt__prepare_out(gradInput, input->dtype, MT_CPU, input->ndim, input->sizes, AP));
+  MT_TRY(mt__prepare_out(gradInput, input->dtype, input->device, input->ndim, input->sizes, AP));
   if (g.planes == 0) return MT_OK;
   mt_tensor *dy = NULL, *dx = NULL;
   mt_status st = contig(gradOutput, &dy, AP);
@@ -306,7 +334,8 @@ mt_status mt_avgpool2d_backward(mt_tensor *gradInput, const mt_tensor *gradOutpu
   if (st == MT_OK) {
 #define CASE(E, N, T, CT) \
   case E: avgbwd_##N((const T *)mt__data(dy), (T *)mt__data(dx), &g, count_include_pad); break;
-    switch (input->dtype) { MT_FLOAT_DTYPE_LIST(CASE) default: break; }
+    if (input->device != MT_CPU) st = mt__cuda_nn_avgpool2d_backward(dx, dy, cuda_geom(&g, &cg), count_include_pad);
+    else switch (input->dtype) { MT_FLOAT_DTYPE_LIST(CASE) default: break; }
 #undef CASE
     st = result_done(gradInput, dx, st);
     dx = NULL;
@@ -364,7 +393,6 @@ MT_FLOAT_DTYPE_LIST(ADAPT)
 static mt_status adaptive_check(pool_geom *g, int64_t *osz, const mt_tensor *input, int oW, int oH) {
   char b1[64];
   MT_CHECK_TENSOR(input, AD, "input");
-  if (input->device != MT_CPU) return mt__error(MT_ERR_UNSUPPORTED, AD ": CUDA is not supported yet");
   if (!mt_dtype_is_floating(input->dtype))
     return mt__error(MT_ERR_DTYPE, AD ": input has dtype %s, expected a floating dtype", mt_dtype_name(input->dtype));
   if (input->ndim != 3 && input->ndim != 4)
@@ -384,10 +412,11 @@ static mt_status adaptive_check(pool_geom *g, int64_t *osz, const mt_tensor *inp
 
 mt_status mt_adaptive_avgpool2d_forward(mt_tensor *out, const mt_tensor *input, int oW, int oH) {
   pool_geom g;
+  mt__cuda_pool_geom cg;
   int64_t osz[4];
   MT_TRY(adaptive_check(&g, osz, input, oW, oH));
   MT_CHECK_TENSOR(out, AD, "output");
-  MT_TRY(mt__prepare_out(out, input->dtype, MT_CPU, input->ndim, osz, AD));
+  MT_TRY(mt__prepare_out(out, input->dtype, input->device, input->ndim, osz, AD));
   if (g.planes == 0) return MT_OK;
   mt_tensor *x = NULL, *y = NULL;
   mt_status st = contig(input, &x, AD);
@@ -395,7 +424,8 @@ mt_status mt_adaptive_avgpool2d_forward(mt_tensor *out, const mt_tensor *input, 
   if (st == MT_OK) {
 #define CASE(E, N, T, CT) \
   case E: adfwd_##N((const T *)mt__data(x), (T *)mt__data(y), &g); break;
-    switch (input->dtype) { MT_FLOAT_DTYPE_LIST(CASE) default: break; }
+    if (input->device != MT_CPU) st = mt__cuda_nn_adaptive_avgpool2d_forward(y, x, cuda_geom(&g, &cg));
+    else switch (input->dtype) { MT_FLOAT_DTYPE_LIST(CASE) default: break; }
 #undef CASE
     st = result_done(out, y, st);
     y = NULL;
@@ -407,6 +437,7 @@ mt_status mt_adaptive_avgpool2d_forward(mt_tensor *out, const mt_tensor *input, 
 
 mt_status mt_adaptive_avgpool2d_backward(mt_tensor *gradInput, const mt_tensor *gradOutput, const mt_tensor *input) {
   pool_geom g;
+  mt__cuda_pool_geom cg;
   int64_t osz[4];
   char b1[64];
   MT_CHECK_TENSOR(gradOutput, AD, "gradOutput");
@@ -418,7 +449,7 @@ mt_status mt_adaptive_avgpool2d_backward(mt_tensor *gradInput, const mt_tensor *
   MT_TRY(adaptive_check(&g, osz, input, (int)gradOutput->sizes[nd - 1], (int)gradOutput->sizes[nd - 2]));
   MT_TRY(check_like(gradOutput, input, nd, osz, "gradOutput", AD));
   MT_CHECK_TENSOR(gradInput, AD, "gradInput");
-  MT_TRY(mt__prepare_out(gradInput, input->dtype, MT_CPU, nd, input->sizes, AD));
+  MT_TRY(mt__prepare_out(gradInput, input->dtype, input->device, nd, input->sizes, AD));
   if (g.planes == 0) return MT_OK;
   mt_tensor *dy = NULL, *dx = NULL;
   mt_status st = contig(gradOutput, &dy, AD);
@@ -426,7 +457,8 @@ mt_status mt_adaptive_avgpool2d_backward(mt_tensor *gradInput, const mt_tensor *
   if (st == MT_OK) {
 #define CASE(E, N, T, CT) \
   case E: adbwd_##N((const T *)mt__data(dy), (T *)mt__data(dx), &g); break;
-    switch (input->dtype) { MT_FLOAT_DTYPE_LIST(CASE) default: break; }
+    if (input->device != MT_CPU) st = mt__cuda_nn_adaptive_avgpool2d_backward(dx, dy, cuda_geom(&g, &cg));
+    else switch (input->dtype) { MT_FLOAT_DTYPE_LIST(CASE) default: break; }
 #undef CASE
     st = result_done(gradInput, dx, st);
     dx = NULL;

@@ -31,7 +31,6 @@ function Pool:setCountExcludePad() self.count_include_pad = false return self en
 local function checked(self, input, what)
    local name = torch.type(self)
    if not torch.isTensor(input) then error(name .. ': expected a tensor ' .. what .. ', got ' .. torch.type(input), 4) end
-   if input:isCuda() then error(name .. ': CUDA is not supported yet', 4) end
    return input
 end
 

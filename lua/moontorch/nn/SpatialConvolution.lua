@@ -1,7 +1,7 @@
 -- nn.SpatialConvolution(nIn, nOut, kW, kH, [dW=1], [dH=1], [padW=0], [padH=padW], [groups=1]) and
 -- nn.SpatialDilatedConvolution(nIn, nOut, kW, kH, dW, dH, padW, padH, [dilW=1], [dilH=dilW]), as in
 -- Torch7 (groups is a moontorch extension). Input: nIn x H x W or batch x nIn x H x W; weight:
--- nOut x nIn/groups x kH x kW. Math in C (csrc/nn/conv.c): im2col + GEMM, CPU only for now.
+-- nOut x nIn/groups x kH x kW. Math in C (csrc/nn/conv.c): im2col + GEMM on the CPU, cuDNN on CUDA.
 local torch = require 'moontorch'
 require 'moontorch.nn'
 local lib = require 'moontorch.lib'
@@ -71,7 +71,6 @@ local function name_of(self) return torch.type(self) end
 local function batched(self, input, what)
    local name = name_of(self)
    if not torch.isTensor(input) then error(name .. ': expected a tensor ' .. what .. ', got ' .. torch.type(input), 4) end
-   if input:isCuda() or self.weight:isCuda() then error(name .. ': CUDA is not supported yet', 4) end
    if input:type() ~= self.weight:type() then
       error(('%s: %s is a %s but the module holds %s (convert with :type())'):format(name, what, input:type(),
          self.weight:type()), 4)

@@ -41,7 +41,6 @@ end
 local function checked(self, t, what)
    if not torch.isTensor(t) then error(('%s: expected a tensor %s, got %s'):format(torch.type(self), what,
       torch.type(t)), 4) end
-   if t:isCuda() then error(torch.type(self) .. ': CUDA is not supported yet', 4) end
 end
 
 local function result(self, field, like)

@@ -28,7 +28,6 @@ function Pool:floor() self.ceil_mode = false return self end
 local function checked(self, input, what)
    local name = torch.type(self)
    if not torch.isTensor(input) then error(name .. ': expected a tensor ' .. what .. ', got ' .. torch.type(input), 4) end
-   if input:isCuda() then error(name .. ': CUDA is not supported yet', 4) end
    return input
 end
 
@@ -43,7 +42,10 @@ end
 
 function Pool:updateOutput(input)
    checked(self, input, 'input')
-   if not torch.isTensor(self.indices) or self.indices:isCuda() then self.indices = torch.LongTensor() end
+   -- the indices live on the input's device (int64, 0-based within a plane)
+   if not torch.isTensor(self.indices) or self.indices:device() ~= input:device() then
+      self.indices = torch._T.empty(torch.LongTensor():dtype(), input:device())
+   end
    check(C.mt_maxpool2d_forward(result(self, 'output', input).h, self.indices.h, input.h, self.kW, self.kH, self.dW,
       self.dH, self.padW, self.padH, self.ceil_mode and 1 or 0))
    return self.output
