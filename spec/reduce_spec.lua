@@ -612,3 +612,19 @@ describe('reductions', function()
       end
    end)
 end)
+
+describe('full integer sums', function()
+   it('accumulate in 64 bits like Torch7 (no wrap at the storage type)', function()
+      for _, name in ipairs { 'torch.ByteTensor', 'torch.IntTensor', 'torch.BoolTensor' } do
+         local n = 300 + math.random(2000)
+         local vals, expect = {}, 0
+         for i = 1, n do
+            vals[i] = name == 'torch.BoolTensor' and math.random(0, 1) or math.random(0, 255)
+            expect = expect + vals[i]
+         end
+         local T = torch._T
+         local t = T.from_flat(vals, { n }, T.parse_typename(name), T.CPU)
+         assert.are.equal(expect, t:sum(), name)
+      end
+   end)
+end)

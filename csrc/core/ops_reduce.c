@@ -132,11 +132,26 @@ mt_status mt_reduce_all_value(int op, const mt_tensor *a, double p, double *out)
   MT_CHECK_TENSOR(a, reduce_names[op], "input");
   if (!out) return mt__error(MT_ERR_ARG, "%s: out is NULL", reduce_names[op]);
   if (a->dtype < 0 || a->dtype >= MT_NUM_DTYPES) return mt__error(MT_ERR_DTYPE, "%s: invalid dtype", reduce_names[op]);
-  mt_tensor *tmp;
-  MT_TRY(mt__tensor_empty(&tmp, reduce_out_dtype(op, a->dtype), a->device, 0, NULL));
-  mt_status st = mt_reduce(op, tmp, NULL, a, -1, 0, p, 0);
-  if (st == MT_OK) st = mt_tensor_get_item(tmp, NULL, out);
-  mt_tensor_release(tmp);
+  /* Torch7 returns the full sum/product of integer tensors as a number accumulated in 64 bits
+   * (a ByteTensor of 1000 ones sums to 1000, not 232): widen small integer types first. */
+  const mt_tensor *src = a;
+  mt_tensor *wide = NULL, *tmp;
+  if ((op == MT_SUM || op == MT_PROD) && (a->dtype == MT_U8 || a->dtype == MT_BOOL || a->dtype == MT_I32)) {
+    MT_TRY(mt__tensor_empty(&wide, MT_I64, a->device, a->ndim, a->sizes));
+    mt_status st = mt_copy(wide, a);
+    if (st != MT_OK) {
+      mt_tensor_release(wide);
+      return st;
+    }
+    src = wide;
+  }
+  mt_status st = mt__tensor_empty(&tmp, reduce_out_dtype(op, src->dtype), a->device, 0, NULL);
+  if (st == MT_OK) {
+    st = mt_reduce(op, tmp, NULL, src, -1, 0, p, 0);
+    if (st == MT_OK) st = mt_tensor_get_item(tmp, NULL, out);
+    mt_tensor_release(tmp);
+  }
+  mt_tensor_release(wide);
   return st;
 }
 

@@ -54,8 +54,12 @@ void mt__contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides) {
 }
 
 int64_t mt__numel(const mt_tensor *t) {
+  /* a zero size anywhere means no elements, whatever the product of the other sizes */
+  for (int i = 0; i < t->ndim; i++)
+    if (t->sizes[i] == 0) return 0;
   int64_t n = 1;
-  for (int i = 0; i < t->ndim; i++) n *= t->sizes[i];
+  for (int i = 0; i < t->ndim; i++)
+    if (__builtin_mul_overflow(n, t->sizes[i], &n)) return INT64_MAX; /* views refuse such shapes */
   return n;
 }
 
@@ -66,7 +70,7 @@ bool mt__is_contiguous(const mt_tensor *t) {
   for (int i = t->ndim - 1; i >= 0; i--) {
     if (t->sizes[i] == 1) continue;
     if (t->strides[i] != s) return false;
-    s *= t->sizes[i];
+    if (__builtin_mul_overflow(s, t->sizes[i], &s)) return false;
   }
   return true;
 }

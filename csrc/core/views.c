@@ -238,6 +238,11 @@ mt_status mt_tensor_expand(mt_tensor **out, const mt_tensor *t, int ndim, const 
                        (long long)want);
     }
   }
+  int64_t count = 1;
+  for (int i = 0; i < ndim; i++)
+    if (ns[i] && __builtin_mul_overflow(count, ns[i], &count))
+      return mt__error(MT_ERR_SHAPE, "%s: expanding a tensor of size %s to %s: element count overflows", op,
+                       SHAPE(t, b1), mt__sizes_str(ndim, sizes, b2, sizeof b2));
   MT_TRY(new_alias(out, t, op));
   (*out)->ndim = ndim;
   memcpy((*out)->sizes, ns, (size_t)ndim * sizeof *ns);
