@@ -1,0 +1,85 @@
+# train_step_peer.py: PyTorch's side of bench/train_step.lua -- one training step (forward,
+# backward, SGD update) of the same models, batch sizes and thread count, on the CPU.
+#   python3 bench/train_step_peer.py --threads 2 --reps 10 --warmup 3 [--models small_cnn,resnet18]
+# Prints one line per model: "<name> <median ms/step>".
+import argparse, time, statistics
+import torch
+import torch.nn as nn
+
+
+def small_cnn(width=32, hidden=128, n_classes=10):
+    w = width
+    return nn.Sequential(
+        nn.Conv2d(1, w, 3, 1, 1), nn.BatchNorm2d(w), nn.ReLU(inplace=True), nn.MaxPool2d(2, 2),
+        nn.Conv2d(w, 2 * w, 3, 1, 1), nn.BatchNorm2d(2 * w), nn.ReLU(inplace=True), nn.MaxPool2d(2, 2),
+        nn.Flatten(), nn.Linear(2 * w * 49, hidden), nn.BatchNorm1d(hidden), nn.ReLU(inplace=True),
+        nn.Dropout(0.3), nn.Linear(hidden, n_classes))
+
+
+class Basic(nn.Module):
+    def __init__(self, n_in, n, stride):
+        super().__init__()
+        self.body = nn.Sequential(
+            nn.Conv2d(n_in, n, 3, stride, 1, bias=False), nn.BatchNorm2d(n), nn.ReLU(inplace=True),
+            nn.Conv2d(n, n, 3, 1, 1, bias=False), nn.BatchNorm2d(n))
+        self.short = nn.Identity()
+        if stride != 1 or n_in != n:  # shortcut type B: projection only where the shape changes
+            self.short = nn.Sequential(nn.Conv2d(n_in, n, 1, stride, 0, bias=False), nn.BatchNorm2d(n))
+        self.relu = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        return self.relu(self.body(x) + self.short(x))
+
+
+def cifar_resnet18(n_classes=10):
+    layers = [nn.Conv2d(3, 64, 3, 1, 1, bias=False), nn.BatchNorm2d(64), nn.ReLU(inplace=True)]
+    n_in = 64
+    for n, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
+        layers += [Basic(n_in, n, stride), Basic(n, n, 1)]
+        n_in = n
+    layers += [nn.AvgPool2d(4), nn.Flatten(), nn.Linear(512, n_classes)]
+    return nn.Sequential(*layers)
+
+
+CASES = {
+    'small_cnn': (small_cnn, (64, 1, 28, 28)),
+    'resnet18': (cifar_resnet18, (32, 3, 32, 32)),
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--threads', type=int, default=2)
+    ap.add_argument('--reps', type=int, default=10)
+    ap.add_argument('--warmup', type=int, default=3)
+    ap.add_argument('--models', default='small_cnn,resnet18')
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(0)
+    for name in a.models.split(','):
+        make, shape = CASES[name]
+        model = make().train()
+        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
+        crit = nn.CrossEntropyLoss()
+        x = torch.randn(*shape)
+        y = torch.randint(0, 10, (shape[0],))
+
+        def step():
+            opt.zero_grad(set_to_none=False)
+            loss = crit(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+
+        for _ in range(a.warmup):
+            step()
+        times = []
+        for _ in range(a.reps):
+            t0 = time.perf_counter()
+            step()
+            times.append((time.perf_counter() - t0) * 1000)
+        print(name, '%.3f' % statistics.median(times), flush=True)
+
+
+if __name__ == '__main__':
+    main()

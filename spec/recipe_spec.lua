@@ -1,0 +1,239 @@
+-- recipe_spec.lua: the default recipe's utilities (options, CSV logger, SVG plot, progress bar)
+-- and recipes/fashion_mnist.lua end to end on a tiny generated IDX dataset: it trains, writes
+-- checkpoint, log.csv and plot.svg, and -resume gives the same numbers as an uninterrupted run.
+local torch = require 'moontorch'
+local util = require 'spec.util'
+local idx = require 'moontorch.data.idx'
+local options = require 'moontorch.util.options'
+local logger = require 'moontorch.util.logger'
+local plot = require 'moontorch.util.plot'
+local progress = require 'moontorch.util.progress'
+
+local tmpdir = os.tmpname()
+os.remove(tmpdir)
+os.execute(('mkdir -p %q'):format(tmpdir))
+local function tmp(name) return tmpdir .. '/' .. name end
+local function slurp(path)
+   local f = io.open(path, 'rb')
+   if not f then return nil end
+   local s = f:read('*a')
+   f:close()
+   return s
+end
+
+describe('options', function()
+   local spec = {
+      { 'nEpochs', 10, 'epochs' }, { 'LR', 0.1, 'learning rate' }, { 'nesterov', false, 'flag' },
+      { 'optimizer', 'sgd', 'which', choices = { 'sgd', 'adam' } }, { 'save', 'runs', 'dir' },
+   }
+   it('parses numbers, strings, flags and keeps defaults', function()
+      local n, lr = math.random(1, 100), math.random()
+      local lrs = ('%.17g'):format(lr)
+      local o = options.parse({ '-nEpochs', tostring(n), '-LR', lrs, '-nesterov', '-optimizer', 'adam' }, spec)
+      assert.are.equal(n, o.nEpochs)
+      assert.are.equal(tonumber(lrs), o.LR)
+      assert.is_true(o.nesterov)
+      assert.are.equal('adam', o.optimizer)
+      assert.are.equal('runs', o.save)
+      o = options.parse({ '-nesterov', 'false', '-save', 'x' }, spec)
+      assert.is_false(o.nesterov)
+      assert.are.equal('x', o.save)
+      assert.are.equal(10, o.nEpochs)
+   end)
+   it('rejects bad input naming the option', function()
+      util.assert_error(function() options.parse({ '-nEpochs', 'ten' }, spec) end, '-nEpochs', 'expected a number', 'ten')
+      util.assert_error(function() options.parse({ '-epochs', '3' }, spec) end, 'unknown option -epochs')
+      util.assert_error(function() options.parse({ '-optimizer', 'rmsprop' }, spec) end, 'rmsprop', 'sgd, adam')
+      util.assert_error(function() options.parse({ '-LR' }, spec) end, '-LR needs a value')
+      util.assert_error(function() options.parse({ 'stray' }, spec) end, 'unexpected argument "stray"')
+   end)
+   it('prints a usage with every option on -h', function()
+      local text = options.parse({ '-h' }, spec, 'banner', function(t) return t end)
+      for _, o in ipairs(spec) do assert.truthy(text:find('-' .. o[1], 1, true)) end
+      assert.truthy(text:find('banner', 1, true))
+   end)
+end)
+
+describe('logger', function()
+   it('writes CSV rows that read back, and appends on resume keeping earlier epochs', function()
+      local path = tmp('log.csv')
+      local rows = {}
+      local log = logger.new(path, { 'epoch', 'loss', 'note' })
+      for e = 1, 3 do
+         rows[e] = { epoch = e, loss = math.random(), note = e == 2 and 'a,"b"' or 'x' }
+         log:add(rows[e])
+      end
+      log:close()
+      local cols, back = logger.read(path)
+      assert.are.same({ 'epoch', 'loss', 'note' }, cols)
+      assert.are.equal(3, #back)
+      for e = 1, 3 do
+         assert.are.equal(e, back[e].epoch)
+         util.assert_close({ back[e].loss }, { rows[e].loss }, { atol = 1e-6, rtol = 1e-5 }, 'loss')
+      end
+      -- resume after epoch 2: rows of epoch 3 dropped, new rows appended
+      log = logger.new(path, { 'epoch', 'loss', 'note' }, { append = true, keep = function(r) return r.epoch <= 2 end })
+      log:add({ epoch = 3, loss = 0.5, note = 'y' })
+      log:close()
+      cols, back = logger.read(path)
+      assert.are.equal(3, #back)
+      assert.are.equal(0.5, back[3].loss)
+      assert.are.equal('y', back[3].note)
+      assert.are.equal(2, back[2].epoch)
+   end)
+end)
+
+describe('plot', function()
+   it('draws one point per finite value in each panel', function()
+      local n = math.random(3, 9)
+      local h = { epoch = {}, train_loss = {}, test_acc = {} }
+      for e = 1, n do
+         h.epoch[e], h.train_loss[e], h.test_acc[e] = e, 2 * math.random(), 0.5 + 0.5 * math.random()
+      end
+      h.train_loss[2] = 0 / 0 -- skipped, not drawn as NaN
+      local path = tmp('plot.svg')
+      plot.write(path, h, 'a <title>')
+      local svg = slurp(path)
+      assert.truthy(svg:match('^<svg'))
+      assert.truthy(svg:match('</svg>\n$'))
+      assert.truthy(svg:find('a &lt;title&gt;', 1, true))
+      local lines, circles = 0, 0
+      for pts in svg:gmatch('<polyline[^>]*points="([^"]*)"') do
+         lines = lines + 1
+         local k = 0
+         for _ in pts:gmatch('[%d.]+,[%d.]+') do k = k + 1 end
+         circles = circles + k
+      end
+      assert.are.equal(2, lines)
+      assert.are.equal(2 * n - 1, circles)
+      assert.falsy(svg:lower():find('nan'))
+   end)
+end)
+
+describe('progress', function()
+   it('shows loss, accuracy, images/s and ETA', function()
+      local chunks = {}
+      local out = { write = function(_, ...) for _, s in ipairs({ ... }) do chunks[#chunks + 1] = s end end,
+         flush = function() end }
+      local bar = progress.new(10, { title = 'epoch 1', out = out, tty = true, interval = 0 })
+      local losses = {}
+      for i = 1, 4 do
+         losses[i] = math.random()
+         bar:update(i, { loss = losses[i], acc = 0.5, images = 32 })
+      end
+      local line = bar:line(4)
+      local mean = (losses[1] + losses[2] + losses[3] + losses[4]) / 4
+      assert.truthy(line:find(('loss %.4f'):format(mean), 1, true), line)
+      assert.truthy(line:find('acc 50.00%', 1, true), line)
+      assert.truthy(line:find('img/s', 1, true), line)
+      assert.truthy(line:find('ETA', 1, true), line)
+      assert.truthy(line:find('4/10', 1, true), line)
+      assert.is_true(#chunks > 0)
+      assert.are.equal('1:05', progress.format_time(65))
+      assert.are.equal('1:01:01', progress.format_time(3661))
+   end)
+end)
+
+describe('recipes/fashion_mnist.lua', function()
+   -- a tiny learnable dataset: class c lights up row block c of the image
+   local data = tmp('data')
+   os.execute(('mkdir -p %q'):format(data))
+   local function make(prefix, n)
+      local x = torch.ByteTensor(n, 28, 28):random(0, 60)
+      local y = torch.ByteTensor(n):random(0, 9)
+      for i = 1, n do x[i]:narrow(1, 2 * y[i] + 4, 2):add(150) end
+      idx.write(('%s/%s-images-idx3-ubyte.gz'):format(data, prefix), x)
+      idx.write(('%s/%s-labels-idx1-ubyte.gz'):format(data, prefix), y)
+   end
+   make('train', 200)
+   make('t10k', 60)
+
+   local function run(args)
+      local cmd = ('luajit recipes/fashion_mnist.lua -data %q -threads 1 -quiet -nEpochs 2 -batchSize 16 ' ..
+         '-limitBatches 4 -testBatchSize 25 %s 2>&1; echo "exit status $?"'):format(data, args)
+      local p = io.popen(cmd)
+      local out = p:read('*a')
+      p:close()
+      local code = tonumber(out:match('exit status (%d+)%s*$'))
+      return out, code == 0
+   end
+
+   it('trains, evaluates, and writes checkpoint, log.csv and plot.svg', function()
+      local out, ok = run(('-save %q -seed 7'):format(tmp('full')))
+      assert.is_true(ok, out)
+      local acc = out:match('final test accuracy: ([%d.]+)%%')
+      assert.truthy(acc, out)
+      assert.is_true(tonumber(acc) >= 0 and tonumber(acc) <= 100)
+      local cols, rows = logger.read(tmp('full') .. '/log.csv')
+      assert.truthy(cols, 'no log.csv')
+      assert.are.equal(2, #rows)
+      for _, r in ipairs(rows) do
+         assert.is_true(r.train_loss == r.train_loss and r.train_loss > 0)
+         assert.is_true(r.test_acc >= 0 and r.test_acc <= 1)
+      end
+      assert.are.equal(tonumber(acc), tonumber(('%.2f'):format(100 * rows[2].test_acc)))
+      local svg = slurp(tmp('full') .. '/plot.svg')
+      assert.truthy(svg and svg:match('^<svg'), 'no plot.svg')
+      local ck = require 'moontorch.checkpoint'
+      local tensors, meta = ck.load(tmp('full') .. '/checkpoint.safetensors')
+      assert.are.equal('2', meta.epoch)
+      local n = 0
+      for name, t in pairs(tensors) do
+         n = n + 1
+         local s = t:double():abs():sum()
+         assert.is_true(s == s, name .. ' has NaN')
+      end
+      assert.is_true(n > 10)
+      assert.truthy(tensors['optim.dfdx'] or tensors['optim.momentum'] or next(tensors), 'optimizer state saved')
+   end)
+
+   it('-resume gives the same results as an uninterrupted run', function()
+      local _, ok1 = run(('-save %q -seed 11 -stopAfter 1'):format(tmp('resumed')))
+      assert.is_true(ok1)
+      local out2, ok2 = run(('-save %q -seed 11 -resume %q'):format(tmp('resumed'), tmp('resumed') .. '/checkpoint.safetensors'))
+      assert.is_true(ok2, out2)
+      local out3, ok3 = run(('-save %q -seed 11'):format(tmp('straight')))
+      assert.is_true(ok3, out3)
+      assert.are.equal(out3:match('final test accuracy: [%d.]+%%'), out2:match('final test accuracy: [%d.]+%%'))
+      local _, a = logger.read(tmp('resumed') .. '/log.csv')
+      local _, b = logger.read(tmp('straight') .. '/log.csv')
+      assert.are.equal(2, #a)
+      for e = 1, 2 do
+         assert.are.equal(b[e].train_loss, a[e].train_loss)
+         assert.are.equal(b[e].test_acc, a[e].test_acc)
+      end
+      local ck = require 'moontorch.checkpoint'
+      local ta = ck.load(tmp('resumed') .. '/checkpoint.safetensors')
+      local tb = ck.load(tmp('straight') .. '/checkpoint.safetensors')
+      for name, t in pairs(tb) do
+         assert.truthy(ta[name], name)
+         util.assert_close(ta[name], t, { atol = 0, rtol = 0 }, name)
+      end
+   end)
+
+   it('counts correct predictions of large batches', function()
+      package.path = './?/init.lua;' .. package.path
+      local R = require 'recipes.fashion_mnist'
+      for _, n in ipairs({ 7, 300, 1000 }) do
+         local scores, flat = util.rand_tensor({ n, 10 }, 'torch.FloatTensor')
+         local y = torch.LongTensor(n):random(1, 10)
+         local want = 0
+         for i = 1, n do
+            local best = 1
+            for c = 2, 10 do if flat[(i - 1) * 10 + c] > flat[(i - 1) * 10 + best] then best = c end end
+            if best == y[i] then want = want + 1 end
+         end
+         assert.are.equal(want, R.count_correct(scores, y))
+         assert.are.equal(n, R.count_correct(scores, select(2, scores:max(2)):view(-1)))
+      end
+   end)
+
+   it('reports bad options and missing data clearly', function()
+      local out, ok = run('-nEpochs two')
+      assert.is_false(ok)
+      assert.truthy(out:find('-nEpochs: expected a number', 1, true), out)
+      out, ok = run('-data /nonexistent/dir')
+      assert.is_false(ok)
+      assert.truthy(out:find('no train-images-idx3-ubyte(.gz) in /nonexistent/dir', 1, true), out)
+   end)
+end)
