@@ -140,6 +140,18 @@ mt_status mt_tensor_view(mt_tensor **out, const mt_tensor *t, int ndim, const in
   return MT_OK;
 }
 
+/* Strides of an empty tensor can be huge (they are never used to address memory), so the
+ * arithmetic that derives a view's layout saturates instead of overflowing. */
+static int64_t sat_mul(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? ((a < 0) != (b < 0) ? INT64_MIN : INT64_MAX) : r;
+}
+
+static void shift_offset(mt_tensor *r, const mt_tensor *t, int64_t index, int64_t stride) {
+  if (mt__numel(t) == 0) return; /* nothing is addressed: keep the offset */
+  r->offset += index * stride;    /* in bounds for a non-empty tensor, so no overflow */
+}
+
 mt_status mt_tensor_narrow(mt_tensor **out, const mt_tensor *t, int dim, int64_t start, int64_t length) {
   const char *op = "narrow";
   MT_CHECK_TENSOR(t, op, "tensor");
@@ -150,7 +162,7 @@ mt_status mt_tensor_narrow(mt_tensor **out, const mt_tensor *t, int dim, int64_t
                      (long long)start + 1, (long long)(start + length), dim + 1, SHAPE(t, b));
   }
   MT_TRY(new_alias(out, t, op));
-  (*out)->offset += start * t->strides[dim];
+  shift_offset(*out, t, start, t->strides[dim]);
   (*out)->sizes[dim] = length;
   return MT_OK;
 }
@@ -166,7 +178,7 @@ mt_status mt_tensor_select(mt_tensor **out, const mt_tensor *t, int dim, int64_t
   }
   MT_TRY(new_alias(out, t, op));
   mt_tensor *r = *out;
-  r->offset += index * t->strides[dim];
+  shift_offset(r, t, index, t->strides[dim]);
   for (int i = dim; i < t->ndim - 1; i++) {
     r->sizes[i] = t->sizes[i + 1];
     r->strides[i] = t->strides[i + 1];
@@ -280,7 +292,7 @@ mt_status mt_tensor_unsqueeze(mt_tensor **out, const mt_tensor *t, int dim) {
     r->strides[i] = t->strides[i - 1];
   }
   r->sizes[dim] = 1;
-  r->strides[dim] = dim < t->ndim ? t->sizes[dim] * t->strides[dim] : 1;
+  r->strides[dim] = dim < t->ndim ? sat_mul(t->sizes[dim], t->strides[dim]) : 1;
   r->ndim = t->ndim + 1;
   return MT_OK;
 }
@@ -297,7 +309,7 @@ mt_status mt_tensor_unfold(mt_tensor **out, const mt_tensor *t, int dim, int64_t
   MT_TRY(new_alias(out, t, op));
   mt_tensor *r = *out;
   r->sizes[dim] = (t->sizes[dim] - size) / step + 1;
-  r->strides[dim] = t->strides[dim] * step;
+  r->strides[dim] = sat_mul(t->strides[dim], step);
   r->sizes[t->ndim] = size;
   r->strides[t->ndim] = t->strides[dim];
   r->ndim = t->ndim + 1;
