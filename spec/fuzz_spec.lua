@@ -460,7 +460,7 @@ describe('randomized calls', function()
    it('C entry points accept or refuse hostile sizes, strides and indices with a status and message', function()
       local base
       for _ = 1, 10000 do
-         local which = random(4)
+         local which = random(5)
          if which == 1 then -- tensor_new: sizes of any sign and magnitude, too many dims
             local nd = random(0, 9)
             local n, sane = 1, nd <= 8
@@ -542,6 +542,22 @@ describe('randomized calls', function()
             end
             st = C.mt_tensor_set_item(t.h, sbuf, 0.25)
             assert(c_status(st, 'set', 'set_item') == inside, 'set_item disagrees with get_item')
+         elseif which == 5 then -- an empty view anywhere (or nowhere) in its storage, then grown by resize
+            base = base or T.new(T.DOUBLE, T.CPU, { 24 })
+            sbuf[0], stbuf[0] = 0, 1
+            local off = random() < 0.7 and random(0, 30) or hostile()
+            outp[0] = nil
+            if c_status(C.mt_tensor_as_strided(outp, base.h, 1, sbuf, stbuf, off), 'as_strided', 'as_strided') then
+               local v = T.wrap(outp[0])
+               sbuf[0] = random(0, 30)
+               if c_status(C.mt_tensor_resize(v.h, 1, sbuf), 'resize', 'resize') then
+                  local reach = C.mt_tensor_offset(v.h) + C.mt_tensor_numel(v.h)
+                  assert(reach <= C.mt_tensor_storage_numel(v.h), ('resize of an empty view at offset %s left '
+                     .. 'elements up to %s in a storage of %s'):format(tostring(off), tostring(reach),
+                     tostring(C.mt_tensor_storage_numel(v.h))))
+                  if sbuf[0] > 0 then util.flat(v) end -- every element readable
+               end
+            end
          else -- narrow/select/unfold with hostile numbers
             local t, m = fresh()
             local nd = #m.sizes

@@ -245,8 +245,10 @@ mt_status mt_tensor_resize(mt_tensor *t, int ndim, const int64_t *sizes) {
   MT_CHECK_TENSOR(t, "resize", "tensor");
   int64_t n;
   MT_TRY(check_new_args("resize", t->dtype, ndim, sizes, &n));
-  size_t need = (size_t)(t->offset + n) * mt__dtype_size(t->dtype);
-  if (!t->storage || t->storage->nbytes < need) {
+  int64_t end;
+  bool fits = !__builtin_add_overflow(t->offset, n, &end) && t->storage &&
+              (uint64_t)end <= t->storage->nbytes / mt__dtype_size(t->dtype);
+  if (!fits) {
     /* Torch7 semantics: a storage too small is replaced; the old contents are not kept. */
     mt_storage *s;
     MT_TRY(mt__storage_new(&s, (size_t)n * mt__dtype_size(t->dtype), t->device, t->storage ? t->storage->pinned : 0));

@@ -38,7 +38,12 @@ static mt_status check_in_storage(const char *op, const mt_tensor *t, int ndim, 
     else if (__builtin_mul_overflow(count, sizes[i], &count))
       return mt__error(MT_ERR_SHAPE, "%s: element count overflows", op);
   }
-  if (empty) return MT_OK; /* touches nothing */
+  if (empty) { /* touches nothing, but a later resize grows from the offset: keep it in the storage */
+    if (offset > mt_tensor_storage_numel(t))
+      return mt__error(MT_ERR_INDEX, "%s: storage offset %lld beyond the %lld elements of the storage", op,
+                       (long long)offset, (long long)mt_tensor_storage_numel(t));
+    return MT_OK;
+  }
   for (int i = 0; i < ndim; i++) {
     /* the span of the layout, stride by stride, without overflow (strides are >= 0 here) */
     int64_t step;
