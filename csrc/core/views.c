@@ -24,6 +24,13 @@ static mt_status check_dim(const char *op, const mt_tensor *t, int dim, int extr
   return MT_OK;
 }
 
+/* An index as messages show it (1-based), without overflowing on hostile input. */
+static long long one_based(int64_t i) { return i == INT64_MAX ? (long long)i : (long long)i + 1; }
+static long long sat_add(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_add_overflow(a, b, &r) ? (a > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
 /* Check that every element a strided layout can reach lies inside the storage. */
 static mt_status check_in_storage(const char *op, const mt_tensor *t, int ndim, const int64_t *sizes,
                                   const int64_t *strides, int64_t offset) {
@@ -164,7 +171,7 @@ mt_status mt_tensor_narrow(mt_tensor **out, const mt_tensor *t, int dim, int64_t
   if (start < 0 || length < 0 || start > t->sizes[dim] || length > t->sizes[dim] - start) {
     char b[128];
     return mt__error(MT_ERR_INDEX, "%s: range [%lld, %lld] out of bounds for dimension %d of a tensor of size %s", op,
-                     (long long)start + 1, (long long)(start + length), dim + 1, SHAPE(t, b));
+                     one_based(start), sat_add(start, length), dim + 1, SHAPE(t, b));
   }
   MT_TRY(new_alias(out, t, op));
   shift_offset(*out, t, start, t->strides[dim]);
@@ -179,7 +186,7 @@ mt_status mt_tensor_select(mt_tensor **out, const mt_tensor *t, int dim, int64_t
   if (index < 0 || index >= t->sizes[dim]) {
     char b[128];
     return mt__error(MT_ERR_INDEX, "%s: index %lld out of range for dimension %d of a tensor of size %s", op,
-                     (long long)index + 1, dim + 1, SHAPE(t, b));
+                     one_based(index), dim + 1, SHAPE(t, b));
   }
   MT_TRY(new_alias(out, t, op));
   mt_tensor *r = *out;
@@ -332,7 +339,7 @@ static mt_status element_offset(const char *op, const mt_tensor *t, const int64_
     if (index[i] < 0 || index[i] >= t->sizes[i]) {
       char b[128];
       return mt__error(MT_ERR_INDEX, "%s: index %lld out of range for dimension %d of a tensor of size %s", op,
-                       (long long)index[i] + 1, i + 1, SHAPE(t, b));
+                       one_based(index[i]), i + 1, SHAPE(t, b));
     }
     o += index[i] * t->strides[i];
   }
