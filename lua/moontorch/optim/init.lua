@@ -180,8 +180,9 @@ function optim.stateFromCheckpoint(tensors, values, prefix)
 end
 
 optim.sgd = require 'moontorch.optim.sgd'
-optim.adam = require 'moontorch.optim.adam'
-optim.adamw = require 'moontorch.optim.adamw'
+local adam_variant = require 'moontorch.optim.adam'
+optim.adam = adam_variant('optim.adam', 0, 0)
+optim.adamw = adam_variant('optim.adamw', 1e-2, 1)
 optim.lars = require 'moontorch.optim.lars'
 optim.lamb = require 'moontorch.optim.lamb'
 optim.schedule = require 'moontorch.optim.schedule'
