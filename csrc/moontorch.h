@@ -38,7 +38,8 @@ typedef enum mt_status {
   MT_ERR_CUDA = 7,      /* CUDA runtime/library failure, or no CUDA in this build */
   MT_ERR_UNSUPPORTED = 8,
   MT_ERR_IO = 9,
-  MT_ERR_INTERNAL = 10
+  MT_ERR_INTERNAL = 10,
+  MT_ERR_FORMAT = 11    /* corrupt or unsupported file content (image, shard, IDX, CIFAR) */
 } mt_status;
 
 typedef enum mt_dtype {
@@ -297,6 +298,157 @@ mt_status mt_safetensors_read(mt_safetensors *f, int i, mt_tensor **out); /* new
 int mt_safetensors_meta_count(const mt_safetensors *f);
 const char *mt_safetensors_meta_key(const mt_safetensors *f, int i);
 const char *mt_safetensors_meta_value(const mt_safetensors *f, int i);
+/* data: raw formats, images, shards, datasets, the in-memory cache and the loader (csrc/data/) */
+/* IDX (MNIST family) and CIFAR binary. Files may be gzip-compressed (detected by zlib); the
+ * parse functions take a file's bytes (so the fuzzers drive them) and `what` names the source
+ * in error messages. IDX keeps its element type (u8, i8 -> i32, i16 -> i32, i32, f32, f64). */
+mt_status mt_idx_parse(mt_tensor **out, const void *buf, size_t len, const char *what);
+mt_status mt_idx_load(mt_tensor **out, const char *path);
+/* CIFAR-10 (nlabels 1) or CIFAR-100 (nlabels 2: coarse, fine) records: images N x 3 x 32 x 32
+ * uint8, labels N x nlabels int64 as stored (0-based) */
+mt_status mt_cifar_parse(mt_tensor **images, mt_tensor **labels, const void *buf, size_t len, int nlabels,
+                         const char *what);
+mt_status mt_cifar_load(mt_tensor **images, mt_tensor **labels, const char *path, int nlabels);
+
+/* images (csrc/data/image.c): JPEG through libjpeg-turbo, PNG through libpng. Decoding gives
+ * H x W x 3 uint8 RGB: grayscale is expanded, CMYK/YCCK converted, alpha dropped. */
+typedef enum mt_image_format { MT_IMAGE_UNKNOWN = 0, MT_IMAGE_JPEG = 1, MT_IMAGE_PNG = 2 } mt_image_format;
+mt_status mt_image_info(const void *buf, size_t len, int *format, int *width, int *height, int *channels);
+/* scale_denom 1, 2, 4 or 8: JPEGs are decoded at that fraction in the DCT domain (ceil of the
+ * size); PNGs ignore it */
+mt_status mt_image_decode(mt_tensor **out, const void *buf, size_t len, int scale_denom);
+/* H x W x 3 or H x W uint8 (contiguous) -> a new 1-D uint8 tensor holding the file's bytes */
+mt_status mt_image_encode(mt_tensor **out, const mt_tensor *image, int format, int quality);
+
+/* per-sample transforms (csrc/data/transform.c). Training: RandomResizedCrop (area fraction
+ * and log-uniform aspect ratio, 10 tries then a centre crop, as torchvision), flip, optional
+ * colour jitter and PCA lighting (fb.resnet.torch); evaluation: shorter side to `resize`, centre
+ * crop. Resampling is antialiased bilinear (a triangle filter widened by the downscale factor).
+ * Random choices use Philox(seed, counter * 16 + k): a sample's result depends only on
+ * (seed, counter), never on threads or timing. */
+typedef struct mt_transform {
+  int train;                   /* 1: random crop + augmentation, 0: resize + centre crop */
+  int out_w, out_h;            /* output size (224) */
+  int resize;                  /* evaluation: shorter side before the centre crop (256) */
+  double scale_min, scale_max; /* crop area fraction (0.08, 1) */
+  double ratio_min, ratio_max; /* crop aspect ratio w/h (3/4, 4/3) */
+  int hflip;                   /* training: flip with probability 1/2 */
+  double brightness, contrast, saturation; /* colour jitter strengths (0.4 each in fb.resnet.torch); 0: off */
+  double lighting;             /* PCA lighting alphastd (0.1 in fb.resnet.torch); 0: off */
+  int dct_scaling;             /* let libjpeg-turbo decode at 1/2..1/8 when the crop stays >= the output */
+  double mean[3], std[3];      /* float/half output: (x / 255 - mean) / std per channel */
+  int dtype;                   /* MT_U8 (no normalisation), MT_F32 or MT_F16 */
+  int nhwc;                    /* 0: 3 x H x W, 1: H x W x 3 */
+} mt_transform;
+void mt_transform_defaults(mt_transform *t, int train); /* ImageNet values */
+/* The crop a training transform takes from a width x height image (x, y, w, h in pixels) and
+ * whether it flips; for evaluation, the centre crop in source pixels. */
+mt_status mt_transform_crop(const mt_transform *t, int width, int height, uint64_t seed, uint64_t counter, int *x,
+                            int *y, int *w, int *h, int *flip);
+/* decode + transform one encoded image into dst (out_h * out_w * 3 elements of t->dtype).
+ * *scratch is per-thread working memory, allocated on first use, freed by
+ * mt_transform_scratch_free; `name` is used in error messages. */
+mt_status mt_transform_apply(const mt_transform *t, const void *buf, size_t len, const char *name, uint64_t seed,
+                             uint64_t counter, void *dst, void **scratch);
+void mt_transform_scratch_free(void *scratch);
+/* the same into a CPU tensor shaped 3 x out_h x out_w (or out_h x out_w x 3) of t->dtype */
+mt_status mt_transform_image(mt_tensor *out, const mt_transform *t, const mt_tensor *bytes, uint64_t seed,
+                             uint64_t counter);
+/* antialiased bilinear resize of an H x W x C uint8 image to oh x ow (the transforms' resampler) */
+mt_status mt_image_resize(mt_tensor **out, const mt_tensor *image, int ow, int oh);
+
+/* packed shards (csrc/data/shard.c): one file holds a header, the encoded records back to back,
+ * an index (offset, length, label, CRC-32 and name per record) and a names blob. A writer
+ * writes path.tmp.<pid> and commit renames it over path (fsynced), so a shard either exists
+ * whole or not at all; open checks the header, the index checksum and every record's bounds;
+ * read checks the record's CRC-32. */
+typedef struct mt_shard_writer mt_shard_writer;
+mt_status mt_shard_writer_open(mt_shard_writer **out, const char *path);
+mt_status mt_shard_writer_add(mt_shard_writer *w, const void *buf, size_t len, int32_t label, const char *name);
+mt_status mt_shard_writer_commit(mt_shard_writer *w); /* frees w, also on failure */
+void mt_shard_writer_abort(mt_shard_writer *w);       /* removes the temporary file, frees w */
+typedef struct mt_shard mt_shard;
+mt_status mt_shard_open(mt_shard **out, const char *path);
+mt_status mt_shard_parse(mt_shard **out, const void *buf, size_t len, const char *name); /* from memory (copied) */
+void mt_shard_close(mt_shard *s);
+int64_t mt_shard_count(const mt_shard *s);
+mt_status mt_shard_entry(const mt_shard *s, int64_t i, uint64_t *offset, uint32_t *length, int32_t *label,
+                         const char **name);
+mt_status mt_shard_read(const mt_shard *s, int64_t i, void *dst, size_t cap); /* exactly `length` bytes */
+
+/* datasets (csrc/data/dataset.c): samples (label, name, where their encoded bytes live: a file
+ * or a shard record) and class names. Labels are 0-based here; the loader's targets are 1-based. */
+typedef struct mt_dataset mt_dataset;
+mt_status mt_dataset_new(mt_dataset **out);
+void mt_dataset_free(mt_dataset *d);
+/* ImageFolder layout root/<class>/<file>: classes are the sorted subfolder names (appended after
+ * the existing classes), files with one of the comma-separated extensions (case-insensitive)
+ * sorted by name. An empty class folder is a warning, not an error (labels stay aligned). */
+mt_status mt_dataset_add_folder(mt_dataset *d, const char *root, const char *extensions);
+mt_status mt_dataset_add_shard(mt_dataset *d, const char *path); /* every record of a shard */
+mt_status mt_dataset_add_file(mt_dataset *d, const char *path, int32_t label);
+mt_status mt_dataset_add_class(mt_dataset *d, const char *name);
+int64_t mt_dataset_size(const mt_dataset *d);
+int mt_dataset_nclasses(const mt_dataset *d);
+const char *mt_dataset_class(const mt_dataset *d, int i);
+mt_status mt_dataset_sample(const mt_dataset *d, int64_t i, int32_t *label, const char **name);
+mt_status mt_dataset_read(const mt_dataset *d, int64_t i, mt_tensor **out); /* encoded bytes, uint8 */
+int mt_dataset_nwarnings(const mt_dataset *d);
+const char *mt_dataset_warning(const mt_dataset *d, int i);
+
+/* in-memory cache (csrc/data/cache.c). Rank `rank` of `world` owns the contiguous block of
+ * samples [rank*n/world, (rank+1)*n/world) (replicated: every sample) and reads their encoded
+ * bytes into one arena with `threads` readers. When they would exceed budget_bytes (0: no
+ * limit) it fails with MT_ERR_MEMORY before reading anything, and the dataset stays streaming. */
+mt_status mt_dataset_partition_bytes(const mt_dataset *d, int rank, int world, int replicated, uint64_t *bytes);
+mt_status mt_dataset_cache(mt_dataset *d, int rank, int world, int replicated, uint64_t budget_bytes, int threads);
+void mt_dataset_cache_stats(const mt_dataset *d, int64_t *samples, uint64_t *bytes, double *seconds);
+
+/* the loader (csrc/data/loader.c): a pool of decode threads fills whole batches ahead of the
+ * trainer. Epoch e visits a permutation of the samples drawn from (seed, e); global batch k is
+ * positions [k*B*world, (k+1)*B*world) of it and this rank takes its B-slice, so every rank has
+ * the same number of batches and world x B matches one rank with batch world*B. The last batch
+ * of an epoch may be smaller (never padded, never dropped unless drop_last). Partitioned:
+ * each rank walks the permutation restricted to its cached block instead. */
+typedef struct mt_loader_opts {
+  int batch_size;
+  int threads;     /* decode threads, >= 1 */
+  int prefetch;    /* batches prepared ahead, >= 1 */
+  int shuffle;     /* 0: dataset order */
+  int drop_last;
+  int rank, world;
+  int partitioned;
+  int skip_bad;    /* 1: skip undecodable samples (counted, named in the error log); 0: fail */
+  int pinned;      /* page-locked batches (CUDA builds) for asynchronous copies */
+  uint64_t seed;
+} mt_loader_opts;
+typedef struct mt_batch_info {
+  int64_t epoch, index, nbatches; /* index: 0-based batch of the epoch */
+  int64_t count, skipped;         /* samples delivered / skipped in this batch */
+  double wait_seconds;            /* time next() blocked waiting for the decoders */
+} mt_batch_info;
+typedef struct mt_loader mt_loader;
+mt_status mt_loader_new(mt_loader **out, mt_dataset *d, const mt_transform *t, const mt_loader_opts *o);
+void mt_loader_free(mt_loader *l);
+/* start epoch `epoch` (>= 1) at batch `first` (0-based, for exact resumption) */
+mt_status mt_loader_start(mt_loader *l, int64_t epoch, int64_t first);
+int64_t mt_loader_nbatches(const mt_loader *l);
+/* the next batch: input count x 3 x H x W (or NHWC) of the transform's dtype, target count
+ * int64 (1-based); both NULL after the epoch's last batch */
+mt_status mt_loader_next(mt_loader *l, mt_tensor **input, mt_tensor **target, mt_batch_info *info);
+/* skipped-sample messages not yet taken (file name and reason), oldest first; NULL when none.
+ * The string stays valid until the next call. */
+const char *mt_loader_take_error(mt_loader *l);
+
+/* TensorBoard event files (csrc/io/tfevents.c): TFRecord framing (length, masked CRC-32C)
+ * around Event protos written by hand: file_version first, then scalar summaries. The file is
+ * dir/events.out.tfevents.<seconds>.<host>; every write is flushed. */
+typedef struct mt_events mt_events;
+mt_status mt_events_open(mt_events **out, const char *dir);
+const char *mt_events_path(const mt_events *e);
+mt_status mt_events_scalar(mt_events *e, const char *tag, double value, int64_t step, double wall_time);
+void mt_events_close(mt_events *e);
+uint32_t mt_crc32c(const void *buf, size_t len);
 /* MT_FFI_END */
 
 #ifdef __cplusplus

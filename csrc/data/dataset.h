@@ -1,0 +1,41 @@
+/* dataset.h: the dataset's layout, shared by dataset.c (building it), cache.c (the in-memory
+ * copy of a rank's block) and loader.c (reading samples from many threads). */
+#ifndef MT_DATA_DATASET_H
+#define MT_DATA_DATASET_H
+#include <stddef.h>
+#include <stdint.h>
+#include "../moontorch.h"
+
+typedef struct mt__sample {
+  char *name;      /* a file's path, or "<shard path>:<record name>" */
+  int32_t label;   /* 0-based */
+  int32_t shard;   /* -1: a file; otherwise an index into mt_dataset.shards */
+  int64_t record;  /* the record within that shard */
+  uint64_t length; /* encoded size in bytes; 0 for a file until it is statted or read */
+} mt__sample;
+
+struct mt_dataset {
+  mt__sample *samples;
+  int64_t n, cap;
+  char **classes;
+  int nclasses, classes_cap;
+  mt_shard **shards;
+  int nshards, shards_cap;
+  char **warnings;
+  int nwarnings, warnings_cap;
+  /* cache.c: cached bytes of samples [cache_lo, cache_hi) live at arena + cache_off[i - cache_lo] */
+  uint8_t *arena;
+  uint64_t arena_bytes;
+  uint64_t *cache_off;
+  int64_t cache_lo, cache_hi;
+  double cache_seconds;
+};
+
+/* The encoded bytes of sample i: a pointer into the cache when cached, otherwise read (file or
+ * shard record, CRC checked) into *buf, grown with realloc as needed (*buf/*cap are the
+ * caller's per-thread scratch). Safe to call from several threads at once. */
+mt_status mt__dataset_bytes(const mt_dataset *d, int64_t i, uint8_t **buf, size_t *cap, const uint8_t **bytes,
+                            size_t *len);
+/* record a warning (copied); fails only when out of memory */
+mt_status mt__dataset_warn(mt_dataset *d, const char *fmt, ...);
+#endif
