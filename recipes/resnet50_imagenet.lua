@@ -535,10 +535,10 @@ function M.main(args)
          end
          plot.write(opt.save .. '/plot.svg', h, ('ResNet-%d, %s (validation top-1 on the right)'):format(opt.depth,
             opt.optimizer))
-         for tag, v in pairs({ ['train/loss'] = tr.loss, ['train/top1'] = tr.top1, ['val/loss'] = va.loss,
-            ['val/top1'] = va.top1, ['val/top5'] = va.top5, ['train/lr'] = tr.lr,
-            ['train/images_per_sec'] = tr.images_per_sec, ['train/data_wait_ms'] = tr.wait_ms }) do
-            if v == v then tb:scalar(tag, v, epoch) end
+         for _, s in ipairs({ { 'train/loss', tr.loss }, { 'train/top1', tr.top1 }, { 'val/loss', va.loss },
+            { 'val/top1', va.top1 }, { 'val/top5', va.top5 }, { 'train/lr', tr.lr },
+            { 'train/images_per_sec', tr.images_per_sec }, { 'train/data_wait_ms', tr.wait_ms } }) do
+            if s[2] == s[2] then tb:scalar(s[1], s[2], epoch) end
          end
          save_checkpoint(ckpt, model, optimState, { format = 'moontorch resnet_imagenet 1', epoch = epoch,
             depth = opt.depth, nClasses = nClasses, optimizer = opt.optimizer, batchSize = opt.batchSize,
