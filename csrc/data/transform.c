@@ -32,7 +32,7 @@
 typedef struct mt__transform_scratch {
   mt__decoded dec;
   mt__resampler rs;
-  float *img; /* out_h x out_w x 3, values in [0, 255] */
+  float *img; /* 3 planes of out_h x out_w, values in [0, 255] */
   size_t cap_img;
 } mt__transform_scratch;
 
@@ -193,6 +193,21 @@ static void affine_apply(affine *a, const double s[3][3], const double c[3]) { /
 
 static const double grey[3] = {0.299, 0.587, 0.114};
 
+/* sum of n floats: eight float lanes (independent chains, which vectorise), each chunk of
+ * 1024 values added into a double so that 50k values do not drift */
+static double plane_sum(const float *p, size_t n) {
+  double total = 0;
+  for (size_t p0 = 0; p0 < n; p0 += 1024) {
+    size_t m = n - p0 < 1024 ? n - p0 : 1024, i = 0;
+    float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (; i + 8 <= m; i += 8)
+      for (int l = 0; l < 8; l++) acc[l] += p[p0 + i + l];
+    for (; i < m; i++) acc[0] += p[p0 + i];
+    for (int l = 0; l < 8; l++) total += acc[l];
+  }
+  return total;
+}
+
 /* the jitter and lighting of fb.resnet.torch as one affine map of [0, 255] RGB values */
 static void colour_affine(const mt_transform *t, uint64_t seed, uint64_t base, const float *img, size_t npix,
                           affine *a) {
@@ -208,9 +223,7 @@ static void colour_affine(const mt_transform *t, uint64_t seed, uint64_t base, c
   int pick = (int)(u53(o11.v[2], o11.v[3]) * 6);
   double mean[3] = {0, 0, 0};
   if (t->contrast > 0) { /* the resampled image's mean, in double: 50k floats would drift */
-    for (size_t p = 0; p < npix; p++)
-      for (int c = 0; c < 3; c++) mean[c] += img[3 * p + c];
-    for (int c = 0; c < 3; c++) mean[c] /= (double)npix;
+    for (int c = 0; c < 3; c++) mean[c] = plane_sum(img + c * npix, npix) / (double)npix;
   }
   for (int s = 0; s < 3; s++) {
     int e = orders[pick][s];
@@ -248,44 +261,129 @@ static void colour_affine(const mt_transform *t, uint64_t seed, uint64_t base, c
 }
 
 /* ---- output ---- */
-#define MT_OUT_LOOP(T, STORE)                                                                \
-  do {                                                                                       \
-    T *d = (T *)dst;                                                                         \
-    for (size_t p = 0; p < npix; p++) {                                                      \
-      const float r = img[3 * p], g = img[3 * p + 1], b = img[3 * p + 2];                    \
-      const float v0 = m00 * r + m01 * g + m02 * b + c0, v1 = m10 * r + m11 * g + m12 * b + c1; \
-      const float v2 = m20 * r + m21 * g + m22 * b + c2;                                     \
-      if (nhwc) {                                                                            \
-        STORE(d[3 * p], v0);                                                                 \
-        STORE(d[3 * p + 1], v1);                                                             \
-        STORE(d[3 * p + 2], v2);                                                             \
-      } else {                                                                               \
-        STORE(d[p], v0);                                                                     \
-        STORE(d[npix + p], v1);                                                              \
-        STORE(d[2 * npix + p], v2);                                                          \
-      }                                                                                      \
-    }                                                                                        \
-  } while (0)
-#define MT_STORE_F32(x, v) ((x) = (v))
-#define MT_STORE_F16(x, v) ((x) = mt_float_to_half(v))
-#define MT_STORE_U8(x, v) ((x) = (uint8_t)(fminf(fmaxf((v), 0.0f), 255.0f) + 0.5f))
+#define MT_CHUNK 512
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define MT_HAVE_F16C 1
+/* F16C rounds to nearest even, as mt_float_to_half does: the same bits, 8 at a time */
+__attribute__((target("avx,f16c"))) static void to_half_f16c(uint16_t *d, const float *s, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128((__m128i *)(d + i), _mm256_cvtps_ph(_mm256_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT));
+  for (; i < n; i++) d[i] = mt_float_to_half(s[i]);
+}
+#endif
+
+static void to_half(uint16_t *d, const float *s, size_t n, int f16c) {
+#ifdef MT_HAVE_F16C
+  if (f16c) {
+    to_half_f16c(d, s, n);
+    return;
+  }
+#endif
+  for (size_t i = 0; i < n; i++) d[i] = mt_float_to_half(s[i]);
+}
+
+static inline uint8_t to_u8(float v) { /* clamp, then round half up */
+  v = v > 0.0f ? v : 0.0f;
+  v = v < 255.0f ? v : 255.0f;
+  return (uint8_t)(int)(v + 0.5f);
+}
+
+/* to_u8 over n values; with SSE2 sixteen at a time (the compiler does not vectorise the
+ * clamps itself: under the default -ftrapping-math the compares might trap) */
+static void to_u8_n(uint8_t *restrict d, const float *restrict s, size_t n) {
+  size_t i = 0;
+#ifdef __SSE2__
+  const __m128 lo = _mm_setzero_ps(), hi = _mm_set1_ps(255.0f), half = _mm_set1_ps(0.5f);
+#define MT_U8_4(j) _mm_cvttps_epi32(_mm_add_ps(_mm_min_ps(_mm_max_ps(_mm_loadu_ps(s + i + (j)), lo), hi), half))
+  for (; i + 16 <= n; i += 16) { /* maxps(NaN, 0) is 0, as in to_u8 */
+    __m128i a = MT_U8_4(0), b = MT_U8_4(4), c = MT_U8_4(8), e = MT_U8_4(12);
+    _mm_storeu_si128((__m128i *)(d + i), _mm_packus_epi16(_mm_packs_epi32(a, b), _mm_packs_epi32(c, e)));
+  }
+#undef MT_U8_4
+#endif
+  for (; i < n; i++) d[i] = to_u8(s[i]);
+}
+
+/* the store loops take restrict pointers: without the promise the compiler does not
+ * vectorise them */
+static void affine_plane(float *restrict o, const float *restrict R, const float *restrict G,
+                         const float *restrict B, const float k[4], size_t m) {
+  const float k0 = k[0], k1 = k[1], k2 = k[2], k3 = k[3];
+  for (size_t i = 0; i < m; i++) o[i] = k0 * R[i] + k1 * G[i] + k2 * B[i] + k3;
+}
+static void interleave_u8(uint8_t *restrict d, const uint8_t *restrict r, const uint8_t *restrict g,
+                          const uint8_t *restrict b, size_t m) {
+  for (size_t i = 0; i < m; i++) {
+    d[3 * i] = r[i];
+    d[3 * i + 1] = g[i];
+    d[3 * i + 2] = b[i];
+  }
+}
+static void interleave_f32(float *restrict d, const float *restrict r, const float *restrict g,
+                           const float *restrict b, size_t m) {
+  for (size_t i = 0; i < m; i++) {
+    d[3 * i] = r[i];
+    d[3 * i + 1] = g[i];
+    d[3 * i + 2] = b[i];
+  }
+}
+static void interleave_u16(uint16_t *restrict d, const uint16_t *restrict r, const uint16_t *restrict g,
+                           const uint16_t *restrict b, size_t m) {
+  for (size_t i = 0; i < m; i++) {
+    d[3 * i] = r[i];
+    d[3 * i + 1] = g[i];
+    d[3 * i + 2] = b[i];
+  }
+}
+
+/* y = A x + b per pixel of the planar image, stored as t->dtype in t's layout. Chunks of
+ * MT_CHUNK pixels: the affine map runs over planes (vectorised), then one store pass. */
 static void write_output(const mt_transform *t, const float *img, size_t npix, const affine *a, void *dst) {
   /* float output: (x / 255 - mean) / std after the colour map; uint8: the colour map only */
-  double rows[3][4];
+  float k[3][4];
   for (int i = 0; i < 3; i++) {
-    double k = t->dtype == MT_U8 ? 1.0 : 1.0 / (255.0 * t->std[i]), off = t->dtype == MT_U8 ? 0 : t->mean[i] / t->std[i];
-    for (int j = 0; j < 3; j++) rows[i][j] = k * a->m[i][j];
-    rows[i][3] = k * a->c[i] - off;
+    double s = t->dtype == MT_U8 ? 1.0 : 1.0 / (255.0 * t->std[i]), off = t->dtype == MT_U8 ? 0 : t->mean[i] / t->std[i];
+    for (int j = 0; j < 3; j++) k[i][j] = (float)(s * a->m[i][j]);
+    k[i][3] = (float)(s * a->c[i] - off);
   }
-  const float m00 = (float)rows[0][0], m01 = (float)rows[0][1], m02 = (float)rows[0][2], c0 = (float)rows[0][3];
-  const float m10 = (float)rows[1][0], m11 = (float)rows[1][1], m12 = (float)rows[1][2], c1 = (float)rows[1][3];
-  const float m20 = (float)rows[2][0], m21 = (float)rows[2][1], m22 = (float)rows[2][2], c2 = (float)rows[2][3];
+  int f16c = 0;
+#ifdef MT_HAVE_F16C
+  if (t->dtype == MT_F16) f16c = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+#endif
   const int nhwc = t->nhwc != 0;
-  switch (t->dtype) {
-    case MT_U8: MT_OUT_LOOP(uint8_t, MT_STORE_U8); break;
-    case MT_F16: MT_OUT_LOOP(uint16_t, MT_STORE_F16); break;
-    default: MT_OUT_LOOP(float, MT_STORE_F32); break;
+  float buf[3][MT_CHUNK];
+  uint16_t hbuf[3][MT_CHUNK];
+  uint8_t bbuf[3][MT_CHUNK];
+  for (size_t p0 = 0; p0 < npix; p0 += MT_CHUNK) {
+    const size_t m = npix - p0 < MT_CHUNK ? npix - p0 : MT_CHUNK;
+    const float *R = img + p0, *G = img + npix + p0, *B = img + 2 * npix + p0;
+    for (int c = 0; c < 3; c++) /* float NCHW goes straight to its plane */
+      affine_plane(t->dtype == MT_F32 && !nhwc ? (float *)dst + c * npix + p0 : buf[c], R, G, B, k[c], m);
+    if (t->dtype == MT_F32) {
+      if (nhwc) interleave_f32((float *)dst + 3 * p0, buf[0], buf[1], buf[2], m);
+    } else if (t->dtype == MT_U8) {
+      uint8_t *d = dst;
+      if (nhwc) {
+        for (int c = 0; c < 3; c++) to_u8_n(bbuf[c], buf[c], m);
+        interleave_u8(d + 3 * p0, bbuf[0], bbuf[1], bbuf[2], m);
+      } else {
+        for (int c = 0; c < 3; c++) to_u8_n(d + c * npix + p0, buf[c], m);
+      }
+    } else {
+      uint16_t *d = dst;
+      if (nhwc) {
+        for (int c = 0; c < 3; c++) to_half(hbuf[c], buf[c], m, f16c);
+        interleave_u16(d + 3 * p0, hbuf[0], hbuf[1], hbuf[2], m);
+      } else {
+        for (int c = 0; c < 3; c++) to_half(d + c * npix + p0, buf[c], m, f16c);
+      }
+    }
   }
 }
 
