@@ -212,10 +212,6 @@ for name, (w, h) in {'mid': (500, 375), 'big': (1280, 960), 'tall': (301, 517)}.
    return images
 end
 
-local function has_png() -- TEMPORARY until the decoder is merged
-   return pcall(Transform{}.apply, Transform{}, get_images().mid.png, 0, 0)
-end
-
 local function random_seed() return math.random(0, 2 ^ 31) end
 
 ---------------------------------------------------------------------------------------------
@@ -390,7 +386,6 @@ for name in ['mid', 'tall', 'big']:
       local mean_std = { mean = { 0.4, 0.5, 0.6 }, std = { 0.2, 0.25, 0.3 } }
       for _, name in ipairs({ 'mid', 'tall', 'big' }) do
          for _, ext in ipairs({ 'jpg', 'png' }) do
-            if ext == 'png' and not has_png() then break end
             local tv = load_raw(tmp(('tv_%s_%s.raw'):format(name, ext)), { 224, 224, 3 })
             -- without DCT scaling: the same pixels up to PIL's rounding between its two passes
             local tf = Transform{ train = false, dtype = 'byte', layout = 'NHWC', dctScaling = false }
@@ -425,7 +420,6 @@ for name in ['mid', 'tall', 'big']:
    it('training output is the resampled crop (against the float64 transcription)', function()
       -- a crop of the PNG (exact pixels), resized by the reference, equals the transform's output
       local im = get_images()
-      if not has_png() then return end
       python(([[
 import numpy as np
 from PIL import Image
