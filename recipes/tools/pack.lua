@@ -27,7 +27,12 @@ local USAGE = 'usage: luajit recipes/tools/pack.lua SRC DST [options]'
 local SPLITS = { 'train', 'val', 'test' }
 
 local function lasterr() return ffi.string(C.mt_last_error()) end
-local function warn(msg) io.stderr:write('pack: warning: ', msg, '\n') end
+local line_open = false -- a progress line without its newline is on the terminal
+local function warn(msg)
+   if line_open then io.stderr:write('\n') end
+   line_open = false
+   io.stderr:write('pack: warning: ', msg, '\n')
+end
 
 ----------------------------------------------------------------------------------------------
 -- progress
@@ -48,6 +53,7 @@ function Progress:show(shard, nshards, total, final)
    io.stderr:write(('\r%s: shard %d/%d, %d/%d files, %.0f files/s, %.1f MB/s  '):format(self.label, shard, nshards,
       self.files, total, self.files / dt, self.bytes / dt / 1e6), final and '\n' or '')
    io.stderr:flush()
+   line_open = not final
 end
 
 ----------------------------------------------------------------------------------------------
