@@ -43,7 +43,7 @@ local function cuda_available()
 end
 
 local spec = {
-   { 'data', '', 'DIR with train/ and val/ (ImageFolders, or packed shards */*.mts + classes.txt)' },
+   { 'data', '', 'DIR with train/ and val/: ImageFolders, or shards (train/*.mts + train/classes.txt, same for val)' },
    { 'synthetic', false, 'random images and labels made on the device, no loader (throughput)' },
    { 'depth', 50, 'ResNet depth', choices = { 18, 34, 50, 101, 152 } },
    { 'batchSize', 256, 'mini-batch size' },
@@ -88,8 +88,9 @@ Getting ImageNet (ILSVRC2012, about 150 GB):
      same wnid names as train/), e.g. with valprep.sh from
      https://github.com/soumith/imagenetloader.torch :
        mkdir -p DIR/val && tar -xf ILSVRC2012_img_val.tar -C DIR/val && cd DIR/val && bash valprep.sh
-  4. Optional, for faster reading: pack each split into shards with recipes/tools/pack.lua
-     (DIR/train/*.mts, DIR/val/*.mts and DIR/classes.txt).
+  4. Optional, for fewer and larger reads: pack both splits into shards (checked by CRC-32),
+       luajit recipes/tools/pack.lua DIR PACKED     (PACKED/{train,val}/*.mts + classes.txt)
+     and pass -data PACKED.
 
 Then run:  luajit recipes/resnet50_imagenet.lua -data DIR   (-h lists the options)
 ]]
@@ -165,9 +166,16 @@ function M.open_data(dir)
          fail('-data %s: no %s/ folder (expected train/ and val/, as ImageFolders or packed shards; run without -data for how to get ImageNet)', dir, split)
       end
    end
-   local shards = is_file(dir .. '/classes.txt') or is_file(dir .. '/train/classes.txt')
+   -- recipes/tools/pack.lua writes DIR/<split>/classes.txt beside the split's shards
+   local shards = is_file(dir .. '/train/classes.txt')
    local make = shards and data.Shards or data.ImageFolder
-   local train, val = make(dir .. '/train'), make(dir .. '/val')
+   local function open(split)
+      local ok, ds = pcall(make, dir .. '/' .. split)
+      if ok then return ds end
+      fail('-data %s: %s%s', dir, tostring(ds), split == 'val' and not shards and
+         ' (the val tar unpacks flat: sort it into one folder per class with valprep.sh, see the instructions printed without -data)' or '')
+   end
+   local train, val = open('train'), open('val')
    local tc, vc = train:classes(), val:classes()
    if #tc == 0 then fail('-data %s/train: no classes found', dir) end
    if #tc ~= #vc then
@@ -426,7 +434,7 @@ function M.main(args)
    end
    check_options(opt)
    io.stdout:setvbuf('line')
-   local function say(s) if not opt.quiet then print(s) end end
+   local function say(s) print(s) end
    torch.setnumthreads(opt.threads)
 
    -- data
@@ -444,8 +452,8 @@ function M.main(args)
          val:size(), nClasses))
       for _, w in ipairs(train:warnings()) do io.stderr:write(NAME, ': train: ', w, '\n') end
       for _, w in ipairs(val:warnings()) do io.stderr:write(NAME, ': val: ', w, '\n') end
-      local budget = opt.cacheBudget * 2 ^ 30
-      if budget == 0 then budget = opt.cache == 'on' and math.huge or (available_memory() or 2 ^ 33) / 2 end
+      local budget = math.floor(opt.cacheBudget * 2 ^ 30)
+      if budget == 0 then budget = opt.cache == 'on' and math.huge or math.floor((available_memory() or 2 ^ 33) / 2) end
       budget = setup_cache(train, 'train', opt, budget, say)
       setup_cache(val, 'val', opt, budget, say)
       local resize = math.floor(opt.cropSize * 256 / 224 + 0.5)
