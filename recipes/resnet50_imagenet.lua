@@ -417,10 +417,14 @@ local function validate(ctx, epoch)
    return { loss = lossSum / seen, top1 = top1 / seen, top5 = top5 / seen }
 end
 
-local function report_skipped(loader, split, say)
-   local errs = loader:errors()
-   for i = 1, math.min(#errs, 5) do io.stderr:write(NAME, ': skipped ', split, ' image: ', errs[i], '\n') end
-   if #errs > 5 then say(('... and %d more skipped %s images'):format(#errs - 5, split)) end
+-- name each undecodable image once (the loader skips it again every epoch)
+local function report_skipped(loader, split, seen)
+   local new = {}
+   for _, e in ipairs(loader:errors()) do
+      if not seen[e] then seen[e] = true new[#new + 1] = e end
+   end
+   for i = 1, math.min(#new, 5) do io.stderr:write(NAME, ': skipped ', split, ' image: ', new[i], '\n') end
+   if #new > 5 then io.stderr:write(('%s: ... and %d more skipped %s images\n'):format(NAME, #new - 5, split)) end
 end
 
 ----------------------------------------------------------------------------------------------
@@ -517,15 +521,16 @@ function M.main(args)
 
    local ctx = { opt = opt, model = model, criterion = criterion, params = params, gradParams = gradParams,
       config = config, optimState = optimState, optfn = optim[opt.optimizer], train = trainSrc, val = valSrc,
-      trainBatches = trainBatches, valBatches = valBatches, schedule = M.make_schedule(opt, trainBatches), buf = {} }
+      trainBatches = trainBatches, valBatches = valBatches, schedule = M.make_schedule(opt, trainBatches), buf = {},
+      reported = {} }
    local lastEpoch = opt.nEpochs
    if opt.stopAfter > 0 then lastEpoch = math.min(lastEpoch, opt.stopAfter) end
    local t0 = progress.now()
    for epoch = startEpoch, lastEpoch do
       local tr = train_epoch(ctx, epoch)
-      report_skipped(trainSrc, 'training', say)
+      report_skipped(trainSrc, 'training', ctx.reported)
       local va = validate(ctx, epoch)
-      report_skipped(valSrc, 'validation', say)
+      report_skipped(valSrc, 'validation', ctx.reported)
       if va.top1 > best.top1 then best = { top1 = va.top1, top5 = va.top5, epoch = epoch } end
       last = { loss = tr.loss, top1 = va.top1, top5 = va.top5 }
       print(('epoch %d: train loss %.4f  top-1 %.2f%%  |  val top-1 %.2f%%  top-5 %.2f%%  |  lr %.4g  %.0f img/s  data %.1f ms/batch%s'):format(
