@@ -32,7 +32,7 @@ struct mt_dataset {
 };
 
 /* The encoded bytes of sample i: a pointer into the cache when cached, otherwise read (file or
- * shard record, CRC checked) into *buf, grown with realloc as needed (*buf/*cap are the
+ * shard record, CRC checked) into *buf, grown with realloc as needed (buf and cap are the
  * caller's per-thread scratch). Safe to call from several threads at once. */
 mt_status mt__dataset_bytes(const mt_dataset *d, int64_t i, uint8_t **buf, size_t *cap, const uint8_t **bytes,
                             size_t *len);
