@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "../moontorch.h"
+#include "../core/error.h"
 
 typedef struct mt__sample {
   char *name;      /* a file's path, or "<shard path>:<record name>" */
@@ -29,13 +30,26 @@ struct mt_dataset {
   uint64_t *cache_off;
   int64_t cache_lo, cache_hi;
   double cache_seconds;
+  /* dataset.c: sample names are carved from large blocks, one malloc per block rather than per
+   * name (ImageNet has 1.28M samples) */
+  char **name_blocks;
+  int64_t nname_blocks, name_blocks_cap;
+  char *name_next; /* free space left in the newest block */
+  size_t name_left;
 };
 
 /* The encoded bytes of sample i: a pointer into the cache when cached, otherwise read (file or
- * shard record, CRC checked) into *buf, grown with realloc as needed (buf and cap are the
+ * shard record, CRC checked) into *buf, grown with realloc as needed (*buf and *cap are the
  * caller's per-thread scratch). Safe to call from several threads at once. */
 mt_status mt__dataset_bytes(const mt_dataset *d, int64_t i, uint8_t **buf, size_t *cap, const uint8_t **bytes,
                             size_t *len);
 /* record a warning (copied); fails only when out of memory */
-mt_status mt__dataset_warn(mt_dataset *d, const char *fmt, ...);
+mt_status mt__dataset_warn(mt_dataset *d, const char *fmt, ...) MT_PRINTF(2, 3);
+
+/* building (dataset.c, folder.c): append a sample (name copied) or a class; on a failed add of
+ * several samples, mt__dataset_truncate drops everything added since the counts were taken. */
+mt_status mt__dataset_push(mt_dataset *d, const char *name, int32_t label, int32_t shard, int64_t record,
+                           uint64_t length);
+mt_status mt__dataset_push_class(mt_dataset *d, const char *name);
+void mt__dataset_truncate(mt_dataset *d, int64_t n, int nclasses, int nwarnings);
 #endif
