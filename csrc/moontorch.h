@@ -446,6 +446,7 @@ const char *mt_loader_take_error(mt_loader *l);
 typedef struct mt_events mt_events;
 mt_status mt_events_open(mt_events **out, const char *dir);
 const char *mt_events_path(const mt_events *e);
+/* wall_time: seconds since 1970, 0 for now; value is stored as a float (simple_value) */
 mt_status mt_events_scalar(mt_events *e, const char *tag, double value, int64_t step, double wall_time);
 void mt_events_close(mt_events *e);
 uint32_t mt_crc32c(const void *buf, size_t len);

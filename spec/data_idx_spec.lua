@@ -1,5 +1,6 @@
--- data_idx_spec.lua: the IDX reader (moontorch.data.idx) on small generated files, plain and
--- gzip, every element type, and the errors for corrupt and truncated files.
+-- data_idx_spec.lua: the IDX reader (moontorch.data.idx, csrc/data/idx.c) on generated files, plain and
+-- gzip, every element type (also from an independent Python writer), the Fashion-MNIST files
+-- against Python's gzip, and the errors for corrupt, truncated and impossible files.
 local torch = require 'moontorch'
 local ffi = require 'ffi'
 local util = require 'spec.util'
@@ -170,5 +171,190 @@ describe('idx.read errors', function()
 
    it('names a missing file', function()
       expect(tmp('does_not_exist.idx'), 'cannot open')
+   end)
+end)
+
+---------------------------------------------------------------------------------------------
+-- the C parser (csrc/data/idx.c) against independent writers and the real Fashion-MNIST files
+
+local C, T = torch._C, torch._T
+
+local function run(cmd)
+   local p = assert(io.popen(cmd .. ' 2>&1; echo "rc=$?"'))
+   local out = p:read('*a')
+   p:close()
+   local rc = tonumber(out:match('rc=(%d+)%s*$'))
+   return out:gsub('rc=%d+%s*$', ''), rc
+end
+
+-- write a random IDX file with spec/fixtures/write_idx.py; returns its values
+local function python_idx(path, code, sizes)
+   local out, rc = run(('/usr/bin/python3 spec/fixtures/write_idx.py %q %d %d %s'):format(path, code,
+      math.random(0, 2 ^ 30), table.concat(sizes, ' ')))
+   assert(rc == 0, out)
+   local vals = {}
+   for line in out:gmatch('[^\n]+') do vals[#vals + 1] = assert(tonumber(line), line) end
+   return vals
+end
+
+local typenames = { [8] = 'torch.ByteTensor', [9] = 'torch.IntTensor', [11] = 'torch.IntTensor',
+   [12] = 'torch.IntTensor', [13] = 'torch.FloatTensor', [14] = 'torch.DoubleTensor' }
+
+describe('idx C parser', function()
+   it('reads every type from an independent writer: plain, gzip and two gzip members', function()
+      for _, code in ipairs({ 8, 9, 11, 12, 13, 14 }) do
+         local sizes = {}
+         for d = 1, math.random(1, 4) do sizes[d] = math.random(1, 6) end
+         if code == 8 then sizes = { 2, 1, 2, 1, 3, 1, 2, 2 } end -- all eight dimensions
+         for _, ext in ipairs({ '.idx', '.idx.gz', '.idx.2.gz' }) do
+            local path = tmp('py' .. code .. ext)
+            local vals = python_idx(path, code, sizes)
+            local t = idx.read(path)
+            assert.are.equal(typenames[code], t:type(), path)
+            assert.are.same(sizes, t:size():totable(), path)
+            util.assert_close(t, vals, { atol = 0, rtol = 0 }, path)
+         end
+      end
+   end)
+
+   it('parses bytes from a string or a ByteTensor as idx.read does', function()
+      local path = tmp('mem.idx.gz')
+      local vals = python_idx(path, 11, { 4, 5 })
+      local s = read_bytes(path)
+      local bt = torch.ByteTensor(#s)
+      ffi.copy(bt:data(), s, #s)
+      for _, src in ipairs({ s, bt }) do
+         local t = idx.parse(src, 'from memory')
+         assert.are.same({ 4, 5 }, t:size():totable())
+         util.assert_close(t, vals, { atol = 0, rtol = 0 }, 'parse')
+      end
+      local ok, err = pcall(idx.parse, s:sub(1, 20), 'the cut one')
+      assert.is_false(ok)
+      assert.truthy(tostring(err):find('idx: the cut one: ', 1, true), err)
+      ok, err = pcall(idx.parse, 42)
+      assert.is_false(ok)
+      assert.truthy(tostring(err):find('expected a string or a ByteTensor'), err)
+   end)
+
+   it('reads empty dimensions', function()
+      local path = tmp('empty_dim.idx')
+      write_bytes(path, header(0x0D, { 3, 0, 4 }))
+      local t = idx.read(path)
+      assert.are.equal('torch.FloatTensor', t:type())
+      assert.are.same({ 3, 0, 4 }, t:size():totable())
+      -- a zero size makes even a huge product empty, and data after it is still too much
+      write_bytes(path, header(0x08, { 0, 2 ^ 32 - 1, 2 ^ 32 - 1 }))
+      assert.are.same({ 0, 2 ^ 32 - 1, 2 ^ 32 - 1 }, idx.read(path):size():totable())
+      write_bytes(path, header(0x08, { 0, 7 }) .. 'x')
+      local ok, err = pcall(idx.read, path)
+      assert.is_false(ok)
+      assert.truthy(tostring(err):find('unexpected data after byte offset 12'), err)
+   end)
+
+   it('matches Python on the Fashion-MNIST files', function()
+      local dir = '/usr/share/datasets/fashion-mnist'
+      local f = io.open(dir .. '/t10k-labels-idx1-ubyte.gz', 'rb')
+      if not f then
+         pending('Fashion-MNIST is not installed under ' .. dir)
+         return
+      end
+      f:close()
+      local files = {
+         { 'train-images-idx3-ubyte.gz', { 60000, 28, 28 } }, { 'train-labels-idx1-ubyte.gz', { 60000 } },
+         { 't10k-images-idx3-ubyte.gz', { 10000, 28, 28 } }, { 't10k-labels-idx1-ubyte.gz', { 10000 } },
+      }
+      for _, spec in ipairs(files) do
+         local path = dir .. '/' .. spec[1]
+         local raw = tmp('fm.raw')
+         -- Python's gzip module: header fields, and the payload after the header
+         local out, rc = run(([[/usr/bin/python3 -c "
+import gzip, struct, sys
+b = gzip.open(sys.argv[1]).read()
+nd = b[3]
+print(b[2], *struct.unpack('>%%dI' %% nd, b[4:4 + 4 * nd]))
+open(sys.argv[2], 'wb').write(b[4 + 4 * nd:])" %q %q]]):format(path, raw))
+         assert.are.equal(0, rc, out)
+         local t = idx.read(path)
+         assert.are.equal('torch.ByteTensor', t:type())
+         assert.are.equal('8 ' .. table.concat(spec[2], ' '), out:match('^[^\n]*'))
+         assert.are.same(spec[2], t:size():totable())
+         local payload = read_bytes(raw)
+         assert.are.equal(#payload, t:nElement())
+         assert.is_true(payload == ffi.string(t:data(), t:nElement()), path .. ': data differs from Python\'s')
+         if #spec[2] == 1 then -- Fashion-MNIST is balanced: every class has N/10 labels
+            local counts = {}
+            for i = 0, 9 do counts[i + 1] = t:eq(i):sum() end
+            for i = 1, 10 do assert.are.equal(spec[2][1] / 10, counts[i], path) end
+         end
+      end
+   end)
+end)
+
+describe('idx C parser errors', function()
+   local function expect(path, pattern)
+      local ok, err = pcall(idx.read, path)
+      assert.is_false(ok, 'expected an error for ' .. path)
+      err = tostring(err)
+      assert.truthy(err:find(path, 1, true), 'message does not name the file: ' .. err)
+      assert.truthy(err:find(pattern), ('message %q does not match %q'):format(err, pattern))
+   end
+   local function gzip_bytes(name, s)
+      write_bytes(tmp(name), s)
+      return read_bytes(gzip(tmp(name)))
+   end
+
+   it('reports huge dimensions without allocating them', function()
+      local path = tmp('huge.idx')
+      write_bytes(path, header(0x08, { 60000, 60000, 60000 }) .. 'abc')
+      expect(path, 'truncated at byte offset 19 while reading the data %(3 of 216000000000000 bytes present%)')
+      expect(gzip(path), 'truncated at byte offset 19 while reading the data')
+      write_bytes(path, header(0x0E, { 2 ^ 32 - 1, 2 ^ 32 - 1, 2 ^ 32 - 1 }))
+      expect(path, 'sizes 4294967295x4294967295x4294967295 at byte offset 4 describe more elements than can be addressed')
+      write_bytes(path, header(0x0E, { 2 ^ 31, 2 ^ 30 })) -- 2^61 elements of 8 bytes: 2^64 bytes
+      expect(path, 'more elements than can be addressed')
+   end)
+
+   it('rejects zero and more than eight dimensions', function()
+      local path = tmp('dims.idx')
+      write_bytes(path, string.char(0, 0, 8, 0) .. 'x')
+      expect(path, 'zero dimensions at byte offset 3')
+      write_bytes(path, header(0x08, { 1, 1, 1, 1, 1, 1, 1, 1, 1 }) .. 'x')
+      expect(path, '9 dimensions at byte offset 3; at most 8')
+   end)
+
+   it('checks gzip files as strictly as plain ones', function()
+      local body = header(0x0C, { 3 }) .. be32(7) .. be32(8) .. be32(9)
+      local gz = gzip_bytes('g.idx', body)
+      local path = tmp('g_bad.idx.gz')
+      write_bytes(path, gzip_bytes('g2.idx', body .. 'xy'))
+      expect(path, 'unexpected data after byte offset 20')
+      write_bytes(path, gzip_bytes('g3.idx', string.char(1, 2, 3, 4)))
+      expect(path, 'bad magic number at byte offset 0')
+      write_bytes(path, gz .. 'junk')
+      expect(path, '4 unexpected bytes after the gzip stream at compressed byte offset ' .. #gz)
+      write_bytes(path, gz:sub(1, #gz - 4)) -- the size field of the trailer is missing
+      expect(path, 'the gzip stream is cut short at compressed byte ' .. (#gz - 4) .. ', after all 20 bytes of data')
+      local crc = gz:byte(#gz - 7)
+      write_bytes(path, gz:sub(1, #gz - 8) .. string.char((crc + 1) % 256) .. gz:sub(#gz - 6))
+      expect(path, 'corrupt gzip data at compressed byte offset %d+ %(decompressed byte offset 20%): incorrect data check')
+      -- a reserved deflate block type in the first byte after the gzip header (and file name)
+      local start = gz:byte(4) == 8 and gz:find('\0', 11, true) + 1 or 11
+      write_bytes(path, gz:sub(1, start - 1) .. '\255' .. gz:sub(start + 1))
+      expect(path, 'corrupt gzip data at compressed byte offset %d+ %(decompressed byte offset 0%): invalid block type')
+   end)
+
+   it('names an empty file, a directory, and NULL arguments', function()
+      local path = tmp('empty.idx')
+      write_bytes(path, '')
+      expect(path, 'truncated at byte offset 0 while reading the magic number %(0 of 4 bytes present%)')
+      expect(tmpdir, 'cannot open .*: is a directory')
+      local outp = T.outp
+      assert.are.equal(C.MT_ERR_ARG, C.mt_idx_parse(nil, 'abcd', 4, 'x'))
+      assert.are.equal(C.MT_ERR_ARG, C.mt_idx_parse(outp, nil, 4, 'x'))
+      assert.truthy(ffi.string(C.mt_last_error()):find('buffer is NULL'))
+      assert.are.equal(C.MT_ERR_ARG, C.mt_idx_load(outp, nil))
+      assert.is_true(outp[0] == nil)
+      assert.are.equal(C.MT_ERR_FORMAT, C.mt_idx_parse(outp, nil, 0, nil))
+      assert.truthy(ffi.string(C.mt_last_error()):find('idx: <memory>: truncated at byte offset 0', 1, true))
    end)
 end)
