@@ -37,13 +37,13 @@ end
 
 local function make_image(h, w, seed)
    torch.manualSeed(seed)
-   local ys = torch.range(0, h - 1):view(h, 1, 1):expand(h, w, 3)
-   local xs = torch.range(0, w - 1):view(1, w, 1):expand(h, w, 3)
+   local ys = torch.range(0, h - 1):float():view(h, 1, 1):expand(h, w, 3)
+   local xs = torch.range(0, w - 1):float():view(1, w, 1):expand(h, w, 3)
    local img = torch.FloatTensor(h, w, 3):fill(110)
    for _ = 1, 4 do
       local fy, fx, ph = torch.uniform(0.005, 0.08), torch.uniform(0.005, 0.08), torch.uniform(0, 6)
       local amp = torch.rand(1, 1, 3):mul(50):float():expand(h, w, 3)
-      img:add(torch.cmul(amp, torch.cos(ys * fy + xs * fx + ph):float()))
+      img:add(torch.cmul(amp, torch.cos(ys * fy + xs * fx + ph)))
    end
    -- texture: blocky noise at two scales, like foliage or fabric
    local coarse = torch.randn(math.ceil(h / 4), math.ceil(w / 4), 3):mul(14):float()

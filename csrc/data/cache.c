@@ -73,7 +73,7 @@ typedef struct reader_job {
   mt_dataset *d;
   uint8_t *arena;
   const uint64_t *off;
-  int64_t lo = 0, hi = 0;
+  int64_t lo, hi;
   int64_t next;
   int failed;
   mt_status status;
