@@ -93,6 +93,7 @@ torch.Tensor.resize :: t:resize(sizes...) :: change sizes in place (reallocates 
 torch.Tensor.resizeAs :: t:resizeAs(u) :: resize to u's sizes
 torch.Tensor.set :: t:set(u) :: make t share u's storage, sizes and strides
 torch.Tensor.isSameSizeAs :: t:isSameSizeAs(u) :: true when sizes are equal
+torch.equal :: torch.equal(a, b) :: true when sizes and every element are equal
 torch.Tensor.isSize :: t:isSize(sizes) :: true when t's sizes equal a LongStorage or table
 torch.Tensor.isSetTo :: t:isSetTo(u) :: true when t and u view the same elements
 torch.Tensor.storage :: t:storage() :: the underlying storage (1-based element access, :size())
@@ -213,7 +214,7 @@ local ALSO_TORCH = {
    'bmm', 'addmm', 'baddbmm', 'addbmm', 'addmv', 'mv', 'dot', 'addr', 'ger', 'index', 'gather', 'reshape',
    'maskedSelect', 'clone', 'squeeze', 'unsqueeze', 'transpose', 'permute', 'narrow', 'select', 'view', 'expand',
    'all', 'any', 'bernoulli', 'normal', 'uniform', 'random', 'contiguous', 'cpow', 'expandAs', 'viewAs', 'fill',
-   'zero', 'indexSelect', 'isSameSizeAs', 'isSetTo', 'reciprocal', 'relu', 'scatter', 't', 'unfold', 'sub',
+   'zero', 'indexSelect', 'isSameSizeAs', 'equal', 'isSetTo', 'reciprocal', 'relu', 'scatter', 't', 'unfold', 'sub',
 }
 
 local entries, names = {}, {}

@@ -533,4 +533,13 @@ return function(torch, T)
    torch.viewAs, torch.expandAs = methods.viewAs, methods.expandAs
    torch.clone, torch.contiguous = methods.clone, methods.contiguous
    torch.isSameSizeAs, torch.isSetTo = methods.isSameSizeAs, methods.isSetTo
+
+   -- Torch7's torch.equal: same sizes and every element equal (NaN is unequal to itself)
+   function methods.equal(t, other)
+      if not T.is_tensor(other) then error('equal: expected a tensor as argument 2, got ' .. type(other), 2) end
+      if not methods.isSameSizeAs(t, other) then return false end
+      if methods.nElement(t) == 0 then return true end
+      return methods.ne(t, other):sum() == 0
+   end
+   torch.equal = methods.equal
 end
