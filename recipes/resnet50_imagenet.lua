@@ -188,14 +188,18 @@ function M.open_data(dir)
    return train, val, shards and 'shards' or 'folders'
 end
 
+local function human(bytes)
+   if bytes >= 2 ^ 30 then return ('%.2f GB'):format(bytes / 2 ^ 30) end
+   return ('%.1f MB'):format(bytes / 2 ^ 20)
+end
+
 -- cache a dataset's encoded bytes in memory per -cache; returns the budget left (bytes)
 local function setup_cache(ds, split, opt, budget, say)
    if opt.cache == 'off' then return budget end
    local need = ds:partitionBytes(0, 1, false)
-   local GB = 2 ^ 30
    if opt.cache == 'auto' and need > budget then
-      say(('not caching %s: its %.2f GB exceed the %.2f GB left of the cache budget; streaming from disk'):format(
-         split, need / GB, budget / GB))
+      say(('not caching %s: its %s exceed the %s left of the cache budget (-cacheBudget); streaming from disk'):format(
+         split, human(need), human(budget)))
       return budget
    end
    local ok, err = pcall(ds.cache, ds, { rank = 0, world = 1, replicated = false,
@@ -206,7 +210,7 @@ local function setup_cache(ds, split, opt, budget, say)
       return budget
    end
    local st = ds:cacheStats()
-   say(('cached %s: %d images, %.2f GB in %.1f s'):format(split, st.samples, st.bytes / GB, st.seconds))
+   say(('cached %s: %d images, %s in %.1f s'):format(split, st.samples, human(st.bytes), st.seconds))
    return budget - st.bytes
 end
 

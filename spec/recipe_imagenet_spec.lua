@@ -36,7 +36,7 @@ local function run(args)
 end
 
 -- the tiny run the brief asks for, on one trainer and one decode thread so runs are comparable
-local TINY = '-depth 18 -cropSize 32 -batchSize 4 -nEpochs 2 -limitBatches 2 -device cpu -threads 1 -nThreads 1 -quiet -cache off'
+local TINY = '-depth 18 -cropSize 32 -batchSize 4 -nEpochs 2 -limitBatches 2 -device cpu -threads 1 -nThreads 1 -quiet'
 
 describe('recipes/resnet50_imagenet.lua', function()
    it('without -data explains how to get ImageNet and exits with status 1', function()
@@ -261,6 +261,25 @@ describe('recipes/resnet50_imagenet.lua', function()
                assert.are.equal(ra[e][c], rb[e][c], ('epoch %d %s'):format(e, c))
             end
          end
+      end)
+
+      it('reads shards packed by recipes/tools/pack.lua, with the numbers of the ImageFolder', function()
+         local packed = tmp('packed')
+         local p = io.popen(('luajit recipes/tools/pack.lua %q %q -quiet 2>&1; echo "exit status $?"'):format(root, packed))
+         local pout = p:read('*a')
+         p:close()
+         assert.truthy(pout:match('exit status 0%s*$'), pout)
+         local args = TINY .. ' -nEpochs 1 -save "" -seed 3 -cache off'
+         local out1, code1 = run(('-data %q %s'):format(packed, args))
+         assert.are.equal(0, code1, out1)
+         assert.truthy(out1:find('(shards): 18 training and 7 validation images, 3 classes', 1, true), out1)
+         local out2, code2 = run(('-data %q %s'):format(root, args))
+         assert.are.equal(0, code2, out2)
+         assert.truthy(out2:find('(folders)', 1, true), out2)
+         -- the same samples in the same order: the same crops, hence the same training
+         local final = out1:match('final: [^\n]*%)')
+         assert.truthy(final, out1)
+         assert.are.equal(final, out2:match('final: [^\n]*%)'))
       end)
 
       it('refuses a checkpoint of another depth', function()
