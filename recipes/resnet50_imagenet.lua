@@ -45,7 +45,7 @@ end
 local spec = {
    { 'data', '', 'DIR with train/ and val/: ImageFolders, or shards (train/*.mts + train/classes.txt, same for val)' },
    { 'synthetic', false, 'random images and labels made on the device, no loader (throughput)' },
-   { 'depth', 50, 'ResNet depth', choices = { 18, 34, 50, 101, 152 } },
+   { 'depth', 50, 'ResNet depth: 18 | 34 | 50 | 101 | 152', choices = { 18, 34, 50, 101, 152 } },
    { 'batchSize', 256, 'mini-batch size' },
    { 'nEpochs', 90, 'number of epochs' },
    { 'LR', 0.1, 'learning rate per 256 images: the rate used is LR * batchSize / 256 (linear scaling)' },
@@ -58,7 +58,7 @@ local spec = {
    { 'labelSmoothing', 0, 'label smoothing of the cross-entropy' },
    { 'zeroInitResidual', false, 'start the last BN of each residual block at 0 (blocks start as identities)' },
    { 'cropSize', 224, 'training crop and validation centre crop (validation resizes to cropSize*256/224 first)' },
-   { 'device', cuda_available() and 'cuda' or 'cpu', 'cpu | cuda', choices = { 'cpu', 'cuda' } },
+   { 'device', cuda_available() and 'cuda' or 'cpu', 'cpu | cuda (default: cuda when a GPU is available)', choices = { 'cpu', 'cuda' } },
    { 'threads', 0, 'trainer CPU threads (0: 1 with cuda, half the cores on cpu)' },
    { 'nThreads', 0, 'image decoding threads (0: the cores the trainer does not use)' },
    { 'cache', 'auto', 'keep the encoded images in memory: auto (when they fit -cacheBudget) | on | off',
@@ -537,7 +537,7 @@ function M.main(args)
       report_skipped(valSrc, 'validation', ctx.reported)
       if va.top1 > best.top1 then best = { top1 = va.top1, top5 = va.top5, epoch = epoch } end
       last = { loss = tr.loss, top1 = va.top1, top5 = va.top5 }
-      print(('epoch %d: train loss %.4f  top-1 %.2f%%  |  val top-1 %.2f%%  top-5 %.2f%%  |  lr %.4g  %.0f img/s  data %.1f ms/batch%s'):format(
+      print(('epoch %d: train loss %.4f  top-1 %.2f%%  |  val top-1 %.2f%%  top-5 %.2f%%  |  lr %.4g  %.1f img/s  data %.1f ms/batch%s'):format(
          epoch, tr.loss, 100 * tr.top1, 100 * va.top1, 100 * va.top5, tr.lr, tr.images_per_sec, tr.wait_ms,
          tr.skipped > 0 and ('  (%d images skipped)'):format(tr.skipped) or ''))
       if ckpt then
