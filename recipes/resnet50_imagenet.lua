@@ -361,39 +361,47 @@ local function to_device(x, y, buf, device)
    return buf.x, buf.y
 end
 
+-- one optimizer step on a batch; returns its loss and number of correct top-1 predictions
+local function train_step(ctx, x, y)
+   local model, criterion = ctx.model, ctx.criterion
+   local loss, correct
+   local function feval()
+      ctx.gradParams:zero()
+      local out = model:forward(x)
+      loss = criterion:forward(out, y)
+      model:backward(x, criterion:backward(out, y))
+      correct = M.count_topk(out, y, { 1 })[1]
+      return loss, ctx.gradParams
+   end
+   ctx.optfn(feval, ctx.params, ctx.config, ctx.optimState)
+   return loss, correct
+end
+
 -- one training epoch; returns its statistics
 local function train_epoch(ctx, epoch)
-   local opt, model, criterion = ctx.opt, ctx.model, ctx.criterion
+   local opt = ctx.opt
    local nb = ctx.trainBatches
    local bar = new_bar(nb, ('epoch %d/%d'):format(epoch, opt.nEpochs), opt)
    bar.showWait = not opt.synthetic
-   model:training()
+   ctx.model:training()
    local lossSum, top1, seen, skipped, lr = 0, 0, 0, 0, ctx.schedule((epoch - 1) * nb)
    local b = 0
    for input, target, info in ctx.train:run(epoch) do
       b = b + 1
-      local x, y = to_device(input, target, ctx.buf, opt.device)
       lr = ctx.schedule((epoch - 1) * nb + (b - 1))
-      ctx.config.learningRate = lr
-      local loss, correct
-      local function feval()
-         ctx.gradParams:zero()
-         local out = model:forward(x)
-         loss = criterion:forward(out, y)
-         model:backward(x, criterion:backward(out, y))
-         correct = M.count_topk(out, y, { 1 })[1]
-         return loss, ctx.gradParams
-      end
-      ctx.optfn(feval, ctx.params, ctx.config, ctx.optimState)
-      if loss ~= loss then fail('the loss became NaN at epoch %d batch %d (lr %g)', epoch, b, lr) end
       local count = info.count
-      lossSum, top1, seen = lossSum + loss * count, top1 + correct, seen + count
       skipped = skipped + (info.skipped or 0)
       bar.wait = bar.wait + (info.wait or 0)
-      bar:update(b, { loss = loss, acc = correct / count, images = count })
+      if count > 0 then -- (0 when every image of the batch was undecodable)
+         ctx.config.learningRate = lr
+         local loss, correct = train_step(ctx, to_device(input, target, ctx.buf, opt.device))
+         if loss ~= loss then fail('the loss became NaN at epoch %d batch %d (lr %g)', epoch, b, lr) end
+         lossSum, top1, seen = lossSum + loss * count, top1 + correct, seen + count
+         bar:update(b, { loss = loss, acc = correct / count, images = count })
+      end
       if b >= nb then break end
    end
-   if b == 0 then fail('epoch %d delivered no training batch', epoch) end
+   if seen == 0 then fail('epoch %d delivered no training image', epoch) end
    local st = opt.quiet and bar:stats() or bar:finish()
    return { loss = lossSum / seen, top1 = top1 / seen, lr = lr, seconds = st.seconds,
       images_per_sec = st.images_per_sec, wait_ms = 1000 * bar.wait / b, skipped = skipped }
@@ -407,12 +415,14 @@ local function validate(ctx, epoch)
    local lossSum, top1, top5, seen, b = 0, 0, 0, 0, 0
    for input, target, info in ctx.val:run(epoch) do
       b = b + 1
-      local x, y = to_device(input, target, ctx.buf, opt.device)
-      local out = model:forward(x)
-      local loss = criterion:forward(out, y)
-      local c = M.count_topk(out, y, { 1, 5 })
-      lossSum, top1, top5, seen = lossSum + loss * info.count, top1 + c[1], top5 + c[2], seen + info.count
-      bar:update(b, { loss = loss, acc = c[1] / info.count, images = info.count })
+      if info.count > 0 then
+         local x, y = to_device(input, target, ctx.buf, opt.device)
+         local out = model:forward(x)
+         local loss = criterion:forward(out, y)
+         local c = M.count_topk(out, y, { 1, 5 })
+         lossSum, top1, top5, seen = lossSum + loss * info.count, top1 + c[1], top5 + c[2], seen + info.count
+         bar:update(b, { loss = loss, acc = c[1] / info.count, images = info.count })
+      end
       if b >= nb then break end
    end
    if not opt.quiet then bar:finish() end
