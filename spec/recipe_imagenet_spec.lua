@@ -39,6 +39,9 @@ end
 local TINY = '-depth 18 -cropSize 32 -batchSize 4 -nEpochs 2 -limitBatches 2 -device cpu -threads 1 -nThreads 1 -quiet'
 
 describe('recipes/resnet50_imagenet.lua', function()
+   -- the runs leave checkpoints of ~90 MB each
+   teardown(function() os.execute(('rm -rf %q'):format(tmpdir)) end)
+
    it('without -data explains how to get ImageNet and exits with status 1', function()
       local out, code = run('')
       assert.are.equal(1, code, out)
