@@ -124,6 +124,8 @@ local function pil_or_pending()
    if not have_pil then pending('no /usr/bin/python3 with Pillow and numpy') end
    return have_pil
 end
+-- kind: 'jpeg' and 'png' have Pillow's decodes; 'partial' (a progressive JPEG without its last
+-- scans) only takes part in the region test; 'bad' files must fail
 local function each(kind, f)
    for _, e in ipairs(files) do if e.kind == kind then f(e) end end
 end
@@ -134,7 +136,8 @@ describe('image decoding against Pillow', function()
       for _, e in ipairs(files) do
          if e.kind ~= 'bad' then
             local info = image.info(e.bytes)
-            assert.are.same({ format = e.kind, width = e.w, height = e.h, channels = e.channels }, info, e.name)
+            local format = e.kind == 'partial' and 'jpeg' or e.kind
+            assert.are.same({ format = format, width = e.w, height = e.h, channels = e.channels }, info, e.name)
          end
       end
    end)
@@ -287,7 +290,7 @@ describe('region decoding (mt__image_decode_region)', function()
                assert.are.equal(0, st, msg)
                local d = dec.scale_denom
                local want = 1
-               if scaling and e.kind == 'jpeg' then
+               if scaling and e.kind ~= 'png' then
                   for _, c in ipairs({ 8, 4, 2 }) do
                      if rw >= mw * c and rh >= mh * c then want = c; break end
                   end

@@ -104,21 +104,22 @@ static mt_status parse(mt_tensor **out, mt__zsource *s) {
                      MT_MAX_DIMS);
   MT_TRY(need(s, dims, 4 * (uint64_t)ndim, "the dimension sizes"));
 
+  /* The product of the nonzero sizes must be addressable even when another size is 0: such a
+   * shape could not be viewed or reshaped, so it is refused like an overflowing one. */
   int64_t sizes[MT_MAX_DIMS];
-  uint64_t numel = 1, bytes = 0;
+  uint64_t span = 1, numel, bytes;
   int overflow = 0, empty = 0;
   for (int d = 0; d < ndim; d++) {
     sizes[d] = be32(dims + 4 * d);
     empty |= sizes[d] == 0;
-    overflow |= __builtin_mul_overflow(numel, (uint64_t)sizes[d], &numel);
+    if (sizes[d]) overflow |= __builtin_mul_overflow(span, (uint64_t)sizes[d], &span);
   }
-  if (empty) numel = 0;
-  overflow = !empty && (overflow || __builtin_mul_overflow(numel, (uint64_t)ty->size, &bytes) ||
-                        numel > (uint64_t)INT64_MAX / 8);
+  overflow |= span > (uint64_t)INT64_MAX / 8;
   char sz[160];
   if (overflow)
     return mt__error(MT_ERR_FORMAT, "idx: %s: sizes %s at byte offset 4 describe more elements than can be addressed",
                      what, mt__sizes_str(ndim, sizes, sz, sizeof sz));
+  numel = empty ? 0 : span;
   bytes = numel * ty->size;
   uint64_t data_start = s->out_pos;
   /* more data declared than these bytes could hold: find where they really end (cheap, no

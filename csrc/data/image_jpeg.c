@@ -194,6 +194,10 @@ mt_status mt__jpeg_decode(const void *buf, size_t len, const char *name, mt__ima
   c.scale_num = 1;
   c.scale_denom = (unsigned)d;
   c.out_color_space = cmyk ? JCS_CMYK : JCS_RGB; /* libjpeg expands grey and converts YCCK->CMYK */
+  /* Block smoothing guesses the missing coefficients of a progressive file that lacks scans
+   * from the neighbouring blocks, and a cropped decode has other neighbours at its edges
+   * (found by fuzz_image). A complete file is unaffected. */
+  c.do_block_smoothing = FALSE;
   jpeg_start_decompress(&c); /* reads every scan of a multi-scan file */
   if (x.src.hit_eof && (jpeg_has_multiple_scans(&c) || c.arith_code)) truncated(&x);
 
