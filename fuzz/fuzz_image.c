@@ -12,9 +12,9 @@
  * Images over MAX_PIXELS are probed only (the limits of the decoders are far larger, and a few
  * header bytes can declare them: the fuzzer would spend its time in memset).
  * Seed corpus: the test images with PARAMS random bytes in front, e.g.
- *   python3 spec/fixtures/gen_images.py make /tmp/img 1 && mkdir -p corpus && for f in /tmp/img/*.jpg \
- *     /tmp/img/*.png; do (head -c 12 /dev/urandom; cat "$f") > corpus/$(basename "$f"); done
- *   ./build-fuzz/fuzz_image -max_len=65536 -max_total_time=120 corpus */
+ *   /usr/bin/python3 spec/fixtures/gen_images.py make /tmp/img 1 && mkdir -p corpus && cd /tmp/img &&
+ *   for f in $(ls | grep -E 'jpg$|png$'); do (head -c 12 /dev/urandom; cat $f) > $OLDPWD/corpus/$f; done
+ *   cd - && ./build-fuzz/fuzz_image -max_len=65536 -max_total_time=120 corpus */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
