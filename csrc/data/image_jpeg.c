@@ -23,12 +23,73 @@
 #define ROWS_PER_CALL 16
 #define CROP_MARGIN 2
 
+/* The memory source. At the end of the data it supplies an EOI marker, as jpeg_mem_src does,
+ * but silently and noting it: a baseline file that lacks only its EOI has every pixel, while
+ * one cut inside the entropy-coded data still fails (the Huffman decoder warns when it needs
+ * bits past the marker). Multi-scan and arithmetic-coded files do not warn like that, so
+ * there the end of data itself is the error. */
+typedef struct jsrc {
+  struct jpeg_source_mgr pub;
+  int hit_eof;
+} jsrc;
+
 typedef struct jctx {
   struct jpeg_error_mgr err; /* first: libjpeg hands back a pointer to it */
   struct jpeg_progress_mgr progress;
+  jsrc src;
   jmp_buf jump;
   char msg[JMSG_LENGTH_MAX + 64];
 } jctx;
+
+static const JOCTET fake_eoi[2] = {0xFF, JPEG_EOI};
+
+static void src_init(j_decompress_ptr c) { (void)c; }
+static void src_term(j_decompress_ptr c) { (void)c; }
+
+static boolean src_fill(j_decompress_ptr c) {
+  jsrc *s = (jsrc *)c->src;
+  s->hit_eof = 1;
+  s->pub.next_input_byte = fake_eoi;
+  s->pub.bytes_in_buffer = 2;
+  return TRUE;
+}
+
+static void src_skip(j_decompress_ptr c, long n) {
+  jsrc *s = (jsrc *)c->src;
+  if (n <= 0) return;
+  if ((size_t)n > s->pub.bytes_in_buffer) {
+    src_fill(c);
+    return;
+  }
+  s->pub.next_input_byte += n;
+  s->pub.bytes_in_buffer -= (size_t)n;
+}
+
+static void set_source(j_decompress_ptr c, jctx *x, const void *buf, size_t len) {
+  x->src.pub.init_source = src_init;
+  x->src.pub.fill_input_buffer = src_fill;
+  x->src.pub.skip_input_data = src_skip;
+  x->src.pub.resync_to_restart = jpeg_resync_to_restart;
+  x->src.pub.term_source = src_term;
+  x->src.pub.next_input_byte = buf;
+  x->src.pub.bytes_in_buffer = len;
+  x->src.hit_eof = 0;
+  c->src = &x->src.pub;
+}
+
+static void truncated(jctx *x) {
+  snprintf(x->msg, sizeof x->msg, "Premature end of JPEG file");
+  longjmp(x->jump, 1);
+}
+
+/* the error message, saying when the data ran out first (the likely cause of the rest) */
+static mt_status jpeg_failure(const char *name, const char *what, const jctx *x, size_t len) {
+  if (x->src.hit_eof && strcmp(x->msg, "Premature end of JPEG file") != 0)
+    return mt__error(MT_ERR_FORMAT, "image %s: %s: truncated (%zu bytes): %s", name, what, len, x->msg);
+  if (x->src.hit_eof)
+    return mt__error(MT_ERR_FORMAT, "image %s: %s: truncated (%zu bytes)", name, what, len);
+  return mt__error(MT_ERR_FORMAT, "image %s: %s: %s", name, what, x->msg);
+}
 
 static void j_error_exit(j_common_ptr c) {
   jctx *x = (jctx *)c->err;
@@ -78,11 +139,11 @@ mt_status mt__jpeg_probe(const void *buf, size_t len, const char *name, int *wid
   c.err = &x.err;
   if (setjmp(x.jump)) {
     jpeg_destroy_decompress(&c);
-    return mt__error(MT_ERR_FORMAT, "image %s: JPEG header: %s", name, x.msg);
+    return jpeg_failure(name, "JPEG header", &x, len);
   }
   jpeg_create_decompress(&c);
   c.progress = &x.progress;
-  jpeg_mem_src(&c, buf, (unsigned long)len);
+  set_source(&c, &x, buf, len);
   jpeg_read_header(&c, TRUE);
   *width = (int)c.image_width;
   *height = (int)c.image_height;
@@ -114,11 +175,11 @@ mt_status mt__jpeg_decode(const void *buf, size_t len, const char *name, mt__ima
   c.err = &x.err;
   if (setjmp(x.jump)) {
     jpeg_destroy_decompress(&c);
-    return mt__error(MT_ERR_FORMAT, "image %s: JPEG: %s", name, x.msg);
+    return jpeg_failure(name, "JPEG", &x, len);
   }
   jpeg_create_decompress(&c);
   c.progress = &x.progress;
-  jpeg_mem_src(&c, buf, (unsigned long)len);
+  set_source(&c, &x, buf, len);
   jpeg_read_header(&c, TRUE);
 
   mt_status st = mt__image_check_size(name, "JPEG", c.image_width, c.image_height);
@@ -133,7 +194,12 @@ mt_status mt__jpeg_decode(const void *buf, size_t len, const char *name, mt__ima
   c.scale_num = 1;
   c.scale_denom = (unsigned)d;
   c.out_color_space = cmyk ? JCS_CMYK : JCS_RGB; /* libjpeg expands grey and converts YCCK->CMYK */
-  jpeg_start_decompress(&c);
+  /* Block smoothing guesses the missing coefficients of a progressive file that lacks scans
+   * from the neighbouring blocks, and a cropped decode has other neighbours at its edges
+   * (found by fuzz_image). A complete file is unaffected. */
+  c.do_block_smoothing = FALSE;
+  jpeg_start_decompress(&c); /* reads every scan of a multi-scan file */
+  if (x.src.hit_eof && (jpeg_has_multiple_scans(&c) || c.arith_code)) truncated(&x);
 
   /* the region in output pixels: DCT scaling maps source x to x / d exactly (the last,
    * partial block rounds up, hence output_width = ceil(width / d)) */
@@ -179,6 +245,7 @@ mt_status mt__jpeg_decode(const void *buf, size_t len, const char *name, mt__ima
       for (JDIMENSION k = 0; k < got; k++) cmyk_to_rgb(out->pixels + (done + k) * row_bytes, scratch[k], cw, inverted);
     done += got;
   }
+  if (x.src.hit_eof && c.arith_code) truncated(&x);
   /* rows below the region stay undecoded: no jpeg_finish_decompress, destroy aborts */
   jpeg_destroy_decompress(&c);
   out->width = (int)cw;

@@ -1,6 +1,8 @@
 /* image_png.c: PNG through libpng's simplified API (png_image), which keeps its state in the
  * png_image, reports errors in image.message instead of printing, and converts palette, grey,
  * 16-bit and interlaced files to 8-bit RGB(A) itself.
+ * 16-bit samples are scaled to 8 bits as sRGB values, like 8-bit ones (see flags below). A gAMA
+ * chunk far from sRGB is honoured by libpng (converted to sRGB), which Pillow ignores.
  * Alpha is dropped, not composited: the colour channels come out as stored, as Pillow's
  * convert('RGB') gives them (8-bit output is not premultiplied). */
 #include <stdlib.h>
@@ -39,6 +41,9 @@ mt_status mt__png_decode(const void *buf, size_t len, const char *name, mt__imag
     return st;
   }
   im.format = alpha ? PNG_FORMAT_RGBA : PNG_FORMAT_RGB;
+  /* without this flag libpng takes 16-bit samples as linear light and brightens them on the
+   * way to 8-bit sRGB; every other reader just scales them (v / 257) */
+  im.flags |= PNG_IMAGE_FLAG_16BIT_sRGB;
   if (!png_image_finish_read(&im, NULL, out->pixels, (png_int_32)(w * bpp), NULL))
     return mt__error(MT_ERR_FORMAT, "image %s: PNG: %s", name, im.message); /* finish_read freed im */
   if (alpha) /* RGBA -> RGB in place: the write position never passes the read position */
