@@ -133,7 +133,9 @@ static void train_crop(const mt_transform *t, int W, int H, uint64_t seed, uint6
 
 /* torchvision Resize(resize) + CenterCrop(out) as one region in source pixels: the resize
  * scales each axis by W / new_w (H / new_h), so output pixel i of the crop is resized pixel
- * left + i, centred at (left + i + 0.5) * W / new_w in the source. */
+ * left + i, centred at (left + i + 0.5) * W / new_w in the source. A crop larger than the
+ * resized image (resize < out size) reaches outside it: the edge pixels repeat there, where
+ * torchvision's CenterCrop pads with zeros. */
 static void eval_region(const mt_transform *t, int W, int H, double *fx, double *fy, double *fw, double *fh) {
   double nw, nh;
   if (W <= H) {
