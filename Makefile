@@ -4,7 +4,7 @@
 #   make test          build, then every spec through ctest
 #   make test-asan     CPU-only build with ASan+UBSan into build-asan/, then the specs under it
 #   make fuzz          libFuzzer targets (clang) into build-fuzz/, FUZZ_SECONDS each
-#   make bench         tensor benchmark against OpenBLAS, memcpy and PyTorch
+#   make bench         tensor, training-step and loader benchmarks against OpenBLAS, memcpy and PyTorch
 #   make install       luarocks make (Lua modules, libmoontorch.so, the moontorch command)
 # CUDA is used when /usr/local/cuda (or nvcc on PATH) exists; `MT_CUDA=OFF make` forces it off.
 
@@ -70,6 +70,8 @@ fuzz: deps
 bench: build
 	@tools/deps.sh bench
 	MOONTORCH_BUILD=$(CURDIR)/$(BUILD) $(LUAJIT) bench/tensor.lua $(BENCH_ARGS)
+	MOONTORCH_BUILD=$(CURDIR)/$(BUILD) $(LUAJIT) bench/train_step.lua
+	MOONTORCH_BUILD=$(CURDIR)/$(BUILD) $(LUAJIT) bench/loader.lua
 
 install: deps
 	CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) $(LUAROCKS) make $(LUAROCKS_FLAGS) rocks/moontorch-scm-1.rockspec MT_CUDA=$(MT_CUDA)

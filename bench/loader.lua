@@ -74,19 +74,10 @@ local function generate(dir, n)
    io.open(stamp, 'w'):close()
 end
 
-local function rss_bytes()
-   local f = io.open('/proc/self/status')
-   local s = f:read('*a')
-   f:close()
-   return tonumber(s:match('VmRSS:%s+(%d+)')) * 1024
-end
-
 generate(opt.dir, opt.n)
 local ds = data.ImageFolder(opt.dir)
-local rss0 = rss_bytes()
 ds:cache { threads = math.max(1, cores) }
 local cache = ds:cacheStats()
-local rss1 = rss_bytes()
 
 local threads = {}
 for t in tostring(opt.threads):gmatch('%d+') do threads[#threads + 1] = tonumber(t) end
@@ -122,9 +113,8 @@ if not opt.nopeer then
    if next(peer) == nil then io.stderr:write('loader: the PyTorch peer gave no results:\n', out, '\n') end
 end
 
-print(('\ndata set: %d JPEGs, %.1f MB (%.0f KB each); cache: %.2f s to load, %.1f MB held, RSS +%.1f MB')
-   :format(ds:size(), cache.bytes / 1e6, cache.bytes / ds:size() / 1e3, cache.seconds, cache.bytes / 1e6,
-      (rss1 - rss0) / 1e6))
+print(('\ndata set: %d JPEGs, %.1f MB (%.0f KB each); cache: %.2f s to load (from the page cache), %.1f MB held')
+   :format(ds:size(), cache.bytes / 1e6, cache.bytes / ds:size() / 1e3, cache.seconds, cache.bytes / 1e6))
 print(('loader images/s, batch %d, 224x224 float NCHW, %d cores'):format(opt.batchSize, cores))
 print(('%-12s %7s %12s %12s %12s %12s %8s'):format('path', 'threads', 'moontorch', 'per thread', 'PyTorch',
    'per worker', 'ratio'))

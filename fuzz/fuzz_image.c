@@ -11,8 +11,10 @@
  *  - nothing crashes, leaks or trips ASan/UBSan.
  * Images over MAX_PIXELS are probed only (the limits of the decoders are far larger, and a few
  * header bytes can declare them: the fuzzer would spend its time in memset).
- * Seed corpus: spec/fixtures/gen_images.py make DIR SEED, then prefix PARAMS bytes to each file
- * (fuzz/README or the commit message has the one-liner). */
+ * Seed corpus: the test images with PARAMS random bytes in front, e.g.
+ *   /usr/bin/python3 spec/fixtures/gen_images.py make /tmp/img 1 && mkdir -p corpus && cd /tmp/img &&
+ *   for f in $(ls | grep -E 'jpg$|png$'); do (head -c 12 /dev/urandom; cat $f) > $OLDPWD/corpus/$f; done
+ *   cd - && ./build-fuzz/fuzz_image -max_len=65536 -max_total_time=120 corpus */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -256,6 +256,26 @@ describe('dataset cache', function()
       assert.is_true(torch.equal(ds:read(3), cds:read(3)))
    end)
 
+   it('serves packed shards like the folder they came from, cached per rank', function()
+      local dst = tmpdir()
+      local cmd = ('luajit recipes/tools/pack.lua %s %s -shardSize 5 -quiet 2>&1'):format(root, dst)
+      local p = io.popen(cmd)
+      local out = p:read('*a')
+      assert.is_true(p:close(), out)
+      local sds = data.Shards(dst)
+      assert.are.equal(N, sds:size())
+      local want = flat(epoch_ids(data.Loader(ds, eval, { batchSize = 4, seed = 9 }), 2))
+      assert.are.same(want, flat(epoch_ids(data.Loader(sds, eval, { batchSize = 4, seed = 9 }), 2)))
+      local seen = 0
+      for r = 0, 1 do
+         local part = data.Shards(dst)
+         part:cache { rank = r, world = 2, threads = 2 }
+         local l = data.Loader(part, eval, { batchSize = 4, seed = 9, rank = r, world = 2, partitioned = true })
+         seen = seen + #flat(epoch_ids(l, 1))
+      end
+      assert.are.equal(N, seen)
+   end)
+
    it('caches only its block per rank', function()
       local cds = data.ImageFolder(root)
       cds:cache { rank = 1, world = 3 }

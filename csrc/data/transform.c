@@ -6,7 +6,7 @@
  * being mt_philox_uniform) or one normal (mt_philox_normal, words 2-3):
  *   k = 0..9   RandomResizedCrop try k: area fraction (0-1), log aspect ratio (2-3)
  *   k = 10     crop offsets: row (0-1), column (2-3)
- *   k = 11     flip (0-1), order of the colour jitter effects (2-3)
+ *   k = 11     flip (0-1)
  *   k = 12     brightness (0-1), contrast (2-3)
  *   k = 13     saturation (0-1), lighting alpha 1 (normal, 2-3)
  *   k = 14, 15 lighting alphas 2 and 3 (normal)
@@ -16,7 +16,9 @@
  * contrast's grey mean is the mean of the image, itself an affine function of the resampled
  * image's mean), and so is the normalisation: they compose into one 3x3 matrix and offset,
  * applied in the single output pass. This is fb.resnet.torch's arithmetic exactly, without
- * clamping between the steps as there. */
+ * clamping between the steps as there. fb.resnet.torch applies the three jitter effects in a
+ * random order; they commute (the grey weights sum to 1, so brightness and contrast scale or
+ * shift grey alike, and saturation keeps the grey mean), so the order needs no draw. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,7 +133,9 @@ static void train_crop(const mt_transform *t, int W, int H, uint64_t seed, uint6
 
 /* torchvision Resize(resize) + CenterCrop(out) as one region in source pixels: the resize
  * scales each axis by W / new_w (H / new_h), so output pixel i of the crop is resized pixel
- * left + i, centred at (left + i + 0.5) * W / new_w in the source. */
+ * left + i, centred at (left + i + 0.5) * W / new_w in the source. A crop larger than the
+ * resized image (resize < out size) reaches outside it: the edge pixels repeat there, where
+ * torchvision's CenterCrop pads with zeros. */
 static void eval_region(const mt_transform *t, int W, int H, double *fx, double *fy, double *fw, double *fh) {
   double nw, nh;
   if (W <= H) {
@@ -214,19 +218,16 @@ static void colour_affine(const mt_transform *t, uint64_t seed, uint64_t base, c
   memset(a, 0, sizeof *a);
   for (int i = 0; i < 3; i++) a->m[i][i] = 1;
   if (!t->train) return;
-  mt_philox_out o11 = mt_philox(seed, base + 11), o12 = mt_philox(seed, base + 12), o13 = mt_philox(seed, base + 13);
+  mt_philox_out o12 = mt_philox(seed, base + 12), o13 = mt_philox(seed, base + 13);
   const double alpha[3] = {1 + t->brightness * (2 * u53(o12.v[0], o12.v[1]) - 1),
                            1 + t->contrast * (2 * u53(o12.v[2], o12.v[3]) - 1),
                            1 + t->saturation * (2 * u53(o13.v[0], o13.v[1]) - 1)};
   const double strength[3] = {t->brightness, t->contrast, t->saturation};
-  static const int orders[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
-  int pick = (int)(u53(o11.v[2], o11.v[3]) * 6);
   double mean[3] = {0, 0, 0};
   if (t->contrast > 0) { /* the resampled image's mean, in double: 50k floats would drift */
     for (int c = 0; c < 3; c++) mean[c] = plane_sum(img + c * npix, npix) / (double)npix;
   }
-  for (int s = 0; s < 3; s++) {
-    int e = orders[pick][s];
+  for (int e = 0; e < 3; e++) { /* any order gives the same map */
     if (strength[e] == 0) continue;
     double al = alpha[e], m[3][3] = {{0}}, c[3] = {0, 0, 0};
     if (e == 0) { /* brightness: blend with black */

@@ -150,6 +150,10 @@ local function pack_split(src, dst, opt, label)
    for _, w in ipairs(ds:warnings()) do warn(w) end
    local n, S = ds:size(), opt.shardSize
    if n == 0 then error(('%s: no files with extensions %s to pack'):format(src, opt.extensions), 0) end
+   for _, c in ipairs(ds:classes()) do
+      if c:find('[\r\n]') then error(('%s: class folder %q has a line break in its name, which classes.txt cannot hold')
+         :format(src, c), 0) end
+   end
    fs.mkdir_p(dst)
    local classes = table.concat(ds:classes(), '\n') .. '\n'
    local f = io.open(dst .. '/classes.txt', 'rb')
@@ -257,7 +261,8 @@ end
 
 local ok, rc = pcall(main, arg or {})
 if not ok then
-   io.stderr:write('pack: ', tostring(rc), '\n')
+   -- library errors carry the Lua position of the call; the message itself says what failed
+   io.stderr:write('pack: ', (tostring(rc):gsub('^[^:\n]+%.lua:%d+: ', '')), '\n')
    os.exit(1)
 end
 os.exit(rc)

@@ -16,7 +16,11 @@ local Dataset = {}
 Dataset.__index = Dataset
 M.DatasetClass = Dataset
 
-local function fail(op, level) error(op .. ': ' .. ffi.string(C.mt_last_error()), level + 1) end
+local function fail(op, level)
+   local msg = ffi.string(C.mt_last_error())
+   if msg:sub(1, #op) ~= op then msg = op .. ': ' .. msg end -- C messages may name the op already
+   error(msg, level + 1)
+end
 
 local function is_int(x) return type(x) == 'number' and x == math.floor(x) and x > -2 ^ 53 and x < 2 ^ 53 end
 

@@ -4,6 +4,7 @@
 --   local small = image.load('cat.jpg', 4)     -- JPEG decoded at 1/4 in the DCT domain
 --   image.save('cat.png', img)                 -- format from the extension
 --   local info = image.info(bytes)             -- {format='jpeg', width=, height=, channels=}
+-- info's channels are the file's own: 1 grey, 2 grey + alpha, 3 RGB, 4 RGBA or CMYK.
 -- `bytes` is a Lua string or a ByteTensor holding a file's contents. The format is found from
 -- the magic bytes, never from a name. Grey is expanded to RGB, CMYK converted, alpha dropped.
 local ffi = require 'ffi'
