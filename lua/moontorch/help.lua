@@ -93,7 +93,7 @@ torch.Tensor.resize :: t:resize(sizes...) :: change sizes in place (reallocates 
 torch.Tensor.resizeAs :: t:resizeAs(u) :: resize to u's sizes
 torch.Tensor.set :: t:set(u) :: make t share u's storage, sizes and strides
 torch.Tensor.isSameSizeAs :: t:isSameSizeAs(u) :: true when sizes are equal
-torch.equal :: torch.equal(a, b) :: true when sizes and every element are equal
+torch.Tensor.equal :: t:equal(u) :: true when sizes and every element are equal (torch.equal(a, b))
 torch.Tensor.isSize :: t:isSize(sizes) :: true when t's sizes equal a LongStorage or table
 torch.Tensor.isSetTo :: t:isSetTo(u) :: true when t and u view the same elements
 torch.Tensor.storage :: t:storage() :: the underlying storage (1-based element access, :size())
