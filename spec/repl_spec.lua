@@ -332,8 +332,11 @@ describe('moontorch REPL on a terminal', function()
       -- several candidates: TAB inserts the common prefix, further TABs list them
       p:send('torch.ze\t\t\t')
       see(p, 'zerosLike', 'list of candidates')
+      -- wait for the line to be redrawn under the list: a Ctrl-C that arrives earlier makes the
+      -- terminal flush its input queue, and the Ctrl-D below could be flushed with it
+      see(p, '> torch.zero', 'the line redrawn')
       p:send('\3') -- Ctrl-C drops the line
-      see(p, '> ')
+      see(p, '\n> ')
       p:send('\4')
       assert.are.equal(0, p:wait())
    end)
