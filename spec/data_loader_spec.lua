@@ -179,6 +179,27 @@ describe('data.Loader', function()
       assert.has_error(function() data.Loader(ds, eval, { batchSize = 0 }) end)
    end)
 
+   it('normalises uint8 batches like the float transform, in both layouts', function()
+      for _, layout in ipairs { 'NCHW', 'NHWC' } do
+         local f = data.Transform { train = true, size = 20, layout = layout }
+         local b = data.Transform { train = true, size = 20, layout = layout, dtype = 'byte' }
+         local lf = data.Loader(ds, f, { batchSize = 8, threads = 2, seed = 4 })
+         local lb = data.Loader(ds, b, { batchSize = 8, threads = 2, seed = 4 })
+         local itf, itb = lf:run(1), lb:run(1)
+         for _ = 1, 2 do
+            local xf = itf()
+            local xb = itb()
+            assert.are.equal('torch.ByteTensor', torch.type(xb))
+            local n = data.normalize(xb, nil, nil, layout)
+            -- the byte path rounds to whole levels first: at most half a level apart
+            assert.is_true((n - xf):abs():max() <= 0.5 / 255 / 0.224 + 1e-5)
+            assert.is_true((n - xf):abs():max() > 0) -- (and the two paths do differ)
+         end
+      end
+      assert.has_error(function() data.normalize(torch.ByteTensor(2, 4, 5, 5)) end,
+         'data.normalize: expected 3 channels in dimension 2 of a NCHW batch, got 4')
+   end)
+
    it('rejects bad options with clear messages', function()
       assert.has_error(function() data.Loader(ds, eval, { batchsize = 4 }) end, 'data.Loader: unknown option "batchsize"')
       local ok, err = pcall(data.Loader, ds, eval, { rank = 2, world = 2 })

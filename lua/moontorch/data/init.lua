@@ -14,6 +14,7 @@ local parts = {
    Shards = { 'moontorch.data.dataset', 'Shards' },
    Dataset = { 'moontorch.data.dataset', 'Dataset' },
    Loader = { 'moontorch.data.loader', 'Loader' },
+   normalize = { 'moontorch.data.loader', 'normalize' },
 }
 
 return setmetatable({}, {

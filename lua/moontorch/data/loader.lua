@@ -96,6 +96,33 @@ function Loader:errors()
    return list
 end
 
+-- Normalise a uint8 batch (N x 3 x H x W, or N x H x W x 3 with layout 'NHWC') into float:
+-- (x / 255 - mean) / std per channel, on whatever device x is. Loading uint8 and normalising
+-- on the GPU moves a quarter of the bytes over PCIe that float batches would.
+local IMAGENET_MEAN, IMAGENET_STD = { 0.485, 0.456, 0.406 }, { 0.229, 0.224, 0.225 }
+function M.normalize(x, mean, std, layout, out)
+   mean, std, layout = mean or IMAGENET_MEAN, std or IMAGENET_STD, layout or 'NCHW'
+   if not torch.isTensor(x) or x:dim() ~= 4 then error('data.normalize: expected a 4-d batch as argument 1', 2) end
+   local cdim = layout == 'NHWC' and 4 or (layout == 'NCHW' and 2 or nil)
+   if not cdim then error('data.normalize: layout must be NCHW or NHWC, got ' .. tostring(layout), 2) end
+   if x:size(cdim) ~= 3 then
+      error(('data.normalize: expected 3 channels in dimension %d of a %s batch, got %d'):format(cdim, layout,
+         x:size(cdim)), 2)
+   end
+   out = out or x:float()
+   if out ~= x then out:copy(x) end
+   local shape = { 1, 1, 1, 1 }
+   shape[cdim] = 3
+   local scale, shift = torch.FloatTensor(3), torch.FloatTensor(3)
+   for c = 1, 3 do
+      scale[c] = 1 / (255 * std[c])
+      shift[c] = -mean[c] / std[c]
+   end
+   if x:type():find('Cuda') then scale, shift = scale:cuda(), shift:cuda() end
+   scale, shift = scale:view(unpack(shape)):expandAs(out), shift:view(unpack(shape)):expandAs(out)
+   return out:cmul(scale):add(shift)
+end
+
 function Loader:free()
    if self.h then
       C.mt_loader_free(ffi.gc(self.h, nil))
