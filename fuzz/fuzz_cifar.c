@@ -15,6 +15,7 @@
 #include <string.h>
 #include <zlib.h>
 #include "moontorch.h"
+#include "fuzz_gzip.h"
 
 static void fail(const char *what) {
   fprintf(stderr, "fuzz_cifar: %s; last error: %s\n", what, mt_last_error());
@@ -58,21 +59,6 @@ static void check_tensors(const uint8_t *p, size_t n, int nlabels, const mt_tens
   }
 }
 
-static size_t gzip_compress(const uint8_t *src, size_t n, uint8_t *dst, size_t cap) {
-  z_stream z;
-  memset(&z, 0, sizeof z);
-  if (deflateInit2(&z, 6, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK) fail("deflateInit2");
-  z.next_in = (Bytef *)src;
-  z.avail_in = (uInt)n;
-  z.next_out = dst;
-  z.avail_out = (uInt)cap;
-  int ret = deflate(&z, Z_FINISH);
-  size_t out = z.total_out;
-  deflateEnd(&z);
-  if (ret != Z_STREAM_END) fail("deflate");
-  return out;
-}
-
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
   (void)argv;
@@ -99,7 +85,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     size_t cap = compressBound(n) + 64;
     uint8_t *gz = malloc(cap);
     if (!gz) fail("malloc");
-    size_t glen = gzip_compress(p, n, gz, cap);
+    size_t glen = fuzz_gzip(p, n, gz, cap, 6);
     int cutting = cut >= 24;
     if (cutting) glen = glen * (size_t)(cut - 24) / 8;
     mt_tensor *zi = NULL, *zl = NULL;

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <zlib.h>
 #include "moontorch.h"
+#include "fuzz_gzip.h"
 
 static void fail(const char *what) {
   fprintf(stderr, "fuzz_idx: %s; last error: %s\n", what, mt_last_error());
@@ -108,22 +109,6 @@ static void check_same(const mt_tensor *a, const mt_tensor *b) {
   if (bytes && memcmp(mt_tensor_data(a), mt_tensor_data(b), bytes)) fail("gzip: other data");
 }
 
-/* gzip-compress (windowBits 31: the gzip wrapper); returns the length or 0 */
-static size_t gzip_compress(const uint8_t *src, size_t n, uint8_t *dst, size_t cap, int level) {
-  z_stream z;
-  memset(&z, 0, sizeof z);
-  if (deflateInit2(&z, level, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK) fail("deflateInit2");
-  z.next_in = (Bytef *)src;
-  z.avail_in = (uInt)n;
-  z.next_out = dst;
-  z.avail_out = (uInt)cap;
-  int ret = deflate(&z, Z_FINISH);
-  size_t out = z.total_out;
-  deflateEnd(&z);
-  if (ret != Z_STREAM_END) fail("deflate");
-  return out;
-}
-
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
   (void)argv;
@@ -146,7 +131,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     size_t cap = compressBound(n) + 64;
     uint8_t *gz = malloc(cap);
     if (!gz) fail("malloc");
-    size_t glen = gzip_compress(p, n, gz, cap, (mode >> 1) % 10);
+    size_t glen = fuzz_gzip(p, n, gz, cap, (mode >> 1) % 10);
     /* cut: keep a fraction of the compressed stream (a stream that lost its trailer must fail) */
     int cutting = cut >= 200;
     if (cutting) glen = glen * (size_t)(cut - 200) / 56;

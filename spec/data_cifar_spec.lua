@@ -3,26 +3,15 @@
 -- layouts, and the errors for malformed files.
 local ffi = require 'ffi'
 local torch = require 'moontorch'
-require 'spec.util' -- seeds math.random and prints the seed
+local util = require 'spec.util' -- seeds math.random and prints the seed
 local cifar = require 'moontorch.data.cifar'
 local C, T = torch._C, torch._T
 
-local tmpdir = os.tmpname()
-os.remove(tmpdir)
-os.execute(('mkdir -p %q'):format(tmpdir))
+local tmpdir = util.tmpdir()
 local function tmp(name) return tmpdir .. '/' .. name end
 
-local function write_bytes(path, s)
-   local f = assert(io.open(path, 'wb'))
-   f:write(s)
-   f:close()
-end
-local function read_bytes(path)
-   local f = assert(io.open(path, 'rb'))
-   local s = f:read('*a')
-   f:close()
-   return s
-end
+local write_bytes = util.write_bytes
+local read_bytes = util.read_bytes
 local function gzip(path) -- the system's gzip, independent of the reader's zlib use
    local rc = os.execute(('gzip -kf %q'):format(path))
    assert(rc == 0 or rc == true, 'gzip failed')

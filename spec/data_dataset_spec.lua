@@ -8,9 +8,7 @@ local util = require 'spec.util'
 local data = require 'moontorch.data'
 local fs = require 'moontorch.data.fs'
 
-local tmpdir = os.tmpname()
-os.remove(tmpdir)
-os.execute(('mkdir -p %q'):format(tmpdir))
+local tmpdir = util.tmpdir()
 local counter = 0
 local function fresh_dir(name) -- a new empty folder per test
    counter = counter + 1
@@ -19,17 +17,8 @@ local function fresh_dir(name) -- a new empty folder per test
    return p
 end
 
-local function write_bytes(path, s)
-   local f = assert(io.open(path, 'wb'))
-   f:write(s)
-   f:close()
-end
-local function read_bytes(path)
-   local f = assert(io.open(path, 'rb'))
-   local s = f:read('*a')
-   f:close()
-   return s
-end
+local write_bytes = util.write_bytes
+local read_bytes = util.read_bytes
 local function random_bytes(n)
    local t = {}
    for i = 1, n do t[i] = string.char(math.random(0, 255)) end

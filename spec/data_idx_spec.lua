@@ -6,22 +6,11 @@ local ffi = require 'ffi'
 local util = require 'spec.util'
 local idx = require 'moontorch.data.idx'
 
-local tmpdir = os.tmpname()
-os.remove(tmpdir)
-os.execute(('mkdir -p %q'):format(tmpdir))
+local tmpdir = util.tmpdir()
 local function tmp(name) return tmpdir .. '/' .. name end
 
-local function write_bytes(path, s)
-   local f = assert(io.open(path, 'wb'))
-   f:write(s)
-   f:close()
-end
-local function read_bytes(path)
-   local f = assert(io.open(path, 'rb'))
-   local s = f:read('*a')
-   f:close()
-   return s
-end
+local write_bytes = util.write_bytes
+local read_bytes = util.read_bytes
 local function gzip(path) -- the system's gzip, independent of the reader's zlib binding
    local rc = os.execute(('gzip -kf %q'):format(path))
    assert(rc == 0 or rc == true, 'gzip failed')

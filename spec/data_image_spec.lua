@@ -28,22 +28,11 @@ local function sh_ok(cmd)
 end
 local have_pil = sh_ok(PY .. ' -c "import PIL, numpy" >/dev/null 2>&1')
 
-local tmpdir = os.tmpname()
-os.remove(tmpdir)
-os.execute(('mkdir -p %q'):format(tmpdir))
+local tmpdir = util.tmpdir()
 local function tmp(name) return tmpdir .. '/' .. name end
 
-local function read_bytes(path)
-   local f = assert(io.open(path, 'rb'))
-   local s = f:read('*a')
-   f:close()
-   return s
-end
-local function write_bytes(path, s)
-   local f = assert(io.open(path, 'wb'))
-   f:write(s)
-   f:close()
-end
+local read_bytes = util.read_bytes
+local write_bytes = util.write_bytes
 
 -- a ByteTensor h x w x 3 holding a raw RGB file
 local function raw_rgb(path, h, w)

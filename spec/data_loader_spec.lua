@@ -6,12 +6,8 @@ local torch = require 'moontorch'
 local data = require 'moontorch.data'
 local ffi = require 'ffi'
 
-local function tmpdir()
-   local p = os.tmpname()
-   os.remove(p)
-   assert(os.execute('mkdir -p ' .. p) == 0 or true)
-   return p
-end
+local util = require 'spec.util'
+local tmpdir = util.tmpdir
 
 -- a smooth random RGB image (sums of a few random cosines plus noise), h x w x 3 bytes
 local function smooth_image(h, w, seed)

@@ -7,27 +7,12 @@ local torch = require 'moontorch'
 local util = require 'spec.util'
 local C = torch._C
 
-local tmpdir = os.tmpname()
-os.remove(tmpdir)
-os.execute(('mkdir -p %q'):format(tmpdir))
+local tmpdir = util.tmpdir()
 local function tmp(name) return tmpdir .. '/' .. name end
 
-local function read_bytes(path)
-   local f = assert(io.open(path, 'rb'))
-   local s = f:read('*a')
-   f:close()
-   return s
-end
-local function write_bytes(path, s)
-   local f = assert(io.open(path, 'wb'))
-   f:write(s)
-   f:close()
-end
-local function exists(path)
-   local f = io.open(path, 'rb')
-   if f then f:close() end
-   return f ~= nil
-end
+local read_bytes = util.read_bytes
+local write_bytes = util.write_bytes
+local exists = util.exists
 local function lasterr() return ffi.string(C.mt_last_error()) end
 local function check(rc) if rc ~= 0 then error(lasterr(), 2) end end
 

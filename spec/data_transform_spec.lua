@@ -12,9 +12,7 @@ local data = require 'moontorch.data'
 local C, T = torch._C, torch._T
 local Transform = data.Transform
 
-local tmpdir = os.tmpname()
-os.remove(tmpdir)
-os.execute(('mkdir -p %q'):format(tmpdir))
+local tmpdir = util.tmpdir()
 local function tmp(name) return tmpdir .. '/' .. name end
 
 local function read_file(path)

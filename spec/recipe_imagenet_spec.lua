@@ -13,9 +13,7 @@ local C = torch._C
 package.path = './?/init.lua;' .. package.path
 local R = require 'recipes.resnet50_imagenet'
 
-local tmpdir = os.tmpname()
-os.remove(tmpdir)
-os.execute(('mkdir -p %q'):format(tmpdir))
+local tmpdir = util.tmpdir()
 local function tmp(name) return tmpdir .. '/' .. name end
 local function slurp(path)
    local f = io.open(path, 'rb')

@@ -10,9 +10,7 @@ local C = torch._C
 
 local READER = 'spec/fixtures/read_tfevents.py'
 
-local tmpdir = os.tmpname()
-os.remove(tmpdir)
-os.execute(('mkdir -p %q'):format(tmpdir))
+local tmpdir = util.tmpdir()
 local function tmp(name) return tmpdir .. '/' .. name end
 
 local function run(cmd)

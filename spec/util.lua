@@ -97,4 +97,28 @@ function util.assert_error(fn, ...)
    return err
 end
 
+-- files: a fresh temporary directory, whole-file reads and writes, existence
+function util.tmpdir()
+   local dir = os.tmpname()
+   os.remove(dir)
+   os.execute(('mkdir -p %q'):format(dir))
+   return dir
+end
+function util.read_bytes(path)
+   local f = assert(io.open(path, 'rb'))
+   local s = f:read('*a')
+   f:close()
+   return s
+end
+function util.write_bytes(path, s)
+   local f = assert(io.open(path, 'wb'))
+   f:write(s)
+   f:close()
+end
+function util.exists(path)
+   local f = io.open(path, 'rb')
+   if f then f:close() end
+   return f ~= nil
+end
+
 return util
