@@ -20,44 +20,89 @@ static void CAT(im2col_plane, SFX)(const T *x, T *col, int64_t ld, const conv_ge
       int64_t hi = offx > W - 1 ? 0 : (W - 1 - offx) / g->sW + 1;
       if (hi > oW) hi = oW;
       if (lo > hi) lo = hi;
+      if (g->sH == 1 && g->sW == 1 && W == oW) {
+        /* "same"-width stride-1 convolution: the rows inside the image are one shifted run of
+         * the plane; copy it in one go, then clear the columns that fell outside (they hold
+         * the neighbouring row's ends, or nothing where the run would leave the plane) */
+        int64_t oy0 = g->pH - ky * g->dH, oy1 = H + g->pH - ky * g->dH; /* rows with 0 <= iy < H */
+        if (oy0 < 0) oy0 = 0;
+        if (oy1 > oH) oy1 = oH;
+        if (oy1 < oy0) oy1 = oy0;
+        int64_t shift = (ky * g->dH - g->pH) * W + offx; /* x index of column d: d + shift */
+        int64_t d0 = oy0 * oW, d1 = oy1 * oW;
+        if (d0 + shift < 0) d0 = -shift;
+        if (d1 + shift > H * W) d1 = H * W - shift;
+        T *restrict r = row;
+        const T *restrict src = x;
+        for (int64_t d = 0; d < oy0 * oW; d++) r[d] = 0;
+        for (int64_t d = d0; d < d1; d++) r[d] = src[d + shift];
+        for (int64_t d = oy1 * oW; d < oH * oW; d++) r[d] = 0;
+        for (int64_t oy = oy0; oy < oy1; oy++) {
+          for (int64_t ox = 0; ox < lo; ox++) r[oy * oW + ox] = 0;
+          for (int64_t ox = hi; ox < oW; ox++) r[oy * oW + ox] = 0;
+        }
+        continue;
+      }
+      /* plain loops, not memcpy/memset: the rows are short (4 to 32 elements in ResNet-18)
+       * and a library call per row cost more than the copy */
       for (int64_t oy = 0; oy < oH; oy++) {
-        T *dst = row + oy * oW;
+        T *restrict dst = row + oy * oW;
         int64_t iy = oy * g->sH - g->pH + ky * g->dH;
         if (iy < 0 || iy >= H) {
-          memset(dst, 0, sizeof(T) * oW);
+          for (int64_t ox = 0; ox < oW; ox++) dst[ox] = 0;
           continue;
         }
-        const T *src = x + iy * W; /* input x of column ox: offx + ox*sW */
+        const T *restrict src = x + iy * W; /* input x of column ox: offx + ox*sW */
         for (int64_t ox = 0; ox < lo; ox++) dst[ox] = 0;
-        if (g->sW == 1) {
-          if (hi > lo) memcpy(dst + lo, src + offx + lo, sizeof(T) * (hi - lo));
-        } else
+        if (g->sW == 1)
+          for (int64_t ox = lo; ox < hi; ox++) dst[ox] = src[offx + ox];
+        else
           for (int64_t ox = lo; ox < hi; ox++) dst[ox] = src[offx + ox * g->sW];
         for (int64_t ox = hi; ox < oW; ox++) dst[ox] = 0;
       }
     }
 }
 
-/* accumulate the column rows back into the plane (the adjoint of im2col_plane) */
-static void CAT(col2im_plane, SFX)(const T *col, T *x, int64_t ld, const conv_geom *g) {
+/* accumulate the column rows back into the plane (the adjoint of im2col_plane); the columns
+ * are scratch: the fast path clears the ones that fall outside the image */
+static void CAT(col2im_plane, SFX)(T *col, T *x, int64_t ld, const conv_geom *g) {
   const int64_t H = g->H, W = g->W, oH = g->oH, oW = g->oW;
   for (int64_t ky = 0; ky < g->kH; ky++)
     for (int64_t kx = 0; kx < g->kW; kx++) {
-      const T *row = col + (ky * g->kW + kx) * ld;
+      T *row = col + (ky * g->kW + kx) * ld;
       int64_t offx = kx * g->dW - g->pW;
       int64_t lo = offx >= 0 ? 0 : (-offx + g->sW - 1) / g->sW;
       int64_t hi = offx > W - 1 ? 0 : (W - 1 - offx) / g->sW + 1;
       if (hi > oW) hi = oW;
       if (lo > hi) lo = hi;
+      if (g->sH == 1 && g->sW == 1 && W == oW && oW <= 16) {
+        /* as in im2col_plane: one run, after zeroing the columns outside the image so that
+         * adding them to the neighbouring rows' ends changes nothing. Only for short rows:
+         * with 32 the zeroing is one more pass over the columns and row by row is faster. */
+        int64_t oy0 = g->pH - ky * g->dH, oy1 = H + g->pH - ky * g->dH;
+        if (oy0 < 0) oy0 = 0;
+        if (oy1 > oH) oy1 = oH;
+        if (oy1 < oy0) oy1 = oy0;
+        int64_t shift = (ky * g->dH - g->pH) * W + offx;
+        int64_t d0 = oy0 * oW, d1 = oy1 * oW;
+        if (d0 + shift < 0) d0 = -shift;
+        if (d1 + shift > H * W) d1 = H * W - shift;
+        T *restrict r = row, *restrict dst = x;
+        for (int64_t oy = oy0; oy < oy1; oy++) {
+          for (int64_t ox = 0; ox < lo; ox++) r[oy * oW + ox] = 0;
+          for (int64_t ox = hi; ox < oW; ox++) r[oy * oW + ox] = 0;
+        }
+        for (int64_t d = d0; d < d1; d++) dst[d + shift] += r[d];
+        continue;
+      }
       for (int64_t oy = 0; oy < oH; oy++) {
         int64_t iy = oy * g->sH - g->pH + ky * g->dH;
         if (iy < 0 || iy >= H) continue;
-        const T *src = row + oy * oW;
-        T *dst = x + iy * W;
-        if (g->sW == 1) {
-          T *d = dst + offx;
-          for (int64_t ox = lo; ox < hi; ox++) d[ox] += src[ox];
-        } else
+        const T *restrict src = row + oy * oW;
+        T *restrict dst = x + iy * W;
+        if (g->sW == 1)
+          for (int64_t ox = lo; ox < hi; ox++) dst[offx + ox] += src[ox];
+        else
           for (int64_t ox = lo; ox < hi; ox++) dst[offx + ox * g->sW] += src[ox];
       }
     }
