@@ -291,7 +291,8 @@ describe('nn.SpatialConvolution', function()
       -- conv.c's plan takes several images per GEMM when an image has few output pixels (4x4,
       -- 6x7 ...), with runs of the batch per thread and gradWeight partials summed at the end;
       -- stride-1 convolutions whose output is as wide as the input copy one shifted run per
-      -- kernel tap. Odd batch sizes leave the threads uneven runs; the first two shapes are
+      -- kernel tap; gradInput of stride-1 ones with many input planes is a forward convolution
+      -- of gradOutput with the flipped kernel. Odd batch sizes leave the threads uneven runs; the first two shapes are
       -- large enough to use threads at all.
       local n0 = torch.getnumthreads()
       local function c(t)
@@ -308,6 +309,9 @@ describe('nn.SpatialConvolution', function()
          c { N = 5, C = 6, H = 7, W = 9, O = 4, kW = 3, kH = 3, dW = 2, dH = 2, padW = 1, padH = 0, dilH = 2 },
          c { N = 9, C = 6, H = 3, W = 5, O = 8, kW = 1, kH = 1, dW = 1, dH = 1, padW = 0, padH = 0 },
          c { N = 3, C = 4, H = 6, W = 5, O = 4, kW = 2, kH = 3, dW = 1, dH = 3, padW = 1, padH = 1, nobias = true },
+         -- many input planes, few output planes, stride 1: gradInput as a flipped forward
+         c { N = 3, C = 64, H = 5, W = 6, O = 16, kW = 3, kH = 3, dW = 1, dH = 1, padW = 1, padH = 0, dilH = 2 },
+         c { N = 2, C = 128, H = 4, W = 5, O = 8, kW = 2, kH = 3, dW = 1, dH = 1, padW = 1, padH = 2, groups = 2 },
       }
       for _, cfg in ipairs(shapes) do
          local oH, oW = conv_out_size(cfg)
