@@ -1,7 +1,7 @@
 /* conv.c: 2-d convolution (NCHW, float32/float64, groups, stride, padding, dilation) on the
- * CPU by im2col + GEMM, per image (1x1 stride-1 unpadded convolutions skip im2col) or over a
- * chunk of images at once. The math is
- * in conv_kernels.h; this file validates arguments and handles layouts and threads. */
+ * CPU by im2col + GEMM, an image or a group of small images per GEMM (1x1 stride-1 unpadded
+ * convolutions skip im2col). The math is in conv_kernels.h; this file validates arguments,
+ * handles layouts and plans how the work is cut over threads. */
 #include <stdlib.h>
 #include <string.h>
 #ifdef _OPENMP

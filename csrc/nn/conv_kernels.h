@@ -311,13 +311,15 @@ static mt_status CAT(conv_bwd_params, SFX)(const T *x, const T *dy, T *dw, T *db
     T *pw = t == 0 ? dw : part + psz * (t - 1), *pb = !db ? NULL : t == 0 ? db : pw + wsz;
     T beta = t == 0 ? 1 : 0; /* every thread has at least one image (conv_plan_make) */
     CONV_PIECES(pl, mem, (CAT(bwd_params_piece, SFX)(x + n * xs, dy + n * ys, pw, pb, scale, beta, &p, g), beta = 1))
+    if (pl.nth > 1) { /* the same for every thread of the team */
 #pragma omp barrier
 #pragma omp for schedule(static)
-    for (int64_t i = 0; i < (db ? psz : wsz); i++) {
-      T s = 0;
-      for (int u = 0; u < pl.nth - 1; u++) s += part[psz * u + i];
-      if (i < wsz) dw[i] += s;
-      else db[i - wsz] += s;
+      for (int64_t i = 0; i < (db ? psz : wsz); i++) {
+        T s = 0;
+        for (int u = 0; u < pl.nth - 1; u++) s += part[psz * u + i];
+        if (i < wsz) dw[i] += s;
+        else db[i - wsz] += s;
+      }
     }
   }
   free(mem);
