@@ -26,6 +26,7 @@ static void CAT(im2col_plane, SFX)(const T *x, T *col, int64_t ld, const conv_ge
          * the neighbouring row's ends, or nothing where the run would leave the plane) */
         int64_t oy0 = g->pH - ky * g->dH, oy1 = H + g->pH - ky * g->dH; /* rows with 0 <= iy < H */
         if (oy0 < 0) oy0 = 0;
+        if (oy0 > oH) oy0 = oH; /* a tap below the image for every output row */
         if (oy1 > oH) oy1 = oH;
         if (oy1 < oy0) oy1 = oy0;
         int64_t shift = (ky * g->dH - g->pH) * W + offx; /* x index of column d: d + shift */
@@ -81,6 +82,7 @@ static void CAT(col2im_plane, SFX)(T *col, T *x, int64_t ld, const conv_geom *g)
          * with 32 the zeroing is one more pass over the columns and row by row is faster. */
         int64_t oy0 = g->pH - ky * g->dH, oy1 = H + g->pH - ky * g->dH;
         if (oy0 < 0) oy0 = 0;
+        if (oy0 > oH) oy0 = oH; /* a tap below the image for every output row */
         if (oy1 > oH) oy1 = oH;
         if (oy1 < oy0) oy1 = oy0;
         int64_t shift = (ky * g->dH - g->pH) * W + offx;
