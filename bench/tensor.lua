@@ -2,6 +2,7 @@
 --   luajit bench/tensor.lua [-threads N] [-reps N] [-quick] [-nopeer] [-nogpu]
 -- Tables:
 --   1. GEMM GFLOP/s: torch.mm vs OpenBLAS's cblas_sgemm/dgemm called directly through the FFI
+--      (with OpenBLAS's own threads)
 --   2. elementwise add GB/s (bytes read + written) vs memcpy moving the same bytes
 --   3. both against PyTorch on the CPU (bench/torch_peer.py under /usr/bin/python3)
 --   4. on a GPU: torch.mm and add on CUDA vs PyTorch CUDA (skipped with a note without one)
@@ -74,6 +75,7 @@ pcall(ffi.cdef, [[
                     const float *b, int ldb, float beta, float *c, int ldc);
    void cblas_dgemm(int order, int ta, int tb, int m, int n, int k, double alpha, const double *a, int lda,
                     const double *b, int ldb, double beta, double *c, int ldc);
+   void openblas_set_num_threads(int n);
 ]])
 local blas_ok, blas = pcall(ffi.load, 'openblas')
 if not blas_ok then blas_ok, blas = pcall(ffi.load, 'libopenblas.so.0') end
@@ -163,7 +165,11 @@ for _, c in ipairs(gemms) do
    if blas_ok then
       local pa, pb, pc = a:data(), b:data(), out:data()
       local gemm = c.dt == 'f32' and blas.cblas_sgemm or blas.cblas_dgemm
+      -- moontorch keeps OpenBLAS single-threaded (it splits products over OpenMP threads itself);
+      -- the bound is OpenBLAS threading its own calls, so give it the threads for this row only
+      blas.openblas_set_num_threads(opt.threads)
       t_blas = median_time(function() gemm(ROW_MAJOR, NO_TRANS, NO_TRANS, c.m, c.n, c.k, 1, pa, c.k, pb, c.n, 0, pc, c.n) end)
+      blas.openblas_set_num_threads(1)
    end
    local t_pt = peer and peer.gemm[c.dt .. c.m .. 'x' .. c.k .. 'x' .. c.n]
    local g_mt, g_blas, g_pt = flops / t_mt / 1e9, t_blas and flops / t_blas / 1e9, t_pt and flops / t_pt / 1e9

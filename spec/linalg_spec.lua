@@ -162,6 +162,32 @@ describe('mm', function()
       util.assert_close(torch.mm(a, b), ref_mm(fa, fb, n, k, m), { atol = 1e-4, rtol = 1e-4 })
    end)
 
+   it('splits large products over threads correctly (every transpose, beta, 1 to 4 threads)', function()
+      -- big enough that csrc/cpu/gemm_par.c cuts the result into row and column blocks, with
+      -- sizes that do not divide into its 8-row and 16-column alignment
+      local saved = torch.getnumthreads()
+      for _, ty in ipairs { 'torch.FloatTensor', 'torch.DoubleTensor' } do
+         for _, s in ipairs { { 131, 77, 149 }, { 37, 301, 261 }, { 250, 40, 9 } } do
+            local n, k, m = s[1], s[2], s[3]
+            for _, la in ipairs { 'contiguous', 'transposed' } do
+               for _, lb in ipairs { 'contiguous', 'transposed' } do
+                  local a, fa = rand_matrix(n, k, la, ty)
+                  local b, fb = rand_matrix(k, m, lb, ty)
+                  local c, fc = rand_matrix(n, m, 'contiguous', ty)
+                  local want = axpby(0.5, fc, -1.5, ref_mm(fa, fb, n, k, m))
+                  for _, nth in ipairs { 1, 2, 3, 4 } do
+                     torch.setnumthreads(nth)
+                     local r = torch.addmm(0.5, c, -1.5, a, b)
+                     util.assert_close(r, want, { atol = 1e-4, rtol = 1e-4 },
+                        ('%s %dx%dx%d %s x %s, %d threads'):format(ty, n, k, m, la, lb, nth))
+                  end
+               end
+            end
+         end
+      end
+      torch.setnumthreads(saved)
+   end)
+
    it('handles an empty inner size (a zero product)', function()
       local a = torch.DoubleTensor(3, 0)
       local b = torch.DoubleTensor(0, 4)
@@ -434,6 +460,29 @@ describe('addmv / mv', function()
          end
       end)
    end
+
+   it('splits large products over threads correctly (both layouts, strided results)', function()
+      local saved = torch.getnumthreads()
+      for _, ty in ipairs { 'torch.FloatTensor', 'torch.DoubleTensor' } do
+         for _, s in ipairs { { 300, 501 }, { 1030, 131 } } do
+            local n, k = s[1], s[2]
+            for _, lm in ipairs { 'contiguous', 'transposed' } do
+               local m, fm = rand_matrix(n, k, lm, ty)
+               local v, fv = rand_vector(k, 'strided', ty)
+               local want = ref_mv(fm, fv, n, k)
+               for _, nth in ipairs { 1, 2, 3 } do
+                  torch.setnumthreads(nth)
+                  local what = ('%s %dx%d %s, %d threads'):format(ty, n, k, lm, nth)
+                  util.assert_close(torch.mv(m, v), want, { atol = 1e-4, rtol = 1e-4 }, what)
+                  local c, fc = rand_vector(n, 'strided', ty)
+                  c:addmv(-0.5, c, 2, m, v)
+                  util.assert_close(c, axpby(-0.5, fc, 2, want), { atol = 1e-4, rtol = 1e-4 }, 'in place ' .. what)
+               end
+            end
+         end
+      end
+      torch.setnumthreads(saved)
+   end)
 
    it('works in place, writes strided results and ignores NaN when beta is 0', function()
       local n, k = 9, 6

@@ -54,6 +54,46 @@ local function ref_conv(x, w, b, cfg)
    return out, oH, oW
 end
 
+-- gradients of sum(conv(x) * gy) by the same loops as ref_conv: gradInput, gradWeight, gradBias
+local function ref_conv_backward(x, w, gy, cfg)
+   local N, C, H, W, O, g = cfg.N, cfg.C, cfg.H, cfg.W, cfg.O, cfg.groups
+   local Cg, Og = C / g, O / g
+   local oH, oW = conv_out_size(cfg)
+   local gx, gw, gb = {}, {}, {}
+   for i = 1, N * C * H * W do gx[i] = 0 end
+   for i = 1, O * Cg * cfg.kH * cfg.kW do gw[i] = 0 end
+   for o = 1, O do gb[o] = 0 end
+   for n = 0, N - 1 do
+      for o = 0, O - 1 do
+         local gr = math.floor(o / Og)
+         for oy = 0, oH - 1 do
+            for ox = 0, oW - 1 do
+               local d = gy[((n * O + o) * oH + oy) * oW + ox + 1]
+               gb[o + 1] = gb[o + 1] + d
+               for c = 0, Cg - 1 do
+                  local ci = gr * Cg + c
+                  for ky = 0, cfg.kH - 1 do
+                     local iy = oy * cfg.dH - cfg.padH + ky * cfg.dilH
+                     if iy >= 0 and iy < H then
+                        for kx = 0, cfg.kW - 1 do
+                           local ix = ox * cfg.dW - cfg.padW + kx * cfg.dilW
+                           if ix >= 0 and ix < W then
+                              local xi = ((n * C + ci) * H + iy) * W + ix + 1
+                              local wi = ((o * Cg + c) * cfg.kH + ky) * cfg.kW + kx + 1
+                              gx[xi] = gx[xi] + d * w[wi]
+                              gw[wi] = gw[wi] + d * x[xi]
+                           end
+                        end
+                     end
+                  end
+               end
+            end
+         end
+      end
+   end
+   return gx, gw, gb
+end
+
 local function pool_out(n, k, s, p, ceil)
    local span = n + 2 * p - k
    local o = (ceil and math.ceil(span / s) or math.floor(span / s)) + 1
@@ -245,6 +285,65 @@ describe('nn.SpatialConvolution', function()
             util.assert_close(res[2][i], res[1][i], { atol = 1e-11, rtol = 1e-11 }, cfg_str(cfg) .. ' result ' .. i)
          end
       end
+   end)
+
+   it('matches direct loops on the paths for small images, "same" stride-1 runs, and 1 to 3 threads', function()
+      -- conv.c's plan takes several images per GEMM when an image has few output pixels (4x4,
+      -- 6x7 ...), with runs of the batch per thread and gradWeight partials summed at the end;
+      -- stride-1 convolutions whose output is as wide as the input copy one shifted run per
+      -- kernel tap; gradInput of stride-1 ones with many input planes is a forward convolution
+      -- of gradOutput with the flipped kernel. Odd batch sizes leave the threads uneven runs; the first two shapes are
+      -- large enough to use threads at all.
+      local n0 = torch.getnumthreads()
+      local function c(t)
+         t.dilW, t.dilH, t.groups = t.dilW or 1, t.dilH or 1, t.groups or 1
+         return t
+      end
+      local shapes = {
+         c { N = 7, C = 32, H = 4, W = 4, O = 32, kW = 3, kH = 3, dW = 1, dH = 1, padW = 1, padH = 1 },
+         c { N = 6, C = 32, H = 7, W = 6, O = 32, kW = 3, kH = 3, dW = 1, dH = 1, padW = 1, padH = 1, groups = 2 },
+         c { N = 5, C = 6, H = 9, W = 18, O = 4, kW = 3, kH = 3, dW = 1, dH = 1, padW = 2, padH = 2, dilW = 2,
+             dilH = 2 },
+         c { N = 4, C = 3, H = 2, W = 3, O = 5, kW = 5, kH = 5, dW = 1, dH = 1, padW = 2, padH = 2 },
+         c { N = 5, C = 4, H = 5, W = 7, O = 6, kW = 3, kH = 1, dW = 1, dH = 1, padW = 1, padH = 0, groups = 2 },
+         -- a dilated kernel row that lies below the image for every output row (fuzz_conv found
+         -- the run copy clearing past its column row there)
+         c { N = 3, C = 2, H = 6, W = 5, O = 3, kW = 3, kH = 4, dW = 1, dH = 1, padW = 1, padH = 2, dilH = 3 },
+         c { N = 5, C = 6, H = 7, W = 9, O = 4, kW = 3, kH = 3, dW = 2, dH = 2, padW = 1, padH = 0, dilH = 2 },
+         c { N = 9, C = 6, H = 3, W = 5, O = 8, kW = 1, kH = 1, dW = 1, dH = 1, padW = 0, padH = 0 },
+         c { N = 3, C = 4, H = 6, W = 5, O = 4, kW = 2, kH = 3, dW = 1, dH = 3, padW = 1, padH = 1, nobias = true },
+         -- many input planes, few output planes, stride 1: gradInput as a flipped forward
+         c { N = 3, C = 64, H = 5, W = 6, O = 16, kW = 3, kH = 3, dW = 1, dH = 1, padW = 1, padH = 0, dilH = 2 },
+         c { N = 2, C = 128, H = 4, W = 5, O = 8, kW = 2, kH = 3, dW = 1, dH = 1, padW = 1, padH = 2, groups = 2 },
+      }
+      for _, cfg in ipairs(shapes) do
+         local oH, oW = conv_out_size(cfg)
+         for _, ty in ipairs { F64, F32 } do
+            local tol = ty == F64 and { atol = 1e-10, rtol = 1e-10 } or { atol = 1e-4, rtol = 1e-4 }
+            local m = conv_module(cfg):type(ty)
+            local x, xf = util.rand_tensor({ cfg.N, cfg.C, cfg.H, cfg.W }, ty)
+            local gy, gyf = util.rand_tensor({ cfg.N, cfg.O, oH, oW }, ty)
+            local wf = util.flat(m.weight)
+            local y_ref = ref_conv(xf, wf, m.bias and util.flat(m.bias), cfg)
+            local gx_ref, gw_ref, gb_ref = ref_conv_backward(xf, wf, gyf, cfg)
+            -- gradients accumulate into what is there: start from random values, scale 0.5
+            local gw0, gw0f = util.rand_tensor(T.sizes(m.gradWeight), ty)
+            local gb0, gb0f = util.rand_tensor({ cfg.O }, ty)
+            for i = 1, #gw_ref do gw_ref[i] = gw0f[i] + 0.5 * gw_ref[i] end
+            for i = 1, #gb_ref do gb_ref[i] = gb0f[i] + 0.5 * gb_ref[i] end
+            for _, nt in ipairs { 1, 2, 3 } do
+               torch.setnumthreads(nt)
+               local what = ('%s %s, %d threads'):format(cfg_str(cfg), ty, nt)
+               m.gradWeight:copy(gw0)
+               if m.bias then m.gradBias:copy(gb0) end
+               util.assert_close(m:forward(x), y_ref, tol, what .. ' output')
+               util.assert_close(m:backward(x, gy, 0.5), gx_ref, tol, what .. ' gradInput')
+               util.assert_close(m.gradWeight, gw_ref, tol, what .. ' gradWeight')
+               if m.bias then util.assert_close(m.gradBias, gb_ref, tol, what .. ' gradBias') end
+            end
+         end
+      end
+      torch.setnumthreads(n0)
    end)
 
    it('backward matches finite differences in float64 (input, weight, bias)', function()

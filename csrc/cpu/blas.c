@@ -1,11 +1,16 @@
 /* blas.c: CPU matrix products (gemm, gemv, dot).
  *
- * f32/f64 go to OpenBLAS. Row-major or column-major operands (one inner stride 1, the other
+ * f32/f64 go to OpenBLAS, single-threaded, split over OpenMP threads by gemm_par.c. Row-major or column-major operands (one inner stride 1, the other
  * at least the size) are passed as they are, with a transpose flag; only other layouts are
  * packed into a contiguous temp. f16/bf16 are widened to float temps around sgemm; integer
  * dtypes use an i-k-j loop accumulating in 64 bits. */
 #include <cblas.h>
 #include <limits.h>
+#ifdef _OPENMP
+#include <omp.h>
+#else
+#define omp_get_max_threads() 1
+#endif
 #include <stdlib.h>
 #include <string.h>
 #include "cpu.h"
@@ -155,17 +160,15 @@ static void scratch_free(scratch *s) {
       b = (mat){(char *)buf, k, m, m, 1};                                                               \
       tb = 0, ldb = m > 1 ? m : 1;                                                                      \
     }                                                                                                   \
-    BLAS(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (blasint)n,     \
-         (blasint)m, (blasint)k, (T)alpha, (const T *)a.p, (blasint)lda, (const T *)b.p, (blasint)ldb,   \
-         (T)beta, (T *)c.p, (blasint)ldc);                                                              \
+    BLAS(ta, tb, n, m, k, (T)alpha, (const T *)a.p, lda, (const T *)b.p, ldb, (T)beta, (T *)c.p, ldc, 0); \
     if (cbuf) unpack_##N(&c_orig, cbuf);                                                                \
     return MT_OK;                                                                                       \
   oom:                                                                                                  \
     return mt__error(MT_ERR_MEMORY, "gemm: out of host memory for a %lldx%lld temporary", (long long)n, \
                      (long long)(k > m ? k : m));                                                       \
   }
-GEMM_FN(f32, float, cblas_sgemm)
-GEMM_FN(f64, double, cblas_dgemm)
+GEMM_FN(f32, float, mt__sgemm)
+GEMM_FN(f64, double, mt__dgemm)
 #undef GEMM_FN
 
 /* f16/bf16: widen all three operands to float, sgemm, narrow the result. */
@@ -178,9 +181,7 @@ GEMM_FN(f64, double, cblas_dgemm)
       return mt__error(MT_ERR_MEMORY, "gemm: out of host memory for float temporaries");              \
     pack_##N(&a, fa), pack_##N(&b, fb);                                                                \
     pack_##N(&c, fc); /* already cleared when beta == 0 */                                             \
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)n, (blasint)m, (blasint)k, (float)alpha, \
-                fa, (blasint)(k > 1 ? k : 1), fb, (blasint)(m > 1 ? m : 1), (float)beta, fc,           \
-                (blasint)(m > 1 ? m : 1));                                                             \
+    mt__sgemm(0, 0, n, m, k, (float)alpha, fa, k > 1 ? k : 1, fb, m > 1 ? m : 1, (float)beta, fc, m > 1 ? m : 1, 0); \
     unpack_##N(&c, fc);                                                                                \
     return MT_OK;                                                                                      \
   }
@@ -232,6 +233,7 @@ INT_GEMM_FN(MT_U8, u8, uint8_t, int64_t)
 typedef mt_status (*gemm_one_fn)(int64_t, int64_t, int64_t, double, mat, mat, double, mat, scratch *);
 
 mt_status mt__cpu_gemm(mt_tensor *out, double beta, double alpha, const mt_tensor *a, const mt_tensor *b) {
+  mt__blas_init();
   int64_t nb = out->sizes[0], n = out->sizes[1], m = out->sizes[2], k = a->sizes[2];
   size_t es = mt__dtype_size(out->dtype);
   gemm_one_fn fn;
@@ -296,10 +298,20 @@ static mat vec_of(const mt_tensor *t) {
       if (!(ybuf = malloc((size_t)n * sizeof(T)))) goto oom;                                            \
       pack_##N(&y, ybuf);                                                                               \
     }                                                                                                   \
-    /* row-major: a stored transpose is a (k x n) matrix read with Trans */                            \
-    BLAS(CblasRowMajor, tr ? CblasTrans : CblasNoTrans, (blasint)(tr ? k : n), (blasint)(tr ? n : k),   \
-         (T)alpha, (const T *)mm.p, (blasint)ld, (const T *)v.p, (blasint)incx, (T)beta,                \
-         ybuf ? ybuf : (T *)y.p, (blasint)(ybuf ? 1 : incy));                                           \
+    /* row-major: a stored transpose is a (k x n) matrix read with Trans; rows of the result are     \
+     * split over threads (memory-bound, so only for a large matrix) */                               \
+    T *yp = ybuf ? ybuf : (T *)y.p;                                                                     \
+    int64_t iy = ybuf ? 1 : incy;                                                                       \
+    int nth = n * k > 4 * MT_PARALLEL_GRAIN && n >= 64 ? omp_get_max_threads() : 1;                     \
+    _Pragma("omp parallel for num_threads(nth) schedule(static) if(nth > 1)")                           \
+    for (int t = 0; t < nth; t++) {                                                                     \
+      int64_t i0 = n * t / nth, i1 = n * (t + 1) / nth;                                                 \
+      const T *mp = (const T *)mm.p + (tr ? i0 : i0 * ld);                                              \
+      if (i1 > i0)                                                                                      \
+        BLAS(CblasRowMajor, tr ? CblasTrans : CblasNoTrans, (blasint)(tr ? k : i1 - i0),                \
+             (blasint)(tr ? i1 - i0 : k), (T)alpha, mp, (blasint)ld, (const T *)v.p, (blasint)incx,      \
+             (T)beta, yp + i0 * iy, (blasint)iy);                                                       \
+    }                                                                                                   \
     if (ybuf) unpack_##N(&y, ybuf);                                                                     \
     goto done;                                                                                          \
   oom:                                                                                                  \
@@ -339,6 +351,7 @@ GEMV_LOOP_FN(MT_U8, u8, uint8_t, int64_t, uint64_t, TO_U64)
 #undef GEMV_LOOP_FN
 
 mt_status mt__cpu_gemv(mt_tensor *out, double beta, double alpha, const mt_tensor *m, const mt_tensor *v) {
+  mt__blas_init();
   mat mm = {mt__data(m), m->sizes[0], m->sizes[1], m->strides[0], m->strides[1]};
   mat vv = vec_of(v), y = vec_of(out);
   size_t es = mt__dtype_size(out->dtype);
@@ -413,6 +426,7 @@ MT_DTYPE_LIST(DOT_FN)
 #undef DOT_FN
 
 mt_status mt__cpu_dot(const mt_tensor *a, const mt_tensor *b, double *out) {
+  mt__blas_init();
   int64_t sz[MT_MAX_DIMS], sa[MT_MAX_DIMS], sb[MT_MAX_DIMS];
   *out = 0;
   if (mt__numel(a) == 0) return MT_OK;

@@ -41,6 +41,17 @@ mt_status mt__cpu_gemm(mt_tensor *out, double beta, double alpha, const mt_tenso
 mt_status mt__cpu_gemv(mt_tensor *out, double beta, double alpha, const mt_tensor *m, const mt_tensor *v);
 mt_status mt__cpu_dot(const mt_tensor *a, const mt_tensor *b, double *out);
 
+/* gemm_par.c: row-major C = alpha*op(A)*op(B) + beta*C (ta/tb: A/B stored transposed) on up to
+ * nth OpenMP threads, each with a single-threaded BLAS call on a block of C; nth < 1 picks the
+ * count from the size (mt__gemm_threads). Serial inside a parallel region. The pointers are
+ * assumed valid and the sizes within the BLAS integer range. */
+void mt__blas_init(void); /* OpenBLAS single-threaded: OpenMP is the only thread pool */
+int mt__gemm_threads(int64_t m, int64_t n, int64_t k);
+void mt__sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+               const float *b, int64_t ldb, float beta, float *c, int64_t ldc, int nth);
+void mt__dgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t lda,
+               const double *b, int64_t ldb, double beta, double *c, int64_t ldc, int nth);
+
 /* index.c */
 mt_status mt__cpu_cat(mt_tensor *out, mt_tensor *const *inputs, int n, int dim);
 mt_status mt__cpu_index_select(mt_tensor *out, const mt_tensor *src, int dim, const mt_tensor *index, int64_t base);

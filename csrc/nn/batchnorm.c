@@ -76,25 +76,45 @@ static void vset(mt_tensor *v, int64_t c, double x) {
   }
 }
 
-/* channel c of a contiguous N x C x S buffer: sum and sum of squares of (x - shift) */
+/* The per-channel sums below run in BN_LANES independent double accumulators, added up at the
+ * end: one accumulator is a chain of dependent adds, bound by the add latency (4 cycles per
+ * element), which made the statistics passes the slowest part of batch normalization. */
+#define BN_LANES 8
+static double bn_lanes_total(const double *acc) {
+  double t = 0;
+  for (int j = 0; j < BN_LANES; j++) t += acc[j];
+  return t;
+}
+
+/* channel c of a contiguous N x C x S buffer: sum, then sum of squares about the mean */
 #define STATS_CASE(E, N_, TT, CT)                                                \
   case E: {                                                                      \
     const TT *x = (const TT *)xp;                                                \
+    double acc[BN_LANES] = {0};                                                  \
     for (int64_t n = 0; n < N; n++) {                                            \
       const TT *row = x + (n * C + c) * S;                                       \
-      for (int64_t s = 0; s < S; s++) {                                          \
-        double v = (double)mt_ld_##N_(row + s);                                  \
-        sum += v;                                                                \
-      }                                                                          \
+      int64_t s = 0;                                                             \
+      for (; s + BN_LANES <= S; s += BN_LANES)                                   \
+        for (int j = 0; j < BN_LANES; j++) acc[j] += (double)mt_ld_##N_(row + s + j); \
+      for (; s < S; s++) acc[0] += (double)mt_ld_##N_(row + s);                  \
     }                                                                            \
+    sum = bn_lanes_total(acc);                                                   \
     double m = sum / (double)(N * S);                                            \
+    for (int j = 0; j < BN_LANES; j++) acc[j] = 0;                               \
     for (int64_t n = 0; n < N; n++) {                                            \
       const TT *row = x + (n * C + c) * S;                                       \
-      for (int64_t s = 0; s < S; s++) {                                          \
+      int64_t s = 0;                                                             \
+      for (; s + BN_LANES <= S; s += BN_LANES)                                   \
+        for (int j = 0; j < BN_LANES; j++) {                                     \
+          double v = (double)mt_ld_##N_(row + s + j) - m;                        \
+          acc[j] += v * v;                                                       \
+        }                                                                        \
+      for (; s < S; s++) {                                                       \
         double v = (double)mt_ld_##N_(row + s) - m;                              \
-        sq += v * v;                                                             \
+        acc[0] += v * v;                                                         \
       }                                                                          \
     }                                                                            \
+    sq = bn_lanes_total(acc);                                                    \
   } break;
 
 /* y = (x - mean) * invstd * w + b for channel c */
@@ -196,14 +216,23 @@ mt_status mt_nn_batchnorm_forward(mt_tensor *out, const mt_tensor *input, const 
 #define DOT_CASE(E, N_, TT, CT)                                                  \
   case E: {                                                                      \
     const TT *x = (const TT *)xp, *g = (const TT *)gp;                           \
+    double ag[BN_LANES] = {0}, agx[BN_LANES] = {0};                              \
     for (int64_t n = 0; n < N; n++) {                                            \
-      int64_t o = (n * C + c) * S;                                               \
-      for (int64_t s = 0; s < S; s++) {                                          \
+      int64_t o = (n * C + c) * S, s = 0;                                        \
+      for (; s + BN_LANES <= S; s += BN_LANES)                                   \
+        for (int j = 0; j < BN_LANES; j++) {                                     \
+          double gv = (double)mt_ld_##N_(g + o + s + j);                         \
+          ag[j] += gv;                                                           \
+          agx[j] += gv * ((double)mt_ld_##N_(x + o + s + j) - mean);             \
+        }                                                                        \
+      for (; s < S; s++) {                                                       \
         double gv = (double)mt_ld_##N_(g + o + s);                               \
-        sg += gv;                                                                \
-        sgx += gv * ((double)mt_ld_##N_(x + o + s) - mean);                      \
+        ag[0] += gv;                                                             \
+        agx[0] += gv * ((double)mt_ld_##N_(x + o + s) - mean);                   \
       }                                                                          \
     }                                                                            \
+    sg = bn_lanes_total(ag);                                                     \
+    sgx = bn_lanes_total(agx);                                                   \
   } break;
 
 /* gi = k * (go - a - (x - mean) * bcoef) (train) or k * go (eval) */

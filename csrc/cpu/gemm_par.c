@@ -1,0 +1,87 @@
+/* gemm_par.c: f32/f64 GEMM split over OpenMP threads, each calling a single-threaded BLAS.
+ *
+ * Why not let OpenBLAS thread its own calls: Debian's OpenBLAS runs a pthread pool of its own,
+ * and libgomp's workers keep spinning on their cores for a while after every parallel region
+ * (and OpenBLAS's after every call). With both pools busy on few cores, a 512^3 sgemm right
+ * after an elementwise op ran at half speed or worse, and the op after it slowed down likewise.
+ * With one pool (OpenMP) for everything, the spinning threads are the ones that get the work. */
+#include <pthread.h>
+#include <cblas.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#include "cpu.h"
+
+/* below this many multiply-adds per thread, waking another thread costs more than it saves */
+#define GEMM_GRAIN (64.0 * 64.0 * 64.0)
+
+static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+static void blas_single(void) { openblas_set_num_threads(1); }
+
+void mt__blas_init(void) { pthread_once(&blas_once, blas_single); }
+
+int mt__gemm_threads(int64_t m, int64_t n, int64_t k) {
+#ifdef _OPENMP
+  if (omp_in_parallel()) return 1;
+  double per = (double)m * (double)n * (double)k / GEMM_GRAIN;
+  int nth = omp_get_max_threads();
+  if (per < nth) nth = per < 1 ? 1 : (int)per;
+  return nth;
+#else
+  (void)m, (void)n, (void)k;
+  return 1;
+#endif
+}
+
+/* Split m x n into tm x tn blocks (tm * tn <= nth) of about equal size with the smallest
+ * perimeter: each thread packs its rows of A and columns of B, so squarer blocks copy less. */
+static void grid(int64_t m, int64_t n, int nth, int *tm, int *tn) {
+  double best = -1;
+  *tm = 1, *tn = 1;
+  for (int a = 1; a <= nth; a++) {
+    if (nth % a) continue;
+    int b = nth / a;
+    if (a > (m + 7) / 8 || b > (n + 15) / 16) continue; /* no block thinner than a micro-kernel */
+    double cost = (double)m / a + (double)n / b;
+    if (best < 0 || cost < best) best = cost, *tm = a, *tn = b;
+  }
+}
+
+/* [lo, hi) of part i of len split in parts, boundaries rounded to multiples of align (the BLAS
+ * micro-kernel's width), so no thread gets a ragged edge it could have avoided */
+static void part(int64_t len, int parts, int i, int64_t align, int64_t *lo, int64_t *hi) {
+  int64_t units = (len + align - 1) / align;
+  int64_t a = units * i / parts, b = units * (i + 1) / parts;
+  *lo = a * align < len ? a * align : len;
+  *hi = b * align < len ? b * align : len;
+}
+
+#define PAR_GEMM_FN(N, T, BLAS)                                                                          \
+  void mt__##N##gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, T alpha, const T *a, int64_t lda,    \
+                     const T *b, int64_t ldb, T beta, T *c, int64_t ldc, int nth) {                       \
+    mt__blas_init();                                                                                      \
+    if (m <= 0 || n <= 0) return;                                                                         \
+    if (nth < 1) nth = mt__gemm_threads(m, n, k);                                                         \
+    int tm = 1, tn = 1;                                                                                   \
+    if (nth > 1) grid(m, n, nth, &tm, &tn);                                                               \
+    if (tm * tn == 1) {                                                                                   \
+      BLAS(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (blasint)m,     \
+           (blasint)n, (blasint)k, alpha, a, (blasint)lda, b, (blasint)ldb, beta, c, (blasint)ldc);       \
+      return;                                                                                             \
+    }                                                                                                     \
+    _Pragma("omp parallel for num_threads(tm * tn) schedule(static)")                                     \
+    for (int t = 0; t < tm * tn; t++) {                                                                   \
+      int64_t i0, i1, j0, j1;                                                                             \
+      part(m, tm, t / tn, 8, &i0, &i1);                                                                   \
+      part(n, tn, t % tn, 16, &j0, &j1);                                                                  \
+      if (i1 <= i0 || j1 <= j0) continue;                                                                 \
+      /* row i of op(A) starts at a + i*lda (stored as is) or a + i (stored transposed) */               \
+      const T *ai = a + (ta ? i0 : i0 * lda), *bj = b + (tb ? j0 * ldb : j0);                             \
+      BLAS(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,                 \
+           (blasint)(i1 - i0), (blasint)(j1 - j0), (blasint)k, alpha, ai, (blasint)lda, bj, (blasint)ldb,  \
+           beta, c + i0 * ldc + j0, (blasint)ldc);                                                        \
+    }                                                                                                     \
+  }
+PAR_GEMM_FN(s, float, cblas_sgemm)
+PAR_GEMM_FN(d, double, cblas_dgemm)
+#undef PAR_GEMM_FN
