@@ -318,11 +318,50 @@ static mt_status CAT(conv_bwd_input, SFX)(const T *dy, const T *w, T *dx, const 
   return MT_OK;
 }
 
+/* Winograd weight gradient: each thread sums its tiles' products into its own dU (written by
+ * its first piece), then the threads share the sum over the partials and the transform back */
+static mt_status CAT(conv_bwd_params_wino, SFX)(const T *x, const T *dy, T *dw, T *db, T scale,
+                                                const conv_geom *g) {
+  const int64_t xs = g->C * g->H * g->W, ys = g->O * g->oH * g->oW, L = g->oH * g->oW, psz = 16 * g->O * g->Cg;
+  conv_plan pl;
+  wino_plan_make(&pl, g, sizeof(T));
+  T *dU = malloc(sizeof(T) * (size_t)(psz * pl.nth)), *mem = malloc(sizeof(T) * (size_t)(pl.per * pl.nth));
+  if (!dU || !mem) {
+    free(dU), free(mem);
+    return mt__error(MT_ERR_MEMORY, "SpatialConvolution: cannot allocate %lld bytes of Winograd buffers",
+                     (long long)(sizeof(T) * (psz + pl.per) * pl.nth));
+  }
+  const int64_t scr = pl.per - wino_scratch(g);
+#pragma omp parallel num_threads(pl.nth) if (pl.nth > 1)
+  {
+    T beta = 0; /* every thread has at least one image (plan_split) */
+    T *mine = dU + psz * conv_tid();
+    CONV_PIECES(pl, mem, (CAT(wino_wgrad_piece, SFX)(x + n * xs, dy + n * ys, mine, beta, p.q, p.col, p.buf,
+                                                     p.col + scr, g), beta = 1))
+#pragma omp barrier
+    CAT(wino_weights_grad, SFX)(dU, psz, pl.nth, dw, scale, g);
+    if (db) {
+#pragma omp for schedule(static)
+      for (int64_t o = 0; o < g->O; o++) {
+        T s = 0;
+        for (int64_t n = 0; n < g->N; n++) {
+          const T *r = dy + (n * g->O + o) * L;
+          for (int64_t l = 0; l < L; l++) s += r[l];
+        }
+        db[o] += scale * s;
+      }
+    }
+  }
+  free(dU), free(mem);
+  return MT_OK;
+}
+
 /* Thread 0 accumulates into dw/db; the others into partial sums of their own (written, not
  * added, by their first piece: no zeroing), added in at the end, split over the threads. */
 static mt_status CAT(conv_bwd_params, SFX)(const T *x, const T *dy, T *dw, T *db, T scale, const conv_geom *g) {
   const int64_t xs = g->C * g->H * g->W, ys = g->O * g->oH * g->oW;
   const int64_t wsz = g->O * g->Cg * g->kH * g->kW, psz = wsz + g->O;
+  if (wino_ok(g)) return CAT(conv_bwd_params_wino, SFX)(x, dy, dw, db, scale, g);
   conv_plan pl;
   T *mem;
   MT_TRY(CAT(plan_alloc, SFX)(&pl, &mem, g));

@@ -112,6 +112,79 @@ static void WCAT(wino_output, SFX)(const T *M, int64_t ms, T *y, T b, T *scr, co
   }
 }
 
+/* d0 = p, d1 = p + q, d2 = p - q, d3 = -q: A = [1 0; 1 1; 1 -1; 0 -1] applied to a pair */
+static void WCAT(wino_a_expand, SFX)(const T *restrict p, const T *restrict q, T *restrict d0, T *restrict d1,
+                                     T *restrict d2, T *restrict d3, int64_t n) {
+  for (int64_t k = 0; k < n; k++) d0[k] = p[k], d1[k] = p[k] + q[k], d2[k] = p[k] - q[k], d3[k] = -q[k];
+}
+
+/* even and odd columns of a row of n columns into e, o (tW each; a missing last odd one is 0) */
+static void WCAT(wino_split, SFX)(const T *restrict r, T *restrict e, T *restrict o, int64_t n) {
+  for (int64_t k = 0; k < n / 2; k++) e[k] = r[2 * k], o[k] = r[2 * k + 1];
+  if (n & 1) e[n / 2] = r[n - 1], o[n / 2] = 0;
+}
+
+/* D[xi][t] (xi matrices ds apart) = A dy_t A^T for the 2x2 tiles of one output-gradient plane
+ * (zero beyond its edges): the adjoint of wino_output, for the weight gradient */
+static void WCAT(wino_dy, SFX)(const T *dy, T *D, int64_t ds, T *scr, const conv_geom *g) {
+  const int64_t oH = g->oH, oW = g->oW, tH = (oH + 1) / 2, tW = (oW + 1) / 2;
+  T *e0 = scr, *o0 = e0 + tW, *e1 = o0 + tW, *o1 = e1 + tW, *E = o1 + tW, *O = E + 4 * tW;
+  for (int64_t ty = 0; ty < tH; ty++) {
+    WCAT(wino_split, SFX)(dy + 2 * ty * oW, e0, o0, oW);
+    if (2 * ty + 1 < oH) WCAT(wino_split, SFX)(dy + (2 * ty + 1) * oW, e1, o1, oW);
+    else memset(e1, 0, sizeof(T) * 2 * tW); /* e1 and o1 */
+    WCAT(wino_a_expand, SFX)(e0, e1, E, E + tW, E + 2 * tW, E + 3 * tW, tW);
+    WCAT(wino_a_expand, SFX)(o0, o1, O, O + tW, O + 2 * tW, O + 3 * tW, tW);
+    for (int i = 0; i < 4; i++) {
+      T *d = D + 4 * i * ds + ty * tW;
+      WCAT(wino_a_expand, SFX)(E + i * tW, O + i * tW, d, d + ds, d + 2 * ds, d + 3 * ds, tW);
+    }
+  }
+}
+
+/* dw[o][c] += scale * G^T dU[o][c] G, dU summed over the nparts partial sums (16 x O x Cg each,
+ * psz apart): the adjoint of wino_weights */
+static void WCAT(wino_weights_grad, SFX)(const T *dU, int64_t psz, int nparts, T *dw, T scale, const conv_geom *g) {
+  const int64_t OC = g->O * g->Cg;
+#pragma omp for schedule(static)
+  for (int64_t oc = 0; oc < OC; oc++) {
+    T u[4][4], t[3][4];
+    for (int xi = 0; xi < 16; xi++) {
+      T s = 0;
+      for (int k = 0; k < nparts; k++) s += dU[k * psz + xi * OC + oc];
+      u[xi / 4][xi % 4] = s;
+    }
+    for (int j = 0; j < 4; j++) {
+      T a = u[0][j], b = u[1][j], c = u[2][j], d = u[3][j];
+      t[0][j] = a + (b + c) / 2, t[1][j] = (b - c) / 2, t[2][j] = (b + c) / 2 + d;
+    }
+    T *k = dw + oc * 9;
+    for (int i = 0; i < 3; i++) {
+      T a = t[i][0], b = t[i][1], c = t[i][2], d = t[i][3];
+      k[3 * i] += scale * (a + (b + c) / 2), k[3 * i + 1] += scale * ((b - c) / 2), k[3 * i + 2] += scale * ((b + c) / 2 + d);
+    }
+  }
+}
+
+/* dU (16 x O x Cg) = beta*dU + sum over q images' tiles of D_xi V_xi^T (beta 0 or 1);
+ * V, D as in wino_piece */
+static void WCAT(wino_wgrad_piece, SFX)(const T *x, const T *dy, T *dU, T beta, int64_t q, T *V, T *D, T *scr,
+                                        const conv_geom *g) {
+  const int64_t tiles = ((g->oH + 1) / 2) * ((g->oW + 1) / 2), Tn = q * tiles, Og = g->O / g->groups;
+  const int64_t HW = g->H * g->W, L = g->oH * g->oW, OC = g->O * g->Cg;
+  for (int64_t gr = 0; gr < g->groups; gr++) {
+    for (int64_t i = 0; i < q; i++)
+      for (int64_t c = 0; c < g->Cg; c++)
+        WCAT(wino_input, SFX)(x + i * g->C * HW + (gr * g->Cg + c) * HW, V + c * Tn + i * tiles, g->Cg * Tn, scr, g);
+    for (int64_t i = 0; i < q; i++)
+      for (int64_t o = 0; o < Og; o++)
+        WCAT(wino_dy, SFX)(dy + (i * g->O + gr * Og + o) * L, D + o * Tn + i * tiles, Og * Tn, scr, g);
+    for (int xi = 0; xi < 16; xi++)
+      GEMM(0, 1, Og, g->Cg, Tn, (T)1, D + xi * Og * Tn, Tn, V + xi * g->Cg * Tn, Tn, beta,
+           dU + xi * OC + gr * Og * g->Cg, g->Cg, 0);
+  }
+}
+
 /* forward of q images (x, y at the first): per group, transform, 16 GEMMs, transform back.
  * V is 16 x Cg x T, M 16 x Og x T (T = q * tiles per image), scr wino_scratch(g) */
 static void WCAT(wino_piece, SFX)(const T *x, const T *U, const T *b, T *y, int64_t q, T *V, T *M, T *scr,
