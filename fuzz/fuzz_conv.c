@@ -152,10 +152,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   geom g;
   uint8_t planes = u8(&s);
   g.groups = 1 + u8(&s) % 3;
-  /* planes per group: mostly a few, sometimes 64 or more (the flipped gradInput path) */
-  int cg = planes & 0x80 ? 64 + (planes & 3) : 1 + (planes & 7) % 5;
+  /* planes per group: mostly a few, sometimes 32 or 64 and more (Winograd needs 32 on both
+   * sides, the flipped gradInput 64 input planes or Winograd on the flipped shape) */
+  int cg = planes & 0x80 ? (planes & 0x40 ? 64 : 32) + (planes & 3) : 1 + (planes & 7) % 5;
   g.C = cg * g.groups + (u8(&s) % 16 == 0); /* now and then not divisible */
-  g.O = (1 + u8(&s) % 6) * g.groups;
+  uint8_t op = u8(&s);
+  g.O = (op & 0x80 ? 32 + (op & 3) : 1 + op % 6) * g.groups;
   g.N = u8(&s) % 10;
   g.H = 1 + u8(&s) % 12, g.W = 1 + u8(&s) % 12;
   g.kH = 1 + u8(&s) % 5, g.kW = 1 + u8(&s) % 5;
@@ -168,7 +170,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   g.bias = fl & 1, g.f64 = fl >> 1 & 1, g.threads = 1 + (fl >> 2 & 3) % 3;
   g.scale = (fl >> 4) / 4.0 - 1;
   /* keep one run quick: the loops below are N*O*L*Cg*k*k multiply-adds */
-  if ((double)g.N * g.O * g.H * g.W * cg * g.kH * g.kW > 4e6) return 0;
+  if ((double)g.N * g.O * g.H * g.W * cg * g.kH * g.kW > 3e7) return 0;
   uint64_t seed = 0x9e3779b97f4a7c15ull;
   while (s.n) seed = seed * 31 + u8(&s);
   run(&g, seed);

@@ -292,7 +292,8 @@ describe('nn.SpatialConvolution', function()
       -- 6x7 ...), with runs of the batch per thread and gradWeight partials summed at the end;
       -- stride-1 convolutions whose output is as wide as the input copy one shifted run per
       -- kernel tap; gradInput of stride-1 ones with many input planes is a forward convolution
-      -- of gradOutput with the flipped kernel. Odd batch sizes leave the threads uneven runs; the first two shapes are
+      -- of gradOutput with the flipped kernel; 3x3 ones with many planes go through Winograd
+      -- transforms. Odd batch sizes leave the threads uneven runs; the first two shapes are
       -- large enough to use threads at all.
       local n0 = torch.getnumthreads()
       local function c(t)
@@ -315,6 +316,11 @@ describe('nn.SpatialConvolution', function()
          -- many input planes, few output planes, stride 1: gradInput as a flipped forward
          c { N = 3, C = 64, H = 5, W = 6, O = 16, kW = 3, kH = 3, dW = 1, dH = 1, padW = 1, padH = 0, dilH = 2 },
          c { N = 2, C = 128, H = 4, W = 5, O = 8, kW = 2, kH = 3, dW = 1, dH = 1, padW = 1, padH = 2, groups = 2 },
+         -- 3x3, stride 1, 32+ planes, 256+ tiles of 2x2 outputs: Winograd F(2x2, 3x3), forward and
+         -- (flipped) gradInput; odd output sizes leave half tiles at the edges
+         c { N = 5, C = 32, H = 15, W = 13, O = 32, kW = 3, kH = 3, dW = 1, dH = 1, padW = 1, padH = 1 },
+         c { N = 9, C = 64, H = 12, W = 9, O = 64, kW = 3, kH = 3, dW = 1, dH = 1, padW = 2, padH = 0, groups = 2,
+             nobias = true },
       }
       for _, cfg in ipairs(shapes) do
          local oH, oW = conv_out_size(cfg)

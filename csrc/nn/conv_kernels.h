@@ -235,8 +235,28 @@ static mt_status CAT(plan_alloc, SFX)(conv_plan *pl, T **mem, const conv_geom *g
     }                                                                                               \
   }
 
+/* Winograd F(2x2, 3x3) (conv_winograd.h), cut over threads like the pieces above */
+static mt_status CAT(conv_fwd_wino, SFX)(const T *x, const T *w, const T *b, T *y, const conv_geom *g) {
+  const int64_t xs = g->C * g->H * g->W, ys = g->O * g->oH * g->oW;
+  conv_plan pl;
+  wino_plan_make(&pl, g, sizeof(T));
+  T *U = malloc(sizeof(T) * (size_t)(16 * g->O * g->Cg)), *mem = malloc(sizeof(T) * (size_t)(pl.per * pl.nth));
+  if (!U || !mem) {
+    free(U), free(mem);
+    return mt__error(MT_ERR_MEMORY, "SpatialConvolution: cannot allocate %lld bytes of Winograd buffers",
+                     (long long)(sizeof(T) * (16 * g->O * g->Cg + pl.per * pl.nth)));
+  }
+  CAT(wino_weights, SFX)(w, U, g);
+  const int64_t scr = pl.per - wino_scratch(g); /* offset of the scratch in a thread's buffers */
+#pragma omp parallel num_threads(pl.nth) if (pl.nth > 1)
+  CONV_PIECES(pl, mem, CAT(wino_piece, SFX)(x + n * xs, U, b, y + n * ys, p.q, p.col, p.buf, p.col + scr, g))
+  free(U), free(mem);
+  return MT_OK;
+}
+
 static mt_status CAT(conv_fwd, SFX)(const T *x, const T *w, const T *b, T *y, const conv_geom *g) {
   const int64_t xs = g->C * g->H * g->W, ys = g->O * g->oH * g->oW;
+  if (wino_ok(g)) return CAT(conv_fwd_wino, SFX)(x, w, b, y, g);
   conv_plan pl;
   T *mem;
   MT_TRY(CAT(plan_alloc, SFX)(&pl, &mem, g));
@@ -247,24 +267,28 @@ static mt_status CAT(conv_fwd, SFX)(const T *x, const T *w, const T *b, T *y, co
 }
 
 /* Stride 1: dx is the forward convolution of dy with each kernel flipped and its in/out
- * channels swapped, padded by d*(k-1) - p. Its GEMM has Cg rows and inner size Og*kH*kW where
- * the direct one has Cg*kH*kW rows and inner size Og; with few output planes (Og <= 128) the
- * short inner size is what limits (64 in the widest ResNet-18 layers: 70 GFLOP/s on a core
- * against 84), and it gathers dy with im2col instead of scattering columns with col2im. With
- * few input planes (Cg < 64: the first layers) the few rows are worse. Measured: 64 -> 64
- * planes at 32x32, 13% less CPU time; 128 -> 128, 4%; 256 and 512, none or slower. */
-static int CAT(flip_ok, SFX)(const conv_geom *g) {
+ * channels swapped, padded by d*(k-1) - p. Used where that forward is faster:
+ *  - where it runs by Winograd (conv_winograd.h), 3x3 undilated with enough planes;
+ *  - else by im2col + GEMM with few output planes (Og <= 128) and not few input planes
+ *    (Cg >= 64): its GEMM has Cg rows and inner size Og*kH*kW where the direct one has
+ *    Cg*kH*kW rows and inner size Og, which limits when short (64 in the widest ResNet-18
+ *    layers: 70 GFLOP/s on a core against 84), and it gathers dy with im2col instead of
+ *    scattering columns with col2im. 64 -> 64 planes at 32x32: 13% less CPU time; 128 -> 128,
+ *    4%; 256 and 512, none or slower. */
+static int CAT(flip_ok, SFX)(const conv_geom *g, conv_geom *f) {
   const int64_t Og = g->O / g->groups;
-  return g->sW == 1 && g->sH == 1 && !g->pointwise && g->Cg >= 64 && Og <= 128 &&
-         g->pW <= g->dW * (g->kW - 1) && g->pH <= g->dH * (g->kH - 1) && Og * g->kH * g->kW <= INT32_MAX &&
-         g->H * g->W <= INT32_MAX;
+  if (g->sW != 1 || g->sH != 1 || g->pointwise || g->pW > g->dW * (g->kW - 1) || g->pH > g->dH * (g->kH - 1) ||
+      Og * g->kH * g->kW > INT32_MAX || g->H * g->W > INT32_MAX)
+    return 0;
+  *f = *g;
+  f->C = g->O, f->H = g->oH, f->W = g->oW, f->O = g->C, f->Cg = Og, f->oH = g->H, f->oW = g->W;
+  f->pW = g->dW * (g->kW - 1) - g->pW, f->pH = g->dH * (g->kH - 1) - g->pH;
+  return wino_ok(f) || (g->Cg >= 64 && Og <= 128);
 }
 
-static mt_status CAT(conv_bwd_input_flipped, SFX)(const T *dy, const T *w, T *dx, const conv_geom *g) {
+static mt_status CAT(conv_bwd_input_flipped, SFX)(const T *dy, const T *w, T *dx, const conv_geom *g,
+                                                   const conv_geom *f) {
   const int64_t Og = g->O / g->groups, kk = g->kH * g->kW;
-  conv_geom f = *g;
-  f.C = g->O, f.H = g->oH, f.W = g->oW, f.O = g->C, f.Cg = Og, f.oH = g->H, f.oW = g->W;
-  f.pW = g->dW * (g->kW - 1) - g->pW, f.pH = g->dH * (g->kH - 1) - g->pH;
   T *wf = malloc(sizeof(T) * (size_t)(g->C * Og * kk));
   if (!wf)
     return mt__error(MT_ERR_MEMORY, "SpatialConvolution: cannot allocate %lld bytes for the flipped weight",
@@ -276,14 +300,15 @@ static mt_status CAT(conv_bwd_input_flipped, SFX)(const T *dy, const T *w, T *dx
         T *dst = wf + ((gr * g->Cg + c) * Og + o) * kk;
         for (int64_t k = 0; k < kk; k++) dst[kk - 1 - k] = src[k];
       }
-  mt_status st = CAT(conv_fwd, SFX)(dy, wf, NULL, dx, &f);
+  mt_status st = CAT(conv_fwd, SFX)(dy, wf, NULL, dx, f);
   free(wf);
   return st;
 }
 
 static mt_status CAT(conv_bwd_input, SFX)(const T *dy, const T *w, T *dx, const conv_geom *g) {
   const int64_t xs = g->C * g->H * g->W, ys = g->O * g->oH * g->oW;
-  if (CAT(flip_ok, SFX)(g)) return CAT(conv_bwd_input_flipped, SFX)(dy, w, dx, g);
+  conv_geom f;
+  if (CAT(flip_ok, SFX)(g, &f)) return CAT(conv_bwd_input_flipped, SFX)(dy, w, dx, g, &f);
   conv_plan pl;
   T *mem;
   MT_TRY(CAT(plan_alloc, SFX)(&pl, &mem, g));
@@ -293,11 +318,50 @@ static mt_status CAT(conv_bwd_input, SFX)(const T *dy, const T *w, T *dx, const 
   return MT_OK;
 }
 
+/* Winograd weight gradient: each thread sums its tiles' products into its own dU (written by
+ * its first piece), then the threads share the sum over the partials and the transform back */
+static mt_status CAT(conv_bwd_params_wino, SFX)(const T *x, const T *dy, T *dw, T *db, T scale,
+                                                const conv_geom *g) {
+  const int64_t xs = g->C * g->H * g->W, ys = g->O * g->oH * g->oW, L = g->oH * g->oW, psz = 16 * g->O * g->Cg;
+  conv_plan pl;
+  wino_plan_make(&pl, g, sizeof(T));
+  T *dU = malloc(sizeof(T) * (size_t)(psz * pl.nth)), *mem = malloc(sizeof(T) * (size_t)(pl.per * pl.nth));
+  if (!dU || !mem) {
+    free(dU), free(mem);
+    return mt__error(MT_ERR_MEMORY, "SpatialConvolution: cannot allocate %lld bytes of Winograd buffers",
+                     (long long)(sizeof(T) * (psz + pl.per) * pl.nth));
+  }
+  const int64_t scr = pl.per - wino_scratch(g);
+#pragma omp parallel num_threads(pl.nth) if (pl.nth > 1)
+  {
+    T beta = 0; /* every thread has at least one image (plan_split) */
+    T *mine = dU + psz * conv_tid();
+    CONV_PIECES(pl, mem, (CAT(wino_wgrad_piece, SFX)(x + n * xs, dy + n * ys, mine, beta, p.q, p.col, p.buf,
+                                                     p.col + scr, g), beta = 1))
+#pragma omp barrier
+    CAT(wino_weights_grad, SFX)(dU, psz, pl.nth, dw, scale, g);
+    if (db) {
+#pragma omp for schedule(static)
+      for (int64_t o = 0; o < g->O; o++) {
+        T s = 0;
+        for (int64_t n = 0; n < g->N; n++) {
+          const T *r = dy + (n * g->O + o) * L;
+          for (int64_t l = 0; l < L; l++) s += r[l];
+        }
+        db[o] += scale * s;
+      }
+    }
+  }
+  free(dU), free(mem);
+  return MT_OK;
+}
+
 /* Thread 0 accumulates into dw/db; the others into partial sums of their own (written, not
  * added, by their first piece: no zeroing), added in at the end, split over the threads. */
 static mt_status CAT(conv_bwd_params, SFX)(const T *x, const T *dy, T *dw, T *db, T scale, const conv_geom *g) {
   const int64_t xs = g->C * g->H * g->W, ys = g->O * g->oH * g->oW;
   const int64_t wsz = g->O * g->Cg * g->kH * g->kW, psz = wsz + g->O;
+  if (wino_ok(g)) return CAT(conv_bwd_params_wino, SFX)(x, dy, dw, db, scale, g);
   conv_plan pl;
   T *mem;
   MT_TRY(CAT(plan_alloc, SFX)(&pl, &mem, g));
