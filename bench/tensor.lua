@@ -37,7 +37,7 @@ local function nproc()
    return n or 1
 end
 opt.threads = opt.threads or nproc()
-torch.setnumthreads(opt.threads) -- OpenMP and OpenBLAS alike
+torch.setnumthreads(opt.threads) -- OpenMP; BLAS stays single-threaded inside it
 if opt.quick then opt.reps = 3 end
 
 ---------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ local options = require 'moontorch.util.options'
 local progress = require 'moontorch.util.progress'
 
 local opt = options.parse(arg, {
-   { 'threads', 2, 'CPU threads (OpenMP and OpenBLAS; PyTorch gets the same)' },
+   { 'threads', 2, 'CPU threads (PyTorch gets the same)' },
    { 'reps', 10, 'timed steps per model (the median is shown)' },
    { 'warmup', 3, 'untimed steps first' },
    { 'models', 'small_cnn,resnet18', 'comma-separated: small_cnn, resnet18' },
