@@ -318,30 +318,20 @@ static void affine_plane(float *restrict o, const float *restrict R, const float
   const float k0 = k[0], k1 = k[1], k2 = k[2], k3 = k[3];
   for (size_t i = 0; i < m; i++) o[i] = k0 * R[i] + k1 * G[i] + k2 * B[i] + k3;
 }
-static void interleave_u8(uint8_t *restrict d, const uint8_t *restrict r, const uint8_t *restrict g,
-                          const uint8_t *restrict b, size_t m) {
-  for (size_t i = 0; i < m; i++) {
-    d[3 * i] = r[i];
-    d[3 * i + 1] = g[i];
-    d[3 * i + 2] = b[i];
+/* planes -> pixel-interleaved (NHWC), one body for the three element sizes */
+#define INTERLEAVE(N, T)                                                                              \
+  static void interleave_##N(T *restrict d, const T *restrict r, const T *restrict g, const T *restrict b, \
+                             size_t m) {                                                              \
+    for (size_t i = 0; i < m; i++) {                                                                  \
+      d[3 * i] = r[i];                                                                                \
+      d[3 * i + 1] = g[i];                                                                            \
+      d[3 * i + 2] = b[i];                                                                            \
+    }                                                                                                 \
   }
-}
-static void interleave_f32(float *restrict d, const float *restrict r, const float *restrict g,
-                           const float *restrict b, size_t m) {
-  for (size_t i = 0; i < m; i++) {
-    d[3 * i] = r[i];
-    d[3 * i + 1] = g[i];
-    d[3 * i + 2] = b[i];
-  }
-}
-static void interleave_u16(uint16_t *restrict d, const uint16_t *restrict r, const uint16_t *restrict g,
-                           const uint16_t *restrict b, size_t m) {
-  for (size_t i = 0; i < m; i++) {
-    d[3 * i] = r[i];
-    d[3 * i + 1] = g[i];
-    d[3 * i + 2] = b[i];
-  }
-}
+INTERLEAVE(u8, uint8_t)
+INTERLEAVE(f32, float)
+INTERLEAVE(u16, uint16_t)
+#undef INTERLEAVE
 
 /* y = A x + b per pixel of the planar image, stored as t->dtype in t's layout. Chunks of
  * MT_CHUNK pixels: the affine map runs over planes (vectorised), then one store pass. */
