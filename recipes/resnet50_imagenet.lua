@@ -17,7 +17,6 @@ local script_dir = (arg and arg[0] or ''):match('^(.*)/recipes/[^/]*$') or '.'
 package.path = script_dir .. '/lua/?.lua;' .. script_dir .. '/lua/?/init.lua;' .. script_dir .. '/?.lua;' ..
    script_dir .. '/?/init.lua;' .. package.path
 
-local ffi = require 'ffi'
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local optim = require 'moontorch.optim'
@@ -32,11 +31,7 @@ local NAME = 'resnet50_imagenet'
 -- ILSVRC2012's sizes, for the synthetic epochs
 local IMAGENET_TRAIN, IMAGENET_VAL, IMAGENET_CLASSES = 1281167, 50000, 1000
 
-pcall(ffi.cdef, 'long sysconf(int name);')
-local function cores()
-   local ok, n = pcall(function() return tonumber(ffi.C.sysconf(84)) end) -- _SC_NPROCESSORS_ONLN
-   return (ok and n and n > 0) and n or 1
-end
+local cores = require('moontorch.data.loader').cores
 
 local function cuda_available()
    return torch.cuda ~= nil and torch.cuda.isAvailable ~= nil and torch.cuda.isAvailable()

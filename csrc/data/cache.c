@@ -32,9 +32,8 @@ static mt_status block_of(const mt_dataset *d, int rank, int world, int replicat
   if (replicated) {
     *lo = 0;
     *hi = d->n;
-  } else { /* sizes differ by at most one sample between ranks */
-    *lo = (int64_t)((__int128)d->n * rank / world);
-    *hi = (int64_t)((__int128)d->n * (rank + 1) / world);
+  } else {
+    mt__dataset_block(d->n, rank, world, lo, hi);
   }
   return MT_OK;
 }

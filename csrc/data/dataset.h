@@ -38,6 +38,13 @@ struct mt_dataset {
   size_t name_left;
 };
 
+/* The block of samples rank `rank` of `world` owns, [lo, hi): the one split the cache reads and
+ * the partitioned loader walks, so the two always agree. Sizes differ by at most one. */
+static inline void mt__dataset_block(int64_t n, int rank, int world, int64_t *lo, int64_t *hi) {
+  *lo = (int64_t)((__int128)n * rank / world);
+  *hi = (int64_t)((__int128)n * (rank + 1) / world);
+}
+
 /* The encoded bytes of sample i: a pointer into the cache when cached, otherwise read (file or
  * shard record, CRC checked) into *buf, grown with realloc as needed (*buf and *cap are the
  * caller's per-thread scratch). Safe to call from several threads at once. */

@@ -82,13 +82,6 @@ static uint64_t mix(uint64_t x) {
 
 static int64_t div_ceil(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/* block of samples a rank owns in partitioned mode (same split as mt_dataset_cache) */
-static void block_of(const mt_loader *l, int rank, int64_t *lo, int64_t *hi) {
-  int64_t n = l->d->n;
-  *lo = (int64_t)((__int128)n * rank / l->o.world);
-  *hi = (int64_t)((__int128)n * (rank + 1) / l->o.world);
-}
-
 static int64_t count_batches(const mt_loader *l) {
   int64_t n = l->d->n, B = l->o.batch_size, W = l->o.world;
   if (l->o.partitioned) {
@@ -132,7 +125,7 @@ static mt_status make_order(mt_loader *l, int64_t epoch) {
   int64_t m = n;
   if (l->o.partitioned) { /* keep the permutation's order, restricted to this rank's block */
     int64_t lo, hi;
-    block_of(l, l->o.rank, &lo, &hi);
+    mt__dataset_block(n, l->o.rank, l->o.world, &lo, &hi);
     m = 0;
     for (int64_t i = 0; i < n; i++)
       if (perm[i] >= lo && perm[i] < hi) perm[m++] = perm[i];

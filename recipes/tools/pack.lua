@@ -14,6 +14,7 @@ local ffi = require 'ffi'
 local torch = require 'moontorch'
 local dataset = require 'moontorch.data.dataset'
 local fs = require 'moontorch.data.fs'
+local now = require('moontorch.util.progress').now
 local options = require 'moontorch.util.options'
 local C = torch._C
 
@@ -40,16 +41,16 @@ end
 local Progress = {}
 Progress.__index = Progress
 local function progress(label, quiet)
-   return setmetatable({ label = label, quiet = quiet, files = 0, bytes = 0, t0 = fs.now(), last = 0 }, Progress)
+   return setmetatable({ label = label, quiet = quiet, files = 0, bytes = 0, t0 = now(), last = 0 }, Progress)
 end
 function Progress:add(files, bytes)
    self.files, self.bytes = self.files + files, self.bytes + bytes
 end
 function Progress:show(shard, nshards, total, final)
-   local now = fs.now()
-   if self.quiet or (not final and now - self.last < 0.5) then return end
-   self.last = now
-   local dt = math.max(now - self.t0, 1e-6)
+   local t = now()
+   if self.quiet or (not final and t - self.last < 0.5) then return end
+   self.last = t
+   local dt = math.max(t - self.t0, 1e-6)
    io.stderr:write(('\r%s: shard %d/%d, %d/%d files, %.0f files/s, %.1f MB/s  '):format(self.label, shard, nshards,
       self.files, total, self.files / dt, self.bytes / dt / 1e6), final and '\n' or '')
    io.stderr:flush()

@@ -19,8 +19,6 @@ pcall(ffi.cdef, [[
    int mt_fs_close(int fd) __asm__("close");
    int mt_fs_getpid(void) __asm__("getpid");
    char *mt_fs_strerror(int errnum) __asm__("strerror");
-   typedef struct mt_fs_timespec { long tv_sec; long tv_nsec; } mt_fs_timespec;
-   int mt_fs_clock_gettime(int clock, mt_fs_timespec *ts) __asm__("clock_gettime");
 ]])
 
 local fs = {}
@@ -80,13 +78,6 @@ function fs.fsync(path)
 end
 
 function fs.getpid() return C.mt_fs_getpid() end
-
--- seconds on a monotonic clock (for rates; os.clock is CPU time)
-local ts = ffi.new('mt_fs_timespec')
-function fs.now()
-   C.mt_fs_clock_gettime(1, ts) -- CLOCK_MONOTONIC
-   return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9
-end
 
 function fs.dirname(path) return path:match('^(.*)/[^/]*$') or '.' end
 
