@@ -450,6 +450,12 @@ const char *mt_events_path(const mt_events *e);
 mt_status mt_events_scalar(mt_events *e, const char *tag, double value, int64_t step, double wall_time);
 void mt_events_close(mt_events *e);
 uint32_t mt_crc32c(const void *buf, size_t len);
+/* dist: the distributed layer (csrc/dist/), in its own library libmoontorch_dist.so so that
+ * libmoontorch.so never needs MPI or NCCL. */
+enum { MT_DIST_MPI = 1, MT_DIST_NCCL = 2 };
+int mt_dist_transports(void); /* the MT_DIST_* bits this build was compiled with */
+/* "Open MPI v4.1.4, ..." / "NCCL 2.x.y"; MT_ERR_UNSUPPORTED naming the fix when not compiled in */
+mt_status mt_dist_transport_version(int transport, char *buf, int len);
 /* MT_FFI_END */
 
 #ifdef __cplusplus

@@ -1,0 +1,32 @@
+-- dist/lib.lua: loads libmoontorch_dist.so, the distributed layer's own library (MPI and NCCL
+-- are linked there, never into libmoontorch.so), from beside libmoontorch.so. The cdefs are the
+-- core's: csrc/moontorch.h declares the mt_dist_* functions too.
+local ffi = require 'ffi'
+local bit = require 'bit'
+local lib = require 'moontorch.lib'
+
+local M = {}
+
+local dir = lib.path:match('^(.*)/[^/]*$') or '.'
+local path = dir .. '/libmoontorch_dist.so'
+local ok, handle = pcall(ffi.load, path)
+if not ok then
+   error('moontorch.dist: cannot load ' .. path .. ' (' .. tostring(handle) .. '); it is built beside '
+      .. 'libmoontorch.so by `make`', 0)
+end
+M.C = handle
+M.path = path
+
+-- transports this build has: { mpi = 'Open MPI v4.1.4, ...' or false, nccl = 'NCCL 2.x.y' or false }
+function M.transports()
+   local bits = handle.mt_dist_transports()
+   local buf = ffi.new('char[512]')
+   local function version(flag)
+      if bit.band(bits, flag) == 0 then return false end
+      lib.check(handle.mt_dist_transport_version(flag, buf, 512))
+      return ffi.string(buf)
+   end
+   return { mpi = version(lib.C.MT_DIST_MPI), nccl = version(lib.C.MT_DIST_NCCL) }
+end
+
+return M
