@@ -443,6 +443,19 @@ describe('optim.schedule', function()
       util.assert_close({ w2(0), w2(1), w2(2), w2(50) }, { 0.1, 0.2, 0.3, 0.3 }, F64, 'warm-up to a constant')
    end)
 
+   it('warm-up over a step schedule keeps its decays where they are', function()
+      local lr, n, every = math.random() + 0.5, math.random(2, 5), math.random(6, 9)
+      local st = S.step(lr, every, 0.1)
+      local w = S.warmupOver(n, st)
+      -- the ramp ends at the rate the schedule has at step n, reached at t = n
+      for t = 0, n - 1 do util.assert_close({ w(t) }, { lr * (t + 1) / (n + 1) }, F64, 'warm-up ' .. t) end
+      for t = n, 3 * every do util.assert_close({ w(t) }, { st(t) }, F64, 'after warm-up ' .. t) end
+      util.assert_close({ w(every - 1), w(every) }, { lr, lr / 10 }, F64, 'the first decay stays at step ' .. every)
+      -- S.warmup shifts the clock instead: its first decay comes n steps later
+      util.assert_close({ S.warmup(n, st)(every) }, { lr }, F64, 'shifted decay')
+      util.assert_error(function() S.warmupOver(-1, st) end, 'optim.schedule.warmupOver', 'warm-up length')
+   end)
+
    it('drives an optimizer through config.learningRate', function()
       local n = 10
       local x0, g = rand(n), grads_for(n, 5)

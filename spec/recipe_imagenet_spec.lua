@@ -10,7 +10,6 @@ local logger = require 'moontorch.util.logger'
 local ck = require 'moontorch.checkpoint'
 local C = torch._C
 
-package.path = './?/init.lua;' .. package.path
 local R = require 'recipes.resnet50_imagenet'
 
 local tmpdir = util.tmpdir()
@@ -130,6 +129,28 @@ describe('recipes/resnet50_imagenet.lua', function()
          assert.is_true(finite(r.train_loss) and r.train_loss > 0, 'train loss')
          assert.is_true(r.val_top5 >= r.val_top1 and r.val_top1 >= 0 and r.val_top5 <= 1, 'top-k')
       end
+   end)
+
+   it('-synthetic -checkpointEvery: a resume from inside an epoch repeats the unbroken run exactly', function()
+      local args = TINY .. ' -synthetic -lrSchedule cosine -seed 4 -checkpointEvery 1'
+      local a, b = tmp('syn_unbroken'), tmp('syn_mid')
+      local out1, code1 = run(('%s -save %q'):format(args, a))
+      assert.are.equal(0, code1, out1)
+      -- 2 batches per epoch: iteration 3 is batch 1 of epoch 2
+      local out2, code2 = run(('%s -save %q -stopAfterIter 3'):format(args, b))
+      assert.are.equal(0, code2, out2)
+      local _, meta = ck.load(b .. '/checkpoint.safetensors')
+      assert.are.same({ 1, 1, 3 }, { meta.epoch, meta.batch, meta.iteration })
+      assert.truthy(meta.rng and meta.partial, 'the generator state and the epoch so far')
+      local out3, code3 = run(('%s -save %q -resume %q'):format(args, b, b))
+      assert.are.equal(0, code3, out3)
+      assert.truthy(out3:find('after epoch 1 and batch 1 of epoch 2', 1, true), out3)
+      assert.are.equal(out1:match('final: train loss (%S+)'), out3:match('final: train loss (%S+)'))
+      local ta, ma = ck.load(a .. '/checkpoint.safetensors')
+      local tb, mb = ck.load(b .. '/checkpoint.safetensors')
+      assert.are.equal(ma.train_loss, mb.train_loss)
+      assert.are.equal(2, mb.epoch)
+      for name, t in pairs(ta) do util.assert_close(tb[name], t, { atol = 0, rtol = 0 }, name) end
    end)
 
    describe('on an ImageFolder', function()

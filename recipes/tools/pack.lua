@@ -7,11 +7,8 @@
 -- interruption keeps every shard that opens, holds the expected files and passes its CRCs,
 -- and rewrites the rest. Unreadable files are skipped, each named, and counted at the end.
 -- -verify re-reads every record of DST afterwards and checks its CRC (exit status 1 on errors).
-local script_dir = (arg and arg[0] or ''):match('^(.*)/recipes/tools/[^/]*$') or '.'
-package.path = script_dir .. '/lua/?.lua;' .. script_dir .. '/lua/?/init.lua;' .. package.path
-
+local torch = require 'moontorch' -- the repository root's loader: lua/ on the path
 local ffi = require 'ffi'
-local torch = require 'moontorch'
 local dataset = require 'moontorch.data.dataset'
 local fs = require 'moontorch.data.fs'
 local now = require('moontorch.util.progress').now

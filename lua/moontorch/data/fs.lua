@@ -1,5 +1,6 @@
--- fs.lua: the few file-system calls the data tools need and plain Lua lacks (list a folder, make
--- a folder, flush a file to disk, replace a file atomically), through the FFI (Linux, glibc).
+-- fs.lua: the few file-system calls the data tools, recipes and the training harness need and
+-- plain Lua lacks (list a folder, make a folder, tell files from folders, flush a file to disk,
+-- replace a file atomically, available memory), through the FFI (Linux, glibc).
 -- Symbols are bound under private names (__asm__) so that other modules' declarations of
 -- opendir, open, ... cannot clash with these.
 local ffi = require 'ffi'
@@ -75,6 +76,24 @@ function fs.fsync(path)
    local msg = ok or ('fsync of %s failed: %s'):format(path, errstr())
    C.mt_fs_close(fd)
    return ok, msg
+end
+
+-- a path that opens as a file, not a folder
+function fs.isfile(path)
+   local f = io.open(path, 'rb')
+   if not f then return false end
+   f:close()
+   return not fs.isdir(path)
+end
+
+-- MemAvailable of /proc/meminfo in bytes (nil when unknown)
+function fs.availableMemory()
+   local f = io.open('/proc/meminfo', 'r')
+   if not f then return nil end
+   local s = f:read('*a')
+   f:close()
+   local kb = tonumber(s:match('MemAvailable:%s*(%d+)'))
+   return kb and kb * 1024
 end
 
 function fs.getpid() return C.mt_fs_getpid() end

@@ -3,8 +3,8 @@
 --   local train = data.ImageFolder('/data/imagenet/train')       -- or data.Shards(dir)
 --   local loader = data.Loader(train, data.Transform{train = true}, {batchSize = 256})
 --   for input, target, info in loader:run(epoch) do ... end
--- Small formats: data.idx (MNIST/Fashion-MNIST), data.cifar. Each part is its own module,
--- loaded on first use, so `require 'moontorch.data'` stays cheap.
+-- Small formats: data.idx (MNIST/Fashion-MNIST), data.cifar; random batches: data.Synthetic.
+-- Each part is its own module, loaded on first use, so `require 'moontorch.data'` stays cheap.
 local parts = {
    idx = 'moontorch.data.idx',
    cifar = 'moontorch.data.cifar',
@@ -14,6 +14,7 @@ local parts = {
    Shards = { 'moontorch.data.dataset', 'Shards' },
    Dataset = { 'moontorch.data.dataset', 'Dataset' },
    Loader = { 'moontorch.data.loader', 'Loader' },
+   Synthetic = 'moontorch.data.synthetic',
    normalize = { 'moontorch.data.loader', 'normalize' },
 }
 

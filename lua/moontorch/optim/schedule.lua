@@ -2,6 +2,9 @@
 -- an iteration, counted from 0 as PyTorch does: pass epoch - 1 for Torch's 1-based epochs):
 --   config.learningRate = sched(t)
 -- Schedules compose: optim.schedule.warmup(5, optim.schedule.cosine(0.1, 85)).
+-- Two kinds of warm-up: warmup() starts the wrapped schedule after it (its clock is shifted
+-- by n); warmupOver() lays the ramp over the schedule's own clock, so step decays stay at the
+-- epochs they name (fb.resnet.torch, Goyal et al.).
 local S = {}
 
 local function num(v, what, fn, min)
@@ -83,6 +86,18 @@ function S.warmup(n, sched)
       counter(t, 'warmup')
       if t < n then return sched(0) * (t + 1) / (n + 1) end
       return sched(t - n)
+   end
+end
+
+-- linear warm-up over the first n steps of sched's own clock: t < n: sched(n) * (t+1)/(n+1),
+-- then sched(t)
+function S.warmupOver(n, sched)
+   num(n, 'warm-up length', 'warmupOver', 0)
+   sched = as_schedule(sched, 'warmupOver')
+   return function(t)
+      counter(t, 'warmupOver')
+      if t < n then return sched(n) * (t + 1) / (n + 1) end
+      return sched(t)
    end
 end
 

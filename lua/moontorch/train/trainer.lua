@@ -1,0 +1,243 @@
+-- train.Trainer: the epoch loop. Per batch: the scheduled learning rate, one optimizer step,
+-- loss / top-1 / images/s / data wait on a progress bar; per epoch: validation (loss, top-1,
+-- top-5), a CSV row, an SVG plot, TensorBoard scalars and a checkpoint; every
+-- checkpointEvery batches a mid-epoch checkpoint that resumes exactly.
+-- Sources (data.Loader, data.Synthetic or any table like them) give nbatches(), run(epoch,
+-- first) -> iterator of (input, target, info{count, skipped, wait}), errors() and free().
+-- Exactness: epoch e's data depend on (seed, e) only, and a mid-epoch checkpoint keeps the
+-- generator's state, so a resumed run repeats the uninterrupted one bit for bit.
+local torch = require 'moontorch'
+local state = require 'moontorch.train.state'
+local topk = require('moontorch.train.meter').topk
+local progress = require 'moontorch.util.progress'
+local logger = require 'moontorch.util.logger'
+local plot = require 'moontorch.util.plot'
+local fs = require 'moontorch.data.fs'
+
+local Trainer = {}
+Trainer.__index = Trainer
+
+local COLUMNS = { 'epoch', 'train_loss', 'train_top1', 'val_loss', 'val_top1', 'val_top5', 'lr', 'seconds',
+   'images_per_sec', 'data_wait_ms', 'skipped' }
+
+-- the default CSV row: every column above
+local function default_row(epoch, tr, va)
+   return { epoch = epoch, train_loss = tr.loss, train_top1 = tr.top1, val_loss = va.loss, val_top1 = va.top1,
+      val_top5 = va.top5, lr = tr.lr, seconds = tr.seconds, images_per_sec = tr.images_per_sec,
+      data_wait_ms = tr.wait_ms, skipped = tr.skipped }
+end
+
+-- o: model, criterion, optimizer (an optim function), config, schedule (iteration from 0 ->
+-- rate), train, val, nEpochs; optional: trainBatches / valBatches (caps), device ('cpu' |
+-- 'cuda'), name (for messages), save (folder; nil: no files), checkpointEvery (batches; 0:
+-- epoch ends only), stopAfter (epoch), stopAfterIter (iteration), format and meta (checkpoint
+-- metadata), columns + row(epoch, tr, va) (CSV), plot = { title =, acc = column },
+-- tensorboard = { tag = column }, report(epoch, tr, va), quiet, showWait.
+local function new(o)
+   local self = setmetatable({}, Trainer)
+   for k, v in pairs(o) do self[k] = v end
+   self.name = self.name or 'train'
+   self.trainBatches = math.min(self.trainBatches or math.huge, self.train:nbatches())
+   self.valBatches = math.min(self.valBatches or math.huge, self.val:nbatches())
+   if self.trainBatches < 1 then self:fail('the training data do not make one batch') end
+   self.params, self.gradParams = self.model:getParameters()
+   self.optimState, self.startEpoch, self.firstBatch = {}, 1, 1
+   self.best, self.last, self.reported, self.buf = { top1 = -1, top5 = 0, epoch = 0 }, {}, {}, {}
+   self.columns, self.row = self.columns or COLUMNS, self.row or default_row
+   return self
+end
+
+function Trainer:fail(fmt, ...) error(self.name .. ': ' .. fmt:format(...), 0) end
+
+local function num(v) return v == v and v or nil end -- NaN cannot go into JSON metadata
+
+function Trainer:checkpoint(epochsDone, batch, partial)
+   if not self.save then return end
+   local meta = { format = self.format, epoch = epochsDone, batch = batch, partial = partial,
+      iteration = epochsDone * self.trainBatches + batch, rng = batch > 0 and torch.getRNGState() or nil,
+      train_loss = self.last.loss, val_top1 = num(self.last.top1), val_top5 = num(self.last.top5),
+      best_top1 = self.best.top1 >= 0 and self.best.top1 or nil, best_top5 = self.best.top5,
+      best_epoch = self.best.epoch }
+   for k, v in pairs(self.meta or {}) do meta[k] = v end
+   state.save(self.save .. '/checkpoint.safetensors', self.model, self.optimState, meta)
+end
+
+-- continue from a checkpoint (or a folder holding checkpoint.safetensors); check(meta) may
+-- refuse it by raising an error
+function Trainer:resume(path, check)
+   if fs.isdir(path) then path = path .. '/checkpoint.safetensors' end
+   local f = io.open(path, 'rb')
+   if not f then self:fail('-resume %s: no such checkpoint', path) end
+   f:close()
+   local ok, st, meta = pcall(state.load, path, self.model, { format = self.format, check = check })
+   if not ok then
+      if tostring(st):sub(1, #self.name + 2) == self.name .. ': ' then error(st, 0) end
+      self:fail('-resume %s', tostring(st))
+   end
+   self.optimState = st
+   self.startEpoch = (tonumber(meta.epoch) or 0) + 1
+   self.firstBatch = (tonumber(meta.batch) or 0) + 1
+   self.partial, self.rng = meta.partial, meta.rng
+   self.best = { top1 = tonumber(meta.best_top1) or -1, top5 = tonumber(meta.best_top5) or 0,
+      epoch = tonumber(meta.best_epoch) or 0 }
+   self.last = { loss = tonumber(meta.train_loss), top1 = tonumber(meta.val_top1), top5 = tonumber(meta.val_top5) }
+   print(('resumed from %s after epoch %d%s'):format(path, self.startEpoch - 1,
+      self.firstBatch > 1 and (' and batch %d of epoch %d'):format(self.firstBatch - 1, self.startEpoch) or ''))
+   return meta
+end
+
+-- a progress bar whose line also shows the mean time per batch spent waiting for data
+function Trainer:bar(n, title)
+   local bar = progress.new(n, { title = title, tty = (not self.quiet) and nil or false, silent = self.quiet })
+   bar.wait, bar.showWait = 0, self.showWait
+   bar.line = function(b, i)
+      local s = progress.line(b, i)
+      if b.showWait and i > 0 then s = s .. ('  data %.1f ms'):format(1000 * b.wait / i) end
+      return s
+   end
+   return bar
+end
+
+-- CPU batches go to the GPU through buffers reused by every batch
+function Trainer:toDevice(x, y)
+   if self.device ~= 'cuda' or x:device() ~= -1 then return x, y end
+   local buf = self.buf
+   buf.x, buf.y = buf.x or torch.CudaTensor(), buf.y or torch.CudaLongTensor()
+   buf.x:resize(x:size()):copy(x)
+   buf.y:resize(y:size()):copy(y)
+   return buf.x, buf.y
+end
+
+function Trainer:step(x, y)
+   local model, criterion, loss, correct = self.model, self.criterion, nil, nil
+   local function feval()
+      self.gradParams:zero()
+      local out = model:forward(x)
+      loss = criterion:forward(out, y)
+      model:backward(x, criterion:backward(out, y))
+      correct = topk(out, y, { 1 })[1]
+      return loss, self.gradParams
+   end
+   self.optimizer(feval, self.params, self.config, self.optimState)
+   return loss, correct
+end
+
+-- one training epoch from batch self.firstBatch; its statistics, or nil when stopped inside it
+function Trainer:trainEpoch(epoch)
+   local nb, first = self.trainBatches, self.firstBatch
+   local acc = self.partial or { loss = 0, top1 = 0, seen = 0, skipped = 0, wait = 0 }
+   local bar = self:bar(nb - first + 1, ('epoch %d/%d'):format(epoch, self.nEpochs))
+   self.model:training()
+   local batches = self.train:run(epoch, first)
+   if self.rng then torch.setRNGState(self.rng) end -- where the interrupted epoch was
+   self.partial, self.rng, self.firstBatch = nil, nil, 1
+   local lr
+   for b = first, nb do
+      local input, target, info = batches()
+      if not input then break end
+      local iter = (epoch - 1) * nb + b -- optimizer steps done after this batch
+      lr = self.schedule(iter - 1)
+      acc.skipped, acc.wait = acc.skipped + (info.skipped or 0), acc.wait + (info.wait or 0)
+      bar.wait = bar.wait + (info.wait or 0)
+      if info.count > 0 then -- (0 when every image of the batch was undecodable)
+         self.config.learningRate = lr
+         local loss, correct = self:step(self:toDevice(input, target))
+         if loss ~= loss then self:fail('the loss became NaN at epoch %d batch %d (lr %g)', epoch, b, lr) end
+         acc.loss, acc.top1, acc.seen = acc.loss + loss * info.count, acc.top1 + correct, acc.seen + info.count
+         bar:update(b - first + 1, { loss = loss, acc = correct / info.count, images = info.count })
+      end
+      if b < nb and (self.checkpointEvery or 0) > 0 and b % self.checkpointEvery == 0 then
+         self:checkpoint(epoch - 1, b, acc)
+      end
+      if (self.stopAfterIter or 0) > 0 and iter >= self.stopAfterIter and b < nb then return nil end
+   end
+   if acc.seen == 0 then self:fail('epoch %d delivered no training image', epoch) end
+   local st = self.quiet and bar:stats() or bar:finish()
+   return { loss = acc.loss / acc.seen, top1 = acc.top1 / acc.seen, lr = lr, seconds = st.seconds,
+      images_per_sec = st.images_per_sec, wait_ms = 1000 * acc.wait / nb, skipped = acc.skipped }
+end
+
+function Trainer:validate(epoch)
+   local model, criterion, nb = self.model, self.criterion, self.valBatches
+   local bar = self:bar(nb, '  validation')
+   model:evaluate()
+   local lossSum, top1, top5, seen, b = 0, 0, 0, 0, 0
+   for input, target, info in self.val:run(epoch) do
+      b = b + 1
+      if info.count > 0 then
+         local x, y = self:toDevice(input, target)
+         local out = model:forward(x)
+         local loss = criterion:forward(out, y)
+         local c = topk(out, y, { 1, 5 })
+         lossSum, top1, top5, seen = lossSum + loss * info.count, top1 + c[1], top5 + c[2], seen + info.count
+         bar:update(b, { loss = loss, acc = c[1] / info.count, images = info.count })
+      end
+      if b >= nb then break end
+   end
+   if not self.quiet then bar:finish() end
+   model:training()
+   if seen == 0 then return { loss = 0 / 0, top1 = 0 / 0, top5 = 0 / 0 } end
+   return { loss = lossSum / seen, top1 = top1 / seen, top5 = top5 / seen }
+end
+
+-- name each undecodable image once (a loader skips it again every epoch)
+function Trainer:reportSkipped(src, split)
+   local new = {}
+   for _, e in ipairs(src:errors()) do
+      if not self.reported[e] then self.reported[e] = true new[#new + 1] = e end
+   end
+   for i = 1, math.min(#new, 5) do io.stderr:write(self.name, ': skipped ', split, ' image: ', new[i], '\n') end
+   if #new > 5 then io.stderr:write(('%s: ... and %d more skipped %s images\n'):format(self.name, #new - 5, split)) end
+end
+
+-- epoch-end outputs: CSV row, plot, TensorBoard scalars, checkpoint
+function Trainer:record(epoch, tr, va)
+   self.log:add(self.row(epoch, tr, va))
+   if self.plot then
+      local h = { epoch = {}, train_loss = {}, test_acc = {} }
+      for _, r in ipairs(self.log:rows()) do
+         h.epoch[#h.epoch + 1] = tonumber(r.epoch)
+         h.train_loss[#h.train_loss + 1] = tonumber(r.train_loss)
+         h.test_acc[#h.test_acc + 1] = tonumber(r[self.plot.acc])
+      end
+      plot.write(self.save .. '/plot.svg', h, self.plot.title)
+   end
+   if self.tb then
+      local row = self.row(epoch, tr, va)
+      for tag, col in pairs(self.tensorboard) do
+         local v = row[col]
+         if v == v then self.tb:scalar(tag, v, epoch) end
+      end
+   end
+   self:checkpoint(epoch, 0, nil)
+end
+
+-- run the epochs left; returns the last epoch's { loss, top1, top5 } and the best validation
+function Trainer:fit()
+   local lastEpoch = self.nEpochs
+   if (self.stopAfter or 0) > 0 then lastEpoch = math.min(lastEpoch, self.stopAfter) end
+   if self.save then
+      fs.mkdir_p(self.save)
+      local start = self.startEpoch
+      self.log = logger.new(self.save .. '/log.csv', self.columns,
+         { append = start > 1 or self.firstBatch > 1, keep = function(r) return tonumber(r.epoch) and r.epoch < start end })
+      if self.tensorboard then self.tb = require('moontorch.util.tensorboard').Writer(self.save) end
+   end
+   for epoch = self.startEpoch, lastEpoch do
+      local tr = self:trainEpoch(epoch)
+      if not tr then break end -- stopped mid-epoch (-stopAfterIter)
+      self:reportSkipped(self.train, 'training')
+      local va = self:validate(epoch)
+      self:reportSkipped(self.val, 'validation')
+      if va.top1 > self.best.top1 then self.best = { top1 = va.top1, top5 = va.top5, epoch = epoch } end
+      self.last = { loss = tr.loss, top1 = va.top1, top5 = va.top5 }
+      if self.report then self.report(epoch, tr, va) end
+      if self.save then self:record(epoch, tr, va) end
+   end
+   if self.log then self.log:close() end
+   if self.tb then self.tb:close() end
+   return self.last, self.best
+end
+
+-- train.Trainer{...} makes one; train.Trainer.fit etc. are the methods, for subclassing
+return setmetatable({}, { __index = Trainer, __call = function(_, o) return new(o) end })

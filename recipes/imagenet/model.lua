@@ -1,0 +1,40 @@
+-- imagenet/model.lua: the ResNet of recipes/resnet50_imagenet.lua, its criterion and its
+-- optimizer configuration.
+local torch = require 'moontorch'
+local nn = require 'moontorch.nn'
+local optim = require 'moontorch.optim'
+local models = require 'recipes.models'
+
+local M = {}
+
+function M.build(depth, nClasses, zeroInitResidual)
+   local model = models.resnet{ depth = depth, nClasses = nClasses, zeroInitLastBN = zeroInitResidual }
+   -- fb.resnet.torch pools 7x7, which is global at 224; pooling globally is the same there and
+   -- lets any -cropSize through
+   for i, m in ipairs(model.modules) do
+      if torch.type(m) == 'nn.SpatialAveragePooling' then model.modules[i] = nn.SpatialGlobalAveragePooling() end
+   end
+   return model
+end
+
+-- model, criterion and the optimizer's config on opt.device (seeded by -seed)
+function M.setup(opt, nClasses)
+   torch.manualSeed(opt.seed)
+   local model = M.build(opt.depth, nClasses, opt.zeroInitResidual)
+   local criterion = nn.CrossEntropyCriterion(nil, opt.labelSmoothing)
+   if opt.device == 'cuda' then model:cuda() criterion:cuda() end
+   local config = { learningRate = opt.lr, weightDecay = opt.weightDecay }
+   if opt.optimizer ~= 'lamb' then config.momentum = opt.momentum end
+   if opt.optimizer == 'sgd' and opt.nesterov and opt.momentum > 0 then config.nesterov, config.dampening = true, 0 end
+   print(('ResNet-%d, %d classes, %.2fM parameters on %s; %s, lr %g (%g per 256 images x %d / 256), %s schedule'):format(
+      opt.depth, nClasses, models.nParameters(model) / 1e6, opt.device, opt.optimizer, opt.lr, opt.LR, opt.batchSize,
+      opt.lrSchedule))
+   return model, criterion, config
+end
+
+-- LARS and LAMB scale per layer: the layers' segments of the flat parameter vector
+function M.layers(model, params, config, opt)
+   if opt.optimizer ~= 'sgd' then config.layers, config.lars_exclude = optim.layerSegments(model, params) end
+end
+
+return M

@@ -1,0 +1,104 @@
+-- imagenet/opts.lua: the command line of recipes/resnet50_imagenet.lua, its checks, and what to
+-- print when no data is given.
+local torch = require 'moontorch'
+local options = require 'moontorch.util.options'
+local cores = require('moontorch.data.loader').cores
+
+local M = {}
+M.NAME = 'resnet50_imagenet'
+
+local function fail(fmt, ...) error(M.NAME .. ': ' .. fmt:format(...), 0) end
+M.fail = fail
+
+function M.cuda_available()
+   return torch.cuda ~= nil and torch.cuda.isAvailable ~= nil and torch.cuda.isAvailable()
+end
+
+M.spec = {
+   { 'data', '', 'DIR with train/ and val/: ImageFolders, or shards (train/*.mts + train/classes.txt, same for val)' },
+   { 'synthetic', false, 'random images and labels made on the device, no loader (throughput)' },
+   { 'depth', 50, 'ResNet depth: 18 | 34 | 50 | 101 | 152', choices = { 18, 34, 50, 101, 152 } },
+   { 'batchSize', 256, 'mini-batch size' },
+   { 'nEpochs', 90, 'number of epochs' },
+   { 'LR', 0.1, 'learning rate per 256 images: the rate used is LR * batchSize / 256 (linear scaling)' },
+   { 'momentum', 0.9, 'momentum (sgd, lars)' },
+   { 'nesterov', true, 'Nesterov momentum (sgd), as fb.resnet.torch' },
+   { 'weightDecay', 1e-4, 'weight decay' },
+   { 'optimizer', 'sgd', 'sgd | lars | lamb', choices = { 'sgd', 'lars', 'lamb' } },
+   { 'lrSchedule', 'step', 'step: /10 every 30 epochs | cosine | poly: (1 - t/T)^2', choices = { 'step', 'cosine', 'poly' } },
+   { 'warmupEpochs', 0, 'epochs of linear warm-up to the scaled LR' },
+   { 'labelSmoothing', 0, 'label smoothing of the cross-entropy' },
+   { 'zeroInitResidual', false, 'start the last BN of each residual block at 0 (blocks start as identities)' },
+   { 'cropSize', 224, 'training crop and validation centre crop (validation resizes to cropSize*256/224 first)' },
+   { 'device', M.cuda_available() and 'cuda' or 'cpu', 'cpu | cuda (default: cuda when a GPU is available)', choices = { 'cpu', 'cuda' } },
+   { 'threads', 0, 'trainer CPU threads (0: 1 with cuda, half the cores on cpu)' },
+   { 'nThreads', 0, 'image decoding threads (0: the cores the trainer does not use)' },
+   { 'cache', 'auto', 'keep the encoded images in memory: auto (when they fit -cacheBudget) | on | off',
+      choices = { 'auto', 'on', 'off' } },
+   { 'cacheBudget', 0, 'GB of memory the cache may use (0: half of the available memory; with -cache on: no limit)' },
+   { 'seed', 1, 'random seed (initialisation, data order, augmentation)' },
+   { 'save', 'runs/resnet50_imagenet', 'directory for checkpoint.safetensors, log.csv, plot.svg and TensorBoard events ("" for none)' },
+   { 'resume', '', 'checkpoint (or its directory) to continue from, at an epoch end or mid-epoch' },
+   { 'checkpointEvery', 0, 'also checkpoint every N training batches, for an exact resume mid-epoch (0: epoch ends only)' },
+   { 'limitBatches', 0, 'at most this many batches per epoch, in training and in validation (0: all)' },
+   { 'stopAfter', 0, 'stop after this epoch, as if interrupted (0: run all nEpochs)' },
+   { 'stopAfterIter', 0, 'stop after this many training iterations in all, as if interrupted (0: no limit)' },
+   { 'quiet', false, 'no progress bars' },
+}
+
+M.instructions = [[
+resnet50_imagenet: no data given. Point -data at ImageNet, or pass -synthetic to measure
+throughput on random images.
+
+Getting ImageNet (ILSVRC2012, about 150 GB):
+  1. Register at https://image-net.org (Download page), accept the terms of access and
+     download ILSVRC2012_img_train.tar (138 GB) and ILSVRC2012_img_val.tar (6.3 GB).
+  2. Training images: one tar per class inside the big tar.
+       mkdir -p DIR/train && tar -xf ILSVRC2012_img_train.tar -C DIR/train
+       cd DIR/train && for f in n*.tar; do mkdir -p "${f%.tar}" && tar -xf "$f" -C "${f%.tar}" && rm "$f"; done
+  3. Validation images: 50,000 JPEGs in one folder; move them into one folder per class (the
+     same wnid names as train/), e.g. with valprep.sh from
+     https://github.com/soumith/imagenetloader.torch :
+       mkdir -p DIR/val && tar -xf ILSVRC2012_img_val.tar -C DIR/val && cd DIR/val && bash valprep.sh
+  4. Optional, for fewer and larger reads: pack both splits into shards (checked by CRC-32),
+       luajit recipes/tools/pack.lua DIR PACKED     (PACKED/{train,val}/*.mts + classes.txt)
+     and pass -data PACKED.
+
+Then run:  luajit recipes/resnet50_imagenet.lua -data DIR   (-h lists the options)
+]]
+
+-- the options of args, checked, with the derived ones (thread counts, lr) filled in; nil when
+-- there is no data to train on
+function M.parse(args)
+   local opt = options.parse(args or {}, M.spec,
+      M.NAME .. '.lua: train a ResNet on ImageNet (fb.resnet.torch\'s recipe)\nOptions:')
+   if opt.data == '' and not opt.synthetic then return nil end
+   local function int(name, min)
+      local v = opt[name]
+      if v ~= math.floor(v) or v < min then fail('-%s must be an integer >= %d, got %s', name, min, tostring(v)) end
+   end
+   int('batchSize', 1); int('nEpochs', 1); int('cropSize', 16); int('threads', 0); int('nThreads', 0)
+   int('limitBatches', 0); int('stopAfter', 0); int('stopAfterIter', 0); int('checkpointEvery', 0); int('seed', 0)
+   if not (opt.LR > 0) then fail('-LR must be > 0, got %s', tostring(opt.LR)) end
+   if not (opt.momentum >= 0 and opt.momentum < 1) then fail('-momentum must be in [0, 1), got %s', tostring(opt.momentum)) end
+   if not (opt.weightDecay >= 0) then fail('-weightDecay must be >= 0, got %s', tostring(opt.weightDecay)) end
+   if not (opt.warmupEpochs >= 0 and opt.warmupEpochs < opt.nEpochs) then
+      fail('-warmupEpochs must be in [0, nEpochs = %d), got %s', opt.nEpochs, tostring(opt.warmupEpochs))
+   end
+   if not (opt.labelSmoothing >= 0 and opt.labelSmoothing < 1) then
+      fail('-labelSmoothing must be in [0, 1), got %s', tostring(opt.labelSmoothing))
+   end
+   if not (opt.cacheBudget >= 0) then fail('-cacheBudget must be >= 0 GB, got %s', tostring(opt.cacheBudget)) end
+   if opt.device == 'cuda' and not M.cuda_available() then
+      fail('-device cuda but %s', (torch.cuda and torch.cuda.isCompiled and torch.cuda.isCompiled())
+         and 'no CUDA device is available' or 'this build of moontorch has no CUDA support')
+   end
+   if opt.synthetic and opt.data ~= '' then fail('-synthetic and -data exclude each other') end
+   local n = cores()
+   if opt.threads == 0 then opt.threads = opt.device == 'cuda' and 1 or math.max(1, math.ceil(n / 2)) end
+   if opt.nThreads == 0 then opt.nThreads = math.max(1, n - opt.threads) end
+   opt.lr = opt.LR * opt.batchSize / 256
+   return opt
+end
+
+return M

@@ -1,0 +1,48 @@
+-- imagenet/train.lua: the learning-rate schedule of recipes/resnet50_imagenet.lua and the
+-- harness (moontorch.train.Trainer) set up with its logs, plot, TensorBoard scalars and
+-- per-epoch report.
+local optim = require 'moontorch.optim'
+local Trainer = require('moontorch.train').Trainer
+local opts = require 'recipes.imagenet.opts'
+local checkpoints = require 'recipes.imagenet.checkpoints'
+
+local M = {}
+
+-- the learning rate of iteration t (from 0)
+function M.schedule(opt, itersPerEpoch)
+   local S = optim.schedule
+   local total = math.max(opt.nEpochs * itersPerEpoch, 1)
+   local warm = math.floor(opt.warmupEpochs * itersPerEpoch + 0.5)
+   if opt.lrSchedule == 'step' then
+      -- /10 at epochs 31, 61, ... counted from the start of training (warm-up included), as
+      -- fb.resnet.torch and Goyal et al.
+      return S.warmupOver(warm, S.step(opt.lr, 30 * itersPerEpoch, 0.1))
+   end
+   local base = opt.lrSchedule == 'cosine' and S.cosine(opt.lr, math.max(total - warm, 1))
+      or S.polynomial(opt.lr, math.max(total - warm, 1), 2)
+   return warm > 0 and S.warmup(warm, base) or base
+end
+
+local function report(epoch, tr, va)
+   print(('epoch %d: train loss %.4f  top-1 %.2f%%  |  val top-1 %.2f%%  top-5 %.2f%%  |  lr %.4g  %.1f img/s  data %.1f ms/batch%s'):format(
+      epoch, tr.loss, 100 * tr.top1, 100 * va.top1, 100 * va.top5, tr.lr, tr.images_per_sec, tr.wait_ms,
+      tr.skipped > 0 and ('  (%d images skipped)'):format(tr.skipped) or ''))
+end
+
+function M.trainer(opt, model, criterion, config, trainSrc, valSrc, nClasses)
+   local cap = opt.limitBatches > 0 and opt.limitBatches or nil
+   local t = Trainer{ name = opts.NAME, model = model, criterion = criterion, optimizer = optim[opt.optimizer],
+      config = config, train = trainSrc, val = valSrc, trainBatches = cap, valBatches = cap, device = opt.device,
+      nEpochs = opt.nEpochs, stopAfter = opt.stopAfter, stopAfterIter = opt.stopAfterIter,
+      checkpointEvery = opt.checkpointEvery, save = opt.save ~= '' and opt.save or nil,
+      format = checkpoints.FORMAT, meta = checkpoints.meta(opt, nClasses), quiet = opt.quiet,
+      showWait = not opt.synthetic, report = report,
+      plot = { acc = 'val_top1', title = ('ResNet-%d, %s (validation top-1 on the right)'):format(opt.depth, opt.optimizer) },
+      tensorboard = { ['train/loss'] = 'train_loss', ['train/top1'] = 'train_top1', ['val/loss'] = 'val_loss',
+         ['val/top1'] = 'val_top1', ['val/top5'] = 'val_top5', ['train/lr'] = 'lr',
+         ['train/images_per_sec'] = 'images_per_sec', ['train/data_wait_ms'] = 'data_wait_ms' } }
+   t.schedule = M.schedule(opt, t.trainBatches)
+   return t
+end
+
+return M
