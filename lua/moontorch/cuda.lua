@@ -9,9 +9,7 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local lib = require 'moontorch.lib'
-   local C, check = lib.C, lib.check
-   local methods = T.methods
+   local C, check, methods = T.C, T.check, T.methods
    local floor = math.floor
 
    local cuda = {}

@@ -4,15 +4,10 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local lib = require 'moontorch.lib'
-   local C, check = lib.C, lib.check
-   local methods = T.methods
-   local outp = T.outp
+   local C, check, methods, outp = T.C, T.check, T.methods, T.outp
    local floor = math.floor
 
-   local idxbuf = ffi.new('int64_t[8]')
-   local sbuf = ffi.new('int64_t[8]')
-   local stbuf = ffi.new('int64_t[8]')
+   local idxbuf, sbuf, stbuf = T.indexbuf, T.sizebuf, T.stridebuf
    local dbuf = ffi.new('double[1]')
 
    -- typed pointers for the dtypes Lua can read directly; half/bf16 go through C

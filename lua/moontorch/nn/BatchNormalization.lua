@@ -4,8 +4,8 @@
 -- unbiased variance); evaluate() uses the running statistics. The math is in C.
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local C, check = torch._C, require('moontorch.lib').check
-local T = torch._T
+local T = require 'moontorch.internal'
+local C, check = T.C, T.check
 
 local BN, parent = torch.class('nn.BatchNormalization', 'nn.Module')
 BN.nDim = 2

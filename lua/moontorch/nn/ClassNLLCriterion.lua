@@ -3,9 +3,9 @@
 -- Optional per-class weights; sizeAverage divides by the targets' total weight.
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local C, check = torch._C, require('moontorch.lib').check
+local T = require 'moontorch.internal'
+local C, check = T.C, T.check
 local ffi = require 'ffi'
-local T = torch._T
 
 local NLL, parent = torch.class('nn.ClassNLLCriterion', 'nn.Criterion')
 

@@ -2,7 +2,7 @@
 -- like View(-1) with the batch kept.
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local T = torch._T
+local T = require 'moontorch.internal'
 
 local Flatten, parent = torch.class('nn.Flatten', 'nn.Module')
 

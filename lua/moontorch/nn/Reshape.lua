@@ -2,7 +2,7 @@
 -- with more elements than the sizes hold, or batchMode = true, keeps its first dimension.
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local T = torch._T
+local T = require 'moontorch.internal'
 
 local Reshape, parent = torch.class('nn.Reshape', 'nn.Module')
 

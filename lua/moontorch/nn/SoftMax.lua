@@ -2,8 +2,8 @@
 -- N x C x H x W inputs, as Torch7's), computed in C.
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local C, check = torch._C, require('moontorch.lib').check
-local T = torch._T
+local T = require 'moontorch.internal'
+local C, check = T.C, T.check
 
 local SoftMax, parent = torch.class('nn.SoftMax', 'nn.Module')
 

@@ -3,8 +3,8 @@
 -- Input: C x H x W or N x C x H x W. Math in C (csrc/nn/pool.c).
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local lib = require 'moontorch.lib'
-local C, check = lib.C, lib.check
+local T = require 'moontorch.internal'
+local C, check = T.C, T.check
 
 local Pool, parent = torch.class('nn.SpatialAveragePooling', 'nn.Module')
 
@@ -37,7 +37,7 @@ end
 local function result(self, field, like)
    local r = self[field]
    if r == nil or not torch.isTensor(r) or r:type() ~= like:type() then
-      r = torch._T.empty(like:dtype(), like:device())
+      r = T.empty(like:dtype(), like:device())
       self[field] = r
    end
    return r

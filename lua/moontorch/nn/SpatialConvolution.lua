@@ -4,8 +4,8 @@
 -- nOut x nIn/groups x kH x kW. Math in C (csrc/nn/conv.c): im2col + GEMM on the CPU, cuDNN on CUDA.
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local lib = require 'moontorch.lib'
-local C, check = lib.C, lib.check
+local T = require 'moontorch.internal'
+local C, check = T.C, T.check
 
 local Conv, parent = torch.class('nn.SpatialConvolution', 'nn.Module')
 
@@ -78,7 +78,7 @@ local function batched(self, input, what)
    local d = input:dim()
    if d == 3 then return input:unsqueeze(1), true end
    if d ~= 4 then
-      error(('%s: expected a 3-d or 4-d %s, got size %s'):format(name, what, table.concat(torch._T.sizes(input), 'x')),
+      error(('%s: expected a 3-d or 4-d %s, got size %s'):format(name, what, table.concat(T.sizes(input), 'x')),
          4)
    end
    return input, false
@@ -88,7 +88,7 @@ end
 local function result(self, field, like)
    local r = self[field]
    if r == nil or not torch.isTensor(r) or r:type() ~= like:type() then
-      r = torch._T.empty(like:dtype(), like:device())
+      r = T.empty(like:dtype(), like:device())
       self[field] = r
    end
    return r

@@ -3,8 +3,8 @@
 -- the input size, cell i of n averaging input rows floor(i*in/n) .. ceil((i+1)*in/n)-1.
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local lib = require 'moontorch.lib'
-local C, check = lib.C, lib.check
+local T = require 'moontorch.internal'
+local C, check = T.C, T.check
 
 local Global, parent = torch.class('nn.SpatialGlobalAveragePooling', 'nn.SpatialAveragePooling')
 
@@ -15,7 +15,7 @@ end
 function Global:_window(input)
    if not torch.isTensor(input) or (input:dim() ~= 3 and input:dim() ~= 4) then
       error(('%s: expected a 3-d or 4-d input, got %s'):format(torch.type(self), torch.isTensor(input) and
-         table.concat(torch._T.sizes(input), 'x') or torch.type(input)), 4)
+         table.concat(T.sizes(input), 'x') or torch.type(input)), 4)
    end
    local d = input:dim()
    local h, w = input:size(d - 1), input:size(d)
@@ -46,7 +46,7 @@ end
 local function result(self, field, like)
    local r = self[field]
    if r == nil or not torch.isTensor(r) or r:type() ~= like:type() then
-      r = torch._T.empty(like:dtype(), like:device())
+      r = T.empty(like:dtype(), like:device())
       self[field] = r
    end
    return r

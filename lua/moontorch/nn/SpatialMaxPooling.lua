@@ -3,8 +3,8 @@
 -- self.indices (int64) for the backward pass. Math in C (csrc/nn/pool.c).
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local lib = require 'moontorch.lib'
-local C, check = lib.C, lib.check
+local T = require 'moontorch.internal'
+local C, check = T.C, T.check
 
 local Pool, parent = torch.class('nn.SpatialMaxPooling', 'nn.Module')
 
@@ -34,7 +34,7 @@ end
 local function result(self, field, like)
    local r = self[field]
    if r == nil or not torch.isTensor(r) or r:type() ~= like:type() then
-      r = torch._T.empty(like:dtype(), like:device())
+      r = T.empty(like:dtype(), like:device())
       self[field] = r
    end
    return r
@@ -44,7 +44,7 @@ function Pool:updateOutput(input)
    checked(self, input, 'input')
    -- the indices live on the input's device (int64, 0-based within a plane)
    if not torch.isTensor(self.indices) or self.indices:device() ~= input:device() then
-      self.indices = torch._T.empty(torch.LongTensor():dtype(), input:device())
+      self.indices = T.empty(torch.LongTensor():dtype(), input:device())
    end
    check(C.mt_maxpool2d_forward(result(self, 'output', input).h, self.indices.h, input.h, self.kW, self.kH, self.dW,
       self.dH, self.padW, self.padH, self.ceil_mode and 1 or 0))

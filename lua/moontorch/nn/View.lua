@@ -3,7 +3,7 @@
 -- setNumInputDims(n) says how many trailing input dimensions form one sample.
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local T = torch._T
+local T = require 'moontorch.internal'
 
 local View, parent = torch.class('nn.View', 'nn.Module')
 

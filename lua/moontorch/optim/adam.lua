@@ -5,7 +5,8 @@
 -- the same step with decoupled weight decay, default 1e-2; init.lua builds both from variant().
 local optim = require 'moontorch.optim'
 local torch = require 'moontorch'
-local C = torch._C
+local T = require 'moontorch.internal'
+local C = T.C
 local util = optim._util
 
 -- An Adam step; decoupled = 1 applies weight decay to x directly (AdamW) instead of the gradient.
@@ -21,7 +22,7 @@ local function variant(name, default_wd, decoupled)
       local v = util.zero_state(state, 'v', x)
       local clr = lr / (1 + state.t * lrd)
       state.t = state.t + 1
-      util.check(C.mt_adam_step(x.h, dfdx.h, m.h, v.h, clr, config.beta1 or 0.9, config.beta2 or 0.999,
+      T.check(C.mt_adam_step(x.h, dfdx.h, m.h, v.h, clr, config.beta1 or 0.9, config.beta2 or 0.999,
          config.epsilon or 1e-8, config.weightDecay or default_wd, state.t, decoupled), name)
       return x, { fx }
    end

@@ -3,8 +3,8 @@
 -- The update itself is one fused C pass over x (csrc/nn/optim*.c).
 local ffi = require 'ffi'
 local torch = require 'moontorch'
-local C = torch._C
-local T = torch._T
+local T = require 'moontorch.internal'
+local C = T.C
 
 local optim = {}
 package.loaded['moontorch.optim'] = optim
@@ -12,11 +12,6 @@ package.loaded['moontorch.optim'] = optim
 -- shared helpers for the method files --------------------------------------------------------
 local util = {}
 optim._util = util
-
--- Raise the C library's last error prefixed with the Lua method's name, at the caller's level.
-function util.check(st, name)
-   if st ~= 0 then error(name .. ': ' .. ffi.string(C.mt_last_error()), 3) end
-end
 
 function util.handle(t, name, what)
    if not torch.isTensor(t) then error(('%s: %s must be a tensor, got %s'):format(name, what, type(t)), 3) end

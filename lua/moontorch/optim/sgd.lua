@@ -4,7 +4,8 @@
 -- gradient. state.evalCounter counts steps.
 local optim = require 'moontorch.optim'
 local torch = require 'moontorch'
-local C = torch._C
+local T = require 'moontorch.internal'
+local C = T.C
 local util = optim._util
 
 return function(opfunc, x, config, state)
@@ -28,7 +29,7 @@ return function(opfunc, x, config, state)
    local lrs = config.learningRates and util.handle(config.learningRates, name, 'learningRates') or nil
    local wds = config.weightDecays and util.handle(config.weightDecays, name, 'weightDecays') or nil
    local clr = lr / (1 + state.evalCounter * lrd)
-   util.check(C.mt_sgd_step(x.h, dfdx.h, buf and buf.h or nil, lrs, wds, clr, mom, damp, wd, nesterov and 1 or 0,
+   T.check(C.mt_sgd_step(x.h, dfdx.h, buf and buf.h or nil, lrs, wds, clr, mom, damp, wd, nesterov and 1 or 0,
       first and 1 or 0), name)
    state.evalCounter = state.evalCounter + 1
    return x, { fx }
