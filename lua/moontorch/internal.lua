@@ -5,7 +5,7 @@
 -- Tensor.lua adds the tensor pieces to the same table:
 --   T.C                        the loaded C library (FFI namespace)
 --   T.check(st, [op, cname, level]) / T.raise([op, cname, level])   C errors as Lua errors
---   T.argerror(op, msg, level)    an argument error 'op: msg'
+--   T.argerror(op, msg, level), T.expect_tensor(x, op, what, level)   argument errors
 --   T.size_list(...), T.sizes_buf(sizes, [second, op]), T.sizebuf/stridebuf/indexbuf
 --   (Tensor.lua) T.h, T.wrap, T.outp, T.new, T.empty, T.sizes, T.is_tensor, T.is_size,
 --   T.dtypes, T.dtype_by_name, T.FLOAT..T.BOOL, T.CPU, T.typename, T.parse_typename, T.methods
@@ -18,7 +18,6 @@ package.loaded['moontorch.internal'] = T
 
 local C = lib.C
 T.C = C
-T.ffi = ffi
 
 ---------------------------------------------------------------------------------------------
 -- C errors. The C message names the C function ('cinv: ...'); `op`, when given, is the name
@@ -56,6 +55,13 @@ function T.argerror(op, msg, level)
    error(op .. ': ' .. msg, (level or 2) + 1)
 end
 
+-- x itself when it is a tensor, else the error 'op: expected a tensor what, got <type>'
+-- (`level` as for raise). <type> is Torch7's: a class name for objects, else Lua's type.
+function T.expect_tensor(x, op, what, level)
+   if T.is_tensor(x) then return x end
+   error(('%s: expected a tensor %s, got %s'):format(op, what, package.loaded.moontorch.type(x)), (level or 2) + 1)
+end
+
 function T.is_int(x) return type(x) == 'number' and x == math.floor(x) end
 
 ---------------------------------------------------------------------------------------------
@@ -81,7 +87,7 @@ end
 function T.sizes_buf(sizes, second, op)
    local buf = second and T.stridebuf or T.sizebuf
    local n = #sizes
-   if n > 8 then error(('%s: at most 8 dimensions are supported, got %d'):format(op or 'moontorch', n), 3) end
+   if n > T.MAX_DIMS then error(('%s: at most 8 dimensions are supported, got %d'):format(op or 'moontorch', n), 3) end
    for i = 1, n do
       local s = sizes[i]
       if not T.is_int(s) then

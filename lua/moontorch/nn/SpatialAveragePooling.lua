@@ -2,7 +2,7 @@
 -- padding counted in the divisor by default (:setCountExcludePad() / :setCountIncludePad()).
 -- Input: C x H x W or N x C x H x W. Math in C (csrc/nn/pool.c).
 local torch = require 'moontorch'
-require 'moontorch.nn'
+local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
 local C, check = T.C, T.check
 
@@ -28,26 +28,13 @@ function Pool:floor() self.ceil_mode = false return self end
 function Pool:setCountIncludePad() self.count_include_pad = true return self end
 function Pool:setCountExcludePad() self.count_include_pad = false return self end
 
-local function checked(self, input, what)
-   local name = torch.type(self)
-   if not torch.isTensor(input) then error(name .. ': expected a tensor ' .. what .. ', got ' .. torch.type(input), 4) end
-   return input
-end
-
-local function result(self, field, like)
-   local r = self[field]
-   if r == nil or not torch.isTensor(r) or r:type() ~= like:type() then
-      r = T.empty(like:dtype(), like:device())
-      self[field] = r
-   end
-   return r
-end
+local result, expectTensor = nn.utils.result, nn.utils.expectTensor
 
 -- the window actually used (global pooling overrides this to cover the whole image)
 function Pool:_window(input) return self.kW, self.kH, self.dW, self.dH, self.padW, self.padH end
 
 function Pool:updateOutput(input)
-   checked(self, input, 'input')
+   expectTensor(self, input, 'input', 3)
    local kW, kH, dW, dH, padW, padH = self:_window(input)
    check(C.mt_avgpool2d_forward(result(self, 'output', input).h, input.h, kW, kH, dW, dH, padW, padH,
       self.ceil_mode and 1 or 0, self.count_include_pad and 1 or 0))
@@ -56,8 +43,8 @@ function Pool:updateOutput(input)
 end
 
 function Pool:updateGradInput(input, gradOutput)
-   checked(self, input, 'input')
-   checked(self, gradOutput, 'gradOutput')
+   expectTensor(self, input, 'input', 3)
+   expectTensor(self, gradOutput, 'gradOutput', 3)
    local kW, kH, dW, dH, padW, padH = self:_window(input)
    check(C.mt_avgpool2d_backward(result(self, 'gradInput', input).h, gradOutput.h, input.h, kW, kH, dW, dH, padW,
       padH, self.ceil_mode and 1 or 0, self.count_include_pad and 1 or 0))

@@ -2,7 +2,7 @@
 -- inputs: C x 1 x 1). nn.SpatialAdaptiveAveragePooling(W, H) as in Torch7: output W x H whatever
 -- the input size, cell i of n averaging input rows floor(i*in/n) .. ceil((i+1)*in/n)-1.
 local torch = require 'moontorch'
-require 'moontorch.nn'
+local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
 local C, check = T.C, T.check
 
@@ -38,29 +38,17 @@ function Adaptive:__init(W, H)
    self.W, self.H = W, H
 end
 
-local function checked(self, t, what)
-   if not torch.isTensor(t) then error(('%s: expected a tensor %s, got %s'):format(torch.type(self), what,
-      torch.type(t)), 4) end
-end
-
-local function result(self, field, like)
-   local r = self[field]
-   if r == nil or not torch.isTensor(r) or r:type() ~= like:type() then
-      r = T.empty(like:dtype(), like:device())
-      self[field] = r
-   end
-   return r
-end
+local result, expectTensor = nn.utils.result, nn.utils.expectTensor
 
 function Adaptive:updateOutput(input)
-   checked(self, input, 'input')
+   expectTensor(self, input, 'input', 3)
    check(C.mt_adaptive_avgpool2d_forward(result(self, 'output', input).h, input.h, self.W, self.H))
    return self.output
 end
 
 function Adaptive:updateGradInput(input, gradOutput)
-   checked(self, input, 'input')
-   checked(self, gradOutput, 'gradOutput')
+   expectTensor(self, input, 'input', 3)
+   expectTensor(self, gradOutput, 'gradOutput', 3)
    check(C.mt_adaptive_avgpool2d_backward(result(self, 'gradInput', input).h, gradOutput.h, input.h))
    return self.gradInput
 end

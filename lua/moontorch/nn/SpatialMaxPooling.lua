@@ -2,7 +2,7 @@
 -- Torch7. Input: C x H x W or N x C x H x W. The positions of the maxima are kept in
 -- self.indices (int64) for the backward pass. Math in C (csrc/nn/pool.c).
 local torch = require 'moontorch'
-require 'moontorch.nn'
+local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
 local C, check = T.C, T.check
 
@@ -25,23 +25,10 @@ end
 function Pool:ceil() self.ceil_mode = true return self end
 function Pool:floor() self.ceil_mode = false return self end
 
-local function checked(self, input, what)
-   local name = torch.type(self)
-   if not torch.isTensor(input) then error(name .. ': expected a tensor ' .. what .. ', got ' .. torch.type(input), 4) end
-   return input
-end
-
-local function result(self, field, like)
-   local r = self[field]
-   if r == nil or not torch.isTensor(r) or r:type() ~= like:type() then
-      r = T.empty(like:dtype(), like:device())
-      self[field] = r
-   end
-   return r
-end
+local result, expectTensor = nn.utils.result, nn.utils.expectTensor
 
 function Pool:updateOutput(input)
-   checked(self, input, 'input')
+   expectTensor(self, input, 'input', 3)
    -- the indices live on the input's device (int64, 0-based within a plane)
    if not torch.isTensor(self.indices) or self.indices:device() ~= input:device() then
       self.indices = T.empty(torch.LongTensor():dtype(), input:device())
@@ -52,8 +39,8 @@ function Pool:updateOutput(input)
 end
 
 function Pool:updateGradInput(input, gradOutput)
-   checked(self, input, 'input')
-   checked(self, gradOutput, 'gradOutput')
+   expectTensor(self, input, 'input', 3)
+   expectTensor(self, gradOutput, 'gradOutput', 3)
    check(C.mt_maxpool2d_backward(result(self, 'gradInput', input).h, gradOutput.h, self.indices.h, input.h, self.kW,
       self.kH, self.dW, self.dH, self.padW, self.padH, self.ceil_mode and 1 or 0))
    return self.gradInput

@@ -1,0 +1,48 @@
+-- nn.utils: what several module files share (argument checks, result tensors, the buffers of
+-- modules whose output is a view).
+local torch = require 'moontorch'
+local T = require 'moontorch.internal'
+
+local utils = {}
+
+-- The module's tensor argument, or the error 'nn.X: expected a tensor <what>, got <type>'
+-- raised `level` frames above the caller (as error()'s level; default: the caller's caller).
+function utils.expectTensor(self, x, what, level)
+   local t = T.expect_tensor(x, torch.type(self), what, (level or 2) + 1) -- no tail call: the level counts this frame
+   return t
+end
+
+-- self[field] as a result tensor of like's type, made anew when the module was converted
+-- with :type() or moved to another device (the C op resizes it).
+function utils.result(self, field, like)
+   local r = self[field]
+   if r == nil or not torch.isTensor(r) or r:type() ~= like:type() then
+      r = T.empty(like:dtype(), like:device())
+      self[field] = r
+   end
+   return r
+end
+
+-- View, Reshape, Flatten: the output is the input (made contiguous) viewed as `sizes`, and the
+-- gradient is gradOutput viewed back as the input.
+function utils.viewInput(self, input, sizes)
+   local src = input:isContiguous() and input or input:contiguous()
+   self.output = src:view(sizes)
+   return self.output
+end
+
+function utils.viewGradOutput(self, input, gradOutput)
+   local g = gradOutput:isContiguous() and gradOutput or gradOutput:contiguous()
+   self.gradInput = g:view(T.sizes(input))
+   return self.gradInput
+end
+
+-- clearState for modules whose output and gradInput alias other tensors: drop the references
+-- instead of emptying (and so resizing) tensors that belong to someone else.
+function utils.dropBuffers(self)
+   self.output = torch.Tensor()
+   self.gradInput = torch.Tensor()
+   return self
+end
+
+return utils
