@@ -58,6 +58,14 @@ return function(torch, T)
       return T.from_flat(flat, shape, dtype, device)
    end
 
+   -- A new tensor over t's storage with its sizes, strides and offset (torch.FloatTensor(t)).
+   function T.alias(t)
+      local n, sizes = T.sizes_buf(T.sizes(t))
+      local _, strides = T.sizes_buf(methods.stride(t), true)
+      check(C.mt_tensor_as_strided(T.outp, t.h, n, sizes, strides, C.mt_tensor_offset(t.h)))
+      return T.wrap(T.outp[0])
+   end
+
    -- Build a constructor for one dtype/device: the rules of Torch7's torch.XTensor(...)
    local function constructor(dtype, device)
       return function(a, ...)
@@ -69,10 +77,7 @@ return function(torch, T)
             if a:dtype() ~= dtype or a:device() ~= device then
                error('tensor: cannot share storage between ' .. a:type() .. ' and ' .. T.typename(dtype, device), 2)
             end
-            local n, sizes = T.sizes_buf(T.sizes(a))
-            local _, strides = T.sizes_buf(a:stride(), true)
-            check(C.mt_tensor_as_strided(T.outp, a.h, n, sizes, strides, C.mt_tensor_offset(a.h)))
-            return T.wrap(T.outp[0])
+            return T.alias(a)
          end
          -- Torch7: torch.Tensor(storage [, offset, sizes [, strides]]) views the storage
          if T.is_storage and T.is_storage(a) then return T.methods.set(T.empty(dtype, device), a, ...) end

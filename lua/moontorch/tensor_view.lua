@@ -38,19 +38,26 @@ return function(torch, T)
 
    ------------------------------------------------------------------------------------------
    -- views
-   function methods.view(t, ...)
-      local h = h_of(t, 'view')
-      local n, buf = sizes_buf(size_list(...), false, 'view')
-      check(C.mt_tensor_view(outp, h, n, buf))
-      return T.wrap(outp[0])
+   -- t:op(sizes...) and t:opAs(other) for view, expand and resize: sizes in the scratch
+   -- array, then fn(t, h, n, sizes) does the op. fn is tail-called, so the errors it raises
+   -- point at the user's line as the method's own would.
+   local function with_sizes(op, fn)
+      methods[op] = function(t, ...)
+         local h = h_of(t, op)
+         local n, buf = sizes_buf(size_list(...), false, op)
+         return fn(t, h, n, buf)
+      end
+      methods[op .. 'As'] = function(t, other)
+         local h = h_of(t, op .. 'As')
+         local n, buf = sizes_buf(T.sizes(T.is_tensor(other) and other or h_of(other, op .. 'As')), false, op .. 'As')
+         return fn(t, h, n, buf)
+      end
    end
 
-   function methods.viewAs(t, other)
-      local h = h_of(t, 'viewAs')
-      local n, buf = sizes_buf(T.sizes(T.is_tensor(other) and other or h_of(other, 'viewAs')), false, 'viewAs')
+   with_sizes('view', function(t, h, n, buf)
       check(C.mt_tensor_view(outp, h, n, buf))
       return T.wrap(outp[0])
-   end
+   end)
 
    -- reshape: a view when the layout allows it, else a contiguous copy. Torch7's
    -- torch.reshape(res, x, sizes) copies into res.
@@ -161,19 +168,10 @@ return function(torch, T)
       return T.wrap(outp[0])
    end
 
-   function methods.expand(t, ...)
-      local h = h_of(t, 'expand')
-      local n, buf = sizes_buf(size_list(...), false, 'expand')
+   with_sizes('expand', function(t, h, n, buf)
       check(C.mt_tensor_expand(outp, h, n, buf))
       return T.wrap(outp[0])
-   end
-
-   function methods.expandAs(t, other)
-      local h = h_of(t, 'expandAs')
-      local n, buf = sizes_buf(T.sizes(T.is_tensor(other) and other or h_of(other, 'expandAs')), false, 'expandAs')
-      check(C.mt_tensor_expand(outp, h, n, buf))
-      return T.wrap(outp[0])
-   end
+   end)
 
    -- squeeze(): drop every size-1 dimension (a one-element tensor becomes 0-d);
    -- squeeze(dim): drop that one if its size is 1.
@@ -224,19 +222,10 @@ return function(torch, T)
 
    ------------------------------------------------------------------------------------------
    -- in-place metadata
-   function methods.resize(t, ...)
-      local h = h_of(t, 'resize')
-      local n, buf = sizes_buf(size_list(...), false, 'resize')
+   with_sizes('resize', function(t, h, n, buf)
       check(C.mt_tensor_resize(h, n, buf))
       return t
-   end
-
-   function methods.resizeAs(t, other)
-      local h = h_of(t, 'resizeAs')
-      local n, buf = sizes_buf(T.sizes(T.is_tensor(other) and other or h_of(other, 'resizeAs')), false, 'resizeAs')
-      check(C.mt_tensor_resize(h, n, buf))
-      return t
-   end
+   end)
 
    local function same_type(op, a, b)
       if C.mt_tensor_dtype(a.h) ~= C.mt_tensor_dtype(b.h) or C.mt_tensor_device(a.h) ~= C.mt_tensor_device(b.h) then
