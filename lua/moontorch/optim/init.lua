@@ -13,6 +13,13 @@ package.loaded['moontorch.optim'] = optim
 local util = {}
 optim._util = util
 
+-- Torch7's defaults for the (config, state) arguments (state lives in config when not given),
+-- and the learning rate and its decay, read before feval runs.
+function util.options(config, state)
+   config = config or {}
+   return config, state or config, config.learningRate or 1e-3, config.learningRateDecay or 0
+end
+
 function util.handle(t, name, what)
    if not torch.isTensor(t) then error(('%s: %s must be a tensor, got %s'):format(name, what, type(t)), 3) end
    return t.h

@@ -5,17 +5,14 @@
 -- config: learningRate, learningRateDecay, beta1 (0.9), beta2 (0.999), epsilon (1e-6),
 -- weightDecay (0.01, decoupled), maxTrust (10; 0 = unclipped), layers / lars_exclude as LARS.
 local optim = require 'moontorch.optim'
-local torch = require 'moontorch'
 local T = require 'moontorch.internal'
 local C = T.C
 local util = optim._util
 
 return function(opfunc, x, config, state)
    local name = 'optim.lamb'
-   config = config or {}
-   state = state or config
-   local lr = config.learningRate or 1e-3
-   local lrd = config.learningRateDecay or 0
+   local lr, lrd
+   config, state, lr, lrd = util.options(config, state)
    local fx, dfdx = util.eval(opfunc, x, name)
    local seg = util.segments(config, state, x, name)
    state.t = state.t or 0

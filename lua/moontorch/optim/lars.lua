@@ -5,17 +5,14 @@
 -- coefficient, 0.001), epsilon (0), layers / lars_exclude (see optim/init.lua; excluded parts
 -- take plain SGD steps: no trust ratio, no weight decay). state.trustRatios: the last ratios.
 local optim = require 'moontorch.optim'
-local torch = require 'moontorch'
 local T = require 'moontorch.internal'
 local C = T.C
 local util = optim._util
 
 return function(opfunc, x, config, state)
    local name = 'optim.lars'
-   config = config or {}
-   state = state or config
-   local lr = config.learningRate or 1e-3
-   local lrd = config.learningRateDecay or 0
+   local lr, lrd
+   config, state, lr, lrd = util.options(config, state)
    local mom = config.momentum or 0.9
    local fx, dfdx = util.eval(opfunc, x, name)
    local seg = util.segments(config, state, x, name)

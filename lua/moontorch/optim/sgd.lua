@@ -3,17 +3,14 @@
 -- learningRates / weightDecays (per-element tensors). The momentum buffer starts at the first
 -- gradient. state.evalCounter counts steps.
 local optim = require 'moontorch.optim'
-local torch = require 'moontorch'
 local T = require 'moontorch.internal'
 local C = T.C
 local util = optim._util
 
 return function(opfunc, x, config, state)
    local name = 'optim.sgd'
-   config = config or {}
-   state = state or config
-   local lr = config.learningRate or 1e-3
-   local lrd = config.learningRateDecay or 0
+   local lr, lrd
+   config, state, lr, lrd = util.options(config, state)
    local wd = config.weightDecay or 0
    local mom = config.momentum or 0
    local damp = config.dampening or mom
