@@ -10,11 +10,7 @@ local Pool, parent = torch.class('nn.SpatialAveragePooling', 'nn.Module')
 
 function Pool:__init(kW, kH, dW, dH, padW, padH)
    parent.__init(self)
-   for _, v in ipairs { { kW, 'kW' }, { kH, 'kH' } } do
-      if type(v[1]) ~= 'number' or v[1] < 1 then
-         error(('nn.SpatialAveragePooling: %s must be a positive integer, got %s'):format(v[2], tostring(v[1])), 2)
-      end
-   end
+   nn.utils.checkWindow(self, kW, kH)
    self.kW, self.kH = kW, kH
    self.dW, self.dH = dW or 1, dH or 1
    self.padW, self.padH = padW or 0, padH or 0

@@ -12,6 +12,16 @@ function utils.expectTensor(self, x, what, level)
    return t
 end
 
+-- A pooling window: kW and kH numbers >= 1, else 'nn.X: kW must be a positive integer, got v'
+-- at the caller's caller (the line constructing the module).
+function utils.checkWindow(self, kW, kH)
+   for _, v in ipairs { { kW, 'kW' }, { kH, 'kH' } } do
+      if type(v[1]) ~= 'number' or v[1] < 1 then
+         error(('%s: %s must be a positive integer, got %s'):format(torch.type(self), v[2], tostring(v[1])), 3)
+      end
+   end
+end
+
 -- self[field] as a result tensor of like's type, made anew when the module was converted
 -- with :type() or moved to another device (the C op resizes it).
 function utils.result(self, field, like)
