@@ -2,13 +2,16 @@
 -- library, its errors, size arrays or tensor handles does
 --   local T = require 'moontorch.internal'
 -- and nothing reaches into torch.* for them. This file holds what needs no tensor type;
--- Tensor.lua adds the tensor pieces to the same table:
---   T.C                        the loaded C library (FFI namespace)
---   T.check(st, [op, cname, level]) / T.raise([op, cname, level])   C errors as Lua errors
---   T.argerror(op, msg, level), T.expect_tensor(x, op, what, level)   argument errors
---   T.size_list(...), T.sizes_buf(sizes, [second, op]), T.sizebuf/stridebuf/indexbuf
---   (Tensor.lua) T.h, T.wrap, T.outp, T.new, T.empty, T.sizes, T.is_tensor, T.is_size,
---   T.dtypes, T.dtype_by_name, T.FLOAT..T.BOOL, T.CPU, T.typename, T.parse_typename, T.methods
+-- Tensor.lua and the tensor_*.lua parts add the tensor pieces to the same table:
+--   T.C                                       the loaded C library (FFI namespace)
+--   T.check(st, [op, cname, level])           raise the C error when st (an mt_status) fails
+--   T.raise([op, cname, level])               raise the C error; T.message: its text
+--   T.argerror(op, msg, [level])              'op: msg'
+--   T.expect_tensor(x, op, what, [level])     x, or 'op: expected a tensor what, got <type>'
+--   T.size_list(...), T.sizes_buf(sizes, [second, op]), T.sizebuf/stridebuf/indexbuf, T.is_int
+--   T.h(t, [what]), T.wrap(handle), T.outp    handles in and out of C (Tensor.lua)
+--   T.new, T.empty, T.sizes, T.is_tensor, T.is_size, T.convert, T.alias, T.methods
+--   T.dtypes, T.dtype_by_name, T.FLOAT..T.BOOL, T.CPU, T.typename, T.parse_typename
 local ffi = require 'ffi'
 local lib = require 'moontorch.lib'
 
