@@ -12,7 +12,7 @@ function Flatten:__init(startDim)
 end
 
 function Flatten:updateOutput(input)
-   nn.utils.expectTensor(self, input, 'input')
+   T.expect_tensor(input, torch.type(self), 'input')
    local isz = T.sizes(input)
    local s = math.min(self.startDim, #isz)
    local target = {}

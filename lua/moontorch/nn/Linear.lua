@@ -35,7 +35,7 @@ function Linear:reset(stdv)
 end
 
 local function check_input(self, input, what)
-   if not torch.isTensor(input) then error(what .. ': expected a tensor input, got ' .. torch.type(input), 3) end
+   T.expect_tensor(input, what, 'input', 3)
    local d = input:dim()
    if (d ~= 1 and d ~= 2) or input:size(d) ~= self.weight:size(2) then
       error(('%s: expected input of size %d or Nx%d, got %s'):format(what, self.weight:size(2), self.weight:size(2),

@@ -13,7 +13,7 @@ end
 
 -- Shared by the pointwise activations: kind is an MT_ACT_* constant, alpha its parameter.
 function ReLU.activation_forward(self, input, kind, alpha, inplace)
-   if not torch.isTensor(input) then error(torch.type(self) .. ': expected a tensor input, got ' .. torch.type(input), 3) end
+   T.expect_tensor(input, torch.type(self), 'input', 3)
    if inplace then
       check(C.mt_nn_activation_forward(input.h, input.h, kind, alpha))
       self.output = input

@@ -25,7 +25,7 @@ function Reshape:__init(...)
 end
 
 function Reshape:updateOutput(input)
-   nn.utils.expectTensor(self, input, 'input')
+   T.expect_tensor(input, torch.type(self), 'input')
    local target
    if (self.batchMode == false) or (input:nElement() == self.nelement and self.batchMode ~= true) then
       target = self.size

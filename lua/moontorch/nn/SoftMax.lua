@@ -10,7 +10,7 @@ local SoftMax, parent = torch.class('nn.SoftMax', 'nn.Module')
 -- The C dimension the softmax runs over: the last of a vector or N x C batch, the channels of
 -- C x H x W and N x C x H x W (as Torch7's).
 local function dim_of(self, input)
-   if not torch.isTensor(input) then error(torch.type(self) .. ': expected a tensor input, got ' .. torch.type(input), 3) end
+   T.expect_tensor(input, torch.type(self), 'input', 3)
    local d = input:dim()
    if d == 1 or d == 2 then return d - 1 end
    if d == 3 or d == 4 then return d - 3 end

@@ -24,13 +24,13 @@ function Pool:floor() self.ceil_mode = false return self end
 function Pool:setCountIncludePad() self.count_include_pad = true return self end
 function Pool:setCountExcludePad() self.count_include_pad = false return self end
 
-local result, expectTensor = nn.utils.result, nn.utils.expectTensor
+local result = nn.utils.result
 
 -- the window actually used (global pooling overrides this to cover the whole image)
 function Pool:_window(input) return self.kW, self.kH, self.dW, self.dH, self.padW, self.padH end
 
 function Pool:updateOutput(input)
-   expectTensor(self, input, 'input', 3)
+   T.expect_tensor(input, torch.type(self), 'input', 3)
    local kW, kH, dW, dH, padW, padH = self:_window(input)
    check(C.mt_avgpool2d_forward(result(self, 'output', input).h, input.h, kW, kH, dW, dH, padW, padH,
       self.ceil_mode and 1 or 0, self.count_include_pad and 1 or 0))
@@ -39,8 +39,8 @@ function Pool:updateOutput(input)
 end
 
 function Pool:updateGradInput(input, gradOutput)
-   expectTensor(self, input, 'input', 3)
-   expectTensor(self, gradOutput, 'gradOutput', 3)
+   T.expect_tensor(input, torch.type(self), 'input', 3)
+   T.expect_tensor(gradOutput, torch.type(self), 'gradOutput', 3)
    local kW, kH, dW, dH, padW, padH = self:_window(input)
    check(C.mt_avgpool2d_backward(result(self, 'gradInput', input).h, gradOutput.h, input.h, kW, kH, dW, dH, padW,
       padH, self.ceil_mode and 1 or 0, self.count_include_pad and 1 or 0))

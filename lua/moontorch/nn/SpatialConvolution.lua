@@ -70,7 +70,7 @@ local function name_of(self) return torch.type(self) end
 -- The input as a 4-d tensor (a 3-d one gains a batch dimension of 1), after type checks.
 local function batched(self, input, what)
    local name = name_of(self)
-   nn.utils.expectTensor(self, input, what, 4)
+   T.expect_tensor(input, name, what, 4)
    if input:type() ~= self.weight:type() then
       error(('%s: %s is a %s but the module holds %s (convert with :type())'):format(name, what, input:type(),
          self.weight:type()), 4)

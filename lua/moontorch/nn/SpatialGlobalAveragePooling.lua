@@ -38,17 +38,17 @@ function Adaptive:__init(W, H)
    self.W, self.H = W, H
 end
 
-local result, expectTensor = nn.utils.result, nn.utils.expectTensor
+local result = nn.utils.result
 
 function Adaptive:updateOutput(input)
-   expectTensor(self, input, 'input', 3)
+   T.expect_tensor(input, torch.type(self), 'input', 3)
    check(C.mt_adaptive_avgpool2d_forward(result(self, 'output', input).h, input.h, self.W, self.H))
    return self.output
 end
 
 function Adaptive:updateGradInput(input, gradOutput)
-   expectTensor(self, input, 'input', 3)
-   expectTensor(self, gradOutput, 'gradOutput', 3)
+   T.expect_tensor(input, torch.type(self), 'input', 3)
+   T.expect_tensor(gradOutput, torch.type(self), 'gradOutput', 3)
    check(C.mt_adaptive_avgpool2d_backward(result(self, 'gradInput', input).h, gradOutput.h, input.h))
    return self.gradInput
 end

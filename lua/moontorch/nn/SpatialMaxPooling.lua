@@ -21,10 +21,10 @@ end
 function Pool:ceil() self.ceil_mode = true return self end
 function Pool:floor() self.ceil_mode = false return self end
 
-local result, expectTensor = nn.utils.result, nn.utils.expectTensor
+local result = nn.utils.result
 
 function Pool:updateOutput(input)
-   expectTensor(self, input, 'input', 3)
+   T.expect_tensor(input, torch.type(self), 'input', 3)
    -- the indices live on the input's device (int64, 0-based within a plane)
    if not torch.isTensor(self.indices) or self.indices:device() ~= input:device() then
       self.indices = T.empty(torch.LongTensor():dtype(), input:device())
@@ -35,8 +35,8 @@ function Pool:updateOutput(input)
 end
 
 function Pool:updateGradInput(input, gradOutput)
-   expectTensor(self, input, 'input', 3)
-   expectTensor(self, gradOutput, 'gradOutput', 3)
+   T.expect_tensor(input, torch.type(self), 'input', 3)
+   T.expect_tensor(gradOutput, torch.type(self), 'gradOutput', 3)
    check(C.mt_maxpool2d_backward(result(self, 'gradInput', input).h, gradOutput.h, self.indices.h, input.h, self.kW,
       self.kH, self.dW, self.dH, self.padW, self.padH, self.ceil_mode and 1 or 0))
    return self.gradInput

@@ -75,7 +75,7 @@ function View:_target(input)
 end
 
 function View:updateOutput(input)
-   nn.utils.expectTensor(self, input, 'input')
+   T.expect_tensor(input, torch.type(self), 'input')
    local target = self:_target(input)
    return nn.utils.viewInput(self, input, target)
 end

@@ -1,16 +1,9 @@
--- nn.utils: what several module files share (argument checks, result tensors, the buffers of
--- modules whose output is a view).
+-- nn.utils: what several module files share (pooling-window checks, result tensors, the
+-- buffers of modules whose output is a view).
 local torch = require 'moontorch'
 local T = require 'moontorch.internal'
 
 local utils = {}
-
--- The module's tensor argument, or the error 'nn.X: expected a tensor <what>, got <type>'
--- raised `level` frames above the caller (as error()'s level; default: the caller's caller).
-function utils.expectTensor(self, x, what, level)
-   local t = T.expect_tensor(x, torch.type(self), what, (level or 2) + 1) -- no tail call: the level counts this frame
-   return t
-end
 
 -- A pooling window: kW and kH numbers >= 1, else 'nn.X: kW must be a positive integer, got v'
 -- at the caller's caller (the line constructing the module).
