@@ -5,7 +5,7 @@
 local torch = require 'moontorch'
 local util = require 'spec.util'
 local cu = require 'spec.cuda_util'
-local T = torch._T
+local T = require 'moontorch.internal'
 local unpack = unpack or table.unpack
 local gpu_it = cu.gpu_it
 local same, on_both, on_layouts, layouts, rand_pair = cu.same, cu.on_both, cu.on_layouts, cu.layouts, cu.rand_pair

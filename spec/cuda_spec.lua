@@ -8,7 +8,7 @@
 local torch = require 'moontorch'
 local util = require 'spec.util'
 local cu = require 'spec.cuda_util'
-local T = torch._T
+local T = require 'moontorch.internal'
 local unpack = unpack or table.unpack
 local HAS_GPU = cu.HAS_GPU
 local gpu_it, multi_gpu_it, nogpu_it = cu.gpu_it, cu.multi_gpu_it, cu.nogpu_it

@@ -3,7 +3,7 @@
 -- compare with dtype tolerances.
 local torch = require 'moontorch'
 local util = require 'spec.util'
-local T = torch._T
+local T = require 'moontorch.internal'
 local unpack = unpack or table.unpack
 local assert = require 'luassert' -- busted's assert lives in the spec files' environment
 local M = {}

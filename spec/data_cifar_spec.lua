@@ -5,7 +5,8 @@ local ffi = require 'ffi'
 local torch = require 'moontorch'
 local util = require 'spec.util' -- seeds math.random and prints the seed
 local cifar = require 'moontorch.data.cifar'
-local C, T = torch._C, torch._T
+local T = require 'moontorch.internal'
+local C = T.C
 
 local tmpdir = util.tmpdir()
 local function tmp(name) return tmpdir .. '/' .. name end

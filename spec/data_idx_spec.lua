@@ -166,7 +166,8 @@ end)
 ---------------------------------------------------------------------------------------------
 -- the C parser (csrc/data/idx.c) against independent writers and the real Fashion-MNIST files
 
-local C, T = torch._C, torch._T
+local T = require 'moontorch.internal'
+local C = T.C
 
 local function run(cmd)
    local p = assert(io.popen(cmd .. ' 2>&1; echo "rc=$?"'))

@@ -9,7 +9,8 @@ local bit = require 'bit'
 local torch = require 'moontorch'
 local util = require 'spec.util'
 local data = require 'moontorch.data'
-local C, T = torch._C, torch._T
+local T = require 'moontorch.internal'
+local C = T.C
 local Transform = data.Transform
 
 local tmpdir = util.tmpdir()

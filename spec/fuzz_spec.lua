@@ -7,8 +7,8 @@
 local ffi = require 'ffi'
 local torch = require 'moontorch'
 local util = require 'spec.util'
-local C = torch._C
-local T = torch._T
+local T = require 'moontorch.internal'
+local C = T.C
 
 local random, floor = math.random, math.floor
 

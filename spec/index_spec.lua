@@ -2,7 +2,7 @@
 -- fresh random data and random 1-based indices, against references computed in plain Lua.
 local torch = require 'moontorch'
 local util = require 'spec.util'
-local T = torch._T
+local T = require 'moontorch.internal'
 if not T.methods.gather then require('moontorch.tensor_gather')(torch, T) end
 
 local EXACT = { atol = 0, rtol = 0 }

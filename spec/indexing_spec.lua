@@ -2,7 +2,7 @@
 -- and index tensors, and the errors for indices out of range.
 local torch = require 'moontorch'
 local util = require 'spec.util'
-local T = torch._T
+local T = require 'moontorch.internal'
 
 local function rand(shape, ty, lo, hi)
    local t = util.rand_tensor(shape, ty, lo, hi)

@@ -2,7 +2,7 @@
 -- triple loops in Lua, on fresh random inputs of odd sizes and assorted memory layouts.
 local torch = require 'moontorch'
 local util = require 'spec.util'
-local T = torch._T
+local T = require 'moontorch.internal'
 
 local NAN = 0 / 0
 

@@ -5,7 +5,7 @@
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local util = require 'spec.util'
-local T = torch._T
+local T = require 'moontorch.internal'
 
 local F64, F32 = 'torch.DoubleTensor', 'torch.FloatTensor'
 local TOL32 = { atol = 2e-5, rtol = 2e-5 }

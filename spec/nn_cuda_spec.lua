@@ -8,7 +8,7 @@ local nn = require 'moontorch.nn'
 local optim = require 'moontorch.optim'
 local util = require 'spec.util'
 local cu = require 'spec.cuda_util'
-local T = torch._T
+local T = require 'moontorch.internal'
 
 -- tolerance for a module's results: sums over many terms in another order (cuDNN, atomics-free
 -- gathers, block reductions) differ from the CPU's by a few roundings of the accumulated value

@@ -5,7 +5,7 @@
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local util = require 'spec.util'
-local T = torch._T
+local T = require 'moontorch.internal'
 
 local function rand(shape, lo, hi) return (util.rand_tensor(shape, 'torch.DoubleTensor', lo, hi)) end
 local function randn_like(t) return rand(T.sizes(t)) end

@@ -4,7 +4,7 @@
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local util = require 'spec.util'
-local T = torch._T
+local T = require 'moontorch.internal'
 
 local function rand(shape, lo, hi) return (util.rand_tensor(shape, 'torch.DoubleTensor', lo, hi)) end
 local dtol = util.tol['torch.DoubleTensor']

@@ -3,7 +3,7 @@
 local torch = require 'moontorch'
 local optim = require 'moontorch.optim'
 local util = require 'spec.util'
-local T = torch._T
+local T = require 'moontorch.internal'
 
 local function copy(a) local r = {} for i = 1, #a do r[i] = a[i] end return r end
 local function rand(n, lo, hi) return util.rand_flat(n, lo or -1, hi or 1) end

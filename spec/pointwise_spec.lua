@@ -2,7 +2,7 @@
 -- checked on fresh random inputs against a float64 reference computed here in Lua.
 local torch = require 'moontorch'
 local util = require 'spec.util'
-local T = torch._T
+local T = require 'moontorch.internal'
 local floor, abs = math.floor, math.abs
 
 local FLOATS = { 'torch.DoubleTensor', 'torch.FloatTensor', 'torch.HalfTensor', 'torch.BFloat16Tensor' }
@@ -601,7 +601,7 @@ describe('fill and copy', function()
       for i = 0, 9 do want[i + 1] = start + i * step end
       util.assert_close(r, want, nil, 'range')
       local base = torch.DoubleTensor(4, 3)
-      torch._C.mt_arange(base:t().h, 1, 1)
+      T.C.mt_arange(base:t().h, 1, 1)
       util.assert_close(base:t(), { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 }, EXACT, 'arange row-major into a view')
    end)
 end)

@@ -3,7 +3,8 @@
 local ffi = require 'ffi'
 local torch = require 'moontorch'
 local util = require 'spec.util'
-local T, C = torch._T, torch._C
+local T = require 'moontorch.internal'
+local C = T.C
 
 local FLOATS = { 'torch.DoubleTensor', 'torch.FloatTensor', 'torch.HalfTensor', 'torch.BFloat16Tensor' }
 local SHAPES = { { 7 }, { 1 }, { 3, 5 }, { 1, 4 }, { 4, 3, 5 }, { 2, 3, 1, 5 }, { 3, 2, 4, 3 } }
@@ -622,7 +623,7 @@ describe('full integer sums', function()
             vals[i] = name == 'torch.BoolTensor' and math.random(0, 1) or math.random(0, 255)
             expect = expect + vals[i]
          end
-         local T = torch._T
+         local T = require 'moontorch.internal'
          local t = T.from_flat(vals, { n }, T.parse_typename(name), T.CPU)
          assert.are.equal(expect, t:sum(), name)
       end

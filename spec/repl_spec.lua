@@ -6,6 +6,7 @@ local ffi = require 'ffi'
 local torch = require 'moontorch'
 require 'spec.util' -- seeds math.random afresh each run (the seed is printed for replays)
 local repl = require 'moontorch.repl'
+local methods = require('moontorch.internal').methods
 local helpdb = require 'moontorch.help'
 repl.load_torch()
 
@@ -305,7 +306,7 @@ describe('moontorch REPL on a terminal', function()
       see(p, '> ')
       p:send(('t = torch.Tensor(%d, %d)\r'):format(r, c))
       see(p, '> ')
-      got = common('siz', torch._T.methods)
+      got = common('siz', methods)
       assert.are.equal('size', got)
       p:send('t:siz\t')
       see(p, 't:size', 'completed tensor method')
@@ -561,7 +562,7 @@ describe('REPL pieces', function()
       assert.are.same({ 'beta' }, repl.completions('b', 'x = alpha.', env))
       assert.are.same({ 'gamma' }, repl.completions('', 'alpha:', env)) -- methods only
       local want = {}
-      for m in pairs(torch._T.methods) do
+      for m in pairs(methods) do
          if m:sub(1, 2) == 'st' then want[#want + 1] = m end
       end
       table.sort(want)
@@ -589,13 +590,13 @@ describe('REPL pieces', function()
          local short = key:match('([%w_]+)$')
          local v
          if key == 'help' then v = repl.help
-         elseif key:match('^torch%.Tensor%.') then v = torch._T.methods[short]
+         elseif key:match('^torch%.Tensor%.') then v = methods[short]
          else v = repl.resolve(key:sub(7), torch) end
          if v == nil and not optional[short] then missing[#missing + 1] = key end
       end
       assert.are.same({}, missing)
       local undocumented = {}
-      for m in pairs(torch._T.methods) do
+      for m in pairs(methods) do
          if not helpdb.entries['torch.Tensor.' .. m] then undocumented[#undocumented + 1] = m end
       end
       assert.are.same({}, undocumented)

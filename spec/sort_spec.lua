@@ -3,7 +3,8 @@
 local ffi = require 'ffi'
 local torch = require 'moontorch'
 local util = require 'spec.util'
-local T, C = torch._T, torch._C
+local T = require 'moontorch.internal'
+local C = T.C
 
 local function shape_of(t)
    local s = {}

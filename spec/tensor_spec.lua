@@ -3,7 +3,7 @@
 -- from the random source values.
 local torch = require 'moontorch'
 local util = require 'spec.util'
-local T = torch._T
+local T = require 'moontorch.internal'
 
 -- random tensor and its exact values as stored (float32/half/bf16 rounding included)
 local function rand(shape, ty, lo, hi)
@@ -64,7 +64,7 @@ local function expect_view(view, out_shape, src_flat, src_shape, map, what)
 end
 
 local function shares_storage(a, b)
-   return torch._C.mt_tensor_storage_key(a.h) == torch._C.mt_tensor_storage_key(b.h)
+   return T.C.mt_tensor_storage_key(a.h) == T.C.mt_tensor_storage_key(b.h)
 end
 
 local function rand_perm(n)

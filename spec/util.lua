@@ -26,7 +26,7 @@ end
 -- a random tensor of a shape with its flat reference values: t, flat
 function util.rand_tensor(shape, typename, lo, hi)
    local flat = util.rand_flat(util.numel(shape), lo, hi)
-   local T = torch._T
+   local T = require 'moontorch.internal'
    local dtype = T.parse_typename(typename or 'torch.DoubleTensor')
    if not T.dtypes[dtype + 1].is_float then
       for i = 1, #flat do flat[i] = math.floor(flat[i]) end

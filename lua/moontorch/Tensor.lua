@@ -1,11 +1,11 @@
 -- Tensor.lua: the tensor object (an FFI metatype over one owned C handle), its type table
--- (torch.FloatTensor, ...), construction, and the shared helpers the other tensor_*.lua files
--- use to add methods. Dimensions and indices are 1-based here and 0-based in C.
+-- (torch.FloatTensor, ...), construction, and the tensor helpers of moontorch.internal that
+-- the other files use (handles, dtypes, new tensors). Dimensions and indices are 1-based here
+-- and 0-based in C.
 local ffi = require 'ffi'
-local lib = require 'moontorch.lib'
-local C, check = lib.C, lib.check
+local T = require 'moontorch.internal' -- this file adds the tensor pieces to it
+local C, check = T.C, T.check
 
-local T = {}          -- shared helpers, returned to the tensor_*.lua files
 local methods = {}    -- tensor methods: t:size(), t:add(...), ...
 T.methods = methods
 
@@ -114,26 +114,9 @@ function T.h(t, what)
    return h
 end
 
--- scratch buffers for passing sizes to C (LuaJIT runs one Lua thread: no sharing)
+-- where C ops return a new handle (LuaJIT runs one Lua thread: no sharing)
 local outp = ffi.new('mt_tensor*[1]')
-local sizebuf = ffi.new('int64_t[8]')
-local sizebuf2 = ffi.new('int64_t[8]')
 T.outp = outp
-
--- Fill a scratch int64 array from a Lua array of sizes; returns ndim, buffer.
-function T.sizes_buf(sizes, second)
-   local buf = second and sizebuf2 or sizebuf
-   local n = #sizes
-   if n > 8 then error('moontorch: at most 8 dimensions are supported, got ' .. n, 3) end
-   for i = 1, n do
-      local s = sizes[i]
-      if type(s) ~= 'number' or s ~= math.floor(s) then
-         error('moontorch: size ' .. i .. ' must be an integer, got ' .. tostring(s), 3)
-      end
-      buf[i - 1] = s
-   end
-   return n, buf
-end
 
 -- A new uninitialised contiguous tensor.
 function T.new(dtype, device, sizes)

@@ -9,9 +9,7 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local lib = require 'moontorch.lib'
-   local C, check = lib.C, lib.check
-   local methods = T.methods
+   local C, check, methods = T.C, T.check, T.methods
    local floor = math.floor
 
    local cuda = {}
@@ -155,10 +153,7 @@ return function(torch, T)
             if a:dtype() ~= dtype or a:device() < 0 then
                error(name .. ': cannot share storage between ' .. a:type() .. ' and ' .. name, 2)
             end
-            local n, sizes = T.sizes_buf(T.sizes(a))
-            local _, strides = T.sizes_buf(a:stride(), true)
-            check(C.mt_tensor_as_strided(T.outp, a.h, n, sizes, strides, C.mt_tensor_offset(a.h)))
-            return T.wrap(T.outp[0])
+            return T.alias(a)
          end
          if type(a) == 'table' then return T.convert(cpu_type(a, ...), dtype, dev) end
          error(name .. ': cannot construct a tensor from a ' .. type(a), 2)

@@ -6,9 +6,10 @@ local torch = {}
 -- Registered before the parts load, so any of them may require 'moontorch' itself.
 package.loaded.moontorch = torch
 
-local lib = require 'moontorch.lib'
-local C = lib.C
-local T = require 'moontorch.Tensor'
+local T = require 'moontorch.Tensor' -- fills in moontorch.internal, the library's own helpers
+local C = T.C
+-- Kept only for the files not yet moved to require 'moontorch.internal' (checkpoint.lua,
+-- util/tensorboard.lua, recipes/tools/pack.lua); nothing else may reach in through these.
 torch._T = T
 torch._C = C
 
@@ -38,7 +39,7 @@ function torch.getmetatable(name) return torch.class.metatable(name) end
 function torch.factory(name) return torch.class.factory(name) end
 
 function torch.setnumthreads(n)
-   if type(n) ~= 'number' or n < 1 then error('setnumthreads: expected a positive number, got ' .. tostring(n), 2) end
+   if type(n) ~= 'number' or n < 1 then T.argerror('setnumthreads', 'expected a positive number, got ' .. tostring(n)) end
    C.mt_set_num_threads(n)
 end
 function torch.getnumthreads() return C.mt_get_num_threads() end
@@ -46,7 +47,7 @@ function torch.getnumthreads() return C.mt_get_num_threads() end
 -- Memory held by tensors on the CPU (bytes): allocated, peak, ...
 function torch.memoryStats()
    local s = ffi.new('mt_memory_stats')
-   lib.check(C.mt_memory_stats_get(-1, s))
+   T.check(C.mt_memory_stats_get(-1, s))
    return { allocated = tonumber(s.allocated), reserved = tonumber(s.reserved), peak = tonumber(s.peak_allocated),
       peakReserved = tonumber(s.peak_reserved), allocs = tonumber(s.num_allocs) }
 end

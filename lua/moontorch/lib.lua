@@ -1,5 +1,5 @@
 -- lib.lua: finds and loads libmoontorch and its cdefs (generated from csrc/moontorch.h at
--- build time), and turns C status codes into Lua errors.
+-- build time). Library code reaches C through moontorch.internal, which also raises its errors.
 local ffi = require 'ffi'
 
 local M = {}
@@ -44,16 +44,5 @@ ffi.cdef [[ typedef struct mt_tensor_ref { mt_tensor *h; } mt_tensor_ref; ]]
 
 M.C = ffi.load(libpath)
 M.path = libpath
-
-local C = M.C
--- Raise the C library's last error as a Lua error at the caller's caller (the user's line).
-function M.check(st)
-   if st ~= 0 then error(ffi.string(C.mt_last_error()), 3) end
-end
-
--- Same, for use where the error must point `level` frames up.
-function M.fail(level)
-   error(ffi.string(C.mt_last_error()), level + 1)
-end
 
 return M

@@ -4,9 +4,7 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local lib = require 'moontorch.lib'
-   local C, check = lib.C, lib.check
-   local methods, is_tensor = T.methods, T.is_tensor
+   local C, check, methods, is_tensor = T.C, T.check, T.methods, T.is_tensor
 
    -- 1-based (or negative, from the end) Lua dim -> 0-based C dim; C checks the range
    local function cdim(op, t, dim)
@@ -26,15 +24,6 @@ return function(torch, T)
    local function empty_like(t) return T.empty(C.mt_tensor_dtype(t.h), C.mt_tensor_device(t.h)) end
 
    local function size_str(t) return table.concat(T.sizes(t), 'x') end
-
-   -- raise the C error, naming `op` instead of the C op it was built on
-   local function check_as(st, cname, op)
-      if st ~= 0 then
-         local msg = ffi.string(C.mt_last_error())
-         if msg:sub(1, #cname + 1) == cname .. ':' then msg = op .. msg:sub(#cname + 1) end
-         error(msg, 3)
-      end
-   end
 
    ------------------------------------------------------------------------------------------
    -- index (index_select): a new tensor of the slices index[i] along dim
@@ -97,7 +86,7 @@ return function(torch, T)
       local _, st = T.sizes_buf(strides, true)
       check(C.mt_tensor_as_strided(T.outp, index.h, n, sz, st, C.mt_tensor_offset(index.h)))
       local spread = T.wrap(T.outp[0])
-      check_as(C.mt_scatter(self.h, d, spread.h, src.h, 1), 'scatter', 'indexCopy')
+      check(C.mt_scatter(self.h, d, spread.h, src.h, 1), 'indexCopy', 'scatter')
       return self
    end
 
@@ -121,7 +110,7 @@ return function(torch, T)
       index = index_arg('scatter', index)
       local d = cdim('scatter', self, dim)
       if type(src) == 'number' then
-         check_as(C.mt_scatter_fill(self.h, d, T.h(index, 'scatter'), src, 1), 'scatter_fill', 'scatter')
+         check(C.mt_scatter_fill(self.h, d, T.h(index, 'scatter'), src, 1), 'scatter', 'scatter_fill')
       else
          check(C.mt_scatter(self.h, d, T.h(index, 'scatter'), T.h(src, 'scatter'), 1))
       end

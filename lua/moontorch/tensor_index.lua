@@ -4,15 +4,10 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local lib = require 'moontorch.lib'
-   local C, check = lib.C, lib.check
-   local methods = T.methods
-   local outp = T.outp
+   local C, check, methods, outp = T.C, T.check, T.methods, T.outp
    local floor = math.floor
 
-   local idxbuf = ffi.new('int64_t[8]')
-   local sbuf = ffi.new('int64_t[8]')
-   local stbuf = ffi.new('int64_t[8]')
+   local idxbuf, sbuf, stbuf = T.indexbuf, T.sizebuf, T.stridebuf
    local dbuf = ffi.new('double[1]')
 
    -- typed pointers for the dtypes Lua can read directly; half/bf16 go through C
@@ -139,14 +134,18 @@ return function(torch, T)
    local function is_mask(k) local d = dtype_of(k) return d == T.BYTE or d == T.BOOL end
 
    ------------------------------------------------------------------------------------------
+   -- t[k] for a number k: the number of dimensions, and k as a 0-based index into the first
+   local function number_index(h, k)
+      local nd = C.mt_tensor_ndim(h)
+      if nd == 0 then ndim_error(nd, 3) end
+      return nd, norm_index(k, 1, tonumber(C.mt_tensor_size(h, 0)), 3)
+   end
+
    local function get(t, k)
       local h = t.h
       if h == nil then error('indexing: tensor was freed', 2) end
       if type(k) == 'number' then
-         local nd = C.mt_tensor_ndim(h)
-         if nd == 0 then ndim_error(nd, 2) end
-         local size = tonumber(C.mt_tensor_size(h, 0))
-         local i = norm_index(k, 1, size, 2)
+         local nd, i = number_index(h, k)
          if nd == 1 then
             idxbuf[0] = i
             return read_at(h, i * tonumber(C.mt_tensor_stride(h, 0)))
@@ -177,10 +176,7 @@ return function(torch, T)
       local h = t.h
       if h == nil then error('indexing: tensor was freed', 2) end
       if type(k) == 'number' then
-         local nd = C.mt_tensor_ndim(h)
-         if nd == 0 then ndim_error(nd, 2) end
-         local size = tonumber(C.mt_tensor_size(h, 0))
-         local i = norm_index(k, 1, size, 2)
+         local nd, i = number_index(h, k)
          if nd == 1 and not T.is_tensor(v) then
             idxbuf[0] = i
             return write_at(h, i * tonumber(C.mt_tensor_stride(h, 0)), v, 2)

@@ -4,9 +4,7 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local lib = require 'moontorch.lib'
-   local C, check = lib.C, lib.check
-   local methods, is_tensor = T.methods, T.is_tensor
+   local C, check, methods, is_tensor = T.C, T.check, T.methods, T.is_tensor
 
    -- the result tensor: res when given, else an empty tensor like a (resized by the C op)
    local function result(res, a, op)
@@ -16,15 +14,6 @@ return function(torch, T)
       end
       local h = T.h(a, op)
       return T.empty(C.mt_tensor_dtype(h), C.mt_tensor_device(h))
-   end
-
-   -- raise the C error, naming `op` instead of the C op it was built on
-   local function check_as(st, cname, op)
-      if st ~= 0 then
-         local msg = ffi.string(C.mt_last_error())
-         if cname ~= op and msg:sub(1, #cname + 1) == cname .. ':' then msg = op .. msg:sub(#cname + 1) end
-         error(msg, 3)
-      end
    end
 
    local function view_op(fn, t, ...)
@@ -96,7 +85,7 @@ return function(torch, T)
    function torch.bmm(res, a, b)
       if b == nil then res, a, b = nil, res, a end
       res = result(res, a, 'bmm')
-      check_as(C.mt_baddbmm(res.h, 0, nil, 1, T.h(a, 'bmm'), T.h(b, 'bmm')), 'baddbmm', 'bmm')
+      check(C.mt_baddbmm(res.h, 0, nil, 1, T.h(a, 'bmm'), T.h(b, 'bmm')), 'bmm', 'baddbmm')
       return res
    end
    function methods.bmm(self, a, b)
@@ -134,15 +123,15 @@ return function(torch, T)
          local x0 = view_op(C.mt_tensor_as_strided, x, 2, sx, unit, 0)
          local _, sy = T.sizes_buf({ 0, y:size(3) })
          local y0 = view_op(C.mt_tensor_as_strided, y, 2, sy, unit, 0)
-         check_as(C.mt_addmm(res.h, beta, m.h, alpha, x0.h, y0.h), 'addmm', 'addbmm')
+         check(C.mt_addmm(res.h, beta, m.h, alpha, x0.h, y0.h), 'addbmm', 'addmm')
          return res
       end
       for i = 0, nb - 1 do
          local xi, yi = view_op(C.mt_tensor_select, x, 0, i), view_op(C.mt_tensor_select, y, 0, i)
          if i == 0 then
-            check_as(C.mt_addmm(res.h, beta, m.h, alpha, xi.h, yi.h), 'addmm', 'addbmm')
+            check(C.mt_addmm(res.h, beta, m.h, alpha, xi.h, yi.h), 'addbmm', 'addmm')
          else
-            check_as(C.mt_addmm(res.h, 1, res.h, alpha, xi.h, yi.h), 'addmm', 'addbmm')
+            check(C.mt_addmm(res.h, 1, res.h, alpha, xi.h, yi.h), 'addbmm', 'addmm')
          end
       end
       return res
@@ -156,7 +145,7 @@ return function(torch, T)
    function torch.mv(res, m, v)
       if v == nil then res, m, v = nil, res, m end
       res = result(res, m, 'mv')
-      check_as(C.mt_addmv(res.h, 0, nil, 1, T.h(m, 'mv'), T.h(v, 'mv')), 'addmv', 'mv')
+      check(C.mt_addmv(res.h, 0, nil, 1, T.h(m, 'mv'), T.h(v, 'mv')), 'mv', 'addmv')
       return res
    end
    function methods.mv(self, m, v)
@@ -187,7 +176,7 @@ return function(torch, T)
    local function addr(res, beta, m, alpha, x, y)
       res = result(res, m, 'addr')
       local col, row = outer_views('addr', x, y)
-      check_as(C.mt_addmm(res.h, beta, m.h, alpha, col.h, row.h), 'addmm', 'addr')
+      check(C.mt_addmm(res.h, beta, m.h, alpha, col.h, row.h), 'addr', 'addmm')
       return res
    end
    function torch.addr(...) return addr(parse_add('addr', nil, ...)) end
@@ -197,7 +186,7 @@ return function(torch, T)
       if y == nil then res, x, y = nil, res, x end
       res = result(res, x, 'ger')
       local col, row = outer_views('ger', x, y)
-      check_as(C.mt_addmm(res.h, 0, nil, 1, col.h, row.h), 'addmm', 'ger')
+      check(C.mt_addmm(res.h, 0, nil, 1, col.h, row.h), 'ger', 'addmm')
       return res
    end
    function methods.ger(self, x, y)

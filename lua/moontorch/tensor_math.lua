@@ -7,22 +7,11 @@
 --   identity: true only for the same tensor object, so tables and asserts keep working).
 -- Operands broadcast with numpy's rules and must share dtype and device.
 -- Note: t:sub(...) is Torch7's sub-tensor (narrowing, tensor_view.lua); subtraction is csub.
-local ffi = require 'ffi'
-
 return function(torch, T)
-   local lib = require 'moontorch.lib'
-   local C, check = lib.C, lib.check
-   local methods, is_tensor = T.methods, T.is_tensor
+   local C, check, methods, is_tensor = T.C, T.check, T.methods, T.is_tensor
    local huge = math.huge
-
-   -- raise the C error under the name the user called (t:reciprocal() reports 'reciprocal:',
-   -- not the C op's 'cinv:')
-   local function check_op(st, name)
-      if st ~= 0 then
-         local msg = ffi.string(C.mt_last_error())
-         error((msg:gsub('^[%w_]+:', name .. ':', 1)), 3)
-      end
-   end
+   -- C errors are raised as check(st, name, true): under the name the user called
+   -- (t:reciprocal() reports 'reciprocal:', not the C op's 'cinv:')
 
    local function dtype(t) return C.mt_tensor_dtype(t.h) end
    local function device(t) return C.mt_tensor_device(t.h) end
@@ -59,11 +48,11 @@ return function(torch, T)
    -- fill, zero
    function methods.fill(t, v)
       want_number('fill', v)
-      check_op(C.mt_fill(T.h(t, 'fill'), v), 'fill')
+      check(C.mt_fill(T.h(t, 'fill'), v), 'fill', true)
       return t
    end
    function methods.zero(t)
-      check_op(C.mt_fill(T.h(t, 'zero'), 0), 'zero')
+      check(C.mt_fill(T.h(t, 'zero'), 0), 'zero', true)
       return t
    end
    function torch.fill(t, v) return methods.fill(t, v) end
@@ -83,11 +72,11 @@ return function(torch, T)
          local res, src = nil, a
          if b ~= nil then res, src = a, b end
          res = result(res, src, name)
-         check_op(C.mt_unary(op, res.h, T.h(src, name), 0, 0), name)
+         check(C.mt_unary(op, res.h, T.h(src, name), 0, 0), name, true)
          return res
       end
       methods[name] = function(self, src)
-         check_op(C.mt_unary(op, T.h(self, name), T.h(src or self, name), 0, 0), name)
+         check(C.mt_unary(op, T.h(self, name), T.h(src or self, name), 0, 0), name, true)
          return self
       end
    end
@@ -98,9 +87,9 @@ return function(torch, T)
    --   t:f(b) in place;  t:f(a, b) sets t = f(a, b)
 
    -- scalar forms: how to apply `t op v` for a number v (nil: through a 0-d tensor)
-   local function scalar_unary(op) return function(res, a, v, name) check_op(C.mt_unary(op, res.h, a.h, v, 0), name) end end
+   local function scalar_unary(op) return function(res, a, v, name) check(C.mt_unary(op, res.h, a.h, v, 0), name, true) end end
    local function via_tensor(binop)
-      return function(res, a, v, name) check_op(C.mt_binary(binop, res.h, a.h, scalar_tensor(v, a).h, 1), name) end
+      return function(res, a, v, name) check(C.mt_binary(binop, res.h, a.h, scalar_tensor(v, a).h, 1), name, true) end
    end
    local binaries = {
       mul = { C.MT_MUL, scalar_unary(C.MT_MUL_SCALAR) },
@@ -109,8 +98,8 @@ return function(torch, T)
       cdiv = { C.MT_DIV, scalar_unary(C.MT_DIV_SCALAR) },
       cpow = { C.MT_POW, scalar_unary(C.MT_POW_SCALAR) },
       pow = { C.MT_POW, scalar_unary(C.MT_POW_SCALAR) }, -- torch.pow/t:pow are redefined below
-      cmax = { C.MT_MAXIMUM, function(res, a, v) check_op(C.mt_unary(C.MT_CLAMP, res.h, a.h, v, huge), 'cmax') end },
-      cmin = { C.MT_MINIMUM, function(res, a, v) check_op(C.mt_unary(C.MT_CLAMP, res.h, a.h, -huge, v), 'cmin') end },
+      cmax = { C.MT_MAXIMUM, function(res, a, v) check(C.mt_unary(C.MT_CLAMP, res.h, a.h, v, huge), 'cmax', true) end },
+      cmin = { C.MT_MINIMUM, function(res, a, v) check(C.mt_unary(C.MT_CLAMP, res.h, a.h, -huge, v), 'cmin', true) end },
       fmod = { C.MT_FMOD, via_tensor(C.MT_FMOD) },
       atan2 = { C.MT_ATAN2, via_tensor(C.MT_ATAN2) },
    }
@@ -121,7 +110,7 @@ return function(torch, T)
       T.h(a, name)
       if is_tensor(b) then
          res = result(res, a, name)
-         check_op(C.mt_binary(spec[1], res.h, a.h, T.h(b, name), 1), name)
+         check(C.mt_binary(spec[1], res.h, a.h, T.h(b, name), 1), name, true)
       else
          res = result(res, a, name)
          spec[2](res, a, b, name)
@@ -147,7 +136,7 @@ return function(torch, T)
       if type(a) == 'number' then
          if not is_tensor(b) then error('pow: expected a tensor operand, got ' .. type(a) .. ' and ' .. type(b), 3) end
          res = result(res, b, 'pow')
-         check_op(C.mt_unary(C.MT_RPOW_SCALAR, res.h, T.h(b, 'pow'), a, 0), 'pow')
+         check(C.mt_unary(C.MT_RPOW_SCALAR, res.h, T.h(b, 'pow'), a, 0), 'pow', true)
          return res
       end
       return apply_binary('pow', res, a, b)
@@ -171,11 +160,11 @@ return function(torch, T)
       if is_tensor(b) then
          if v ~= nil then want_number(name, v, 'the scale') end
          res = result(res, a, name)
-         check_op(C.mt_binary(sign > 0 and C.MT_ADD or C.MT_SUB, res.h, a.h, T.h(b, name), v or 1), name)
+         check(C.mt_binary(sign > 0 and C.MT_ADD or C.MT_SUB, res.h, a.h, T.h(b, name), v or 1), name, true)
       else
          if v ~= nil then error(name .. ': a scale needs a tensor operand, got two numbers', 3) end
          res = result(res, a, name)
-         check_op(C.mt_unary(C.MT_ADD_SCALAR, res.h, a.h, sign * b, 0), name)
+         check(C.mt_unary(C.MT_ADD_SCALAR, res.h, a.h, sign * b, 0), name, true)
       end
       return res
    end
@@ -221,7 +210,7 @@ return function(torch, T)
       want_number('clamp', lo, 'the lower bound')
       want_number('clamp', hi, 'the upper bound')
       res = result(res, a, 'clamp')
-      check_op(C.mt_unary(C.MT_CLAMP, res.h, T.h(a, 'clamp'), lo, hi), 'clamp')
+      check(C.mt_unary(C.MT_CLAMP, res.h, T.h(a, 'clamp'), lo, hi), 'clamp', true)
       return res
    end
    function torch.clamp(a, b, c, d)
@@ -240,7 +229,7 @@ return function(torch, T)
       local function apply(res, x, v, t1, t2)
          if v ~= nil then want_number(name, v, 'the scale') end
          res = result(res, x, name)
-         check_op(fn(res.h, T.h(x, name), v or 1, T.h(t1, name), T.h(t2, name)), name)
+         check(fn(res.h, T.h(x, name), v or 1, T.h(t1, name), T.h(t2, name)), name, true)
          return res
       end
       torch[name] = function(...)
@@ -272,9 +261,9 @@ return function(torch, T)
    local function apply_lerp(res, a, b, w)
       want_number('lerp', w, 'the weight')
       local d = result(nil, a, 'lerp')
-      check_op(C.mt_binary(C.MT_SUB, d.h, T.h(b, 'lerp'), T.h(a, 'lerp'), 1), 'lerp')
+      check(C.mt_binary(C.MT_SUB, d.h, T.h(b, 'lerp'), T.h(a, 'lerp'), 1), 'lerp', true)
       res = result(res, a, 'lerp')
-      check_op(C.mt_binary(C.MT_ADD, res.h, a.h, d.h, w), 'lerp')
+      check(C.mt_binary(C.MT_ADD, res.h, a.h, d.h, w), 'lerp', true)
       return res
    end
    function torch.lerp(...)
@@ -299,9 +288,9 @@ return function(torch, T)
          want_operand(name, b)
          res = result(res, a, name, T.BYTE)
          if is_tensor(b) then
-            check_op(C.mt_binary(ops[1], res.h, a.h, T.h(b, name), 1), name)
+            check(C.mt_binary(ops[1], res.h, a.h, T.h(b, name), 1), name, true)
          else
-            check_op(C.mt_unary(ops[2], res.h, a.h, b, 0), name)
+            check(C.mt_unary(ops[2], res.h, a.h, b, 0), name, true)
          end
          return res
       end
@@ -320,12 +309,12 @@ return function(torch, T)
    -- masks: t:maskedFill(mask, v) in place; torch.maskedSelect([res,] src, mask) (1-d result)
    function methods.maskedFill(t, mask, v)
       want_number('maskedFill', v)
-      check_op(C.mt_masked_fill(T.h(t, 'maskedFill'), T.h(mask, 'maskedFill'), v), 'maskedFill')
+      check(C.mt_masked_fill(T.h(t, 'maskedFill'), T.h(mask, 'maskedFill'), v), 'maskedFill', true)
       return t
    end
    local function masked_select(res, src, mask)
       res = result(res, src, 'maskedSelect')
-      check_op(C.mt_masked_select(res.h, T.h(src, 'maskedSelect'), T.h(mask, 'maskedSelect')), 'maskedSelect')
+      check(C.mt_masked_select(res.h, T.h(src, 'maskedSelect'), T.h(mask, 'maskedSelect')), 'maskedSelect', true)
       return res
    end
    function torch.maskedSelect(a, b, c)
@@ -357,7 +346,7 @@ return function(torch, T)
          if is_tensor(b) or type(b) == 'number' then return apply_add('sub', -1, nil, a, nil, b) end
       elseif type(a) == 'number' and is_tensor(b) then
          local r = result(nil, b, 'csub')
-         check_op(C.mt_binary(C.MT_SUB, r.h, scalar_tensor(a, b).h, b.h, 1), 'sub')
+         check(C.mt_binary(C.MT_SUB, r.h, scalar_tensor(a, b).h, b.h, 1), 'sub', true)
          return r
       end
       operand_error('sub', a, b)
@@ -367,14 +356,14 @@ return function(torch, T)
          if is_tensor(b) or type(b) == 'number' then return apply_binary('div', nil, a, b) end
       elseif type(a) == 'number' and is_tensor(b) then
          local r = result(nil, b, 'div')
-         check_op(C.mt_binary(C.MT_DIV, r.h, scalar_tensor(a, b).h, b.h, 1), 'div')
+         check(C.mt_binary(C.MT_DIV, r.h, scalar_tensor(a, b).h, b.h, 1), 'div', true)
          return r
       end
       operand_error('div', a, b)
    end
    mt.__unm = function(a)
       local r = result(nil, a, 'neg')
-      check_op(C.mt_unary(C.MT_NEG, r.h, a.h, 0, 0), 'neg')
+      check(C.mt_unary(C.MT_NEG, r.h, a.h, 0, 0), 'neg', true)
       return r
    end
    -- tensor * tensor follows Torch7: vector.vector is a number (dot), matrix*vector is mv,

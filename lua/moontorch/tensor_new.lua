@@ -3,8 +3,7 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local C, check = require('moontorch.lib').C, require('moontorch.lib').check
-   local methods = T.methods
+   local C, check, methods = T.C, T.check, T.methods
 
    -- Shape and flat values of a nested Lua table of numbers.
    local function table_shape(data)
@@ -59,6 +58,14 @@ return function(torch, T)
       return T.from_flat(flat, shape, dtype, device)
    end
 
+   -- A new tensor over t's storage with its sizes, strides and offset (torch.FloatTensor(t)).
+   function T.alias(t)
+      local n, sizes = T.sizes_buf(T.sizes(t))
+      local _, strides = T.sizes_buf(methods.stride(t), true)
+      check(C.mt_tensor_as_strided(T.outp, t.h, n, sizes, strides, C.mt_tensor_offset(t.h)))
+      return T.wrap(T.outp[0])
+   end
+
    -- Build a constructor for one dtype/device: the rules of Torch7's torch.XTensor(...)
    local function constructor(dtype, device)
       return function(a, ...)
@@ -70,10 +77,7 @@ return function(torch, T)
             if a:dtype() ~= dtype or a:device() ~= device then
                error('tensor: cannot share storage between ' .. a:type() .. ' and ' .. T.typename(dtype, device), 2)
             end
-            local n, sizes = T.sizes_buf(T.sizes(a))
-            local _, strides = T.sizes_buf(a:stride(), true)
-            check(C.mt_tensor_as_strided(T.outp, a.h, n, sizes, strides, C.mt_tensor_offset(a.h)))
-            return T.wrap(T.outp[0])
+            return T.alias(a)
          end
          -- Torch7: torch.Tensor(storage [, offset, sizes [, strides]]) views the storage
          if T.is_storage and T.is_storage(a) then return T.methods.set(T.empty(dtype, device), a, ...) end
@@ -178,7 +182,10 @@ return function(torch, T)
       if res then check(C.mt_tensor_resize(res.h, T.sizes_buf { n }))
       else res = T.new(T.default_dtype(), T.CPU, { n }) end
       check(C.mt_arange(res.h, a, n > 1 and (b - a) / (n - 1) or 0))
-      if n > 1 then check(C.mt_tensor_set_item(res.h, ffi.new('int64_t[1]', n - 1), b)) end
+      if n > 1 then
+         T.indexbuf[0] = n - 1
+         check(C.mt_tensor_set_item(res.h, T.indexbuf, b))
+      end
       return res
    end
    function torch.logspace(res, a, b, n)
@@ -195,8 +202,9 @@ return function(torch, T)
       check(C.mt_fill(res.h, 0))
       local k = math.min(n, m)
       if k > 0 then
-         local st = ffi.new('int64_t[1]', m + 1)
-         check(C.mt_tensor_as_strided(T.outp, res.h, 1, ffi.new('int64_t[1]', k), st, C.mt_tensor_offset(res.h)))
+         local _, size = T.sizes_buf { k }
+         local _, stride = T.sizes_buf({ m + 1 }, true)
+         check(C.mt_tensor_as_strided(T.outp, res.h, 1, size, stride, C.mt_tensor_offset(res.h)))
          local diag = T.wrap(T.outp[0])
          check(C.mt_fill(diag.h, 1))
       end

@@ -6,9 +6,7 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local lib = require 'moontorch.lib'
-   local C, check = lib.C, lib.check
-   local methods = T.methods
+   local C, check, methods = T.C, T.check, T.methods
    local floor, abs, huge = math.floor, math.abs, math.huge
 
    local opts = { precision = 4, threshold = 1000, edgeitems = 3, linewidth = 80 }
@@ -33,8 +31,6 @@ return function(torch, T)
       for k, v in pairs(opts) do r[k] = v end
       return r
    end
-
-   local sbuf = ffi.new('int64_t[8]')
 
    ------------------------------------------------------------------------------------------
    -- The part of t that is shown, as a contiguous CPU double tensor R, and for each dimension

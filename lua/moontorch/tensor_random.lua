@@ -7,9 +7,7 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local lib = require 'moontorch.lib'
-   local C, check = lib.C, lib.check
-   local methods, is_tensor = T.methods, T.is_tensor
+   local C, check, methods, is_tensor = T.C, T.check, T.methods, T.is_tensor
    local floor = math.floor
 
    local gen = ffi.new('mt_generator')

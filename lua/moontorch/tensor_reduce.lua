@@ -8,9 +8,7 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local lib = require 'moontorch.lib'
-   local C = lib.C
-   local methods = T.methods
+   local C, methods = T.C, T.methods
    local floor = math.floor
    local valbuf = ffi.new('double[1]')
 
@@ -48,7 +46,7 @@ return function(torch, T)
    local function last_dim(t) return math.max(C.mt_tensor_ndim(t.h), 1) end
 
    local function full_value(op, t, p)
-      if C.mt_reduce_all_value(op, t.h, p or 0, valbuf) ~= 0 then lib.fail(4) end
+      if C.mt_reduce_all_value(op, t.h, p or 0, valbuf) ~= 0 then T.raise(nil, nil, 4) end
       return valbuf[0]
    end
 
@@ -64,7 +62,7 @@ return function(torch, T)
       if res ~= nil then need(res, name, 'result') end
       if ind ~= nil then need(ind, name, 'indices result') end
       res = res or T.empty(out_dtype(op, t), C.mt_tensor_device(t.h))
-      if C.mt_reduce(op, res.h, ind and ind.h or nil, t.h, d, 1, p or 0, 1) ~= 0 then lib.fail(4) end
+      if C.mt_reduce(op, res.h, ind and ind.h or nil, t.h, d, 1, p or 0, 1) ~= 0 then T.raise(nil, nil, 4) end
       return res
    end
 
@@ -215,7 +213,7 @@ return function(torch, T)
       local dev = C.mt_tensor_device(t.h)
       resval = resval or T.empty(C.mt_tensor_dtype(t.h), dev)
       resind = resind or T.empty(T.LONG, dev)
-      if C.mt_sort(resval.h, resind.h, t.h, d, desc and 1 or 0, 1) ~= 0 then lib.fail(3) end
+      if C.mt_sort(resval.h, resind.h, t.h, d, desc and 1 or 0, 1) ~= 0 then T.raise(nil, nil, 3) end
       return resval, resind
    end
 
@@ -253,7 +251,7 @@ return function(torch, T)
       resval = resval or T.empty(C.mt_tensor_dtype(t.h), dev)
       resind = resind or T.empty(T.LONG, dev)
       if C.mt_topk(resval.h, resind.h, t.h, k, d, dir and 1 or 0, sorted == false and 0 or 1, 1) ~= 0 then
-         lib.fail(3)
+         T.raise(nil, nil, 3)
       end
       return resval, resind
    end

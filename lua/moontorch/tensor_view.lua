@@ -5,17 +5,11 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local lib = require 'moontorch.lib'
-   local C, check = lib.C, lib.check
-   local methods = T.methods
-   local outp = T.outp
-   local floor = math.floor
+   local C, check, methods, outp = T.C, T.check, T.methods, T.outp
+   local is_int, size_list, sizes_buf = T.is_int, T.size_list, T.sizes_buf
 
-   local sbuf = ffi.new('int64_t[8]')
-   local stbuf = ffi.new('int64_t[8]')
+   local sbuf, stbuf = T.sizebuf, T.stridebuf
    local dimbuf = ffi.new('int[8]')
-
-   local function is_int(x) return type(x) == 'number' and x == floor(x) end
 
    -- "2x3x4", as C's messages print shapes
    local function shape_str(t)
@@ -24,29 +18,6 @@ return function(torch, T)
       return table.concat(s, 'x')
    end
    T.shape_str = shape_str
-
-   -- Sizes given as numbers, a LongStorage or a plain table: a Lua array.
-   local function size_list(a, ...)
-      if a == nil then return {} end
-      if T.is_size(a) then return a end
-      if type(a) == 'table' and not T.is_tensor(a) then return a end
-      return { a, ... }
-   end
-   T.size_list = size_list
-
-   -- A Lua array of sizes into a scratch int64 buffer; errors point `level` frames up.
-   local function to_buf(op, sizes, buf, level)
-      local n = #sizes
-      if n > 8 then error(('%s: at most 8 dimensions are supported, got %d'):format(op, n), level + 1) end
-      for i = 1, n do
-         local s = sizes[i]
-         if not is_int(s) then
-            error(('%s: size %d must be an integer, got %s'):format(op, i, tostring(s)), level + 1)
-         end
-         buf[i - 1] = s
-      end
-      return n, buf
-   end
 
    -- Torch7 dimension (1-based, negative from the end) to a 0-based C dimension. `extra`
    -- admits one past the last dimension (unsqueeze).
@@ -67,19 +38,26 @@ return function(torch, T)
 
    ------------------------------------------------------------------------------------------
    -- views
-   function methods.view(t, ...)
-      local h = h_of(t, 'view')
-      local n, buf = to_buf('view', size_list(...), sbuf, 2)
-      check(C.mt_tensor_view(outp, h, n, buf))
-      return T.wrap(outp[0])
+   -- t:op(sizes...) and t:opAs(other) for view, expand and resize: sizes in the scratch
+   -- array, then fn(t, h, n, sizes) does the op. fn is tail-called, so the errors it raises
+   -- point at the user's line as the method's own would.
+   local function with_sizes(op, fn)
+      methods[op] = function(t, ...)
+         local h = h_of(t, op)
+         local n, buf = sizes_buf(size_list(...), false, op)
+         return fn(t, h, n, buf)
+      end
+      methods[op .. 'As'] = function(t, other)
+         local h = h_of(t, op .. 'As')
+         local n, buf = sizes_buf(T.sizes(T.is_tensor(other) and other or h_of(other, op .. 'As')), false, op .. 'As')
+         return fn(t, h, n, buf)
+      end
    end
 
-   function methods.viewAs(t, other)
-      local h = h_of(t, 'viewAs')
-      local n, buf = to_buf('viewAs', T.sizes(T.is_tensor(other) and other or h_of(other, 'viewAs')), sbuf, 2)
+   with_sizes('view', function(t, h, n, buf)
       check(C.mt_tensor_view(outp, h, n, buf))
       return T.wrap(outp[0])
-   end
+   end)
 
    -- reshape: a view when the layout allows it, else a contiguous copy. Torch7's
    -- torch.reshape(res, x, sizes) copies into res.
@@ -89,7 +67,7 @@ return function(torch, T)
       if C.mt_tensor_dtype(rh) ~= C.mt_tensor_dtype(r.h) or C.mt_tensor_device(rh) ~= C.mt_tensor_device(r.h) then
          error(('reshape: result is a %s, source a %s'):format(res:type(), t:type()), 3)
       end
-      local n, buf = to_buf('reshape', T.sizes(r), sbuf, 2)
+      local n, buf = sizes_buf(T.sizes(r), false, 'reshape')
       check(C.mt_tensor_resize(rh, n, buf))
       check(C.mt_copy(rh, r.h))
       return res
@@ -98,17 +76,13 @@ return function(torch, T)
    function methods.reshape(t, ...)
       if T.is_tensor((...)) then return reshape_into(t, ...) end
       local h = h_of(t, 'reshape')
-      local n, buf = to_buf('reshape', size_list(...), sbuf, 2)
+      local n, buf = sizes_buf(size_list(...), false, 'reshape')
       if C.mt_tensor_view(outp, h, n, buf) == 0 then return T.wrap(outp[0]) end
       -- a size mismatch is an error whatever the layout; only a stride problem falls back
-      if C.mt_tensor_is_contiguous(h) == 1 then
-         error((ffi.string(C.mt_last_error()):gsub('^view:', 'reshape:')), 2)
-      end
+      if C.mt_tensor_is_contiguous(h) == 1 then T.raise('reshape', 'view') end
       local c = methods.clone(t)
-      n, buf = to_buf('reshape', size_list(...), sbuf, 2)
-      if C.mt_tensor_view(outp, c.h, n, buf) ~= 0 then
-         error((ffi.string(C.mt_last_error()):gsub('^view:', 'reshape:')), 2)
-      end
+      n, buf = sizes_buf(size_list(...), false, 'reshape')
+      if C.mt_tensor_view(outp, c.h, n, buf) ~= 0 then T.raise('reshape', 'view') end
       return T.wrap(outp[0])
    end
 
@@ -194,19 +168,10 @@ return function(torch, T)
       return T.wrap(outp[0])
    end
 
-   function methods.expand(t, ...)
-      local h = h_of(t, 'expand')
-      local n, buf = to_buf('expand', size_list(...), sbuf, 2)
+   with_sizes('expand', function(t, h, n, buf)
       check(C.mt_tensor_expand(outp, h, n, buf))
       return T.wrap(outp[0])
-   end
-
-   function methods.expandAs(t, other)
-      local h = h_of(t, 'expandAs')
-      local n, buf = to_buf('expandAs', T.sizes(T.is_tensor(other) and other or h_of(other, 'expandAs')), sbuf, 2)
-      check(C.mt_tensor_expand(outp, h, n, buf))
-      return T.wrap(outp[0])
-   end
+   end)
 
    -- squeeze(): drop every size-1 dimension (a one-element tensor becomes 0-d);
    -- squeeze(dim): drop that one if its size is 1.
@@ -257,19 +222,10 @@ return function(torch, T)
 
    ------------------------------------------------------------------------------------------
    -- in-place metadata
-   function methods.resize(t, ...)
-      local h = h_of(t, 'resize')
-      local n, buf = to_buf('resize', size_list(...), sbuf, 2)
+   with_sizes('resize', function(t, h, n, buf)
       check(C.mt_tensor_resize(h, n, buf))
       return t
-   end
-
-   function methods.resizeAs(t, other)
-      local h = h_of(t, 'resizeAs')
-      local n, buf = to_buf('resizeAs', T.sizes(T.is_tensor(other) and other or h_of(other, 'resizeAs')), sbuf, 2)
-      check(C.mt_tensor_resize(h, n, buf))
-      return t
-   end
+   end)
 
    local function same_type(op, a, b)
       if C.mt_tensor_dtype(a.h) ~= C.mt_tensor_dtype(b.h) or C.mt_tensor_device(a.h) ~= C.mt_tensor_device(b.h) then
@@ -293,14 +249,14 @@ return function(torch, T)
          if not is_int(offset) then error('set: storage offset must be an integer, got ' .. tostring(offset), 2) end
          if sizes == nil then sizes = { tonumber(C.mt_tensor_storage_numel(base.h)) - (offset - 1) } end
          local sz = size_list(sizes)
-         local n = to_buf('set', sz, sbuf, 2)
+         local n = sizes_buf(sz, false, 'set')
          if strides == nil then
             local s = 1
             for i = n, 1, -1 do stbuf[i - 1] = s; s = s * math.max(sz[i], 1) end
          else
             local st = size_list(strides)
             if #st ~= n then error(('set: %d sizes but %d strides'):format(n, #st), 2) end
-            to_buf('set', st, stbuf, 2)
+            sizes_buf(st, true, 'set')
          end
          check(C.mt_tensor_as_strided(outp, base.h, n, sbuf, stbuf, offset - 1))
          local v = T.wrap(outp[0])

@@ -8,7 +8,8 @@
 -- CIFAR-10, N x 2 (coarse, fine) for CIFAR-100.
 local ffi = require 'ffi'
 local torch = require 'moontorch'
-local C, T = torch._C, torch._T
+local T = require 'moontorch.internal'
+local C = T.C
 
 local cifar = {}
 
@@ -18,7 +19,7 @@ function cifar.load(path, opts)
    if type(path) ~= 'string' then error('cifar.load: expected a file name, got ' .. type(path), 2) end
    if opts ~= nil and type(opts) ~= 'table' then error('cifar.load: options must be a table', 2) end
    local nlabels = (opts and opts.cifar100) and 2 or 1
-   if C.mt_cifar_load(imgp, labp, path, nlabels) ~= 0 then error(ffi.string(C.mt_last_error()), 2) end
+   if C.mt_cifar_load(imgp, labp, path, nlabels) ~= 0 then T.raise() end
    local images, labels = T.wrap(imgp[0]), T.wrap(labp[0])
    labels:add(1) -- the files count from 0, Torch from 1
    if nlabels == 1 then labels = labels:view(labels:size(1)) end

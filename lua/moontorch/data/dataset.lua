@@ -9,25 +9,21 @@
 local ffi = require 'ffi'
 local torch = require 'moontorch'
 local fs = require 'moontorch.data.fs'
-local C, T = torch._C, torch._T
+local T = require 'moontorch.internal'
+local C = T.C
 
 local M = {}
 local Dataset = {}
 Dataset.__index = Dataset
 M.DatasetClass = Dataset
 
-local function fail(op, level)
-   local msg = ffi.string(C.mt_last_error())
-   if msg:sub(1, #op) ~= op then msg = op .. ': ' .. msg end -- C messages may name the op already
-   error(msg, level + 1)
-end
 
 local function is_int(x) return type(x) == 'number' and x == math.floor(x) and x > -2 ^ 53 and x < 2 ^ 53 end
 
 -- data.Dataset(): an empty dataset to fill with addFile/addClass/addFolder/addShard
 function M.Dataset()
    local p = ffi.new('mt_dataset *[1]')
-   if C.mt_dataset_new(p) ~= 0 then fail('Dataset', 2) end
+   if C.mt_dataset_new(p) ~= 0 then T.raise('Dataset') end
    return setmetatable({ h = ffi.gc(p[0], C.mt_dataset_free) }, Dataset)
 end
 
@@ -36,7 +32,7 @@ function M.ImageFolder(root, opts)
    if type(root) ~= 'string' then error('ImageFolder: expected a folder name, got ' .. type(root), 2) end
    opts = opts or {}
    local ds = M.Dataset()
-   if C.mt_dataset_add_folder(ds.h, root, opts.extensions or 'jpg,jpeg,png') ~= 0 then fail('ImageFolder', 2) end
+   if C.mt_dataset_add_folder(ds.h, root, opts.extensions or 'jpg,jpeg,png') ~= 0 then T.raise('ImageFolder') end
    return ds
 end
 
@@ -69,7 +65,7 @@ function M.Shards(dir)
    local nshards = 0
    for _, name in ipairs(names) do
       if name:match('%.mts$') then
-         if C.mt_dataset_add_shard(ds.h, dir .. '/' .. name) ~= 0 then fail('Shards', 2) end
+         if C.mt_dataset_add_shard(ds.h, dir .. '/' .. name) ~= 0 then T.raise('Shards') end
          nshards = nshards + 1
       end
    end
@@ -77,7 +73,7 @@ function M.Shards(dir)
    -- a label beyond classes.txt means the two do not belong together
    local label, name = ffi.new('int32_t[1]'), ffi.new('const char *[1]')
    for i = 0, tonumber(C.mt_dataset_size(ds.h)) - 1 do
-      if C.mt_dataset_sample(ds.h, i, label, name) ~= 0 then fail('Shards', 2) end
+      if C.mt_dataset_sample(ds.h, i, label, name) ~= 0 then T.raise('Shards') end
       if label[0] >= #classes then
          error(('Shards: %s has label %d but %s/classes.txt lists %d classes'):format(ffi.string(name[0]), label[0] + 1,
             dir, #classes), 2)
@@ -91,26 +87,26 @@ function Dataset:addFile(path, label)
    if not is_int(label) or label < 1 or label > 2 ^ 31 then
       error(('Dataset:addFile: label must be an integer >= 1 (1-based), got %s'):format(tostring(label)), 2)
    end
-   if C.mt_dataset_add_file(self.h, path, label - 1) ~= 0 then fail('Dataset:addFile', 2) end
+   if C.mt_dataset_add_file(self.h, path, label - 1) ~= 0 then T.raise('Dataset:addFile') end
    return self
 end
 
 function Dataset:addClass(name)
    if type(name) ~= 'string' then error('Dataset:addClass: expected a class name, got ' .. type(name), 2) end
-   if C.mt_dataset_add_class(self.h, name) ~= 0 then fail('Dataset:addClass', 2) end
+   if C.mt_dataset_add_class(self.h, name) ~= 0 then T.raise('Dataset:addClass') end
    return self
 end
 
 -- classes and files of an ImageFolder root, appended (labels continue after existing classes)
 function Dataset:addFolder(root, extensions)
    if type(root) ~= 'string' then error('Dataset:addFolder: expected a folder name, got ' .. type(root), 2) end
-   if C.mt_dataset_add_folder(self.h, root, extensions or 'jpg,jpeg,png') ~= 0 then fail('Dataset:addFolder', 2) end
+   if C.mt_dataset_add_folder(self.h, root, extensions or 'jpg,jpeg,png') ~= 0 then T.raise('Dataset:addFolder') end
    return self
 end
 
 function Dataset:addShard(path)
    if type(path) ~= 'string' then error('Dataset:addShard: expected a file name, got ' .. type(path), 2) end
-   if C.mt_dataset_add_shard(self.h, path) ~= 0 then fail('Dataset:addShard', 2) end
+   if C.mt_dataset_add_shard(self.h, path) ~= 0 then T.raise('Dataset:addShard') end
    return self
 end
 
@@ -133,14 +129,14 @@ local label_buf, name_buf = ffi.new('int32_t[1]'), ffi.new('const char *[1]')
 -- label (1-based) and name of sample i (1-based)
 function Dataset:sample(i)
    check_index(self, i, 'Dataset:sample')
-   if C.mt_dataset_sample(self.h, i - 1, label_buf, name_buf) ~= 0 then fail('Dataset:sample', 2) end
+   if C.mt_dataset_sample(self.h, i - 1, label_buf, name_buf) ~= 0 then T.raise('Dataset:sample') end
    return label_buf[0] + 1, ffi.string(name_buf[0])
 end
 
 -- the encoded bytes of sample i as a ByteTensor
 function Dataset:read(i)
    check_index(self, i, 'Dataset:read')
-   if C.mt_dataset_read(self.h, i - 1, T.outp) ~= 0 then fail('Dataset:read', 2) end
+   if C.mt_dataset_read(self.h, i - 1, T.outp) ~= 0 then T.raise('Dataset:read') end
    return T.wrap(T.outp[0])
 end
 
@@ -167,7 +163,7 @@ function Dataset:cache(opts)
    if not is_int(budget) or budget < 0 then error('Dataset:cache: budget must be a byte count >= 0', 2) end
    if not is_int(threads) or threads < 1 then error('Dataset:cache: threads must be an integer >= 1', 2) end
    if C.mt_dataset_cache(self.h, rank, world, opts.replicated and 1 or 0, budget, threads) ~= 0 then
-      fail('Dataset:cache', 2)
+      T.raise('Dataset:cache')
    end
    return self
 end
@@ -177,7 +173,7 @@ function Dataset:partitionBytes(rank, world, replicated)
    rank, world = rank_world('Dataset:partitionBytes', rank, world)
    local out = ffi.new('uint64_t[1]')
    if C.mt_dataset_partition_bytes(self.h, rank, world, replicated and 1 or 0, out) ~= 0 then
-      fail('Dataset:partitionBytes', 2)
+      T.raise('Dataset:partitionBytes')
    end
    return tonumber(out[0])
 end

@@ -9,7 +9,8 @@
 -- byte offset (in the decompressed stream) where it went wrong.
 local ffi = require 'ffi'
 local torch = require 'moontorch'
-local C, T = torch._C, torch._T
+local T = require 'moontorch.internal'
+local C = T.C
 
 local idx = {}
 
@@ -29,7 +30,7 @@ idx.types = types
 function idx.read(path)
    if type(path) ~= 'string' then error('idx.read: expected a file name, got ' .. type(path), 2) end
    local outp = T.outp
-   if C.mt_idx_load(outp, path) ~= 0 then error(ffi.string(C.mt_last_error()), 2) end
+   if C.mt_idx_load(outp, path) ~= 0 then T.raise() end
    return T.wrap(outp[0])
 end
 
@@ -47,7 +48,7 @@ function idx.parse(bytes, what)
    end
    if what ~= nil and type(what) ~= 'string' then error('idx.parse: the name must be a string', 2) end
    local outp = T.outp
-   if C.mt_idx_parse(outp, ptr, len, what or '<string>') ~= 0 then error(ffi.string(C.mt_last_error()), 2) end
+   if C.mt_idx_parse(outp, ptr, len, what or '<string>') ~= 0 then T.raise() end
    return T.wrap(outp[0])
 end
 

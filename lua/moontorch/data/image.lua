@@ -9,13 +9,13 @@
 -- the magic bytes, never from a name. Grey is expanded to RGB, CMYK converted, alpha dropped.
 local ffi = require 'ffi'
 local torch = require 'moontorch'
-local C, T = torch._C, torch._T
+local T = require 'moontorch.internal'
+local C = T.C
 
 local image = {}
 local format_names = { [1] = 'jpeg', [2] = 'png' }
 local format_codes = { jpeg = 1, jpg = 1, png = 2 }
 
-local function fail(op, level) error(op .. ': ' .. ffi.string(C.mt_last_error()), level + 1) end
 
 -- The object whose memory a C call reads sits here during the call, so that the garbage
 -- collector cannot take it (a local that is no longer used is no anchor for compiled code).
@@ -53,7 +53,7 @@ function image.info(bytes)
    local p, n = bytes_of(bytes, 'image.info')
    local st = C.mt_image_info(p, n, ibuf, ibuf + 1, ibuf + 2, ibuf + 3)
    release()
-   if st ~= 0 then fail('image.info', 2) end
+   if st ~= 0 then T.raise('image.info') end
    return { format = format_names[ibuf[0]], width = ibuf[1], height = ibuf[2], channels = ibuf[3] }
 end
 
@@ -62,7 +62,7 @@ local function decode(bytes, d, op, what)
    local st = C.mt_image_decode(T.outp, p, n, d)
    release()
    if st ~= 0 then
-      error(('%s: %s%s'):format(op, what and (what .. ': ') or '', ffi.string(C.mt_last_error())), 3)
+      T.raise(what and (op .. ': ' .. what) or op, nil, 3)
    end
    return T.wrap(T.outp[0])
 end
@@ -85,7 +85,7 @@ function image.encode(img, format, quality)
       error('image.encode: img must be a torch.ByteTensor (0..255), got a ' .. img:type(), 2)
    end
    if not img:isContiguous() then img = img:contiguous() end
-   if C.mt_image_encode(T.outp, T.h(img), code, quality) ~= 0 then fail('image.encode', 2) end
+   if C.mt_image_encode(T.outp, T.h(img), code, quality) ~= 0 then T.raise('image.encode') end
    return T.wrap(T.outp[0])
 end
 

@@ -8,7 +8,8 @@
 -- Batches are fresh tensors: keep them as long as you like.
 local ffi = require 'ffi'
 local torch = require 'moontorch'
-local C, T = torch._C, torch._T
+local T = require 'moontorch.internal'
+local C = T.C
 
 pcall(ffi.cdef, 'long sysconf(int name);')
 
@@ -25,9 +26,6 @@ local defaults = {
    partitioned = false, skipBad = true, pinned = false, seed = 1,
 }
 
-local function check(op, level)
-   error(op .. ': ' .. ffi.string(C.mt_last_error()), level + 1)
-end
 
 local Loader = {}
 Loader.__index = Loader
@@ -52,7 +50,7 @@ function M.Loader(dataset, transform, opts)
    c.skip_bad, c.pinned = o.skipBad and 1 or 0, o.pinned and 1 or 0
    c.rank, c.world, c.seed = o.rank, o.world, o.seed
    local p = ffi.new('mt_loader *[1]')
-   if C.mt_loader_new(p, dataset.h, transform.c, c) ~= 0 then check(op, 2) end
+   if C.mt_loader_new(p, dataset.h, transform.c, c) ~= 0 then T.raise(op) end
    local self = setmetatable({ dataset = dataset, transform = transform, opts = o }, Loader)
    self.h = ffi.gc(p[0], C.mt_loader_free)
    self.info = ffi.new('mt_batch_info')
@@ -65,13 +63,13 @@ function Loader:nbatches() return tonumber(C.mt_loader_nbatches(self.h)) end
 -- begin epoch (>= 1) at batch `first` (1-based; for resuming mid-epoch)
 function Loader:start(epoch, first)
    first = first or 1
-   if C.mt_loader_start(self.h, epoch, first - 1) ~= 0 then check('Loader:start', 2) end
+   if C.mt_loader_start(self.h, epoch, first - 1) ~= 0 then T.raise('Loader:start') end
 end
 
 -- the next batch of the epoch, or nil after the last
 function Loader:next()
    local info = self.info
-   if C.mt_loader_next(self.h, self.inp, self.tgp, info) ~= 0 then check('Loader:next', 2) end
+   if C.mt_loader_next(self.h, self.inp, self.tgp, info) ~= 0 then T.raise('Loader:next') end
    if self.inp[0] == nil then return nil end
    local input, target = T.wrap(self.inp[0]), T.wrap(self.tgp[0])
    return input, target, {

@@ -9,11 +9,8 @@
 -- depends only on (seed, counter). Crop offsets are 0-based pixels, as in the C API.
 local ffi = require 'ffi'
 local torch = require 'moontorch'
-local C, T = torch._C, torch._T
-
-local function check(status, level)
-   if status ~= 0 then error(ffi.string(C.mt_last_error()), level + 1) end
-end
+local T = require 'moontorch.internal'
+local C, check = T.C, T.check
 
 local Transform = {}
 Transform.__index = Transform
@@ -89,7 +86,7 @@ local function new(opts)
    end
    -- the C side validates the rest (ranges, std ~= 0): ask it now rather than at the first image
    local o = ffi.new('int[5]')
-   check(C.mt_transform_crop(c, 1, 1, 0, 0, o, o + 1, o + 2, o + 3, o + 4), 3)
+   check(C.mt_transform_crop(c, 1, 1, 0, 0, o, o + 1, o + 2, o + 3, o + 4), nil, nil, 3)
 
    -- per-object scratch for mt_transform_apply (a Lua state runs one thread at a time)
    local scratch = ffi.gc(ffi.new('void*[1]'), function(p) C.mt_transform_scratch_free(p[0]) end)
@@ -121,7 +118,7 @@ function Transform:apply(bytes, seed, counter, name)
    end
    local out = T.new(self.c.dtype, T.CPU, self:sizes())
    check(C.mt_transform_apply(self.c, ptr, len, name or 'image', seed or 0, counter or 0, C.mt_tensor_data(out.h),
-      self._scratch), 2)
+      self._scratch))
    return out
 end
 
@@ -129,7 +126,7 @@ end
 -- (a boolean).
 function Transform:crop(width, height, seed, counter)
    local o = self._out
-   check(C.mt_transform_crop(self.c, width, height, seed or 0, counter or 0, o, o + 1, o + 2, o + 3, o + 4), 2)
+   check(C.mt_transform_crop(self.c, width, height, seed or 0, counter or 0, o, o + 1, o + 2, o + 3, o + 4))
    return o[0], o[1], o[2], o[3], o[4] ~= 0
 end
 
@@ -140,7 +137,7 @@ function Transform.resize(img, w, h)
       error('Transform.resize: expected a torch.ByteTensor image', 2)
    end
    img = img:contiguous()
-   check(C.mt_image_resize(T.outp, T.h(img), w, h), 2)
+   check(C.mt_image_resize(T.outp, T.h(img), w, h))
    return T.wrap(T.outp[0])
 end
 

@@ -4,8 +4,8 @@
 -- unbiased variance); evaluate() uses the running statistics. The math is in C.
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local C, check = torch._C, require('moontorch.lib').check
-local T = torch._T
+local T = require 'moontorch.internal'
+local C, check = T.C, T.check
 
 local BN, parent = torch.class('nn.BatchNormalization', 'nn.Module')
 BN.nDim = 2
@@ -47,7 +47,7 @@ end
 local function h(t) return t and t.h or nil end
 
 function BN:checkInputDim(input)
-   if not torch.isTensor(input) then error(torch.type(self) .. ': expected a tensor input, got ' .. torch.type(input), 3) end
+   T.expect_tensor(input, torch.type(self), 'input', 3)
    local nd = self.nDim
    if input:dim() ~= nd then
       error(('%s: expected a %d-d input (%s), got size %s'):format(torch.type(self), nd,

@@ -1,7 +1,7 @@
 -- nn.CAddTable([inplace]): the elementwise sum of a table of same-sized tensors.
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local T = torch._T
+local T = require 'moontorch.internal'
 
 local CAddTable, parent = torch.class('nn.CAddTable', 'nn.Module')
 

@@ -3,9 +3,9 @@
 -- Optional per-class weights; sizeAverage divides by the targets' total weight.
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local C, check = torch._C, require('moontorch.lib').check
+local T = require 'moontorch.internal'
+local C, check = T.C, T.check
 local ffi = require 'ffi'
-local T = torch._T
 
 local NLL, parent = torch.class('nn.ClassNLLCriterion', 'nn.Criterion')
 
@@ -54,7 +54,7 @@ local function weights_h(self, input)
 end
 
 function NLL:updateOutput(input, target)
-   if not torch.isTensor(input) then error('nn.ClassNLLCriterion: expected a tensor input, got ' .. torch.type(input), 2) end
+   T.expect_tensor(input, 'nn.ClassNLLCriterion', 'input')
    local t = target_tensor(input, target)
    check(C.mt_nn_class_nll_forward(loss_buf, tw_buf, input.h, t.h, weights_h(self, input), 1,
       self.sizeAverage and 1 or 0, self.smoothing or 0))

@@ -1,7 +1,7 @@
 -- nn.Concat(dim): every child sees the same input; their outputs are joined along dim.
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local T = torch._T
+local T = require 'moontorch.internal'
 
 local Concat, parent = torch.class('nn.Concat', 'nn.Container')
 

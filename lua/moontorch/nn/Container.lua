@@ -86,7 +86,7 @@ function Container:_branchString(first, lastLine)
 end
 
 -- Helpers for tables of tensors (ConcatTable's gradInput over table inputs, ...).
-local T = torch._T
+local T = require 'moontorch.internal'
 local function like(t) return T.empty(t:dtype(), t:device()) end
 Container._like = like
 

@@ -3,7 +3,7 @@
 -- The mask comes from the torch RNG (bernoulli) and is kept in self.noise.
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local T = torch._T
+local T = require 'moontorch.internal'
 
 local Dropout, parent = torch.class('nn.Dropout', 'nn.Module')
 

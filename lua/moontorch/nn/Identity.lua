@@ -1,6 +1,6 @@
 -- nn.Identity: passes its input (and gradOutput) through unchanged.
 local torch = require 'moontorch'
-require 'moontorch.nn'
+local nn = require 'moontorch.nn'
 
 local Identity = torch.class('nn.Identity', 'nn.Module')
 
@@ -14,9 +14,4 @@ function Identity:updateGradInput(input, gradOutput)
    return self.gradInput
 end
 
--- output and gradInput alias other modules' tensors: drop the references instead of emptying
-function Identity:clearState()
-   self.output = torch.Tensor()
-   self.gradInput = torch.Tensor()
-   return self
-end
+Identity.clearState = nn.utils.dropBuffers -- output and gradInput alias other modules' tensors

@@ -2,7 +2,7 @@
 -- nInputDims, inputs with one more dimension are a batch and the dimension shifts by one.
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local T = torch._T
+local T = require 'moontorch.internal'
 
 local JoinTable, parent = torch.class('nn.JoinTable', 'nn.Module')
 

@@ -2,6 +2,7 @@
 -- Torch7's initialisation: weight and bias uniform in +-1/sqrt(inputSize).
 local torch = require 'moontorch'
 require 'moontorch.nn'
+local T = require 'moontorch.internal'
 
 local Linear, parent = torch.class('nn.Linear', 'nn.Module')
 
@@ -34,11 +35,11 @@ function Linear:reset(stdv)
 end
 
 local function check_input(self, input, what)
-   if not torch.isTensor(input) then error(what .. ': expected a tensor input, got ' .. torch.type(input), 3) end
+   T.expect_tensor(input, what, 'input', 3)
    local d = input:dim()
    if (d ~= 1 and d ~= 2) or input:size(d) ~= self.weight:size(2) then
       error(('%s: expected input of size %d or Nx%d, got %s'):format(what, self.weight:size(2), self.weight:size(2),
-         table.concat(torch._T.sizes(input), 'x')), 3)
+         table.concat(T.sizes(input), 'x')), 3)
    end
    if input:type() ~= self.weight:type() then
       error(('%s: input is a %s but the module holds %s (convert with :type())'):format(what, input:type(),
@@ -49,7 +50,7 @@ end
 local function ones(self, n)
    local b = self.addBuffer
    if b == nil or b:nElement() ~= n or b:type() ~= self.weight:type() then
-      self.addBuffer = torch._T.empty(self.weight:dtype(), self.weight:device()):resize(n):fill(1)
+      self.addBuffer = T.empty(self.weight:dtype(), self.weight:device()):resize(n):fill(1)
    end
    return self.addBuffer
 end

@@ -1,30 +1,10 @@
 -- nn.LogSoftMax: x_i - log sum_j exp(x_j) over the last dimension of a vector or N x C batch (and over dim 2 of
 -- N x C x H x W inputs, as Torch7's), computed in C.
 local torch = require 'moontorch'
-require 'moontorch.nn'
-local C, check = torch._C, require('moontorch.lib').check
-local T = torch._T
+local nn = require 'moontorch.nn'
 
-local LogSoftMax, parent = torch.class('nn.LogSoftMax', 'nn.Module')
+local LogSoftMax = torch.class('nn.LogSoftMax', 'nn.Module')
 
-local function dim_of(self, input)
-   if not torch.isTensor(input) then error('nn.LogSoftMax: expected a tensor input, got ' .. torch.type(input), 3) end
-   local d = input:dim()
-   if d == 1 or d == 2 then return d - 1 end
-   if d == 3 or d == 4 then return d - 3 end
-   error('nn.LogSoftMax: expected a 1-d to 4-d input, got size ' .. table.concat(T.sizes(input), 'x'), 3)
-end
-
-function LogSoftMax:updateOutput(input)
-   local dim = dim_of(self, input)
-   if self.output:type() ~= input:type() then self.output = T.empty(input:dtype(), input:device()) end
-   check(C.mt_nn_softmax_forward(self.output.h, input.h, dim, 1))
-   return self.output
-end
-
-function LogSoftMax:updateGradInput(input, gradOutput)
-   local dim = dim_of(self, input)
-   if self.gradInput:type() ~= input:type() then self.gradInput = T.empty(input:dtype(), input:device()) end
-   check(C.mt_nn_softmax_backward(self.gradInput.h, gradOutput.h, self.output.h, dim, 1))
-   return self.gradInput
-end
+-- nn.SoftMax's code with the log flag set
+function LogSoftMax:updateOutput(input) return nn.SoftMax.softmax_forward(self, input, 1) end
+function LogSoftMax:updateGradInput(input, gradOutput) return nn.SoftMax.softmax_backward(self, input, gradOutput, 1) end

@@ -2,9 +2,9 @@
 -- target (same number of elements).
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local C, check = torch._C, require('moontorch.lib').check
+local T = require 'moontorch.internal'
+local C, check = T.C, T.check
 local ffi = require 'ffi'
-local T = torch._T
 
 local MSE, parent = torch.class('nn.MSECriterion', 'nn.Criterion')
 

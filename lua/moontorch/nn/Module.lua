@@ -2,8 +2,8 @@
 -- getParameters, type conversion, module traversal, clearState, tostring).
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
-local C = torch._C
-local T = torch._T
+local T = require 'moontorch.internal'
+local C = T.C
 local ffi = require 'ffi'
 
 -- a storage's identity as a table key (cdata pointers are distinct objects per call)

@@ -1,7 +1,8 @@
 -- nn.ReLU([inplace]): max(0, x). In place, the output is the input tensor itself.
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local C, check = torch._C, require('moontorch.lib').check
+local T = require 'moontorch.internal'
+local C, check = T.C, T.check
 
 local ReLU, parent = torch.class('nn.ReLU', 'nn.Module')
 
@@ -12,12 +13,12 @@ end
 
 -- Shared by the pointwise activations: kind is an MT_ACT_* constant, alpha its parameter.
 function ReLU.activation_forward(self, input, kind, alpha, inplace)
-   if not torch.isTensor(input) then error(torch.type(self) .. ': expected a tensor input, got ' .. torch.type(input), 3) end
+   T.expect_tensor(input, torch.type(self), 'input', 3)
    if inplace then
       check(C.mt_nn_activation_forward(input.h, input.h, kind, alpha))
       self.output = input
    else
-      if self.output == input or self.output:type() ~= input:type() then self.output = torch._T.empty(input:dtype(), input:device()) end
+      if self.output == input or self.output:type() ~= input:type() then self.output = T.empty(input:dtype(), input:device()) end
       check(C.mt_nn_activation_forward(self.output.h, input.h, kind, alpha))
    end
    return self.output
@@ -29,7 +30,7 @@ function ReLU.activation_backward(self, saved, gradOutput, kind, alpha, inplace)
       self.gradInput = gradOutput
    else
       if self.gradInput == gradOutput or self.gradInput:type() ~= gradOutput:type() then
-         self.gradInput = torch._T.empty(gradOutput:dtype(), gradOutput:device())
+         self.gradInput = T.empty(gradOutput:dtype(), gradOutput:device())
       end
       check(C.mt_nn_activation_backward(self.gradInput.h, gradOutput.h, saved.h, kind, alpha))
    end

@@ -1,8 +1,8 @@
 -- nn.Reshape(sizes... [, batchMode]): the input reshaped (copied when not contiguous). An input
 -- with more elements than the sizes hold, or batchMode = true, keeps its first dimension.
 local torch = require 'moontorch'
-require 'moontorch.nn'
-local T = torch._T
+local nn = require 'moontorch.nn'
+local T = require 'moontorch.internal'
 
 local Reshape, parent = torch.class('nn.Reshape', 'nn.Module')
 
@@ -25,8 +25,7 @@ function Reshape:__init(...)
 end
 
 function Reshape:updateOutput(input)
-   if not torch.isTensor(input) then error('nn.Reshape: expected a tensor input, got ' .. torch.type(input), 2) end
-   local src = input:isContiguous() and input or input:contiguous()
+   T.expect_tensor(input, torch.type(self), 'input')
    local target
    if (self.batchMode == false) or (input:nElement() == self.nelement and self.batchMode ~= true) then
       target = self.size
@@ -40,21 +39,11 @@ function Reshape:updateOutput(input)
       error(('nn.Reshape: input of size %s (%d elements) cannot be reshaped to %s'):format(
          table.concat(T.sizes(input), 'x'), input:nElement(), table.concat(target, 'x')), 2)
    end
-   self.output = src:view(target)
-   return self.output
+   return nn.utils.viewInput(self, input, target)
 end
 
-function Reshape:updateGradInput(input, gradOutput)
-   local g = gradOutput:isContiguous() and gradOutput or gradOutput:contiguous()
-   self.gradInput = g:view(T.sizes(input))
-   return self.gradInput
-end
-
-function Reshape:clearState()
-   self.output = torch.Tensor()
-   self.gradInput = torch.Tensor()
-   return self
-end
+Reshape.updateGradInput = nn.utils.viewGradOutput
+Reshape.clearState = nn.utils.dropBuffers -- output and gradInput alias the input and gradOutput
 
 function Reshape:__tostring__()
    return torch.type(self) .. '(' .. table.concat(self.size, 'x') .. ')'

@@ -1,7 +1,7 @@
 -- nn.Sigmoid: 1 / (1 + exp(-x)) elementwise; backward uses the output.
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
-local C = torch._C
+local C = require('moontorch.internal').C
 
 local Sigmoid, parent = torch.class('nn.Sigmoid', 'nn.Module')
 

@@ -2,19 +2,15 @@
 -- padding counted in the divisor by default (:setCountExcludePad() / :setCountIncludePad()).
 -- Input: C x H x W or N x C x H x W. Math in C (csrc/nn/pool.c).
 local torch = require 'moontorch'
-require 'moontorch.nn'
-local lib = require 'moontorch.lib'
-local C, check = lib.C, lib.check
+local nn = require 'moontorch.nn'
+local T = require 'moontorch.internal'
+local C, check = T.C, T.check
 
 local Pool, parent = torch.class('nn.SpatialAveragePooling', 'nn.Module')
 
 function Pool:__init(kW, kH, dW, dH, padW, padH)
    parent.__init(self)
-   for _, v in ipairs { { kW, 'kW' }, { kH, 'kH' } } do
-      if type(v[1]) ~= 'number' or v[1] < 1 then
-         error(('nn.SpatialAveragePooling: %s must be a positive integer, got %s'):format(v[2], tostring(v[1])), 2)
-      end
-   end
+   nn.utils.checkWindow(self, kW, kH)
    self.kW, self.kH = kW, kH
    self.dW, self.dH = dW or 1, dH or 1
    self.padW, self.padH = padW or 0, padH or 0
@@ -28,26 +24,13 @@ function Pool:floor() self.ceil_mode = false return self end
 function Pool:setCountIncludePad() self.count_include_pad = true return self end
 function Pool:setCountExcludePad() self.count_include_pad = false return self end
 
-local function checked(self, input, what)
-   local name = torch.type(self)
-   if not torch.isTensor(input) then error(name .. ': expected a tensor ' .. what .. ', got ' .. torch.type(input), 4) end
-   return input
-end
-
-local function result(self, field, like)
-   local r = self[field]
-   if r == nil or not torch.isTensor(r) or r:type() ~= like:type() then
-      r = torch._T.empty(like:dtype(), like:device())
-      self[field] = r
-   end
-   return r
-end
+local result = nn.utils.result
 
 -- the window actually used (global pooling overrides this to cover the whole image)
 function Pool:_window(input) return self.kW, self.kH, self.dW, self.dH, self.padW, self.padH end
 
 function Pool:updateOutput(input)
-   checked(self, input, 'input')
+   T.expect_tensor(input, torch.type(self), 'input', 3)
    local kW, kH, dW, dH, padW, padH = self:_window(input)
    check(C.mt_avgpool2d_forward(result(self, 'output', input).h, input.h, kW, kH, dW, dH, padW, padH,
       self.ceil_mode and 1 or 0, self.count_include_pad and 1 or 0))
@@ -56,8 +39,8 @@ function Pool:updateOutput(input)
 end
 
 function Pool:updateGradInput(input, gradOutput)
-   checked(self, input, 'input')
-   checked(self, gradOutput, 'gradOutput')
+   T.expect_tensor(input, torch.type(self), 'input', 3)
+   T.expect_tensor(gradOutput, torch.type(self), 'gradOutput', 3)
    local kW, kH, dW, dH, padW, padH = self:_window(input)
    check(C.mt_avgpool2d_backward(result(self, 'gradInput', input).h, gradOutput.h, input.h, kW, kH, dW, dH, padW,
       padH, self.ceil_mode and 1 or 0, self.count_include_pad and 1 or 0))

@@ -3,9 +3,9 @@
 -- Torch7 (groups is a moontorch extension). Input: nIn x H x W or batch x nIn x H x W; weight:
 -- nOut x nIn/groups x kH x kW. Math in C (csrc/nn/conv.c): im2col + GEMM on the CPU, cuDNN on CUDA.
 local torch = require 'moontorch'
-require 'moontorch.nn'
-local lib = require 'moontorch.lib'
-local C, check = lib.C, lib.check
+local nn = require 'moontorch.nn'
+local T = require 'moontorch.internal'
+local C, check = T.C, T.check
 
 local Conv, parent = torch.class('nn.SpatialConvolution', 'nn.Module')
 
@@ -70,7 +70,7 @@ local function name_of(self) return torch.type(self) end
 -- The input as a 4-d tensor (a 3-d one gains a batch dimension of 1), after type checks.
 local function batched(self, input, what)
    local name = name_of(self)
-   if not torch.isTensor(input) then error(name .. ': expected a tensor ' .. what .. ', got ' .. torch.type(input), 4) end
+   T.expect_tensor(input, name, what, 4)
    if input:type() ~= self.weight:type() then
       error(('%s: %s is a %s but the module holds %s (convert with :type())'):format(name, what, input:type(),
          self.weight:type()), 4)
@@ -78,21 +78,14 @@ local function batched(self, input, what)
    local d = input:dim()
    if d == 3 then return input:unsqueeze(1), true end
    if d ~= 4 then
-      error(('%s: expected a 3-d or 4-d %s, got size %s'):format(name, what, table.concat(torch._T.sizes(input), 'x')),
+      error(('%s: expected a 3-d or 4-d %s, got size %s'):format(name, what, table.concat(T.sizes(input), 'x')),
          4)
    end
    return input, false
 end
 
 -- result tensors follow the input's type (a module used after :type() keeps working)
-local function result(self, field, like)
-   local r = self[field]
-   if r == nil or not torch.isTensor(r) or r:type() ~= like:type() then
-      r = torch._T.empty(like:dtype(), like:device())
-      self[field] = r
-   end
-   return r
-end
+local result = nn.utils.result
 
 local function squeeze_batch(t) return t:select(1, 1) end
 

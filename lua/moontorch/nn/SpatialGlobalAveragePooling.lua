@@ -2,9 +2,9 @@
 -- inputs: C x 1 x 1). nn.SpatialAdaptiveAveragePooling(W, H) as in Torch7: output W x H whatever
 -- the input size, cell i of n averaging input rows floor(i*in/n) .. ceil((i+1)*in/n)-1.
 local torch = require 'moontorch'
-require 'moontorch.nn'
-local lib = require 'moontorch.lib'
-local C, check = lib.C, lib.check
+local nn = require 'moontorch.nn'
+local T = require 'moontorch.internal'
+local C, check = T.C, T.check
 
 local Global, parent = torch.class('nn.SpatialGlobalAveragePooling', 'nn.SpatialAveragePooling')
 
@@ -15,7 +15,7 @@ end
 function Global:_window(input)
    if not torch.isTensor(input) or (input:dim() ~= 3 and input:dim() ~= 4) then
       error(('%s: expected a 3-d or 4-d input, got %s'):format(torch.type(self), torch.isTensor(input) and
-         table.concat(torch._T.sizes(input), 'x') or torch.type(input)), 4)
+         table.concat(T.sizes(input), 'x') or torch.type(input)), 4)
    end
    local d = input:dim()
    local h, w = input:size(d - 1), input:size(d)
@@ -38,29 +38,17 @@ function Adaptive:__init(W, H)
    self.W, self.H = W, H
 end
 
-local function checked(self, t, what)
-   if not torch.isTensor(t) then error(('%s: expected a tensor %s, got %s'):format(torch.type(self), what,
-      torch.type(t)), 4) end
-end
-
-local function result(self, field, like)
-   local r = self[field]
-   if r == nil or not torch.isTensor(r) or r:type() ~= like:type() then
-      r = torch._T.empty(like:dtype(), like:device())
-      self[field] = r
-   end
-   return r
-end
+local result = nn.utils.result
 
 function Adaptive:updateOutput(input)
-   checked(self, input, 'input')
+   T.expect_tensor(input, torch.type(self), 'input', 3)
    check(C.mt_adaptive_avgpool2d_forward(result(self, 'output', input).h, input.h, self.W, self.H))
    return self.output
 end
 
 function Adaptive:updateGradInput(input, gradOutput)
-   checked(self, input, 'input')
-   checked(self, gradOutput, 'gradOutput')
+   T.expect_tensor(input, torch.type(self), 'input', 3)
+   T.expect_tensor(gradOutput, torch.type(self), 'gradOutput', 3)
    check(C.mt_adaptive_avgpool2d_backward(result(self, 'gradInput', input).h, gradOutput.h, input.h))
    return self.gradInput
 end

@@ -2,19 +2,15 @@
 -- Torch7. Input: C x H x W or N x C x H x W. The positions of the maxima are kept in
 -- self.indices (int64) for the backward pass. Math in C (csrc/nn/pool.c).
 local torch = require 'moontorch'
-require 'moontorch.nn'
-local lib = require 'moontorch.lib'
-local C, check = lib.C, lib.check
+local nn = require 'moontorch.nn'
+local T = require 'moontorch.internal'
+local C, check = T.C, T.check
 
 local Pool, parent = torch.class('nn.SpatialMaxPooling', 'nn.Module')
 
 function Pool:__init(kW, kH, dW, dH, padW, padH)
    parent.__init(self)
-   for _, v in ipairs { { kW, 'kW' }, { kH, 'kH' } } do
-      if type(v[1]) ~= 'number' or v[1] < 1 then
-         error(('nn.SpatialMaxPooling: %s must be a positive integer, got %s'):format(v[2], tostring(v[1])), 2)
-      end
-   end
+   nn.utils.checkWindow(self, kW, kH)
    self.kW, self.kH = kW, kH
    self.dW, self.dH = dW or kW, dH or kH
    self.padW, self.padH = padW or 0, padH or 0
@@ -25,26 +21,13 @@ end
 function Pool:ceil() self.ceil_mode = true return self end
 function Pool:floor() self.ceil_mode = false return self end
 
-local function checked(self, input, what)
-   local name = torch.type(self)
-   if not torch.isTensor(input) then error(name .. ': expected a tensor ' .. what .. ', got ' .. torch.type(input), 4) end
-   return input
-end
-
-local function result(self, field, like)
-   local r = self[field]
-   if r == nil or not torch.isTensor(r) or r:type() ~= like:type() then
-      r = torch._T.empty(like:dtype(), like:device())
-      self[field] = r
-   end
-   return r
-end
+local result = nn.utils.result
 
 function Pool:updateOutput(input)
-   checked(self, input, 'input')
+   T.expect_tensor(input, torch.type(self), 'input', 3)
    -- the indices live on the input's device (int64, 0-based within a plane)
    if not torch.isTensor(self.indices) or self.indices:device() ~= input:device() then
-      self.indices = torch._T.empty(torch.LongTensor():dtype(), input:device())
+      self.indices = T.empty(torch.LongTensor():dtype(), input:device())
    end
    check(C.mt_maxpool2d_forward(result(self, 'output', input).h, self.indices.h, input.h, self.kW, self.kH, self.dW,
       self.dH, self.padW, self.padH, self.ceil_mode and 1 or 0))
@@ -52,8 +35,8 @@ function Pool:updateOutput(input)
 end
 
 function Pool:updateGradInput(input, gradOutput)
-   checked(self, input, 'input')
-   checked(self, gradOutput, 'gradOutput')
+   T.expect_tensor(input, torch.type(self), 'input', 3)
+   T.expect_tensor(gradOutput, torch.type(self), 'gradOutput', 3)
    check(C.mt_maxpool2d_backward(result(self, 'gradInput', input).h, gradOutput.h, self.indices.h, input.h, self.kW,
       self.kH, self.dW, self.dH, self.padW, self.padH, self.ceil_mode and 1 or 0))
    return self.gradInput

@@ -1,7 +1,7 @@
 -- nn.Tanh: tanh(x) elementwise; backward uses the output.
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
-local C = torch._C
+local C = require('moontorch.internal').C
 
 local Tanh, parent = torch.class('nn.Tanh', 'nn.Module')
 

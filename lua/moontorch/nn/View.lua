@@ -2,8 +2,8 @@
 -- An input with more elements than the sizes hold is a batch: its leading dimension is kept.
 -- setNumInputDims(n) says how many trailing input dimensions form one sample.
 local torch = require 'moontorch'
-require 'moontorch.nn'
-local T = torch._T
+local nn = require 'moontorch.nn'
+local T = require 'moontorch.internal'
 
 local View, parent = torch.class('nn.View', 'nn.Module')
 
@@ -75,24 +75,13 @@ function View:_target(input)
 end
 
 function View:updateOutput(input)
-   if not torch.isTensor(input) then error('nn.View: expected a tensor input, got ' .. torch.type(input), 2) end
+   T.expect_tensor(input, torch.type(self), 'input')
    local target = self:_target(input)
-   local src = input:isContiguous() and input or input:contiguous()
-   self.output = src:view(target)
-   return self.output
+   return nn.utils.viewInput(self, input, target)
 end
 
-function View:updateGradInput(input, gradOutput)
-   local g = gradOutput:isContiguous() and gradOutput or gradOutput:contiguous()
-   self.gradInput = g:view(T.sizes(input))
-   return self.gradInput
-end
-
-function View:clearState()
-   self.output = torch.Tensor()
-   self.gradInput = torch.Tensor()
-   return self
-end
+View.updateGradInput = nn.utils.viewGradOutput
+View.clearState = nn.utils.dropBuffers -- output and gradInput alias the input and gradOutput
 
 function View:__tostring__()
    return torch.type(self) .. '(' .. table.concat(self.size, ', ') .. ')'

@@ -6,6 +6,7 @@ local nn = {}
 package.loaded['moontorch.nn'] = nn     -- the module files may require 'moontorch.nn' themselves
 torch.class.namespace('nn', nn)         -- torch.class('nn.Linear') lands in this table
 nn.torch = torch
+nn.utils = require 'moontorch.nn.utils'
 
 local function load(name) require('moontorch.nn.' .. name) end
 

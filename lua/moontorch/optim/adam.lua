@@ -4,24 +4,22 @@
 -- optim.adamw (Loshchilov & Hutter, PyTorch's form: x = x*(1 - lr*wd) before the Adam update) is
 -- the same step with decoupled weight decay, default 1e-2; init.lua builds both from variant().
 local optim = require 'moontorch.optim'
-local torch = require 'moontorch'
-local C = torch._C
+local T = require 'moontorch.internal'
+local C = T.C
 local util = optim._util
 
 -- An Adam step; decoupled = 1 applies weight decay to x directly (AdamW) instead of the gradient.
 local function variant(name, default_wd, decoupled)
    return function(opfunc, x, config, state)
-      config = config or {}
-      state = state or config
-      local lr = config.learningRate or 1e-3
-      local lrd = config.learningRateDecay or 0
+      local lr, lrd
+      config, state, lr, lrd = util.options(config, state)
       local fx, dfdx = util.eval(opfunc, x, name)
       state.t = state.t or 0
       local m = util.zero_state(state, 'm', x)
       local v = util.zero_state(state, 'v', x)
       local clr = lr / (1 + state.t * lrd)
       state.t = state.t + 1
-      util.check(C.mt_adam_step(x.h, dfdx.h, m.h, v.h, clr, config.beta1 or 0.9, config.beta2 or 0.999,
+      T.check(C.mt_adam_step(x.h, dfdx.h, m.h, v.h, clr, config.beta1 or 0.9, config.beta2 or 0.999,
          config.epsilon or 1e-8, config.weightDecay or default_wd, state.t, decoupled), name)
       return x, { fx }
    end

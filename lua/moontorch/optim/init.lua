@@ -3,8 +3,8 @@
 -- The update itself is one fused C pass over x (csrc/nn/optim*.c).
 local ffi = require 'ffi'
 local torch = require 'moontorch'
-local C = torch._C
-local T = torch._T
+local T = require 'moontorch.internal'
+local C = T.C
 
 local optim = {}
 package.loaded['moontorch.optim'] = optim
@@ -13,9 +13,11 @@ package.loaded['moontorch.optim'] = optim
 local util = {}
 optim._util = util
 
--- Raise the C library's last error prefixed with the Lua method's name, at the caller's level.
-function util.check(st, name)
-   if st ~= 0 then error(name .. ': ' .. ffi.string(C.mt_last_error()), 3) end
+-- Torch7's defaults for the (config, state) arguments (state lives in config when not given),
+-- and the learning rate and its decay, read before feval runs.
+function util.options(config, state)
+   config = config or {}
+   return config, state or config, config.learningRate or 1e-3, config.learningRateDecay or 0
 end
 
 function util.handle(t, name, what)

@@ -5,16 +5,14 @@
 -- config: learningRate, learningRateDecay, beta1 (0.9), beta2 (0.999), epsilon (1e-6),
 -- weightDecay (0.01, decoupled), maxTrust (10; 0 = unclipped), layers / lars_exclude as LARS.
 local optim = require 'moontorch.optim'
-local torch = require 'moontorch'
-local C = torch._C
+local T = require 'moontorch.internal'
+local C = T.C
 local util = optim._util
 
 return function(opfunc, x, config, state)
    local name = 'optim.lamb'
-   config = config or {}
-   state = state or config
-   local lr = config.learningRate or 1e-3
-   local lrd = config.learningRateDecay or 0
+   local lr, lrd
+   config, state, lr, lrd = util.options(config, state)
    local fx, dfdx = util.eval(opfunc, x, name)
    local seg = util.segments(config, state, x, name)
    state.t = state.t or 0
@@ -22,7 +20,7 @@ return function(opfunc, x, config, state)
    local v = util.zero_state(state, 'v', x)
    local clr = lr / (1 + state.t * lrd)
    state.t = state.t + 1
-   util.check(C.mt_lamb_step(x.h, dfdx.h, m.h, v.h, seg.count, seg.off, seg.len, seg.ex, clr, config.beta1 or 0.9,
+   T.check(C.mt_lamb_step(x.h, dfdx.h, m.h, v.h, seg.count, seg.off, seg.len, seg.ex, clr, config.beta1 or 0.9,
       config.beta2 or 0.999, config.epsilon or 1e-6, config.weightDecay or 0.01, state.t, config.maxTrust or 10,
       seg.trust), name)
    state.trustRatios = util.trust_table(seg)

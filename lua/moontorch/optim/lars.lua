@@ -5,16 +5,14 @@
 -- coefficient, 0.001), epsilon (0), layers / lars_exclude (see optim/init.lua; excluded parts
 -- take plain SGD steps: no trust ratio, no weight decay). state.trustRatios: the last ratios.
 local optim = require 'moontorch.optim'
-local torch = require 'moontorch'
-local C = torch._C
+local T = require 'moontorch.internal'
+local C = T.C
 local util = optim._util
 
 return function(opfunc, x, config, state)
    local name = 'optim.lars'
-   config = config or {}
-   state = state or config
-   local lr = config.learningRate or 1e-3
-   local lrd = config.learningRateDecay or 0
+   local lr, lrd
+   config, state, lr, lrd = util.options(config, state)
    local mom = config.momentum or 0.9
    local fx, dfdx = util.eval(opfunc, x, name)
    local seg = util.segments(config, state, x, name)
@@ -22,7 +20,7 @@ return function(opfunc, x, config, state)
    local buf, first = nil, false
    if mom ~= 0 then buf, first = util.zero_state(state, 'dfdx', x) end
    local clr = lr / (1 + state.evalCounter * lrd)
-   util.check(C.mt_lars_step(x.h, dfdx.h, buf and buf.h or nil, seg.count, seg.off, seg.len, seg.ex, clr, mom,
+   T.check(C.mt_lars_step(x.h, dfdx.h, buf and buf.h or nil, seg.count, seg.off, seg.len, seg.ex, clr, mom,
       config.weightDecay or 0, config.eta or 0.001, config.epsilon or 0, first and 1 or 0, seg.trust), name)
    state.trustRatios = util.trust_table(seg)
    state.evalCounter = state.evalCounter + 1

@@ -3,16 +3,14 @@
 -- learningRates / weightDecays (per-element tensors). The momentum buffer starts at the first
 -- gradient. state.evalCounter counts steps.
 local optim = require 'moontorch.optim'
-local torch = require 'moontorch'
-local C = torch._C
+local T = require 'moontorch.internal'
+local C = T.C
 local util = optim._util
 
 return function(opfunc, x, config, state)
    local name = 'optim.sgd'
-   config = config or {}
-   state = state or config
-   local lr = config.learningRate or 1e-3
-   local lrd = config.learningRateDecay or 0
+   local lr, lrd
+   config, state, lr, lrd = util.options(config, state)
    local wd = config.weightDecay or 0
    local mom = config.momentum or 0
    local damp = config.dampening or mom
@@ -28,7 +26,7 @@ return function(opfunc, x, config, state)
    local lrs = config.learningRates and util.handle(config.learningRates, name, 'learningRates') or nil
    local wds = config.weightDecays and util.handle(config.weightDecays, name, 'weightDecays') or nil
    local clr = lr / (1 + state.evalCounter * lrd)
-   util.check(C.mt_sgd_step(x.h, dfdx.h, buf and buf.h or nil, lrs, wds, clr, mom, damp, wd, nesterov and 1 or 0,
+   T.check(C.mt_sgd_step(x.h, dfdx.h, buf and buf.h or nil, lrs, wds, clr, mom, damp, wd, nesterov and 1 or 0,
       first and 1 or 0), name)
    state.evalCounter = state.evalCounter + 1
    return x, { fx }

@@ -1,0 +1,107 @@
+-- internal.lua: the one way library code reaches the C core. Every file that needs the C
+-- library, its errors, size arrays or tensor handles does
+--   local T = require 'moontorch.internal'
+-- and nothing reaches into torch.* for them. This file holds what needs no tensor type;
+-- Tensor.lua and the tensor_*.lua parts add the tensor pieces to the same table:
+--   T.C                                       the loaded C library (FFI namespace)
+--   T.check(st, [op, cname, level])           raise the C error when st (an mt_status) fails
+--   T.raise([op, cname, level])               raise the C error; T.message: its text
+--   T.argerror(op, msg, [level])              'op: msg'
+--   T.expect_tensor(x, op, what, [level])     x, or 'op: expected a tensor what, got <type>'
+--   T.size_list(...), T.sizes_buf(sizes, [second, op]), T.sizebuf/stridebuf/indexbuf, T.is_int
+--   T.h(t, [what]), T.wrap(handle), T.outp    handles in and out of C (Tensor.lua)
+--   T.new, T.empty, T.sizes, T.is_tensor, T.is_size, T.convert, T.alias, T.methods
+--   T.dtypes, T.dtype_by_name, T.FLOAT..T.BOOL, T.CPU, T.typename, T.parse_typename
+local ffi = require 'ffi'
+local lib = require 'moontorch.lib'
+
+local T = {}
+-- Registered before Tensor.lua loads, since it fills in this same table.
+package.loaded['moontorch.internal'] = T
+
+local C = lib.C
+T.C = C
+
+---------------------------------------------------------------------------------------------
+-- C errors. The C message names the C function ('cinv: ...'); `op`, when given, is the name
+-- the user called, and `cname` says how the message gets it:
+--   nil      'op: ' goes in front (unless the message already starts with 'op:')
+--   a string the message's leading 'cname:' becomes 'op:' (left alone if it names another op)
+--   true     whatever leading name the message has becomes 'op'
+function T.message(op, cname)
+   local msg = ffi.string(C.mt_last_error())
+   if op == nil then return msg end
+   if cname == nil then
+      if msg:sub(1, #op + 1) == op .. ':' then return msg end
+      return op .. ': ' .. msg
+   elseif cname == true then
+      return (msg:gsub('^[%w_]+:', op .. ':', 1))
+   elseif msg:sub(1, #cname + 1) == cname .. ':' then
+      return op .. msg:sub(#cname + 1)
+   end
+   return msg
+end
+
+-- Raise the C library's last error. `level` counts as error()'s does from raise's caller
+-- (default 2: the caller's caller, i.e. the user's line when a method calls raise).
+function T.raise(op, cname, level)
+   error(T.message(op, cname), (level or 2) + 1)
+end
+
+-- Raise the last C error if `st` (an mt_status) is a failure; same arguments as raise.
+function T.check(st, op, cname, level)
+   if st ~= 0 then error(T.message(op, cname), (level or 2) + 1) end
+end
+
+-- An argument error in the library's usual shape, 'op: msg', `level` as for raise.
+function T.argerror(op, msg, level)
+   error(op .. ': ' .. msg, (level or 2) + 1)
+end
+
+-- x itself when it is a tensor, else the error 'op: expected a tensor what, got <type>'
+-- (`level` as for raise). <type> is Torch7's: a class name for objects, else Lua's type.
+function T.expect_tensor(x, op, what, level)
+   if T.is_tensor(x) then return x end
+   error(('%s: expected a tensor %s, got %s'):format(op, what, package.loaded.moontorch.type(x)), (level or 2) + 1)
+end
+
+function T.is_int(x) return type(x) == 'number' and x == math.floor(x) end
+
+---------------------------------------------------------------------------------------------
+-- Sizes for C: int64_t arrays of at most 8 dimensions (the core's limit). The scratch arrays
+-- are reused by every call (LuaJIT runs one Lua thread); a call that passes two or three of
+-- them at once (sizes and strides, indices) uses different ones.
+T.MAX_DIMS = 8
+T.sizebuf = ffi.new('int64_t[8]')
+T.stridebuf = ffi.new('int64_t[8]')
+T.indexbuf = ffi.new('int64_t[8]')
+
+-- Sizes given as numbers, a LongStorage or a plain table: a Lua array (the table itself when
+-- one was given).
+function T.size_list(a, ...)
+   if a == nil then return {} end
+   if type(a) == 'table' then return a end
+   return { a, ... }
+end
+
+-- Fill a scratch array from a Lua array of integer sizes (or a LongStorage); returns ndim and
+-- the array (stridebuf when `second`). Errors name `op` (default 'moontorch') and point at
+-- the caller's caller.
+function T.sizes_buf(sizes, second, op)
+   local buf = second and T.stridebuf or T.sizebuf
+   local n = #sizes
+   if n > T.MAX_DIMS then error(('%s: at most 8 dimensions are supported, got %d'):format(op or 'moontorch', n), 3) end
+   for i = 1, n do
+      local s = sizes[i]
+      if not T.is_int(s) then
+         error(('%s: size %d must be an integer, got %s'):format(op or 'moontorch', i, tostring(s)), 3)
+      end
+      buf[i - 1] = s
+   end
+   return n, buf
+end
+
+-- Tensor.lua (loaded by moontorch) completes this table, so requiring this module alone
+-- loads moontorch; while moontorch itself is loading this returns at once.
+require 'moontorch'
+return T
