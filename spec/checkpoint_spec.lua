@@ -2,7 +2,7 @@
 local torch = require 'moontorch'
 local checkpoint = require 'moontorch.checkpoint'
 local util = require 'spec.util'
-local T = torch._T
+local T = require 'moontorch.internal'
 
 local tmpdir = os.tmpname()
 os.remove(tmpdir)

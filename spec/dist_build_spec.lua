@@ -13,7 +13,7 @@ end
 
 describe('moontorch.dist library', function()
    local dlib = require 'moontorch.dist.lib'
-   local C = require('moontorch.lib').C
+   local C = require('moontorch.internal').C
 
    it('loads beside libmoontorch.so', function()
       assert.truthy(dlib.path:match('libmoontorch_dist%.so$'))

@@ -8,7 +8,7 @@ local torch = require 'moontorch'
 local util = require 'spec.util'
 local logger = require 'moontorch.util.logger'
 local ck = require 'moontorch.checkpoint'
-local C = torch._C
+local C = require('moontorch.internal').C
 
 local R = require 'recipes.resnet50_imagenet'
 

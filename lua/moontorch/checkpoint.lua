@@ -7,7 +7,8 @@
 -- "moontorch.json"). Saving is atomic: a failed save leaves the previous file intact.
 local ffi = require 'ffi'
 local torch = require 'moontorch'
-local C, T = torch._C, torch._T
+local T = require 'moontorch.internal'
+local C = T.C
 
 local checkpoint = {}
 local JSON_KEYS = 'moontorch.json'
@@ -175,7 +176,6 @@ function json.decode(s)
 end
 
 ---------------------------------------------------------------------------------------------
-local function fail(op, level) error(op .. ': ' .. ffi.string(C.mt_last_error()), level + 1) end
 
 function checkpoint.save(path, tensors, metadata)
    local op = 'checkpoint.save'
@@ -223,7 +223,7 @@ function checkpoint.save(path, tensors, metadata)
    local cvalues = ffi.new('const char *[?]', math.max(nm, 1))
    for i = 1, nm do ckeys[i - 1], cvalues[i - 1] = keys[i], values[i] end
    -- keys/values/names stay referenced (locals) until the call returns
-   if C.mt_safetensors_save(path, n, cnames, ctensors, nm, ckeys, cvalues) ~= 0 then fail(op, 2) end
+   T.check(C.mt_safetensors_save(path, n, cnames, ctensors, nm, ckeys, cvalues), op)
 end
 
 -- Returns tensors (name -> CPU tensor) and metadata (key -> value).
@@ -231,12 +231,12 @@ function checkpoint.load(path)
    local op = 'checkpoint.load'
    if type(path) ~= 'string' then error(op .. ': expected a file name as argument 1, got ' .. type(path), 2) end
    local fp = ffi.new('mt_safetensors *[1]')
-   if C.mt_safetensors_open(fp, path) ~= 0 then fail(op, 2) end
+   T.check(C.mt_safetensors_open(fp, path), op)
    local f = ffi.gc(fp[0], C.mt_safetensors_close)
    local tensors, meta = {}, {}
    local outp = T.outp
    for i = 0, C.mt_safetensors_count(f) - 1 do
-      if C.mt_safetensors_read(f, i, outp) ~= 0 then fail(op, 2) end
+      T.check(C.mt_safetensors_read(f, i, outp), op)
       tensors[ffi.string(C.mt_safetensors_name(f, i))] = T.wrap(outp[0])
    end
    for i = 0, C.mt_safetensors_meta_count(f) - 1 do

@@ -8,10 +8,6 @@ package.loaded.moontorch = torch
 
 local T = require 'moontorch.Tensor' -- fills in moontorch.internal, the library's own helpers
 local C = T.C
--- Kept only for the files not yet moved to require 'moontorch.internal' (checkpoint.lua,
--- util/tensorboard.lua, recipes/tools/pack.lua); nothing else may reach in through these.
-torch._T = T
-torch._C = C
 
 -- Each part adds methods and torch.* functions; one file per concern.
 local parts = {

@@ -41,7 +41,7 @@ local torch, T
 local function load_torch()
    if torch then return torch end
    torch = require 'moontorch'
-   T = torch._T
+   T = require 'moontorch.internal'
    return torch
 end
 M.load_torch = load_torch
@@ -456,7 +456,7 @@ function Session:reset() self.buf = nil end
 
 local function cuda_status()
    local ok, s = pcall(function()
-      local C = torch._C
+      local C = require('moontorch.internal').C
       if C.mt_cuda_is_compiled() == 0 then return 'CUDA: not compiled in' end
       local n = C.mt_cuda_device_count()
       if n == 0 then return 'CUDA: compiled in, no device available' end

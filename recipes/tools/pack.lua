@@ -13,7 +13,7 @@ local dataset = require 'moontorch.data.dataset'
 local fs = require 'moontorch.data.fs'
 local now = require('moontorch.util.progress').now
 local options = require 'moontorch.util.options'
-local C = torch._C
+local C = require('moontorch.internal').C -- the shard reader and writer's C API
 
 local spec = {
    { 'shardSize', 1024, 'records per shard' },

@@ -3,6 +3,7 @@
 -- core's: csrc/moontorch.h declares the mt_dist_* functions too.
 local ffi = require 'ffi'
 local bit = require 'bit'
+local T = require 'moontorch.internal'
 local lib = require 'moontorch.lib'
 
 local M = {}
@@ -23,10 +24,10 @@ function M.transports()
    local buf = ffi.new('char[512]')
    local function version(flag)
       if bit.band(bits, flag) == 0 then return false end
-      lib.check(handle.mt_dist_transport_version(flag, buf, 512))
+      T.check(handle.mt_dist_transport_version(flag, buf, 512), 'dist.transports')
       return ffi.string(buf)
    end
-   return { mpi = version(lib.C.MT_DIST_MPI), nccl = version(lib.C.MT_DIST_NCCL) }
+   return { mpi = version(T.C.MT_DIST_MPI), nccl = version(T.C.MT_DIST_NCCL) }
 end
 
 return M

@@ -7,7 +7,8 @@
 -- Every record is flushed as it is written, so a crashed run keeps its curves.
 local ffi = require 'ffi'
 local torch = require 'moontorch'
-local C = torch._C
+local T = require 'moontorch.internal'
+local C = T.C
 
 local tb = {}
 
@@ -17,7 +18,7 @@ tb.Writer = setmetatable({}, {
    __call = function(_, dir)
       if type(dir) ~= 'string' then error('tensorboard.Writer: expected a directory name, got ' .. type(dir), 2) end
       local hp = ffi.new('mt_events*[1]')
-      if C.mt_events_open(hp, dir) ~= 0 then error(ffi.string(C.mt_last_error()), 2) end
+      T.check(C.mt_events_open(hp, dir))
       local h = ffi.gc(hp[0], C.mt_events_close)
       return setmetatable({ _h = h, path = ffi.string(C.mt_events_path(h)) }, Writer)
    end,
@@ -40,7 +41,7 @@ function Writer:scalar(tag, value, step, wallTime)
       error(('tensorboard.scalar: wall time of %s must be a number, got %s'):format(tag, type(wallTime)), 2)
    end
    if C.mt_events_scalar(self._h, tag, value, step, wallTime or 0) ~= 0 then
-      error(ffi.string(C.mt_last_error()), 2)
+      T.raise()
    end
    return self
 end
