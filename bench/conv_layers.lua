@@ -3,8 +3,7 @@
 -- (bench/conv_layers_peer.py) on the same shapes and thread count.
 --   luajit bench/conv_layers.lua [-threads 2] [-reps 20] [-models resnet18,small_cnn] [-nopeer]
 -- Prints median ms per call; "ratio" is moontorch / PyTorch for the three together.
-package.path = './lua/?.lua;./lua/?/init.lua;./?.lua;./?/init.lua;' .. package.path
-local torch = require 'moontorch'
+local torch = require 'moontorch' -- run from the repository root: its loader finds lua/ and recipes/
 local nn = require 'moontorch.nn'
 local options = require 'moontorch.util.options'
 local progress = require 'moontorch.util.progress'

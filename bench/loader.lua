@@ -7,9 +7,8 @@
 -- load time and size.
 --   luajit bench/loader.lua [-n 2000] [-dir /tmp/moontorch-loader-bench] [-threads 1,2]
 --                           [-batchSize 64] [-nopeer]
-package.path = './lua/?.lua;./lua/?/init.lua;./?.lua;./?/init.lua;' .. package.path
 local ffi = require 'ffi'
-local torch = require 'moontorch'
+local torch = require 'moontorch' -- run from the repository root: its loader finds lua/ and recipes/
 local data = require 'moontorch.data'
 local options = require 'moontorch.util.options'
 local progress = require 'moontorch.util.progress'

@@ -7,9 +7,8 @@
 --   3. both against PyTorch on the CPU (bench/torch_peer.py under /usr/bin/python3)
 --   4. on a GPU: torch.mm and add on CUDA vs PyTorch CUDA (skipped with a note without one)
 -- Every case runs on random inputs with warm-up runs first; the median of -reps runs is shown.
-package.path = './lua/?.lua;./lua/?/init.lua;./?.lua;' .. package.path
 local ffi = require 'ffi'
-local torch = require 'moontorch'
+local torch = require 'moontorch' -- run from the repository root: its loader finds lua/ and recipes/
 
 ---------------------------------------------------------------------------------------------
 -- options

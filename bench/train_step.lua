@@ -6,8 +6,7 @@
 --                               [-nopeer] [-profile]
 -- Prints median ms/step and the ratio moontorch / PyTorch (below 1: we are faster).
 -- -profile adds where the time goes: seconds per step by layer type, forward and backward.
-package.path = './lua/?.lua;./lua/?/init.lua;./?.lua;./?/init.lua;' .. package.path
-local torch = require 'moontorch'
+local torch = require 'moontorch' -- run from the repository root: its loader finds lua/ and recipes/
 local nn = require 'moontorch.nn'
 local optim = require 'moontorch.optim'
 local models = require 'recipes.models'
