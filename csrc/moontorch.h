@@ -13,14 +13,36 @@
  *    dropped with mt_tensor_release.
  *
  * The block between MT_FFI_BEGIN and MT_FFI_END is fed to LuaJIT's ffi.cdef at build
- * time (see cmake/gen_cdefs.cmake), so it holds plain declarations only: no macros,
- * no includes, no inline code.
+ * time: cmake/gen_cdefs.cmake runs this header through the C preprocessor with MT_CDEF_GEN
+ * defined and keeps the block, so it may expand the lists below but holds declarations
+ * only (no includes, no inline code, no #-lines of its own).
  */
 #ifndef MOONTORCH_H
 #define MOONTORCH_H
 
+#ifndef MT_CDEF_GEN /* LuaJIT knows the standard types; their headers must not reach ffi.cdef */
 #include <stddef.h>
 #include <stdint.h>
+#endif
+
+/* The dtypes: the one list every backend, table and the Lua layer expand. A dtype's id is its
+ * position (append new ones at the end). MT_DTYPES(X, ...) calls, per dtype,
+ *   X(ENUM, N, T, CT, NAME, TORCH, ST, FL, ...)
+ * N: short token for pasting (mt_ld_##N; bool's is b8 because stdbool.h makes `bool` a macro);
+ * T: CPU storage type; CT: compute type (f16/bf16 in float, integers in int64_t); NAME:
+ * mt_dtype_name; TORCH: Torch7's type name (FloatTensor); ST: the safetensors name; FL: 1 for
+ * floating dtypes. Trailing arguments pass through. CUDA maps N to its own storage types. */
+#define MT_DTYPES(X, ...)                                                          \
+  X(MT_F32, f32, float, float, "float32", "Float", "F32", 1, __VA_ARGS__)          \
+  X(MT_F64, f64, double, double, "float64", "Double", "F64", 1, __VA_ARGS__)       \
+  X(MT_F16, f16, uint16_t, float, "float16", "Half", "F16", 1, __VA_ARGS__)        \
+  X(MT_BF16, bf16, uint16_t, float, "bfloat16", "BFloat16", "BF16", 1, __VA_ARGS__) \
+  X(MT_I32, i32, int32_t, int64_t, "int32", "Int", "I32", 0, __VA_ARGS__)          \
+  X(MT_I64, i64, int64_t, int64_t, "int64", "Long", "I64", 0, __VA_ARGS__)         \
+  X(MT_U8, u8, uint8_t, int64_t, "uint8", "Byte", "U8", 0, __VA_ARGS__)            \
+  X(MT_BOOL, b8, uint8_t, int64_t, "bool", "Bool", "BOOL", 0, __VA_ARGS__)
+
+#define MT__ENUM_ROW(E, ...) E,
 
 #ifdef __cplusplus
 extern "C" {
@@ -43,9 +65,8 @@ typedef enum mt_status {
 } mt_status;
 
 typedef enum mt_dtype {
-  MT_F32 = 0, MT_F64 = 1, MT_F16 = 2, MT_BF16 = 3,
-  MT_I32 = 4, MT_I64 = 5, MT_U8 = 6, MT_BOOL = 7,
-  MT_NUM_DTYPES = 8
+  MT_DTYPES(MT__ENUM_ROW, ~)
+  MT_NUM_DTYPES
 } mt_dtype;
 
 typedef struct mt_tensor mt_tensor;
@@ -105,6 +126,8 @@ void mt_clear_error(void);
 const char *mt_dtype_name(int dtype);
 size_t mt_dtype_size(int dtype);
 int mt_dtype_is_floating(int dtype);
+const char *mt_dtype_torch_name(int dtype); /* "Float", "Double", ...; NULL if invalid */
+const char *mt_dtype_ctype(int dtype);      /* storage C type: "float", "uint16_t", ...; NULL if invalid */
 void mt_set_num_threads(int n);
 int mt_get_num_threads(void);
 

@@ -155,24 +155,20 @@ static int size_slot(int dtype) {
   }
 #define F_ALPHA(a) (a)
 #define I_ALPHA(a) mt_double_to_i64(a)
-#define ADD_ROWS(I)                                       \
-  ADD_ROW(f32, float, float, I, ADD_FLOAT, F_ALPHA)       \
-  ADD_ROW(f64, double, double, I, ADD_FLOAT, F_ALPHA)     \
-  ADD_ROW(f16, uint16_t, float, I, ADD_FLOAT, F_ALPHA)    \
-  ADD_ROW(bf16, uint16_t, float, I, ADD_FLOAT, F_ALPHA)   \
-  ADD_ROW(i32, int32_t, int64_t, I, ADD_INT, I_ALPHA)     \
-  ADD_ROW(i64, int64_t, int64_t, I, ADD_INT, I_ALPHA)     \
-  ADD_ROW(u8, uint8_t, int64_t, I, ADD_INT, I_ALPHA)      \
-  ADD_ROW(bool, uint8_t, int64_t, I, ADD_INT, I_ALPHA)
-ADD_ROWS(int32_t)
-ADD_ROWS(int64_t)
-#undef ADD_ROWS
+/* every dtype of MT_DTYPES: floats add in their compute type, integers wrap */
+#define ADD_ROW_DT(E, N, T, CT, NAME, TORCH, ST, FL, I, ...) \
+  ADD_ROW(N, T, CT, I, ADD_KIND_##FL, ALPHA_KIND_##FL)
+#define ADD_KIND_1 ADD_FLOAT
+#define ADD_KIND_0 ADD_INT
+#define ALPHA_KIND_1 F_ALPHA
+#define ALPHA_KIND_0 I_ALPHA
+MT_DTYPES(ADD_ROW_DT, int32_t)
+MT_DTYPES(ADD_ROW_DT, int64_t)
 #undef ADD_ROW
 
-static const mt_walk_row add_rows[MT_NUM_DTYPES][2] = {
-    {add_f32_int32_t, add_f32_int64_t}, {add_f64_int32_t, add_f64_int64_t}, {add_f16_int32_t, add_f16_int64_t},
-    {add_bf16_int32_t, add_bf16_int64_t}, {add_i32_int32_t, add_i32_int64_t}, {add_i64_int32_t, add_i64_int64_t},
-    {add_u8_int32_t, add_u8_int64_t}, {add_bool_int32_t, add_bool_int64_t}};
+#define ADD_ENT(E, N, T, CT, NAME, TORCH, ST, FL, ...) [E] = {add_##N##_int32_t, add_##N##_int64_t},
+static const mt_walk_row add_rows[][2] = {MT_DTYPES(ADD_ENT, ~)};
+_Static_assert(sizeof add_rows / sizeof add_rows[0] == MT_NUM_DTYPES, "add_rows: one row per dtype");
 
 /* ---- building walks ---- */
 

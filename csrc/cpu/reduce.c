@@ -57,12 +57,6 @@ typedef struct {
   int64_t base;
 } rctx;
 
-#define INT_DTYPE_LIST(X)          \
-  X(MT_I32, i32, int32_t, int64_t) \
-  X(MT_I64, i64, int64_t, int64_t) \
-  X(MT_U8, u8, uint8_t, int64_t)   \
-  X(MT_BOOL, bool, uint8_t, int64_t)
-
 static int max_threads(void) {
 #ifdef _OPENMP
   return omp_get_max_threads();
@@ -94,7 +88,7 @@ static const double *load_d(mt_dtype dt, const char *base, int64_t start, int64_
 static const int64_t *load_i(mt_dtype dt, const char *base, int64_t start, int64_t cnt, int64_t *buf) {
   if (dt == MT_I64) return (const int64_t *)base + start;
   switch (dt) {
-    INT_DTYPE_LIST(LOAD_CASE)
+    MT_INT_DTYPE_LIST(LOAD_CASE)
     default: break;
   }
   return buf;
