@@ -13,14 +13,105 @@
  *    dropped with mt_tensor_release.
  *
  * The block between MT_FFI_BEGIN and MT_FFI_END is fed to LuaJIT's ffi.cdef at build
- * time (see cmake/gen_cdefs.cmake), so it holds plain declarations only: no macros,
- * no includes, no inline code.
+ * time: cmake/gen_cdefs.cmake runs this header through the C preprocessor with MT_CDEF_GEN
+ * defined and keeps the block, so it may expand the lists below but holds declarations
+ * only (no includes, no inline code, no #-lines of its own).
  */
 #ifndef MOONTORCH_H
 #define MOONTORCH_H
 
+#ifndef MT_CDEF_GEN /* LuaJIT knows the standard types; their headers must not reach ffi.cdef */
 #include <stddef.h>
 #include <stdint.h>
+#endif
+
+/* The dtypes: the one list every backend, table and the Lua layer expand. A dtype's id is its
+ * position (append new ones at the end). MT_DTYPES(X, ...) calls, per dtype,
+ *   X(ENUM, N, T, CT, NAME, TORCH, ST, FL, ...)
+ * N: short token for pasting (mt_ld_##N; bool's is b8 because stdbool.h makes `bool` a macro);
+ * T: CPU storage type; CT: compute type (f16/bf16 in float, integers in int64_t); NAME:
+ * mt_dtype_name; TORCH: Torch7's type name (FloatTensor); ST: the safetensors name; FL: 1 for
+ * floating dtypes. Trailing arguments pass through. CUDA maps N to its own storage types. */
+#define MT_DTYPES(X, ...)                                                          \
+  X(MT_F32, f32, float, float, "float32", "Float", "F32", 1, __VA_ARGS__)          \
+  X(MT_F64, f64, double, double, "float64", "Double", "F64", 1, __VA_ARGS__)       \
+  X(MT_F16, f16, uint16_t, float, "float16", "Half", "F16", 1, __VA_ARGS__)        \
+  X(MT_BF16, bf16, uint16_t, float, "bfloat16", "BFloat16", "BF16", 1, __VA_ARGS__) \
+  X(MT_I32, i32, int32_t, int64_t, "int32", "Int", "I32", 0, __VA_ARGS__)          \
+  X(MT_I64, i64, int64_t, int64_t, "int64", "Long", "I64", 0, __VA_ARGS__)         \
+  X(MT_U8, u8, uint8_t, int64_t, "uint8", "Byte", "U8", 0, __VA_ARGS__)            \
+  X(MT_BOOL, b8, uint8_t, int64_t, "bool", "Bool", "BOOL", 0, __VA_ARGS__)
+
+/* The ops, in id order. X(ENUM, NAME, KIND, ...): NAME is the Torch7 name used in messages;
+ * KIND is ANY (every dtype), FLOAT (floating dtypes only) or CMP (every dtype, writes uint8).
+ * A new op is one line here, its CPU body, its CUDA body and its Lua method: both backends
+ * generate their kernels and dispatch from these lists, so a missing body does not compile. */
+#define MT_UNARY_OPS(X, ...)                                                       \
+  X(MT_NEG, "neg", ANY, __VA_ARGS__)                                               \
+  X(MT_ABS, "abs", ANY, __VA_ARGS__)                                               \
+  X(MT_SIGN, "sign", ANY, __VA_ARGS__)                                             \
+  X(MT_EXP, "exp", FLOAT, __VA_ARGS__)                                             \
+  X(MT_LOG, "log", FLOAT, __VA_ARGS__)                                             \
+  X(MT_SQRT, "sqrt", FLOAT, __VA_ARGS__)                                           \
+  X(MT_RSQRT, "rsqrt", FLOAT, __VA_ARGS__)                                         \
+  X(MT_TANH, "tanh", FLOAT, __VA_ARGS__)                                           \
+  X(MT_SIGMOID, "sigmoid", FLOAT, __VA_ARGS__)                                     \
+  X(MT_FLOOR, "floor", ANY, __VA_ARGS__)                                           \
+  X(MT_CEIL, "ceil", ANY, __VA_ARGS__)                                             \
+  X(MT_ROUND, "round", ANY, __VA_ARGS__)                                           \
+  X(MT_LOG1P, "log1p", FLOAT, __VA_ARGS__)                                         \
+  X(MT_EXPM1, "expm1", FLOAT, __VA_ARGS__)                                         \
+  X(MT_SQUARE, "square", ANY, __VA_ARGS__)                                         \
+  X(MT_RECIPROCAL, "cinv", FLOAT, __VA_ARGS__)                                     \
+  X(MT_SIN, "sin", FLOAT, __VA_ARGS__)                                             \
+  X(MT_COS, "cos", FLOAT, __VA_ARGS__)                                             \
+  X(MT_RELU, "relu", ANY, __VA_ARGS__)                                             \
+  X(MT_POW_SCALAR, "pow", ANY, __VA_ARGS__)    /* a ^ p1 */                        \
+  X(MT_RPOW_SCALAR, "pow", ANY, __VA_ARGS__)   /* p1 ^ a */                        \
+  X(MT_CLAMP, "clamp", ANY, __VA_ARGS__)       /* min(max(a, p1), p2) */           \
+  X(MT_ADD_SCALAR, "add", ANY, __VA_ARGS__)    /* a + p1 */                        \
+  X(MT_MUL_SCALAR, "mul", ANY, __VA_ARGS__)    /* a * p1 */                        \
+  X(MT_DIV_SCALAR, "div", ANY, __VA_ARGS__)    /* a / p1 */                        \
+  X(MT_EQ_SCALAR, "eq", CMP, __VA_ARGS__)                                          \
+  X(MT_NE_SCALAR, "ne", CMP, __VA_ARGS__)                                          \
+  X(MT_LT_SCALAR, "lt", CMP, __VA_ARGS__)                                          \
+  X(MT_LE_SCALAR, "le", CMP, __VA_ARGS__)                                          \
+  X(MT_GT_SCALAR, "gt", CMP, __VA_ARGS__)                                          \
+  X(MT_GE_SCALAR, "ge", CMP, __VA_ARGS__)
+
+#define MT_BINARY_OPS(X, ...)                                                      \
+  X(MT_ADD, "add", ANY, __VA_ARGS__)           /* a + alpha*b */                   \
+  X(MT_SUB, "sub", ANY, __VA_ARGS__)           /* a - alpha*b */                   \
+  X(MT_MUL, "cmul", ANY, __VA_ARGS__)                                              \
+  X(MT_DIV, "cdiv", ANY, __VA_ARGS__)                                              \
+  X(MT_POW, "cpow", ANY, __VA_ARGS__)                                              \
+  X(MT_MAXIMUM, "cmax", ANY, __VA_ARGS__)                                          \
+  X(MT_MINIMUM, "cmin", ANY, __VA_ARGS__)                                          \
+  X(MT_FMOD, "fmod", FLOAT, __VA_ARGS__)                                           \
+  X(MT_ATAN2, "atan2", FLOAT, __VA_ARGS__)                                         \
+  X(MT_EQ, "eq", CMP, __VA_ARGS__)                                                 \
+  X(MT_NE, "ne", CMP, __VA_ARGS__)                                                 \
+  X(MT_LT, "lt", CMP, __VA_ARGS__)                                                 \
+  X(MT_LE, "le", CMP, __VA_ARGS__)                                                 \
+  X(MT_GT, "gt", CMP, __VA_ARGS__)                                                 \
+  X(MT_GE, "ge", CMP, __VA_ARGS__)
+
+/* reductions: KIND FLOAT refuses integer inputs; p is described per op */
+#define MT_REDUCE_OPS(X, ...)                                                      \
+  X(MT_SUM, "sum", ANY, __VA_ARGS__)                                               \
+  X(MT_PROD, "prod", ANY, __VA_ARGS__)                                             \
+  X(MT_MEAN, "mean", FLOAT, __VA_ARGS__)                                           \
+  X(MT_MAX, "max", ANY, __VA_ARGS__)                                               \
+  X(MT_MIN, "min", ANY, __VA_ARGS__)                                               \
+  X(MT_ARGMAX, "argmax", ANY, __VA_ARGS__)                                         \
+  X(MT_ARGMIN, "argmin", ANY, __VA_ARGS__)                                         \
+  X(MT_VAR, "var", FLOAT, __VA_ARGS__)   /* p = correction (1: unbiased, 0: biased) */ \
+  X(MT_STD, "std", FLOAT, __VA_ARGS__)   /* p = correction */                      \
+  X(MT_NORM, "norm", FLOAT, __VA_ARGS__) /* p = order (0: count nonzero, inf allowed) */ \
+  X(MT_ANY, "any", ANY, __VA_ARGS__)                                               \
+  X(MT_ALL, "all", ANY, __VA_ARGS__)
+
+#define MT__ENUM_ROW(E, ...) E,
 
 #ifdef __cplusplus
 extern "C" {
@@ -43,9 +134,8 @@ typedef enum mt_status {
 } mt_status;
 
 typedef enum mt_dtype {
-  MT_F32 = 0, MT_F64 = 1, MT_F16 = 2, MT_BF16 = 3,
-  MT_I32 = 4, MT_I64 = 5, MT_U8 = 6, MT_BOOL = 7,
-  MT_NUM_DTYPES = 8
+  MT_DTYPES(MT__ENUM_ROW, ~)
+  MT_NUM_DTYPES
 } mt_dtype;
 
 typedef struct mt_tensor mt_tensor;
@@ -67,33 +157,17 @@ typedef struct mt_memory_stats {
 } mt_memory_stats;
 
 typedef enum mt_unary_op {
-  MT_NEG = 0, MT_ABS, MT_SIGN, MT_EXP, MT_LOG, MT_SQRT, MT_RSQRT, MT_TANH, MT_SIGMOID,
-  MT_FLOOR, MT_CEIL, MT_ROUND, MT_LOG1P, MT_EXPM1, MT_SQUARE, MT_RECIPROCAL,
-  MT_SIN, MT_COS, MT_RELU,
-  MT_POW_SCALAR,   /* a ^ p1 */
-  MT_RPOW_SCALAR,  /* p1 ^ a */
-  MT_CLAMP,        /* min(max(a, p1), p2) */
-  MT_ADD_SCALAR,   /* a + p1 */
-  MT_MUL_SCALAR,   /* a * p1 */
-  MT_DIV_SCALAR,   /* a / p1 */
-  MT_EQ_SCALAR, MT_NE_SCALAR, MT_LT_SCALAR, MT_LE_SCALAR, MT_GT_SCALAR, MT_GE_SCALAR, /* -> u8 */
+  MT_UNARY_OPS(MT__ENUM_ROW, ~)
   MT_NUM_UNARY_OPS
 } mt_unary_op;
 
 typedef enum mt_binary_op {
-  MT_ADD = 0,      /* a + alpha*b */
-  MT_SUB,          /* a - alpha*b */
-  MT_MUL, MT_DIV, MT_POW, MT_MAXIMUM, MT_MINIMUM, MT_FMOD, MT_ATAN2,
-  MT_EQ, MT_NE, MT_LT, MT_LE, MT_GT, MT_GE,   /* -> u8 */
+  MT_BINARY_OPS(MT__ENUM_ROW, ~)
   MT_NUM_BINARY_OPS
 } mt_binary_op;
 
 typedef enum mt_reduce_op {
-  MT_SUM = 0, MT_PROD, MT_MEAN, MT_MAX, MT_MIN, MT_ARGMAX, MT_ARGMIN,
-  MT_VAR,   /* p = correction (1: unbiased, 0: biased) */
-  MT_STD,   /* p = correction */
-  MT_NORM,  /* p = order (0: count nonzero, inf allowed) */
-  MT_ANY, MT_ALL,
+  MT_REDUCE_OPS(MT__ENUM_ROW, ~)
   MT_NUM_REDUCE_OPS
 } mt_reduce_op;
 
@@ -105,6 +179,8 @@ void mt_clear_error(void);
 const char *mt_dtype_name(int dtype);
 size_t mt_dtype_size(int dtype);
 int mt_dtype_is_floating(int dtype);
+const char *mt_dtype_torch_name(int dtype); /* "Float", "Double", ...; NULL if invalid */
+const char *mt_dtype_ctype(int dtype);      /* storage C type: "float", "uint16_t", ...; NULL if invalid */
 void mt_set_num_threads(int n);
 int mt_get_num_threads(void);
 

@@ -1,6 +1,6 @@
 /* common.cuh: what every kernel file shares: dtype load/store on the device, scalar conversion,
  * an N-d strided offset calculator with dimension collapsing, a generic grid-stride pointwise
- * launcher, dtype dispatch mirroring MT_DTYPE_LIST and temporaries from the caching allocator.
+ * launcher, dtype dispatch over MT_DTYPES and temporaries from the caching allocator.
  * Include this first in every kernel file. */
 #ifndef MTK_COMMON_CUH
 #define MTK_COMMON_CUH
@@ -94,15 +94,19 @@ template <> MTK_HD bool mtk_isnan<int64_t>(int64_t) { return false; }
 
 template <class T> struct mtk_tag { typedef T type; };
 
-#define MTK_DTYPE_LIST(X)      \
-  X(MT_F32, float)             \
-  X(MT_F64, double)            \
-  X(MT_F16, __half)            \
-  X(MT_BF16, __nv_bfloat16)    \
-  X(MT_I32, int32_t)           \
-  X(MT_I64, int64_t)           \
-  X(MT_U8, uint8_t)            \
-  X(MT_BOOL, mtk_bool)
+/* MT_DTYPES (moontorch.h) with CUDA's storage types, picked by each dtype's short name:
+ * MTK_DTYPE_LIST(X) calls X(ENUM, T). A dtype added to the list without a type here fails to
+ * compile. */
+#define MTK_T_f32 float
+#define MTK_T_f64 double
+#define MTK_T_f16 __half
+#define MTK_T_bf16 __nv_bfloat16
+#define MTK_T_i32 int32_t
+#define MTK_T_i64 int64_t
+#define MTK_T_u8 uint8_t
+#define MTK_T_b8 mtk_bool
+#define MTK__DT_ROW(E, N, T, CT, NAME, TORCH, ST, FL, X, ...) X(E, MTK_T_##N)
+#define MTK_DTYPE_LIST(X) MT_DTYPES(MTK__DT_ROW, X, ~)
 
 /* mtk_dispatch(dtype, op, [&](auto tag) { using T = typename decltype(tag)::type; ... }) */
 #define MTK_DISPATCH_CASE(E, T) \

@@ -98,47 +98,58 @@ template <class CT> MTK_D CT mtk_min(CT a, CT b) { return mtk_isnan(a) ? a : mtk
 
 /* ---- unary ---- */
 
-template <int OP> struct mtk_unary_is_cmp { static constexpr bool value = OP >= MT_EQ_SCALAR && OP <= MT_GE_SCALAR; };
-
-template <int OP, class CT> MTK_D CT mtk_unary_apply(CT x, CT p1, CT p2) {
-  if constexpr (OP == MT_NEG) return mtk_neg(x);
-  else if constexpr (OP == MT_ABS) return mtk_abs(x);
-  else if constexpr (OP == MT_SIGN) return (CT)((x > 0) - (x < 0));
-  else if constexpr (OP == MT_EXP) return mtk_exp(x);
-  else if constexpr (OP == MT_LOG) return mtk_log(x);
-  else if constexpr (OP == MT_SQRT) return mtk_sqrt(x);
-  else if constexpr (OP == MT_RSQRT) return mtk_rsqrt(x);
-  else if constexpr (OP == MT_TANH) return mtk_tanh(x);
-  else if constexpr (OP == MT_SIGMOID) return mtk_sigmoid(x);
-  else if constexpr (OP == MT_FLOOR) return mtk_floor(x);
-  else if constexpr (OP == MT_CEIL) return mtk_ceil(x);
-  else if constexpr (OP == MT_ROUND) return mtk_round(x);
-  else if constexpr (OP == MT_LOG1P) return mtk_log1p(x);
-  else if constexpr (OP == MT_EXPM1) return mtk_expm1(x);
-  else if constexpr (OP == MT_SQUARE) return mtk_mul(x, x);
-  else if constexpr (OP == MT_RECIPROCAL) return mtk_recip(x);
-  else if constexpr (OP == MT_SIN) return mtk_sin(x);
-  else if constexpr (OP == MT_COS) return mtk_cos(x);
-  else if constexpr (OP == MT_RELU) return x < 0 ? (CT)0 : x; /* NaN passes through */
-  else if constexpr (OP == MT_POW_SCALAR) return mtk_pow(x, p1);
-  else if constexpr (OP == MT_RPOW_SCALAR) return mtk_pow(p1, x);
-  else if constexpr (OP == MT_CLAMP) return x < p1 ? p1 : x > p2 ? p2 : x; /* NaN kept */
-  else if constexpr (OP == MT_ADD_SCALAR) return mtk_add(x, p1);
-  else if constexpr (OP == MT_MUL_SCALAR) return mtk_mul(x, p1);
-  else if constexpr (OP == MT_DIV_SCALAR) return mtk_div(x, p1);
-  else return x;
+/* op kinds from moontorch.h's lists: CMP ops write uint8 */
+enum { MTK_KIND_ANY, MTK_KIND_FLOAT, MTK_KIND_CMP };
+#define MTK_KIND_CASE(E, NAME, KIND, ...) \
+  case E: return MTK_KIND_##KIND;
+constexpr int mtk_unary_kind(int op) {
+  switch (op) { MT_UNARY_OPS(MTK_KIND_CASE, ~) default: return -1; }
 }
-
-/* floats compare with the scalar rounded to their compute type (so t:fill(0.1):eq(0.1) holds, as
- * in Torch7); integers compare exactly, in double */
-template <int OP, class CT> MTK_D bool mtk_unary_cmp(CT x, CT p) {
-  if constexpr (OP == MT_EQ_SCALAR) return x == p;
-  else if constexpr (OP == MT_NE_SCALAR) return x != p;
-  else if constexpr (OP == MT_LT_SCALAR) return x < p;
-  else if constexpr (OP == MT_LE_SCALAR) return x <= p;
-  else if constexpr (OP == MT_GT_SCALAR) return x > p;
-  else return x >= p;
+constexpr int mtk_binary_kind(int op) {
+  switch (op) { MT_BINARY_OPS(MTK_KIND_CASE, ~) default: return -1; }
 }
+template <int OP> struct mtk_unary_is_cmp { static constexpr bool value = mtk_unary_kind(OP) == MTK_KIND_CMP; };
+
+/* The body of every op of MT_UNARY_OPS: mtk_unary_body<OP>::apply(x, p1, p2). Only the
+ * specialisations exist, so an op of the list without a body here does not compile.
+ * Comparisons get the scalar in p1: floats compare with it rounded to their compute type (so
+ * t:fill(0.1):eq(0.1) holds, as in Torch7); integers compare exactly, in double. */
+template <int OP> struct mtk_unary_body;
+#define MTK_UNARY_BODY(OP, EXPR)                                                    \
+  template <> struct mtk_unary_body<OP> {                                           \
+    template <class CT> MTK_D static auto apply(CT x, CT p1, CT p2) { return EXPR; } \
+  };
+MTK_UNARY_BODY(MT_NEG, mtk_neg(x))
+MTK_UNARY_BODY(MT_ABS, mtk_abs(x))
+MTK_UNARY_BODY(MT_SIGN, (CT)((x > 0) - (x < 0)))
+MTK_UNARY_BODY(MT_EXP, mtk_exp(x))
+MTK_UNARY_BODY(MT_LOG, mtk_log(x))
+MTK_UNARY_BODY(MT_SQRT, mtk_sqrt(x))
+MTK_UNARY_BODY(MT_RSQRT, mtk_rsqrt(x))
+MTK_UNARY_BODY(MT_TANH, mtk_tanh(x))
+MTK_UNARY_BODY(MT_SIGMOID, mtk_sigmoid(x))
+MTK_UNARY_BODY(MT_FLOOR, mtk_floor(x))
+MTK_UNARY_BODY(MT_CEIL, mtk_ceil(x))
+MTK_UNARY_BODY(MT_ROUND, mtk_round(x))
+MTK_UNARY_BODY(MT_LOG1P, mtk_log1p(x))
+MTK_UNARY_BODY(MT_EXPM1, mtk_expm1(x))
+MTK_UNARY_BODY(MT_SQUARE, mtk_mul(x, x))
+MTK_UNARY_BODY(MT_RECIPROCAL, mtk_recip(x))
+MTK_UNARY_BODY(MT_SIN, mtk_sin(x))
+MTK_UNARY_BODY(MT_COS, mtk_cos(x))
+MTK_UNARY_BODY(MT_RELU, x < 0 ? (CT)0 : x) /* NaN passes through */
+MTK_UNARY_BODY(MT_POW_SCALAR, mtk_pow(x, p1))
+MTK_UNARY_BODY(MT_RPOW_SCALAR, mtk_pow(p1, x))
+MTK_UNARY_BODY(MT_CLAMP, x < p1 ? p1 : x > p2 ? p2 : x) /* NaN kept */
+MTK_UNARY_BODY(MT_ADD_SCALAR, mtk_add(x, p1))
+MTK_UNARY_BODY(MT_MUL_SCALAR, mtk_mul(x, p1))
+MTK_UNARY_BODY(MT_DIV_SCALAR, mtk_div(x, p1))
+MTK_UNARY_BODY(MT_EQ_SCALAR, x == p1)
+MTK_UNARY_BODY(MT_NE_SCALAR, x != p1)
+MTK_UNARY_BODY(MT_LT_SCALAR, x < p1)
+MTK_UNARY_BODY(MT_LE_SCALAR, x <= p1)
+MTK_UNARY_BODY(MT_GT_SCALAR, x > p1)
+MTK_UNARY_BODY(MT_GE_SCALAR, x >= p1)
 
 template <int OP, class T, class OT> struct mtk_unary_f {
   typedef typename mtk_ct<T>::type CT;
@@ -149,10 +160,10 @@ template <int OP, class T, class OT> struct mtk_unary_f {
   MTK_D void operator()(int64_t, const int64_t *off) const {
     CT x = mtk_ld(a + off[1]);
     if constexpr (mtk_unary_is_cmp<OP>::value) {
-      if constexpr (mtk_is_float<T>::value) mtk_st(out + off[0], (int64_t)mtk_unary_cmp<OP>(x, p1));
-      else mtk_st(out + off[0], (int64_t)mtk_unary_cmp<OP>((double)x, p1d));
+      if constexpr (mtk_is_float<T>::value) mtk_st(out + off[0], (int64_t)mtk_unary_body<OP>::apply(x, p1, p1));
+      else mtk_st(out + off[0], (int64_t)mtk_unary_body<OP>::apply((double)x, p1d, p1d));
     } else {
-      mtk_st(out + off[0], mtk_unary_apply<OP>(x, p1, p2));
+      mtk_st(out + off[0], (CT)mtk_unary_body<OP>::apply(x, p1, p2));
     }
   }
 };
@@ -173,17 +184,11 @@ static mt_status mtk_unary_run(mt_tensor *out, const mt_tensor *a, double p1, do
   });
 }
 
-#define MTK_UNARY_OPS(X)                                                                                         \
-  X(MT_NEG) X(MT_ABS) X(MT_SIGN) X(MT_EXP) X(MT_LOG) X(MT_SQRT) X(MT_RSQRT) X(MT_TANH) X(MT_SIGMOID) X(MT_FLOOR) \
-  X(MT_CEIL) X(MT_ROUND) X(MT_LOG1P) X(MT_EXPM1) X(MT_SQUARE) X(MT_RECIPROCAL) X(MT_SIN) X(MT_COS) X(MT_RELU)    \
-  X(MT_POW_SCALAR) X(MT_RPOW_SCALAR) X(MT_CLAMP) X(MT_ADD_SCALAR) X(MT_MUL_SCALAR) X(MT_DIV_SCALAR)             \
-  X(MT_EQ_SCALAR) X(MT_NE_SCALAR) X(MT_LT_SCALAR) X(MT_LE_SCALAR) X(MT_GT_SCALAR) X(MT_GE_SCALAR)
-
 extern "C" mt_status mt__cuda_unary(mt_unary_op op, mt_tensor *out, const mt_tensor *a, double p1, double p2) {
-#define MTK_UNARY_CASE(OP) \
+#define MTK_UNARY_CASE(OP, NAME, KIND, ...) \
   case OP: return mtk_unary_run<OP>(out, a, p1, p2);
   switch (op) {
-    MTK_UNARY_OPS(MTK_UNARY_CASE)
+    MT_UNARY_OPS(MTK_UNARY_CASE, ~)
   default: return mt__error(MT_ERR_ARG, "unary: unknown operation %d", (int)op);
   }
 #undef MTK_UNARY_CASE
@@ -191,28 +196,30 @@ extern "C" mt_status mt__cuda_unary(mt_unary_op op, mt_tensor *out, const mt_ten
 
 /* ---- binary ---- */
 
-template <int OP> struct mtk_binary_is_cmp { static constexpr bool value = OP >= MT_EQ && OP <= MT_GE; };
+template <int OP> struct mtk_binary_is_cmp { static constexpr bool value = mtk_binary_kind(OP) == MTK_KIND_CMP; };
 
-template <int OP, class CT> MTK_D CT mtk_binary_apply(CT a, CT b, CT alpha) {
-  if constexpr (OP == MT_ADD) return mtk_add(a, mtk_mul(alpha, b));
-  else if constexpr (OP == MT_SUB) return mtk_sub(a, mtk_mul(alpha, b));
-  else if constexpr (OP == MT_MUL) return mtk_mul(a, b);
-  else if constexpr (OP == MT_DIV) return mtk_div(a, b);
-  else if constexpr (OP == MT_POW) return mtk_pow(a, b);
-  else if constexpr (OP == MT_MAXIMUM) return mtk_max(a, b);
-  else if constexpr (OP == MT_MINIMUM) return mtk_min(a, b);
-  else if constexpr (OP == MT_FMOD) return mtk_fmod(a, b);
-  else return mtk_atan2(a, b);
-}
-
-template <int OP, class CT> MTK_D bool mtk_binary_cmp(CT a, CT b) {
-  if constexpr (OP == MT_EQ) return a == b;
-  else if constexpr (OP == MT_NE) return a != b;
-  else if constexpr (OP == MT_LT) return a < b;
-  else if constexpr (OP == MT_LE) return a <= b;
-  else if constexpr (OP == MT_GT) return a > b;
-  else return a >= b;
-}
+/* The body of every op of MT_BINARY_OPS: mtk_binary_body<OP>::apply(a, b, alpha); as for the
+ * unary ops, a missing body does not compile. */
+template <int OP> struct mtk_binary_body;
+#define MTK_BINARY_BODY(OP, EXPR)                                                        \
+  template <> struct mtk_binary_body<OP> {                                               \
+    template <class CT> MTK_D static auto apply(CT a, CT b, CT alpha) { return EXPR; }   \
+  };
+MTK_BINARY_BODY(MT_ADD, mtk_add(a, mtk_mul(alpha, b)))
+MTK_BINARY_BODY(MT_SUB, mtk_sub(a, mtk_mul(alpha, b)))
+MTK_BINARY_BODY(MT_MUL, mtk_mul(a, b))
+MTK_BINARY_BODY(MT_DIV, mtk_div(a, b))
+MTK_BINARY_BODY(MT_POW, mtk_pow(a, b))
+MTK_BINARY_BODY(MT_MAXIMUM, mtk_max(a, b))
+MTK_BINARY_BODY(MT_MINIMUM, mtk_min(a, b))
+MTK_BINARY_BODY(MT_FMOD, mtk_fmod(a, b))
+MTK_BINARY_BODY(MT_ATAN2, mtk_atan2(a, b))
+MTK_BINARY_BODY(MT_EQ, a == b)
+MTK_BINARY_BODY(MT_NE, a != b)
+MTK_BINARY_BODY(MT_LT, a < b)
+MTK_BINARY_BODY(MT_LE, a <= b)
+MTK_BINARY_BODY(MT_GT, a > b)
+MTK_BINARY_BODY(MT_GE, a >= b)
 
 template <int OP, class T, class OT> struct mtk_binary_f {
   typedef typename mtk_ct<T>::type CT;
@@ -221,8 +228,8 @@ template <int OP, class T, class OT> struct mtk_binary_f {
   CT alpha;
   MTK_D void operator()(int64_t, const int64_t *off) const {
     CT x = mtk_ld(a + off[1]), y = mtk_ld(b + off[2]);
-    if constexpr (mtk_binary_is_cmp<OP>::value) mtk_st(out + off[0], (int64_t)mtk_binary_cmp<OP>(x, y));
-    else mtk_st(out + off[0], mtk_binary_apply<OP>(x, y, alpha));
+    if constexpr (mtk_binary_is_cmp<OP>::value) mtk_st(out + off[0], (int64_t)mtk_binary_body<OP>::apply(x, y, alpha));
+    else mtk_st(out + off[0], (CT)mtk_binary_body<OP>::apply(x, y, alpha));
   }
 };
 
@@ -274,16 +281,12 @@ static mt_status mtk_binary_run(mt_tensor *out, const mt_tensor *a, const mt_ten
   });
 }
 
-#define MTK_BINARY_OPS(X)                                                                                   \
-  X(MT_ADD) X(MT_SUB) X(MT_MUL) X(MT_DIV) X(MT_POW) X(MT_MAXIMUM) X(MT_MINIMUM) X(MT_FMOD) X(MT_ATAN2) X(MT_EQ) \
-  X(MT_NE) X(MT_LT) X(MT_LE) X(MT_GT) X(MT_GE)
-
 extern "C" mt_status mt__cuda_binary(mt_binary_op op, mt_tensor *out, const mt_tensor *a, const mt_tensor *b,
                                      double alpha) {
-#define MTK_BINARY_CASE(OP) \
+#define MTK_BINARY_CASE(OP, NAME, KIND, ...) \
   case OP: return mtk_binary_run<OP>(out, a, b, alpha);
   switch (op) {
-    MTK_BINARY_OPS(MTK_BINARY_CASE)
+    MT_BINARY_OPS(MTK_BINARY_CASE, ~)
   default: return mt__error(MT_ERR_ARG, "binary: unknown operation %d", (int)op);
   }
 #undef MTK_BINARY_CASE

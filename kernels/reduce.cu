@@ -340,8 +340,9 @@ static mt_status mtk_reduce_launch(const Op &op, const char *opname, mt_tensor *
   return MT_OK;
 }
 
-static const char *const mtk_reduce_names[MT_NUM_REDUCE_OPS] = {"sum", "prod", "mean", "max", "min", "argmax",
-                                                               "argmin", "var", "std", "norm", "any", "all"};
+#define MTK_REDUCE_NAME(E, NAME, KIND, ...) NAME,
+static const char *const mtk_reduce_names[] = {MT_REDUCE_OPS(MTK_REDUCE_NAME, ~)}; /* in enum order */
+static_assert(sizeof mtk_reduce_names / sizeof mtk_reduce_names[0] == MT_NUM_REDUCE_OPS, "one name per reduction");
 
 template <class T>
 static mt_status mtk_reduce_typed(mt_reduce_op op, const char *name, mt_tensor *out, mt_tensor *idx,

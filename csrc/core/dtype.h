@@ -8,6 +8,7 @@
  *   switch (dtype) { MT_DTYPE_LIST(ADD_CASE) default: ... }
  *
  * Loads and stores go through mt_ld_<name>/mt_st_<name>, which convert to and from CT.
+ * Every list here is a view of MT_DTYPES in moontorch.h, the one place dtypes are listed.
  */
 #ifndef MT_CORE_DTYPE_H
 #define MT_CORE_DTYPE_H
@@ -16,21 +17,35 @@
 #include <math.h>
 #include "../moontorch.h"
 
-#define MT_DTYPE_LIST(X)                \
-  X(MT_F32, f32, float, float)          \
-  X(MT_F64, f64, double, double)        \
-  X(MT_F16, f16, uint16_t, float)       \
-  X(MT_BF16, bf16, uint16_t, float)     \
-  X(MT_I32, i32, int32_t, int64_t)      \
-  X(MT_I64, i64, int64_t, int64_t)      \
-  X(MT_U8, u8, uint8_t, int64_t)        \
-  X(MT_BOOL, bool, uint8_t, int64_t)
+/* MT_DTYPES' rows reduced to (E, N, T, CT); FL picks floating or integer rows by pasting. */
+#define MT__ONLY_1(...) __VA_ARGS__
+#define MT__ONLY_0(...)
+#define MT__SKIP_1(...)
+#define MT__SKIP_0(...) __VA_ARGS__
+#define MT__DT_ALL(E, N, T, CT, NAME, TORCH, ST, FL, X, ...) X(E, N, T, CT)
+#define MT__DT_FLOAT(E, N, T, CT, NAME, TORCH, ST, FL, X, ...) MT__ONLY_##FL(X(E, N, T, CT))
+#define MT__DT_INT(E, N, T, CT, NAME, TORCH, ST, FL, X, ...) MT__SKIP_##FL(X(E, N, T, CT))
+#define MT_DTYPE_LIST(X) MT_DTYPES(MT__DT_ALL, X, ~)
+#define MT_FLOAT_DTYPE_LIST(X) MT_DTYPES(MT__DT_FLOAT, X, ~)
+#define MT_INT_DTYPE_LIST(X) MT_DTYPES(MT__DT_INT, X, ~) /* integers and bool */
 
-#define MT_FLOAT_DTYPE_LIST(X)          \
-  X(MT_F32, f32, float, float)          \
-  X(MT_F64, f64, double, double)        \
-  X(MT_F16, f16, uint16_t, float)       \
-  X(MT_BF16, bf16, uint16_t, float)
+/* MT_DTYPE_LIST with extra arguments passed through: M(E, N, T, CT, ...) */
+#define MT__DTX_ALL(E, N, T, CT, NAME, TORCH, ST, FL, M, ...) M(E, N, T, CT, __VA_ARGS__)
+#define MT__DTX_FLOAT(E, N, T, CT, NAME, TORCH, ST, FL, M, ...) MT__ONLY_##FL(M(E, N, T, CT, __VA_ARGS__))
+#define MT_DTYPE_LIST_X(M, ...) MT_DTYPES(MT__DTX_ALL, M, __VA_ARGS__)
+#define MT_FLOAT_DTYPE_LIST_X(M, ...) MT_DTYPES(MT__DTX_FLOAT, M, __VA_ARGS__)
+
+/* Every (destination, source) pair: M(SE, SN, ST, SCT, DE, DN, DT, DCT). A macro cannot expand
+ * inside its own expansion, so the inner pass over MT_DTYPES is deferred: each row leaves
+ * `MT__DTYPES_AGAIN ()(...)` behind, which MT__RESCAN turns into a fresh, independent expansion. */
+#define MT__NOTHING()
+#define MT__DTYPES_AGAIN() MT_DTYPES
+#define MT__RESCAN(...) __VA_ARGS__
+#define MT__PAIR_ROW(E, N, T, CT, NAME, TORCH, ST, FL, M, ...) \
+  MT__DTYPES_AGAIN MT__NOTHING()()(MT__PAIR_CELL, M, E, N, T, CT)
+#define MT__PAIR_CELL(SE, SN, ST, SCT, SNAME, STORCH, SST, SFL, M, DE, DN, DT, DCT) \
+  M(SE, SN, ST, SCT, DE, DN, DT, DCT)
+#define MT_DTYPE_PAIRS(M) MT__RESCAN(MT_DTYPES(MT__PAIR_ROW, M, ~))
 
 /* IEEE binary16 <-> float, round to nearest even; NaN and Inf preserved. */
 static inline float mt_half_to_float(uint16_t h) {
@@ -91,7 +106,7 @@ static inline uint16_t mt_float_to_bf16(float f) {
 #define mt_ld_i32(p) ((int64_t)*(p))
 #define mt_ld_i64(p) (*(p))
 #define mt_ld_u8(p) ((int64_t)*(p))
-#define mt_ld_bool(p) ((int64_t)(*(p) != 0))
+#define mt_ld_b8(p) ((int64_t)(*(p) != 0))
 #define mt_st_f32(p, v) (*(p) = (float)(v))
 #define mt_st_f64(p, v) (*(p) = (double)(v))
 #define mt_st_f16(p, v) (*(p) = mt_float_to_half((float)(v)))
@@ -99,7 +114,7 @@ static inline uint16_t mt_float_to_bf16(float f) {
 #define mt_st_i32(p, v) (*(p) = (int32_t)(v))
 #define mt_st_i64(p, v) (*(p) = (int64_t)(v))
 #define mt_st_u8(p, v) (*(p) = (uint8_t)(v))
-#define mt_st_bool(p, v) (*(p) = (uint8_t)((v) != 0))
+#define mt_st_b8(p, v) (*(p) = (uint8_t)((v) != 0))
 
 /* a double converted to a dtype's compute type without UB for out-of-range ints */
 static inline int64_t mt_double_to_i64(double v) {

@@ -8,23 +8,16 @@
 
 #define SHAPE(t, b) mt__shape_str((t), (b), sizeof(b))
 
-/* Torch7 names, so messages match what the Lua user called */
-static const char *const unary_names[MT_NUM_UNARY_OPS] = {
-    "neg", "abs",   "sign", "exp",   "log", "sqrt", "rsqrt", "tanh", "sigmoid", "floor", "ceil",
-    "round", "log1p", "expm1", "square", "cinv", "sin", "cos", "relu", "pow", "pow", "clamp",
-    "add", "mul", "div", "eq", "ne", "lt", "le", "gt", "ge"};
-static const char *const binary_names[MT_NUM_BINARY_OPS] = {
-    "add", "sub", "cmul", "cdiv", "cpow", "cmax", "cmin", "fmod", "atan2", "eq", "ne", "lt", "le", "gt", "ge"};
-
-static int unary_float_only(int op) {
-  switch (op) {
-    case MT_EXP: case MT_LOG: case MT_SQRT: case MT_RSQRT: case MT_TANH: case MT_SIGMOID:
-    case MT_LOG1P: case MT_EXPM1: case MT_RECIPROCAL: case MT_SIN: case MT_COS:
-      return 1;
-    default:
-      return 0;
-  }
-}
+/* Torch7 names (so messages match what the Lua user called) and kinds, from moontorch.h's lists */
+enum { KIND_ANY, KIND_FLOAT, KIND_CMP };
+#define OP_NAME(E, NAME, KIND, ...) [E] = NAME,
+#define OP_KIND(E, NAME, KIND, ...) [E] = KIND_##KIND,
+static const char *const unary_names[] = {MT_UNARY_OPS(OP_NAME, ~)};
+static const char *const binary_names[] = {MT_BINARY_OPS(OP_NAME, ~)};
+static const unsigned char unary_kind[] = {MT_UNARY_OPS(OP_KIND, ~)};
+static const unsigned char binary_kind[] = {MT_BINARY_OPS(OP_KIND, ~)};
+_Static_assert(sizeof unary_names / sizeof unary_names[0] == MT_NUM_UNARY_OPS, "one name per unary op");
+_Static_assert(sizeof binary_names / sizeof binary_names[0] == MT_NUM_BINARY_OPS, "one name per binary op");
 
 static mt_status float_only_error(const char *op, int dtype) {
   return mt__error(MT_ERR_DTYPE, "%s: not defined for %s tensors (floating-point dtypes only)", op,
@@ -145,12 +138,12 @@ mt_status mt_unary(int op, mt_tensor *out, const mt_tensor *a, double p1, double
   MT_CHECK_TENSOR(a, name, "tensor");
   MT_CHECK_TENSOR(out, name, "result tensor");
   int fl = mt_dtype_is_floating(a->dtype);
-  if (!fl && unary_float_only(op)) return float_only_error(name, a->dtype);
+  if (!fl && unary_kind[op] == KIND_FLOAT) return float_only_error(name, a->dtype);
   if (op == MT_DIV_SCALAR && !fl && mt_double_to_i64(p1) == 0)
     return mt__error(MT_ERR_ARG, "div: integer division by zero (divisor %g is 0 as %s)", p1, mt_dtype_name(a->dtype));
   if (op == MT_CLAMP && (p1 > p2))
     return mt__error(MT_ERR_ARG, "clamp: lower bound %g is greater than upper bound %g", p1, p2);
-  int cmp = op >= MT_EQ_SCALAR && op <= MT_GE_SCALAR;
+  int cmp = unary_kind[op] == KIND_CMP;
   MT_TRY(mt__prepare_out(out, cmp ? MT_U8 : a->dtype, a->device, a->ndim, a->sizes, name));
   const mt_backend *be = backend(a, name);
   if (!be) return mt_last_status();
@@ -165,13 +158,13 @@ mt_status mt_binary(int op, mt_tensor *out, const mt_tensor *a, const mt_tensor 
   MT_CHECK_TENSOR(out, name, "result tensor");
   MT_TRY(same_dtype(name, a, b));
   MT_TRY(same_device(name, a, b));
-  if ((op == MT_FMOD || op == MT_ATAN2) && !mt_dtype_is_floating(a->dtype)) return float_only_error(name, a->dtype);
+  if (binary_kind[op] == KIND_FLOAT && !mt_dtype_is_floating(a->dtype)) return float_only_error(name, a->dtype);
   int nd;
   int64_t sizes[MT_MAX_DIMS];
   MT_TRY(mt__broadcast_shape(name, a->ndim, a->sizes, b->ndim, b->sizes, &nd, sizes));
   MT_TRY(check_inplace(name, out, a, nd, sizes));
   MT_TRY(check_inplace(name, out, b, nd, sizes));
-  int cmp = op >= MT_EQ && op <= MT_GE;
+  int cmp = binary_kind[op] == KIND_CMP;
   MT_TRY(mt__prepare_out(out, cmp ? MT_U8 : a->dtype, a->device, nd, sizes, name));
   const mt_backend *be = backend(a, name);
   if (!be) return mt_last_status();

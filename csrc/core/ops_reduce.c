@@ -8,8 +8,14 @@
 
 #define SHAPE(t, b) mt__shape_str((t), (b), sizeof(b))
 
-static const char *const reduce_names[MT_NUM_REDUCE_OPS] = {"sum", "prod", "mean",  "max",  "min", "argmax",
-                                                            "argmin", "var", "std", "norm", "any", "all"};
+/* names and kinds from moontorch.h's MT_REDUCE_OPS */
+#define OP_NAME(E, NAME, KIND, ...) [E] = NAME,
+#define OP_FLOAT(E, NAME, KIND, ...) [E] = KIND_IS_FLOAT_##KIND,
+#define KIND_IS_FLOAT_ANY 0
+#define KIND_IS_FLOAT_FLOAT 1
+static const char *const reduce_names[] = {MT_REDUCE_OPS(OP_NAME, ~)};
+static const unsigned char reduce_float_only[] = {MT_REDUCE_OPS(OP_FLOAT, ~)};
+_Static_assert(sizeof reduce_names / sizeof reduce_names[0] == MT_NUM_REDUCE_OPS, "one name per reduction");
 
 static bool has_index(int op) { return op == MT_MAX || op == MT_MIN || op == MT_ARGMAX || op == MT_ARGMIN; }
 
@@ -48,7 +54,7 @@ static mt_status check_reduce_args(int op, const mt_tensor *out, const mt_tensor
   MT_CHECK_TENSOR(a, nm, "input");
   MT_CHECK_TENSOR(out, nm, "result tensor");
   char b[128];
-  if ((op == MT_MEAN || op == MT_VAR || op == MT_STD || op == MT_NORM) && !mt_dtype_is_floating(a->dtype))
+  if (reduce_float_only[op] && !mt_dtype_is_floating(a->dtype))
     return mt__error(MT_ERR_DTYPE, "%s: expected a floating-point tensor, got %s (convert it with :double() or "
                      ":float() first)", nm, mt_dtype_name(a->dtype));
   if ((op == MT_VAR || op == MT_STD) && !(p >= 0 && p < INFINITY))

@@ -5,16 +5,26 @@
 #include "backend.h"
 #include "error.h"
 
-static const size_t dtype_sizes[MT_NUM_DTYPES] = {4, 8, 2, 2, 4, 8, 1, 1};
-static const char *const dtype_names[MT_NUM_DTYPES] = {"float32", "float64", "float16", "bfloat16",
-                                                        "int32",   "int64",   "uint8",   "bool"};
+/* per-dtype facts, all read off MT_DTYPES */
+#define DT_SIZE(E, N, T, CT, NAME, TORCH, ST, FL, ...) [E] = sizeof(T),
+#define DT_NAME(E, N, T, CT, NAME, TORCH, ST, FL, ...) [E] = NAME,
+#define DT_TORCH(E, N, T, CT, NAME, TORCH, ST, FL, ...) [E] = TORCH,
+#define DT_CTYPE(E, N, T, CT, NAME, TORCH, ST, FL, ...) [E] = #T,
+#define DT_FLOAT(E, N, T, CT, NAME, TORCH, ST, FL, ...) [E] = FL,
+static const size_t dtype_sizes[] = {MT_DTYPES(DT_SIZE, ~)};
+static const char *const dtype_names[] = {MT_DTYPES(DT_NAME, ~)};
+static const char *const dtype_torch[] = {MT_DTYPES(DT_TORCH, ~)};
+static const char *const dtype_ctypes[] = {MT_DTYPES(DT_CTYPE, ~)};
+static const unsigned char dtype_float[] = {MT_DTYPES(DT_FLOAT, ~)};
+_Static_assert(sizeof dtype_sizes / sizeof dtype_sizes[0] == MT_NUM_DTYPES, "one entry per dtype");
 
-size_t mt__dtype_size(int dtype) { return (dtype >= 0 && dtype < MT_NUM_DTYPES) ? dtype_sizes[dtype] : 0; }
+static int valid_dtype(int dtype) { return dtype >= 0 && dtype < MT_NUM_DTYPES; }
+size_t mt__dtype_size(int dtype) { return valid_dtype(dtype) ? dtype_sizes[dtype] : 0; }
 size_t mt_dtype_size(int dtype) { return mt__dtype_size(dtype); }
-const char *mt_dtype_name(int dtype) {
-  return (dtype >= 0 && dtype < MT_NUM_DTYPES) ? dtype_names[dtype] : "invalid-dtype";
-}
-int mt_dtype_is_floating(int dtype) { return dtype == MT_F32 || dtype == MT_F64 || dtype == MT_F16 || dtype == MT_BF16; }
+const char *mt_dtype_name(int dtype) { return valid_dtype(dtype) ? dtype_names[dtype] : "invalid-dtype"; }
+int mt_dtype_is_floating(int dtype) { return valid_dtype(dtype) && dtype_float[dtype]; }
+const char *mt_dtype_torch_name(int dtype) { return valid_dtype(dtype) ? dtype_torch[dtype] : NULL; }
+const char *mt_dtype_ctype(int dtype) { return valid_dtype(dtype) ? dtype_ctypes[dtype] : NULL; }
 
 const char *mt_version(void) { return "0.1.0"; }
 

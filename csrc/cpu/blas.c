@@ -99,10 +99,9 @@ static void mat_scale(int dtype, const mat *m, double beta) {
     for (int64_t i = 0; i < m->r; i++)                                           \
       for (int64_t j = 0; j < m->c; j++) mt_st_##N((T *)m->p + i * m->s0 + j * m->s1, src[i * m->c + j]); \
   }
-PACK_FN(f32, float, float)
-PACK_FN(f64, double, double)
-PACK_FN(f16, uint16_t, float)
-PACK_FN(bf16, uint16_t, float)
+#define PACK_DT(E, N, T, CT) PACK_FN(N, T, CT)
+MT_FLOAT_DTYPE_LIST(PACK_DT)
+#undef PACK_DT
 #undef PACK_FN
 
 /* ---- f32 / f64 through BLAS ---- */

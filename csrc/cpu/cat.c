@@ -1,7 +1,7 @@
 /* cat.c: CPU concatenation. Each input is copied into its slice of out (same dtype, so raw
- * element moves), through the strided walk: contiguous runs become memcpy. */
+ * element moves), through the iterator's row driver: contiguous runs become memcpy. */
 #include <string.h>
-#include "walk.h"
+#include "iter.h"
 #include "../core/error.h"
 
 #define COPY_ROW(T)                                                                \
@@ -22,19 +22,17 @@ COPY_ROW(uint64_t)
  * out's dtype and sizes except along dim; out is already sized and shares memory with none. */
 mt_status mt__cpu_cat(mt_tensor *out, mt_tensor *const *inputs, int n, int dim) {
   size_t es = mt__dtype_size(out->dtype);
-  mt_walk_row fn = es == 1 ? copy_uint8_t : es == 2 ? copy_uint16_t : es == 4 ? copy_uint32_t : copy_uint64_t;
+  mt_iter_row fn = es == 1 ? copy_uint8_t : es == 2 ? copy_uint16_t : es == 4 ? copy_uint32_t : copy_uint64_t;
   int64_t at = 0;
   for (int i = 0; i < n; i++) {
     const mt_tensor *in = inputs[i];
     if (mt__numel(in) > 0) {
-      int64_t st[2][MT_MAX_DIMS];
-      memcpy(st[0], out->strides, sizeof st[0]);
-      memcpy(st[1], in->strides, sizeof st[1]);
       char *b[2] = {mt__data(out) + at * out->strides[dim] * (int64_t)es, mt__data(in)};
       size_t esz[2] = {es, es};
-      mt_walk w;
-      mt__walk_init(&w, 2, b, esz, (const int64_t(*)[MT_MAX_DIMS])st, in->ndim, in->sizes, -1);
-      mt__walk_run(&w, fn, NULL, 0);
+      const int64_t *st[2] = {out->strides, in->strides};
+      mt_iter it;
+      MT_TRY(mt_iter_init_raw(&it, 2, b, esz, st, in->ndim, in->sizes, -1, MT_ITER_ROW_MAJOR));
+      mt__iter_rows(&it, fn, NULL, 0);
     }
     at += in->sizes[dim];
   }

@@ -1,13 +1,14 @@
 /* index.c: CPU index_select, index_add, index_fill, gather and scatter.
  *
- * All five are one of two shapes over a walk (walk.h) with three operands:
+ * All five are one of two shapes over an iteration (iter.h: mt_iter_init_raw and
+ * mt__iter_rows) with three operands:
  *   gather:  dst[p] = src[p' + (idx[p] - base) * kstride]       (index_select: idx repeats along rows)
  *   scatter: dst[p' + (idx[p] - base) * kstride] (=, +=) src[p]  (index_add/index_fill likewise)
  * where the indexed operand has stride 0 along the indexed dim and kstride is its real stride
  * there. Indices are validated in a separate pass before anything is written, so a bad index
  * leaves the destination untouched. Copies move raw elements by size; index_add computes per dtype. */
 #include <string.h>
-#include "walk.h"
+#include "iter.h"
 #include "../core/dtype.h"
 #include "../core/error.h"
 
@@ -53,18 +54,17 @@ CHECK_ROWS(int64_t)
 /* Every value of index (any shape) must lie in [base, base + size): a parallel scan, then a
  * serial one to name the first offender in row-major order. */
 static mt_status check_indices(const char *op, const mt_tensor *index, int dim, int64_t size, int64_t base) {
-  mt_walk w;
+  mt_iter it;
   char *b[1] = {mt__data(index)};
   size_t es[1] = {mt__dtype_size(index->dtype)};
-  int64_t st[1][MT_MAX_DIMS];
-  memcpy(st[0], index->strides, sizeof st[0]);
-  mt__walk_init(&w, 1, b, es, (const int64_t(*)[MT_MAX_DIMS])st, index->ndim, index->sizes, -1);
+  const int64_t *st[1] = {index->strides};
+  MT_TRY(mt_iter_init_raw(&it, 1, b, es, st, index->ndim, index->sizes, -1, MT_ITER_ROW_MAJOR));
   idx_ctx c = {.lo = base, .hi = base + size};
   int i64 = index->dtype == MT_I64;
-  mt__walk_run(&w, i64 ? any_bad_int64_t : any_bad_int32_t, &c, 0);
+  mt__iter_rows(&it, i64 ? any_bad_int64_t : any_bad_int32_t, &c, 0);
   if (!c.found) return MT_OK;
   c.found = 0;
-  mt__walk_run(&w, i64 ? first_bad_int64_t : first_bad_int32_t, &c, MT_WALK_SERIAL);
+  mt__iter_rows(&it, i64 ? first_bad_int64_t : first_bad_int32_t, &c, MT_ITER_SERIAL);
   return mt__error(MT_ERR_INDEX, "%s: index %lld out of range for dimension %d of size %lld", op, (long long)c.bad,
                    dim + 1, (long long)size);
 }
@@ -121,7 +121,7 @@ MOVE_SIZES(int64_t)
 
 /* [element size log2][index is i64] */
 #define MOVE_TABLE(K)                                                                    \
-  static const mt_walk_row K##_rows[4][2] = {                                             \
+  static const mt_iter_row K##_rows[4][2] = {                                             \
       {K##_uint8_t_int32_t, K##_uint8_t_int64_t}, {K##_uint16_t_int32_t, K##_uint16_t_int64_t}, \
       {K##_uint32_t_int32_t, K##_uint32_t_int64_t}, {K##_uint64_t_int32_t, K##_uint64_t_int64_t}};
 MOVE_TABLE(gather)
@@ -155,26 +155,22 @@ static int size_slot(int dtype) {
   }
 #define F_ALPHA(a) (a)
 #define I_ALPHA(a) mt_double_to_i64(a)
-#define ADD_ROWS(I)                                       \
-  ADD_ROW(f32, float, float, I, ADD_FLOAT, F_ALPHA)       \
-  ADD_ROW(f64, double, double, I, ADD_FLOAT, F_ALPHA)     \
-  ADD_ROW(f16, uint16_t, float, I, ADD_FLOAT, F_ALPHA)    \
-  ADD_ROW(bf16, uint16_t, float, I, ADD_FLOAT, F_ALPHA)   \
-  ADD_ROW(i32, int32_t, int64_t, I, ADD_INT, I_ALPHA)     \
-  ADD_ROW(i64, int64_t, int64_t, I, ADD_INT, I_ALPHA)     \
-  ADD_ROW(u8, uint8_t, int64_t, I, ADD_INT, I_ALPHA)      \
-  ADD_ROW(bool, uint8_t, int64_t, I, ADD_INT, I_ALPHA)
-ADD_ROWS(int32_t)
-ADD_ROWS(int64_t)
-#undef ADD_ROWS
+/* every dtype of MT_DTYPES: floats add in their compute type, integers wrap */
+#define ADD_ROW_DT(E, N, T, CT, NAME, TORCH, ST, FL, I, ...) \
+  ADD_ROW(N, T, CT, I, ADD_KIND_##FL, ALPHA_KIND_##FL)
+#define ADD_KIND_1 ADD_FLOAT
+#define ADD_KIND_0 ADD_INT
+#define ALPHA_KIND_1 F_ALPHA
+#define ALPHA_KIND_0 I_ALPHA
+MT_DTYPES(ADD_ROW_DT, int32_t)
+MT_DTYPES(ADD_ROW_DT, int64_t)
 #undef ADD_ROW
 
-static const mt_walk_row add_rows[MT_NUM_DTYPES][2] = {
-    {add_f32_int32_t, add_f32_int64_t}, {add_f64_int32_t, add_f64_int64_t}, {add_f16_int32_t, add_f16_int64_t},
-    {add_bf16_int32_t, add_bf16_int64_t}, {add_i32_int32_t, add_i32_int64_t}, {add_i64_int32_t, add_i64_int64_t},
-    {add_u8_int32_t, add_u8_int64_t}, {add_bool_int32_t, add_bool_int64_t}};
+#define ADD_ENT(E, N, T, CT, NAME, TORCH, ST, FL, ...) [E] = {add_##N##_int32_t, add_##N##_int64_t},
+static const mt_iter_row add_rows[][2] = {MT_DTYPES(ADD_ENT, ~)};
+_Static_assert(sizeof add_rows / sizeof add_rows[0] == MT_NUM_DTYPES, "add_rows: one row per dtype");
 
-/* ---- building walks ---- */
+/* ---- building iterations ---- */
 
 /* strides of a 1-d index repeated over a shape: 0 everywhere except along dim */
 static void index_strides_1d(const mt_tensor *index, int ndim, int dim, int64_t *st) {
@@ -188,13 +184,23 @@ static void indexed_strides(const mt_tensor *t, int ndim, int dim, int64_t *st) 
   st[dim] = 0;
 }
 
-static void run3(mt_walk_row fn, idx_ctx *c, int flags, int ndim, const int64_t *sizes, int dim, const mt_tensor *t0,
-                 const mt_tensor *t1, const mt_tensor *t2, const int64_t (*st)[MT_MAX_DIMS]) {
-  mt_walk w;
-  char *b[3] = {mt__data(t0), t1 ? mt__data(t1) : NULL, mt__data(t2)};
-  size_t es[3] = {mt__dtype_size(t0->dtype), t1 ? mt__dtype_size(t1->dtype) : 0, mt__dtype_size(t2->dtype)};
-  mt__walk_init(&w, 3, b, es, st, ndim, sizes, dim);
-  mt__walk_run(&w, fn, c, flags);
+/* operands t0..t{n-1} with element strides st[k] over (ndim, sizes), keeping dim unmerged */
+static mt_status run_rows(mt_iter_row fn, idx_ctx *c, int flags, int ndim, const int64_t *sizes, int dim, int n,
+                          const mt_tensor *const *ts, int64_t (*st)[MT_MAX_DIMS]) {
+  mt_iter it;
+  char *b[3];
+  size_t es[3];
+  const int64_t *sp[3];
+  for (int k = 0; k < n; k++) b[k] = mt__data(ts[k]), es[k] = mt__dtype_size(ts[k]->dtype), sp[k] = st[k];
+  MT_TRY(mt_iter_init_raw(&it, n, b, es, sp, ndim, sizes, dim, MT_ITER_ROW_MAJOR));
+  mt__iter_rows(&it, fn, c, flags);
+  return MT_OK;
+}
+
+static mt_status run3(mt_iter_row fn, idx_ctx *c, int flags, int ndim, const int64_t *sizes, int dim,
+                      const mt_tensor *t0, const mt_tensor *t1, const mt_tensor *t2, int64_t (*st)[MT_MAX_DIMS]) {
+  const mt_tensor *ts[3] = {t0, t1, t2};
+  return run_rows(fn, c, flags, ndim, sizes, dim, 3, ts, st);
 }
 
 /* the fill value in t's storage format */
@@ -230,9 +236,8 @@ mt_status mt__cpu_index_select(mt_tensor *out, const mt_tensor *src, int dim, co
   indexed_strides(src, nd, dim, st[1]);
   index_strides_1d(index, nd, dim, st[2]);
   idx_ctx c = {.base = base, .kstride = src->strides[dim]};
-  run3(gather_rows[size_slot(out->dtype)][index->dtype == MT_I64], &c, 0, nd, out->sizes, dim, out, src, index,
-       (const int64_t(*)[MT_MAX_DIMS])st);
-  return MT_OK;
+  return run3(gather_rows[size_slot(out->dtype)][index->dtype == MT_I64], &c, 0, nd, out->sizes, dim, out, src,
+              index, st);
 }
 
 mt_status mt__cpu_gather(mt_tensor *out, const mt_tensor *src, int dim, const mt_tensor *index, int64_t base) {
@@ -243,9 +248,8 @@ mt_status mt__cpu_gather(mt_tensor *out, const mt_tensor *src, int dim, const mt
   indexed_strides(src, nd, dim, st[1]);
   memcpy(st[2], index->strides, sizeof st[2]);
   idx_ctx c = {.base = base, .kstride = src->strides[dim]};
-  run3(gather_rows[size_slot(out->dtype)][index->dtype == MT_I64], &c, 0, nd, index->sizes, dim, out, src, index,
-       (const int64_t(*)[MT_MAX_DIMS])st);
-  return MT_OK;
+  return run3(gather_rows[size_slot(out->dtype)][index->dtype == MT_I64], &c, 0, nd, index->sizes, dim, out, src,
+              index, st);
 }
 
 mt_status mt__cpu_scatter(mt_tensor *t, int dim, const mt_tensor *index, const mt_tensor *src, double v,
@@ -258,18 +262,13 @@ mt_status mt__cpu_scatter(mt_tensor *t, int dim, const mt_tensor *index, const m
   if (src) {
     memcpy(st[1], src->strides, sizeof st[1]);
     memcpy(st[2], index->strides, sizeof st[2]);
-    run3(scatter_rows[size_slot(t->dtype)][i64], &c, MT_WALK_EXCLUSIVE, nd, index->sizes, dim, t, src, index,
-         (const int64_t(*)[MT_MAX_DIMS])st);
-  } else {
-    c.bits = value_bits(t->dtype, v);
-    memcpy(st[1], index->strides, sizeof st[1]);
-    mt_walk w;
-    char *b[2] = {mt__data(t), mt__data(index)};
-    size_t es[2] = {mt__dtype_size(t->dtype), mt__dtype_size(index->dtype)};
-    mt__walk_init(&w, 2, b, es, (const int64_t(*)[MT_MAX_DIMS])st, nd, index->sizes, dim);
-    mt__walk_run(&w, fill_rows[size_slot(t->dtype)][i64], &c, MT_WALK_EXCLUSIVE);
+    return run3(scatter_rows[size_slot(t->dtype)][i64], &c, MT_ITER_EXCLUSIVE, nd, index->sizes, dim, t, src,
+                index, st);
   }
-  return MT_OK;
+  c.bits = value_bits(t->dtype, v);
+  memcpy(st[1], index->strides, sizeof st[1]);
+  const mt_tensor *ts[2] = {t, index};
+  return run_rows(fill_rows[size_slot(t->dtype)][i64], &c, MT_ITER_EXCLUSIVE, nd, index->sizes, dim, 2, ts, st);
 }
 
 mt_status mt__cpu_index_add(mt_tensor *t, int dim, const mt_tensor *index, const mt_tensor *src, double alpha,
@@ -281,9 +280,8 @@ mt_status mt__cpu_index_add(mt_tensor *t, int dim, const mt_tensor *index, const
   memcpy(st[1], src->strides, sizeof st[1]);
   index_strides_1d(index, nd, dim, st[2]);
   idx_ctx c = {.base = base, .kstride = t->strides[dim], .alpha = alpha};
-  run3(add_rows[t->dtype][index->dtype == MT_I64], &c, MT_WALK_EXCLUSIVE, nd, src->sizes, dim, t, src, index,
-       (const int64_t(*)[MT_MAX_DIMS])st);
-  return MT_OK;
+  return run3(add_rows[t->dtype][index->dtype == MT_I64], &c, MT_ITER_EXCLUSIVE, nd, src->sizes, dim, t, src,
+              index, st);
 }
 
 mt_status mt__cpu_index_fill(mt_tensor *t, int dim, const mt_tensor *index, double v, int64_t base) {
@@ -295,10 +293,7 @@ mt_status mt__cpu_index_fill(mt_tensor *t, int dim, const mt_tensor *index, doub
   indexed_strides(t, nd, dim, st[0]);
   index_strides_1d(index, nd, dim, st[1]);
   idx_ctx c = {.base = base, .kstride = t->strides[dim], .bits = value_bits(t->dtype, v)};
-  mt_walk w;
-  char *b[2] = {mt__data(t), mt__data(index)};
-  size_t es[2] = {mt__dtype_size(t->dtype), mt__dtype_size(index->dtype)};
-  mt__walk_init(&w, 2, b, es, (const int64_t(*)[MT_MAX_DIMS])st, nd, sizes, dim);
-  mt__walk_run(&w, fill_rows[size_slot(t->dtype)][index->dtype == MT_I64], &c, MT_WALK_EXCLUSIVE);
-  return MT_OK;
+  const mt_tensor *ts[2] = {t, index};
+  return run_rows(fill_rows[size_slot(t->dtype)][index->dtype == MT_I64], &c, MT_ITER_EXCLUSIVE, nd, sizes, dim, 2,
+                  ts, st);
 }

@@ -54,12 +54,10 @@ typedef void (*copy_fn)(const mt_iter *it);
       }                                                                     \
     });                                                                     \
   }
-#define COPY_FNS_TO(DE, DN, DT, DCT) PW_DTYPES(COPY_FN, DE, DN, DT, DCT)
-MT_DTYPE_LIST(COPY_FNS_TO)
+MT_DTYPE_PAIRS(COPY_FN)
 
 #define COPY_ENT(SE, SN, ST, SCT, DE, DN, DT, DCT) [DE][SE] = copy_##SN##_to_##DN,
-#define COPY_ROW(DE, DN, DT, DCT) PW_DTYPES(COPY_ENT, DE, DN, DT, DCT)
-static const copy_fn copy_table[MT_NUM_DTYPES][MT_NUM_DTYPES] = {MT_DTYPE_LIST(COPY_ROW)};
+static const copy_fn copy_table[MT_NUM_DTYPES][MT_NUM_DTYPES] = {MT_DTYPE_PAIRS(COPY_ENT)};
 
 /* Same dtype: move the bits (keeps NaN payloads, no conversion), memcpy for contiguous runs. */
 #define RAW_COPY_FN(BITS)                                                         \
@@ -132,7 +130,7 @@ mt_status mt__cpu_copy(mt_tensor *dst, const mt_tensor *src) {
   const mt_tensor *ops[2] = {dst, src};
   MT_TRY(mt_iter_init(&it, 2, ops, 0));
   /* u8 and bool share a storage type, but only equal dtypes move raw bits: a bool source read
-   * through mt_ld_bool normalises any nonzero byte to 1 */
+   * through mt_ld_b8 normalises any nonzero byte to 1 */
   int64_t es = (int64_t)mt__dtype_size(dst->dtype);
   if (dst->dtype == src->dtype && it.ndim >= 2 && it.sizes[0] >= TILE && it.sizes[1] >= TILE &&
       it.strides[0][0] == es && it.strides[1][1] == es && it.strides[0][1] != es)

@@ -11,30 +11,9 @@
 #include "../core/dtype.h"
 #include "iter.h"
 
-/* The dtype name token `bool` travels through nested macro arguments below, where stdbool.h's
- * `bool` macro would rewrite it to _Bool and break token pasting (mt_ld_##N). Kernel files
- * spell the type _Bool instead. */
-#undef bool
-
-_Static_assert(MT_NUM_DTYPES == 8, "PW_DTYPES below must list every dtype of MT_DTYPE_LIST");
-
-/* MT_DTYPE_LIST with extra arguments passed through: M(E, N, T, CT, ...). A separate name from
- * MT_DTYPE_LIST lets the two nest (one over destination dtypes, one over sources). */
-#define PW_DTYPES(M, ...)                       \
-  M(MT_F32, f32, float, float, __VA_ARGS__)     \
-  M(MT_F64, f64, double, double, __VA_ARGS__)   \
-  M(MT_F16, f16, uint16_t, float, __VA_ARGS__)  \
-  M(MT_BF16, bf16, uint16_t, float, __VA_ARGS__) \
-  M(MT_I32, i32, int32_t, int64_t, __VA_ARGS__) \
-  M(MT_I64, i64, int64_t, int64_t, __VA_ARGS__) \
-  M(MT_U8, u8, uint8_t, int64_t, __VA_ARGS__)   \
-  M(MT_BOOL, bool, uint8_t, int64_t, __VA_ARGS__)
-
-#define PW_FLOAT_DTYPES(M, ...)                 \
-  M(MT_F32, f32, float, float, __VA_ARGS__)     \
-  M(MT_F64, f64, double, double, __VA_ARGS__)   \
-  M(MT_F16, f16, uint16_t, float, __VA_ARGS__)  \
-  M(MT_BF16, bf16, uint16_t, float, __VA_ARGS__)
+/* the dtype lists with extra arguments passed through: M(E, N, T, CT, ...) */
+#define PW_DTYPES MT_DTYPE_LIST_X
+#define PW_FLOAT_DTYPES MT_FLOAT_DTYPE_LIST_X
 
 /* a double parameter in compute type CT (float, double or int64_t) without UB for ints */
 #define PW_SCALAR(CT, v) _Generic((CT)0, int64_t: mt_double_to_i64(v), default: (CT)(v))
@@ -99,7 +78,7 @@ static inline int64_t pw_sat_i32(double v) {
 #define PW_CV_i32(x) _Generic((x), int64_t: (x), default: pw_sat_i32((double)(x)))
 #define PW_CV_i64(x) PW_TO_I64(x)
 #define PW_CV_u8(x) PW_TO_I64(x)
-#define PW_CV_bool(x) ((x) != 0)
+#define PW_CV_b8(x) ((x) != 0)
 
 /* ---- shared entry points between the kernel files ---- */
 /* 1 when a tensor (any dtype) holds a zero: integer division checks divisors with it */

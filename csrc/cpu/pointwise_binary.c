@@ -39,40 +39,41 @@ typedef void (*bin_fn)(const mt_iter *it, double alpha);
     });                                                                                 \
   }
 
-/* x, y: operands in compute type; al: alpha in compute type */
-#define BIN_ARITH_ALL(X)                       \
-  X(MT_ADD, add, PW_ADD(x, PW_MUL(al, y)))     \
-  X(MT_SUB, sub, PW_SUB(x, PW_MUL(al, y)))     \
-  X(MT_MUL, mul, PW_MUL(x, y))                 \
-  X(MT_DIV, div, PW_DIV(x, y))                 \
-  X(MT_POW, pow, PW_POW(x, y))                 \
-  X(MT_MAXIMUM, max, PW_MAX(x, y))             \
-  X(MT_MINIMUM, min, PW_MIN(x, y))
-#define BIN_ARITH_FLOAT(X)                     \
-  X(MT_FMOD, fmod, PW_F2(fmod, x, y))          \
-  X(MT_ATAN2, atan2, PW_F2(atan2, x, y))
-#define BIN_CMP(X)                             \
-  X(MT_EQ, eq, x == y)                         \
-  X(MT_NE, ne, x != y)                         \
-  X(MT_LT, lt, x < y)                          \
-  X(MT_LE, le, x <= y)                         \
-  X(MT_GT, gt, x > y)                          \
-  X(MT_GE, ge, x >= y)
+/* The body of every op of MT_BINARY_OPS (moontorch.h), named BIN_<op>: x, y are the operands
+ * in compute type, al is alpha in compute type. FLOAT ops exist for floating dtypes only, CMP
+ * ops write u8. */
+#define BIN_MT_ADD PW_ADD(x, PW_MUL(al, y))
+#define BIN_MT_SUB PW_SUB(x, PW_MUL(al, y))
+#define BIN_MT_MUL PW_MUL(x, y)
+#define BIN_MT_DIV PW_DIV(x, y)
+#define BIN_MT_POW PW_POW(x, y)
+#define BIN_MT_MAXIMUM PW_MAX(x, y)
+#define BIN_MT_MINIMUM PW_MIN(x, y)
+#define BIN_MT_FMOD PW_F2(fmod, x, y)
+#define BIN_MT_ATAN2 PW_F2(atan2, x, y)
+#define BIN_MT_EQ (x == y)
+#define BIN_MT_NE (x != y)
+#define BIN_MT_LT (x < y)
+#define BIN_MT_LE (x <= y)
+#define BIN_MT_GT (x > y)
+#define BIN_MT_GE (x >= y)
 
-#define DEF_ARITH(E, N, T, CT, OPE, NAME, EXPR) BIN_FN_GEN(N, T, CT, NAME, T, mt_st_##N, EXPR)
-#define DEF_CMP(E, N, T, CT, OPE, NAME, EXPR) BIN_FN_GEN(N, T, CT, NAME, uint8_t, PW_ST_U8, EXPR)
-#define DEF_ARITH_ALL(OPE, NAME, EXPR) PW_DTYPES(DEF_ARITH, OPE, NAME, EXPR)
-#define DEF_ARITH_FLOAT(OPE, NAME, EXPR) PW_FLOAT_DTYPES(DEF_ARITH, OPE, NAME, EXPR)
-#define DEF_CMP_ALL(OPE, NAME, EXPR) PW_DTYPES(DEF_CMP, OPE, NAME, EXPR)
-BIN_ARITH_ALL(DEF_ARITH_ALL)
-BIN_ARITH_FLOAT(DEF_ARITH_FLOAT)
-BIN_CMP(DEF_CMP_ALL)
+/* one kernel per (op, dtype) of the list; an op without a body above fails to compile */
+#define DEF_ARITH(E, N, T, CT, OPE, EXPR) BIN_FN_GEN(N, T, CT, OPE, T, mt_st_##N, EXPR)
+#define DEF_CMP(E, N, T, CT, OPE, EXPR) BIN_FN_GEN(N, T, CT, OPE, uint8_t, PW_ST_U8, EXPR)
+#define DEF_BIN_ANY(OPE) PW_DTYPES(DEF_ARITH, OPE, BIN_##OPE)
+#define DEF_BIN_FLOAT(OPE) PW_FLOAT_DTYPES(DEF_ARITH, OPE, BIN_##OPE)
+#define DEF_BIN_CMP(OPE) PW_DTYPES(DEF_CMP, OPE, BIN_##OPE)
+#define DEF_BIN(OPE, NAME, KIND, ...) DEF_BIN_##KIND(OPE)
+MT_BINARY_OPS(DEF_BIN, ~)
 
-#define BIN_ENT(E, N, T, CT, OPE, NAME, EXPR) [OPE][E] = bin_##NAME##_##N,
-#define BIN_ROW_ALL(OPE, NAME, EXPR) PW_DTYPES(BIN_ENT, OPE, NAME, EXPR)
-#define BIN_ROW_FLOAT(OPE, NAME, EXPR) PW_FLOAT_DTYPES(BIN_ENT, OPE, NAME, EXPR)
-static const bin_fn bin_table[MT_NUM_BINARY_OPS][MT_NUM_DTYPES] = {
-    BIN_ARITH_ALL(BIN_ROW_ALL) BIN_ARITH_FLOAT(BIN_ROW_FLOAT) BIN_CMP(BIN_ROW_ALL)};
+#define BIN_ENT(E, N, T, CT, OPE, ...) [OPE][E] = bin_##OPE##_##N,
+#define ENT_ANY(OPE) PW_DTYPES(BIN_ENT, OPE, ~)
+#define ENT_FLOAT(OPE) PW_FLOAT_DTYPES(BIN_ENT, OPE, ~)
+#define ENT_CMP(OPE) PW_DTYPES(BIN_ENT, OPE, ~)
+#define ENT_OP(OPE, NAME, KIND, ...) ENT_##KIND(OPE)
+static const bin_fn bin_table[][MT_NUM_DTYPES] = {MT_BINARY_OPS(ENT_OP, ~)};
+_Static_assert(sizeof bin_table / sizeof bin_table[0] == MT_NUM_BINARY_OPS, "bin_table: one row per binary op");
 
 /* ---- zero test (integer divisors) ---- */
 

@@ -36,57 +36,56 @@ typedef void (*un_fn)(const mt_iter *it, double p1, double p2);
     });                                                                   \
   }
 
-#define UN_ALL(X)                                                    \
-  X(MT_NEG, neg, PW_NEG(x))                                          \
-  X(MT_ABS, abs, PW_ABS(x))                                          \
-  X(MT_SIGN, sign, ((x > 0) - (x < 0)))                          \
-  X(MT_FLOOR, floor, PW_ROUNDING(floor, x))                          \
-  X(MT_CEIL, ceil, PW_ROUNDING(ceil, x))                             \
-  X(MT_ROUND, round, PW_ROUNDING(round, x))                          \
-  X(MT_SQUARE, square, PW_MUL(x, x))                                 \
-  X(MT_RELU, relu, (x < 0 ? 0 : x))                              \
-  X(MT_POW_SCALAR, pow, PW_POW(x, c1))                               \
-  X(MT_RPOW_SCALAR, rpow, PW_POW(c1, x))                             \
-  X(MT_CLAMP, clamp, (x < c1 ? c1 : x > c2 ? c2 : x))                \
-  X(MT_ADD_SCALAR, adds, PW_ADD(x, c1))                              \
-  X(MT_MUL_SCALAR, muls, PW_MUL(x, c1))                              \
-  X(MT_DIV_SCALAR, divs, PW_DIV(x, c1))
+/* The body of every op of MT_UNARY_OPS (moontorch.h), named UN_<op>. FLOAT ops are generated
+ * for floating dtypes only, CMP ops write u8. */
+#define UN_MT_NEG PW_NEG(x)
+#define UN_MT_ABS PW_ABS(x)
+#define UN_MT_SIGN ((x > 0) - (x < 0))
+#define UN_MT_EXP PW_F(exp, x)
+#define UN_MT_LOG PW_F(log, x)
+#define UN_MT_SQRT PW_F(sqrt, x)
+#define UN_MT_RSQRT (1 / PW_F(sqrt, x))
+#define UN_MT_TANH PW_F(tanh, x)
+#define UN_MT_SIGMOID (1 / (1 + PW_F(exp, -x)))
+#define UN_MT_FLOOR PW_ROUNDING(floor, x)
+#define UN_MT_CEIL PW_ROUNDING(ceil, x)
+#define UN_MT_ROUND PW_ROUNDING(round, x)
+#define UN_MT_LOG1P PW_F(log1p, x)
+#define UN_MT_EXPM1 PW_F(expm1, x)
+#define UN_MT_SQUARE PW_MUL(x, x)
+#define UN_MT_RECIPROCAL (1 / x)
+#define UN_MT_SIN PW_F(sin, x)
+#define UN_MT_COS PW_F(cos, x)
+#define UN_MT_RELU (x < 0 ? 0 : x)
+#define UN_MT_POW_SCALAR PW_POW(x, c1)
+#define UN_MT_RPOW_SCALAR PW_POW(c1, x)
+#define UN_MT_CLAMP (x < c1 ? c1 : x > c2 ? c2 : x)
+#define UN_MT_ADD_SCALAR PW_ADD(x, c1)
+#define UN_MT_MUL_SCALAR PW_MUL(x, c1)
+#define UN_MT_DIV_SCALAR PW_DIV(x, c1)
+#define UN_MT_EQ_SCALAR (PW_CMP_VALUE(x) == PW_CMP_SCALAR(x, p1, c1r))
+#define UN_MT_NE_SCALAR (PW_CMP_VALUE(x) != PW_CMP_SCALAR(x, p1, c1r))
+#define UN_MT_LT_SCALAR (PW_CMP_VALUE(x) < PW_CMP_SCALAR(x, p1, c1r))
+#define UN_MT_LE_SCALAR (PW_CMP_VALUE(x) <= PW_CMP_SCALAR(x, p1, c1r))
+#define UN_MT_GT_SCALAR (PW_CMP_VALUE(x) > PW_CMP_SCALAR(x, p1, c1r))
+#define UN_MT_GE_SCALAR (PW_CMP_VALUE(x) >= PW_CMP_SCALAR(x, p1, c1r))
 
-#define UN_FLOAT(X)                                                  \
-  X(MT_EXP, exp, PW_F(exp, x))                                       \
-  X(MT_LOG, log, PW_F(log, x))                                       \
-  X(MT_SQRT, sqrt, PW_F(sqrt, x))                                    \
-  X(MT_RSQRT, rsqrt, 1 / PW_F(sqrt, x))                          \
-  X(MT_TANH, tanh, PW_F(tanh, x))                                    \
-  X(MT_SIGMOID, sigmoid, 1 / (1 + PW_F(exp, -x)))            \
-  X(MT_LOG1P, log1p, PW_F(log1p, x))                                 \
-  X(MT_EXPM1, expm1, PW_F(expm1, x))                                 \
-  X(MT_RECIPROCAL, reciprocal, 1 / x)                            \
-  X(MT_SIN, sin, PW_F(sin, x))                                       \
-  X(MT_COS, cos, PW_F(cos, x))
+/* one kernel per (op, dtype) of the list; an op without a body above fails to compile */
+#define DEF_UN(E, N, T, CT, OPE, EXPR) UN_FN_GEN(N, T, CT, OPE, T, mt_st_##N, EXPR)
+#define DEF_UN_CMP(E, N, T, CT, OPE, EXPR) UN_FN_GEN(N, T, CT, OPE, uint8_t, PW_ST_U8, EXPR)
+#define DEF_ANY(OPE) PW_DTYPES(DEF_UN, OPE, UN_##OPE)
+#define DEF_FLOAT(OPE) PW_FLOAT_DTYPES(DEF_UN, OPE, UN_##OPE)
+#define DEF_CMP(OPE) PW_DTYPES(DEF_UN_CMP, OPE, UN_##OPE)
+#define DEF_OP(OPE, NAME, KIND, ...) DEF_##KIND(OPE)
+MT_UNARY_OPS(DEF_OP, ~)
 
-#define UN_CMP(X)                                                    \
-  X(MT_EQ_SCALAR, eq, PW_CMP_VALUE(x) == PW_CMP_SCALAR(x, p1, c1r))       \
-  X(MT_NE_SCALAR, ne, PW_CMP_VALUE(x) != PW_CMP_SCALAR(x, p1, c1r))       \
-  X(MT_LT_SCALAR, lt, PW_CMP_VALUE(x) < PW_CMP_SCALAR(x, p1, c1r))        \
-  X(MT_LE_SCALAR, le, PW_CMP_VALUE(x) <= PW_CMP_SCALAR(x, p1, c1r))       \
-  X(MT_GT_SCALAR, gt, PW_CMP_VALUE(x) > PW_CMP_SCALAR(x, p1, c1r))        \
-  X(MT_GE_SCALAR, ge, PW_CMP_VALUE(x) >= PW_CMP_SCALAR(x, p1, c1r))
-
-#define DEF_UN(E, N, T, CT, OPE, NAME, EXPR) UN_FN_GEN(N, T, CT, NAME, T, mt_st_##N, EXPR)
-#define DEF_UN_CMP(E, N, T, CT, OPE, NAME, EXPR) UN_FN_GEN(N, T, CT, NAME, uint8_t, PW_ST_U8, EXPR)
-#define DEF_UN_ALL(OPE, NAME, EXPR) PW_DTYPES(DEF_UN, OPE, NAME, EXPR)
-#define DEF_UN_FLOAT(OPE, NAME, EXPR) PW_FLOAT_DTYPES(DEF_UN, OPE, NAME, EXPR)
-#define DEF_UN_CMP_ALL(OPE, NAME, EXPR) PW_DTYPES(DEF_UN_CMP, OPE, NAME, EXPR)
-UN_ALL(DEF_UN_ALL)
-UN_FLOAT(DEF_UN_FLOAT)
-UN_CMP(DEF_UN_CMP_ALL)
-
-#define UN_ENT(E, N, T, CT, OPE, NAME, EXPR) [OPE][E] = un_##NAME##_##N,
-#define UN_ROW_ALL(OPE, NAME, EXPR) PW_DTYPES(UN_ENT, OPE, NAME, EXPR)
-#define UN_ROW_FLOAT(OPE, NAME, EXPR) PW_FLOAT_DTYPES(UN_ENT, OPE, NAME, EXPR)
-static const un_fn un_table[MT_NUM_UNARY_OPS][MT_NUM_DTYPES] = {
-    UN_ALL(UN_ROW_ALL) UN_FLOAT(UN_ROW_FLOAT) UN_CMP(UN_ROW_ALL)};
+#define UN_ENT(E, N, T, CT, OPE, ...) [OPE][E] = un_##OPE##_##N,
+#define ENT_ANY(OPE) PW_DTYPES(UN_ENT, OPE, ~)
+#define ENT_FLOAT(OPE) PW_FLOAT_DTYPES(UN_ENT, OPE, ~)
+#define ENT_CMP(OPE) PW_DTYPES(UN_ENT, OPE, ~)
+#define ENT_OP(OPE, NAME, KIND, ...) ENT_##KIND(OPE)
+static const un_fn un_table[][MT_NUM_DTYPES] = {MT_UNARY_OPS(ENT_OP, ~)};
+_Static_assert(sizeof un_table / sizeof un_table[0] == MT_NUM_UNARY_OPS, "un_table: one row per unary op");
 
 mt_status mt__cpu_unary(mt_unary_op op, mt_tensor *out, const mt_tensor *a, double p1, double p2) {
   if ((int)op < 0 || op >= MT_NUM_UNARY_OPS || a->dtype >= MT_NUM_DTYPES || !un_table[op][a->dtype])

@@ -50,10 +50,7 @@ mt_status mt__cpu_random_uniform(mt_tensor *t, uint64_t seed, uint64_t offset, d
   if (numel == 0) return MT_OK;
   switch (t->dtype) {
     PW_FLOAT_DTYPES(UNIFORM_FLOAT_CASE, )
-    UNIFORM_INT_CASE(MT_I32, i32, int32_t, int64_t)
-    UNIFORM_INT_CASE(MT_I64, i64, int64_t, int64_t)
-    UNIFORM_INT_CASE(MT_U8, u8, uint8_t, int64_t)
-    UNIFORM_INT_CASE(MT_BOOL, bool, uint8_t, int64_t)
+    MT_INT_DTYPE_LIST(UNIFORM_INT_CASE)
     default: return mt__error(MT_ERR_DTYPE, "uniform: invalid dtype %d", (int)t->dtype);
   }
   return MT_OK;

@@ -57,12 +57,6 @@ typedef struct {
   int64_t base;
 } rctx;
 
-#define INT_DTYPE_LIST(X)          \
-  X(MT_I32, i32, int32_t, int64_t) \
-  X(MT_I64, i64, int64_t, int64_t) \
-  X(MT_U8, u8, uint8_t, int64_t)   \
-  X(MT_BOOL, bool, uint8_t, int64_t)
-
 static int max_threads(void) {
 #ifdef _OPENMP
   return omp_get_max_threads();
@@ -94,7 +88,7 @@ static const double *load_d(mt_dtype dt, const char *base, int64_t start, int64_
 static const int64_t *load_i(mt_dtype dt, const char *base, int64_t start, int64_t cnt, int64_t *buf) {
   if (dt == MT_I64) return (const int64_t *)base + start;
   switch (dt) {
-    INT_DTYPE_LIST(LOAD_CASE)
+    MT_INT_DTYPE_LIST(LOAD_CASE)
     default: break;
   }
   return buf;
@@ -742,8 +736,11 @@ static int dense(int nd, const int64_t *sz, const int64_t *st) {
 }
 
 static void setup_acc(rctx *c) {
-  static const acc_kind by_op[MT_NUM_REDUCE_OPS] = {A_SUM, A_PROD, A_SUM, A_MAX, A_MIN, A_MAX,
-                                                    A_MIN, A_SUM, A_SUM, A_POW, A_ANY, A_ALL};
+  static const acc_kind by_op[] = {[MT_SUM] = A_SUM, [MT_PROD] = A_PROD, [MT_MEAN] = A_SUM,
+                                   [MT_MAX] = A_MAX,  [MT_MIN] = A_MIN,   [MT_ARGMAX] = A_MAX,
+                                   [MT_ARGMIN] = A_MIN, [MT_VAR] = A_SUM, [MT_STD] = A_SUM,
+                                   [MT_NORM] = A_POW, [MT_ANY] = A_ANY,   [MT_ALL] = A_ALL};
+  _Static_assert(sizeof by_op / sizeof by_op[0] == MT_NUM_REDUCE_OPS, "by_op: one accumulator per reduction");
   c->acc = by_op[c->op];
   c->two_pass = c->op == MT_VAR || c->op == MT_STD;
   if (c->op == MT_NORM) {

@@ -110,32 +110,34 @@ template <typename D, typename S, typename Op> void launch(const Launch &a) {
   else copy_strided<D, S, Op, int64_t><<<(unsigned)blocks, threads, 0, a.stream>>>(d, s, a.L, a.n);
 }
 
+// MT_DTYPES (moontorch.h) with this file's storage types, picked by each dtype's short name
+#define CK_T_f32 float
+#define CK_T_f64 double
+#define CK_T_f16 h16
+#define CK_T_bf16 b16
+#define CK_T_i32 int32_t
+#define CK_T_i64 int64_t
+#define CK_T_u8 uint8_t
+#define CK_T_b8 boolean
+
 template <typename D> bool launch_from(int sdt, const Launch &a) {
+#define CK_FROM(E, N, T, CT, NAME, TORCH, ST, FL, ...) \
+  case E: launch<D, CK_T_##N, Convert<D, CK_T_##N> >(a); return true;
   switch (sdt) {
-    case MT_F32: launch<D, float, Convert<D, float> >(a); return true;
-    case MT_F64: launch<D, double, Convert<D, double> >(a); return true;
-    case MT_F16: launch<D, h16, Convert<D, h16> >(a); return true;
-    case MT_BF16: launch<D, b16, Convert<D, b16> >(a); return true;
-    case MT_I32: launch<D, int32_t, Convert<D, int32_t> >(a); return true;
-    case MT_I64: launch<D, int64_t, Convert<D, int64_t> >(a); return true;
-    case MT_U8: launch<D, uint8_t, Convert<D, uint8_t> >(a); return true;
-    case MT_BOOL: launch<D, boolean, Convert<D, boolean> >(a); return true;
+    MT_DTYPES(CK_FROM, ~)
     default: return false;
   }
+#undef CK_FROM
 }
 
 bool launch_convert(int ddt, int sdt, const Launch &a) {
+#define CK_TO(E, N, T, CT, NAME, TORCH, ST, FL, ...) \
+  case E: return launch_from<CK_T_##N>(sdt, a);
   switch (ddt) {
-    case MT_F32: return launch_from<float>(sdt, a);
-    case MT_F64: return launch_from<double>(sdt, a);
-    case MT_F16: return launch_from<h16>(sdt, a);
-    case MT_BF16: return launch_from<b16>(sdt, a);
-    case MT_I32: return launch_from<int32_t>(sdt, a);
-    case MT_I64: return launch_from<int64_t>(sdt, a);
-    case MT_U8: return launch_from<uint8_t>(sdt, a);
-    case MT_BOOL: return launch_from<boolean>(sdt, a);
+    MT_DTYPES(CK_TO, ~)
     default: return false;
   }
+#undef CK_TO
 }
 
 bool launch_raw(size_t es, const Launch &a) {

@@ -24,7 +24,8 @@
 #define ST_MAX_HEADER (100u << 20) /* the reference implementation's limit */
 #define ST_MAX_INT 9007199254740992.0 /* 2^53: JSON numbers beyond this are not exact in a double */
 
-static const char *const st_dtype_names[MT_NUM_DTYPES] = {"F32", "F64", "F16", "BF16", "I32", "I64", "U8", "BOOL"};
+#define ST_NAME(E, N, T, CT, NAME, TORCH, ST, FL, ...) [E] = ST,
+static const char *const st_dtype_names[MT_NUM_DTYPES] = {MT_DTYPES(ST_NAME, ~)};
 
 typedef struct st_entry {
   char *name;

@@ -10,25 +10,23 @@ local methods = {}    -- tensor methods: t:size(), t:add(...), ...
 T.methods = methods
 
 ---------------------------------------------------------------------------------------------
--- dtypes and Torch7 type names
-local dtypes = {
-   { id = 0, name = 'Float', ctype = 'float' },
-   { id = 1, name = 'Double', ctype = 'double' },
-   { id = 2, name = 'Half', ctype = 'uint16_t' },
-   { id = 3, name = 'BFloat16', ctype = 'uint16_t' },
-   { id = 4, name = 'Int', ctype = 'int32_t' },
-   { id = 5, name = 'Long', ctype = 'int64_t' },
-   { id = 6, name = 'Byte', ctype = 'uint8_t' },
-   { id = 7, name = 'Bool', ctype = 'uint8_t' },
-}
+-- dtypes and Torch7 type names, all learnt from the library (its one list, MT_DTYPES)
+local dtypes = {}
+for id = 0, C.MT_NUM_DTYPES - 1 do
+   local ctype = ffi.string(C.mt_dtype_ctype(id))
+   dtypes[id + 1] = {
+      id = id,
+      name = ffi.string(C.mt_dtype_torch_name(id)),
+      ctype = ctype,
+      ptr = ffi.typeof(ctype .. '*'),
+      is_float = C.mt_dtype_is_floating(id) ~= 0,
+   }
+end
 T.dtypes = dtypes
 T.dtype_by_name = {}
-for _, d in ipairs(dtypes) do
-   d.ptr = ffi.typeof(d.ctype .. '*')
-   d.is_float = d.id <= 3
-   T.dtype_by_name[d.name] = d
-end
-T.FLOAT, T.DOUBLE, T.HALF, T.BF16, T.INT, T.LONG, T.BYTE, T.BOOL = 0, 1, 2, 3, 4, 5, 6, 7
+for _, d in ipairs(dtypes) do T.dtype_by_name[d.name] = d end
+T.FLOAT, T.DOUBLE, T.HALF, T.BF16 = C.MT_F32, C.MT_F64, C.MT_F16, C.MT_BF16
+T.INT, T.LONG, T.BYTE, T.BOOL = C.MT_I32, C.MT_I64, C.MT_U8, C.MT_BOOL
 T.CPU = -1
 
 -- 'torch.FloatTensor', 'torch.CudaTensor', 'torch.CudaDoubleTensor' (cutorch's names)

@@ -59,7 +59,7 @@ torch.Tensor.isContiguous :: t:isContiguous() :: true when elements are laid out
 torch.Tensor.storageOffset :: t:storageOffset() :: 1-based offset of the first element in the storage
 torch.Tensor.type :: t:type([name]) :: type name, or a copy converted to that type (self if unchanged)
 torch.Tensor.typeAs :: t:typeAs(u) :: t converted to u's type
-torch.Tensor.dtype :: t:dtype() :: the C dtype id (0 float32, 1 float64, 2 float16, 3 bfloat16, 4 int32, 5 int64, 6 uint8, 7 bool)
+torch.Tensor.dtype :: t:dtype() :: the C dtype id (a value of enum mt_dtype in csrc/moontorch.h: MT_F32, MT_F64, ...)
 torch.Tensor.device :: t:device() :: device id of the tensor: -1 on the CPU, 0-based on CUDA
 torch.Tensor.free :: t:free() :: release the tensor's memory now; later use raises 'tensor was freed'
 torch.Tensor.data :: t:data() :: raw FFI pointer to the first element (CPU tensors)
