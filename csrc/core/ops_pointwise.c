@@ -132,6 +132,8 @@ mt_status mt_copy(mt_tensor *dst, const mt_tensor *src) {
 
 /* ---- unary and binary ---- */
 
+const char *mt_unary_op_name(int op) { return op >= 0 && op < MT_NUM_UNARY_OPS ? unary_names[op] : NULL; }
+
 mt_status mt_unary(int op, mt_tensor *out, const mt_tensor *a, double p1, double p2) {
   if (op < 0 || op >= MT_NUM_UNARY_OPS) return mt__error(MT_ERR_ARG, "unary: invalid op %d", op);
   const char *name = unary_names[op];

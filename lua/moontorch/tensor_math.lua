@@ -7,6 +7,8 @@
 --   identity: true only for the same tensor object, so tables and asserts keep working).
 -- Operands broadcast with numpy's rules and must share dtype and device.
 -- Note: t:sub(...) is Torch7's sub-tensor (narrowing, tensor_view.lua); subtraction is csub.
+local ffi = require 'ffi'
+
 return function(torch, T)
    local C, check, methods, is_tensor = T.C, T.check, T.methods, T.is_tensor
    local huge = math.huge
@@ -60,13 +62,15 @@ return function(torch, T)
 
    ------------------------------------------------------------------------------------------
    -- unary ops: torch.f([res,] t), t:f() in place, t:f(src) sets t = f(src)
-   local unary = {
-      exp = C.MT_EXP, log = C.MT_LOG, log1p = C.MT_LOG1P, expm1 = C.MT_EXPM1, sqrt = C.MT_SQRT,
-      rsqrt = C.MT_RSQRT, abs = C.MT_ABS, sign = C.MT_SIGN, neg = C.MT_NEG, floor = C.MT_FLOOR,
-      ceil = C.MT_CEIL, round = C.MT_ROUND, tanh = C.MT_TANH, sigmoid = C.MT_SIGMOID, sin = C.MT_SIN,
-      cos = C.MT_COS, square = C.MT_SQUARE, cinv = C.MT_RECIPROCAL, reciprocal = C.MT_RECIPROCAL,
-      relu = C.MT_RELU,
-   }
+   -- Every op of the C list (MT_UNARY_OPS) becomes a method under its Torch7 name, except
+   -- those that take scalars, which are bound with their arguments further down.
+   local with_scalars = { pow = true, clamp = true, add = true, mul = true, div = true,
+      eq = true, ne = true, lt = true, le = true, gt = true, ge = true }
+   local unary = { reciprocal = C.MT_RECIPROCAL } -- PyTorch's name beside Torch7's cinv
+   for op = 0, C.MT_NUM_UNARY_OPS - 1 do
+      local name = ffi.string(C.mt_unary_op_name(op))
+      if not with_scalars[name] then unary[name] = op end
+   end
    for name, op in pairs(unary) do
       torch[name] = function(a, b)
          local res, src = nil, a
