@@ -6,9 +6,10 @@
 #include "cpu.h"
 #include "nn_cpu.h"
 
-/* float math for float compute types (the branch folds at compile time) */
-#define MT_EXP(CT, x) (sizeof(CT) == 4 ? (CT)expf((float)(x)) : (CT)exp((double)(x)))
-#define MT_TANH(CT, x) (sizeof(CT) == 4 ? (CT)tanhf((float)(x)) : (CT)tanh((double)(x)))
+/* float math for float compute types (the branch folds at compile time); not MT_-prefixed:
+ * MT_EXP and MT_TANH are unary ops (moontorch.h) */
+#define ACT_EXP(CT, x) (sizeof(CT) == 4 ? (CT)expf((float)(x)) : (CT)exp((double)(x)))
+#define ACT_TANH(CT, x) (sizeof(CT) == 4 ? (CT)tanhf((float)(x)) : (CT)tanh((double)(x)))
 
 #define FWD_LOOP(N, TT, CT, EXPR)                                               \
   {                                                                             \
@@ -26,8 +27,8 @@
     switch (kind) {                                                                         \
     case MT_ACT_RELU: FWD_LOOP(N, TT, CT, v > 0 ? v : (CT)0) break;                        \
     case MT_ACT_LEAKY_RELU: FWD_LOOP(N, TT, CT, v > 0 ? v : (CT)(v * a)) break;            \
-    case MT_ACT_SIGMOID: FWD_LOOP(N, TT, CT, (CT)1 / ((CT)1 + MT_EXP(CT, -v))) break;         \
-    default: FWD_LOOP(N, TT, CT, MT_TANH(CT, v)) break;                                      \
+    case MT_ACT_SIGMOID: FWD_LOOP(N, TT, CT, (CT)1 / ((CT)1 + ACT_EXP(CT, -v))) break;         \
+    default: FWD_LOOP(N, TT, CT, ACT_TANH(CT, v)) break;                                      \
     }                                                                                       \
     break;
 
