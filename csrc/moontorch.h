@@ -190,6 +190,10 @@ mt_status mt_memory_stats_get(int device, mt_memory_stats *out);
 mt_status mt_memory_reset_peak(int device);
 int64_t mt_memory_allocated(int device);   /* cheap; -1 if the device is unknown */
 
+/* MT_OK when every backend compiled in (CPU, and CUDA where built) fills every entry of its
+ * op table; else MT_ERR_INTERNAL naming the backend and the first missing entry. */
+mt_status mt_backend_check(void);
+
 /* CUDA (every function answers MT_ERR_CUDA with a clear message in a build without it) */
 int mt_cuda_is_compiled(void);
 int mt_cuda_device_count(void);            /* 0 without CUDA or without a device */

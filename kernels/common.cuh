@@ -17,8 +17,7 @@ extern "C" {
 #include "../csrc/core/backend.h"
 #include "../csrc/core/error.h"
 }
-#include "../csrc/cuda/cuda_common.h"
-#include "../csrc/cuda/kernels.h"
+#include "kernels.h"
 #include "../csrc/core/philox.h"
 
 #include <cuda_bf16.h>

@@ -1,5 +1,5 @@
 /* nn_activation.cu: ReLU/LeakyReLU/Sigmoid/Tanh and (log-)softmax on CUDA, the formulas of
- * csrc/nn/activation.c and loss.c. Inputs and results are contiguous (nn_cuda.h). */
+ * csrc/nn/activation.c and loss.c. Inputs and results are contiguous (see csrc/core/backend.h). */
 #include "nn_common.cuh"
 
 /* ---- activations: one grid-stride pass; the kind is a template parameter so the loop has

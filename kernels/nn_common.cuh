@@ -3,7 +3,6 @@
 #ifndef MTK_NN_COMMON_CUH
 #define MTK_NN_COMMON_CUH
 #include "common.cuh"
-#include "../csrc/nn/nn_cuda.h"
 
 /* nn layers are defined for floating dtypes only (the C side has checked that already) */
 template <class F> static mt_status nnk_dispatch_float(int dtype, const char *op, F &&f) {

@@ -13,6 +13,22 @@
 #define MT_CORE_BACKEND_H
 #include "tensor.h"
 
+/* Geometry of a 2-d convolution over an N x C x H x W input and an O x Cg x kH x kW weight,
+ * checked by csrc/nn/conv.c (C = Cg * groups, oH/oW >= 1). pointwise: 1x1, stride 1, no
+ * padding (the image is its own column matrix). */
+typedef struct mt_conv_geom {
+  int64_t N, C, H, W, O, Cg, kH, kW, oH, oW;
+  int64_t sW, sH, pW, pH, dW, dH, groups;
+  int pointwise;
+} mt_conv_geom;
+
+/* Geometry of a 2-d pooling over `planes` H x W planes into oH x oW ones (adaptive pooling
+ * leaves kernel, stride and padding 0). */
+typedef struct mt_pool_geom {
+  int64_t planes, H, W, oH, oW;
+  int kW, kH, dW, dH, pW, pH;
+} mt_pool_geom;
+
 typedef struct mt_backend {
   const char *name;
   /* storage memory */
@@ -64,6 +80,72 @@ typedef struct mt_backend {
                     int64_t base);
   mt_status (*topk)(mt_tensor *values, mt_tensor *indices, const mt_tensor *src, int64_t k, int dim,
                     int largest, int sorted, int64_t base);
+
+  /* ---- nn layers, criterions and fused optimizer steps. The entry points in csrc/nn/ check
+   * every argument and resize the outputs; here every tensor is contiguous, on the backend's
+   * device, with checked sizes and float dtypes; results are contiguous buffers of the final
+   * size (the entry point copies them back when the caller's tensor is not contiguous). ---- */
+
+  /* y = conv(x, w) + b (b may be NULL); dx = conv^T(dy, w); dw += scale * dL/dw and
+   * db += scale * dL/db (db may be NULL) */
+  mt_status (*conv2d_forward)(mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b,
+                              const mt_conv_geom *g);
+  mt_status (*conv2d_backward_input)(mt_tensor *dx, const mt_tensor *dy, const mt_tensor *w, const mt_conv_geom *g);
+  mt_status (*conv2d_backward_params)(mt_tensor *dw, mt_tensor *db, const mt_tensor *x, const mt_tensor *dy,
+                                      double scale, const mt_conv_geom *g);
+  /* pooling over g->planes contiguous H x W planes; max-pool indices are int64, 0-based within a
+   * plane (the backward reports an index outside its plane, or skips it where checking would
+   * cost a device sync) */
+  mt_status (*maxpool2d_forward)(mt_tensor *y, mt_tensor *indices, const mt_tensor *x, const mt_pool_geom *g);
+  mt_status (*maxpool2d_backward)(mt_tensor *dx, const mt_tensor *dy, const mt_tensor *indices,
+                                  const mt_pool_geom *g);
+  mt_status (*avgpool2d_forward)(mt_tensor *y, const mt_tensor *x, const mt_pool_geom *g, int count_include_pad);
+  mt_status (*avgpool2d_backward)(mt_tensor *dx, const mt_tensor *dy, const mt_pool_geom *g, int count_include_pad);
+  mt_status (*adaptive_avgpool2d_forward)(mt_tensor *y, const mt_tensor *x, const mt_pool_geom *g);
+  mt_status (*adaptive_avgpool2d_backward)(mt_tensor *dx, const mt_tensor *dy, const mt_pool_geom *g);
+  /* activations (MT_ACT_* kinds): y = f(x); r = f'(saved) * g (saved: the input for ReLU and
+   * LeakyReLU, the output for Sigmoid and Tanh) */
+  mt_status (*activation_forward)(mt_tensor *y, const mt_tensor *x, int kind, double alpha);
+  mt_status (*activation_backward)(mt_tensor *r, const mt_tensor *g, const mt_tensor *saved, int kind, double alpha);
+  /* batch norm over an N x C x S buffer; the C-sized stat tensors have the input's dtype, any of
+   * them may be NULL where moontorch.h allows it */
+  mt_status (*batchnorm_forward)(mt_tensor *y, const mt_tensor *x, const mt_tensor *weight, const mt_tensor *bias,
+                                 mt_tensor *running_mean, mt_tensor *running_var, mt_tensor *save_mean,
+                                 mt_tensor *save_invstd, int train, double momentum, double eps, int64_t N, int64_t C,
+                                 int64_t S);
+  mt_status (*batchnorm_backward)(mt_tensor *r, mt_tensor *gradWeight, mt_tensor *gradBias, const mt_tensor *x,
+                                  const mt_tensor *g, const mt_tensor *weight, const mt_tensor *running_mean,
+                                  const mt_tensor *running_var, const mt_tensor *save_mean,
+                                  const mt_tensor *save_invstd, int train, double scale, double eps, int64_t N,
+                                  int64_t C, int64_t S);
+  /* (log-)softmax over the middle dim of an outer x D x inner buffer */
+  mt_status (*softmax_forward)(mt_tensor *y, const mt_tensor *x, int64_t outer, int64_t D, int64_t inner, int log);
+  mt_status (*softmax_backward)(mt_tensor *r, const mt_tensor *g, const mt_tensor *y, int64_t outer, int64_t D,
+                                int64_t inner, int log);
+  /* class NLL over an N x C buffer of log-probabilities; t (0-based targets, N) and w (class
+   * weights, C) are validated host arrays. Forward: *nll = sum_i -w[t_i] x[i][t_i] and (smooth
+   * not NULL) *smooth = sum_i sum_c -w[c] x[i][c]. Backward writes r with the smoothing and norm
+   * of mt_nn_class_nll_backward. */
+  mt_status (*class_nll_forward)(double *nll, double *smooth, const mt_tensor *x, const int64_t *t, const double *w,
+                                 int64_t N, int64_t C);
+  mt_status (*class_nll_backward)(mt_tensor *r, const int64_t *t, const double *w, int64_t N, int64_t C,
+                                  double smoothing, double norm);
+  /* MSE: *acc = sum (x - y)^2; r = k (x - y) */
+  mt_status (*mse_forward)(double *acc, const mt_tensor *x, const mt_tensor *y);
+  mt_status (*mse_backward)(mt_tensor *r, const mt_tensor *x, const mt_tensor *y, double k);
+  /* fused optimizer steps, same formulas as mt_sgd_step & co.; buf is NULL without momentum;
+   * segments (lars, lamb) are validated host arrays */
+  mt_status (*sgd_step)(mt_tensor *x, const mt_tensor *dx, mt_tensor *buf, const mt_tensor *lrs, const mt_tensor *wds,
+                        double lr, double momentum, double dampening, double weight_decay, int nesterov, int first);
+  mt_status (*adam_step)(mt_tensor *x, const mt_tensor *dx, mt_tensor *m, mt_tensor *v, double beta1, double beta2,
+                         double eps, double wd_l2, double decay, double step, double inv_sqrt_bc2);
+  mt_status (*lars_step)(mt_tensor *x, const mt_tensor *dx, mt_tensor *buf, int nseg, const int64_t *seg_offset,
+                         const int64_t *seg_length, const uint8_t *seg_exclude, double lr, double momentum,
+                         double weight_decay, double eta, double eps, int first, double *trust_out);
+  mt_status (*lamb_step)(mt_tensor *x, const mt_tensor *dx, mt_tensor *m, mt_tensor *v, int nseg,
+                         const int64_t *seg_offset, const int64_t *seg_length, const uint8_t *seg_exclude,
+                         double beta1, double beta2, double ibc1, double ibc2, double lr, double eps,
+                         double weight_decay, double max_trust, double *trust_out);
 } mt_backend;
 
 /* The backend serving a device, or NULL with an error set (e.g. CUDA not compiled in). */

@@ -1,6 +1,32 @@
 /* dispatch.c: which backend serves a device, and the device-level entry points. */
+#include <stddef.h>
+#include <string.h>
 #include "backend.h"
 #include "error.h"
+
+/* Every field after `name` is a function pointer: a table is checked entry by entry without a
+ * list of field names that could itself miss a new entry. */
+typedef mt_status (*mt__any_fn)(void);
+_Static_assert((sizeof(mt_backend) - offsetof(mt_backend, alloc)) % sizeof(mt__any_fn) == 0,
+               "mt_backend must hold only function pointers after its name");
+
+static mt_status table_check(const mt_backend *t) {
+  const char *p = (const char *)t;
+  for (size_t off = offsetof(mt_backend, alloc); off < sizeof *t; off += sizeof(mt__any_fn)) {
+    mt__any_fn f;
+    memcpy(&f, p + off, sizeof f);
+    if (!f)
+      return mt__error(MT_ERR_INTERNAL, "backend %s: op table entry %zu (counting alloc as 0) is missing", t->name,
+                       (off - offsetof(mt_backend, alloc)) / sizeof(mt__any_fn));
+  }
+  return MT_OK;
+}
+
+mt_status mt_backend_check(void) {
+  MT_TRY(table_check(&mt__cpu_backend));
+  const mt_backend *cuda = mt__cuda_backend_get();
+  return cuda ? table_check(cuda) : MT_OK;
+}
 
 const mt_backend *mt__backend_for(int device, const char *op) {
   if (device == MT_CPU) return &mt__cpu_backend;

@@ -1,5 +1,6 @@
 /* table.c: the CPU backend's op table. */
 #include "cpu.h"
+#include "nn_cpu.h"
 
 const mt_backend mt__cpu_backend = {
     .name = "cpu",
@@ -30,4 +31,27 @@ const mt_backend mt__cpu_backend = {
     .scatter = mt__cpu_scatter,
     .sort = mt__cpu_sort,
     .topk = mt__cpu_topk,
+    .conv2d_forward = mt__cpu_nn_conv2d_forward,
+    .conv2d_backward_input = mt__cpu_nn_conv2d_backward_input,
+    .conv2d_backward_params = mt__cpu_nn_conv2d_backward_params,
+    .maxpool2d_forward = mt__cpu_nn_maxpool2d_forward,
+    .maxpool2d_backward = mt__cpu_nn_maxpool2d_backward,
+    .avgpool2d_forward = mt__cpu_nn_avgpool2d_forward,
+    .avgpool2d_backward = mt__cpu_nn_avgpool2d_backward,
+    .adaptive_avgpool2d_forward = mt__cpu_nn_adaptive_avgpool2d_forward,
+    .adaptive_avgpool2d_backward = mt__cpu_nn_adaptive_avgpool2d_backward,
+    .activation_forward = mt__cpu_nn_activation_forward,
+    .activation_backward = mt__cpu_nn_activation_backward,
+    .batchnorm_forward = mt__cpu_nn_batchnorm_forward,
+    .batchnorm_backward = mt__cpu_nn_batchnorm_backward,
+    .softmax_forward = mt__cpu_nn_softmax_forward,
+    .softmax_backward = mt__cpu_nn_softmax_backward,
+    .class_nll_forward = mt__cpu_nn_class_nll_forward,
+    .class_nll_backward = mt__cpu_nn_class_nll_backward,
+    .mse_forward = mt__cpu_nn_mse_forward,
+    .mse_backward = mt__cpu_nn_mse_backward,
+    .sgd_step = mt__cpu_sgd_step,
+    .adam_step = mt__cpu_adam_step,
+    .lars_step = mt__cpu_lars_step,
+    .lamb_step = mt__cpu_lamb_step,
 };

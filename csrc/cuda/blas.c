@@ -12,7 +12,6 @@
 #include <pthread.h>
 #include <string.h>
 #include "cuda_common.h"
-#include "kernels.h"
 
 static cublasHandle_t handles[MT_CUDA_MAX_DEVICES];
 static pthread_mutex_t handle_mu = PTHREAD_MUTEX_INITIALIZER;

@@ -5,7 +5,7 @@
  * Strategy: bytes cross the bus once, in whichever layout needs no extra pass.
  *  - A "dense" tensor (its elements exactly fill a span of memory, in any dimension order:
  *    contiguous, transposed, permuted) moves as one raw span; the device then converts dtype
- *    and reorders with the strided copy kernel (copy_kernels.cu), which is far faster than
+ *    and reorders with the strided copy kernel (kernels/copy.cu), which is far faster than
  *    doing it on the host.
  *  - A host tensor with gaps or repeats (narrowed, expanded) is first gathered on the host
  *    into a contiguous pinned buffer (CPU backend copy), in the destination dtype.
@@ -17,7 +17,6 @@
  * synchronise: the caller reads the result next. */
 #include <string.h>
 #include "cuda_common.h"
-#include "../cpu/cpu.h"
 
 /* Pageable sources up to this size are staged through pinned memory (async for the device);
  * larger ones are copied by the driver and waited for. */
@@ -120,7 +119,7 @@ static mt_status host_to_device(mt_tensor *dst, const mt_tensor *src) {
   if (!is_dense(src)) {
     /* gaps or repeats: gather on the host, converting to the destination dtype on the way */
     MT_TRY(host_buffer(&staged, dst->dtype, dst->ndim, dst->sizes));
-    st = mt__cpu_copy(staged, src);
+    st = mt__cpu_backend.copy(staged, src);
     if (st == MT_OK && mt__is_contiguous(dst)) {
       st = h2d_bytes(mt__data(dst), staged, mt__data(staged), (size_t)n * esize(dst), dev, s);
       mt_tensor_release(staged);
@@ -165,7 +164,7 @@ static mt_status device_to_host(mt_tensor *dst, const mt_tensor *src) {
   }
   if (st == MT_OK) st = host_buffer(&host, dst->dtype, dst->ndim, dst->sizes);
   if (st == MT_OK) st = d2h_bytes(mt__data(host), mt__data(dsrc), (size_t)n * esize(dst), s);
-  if (st == MT_OK) st = mt__cpu_copy(dst, host);
+  if (st == MT_OK) st = mt__cpu_backend.copy(dst, host);
   mt_tensor_release(host);
   mt_tensor_release(tmp);
   return st;
@@ -249,5 +248,5 @@ mt_status mt__cuda_copy(mt_tensor *dst, const mt_tensor *src) {
     return dst->device == src->device ? device_to_device(dst, src) : across_devices(dst, src);
   if (dst->device >= 0) return host_to_device(dst, src);
   if (src->device >= 0) return device_to_host(dst, src);
-  return mt__cpu_copy(dst, src);
+  return mt__cpu_backend.copy(dst, src);
 }

@@ -1,39 +1,21 @@
-/* cuda_common.h: what every CUDA backend file shares: the per-device stream all ops run on,
- * and turning CUDA/cuBLAS failures into moontorch errors. */
+/* cuda_common.h: what the host side of the CUDA backend (csrc/cuda) shares: devices, events,
+ * the allocators, copies, cuBLAS and cuDNN entry points. The stream and error services it
+ * shares with the device code are declared in kernels/kernels.h. */
 #ifndef MT_CUDA_COMMON_H
 #define MT_CUDA_COMMON_H
 #include <cuda_runtime.h>
 #include "../core/backend.h"
 #include "../core/error.h"
+#include "../../kernels/kernels.h" /* the launchers and the stream/error services they share */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* The stream every op on `device` is queued on (created on first use, non-blocking with respect
- * to the legacy default stream). Also makes `device` current for the calling thread. */
-cudaStream_t mt__cuda_stream(int device);
-
-/* Convert a CUDA error into an mt_status with a message naming the op. */
-mt_status mt__cuda_error(cudaError_t err, const char *op, const char *file, int line);
-
-#define MT_CUDA_TRY(expr, op)                                                  \
-  do {                                                                         \
-    cudaError_t mt__e = (expr);                                                \
-    if (mt__e != cudaSuccess) return mt__cuda_error(mt__e, (op), __FILE__, __LINE__); \
-  } while (0)
-
-/* After a kernel launch: report launch failures (bad configuration, no device). */
-#define MT_CUDA_LAUNCH_CHECK(op) MT_CUDA_TRY(cudaGetLastError(), (op))
-
-
 /* ---- shared by the backend's own files (device.c, alloc.c, host_alloc.c, copy.c, blas.c) ---- */
 
 #define MT_CUDA_MAX_DEVICES 64
 
-/* mt__cuda_stream with a status: an error (naming op) when the device is missing or the stream
- * cannot be created. Also makes `device` current for the calling thread. */
-mt_status mt__cuda_get_stream(int device, cudaStream_t *out, const char *op);
 /* Make `device` current for the calling thread. */
 mt_status mt__cuda_set_device(int device, const char *op);
 
@@ -62,15 +44,21 @@ void mt__cuda_host_free(void *ptr);
 void mt__cuda_host_record(void *ptr, int device, cudaStream_t stream);
 void mt__cuda_host_release_cached(void);
 
-/* copies (copy.c) and the strided dtype-converting copy kernel (copy_kernels.cu): dst and src on
- * the same device, same sizes, any dtypes and strides; queued on the device's stream. */
+/* copies between devices and the host (copy.c); same-device copies go to mt__cuda_convert */
 mt_status mt__cuda_copy(mt_tensor *dst, const mt_tensor *src);
-mt_status mt__cuda_convert(mt_tensor *dst, const mt_tensor *src);
 
 /* cuBLAS products (blas.c) */
 mt_status mt__cuda_gemm(mt_tensor *out, double beta, double alpha, const mt_tensor *a, const mt_tensor *b);
 mt_status mt__cuda_gemv(mt_tensor *out, double beta, double alpha, const mt_tensor *m, const mt_tensor *v);
 mt_status mt__cuda_dot(const mt_tensor *a, const mt_tensor *b, double *out);
+
+/* cuDNN convolution (cudnn_conv.c): the mt_backend fields of the same names */
+mt_status mt__cuda_nn_conv2d_forward(mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b,
+                                     const mt_conv_geom *g);
+mt_status mt__cuda_nn_conv2d_backward_input(mt_tensor *dx, const mt_tensor *dy, const mt_tensor *w,
+                                            const mt_conv_geom *g);
+mt_status mt__cuda_nn_conv2d_backward_params(mt_tensor *dw, mt_tensor *db, const mt_tensor *x, const mt_tensor *dy,
+                                             double scale, const mt_conv_geom *g);
 
 #ifdef __cplusplus
 }

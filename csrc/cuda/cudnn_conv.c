@@ -1,4 +1,4 @@
-/* cudnn_conv.c: 2-d convolution on CUDA through cuDNN (nn_cuda.h's mt__cuda_nn_conv2d_*).
+/* cudnn_conv.c: 2-d convolution on CUDA through cuDNN (the backend table's conv2d_* entries).
  * The first time a (kind, shapes, strides, paddings, dilations, groups, dtype) key is seen the
  * algorithm comes from cuDNN's heuristics (cudnnGet*Algorithm_v7: no trial runs, so no
  * allocations or kernel launches while choosing) and is cached per device handle. float32 and
@@ -7,7 +7,6 @@
 #include <limits.h>
 #include <string.h>
 #include "cudnn_common.h"
-#include "../nn/nn_cuda.h"
 
 #define OP "nn.SpatialConvolution"
 /* beyond this a choice is skipped for the next one: a workspace must not crowd out the model */
@@ -196,9 +195,10 @@ static mt_status bwd_filter_locked(cudnnHandle_t h, conv_desc *d, mt_tensor *dw,
 }
 
 mt_status mt__cuda_nn_conv2d_forward(mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b,
-                                     int sW, int sH, int pW, int pH, int dW, int dH, int groups) {
+                                     const mt_conv_geom *g) {
   conv_desc d;
-  mt_status st = desc_make(&d, x, w, y, sW, sH, pW, pH, dW, dH, groups);
+  mt_status st = desc_make(&d, x, w, y, (int)g->sW, (int)g->sH, (int)g->pW, (int)g->pH, (int)g->dW, (int)g->dH,
+                           (int)g->groups);
   cudnnHandle_t h;
   if (st == MT_OK) st = mt__cudnn_acquire(x->device, &h, OP);
   if (st == MT_OK) {
@@ -209,10 +209,11 @@ mt_status mt__cuda_nn_conv2d_forward(mt_tensor *y, const mt_tensor *x, const mt_
   return st;
 }
 
-mt_status mt__cuda_nn_conv2d_backward_input(mt_tensor *dx, const mt_tensor *dy, const mt_tensor *w, int sW, int sH,
-                                            int pW, int pH, int dW, int dH, int groups) {
+mt_status mt__cuda_nn_conv2d_backward_input(mt_tensor *dx, const mt_tensor *dy, const mt_tensor *w,
+                                            const mt_conv_geom *g) {
   conv_desc d;
-  mt_status st = desc_make(&d, dx, w, dy, sW, sH, pW, pH, dW, dH, groups);
+  mt_status st = desc_make(&d, dx, w, dy, (int)g->sW, (int)g->sH, (int)g->pW, (int)g->pH, (int)g->dW, (int)g->dH,
+                           (int)g->groups);
   cudnnHandle_t h;
   if (st == MT_OK) st = mt__cudnn_acquire(dx->device, &h, OP);
   if (st == MT_OK) {
@@ -224,10 +225,10 @@ mt_status mt__cuda_nn_conv2d_backward_input(mt_tensor *dx, const mt_tensor *dy, 
 }
 
 mt_status mt__cuda_nn_conv2d_backward_params(mt_tensor *dw, mt_tensor *db, const mt_tensor *x, const mt_tensor *dy,
-                                             double scale, int sW, int sH, int pW, int pH, int dW, int dH,
-                                             int groups) {
+                                             double scale, const mt_conv_geom *g) {
   conv_desc d;
-  mt_status st = desc_make(&d, x, dw, dy, sW, sH, pW, pH, dW, dH, groups);
+  mt_status st = desc_make(&d, x, dw, dy, (int)g->sW, (int)g->sH, (int)g->pW, (int)g->pH, (int)g->dW, (int)g->dH,
+                           (int)g->groups);
   cudnnHandle_t h;
   if (st == MT_OK) st = mt__cudnn_acquire(x->device, &h, OP);
   if (st == MT_OK) {

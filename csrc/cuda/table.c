@@ -1,7 +1,7 @@
 /* table.c: the CUDA backend's op table: infrastructure from this directory (memory, copy,
- * cuBLAS), kernels from the kernels/ directory (declared in kernels.h). */
+ * cuBLAS, cuDNN), kernels from the kernels/ directory (declared in kernels/kernels.h, which
+ * cuda_common.h includes). */
 #include "cuda_common.h"
-#include "kernels.h"
 
 static const mt_backend cuda_backend = {
     .name = "cuda",
@@ -32,6 +32,29 @@ static const mt_backend cuda_backend = {
     .scatter = mt__cuda_scatter,
     .sort = mt__cuda_sort,
     .topk = mt__cuda_topk,
+    .conv2d_forward = mt__cuda_nn_conv2d_forward,
+    .conv2d_backward_input = mt__cuda_nn_conv2d_backward_input,
+    .conv2d_backward_params = mt__cuda_nn_conv2d_backward_params,
+    .maxpool2d_forward = mt__cuda_nn_maxpool2d_forward,
+    .maxpool2d_backward = mt__cuda_nn_maxpool2d_backward,
+    .avgpool2d_forward = mt__cuda_nn_avgpool2d_forward,
+    .avgpool2d_backward = mt__cuda_nn_avgpool2d_backward,
+    .adaptive_avgpool2d_forward = mt__cuda_nn_adaptive_avgpool2d_forward,
+    .adaptive_avgpool2d_backward = mt__cuda_nn_adaptive_avgpool2d_backward,
+    .activation_forward = mt__cuda_nn_activation_forward,
+    .activation_backward = mt__cuda_nn_activation_backward,
+    .batchnorm_forward = mt__cuda_nn_batchnorm_forward,
+    .batchnorm_backward = mt__cuda_nn_batchnorm_backward,
+    .softmax_forward = mt__cuda_nn_softmax_forward,
+    .softmax_backward = mt__cuda_nn_softmax_backward,
+    .class_nll_forward = mt__cuda_nn_class_nll_forward,
+    .class_nll_backward = mt__cuda_nn_class_nll_backward,
+    .mse_forward = mt__cuda_nn_mse_forward,
+    .mse_backward = mt__cuda_nn_mse_backward,
+    .sgd_step = mt__cuda_sgd_step,
+    .adam_step = mt__cuda_adam_step,
+    .lars_step = mt__cuda_lars_step,
+    .lamb_step = mt__cuda_lamb_step,
 };
 
 /* Always the table in a CUDA build; whether a device exists is checked per request

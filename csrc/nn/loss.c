@@ -1,50 +1,11 @@
 /* loss.c: softmax / log-softmax along a dimension, class NLL (with class weights and label
- * smoothing, which makes LogSoftMax + NLL PyTorch's cross-entropy), and MSE, on the CPU for the
- * float dtypes. Reductions accumulate in double. Inputs are made contiguous and seen as
- * outer x D x inner for softmax. */
+ * smoothing, which makes LogSoftMax + NLL PyTorch's cross-entropy), and MSE, for the float
+ * dtypes. Checks here (targets and class weights are validated and read on the host); the loops
+ * are the backends'. Inputs are made contiguous and seen as outer x D x inner for softmax. */
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include "../core/tensor.h"
-#include "../core/error.h"
 #include "../core/dtype.h"
-#include "nn_cuda.h"
-#include "../cpu/cpu.h"
-
-static mt_status ls_contig(const mt_tensor *t, mt_tensor **out, const char *op) {
-  if (mt__is_contiguous(t)) {
-    *out = mt__tensor_alias(t);
-    return *out ? MT_OK : mt__error(MT_ERR_MEMORY, "%s: out of memory", op);
-  }
-  MT_TRY(mt__tensor_empty(out, t->dtype, t->device, t->ndim, t->sizes));
-  mt_status st = mt_copy(*out, t);
-  if (st != MT_OK) {
-    mt_tensor_release(*out);
-    *out = NULL;
-  }
-  return st;
-}
-
-/* a contiguous buffer for the result: out itself, or a temporary copied back by ls_done */
-static mt_status ls_result(mt_tensor *out, const mt_tensor *a, const mt_tensor *b, mt_tensor **buf, const char *op) {
-  if (mt__is_contiguous(out) && out != a && out != b) {
-    *buf = mt__tensor_alias(out);
-    return *buf ? MT_OK : mt__error(MT_ERR_MEMORY, "%s: out of memory", op);
-  }
-  return mt__tensor_empty(buf, out->dtype, out->device, out->ndim, out->sizes);
-}
-static mt_status ls_done(mt_tensor *out, mt_tensor *buf, mt_status st) {
-  if (st == MT_OK && buf != NULL && (mt__data(buf) != mt__data(out))) st = mt_copy(out, buf);
-  if (buf) mt_tensor_release(buf);
-  return st;
-}
-
-static mt_status ls_check_float(const mt_tensor *t, const char *op, const char *what) {
-  MT_CHECK_TENSOR(t, op, what);
-  if (!mt_dtype_is_floating(t->dtype))
-    return mt__error(MT_ERR_DTYPE, "%s: %s has dtype %s, expected a floating dtype", op, what, mt_dtype_name(t->dtype));
-  return MT_OK;
-}
+#include "nn_common.h"
 
 static mt_status ls_same_shape(const mt_tensor *a, const mt_tensor *b, const char *op, const char *na, const char *nb) {
   char b1[64], b2[64];
@@ -63,33 +24,6 @@ static mt_status ls_same_shape(const mt_tensor *a, const mt_tensor *b, const cha
 }
 
 /* ---- softmax ------------------------------------------------------------------------------ */
-#define SMAX_CASE(E, N, TT, CT)                                                    \
-  case E: {                                                                        \
-    const TT *x = (const TT *)xp;                                                  \
-    TT *y = (TT *)yp;                                                              \
-    _Pragma("omp parallel for if(outer * D * inner > MT_PARALLEL_GRAIN)")        \
-    for (int64_t r = 0; r < outer * inner; r++) {                                  \
-      int64_t o = r / inner, i = r % inner;                                        \
-      const TT *xr = x + o * D * inner + i;                                        \
-      TT *yr = y + o * D * inner + i;                                              \
-      double mx = -INFINITY;                                                       \
-      for (int64_t d = 0; d < D; d++) {                                            \
-        double v = (double)mt_ld_##N(xr + d * inner);                              \
-        if (v > mx || isnan(v)) mx = v;                                            \
-      }                                                                            \
-      double sum = 0;                                                              \
-      for (int64_t d = 0; d < D; d++) sum += exp((double)mt_ld_##N(xr + d * inner) - mx); \
-      if (logsm) {                                                                   \
-        double lse = mx + log(sum);                                                \
-        for (int64_t d = 0; d < D; d++)                                            \
-          mt_st_##N(yr + d * inner, (CT)((double)mt_ld_##N(xr + d * inner) - lse)); \
-      } else {                                                                     \
-        for (int64_t d = 0; d < D; d++)                                            \
-          mt_st_##N(yr + d * inner, (CT)(exp((double)mt_ld_##N(xr + d * inner) - mx) / sum)); \
-      }                                                                            \
-    }                                                                              \
-  } break;
-
 static void split_dims(const mt_tensor *t, int dim, int64_t *outer, int64_t *D, int64_t *inner) {
   *outer = 1, *inner = 1;
   for (int d = 0; d < dim; d++) *outer *= t->sizes[d];
@@ -99,56 +33,28 @@ static void split_dims(const mt_tensor *t, int dim, int64_t *outer, int64_t *D, 
 
 mt_status mt_nn_softmax_forward(mt_tensor *out, const mt_tensor *input, int dim, int logsm) {
   const char *op = logsm ? "nn.LogSoftMax" : "nn.SoftMax";
-  MT_TRY(ls_check_float(input, op, "input"));
+  MT_TRY(mt__nn_check_float(input, op, "input"));
   MT_CHECK_TENSOR(out, op, "output");
   if (dim < 0 || (dim >= input->ndim && !(input->ndim == 0 && dim == 0)))
     return mt__error(MT_ERR_INDEX, "%s: dimension %d out of range for a %d-d input", op, dim + 1, input->ndim);
   MT_TRY(mt__prepare_out(out, input->dtype, input->device, input->ndim, input->sizes, op));
   int64_t outer, D, inner;
   split_dims(input, dim, &outer, &D, &inner);
+  const mt_backend *be = mt__nn_backend(input, op);
+  if (!be) return mt_last_status();
   mt_tensor *xc = NULL, *yc = NULL;
-  MT_TRY(ls_contig(input, &xc, op));
-  mt_status st = ls_result(out, input, NULL, &yc, op);
-  if (st == MT_OK && mt__numel(input) > 0 && input->device != MT_CPU) {
-    st = mt__cuda_nn_softmax_forward(yc, xc, outer, D, inner, logsm);
-  } else if (st == MT_OK && mt__numel(input) > 0) {
-    const void *xp = mt__data(xc);
-    void *yp = mt__data(yc);
-    switch (input->dtype) {
-      MT_FLOAT_DTYPE_LIST(SMAX_CASE)
-    default: break;
-    }
-  }
+  MT_TRY(mt__nn_contig(input, &xc, op));
+  mt_status st = mt__nn_result_buf(out, input, NULL, 0, &yc, op);
+  if (st == MT_OK && mt__numel(input) > 0) st = be->softmax_forward(yc, xc, outer, D, inner, logsm);
   mt_tensor_release(xc);
-  return ls_done(out, yc, st);
+  return mt__nn_result_done(out, yc, st);
 }
-
-/* softmax: gi = y (go - sum go y); log-softmax: gi = go - exp(y) sum go */
-#define SMAXB_CASE(E, N, TT, CT)                                                   \
-  case E: {                                                                        \
-    const TT *g = (const TT *)gp, *y = (const TT *)yp;                             \
-    TT *r = (TT *)rp;                                                              \
-    _Pragma("omp parallel for if(outer * D * inner > MT_PARALLEL_GRAIN)")        \
-    for (int64_t q = 0; q < outer * inner; q++) {                                  \
-      int64_t base = (q / inner) * D * inner + q % inner;                          \
-      double s = 0;                                                                \
-      for (int64_t d = 0; d < D; d++) {                                            \
-        double gv = (double)mt_ld_##N(g + base + d * inner);                       \
-        s += logsm ? gv : gv * (double)mt_ld_##N(y + base + d * inner);              \
-      }                                                                            \
-      for (int64_t d = 0; d < D; d++) {                                            \
-        int64_t k = base + d * inner;                                              \
-        double gv = (double)mt_ld_##N(g + k), yv = (double)mt_ld_##N(y + k);       \
-        mt_st_##N(r + k, (CT)(logsm ? gv - exp(yv) * s : yv * (gv - s)));             \
-      }                                                                            \
-    }                                                                              \
-  } break;
 
 mt_status mt_nn_softmax_backward(mt_tensor *gradInput, const mt_tensor *gradOutput, const mt_tensor *output, int dim,
                                  int logsm) {
   const char *op = logsm ? "nn.LogSoftMax" : "nn.SoftMax";
-  MT_TRY(ls_check_float(output, op, "output"));
-  MT_TRY(ls_check_float(gradOutput, op, "gradOutput"));
+  MT_TRY(mt__nn_check_float(output, op, "output"));
+  MT_TRY(mt__nn_check_float(gradOutput, op, "gradOutput"));
   MT_CHECK_TENSOR(gradInput, op, "gradInput");
   MT_TRY(ls_same_shape(gradOutput, output, op, "gradOutput", "output"));
   if (dim < 0 || (dim >= output->ndim && !(output->ndim == 0 && dim == 0)))
@@ -156,23 +62,16 @@ mt_status mt_nn_softmax_backward(mt_tensor *gradInput, const mt_tensor *gradOutp
   MT_TRY(mt__prepare_out(gradInput, output->dtype, output->device, output->ndim, output->sizes, op));
   int64_t outer, D, inner;
   split_dims(output, dim, &outer, &D, &inner);
+  const mt_backend *be = mt__nn_backend(output, op);
+  if (!be) return mt_last_status();
   mt_tensor *gc = NULL, *yc = NULL, *rc = NULL;
-  mt_status st = ls_contig(gradOutput, &gc, op);
-  if (st == MT_OK) st = ls_contig(output, &yc, op);
-  if (st == MT_OK) st = ls_result(gradInput, gradOutput, output, &rc, op);
-  if (st == MT_OK && mt__numel(output) > 0 && output->device != MT_CPU) {
-    st = mt__cuda_nn_softmax_backward(rc, gc, yc, outer, D, inner, logsm);
-  } else if (st == MT_OK && mt__numel(output) > 0) {
-    const void *gp = mt__data(gc), *yp = mt__data(yc);
-    void *rp = mt__data(rc);
-    switch (output->dtype) {
-      MT_FLOAT_DTYPE_LIST(SMAXB_CASE)
-    default: break;
-    }
-  }
+  mt_status st = mt__nn_contig(gradOutput, &gc, op);
+  if (st == MT_OK) st = mt__nn_contig(output, &yc, op);
+  if (st == MT_OK) st = mt__nn_result_buf(gradInput, gradOutput, output, 0, &rc, op);
+  if (st == MT_OK && mt__numel(output) > 0) st = be->softmax_backward(rc, gc, yc, outer, D, inner, logsm);
   if (gc) mt_tensor_release(gc);
   if (yc) mt_tensor_release(yc);
-  return ls_done(gradInput, rc, st);
+  return mt__nn_result_done(gradInput, rc, st);
 }
 
 /* ---- class NLL ---------------------------------------------------------------------------- */
@@ -191,7 +90,7 @@ static double ld_any(const mt_tensor *t, int64_t i) { /* element i of a contiguo
 
 /* a contiguous CPU copy of t (targets and class weights are validated and read on the host) */
 static mt_status host_contig(const mt_tensor *t, mt_tensor **out, const char *op) {
-  if (t->device == MT_CPU) return ls_contig(t, out, op);
+  if (t->device == MT_CPU) return mt__nn_contig(t, out, op);
   MT_TRY(mt__tensor_empty(out, t->dtype, MT_CPU, t->ndim, t->sizes));
   mt_status st = mt_copy(*out, t);
   if (st != MT_OK) {
@@ -221,7 +120,7 @@ static mt_status nll_prepare(nll_geom *g, const mt_tensor *input, const mt_tenso
   const char *op = "nn.ClassNLLCriterion";
   char b1[64], b2[64];
   g->x = NULL, g->t = NULL, g->w = NULL;
-  MT_TRY(ls_check_float(input, op, "input"));
+  MT_TRY(mt__nn_check_float(input, op, "input"));
   MT_CHECK_TENSOR(target, op, "target");
   if (target->device != input->device) return mt__error(MT_ERR_DEVICE, "%s: target is on another device than the input", op);
   if (input->ndim != 1 && input->ndim != 2)
@@ -249,7 +148,7 @@ static mt_status nll_prepare(nll_geom *g, const mt_tensor *input, const mt_tenso
     return mt__error(MT_ERR_MEMORY, "%s: out of memory", op);
   }
   mt_tensor *tc = NULL, *wc = NULL;
-  mt_status st = ls_contig(input, &g->x, op);
+  mt_status st = mt__nn_contig(input, &g->x, op);
   if (st == MT_OK) st = host_contig(target, &tc, op);
   if (st == MT_OK && weights) st = host_contig(weights, &wc, op);
   for (int64_t i = 0; st == MT_OK && i < g->N; i++) {
@@ -267,37 +166,19 @@ static mt_status nll_prepare(nll_geom *g, const mt_tensor *input, const mt_tenso
   return st;
 }
 
-#define NLLF_CASE(E, N_, TT, CT)                                                   \
-  case E: {                                                                        \
-    const TT *x = (const TT *)mt__data(g.x);                                       \
-    for (int64_t i = 0; i < g.N; i++) {                                            \
-      const TT *row = x + i * g.C;                                                 \
-      int64_t t = g.t[i];                                                          \
-      nll -= g.w[t] * (double)mt_ld_##N_(row + t);                                 \
-      tw += g.w[t];                                                                \
-      if (smoothing > 0)                                                           \
-        for (int64_t c = 0; c < g.C; c++) smooth -= g.w[c] * (double)mt_ld_##N_(row + c); \
-    }                                                                              \
-  } break;
-
 mt_status mt_nn_class_nll_forward(double *loss, double *total_weight, const mt_tensor *input, const mt_tensor *target,
                                   const mt_tensor *weights, int64_t base, int size_average, double smoothing) {
   if (!loss) return mt__error(MT_ERR_ARG, "nn.ClassNLLCriterion: loss is NULL");
   nll_geom g;
   MT_TRY(nll_prepare(&g, input, target, weights, base, smoothing));
   double nll = 0, smooth = 0, tw = 0;
-  if (input->device != MT_CPU) {
-    mt_status st = mt__cuda_nn_class_nll_forward(&nll, smoothing > 0 ? &smooth : NULL, g.x, g.t, g.w, g.N, g.C);
-    for (int64_t i = 0; i < g.N; i++) tw += g.w[g.t[i]];
-    if (st != MT_OK) {
-      nll_free(&g);
-      return st;
-    }
-  } else {
-    switch (input->dtype) {
-      MT_FLOAT_DTYPE_LIST(NLLF_CASE)
-    default: break;
-    }
+  const mt_backend *be = mt__nn_backend(input, "nn.ClassNLLCriterion");
+  mt_status st = be ? be->class_nll_forward(&nll, smoothing > 0 ? &smooth : NULL, g.x, g.t, g.w, g.N, g.C)
+                    : mt_last_status();
+  for (int64_t i = 0; i < g.N; i++) tw += g.w[g.t[i]];
+  if (st != MT_OK) {
+    nll_free(&g);
+    return st;
   }
   double l = (1 - smoothing) * nll + smoothing / (double)g.C * smooth;
   if (size_average) l /= tw;
@@ -306,19 +187,6 @@ mt_status mt_nn_class_nll_forward(double *loss, double *total_weight, const mt_t
   nll_free(&g);
   return MT_OK;
 }
-
-/* d/dx[i][c] = -norm (eps/C w[c] + (1-eps) w[c] [c == t_i]) */
-#define NLLB_CASE(E, N_, TT, CT)                                                   \
-  case E: {                                                                        \
-    TT *r = (TT *)mt__data(rc);                                                    \
-    for (int64_t i = 0; i < g.N; i++) {                                            \
-      TT *row = r + i * g.C;                                                       \
-      for (int64_t c = 0; c < g.C; c++)                                            \
-        mt_st_##N_(row + c, (CT)(-smoothing / (double)g.C * g.w[c] * norm));       \
-      int64_t t = g.t[i];                                                          \
-      mt_st_##N_(row + t, (CT)(-(smoothing / (double)g.C + (1 - smoothing)) * g.w[t] * norm)); \
-    }                                                                              \
-  } break;
 
 mt_status mt_nn_class_nll_backward(mt_tensor *gradInput, const mt_tensor *input, const mt_tensor *target,
                                    const mt_tensor *weights, int64_t base, int size_average, double smoothing,
@@ -332,52 +200,31 @@ mt_status mt_nn_class_nll_backward(mt_tensor *gradInput, const mt_tensor *input,
   double norm = scale * (size_average ? 1.0 / tw : 1.0);
   mt_status st = mt__prepare_out(gradInput, input->dtype, input->device, input->ndim, input->sizes, op);
   mt_tensor *rc = NULL;
-  if (st == MT_OK) st = ls_result(gradInput, input, NULL, &rc, op);
-  if (st == MT_OK && input->device != MT_CPU) {
-    st = mt__cuda_nn_class_nll_backward(rc, g.t, g.w, g.N, g.C, smoothing, norm);
-  } else if (st == MT_OK) {
-    switch (input->dtype) {
-      MT_FLOAT_DTYPE_LIST(NLLB_CASE)
-    default: break;
-    }
-  }
+  if (st == MT_OK) st = mt__nn_result_buf(gradInput, input, NULL, 0, &rc, op);
+  const mt_backend *be = st == MT_OK ? mt__nn_backend(input, op) : NULL;
+  if (st == MT_OK && !be) st = mt_last_status();
+  if (st == MT_OK) st = be->class_nll_backward(rc, g.t, g.w, g.N, g.C, smoothing, norm);
   nll_free(&g);
-  return ls_done(gradInput, rc, st);
+  return mt__nn_result_done(gradInput, rc, st);
 }
 
 /* ---- MSE ---------------------------------------------------------------------------------- */
-#define MSE_CASE(E, N, TT, CT)                                                     \
-  case E: {                                                                        \
-    const TT *x = (const TT *)xp, *y = (const TT *)yp;                             \
-    _Pragma("omp parallel for reduction(+ : acc) if(n > MT_PARALLEL_GRAIN)")     \
-    for (int64_t i = 0; i < n; i++) {                                              \
-      double d = (double)mt_ld_##N(x + i) - (double)mt_ld_##N(y + i);              \
-      acc += d * d;                                                                \
-    }                                                                              \
-  } break;
-
 mt_status mt_nn_mse_forward(double *loss, const mt_tensor *input, const mt_tensor *target, int size_average) {
   const char *op = "nn.MSECriterion";
   if (!loss) return mt__error(MT_ERR_ARG, "%s: loss is NULL", op);
-  MT_TRY(ls_check_float(input, op, "input"));
-  MT_TRY(ls_check_float(target, op, "target"));
+  MT_TRY(mt__nn_check_float(input, op, "input"));
+  MT_TRY(mt__nn_check_float(target, op, "target"));
   if (mt__numel(input) != mt__numel(target) || input->dtype != target->dtype || input->device != target->device)
     MT_TRY(ls_same_shape(input, target, op, "input", "target"));
+  const mt_backend *be = mt__nn_backend(input, op);
+  if (!be) return mt_last_status();
   mt_tensor *xc = NULL, *yc = NULL;
-  mt_status st = ls_contig(input, &xc, op);
-  if (st == MT_OK) st = ls_contig(target, &yc, op);
+  mt_status st = mt__nn_contig(input, &xc, op);
+  if (st == MT_OK) st = mt__nn_contig(target, &yc, op);
   if (st == MT_OK) {
     int64_t n = mt__numel(input);
     double acc = 0;
-    const void *xp = mt__data(xc), *yp = mt__data(yc);
-    if (n > 0 && input->device != MT_CPU) {
-      st = mt__cuda_nn_mse_forward(&acc, xc, yc);
-    } else if (n > 0) {
-      switch (input->dtype) {
-        MT_FLOAT_DTYPE_LIST(MSE_CASE)
-      default: break;
-      }
-    }
+    if (n > 0) st = be->mse_forward(&acc, xc, yc);
     *loss = size_average && n > 0 ? acc / (double)n : acc;
   }
   if (xc) mt_tensor_release(xc);
@@ -385,43 +232,27 @@ mt_status mt_nn_mse_forward(double *loss, const mt_tensor *input, const mt_tenso
   return st;
 }
 
-#define MSEB_CASE(E, N, TT, CT)                                                    \
-  case E: {                                                                        \
-    const TT *x = (const TT *)xp, *y = (const TT *)yp;                             \
-    TT *r = (TT *)rp;                                                              \
-    _Pragma("omp parallel for if(n > MT_PARALLEL_GRAIN)")                        \
-    for (int64_t i = 0; i < n; i++)                                                \
-      mt_st_##N(r + i, (CT)(k * ((double)mt_ld_##N(x + i) - (double)mt_ld_##N(y + i)))); \
-  } break;
-
 mt_status mt_nn_mse_backward(mt_tensor *gradInput, const mt_tensor *input, const mt_tensor *target, int size_average,
                              double scale) {
   const char *op = "nn.MSECriterion";
-  MT_TRY(ls_check_float(input, op, "input"));
-  MT_TRY(ls_check_float(target, op, "target"));
+  MT_TRY(mt__nn_check_float(input, op, "input"));
+  MT_TRY(mt__nn_check_float(target, op, "target"));
   MT_CHECK_TENSOR(gradInput, op, "gradInput");
   if (mt__numel(input) != mt__numel(target) || input->dtype != target->dtype || input->device != target->device)
     MT_TRY(ls_same_shape(input, target, op, "input", "target"));
   MT_TRY(mt__prepare_out(gradInput, input->dtype, input->device, input->ndim, input->sizes, op));
+  const mt_backend *be = mt__nn_backend(input, op);
+  if (!be) return mt_last_status();
   mt_tensor *xc = NULL, *yc = NULL, *rc = NULL;
-  mt_status st = ls_contig(input, &xc, op);
-  if (st == MT_OK) st = ls_contig(target, &yc, op);
-  if (st == MT_OK) st = ls_result(gradInput, input, target, &rc, op);
+  mt_status st = mt__nn_contig(input, &xc, op);
+  if (st == MT_OK) st = mt__nn_contig(target, &yc, op);
+  if (st == MT_OK) st = mt__nn_result_buf(gradInput, input, target, 0, &rc, op);
   if (st == MT_OK) {
     int64_t n = mt__numel(input);
     double k = 2.0 * scale / (size_average && n > 0 ? (double)n : 1.0);
-    const void *xp = mt__data(xc), *yp = mt__data(yc);
-    void *rp = mt__data(rc);
-    if (n > 0 && input->device != MT_CPU) {
-      st = mt__cuda_nn_mse_backward(rc, xc, yc, k);
-    } else if (n > 0) {
-      switch (input->dtype) {
-        MT_FLOAT_DTYPE_LIST(MSEB_CASE)
-      default: break;
-      }
-    }
+    if (n > 0) st = be->mse_backward(rc, xc, yc, k);
   }
   if (xc) mt_tensor_release(xc);
   if (yc) mt_tensor_release(yc);
-  return ls_done(gradInput, rc, st);
+  return mt__nn_result_done(gradInput, rc, st);
 }

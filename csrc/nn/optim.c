@@ -1,33 +1,8 @@
-/* optim.c: fused SGD and Adam/AdamW steps, one pass over the flat parameter vector.
- * The learning rate arrives already decayed (learningRateDecay and schedules live in Lua);
- * the formulas are Torch7's optim.sgd/optim.adam and Loshchilov & Hutter's AdamW. */
+/* optim.c: fused SGD and Adam/AdamW steps (the loops are the backends'). The learning rate
+ * arrives already decayed (learningRateDecay and schedules live in Lua); Adam's bias
+ * corrections are folded into scalars here so every backend computes the same formula. */
+#include <math.h>
 #include "optim_common.h"
-
-/* sqrt in the compute type: float stays float so the loop vectorizes */
-#define OPT_SQRT(v) _Generic((v), float: sqrtf, default: sqrt)(v)
-
-/* SGD (Torch7's optim.sgd):
- *   g = dx + wd*x + wds.*x
- *   momentum: buf = first ? g : mom*buf + (1-damp)*g;  g = nesterov ? g + mom*buf : buf
- *   x -= lr * lrs.*g
- * Optional per-element lrs/wds are read with stride 0 from a constant when absent, which
- * keeps one loop body without a branch per element. */
-#define SGD_KERNEL(E, N, T, CT)                                                                   \
-  static void sgd_##N(int64_t n, T *x, const T *dx, T *buf, const T *lrs, int64_t lrs_s, const T *wds,   \
-                      int64_t wds_s, CT lr, CT mom, CT damp, CT wd, int nesterov, int first) {   \
-    _Pragma("omp parallel for schedule(static) if (n > MT_PARALLEL_GRAIN)")                       \
-    for (int64_t i = 0; i < n; i++) {                                                             \
-      CT xi = mt_ld_##N(x + i);                                                                   \
-      CT g = mt_ld_##N(dx + i) + (wd + (CT)mt_ld_##N(wds + i * wds_s)) * xi;                      \
-      if (mom != 0) {                                                                             \
-        CT b = first ? g : mom * (CT)mt_ld_##N(buf + i) + (1 - damp) * g;                         \
-        mt_st_##N(buf + i, b);                                                                    \
-        g = nesterov ? g + mom * b : b;                                                           \
-      }                                                                                           \
-      mt_st_##N(x + i, xi - lr * (CT)mt_ld_##N(lrs + i * lrs_s) * g);                             \
-    }                                                                                             \
-  }
-MT_FLOAT_DTYPE_LIST(SGD_KERNEL)
 
 mt_status mt_sgd_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *buf, const mt_tensor *lrs,
                       const mt_tensor *wds, double lr, double momentum, double dampening, double weight_decay,
@@ -44,51 +19,11 @@ mt_status mt_sgd_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *buf, const m
   if (wds) MT_TRY(mt__optim_check_like(op, "weightDecays", x, wds));
   int64_t n = mt__numel(x);
   if (n == 0) return MT_OK;
-  if (x->device != MT_CPU)
-    return mt__cuda_sgd_step(x, dx, momentum != 0 ? buf : NULL, lrs, wds, lr, momentum, dampening, weight_decay, nesterov,
-                             first);
-  /* the stand-ins for absent lrs (1) and wds (0), in each storage type */
-  union { float f; double d; uint16_t h; } one, zero;
-  void *bufp = buf && momentum != 0 ? mt__data(buf) : NULL;
-  switch (x->dtype) {
-#define SGD_CASE(E, N, T, CT)                                                                      \
-  case E: {                                                                                        \
-    mt_st_##N((T *)&one, 1.0);                                                                     \
-    mt_st_##N((T *)&zero, 0.0);                                                                    \
-    sgd_##N(n, (T *)mt__data(x), (const T *)mt__data(dx), (T *)bufp,                               \
-            lrs ? (const T *)mt__data(lrs) : (const T *)&one, lrs ? 1 : 0,                         \
-            wds ? (const T *)mt__data(wds) : (const T *)&zero, wds ? 1 : 0, (CT)lr, (CT)momentum,  \
-            (CT)dampening, (CT)weight_decay, nesterov, first);                                     \
-    break;                                                                                         \
-  }
-    MT_FLOAT_DTYPE_LIST(SGD_CASE)
-    default: return mt__error(MT_ERR_DTYPE, "%s: unsupported dtype %s", op, mt_dtype_name(x->dtype));
-  }
-  return MT_OK;
+  const mt_backend *be = mt__nn_backend(x, op);
+  if (!be) return mt_last_status();
+  return be->sgd_step(x, dx, momentum != 0 ? buf : NULL, lrs, wds, lr, momentum, dampening, weight_decay, nesterov,
+                      first);
 }
-
-/* Adam (Torch7's optim.adam; L2 weight decay folded into the gradient):
- *   g = dx + wd*x;  m = b1*m + (1-b1)*g;  v = b2*v + (1-b2)*g^2
- *   x -= lr*sqrt(1-b2^t)/(1-b1^t) * m/(sqrt(v)+eps)
- * AdamW (Loshchilov & Hutter, decoupled decay, as PyTorch's AdamW):
- *   x *= 1 - lr*wd;  m, v as above with g = dx
- *   x -= lr/(1-b1^t) * m/(sqrt(v)/sqrt(1-b2^t) + eps) */
-#define ADAM_KERNEL(E, N, T, CT)                                                                  \
-  static void adam_##N(int64_t n, T *x, const T *dx, T *m, T *v, CT b1, CT b2, CT eps, CT wd_l2,    \
-                       CT decay, CT step, CT inv_sqrt_bc2) {                                      \
-    _Pragma("omp parallel for schedule(static) if (n > MT_PARALLEL_GRAIN)")                       \
-    for (int64_t i = 0; i < n; i++) {                                                             \
-      CT xi = mt_ld_##N(x + i);                                                                   \
-      CT g = mt_ld_##N(dx + i) + wd_l2 * xi;                                                      \
-      CT mi = b1 * (CT)mt_ld_##N(m + i) + (1 - b1) * g;                                           \
-      CT vi = b2 * (CT)mt_ld_##N(v + i) + (1 - b2) * g * g;                                       \
-      mt_st_##N(m + i, mi);                                                                       \
-      mt_st_##N(v + i, vi);                                                                       \
-      xi = xi * decay - step * mi / (OPT_SQRT(vi) * inv_sqrt_bc2 + eps);                              \
-      mt_st_##N(x + i, xi);                                                                       \
-    }                                                                                             \
-  }
-MT_FLOAT_DTYPE_LIST(ADAM_KERNEL)
 
 mt_status mt_adam_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *m, mt_tensor *v, double lr, double beta1,
                        double beta2, double eps, double weight_decay, int64_t t, int decoupled) {
@@ -107,15 +42,7 @@ mt_status mt_adam_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *m, mt_tenso
   double step = decoupled ? lr / bc1 : lr * sqrt(bc2) / bc1;
   double inv_sqrt_bc2 = decoupled ? 1 / sqrt(bc2) : 1;
   double wd_l2 = decoupled ? 0 : weight_decay, decay = decoupled ? 1 - lr * weight_decay : 1;
-  if (x->device != MT_CPU) return mt__cuda_adam_step(x, dx, m, v, beta1, beta2, eps, wd_l2, decay, step, inv_sqrt_bc2);
-  switch (x->dtype) {
-#define ADAM_CASE(E, N, T, CT)                                                                         \
-  case E:                                                                                              \
-    adam_##N(n, (T *)mt__data(x), (const T *)mt__data(dx), (T *)mt__data(m), (T *)mt__data(v), (CT)beta1, \
-             (CT)beta2, (CT)eps, (CT)wd_l2, (CT)decay, (CT)step, (CT)inv_sqrt_bc2);                    \
-    break;
-    MT_FLOAT_DTYPE_LIST(ADAM_CASE)
-    default: return mt__error(MT_ERR_DTYPE, "%s: unsupported dtype %s", op, mt_dtype_name(x->dtype));
-  }
-  return MT_OK;
+  const mt_backend *be = mt__nn_backend(x, op);
+  if (!be) return mt_last_status();
+  return be->adam_step(x, dx, m, v, beta1, beta2, eps, wd_l2, decay, step, inv_sqrt_bc2);
 }

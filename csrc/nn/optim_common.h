@@ -3,14 +3,9 @@
  * step is a single flat loop over [0, n). */
 #ifndef MT_NN_OPTIM_COMMON_H
 #define MT_NN_OPTIM_COMMON_H
-#include <stdio.h>
-#include "../core/tensor.h"
-#include "../core/error.h"
-#include "../core/dtype.h"
-#include "../cpu/cpu.h"
-#include "nn_cuda.h"
+#include "nn_common.h"
 
-/* x must be a contiguous floating tensor (CPU, or CUDA: then the step runs in nn_cuda.h's kernels) */
+/* x must be a contiguous floating tensor */
 static inline mt_status mt__optim_check_x(const char *op, const mt_tensor *x) {
   MT_CHECK_TENSOR(x, op, "x");
   if (!mt_dtype_is_floating(x->dtype))

@@ -1,12 +1,12 @@
-/* conv_winograd.h: 3x3 stride-1 undilated convolution by Winograd's F(2x2, 3x3) minimal
- * filtering, written once and included by conv.c for float (SFX f32) and double (SFX f64).
+/* nn_winograd.h: 3x3 stride-1 undilated convolution by Winograd's F(2x2, 3x3) minimal
+ * filtering, written once and included by nn_conv.c for float (SFX f32) and double (SFX f64).
  *
  * Each 2x2 block of outputs ("tile") comes from a 4x4 input patch d: y = A^T [(G w G^T) .*
  * (B^T d B)] A. The 16 products of the bracket, summed over input planes, are 16 GEMMs
  * (one per position xi of the 4x4 transform): M_xi (Og x T) = U_xi (Og x Cg) * V_xi (Cg x T)
  * over T tiles, 16*Og*Cg*T multiply-adds where im2col + GEMM does 36*Og*Cg*T: 2.25 times
  * fewer. The GEMMs are shorter (inner size Cg rather than 9*Cg), so it is used for planes
- * enough to keep them efficient (conv.c: wino_ok). F(2x2, 3x3)'s transforms hold only 0,
+ * enough to keep them efficient (nn_conv.c: wino_ok). F(2x2, 3x3)'s transforms hold only 0,
  * +-1 and +-1/2, so rounding stays at the level of the direct sums' (the larger tiles of
  * F(4x4, 3x3) would save more multiplies at a real cost in float32 accuracy). */
 #define WCAT_(a, b) a##_##b
@@ -63,7 +63,7 @@ static void WCAT(wino_interleave, SFX)(const T *restrict e, const T *restrict o,
 /* V[xi][c][t] (xi matrices vs apart, t = ty*tW + tx) = B^T d B for the tiles of one input
  * plane, B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]: per row of tiles, its 4 input rows
  * zero-padded (r), their vertical transform (t), then the horizontal one into V. scr holds
- * wino_scratch(g) elements (conv.c). */
+ * wino_scratch(g) elements (nn_conv.c). */
 static void WCAT(wino_input, SFX)(const T *x, T *V, int64_t vs, T *scr, const conv_geom *g) {
   const int64_t H = g->H, W = g->W, tH = (g->oH + 1) / 2, tW = (g->oW + 1) / 2, R = 2 * tW + 2;
   T *r = scr, *t = scr + 4 * R;

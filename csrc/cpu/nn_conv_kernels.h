@@ -1,7 +1,7 @@
-/* conv_kernels.h: im2col/col2im and the GEMM steps of 2-d convolution, written once and
- * included by conv.c for float (SFX f32) and double (SFX f64). Layouts are contiguous NCHW.
+/* nn_conv_kernels.h: im2col/col2im and the GEMM steps of 2-d convolution, written once and
+ * included by nn_conv.c for float (SFX f32) and double (SFX f64). Layouts are contiguous NCHW.
  *
- * The work is cut into pieces of q consecutive images (conv.c's conv_plan picks q), one GEMM
+ * The work is cut into pieces of q consecutive images (nn_conv.c's conv_plan picks q), one GEMM
  * per group each with the images' columns side by side (image i's at column i*L, L = oH*oW),
  * which keeps the GEMM wide when an image has few output pixels. A column buffer has
  * K = Cg*kH*kW rows (ordered c, ky, kx) and ld = q*L columns. */
@@ -235,7 +235,7 @@ static mt_status CAT(plan_alloc, SFX)(conv_plan *pl, T **mem, const conv_geom *g
     }                                                                                               \
   }
 
-/* Winograd F(2x2, 3x3) (conv_winograd.h), cut over threads like the pieces above */
+/* Winograd F(2x2, 3x3) (nn_winograd.h), cut over threads like the pieces above */
 static mt_status CAT(conv_fwd_wino, SFX)(const T *x, const T *w, const T *b, T *y, const conv_geom *g) {
   const int64_t xs = g->C * g->H * g->W, ys = g->O * g->oH * g->oW;
   conv_plan pl;
@@ -268,7 +268,7 @@ static mt_status CAT(conv_fwd, SFX)(const T *x, const T *w, const T *b, T *y, co
 
 /* Stride 1: dx is the forward convolution of dy with each kernel flipped and its in/out
  * channels swapped, padded by d*(k-1) - p. Used where that forward is faster:
- *  - where it runs by Winograd (conv_winograd.h), 3x3 undilated with enough planes;
+ *  - where it runs by Winograd (nn_winograd.h), 3x3 undilated with enough planes;
  *  - else by im2col + GEMM with few output planes (Og <= 128) and not few input planes
  *    (Cg >= 64): its GEMM has Cg rows and inner size Og*kH*kW where the direct one has
  *    Cg*kH*kW rows and inner size Og, which limits when short (64 in the widest ResNet-18

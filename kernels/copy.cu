@@ -1,4 +1,4 @@
-// copy_kernels.cu: the strided copy kernel behind every device-side copy: any dtype to any
+// copy.cu: the strided copy kernel behind every device-side copy: any dtype to any
 // dtype, any strides (including 0 from expand), one launch on the device's stream.
 //
 // Conversions follow the CPU backend (core/dtype.h): values pass through a wide type (float
@@ -12,13 +12,13 @@
 using std::atomic_int;
 #endif
 extern "C" {
-#include "../core/backend.h"
-#include "../core/error.h"
+#include "../csrc/core/backend.h"
+#include "../csrc/core/error.h"
 }
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <stdint.h>
-#include "cuda_common.h"
+#include "kernels.h"
 
 static_assert(sizeof(std::atomic<int>) == sizeof(int), "atomic_int layout must match the C core");
 

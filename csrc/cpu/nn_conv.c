@@ -1,0 +1,209 @@
+/* nn_conv.c: the CPU backend's 2-d convolution (NCHW, groups, stride, padding, dilation) by
+ * im2col + GEMM, an image or a group of small images per GEMM (1x1 stride-1 unpadded
+ * convolutions skip im2col), or Winograd F(2x2, 3x3). The math is in nn_conv_kernels.h and
+ * nn_winograd.h; this file plans how the work is cut over threads and dispatches on dtype.
+ * csrc/nn/conv.c has checked the arguments and made every tensor contiguous. */
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#include "../core/error.h"
+#include "../core/dtype.h"
+#include "cpu.h"
+#include "nn_cpu.h"
+
+typedef mt_conv_geom conv_geom;
+
+static int conv_tid(void) {
+#ifdef _OPENMP
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
+}
+
+/* How nn_conv_kernels.h cuts the work: nth threads, each with a run of the batch, taken q images
+ * at a time; per-thread buffers of per elements, the first colsz of them for columns (or
+ * Winograd's transformed inputs). */
+typedef struct conv_plan {
+  int nth;
+  int64_t q, colsz, per;
+} conv_plan;
+
+/* A GEMM narrower than this many columns runs well below the core's peak (512 x 16 x 4608:
+ * 53 GFLOP/s on one core, 88 at 128 columns); one of an image with fewer output pixels than
+ * this takes several images instead. Wider groups measured no faster, and slower where an
+ * image alone is about this wide. */
+#define GROUP_COLS 128
+/* ... within this many bytes of buffers per thread */
+#define GROUP_BYTES ((int64_t)8 << 20)
+
+/* Threads and images per piece: nth threads, each with a run of the batch; q images per
+ * piece, for at least `cols` GEMM columns at `per_image` each, at most a thread's share of
+ * the batch, in runs of equal size (16 images as 8 + 8, not 12 + 4), and within GROUP_BYTES
+ * of buffers per thread at `image_bytes` per image. */
+static void plan_split(conv_plan *pl, const conv_geom *g, int64_t per_image, int64_t cols, int64_t image_bytes) {
+  /* threads: 1 for a single image or for work too small to repay waking threads */
+  int nth = mt_get_num_threads();
+  double macs = (double)g->N * g->O * g->oH * g->oW * g->Cg * g->kH * g->kW;
+  pl->nth = g->N < 2 || nth < 2 || macs < 1e6 ? 1 : g->N < nth ? (int)g->N : nth;
+  int64_t share = (g->N + pl->nth - 1) / pl->nth, q = (cols + per_image - 1) / per_image;
+  int64_t cap = GROUP_BYTES / image_bytes;
+  if (q > cap) q = cap;
+  if (q > share) q = share;
+  if (q > 1) {
+    int64_t runs = (share + q - 1) / q;
+    q = (share + runs - 1) / runs;
+  } else
+    q = 1;
+  pl->q = q;
+}
+
+/* im2col pieces: columns K x q*L, then (q > 1) outputs Og x q*L */
+static void conv_plan_make(conv_plan *pl, const conv_geom *g, size_t es) {
+  const int64_t L = g->oH * g->oW, K = g->Cg * g->kH * g->kW, Og = g->O / g->groups;
+  plan_split(pl, g, L, GROUP_COLS, (K + Og) * L * (int64_t)es);
+  pl->colsz = pl->q == 1 && g->pointwise ? 0 : K * pl->q * L;
+  pl->per = pl->colsz + (pl->q > 1 ? Og * pl->q * L : 0);
+}
+
+/* Winograd F(2x2, 3x3) (nn_winograd.h) for 3x3 stride-1 undilated convolutions: with
+ * enough planes on both sides for its 16 GEMMs of inner size Cg to run well, and enough tiles
+ * (2x2 outputs) in the batch to repay transforming the weights (16*O*Cg values per call).
+ * CPU time against im2col + GEMM, batch 32: 64 -> 64 planes at 32x32, -31%; 128 -> 128 at
+ * 16x16, -36%; 256 -> 256 at 8x8, -24%; 512 -> 512 at 4x4 (128 tiles), +5%. */
+static int wino_ok(const conv_geom *g) {
+  const int64_t Og = g->O / g->groups, tiles = ((g->oH + 1) / 2) * ((g->oW + 1) / 2);
+  return g->kH == 3 && g->kW == 3 && g->sH == 1 && g->sW == 1 && g->dH == 1 && g->dW == 1 && g->Cg >= 32 &&
+         Og >= 32 && g->N * tiles >= 256;
+}
+
+/* scratch rows of nn_winograd.h's transforms: 8 rows of 2*tW + 2 (input), 12 of tW (output) */
+static int64_t wino_scratch(const conv_geom *g) {
+  const int64_t tW = (g->oW + 1) / 2;
+  return 8 * (2 * tW + 2);
+}
+
+/* Winograd pieces: q images' tiles (2x2 outputs each) as the GEMMs' columns, at least
+ * WINO_COLS of them; per thread V (16 x Cg x T), M (16 x Og x T), then the transforms'
+ * scratch (wino_scratch) */
+#define WINO_COLS 256
+static void wino_plan_make(conv_plan *pl, const conv_geom *g, size_t es) {
+  const int64_t tiles = ((g->oH + 1) / 2) * ((g->oW + 1) / 2), Og = g->O / g->groups;
+  plan_split(pl, g, tiles, WINO_COLS, 16 * (g->Cg + Og) * tiles * (int64_t)es);
+  pl->colsz = 16 * g->Cg * pl->q * tiles;
+  pl->per = pl->colsz + 16 * Og * pl->q * tiles + wino_scratch(g);
+}
+
+#define T float
+#define SFX f32
+#define GEMM mt__sgemm
+#include "nn_winograd.h"
+#include "nn_conv_kernels.h"
+#undef T
+#undef SFX
+#undef GEMM
+#define T double
+#define SFX f64
+#define GEMM mt__dgemm
+#include "nn_winograd.h"
+#include "nn_conv_kernels.h"
+#undef T
+#undef SFX
+#undef GEMM
+
+/* ---- dispatch on MT_FLOAT_DTYPE_LIST by compute type: float32 and float64 run their own
+ * kernels; a dtype stored in another type than its compute type (float16, bfloat16) runs the
+ * compute type's kernels on copies, GEMM having no half-precision kernels on the CPU. */
+
+/* a CT copy (dtype `dt`) of t, or NULL for t NULL */
+static mt_status as_dtype(const mt_tensor *t, int dt, mt_tensor **out) {
+  *out = NULL;
+  if (!t) return MT_OK;
+  MT_TRY(mt__tensor_empty(out, dt, MT_CPU, t->ndim, t->sizes));
+  mt_status st = mt__cpu_copy(*out, t);
+  if (st != MT_OK) {
+    mt_tensor_release(*out);
+    *out = NULL;
+  }
+  return st;
+}
+
+static void release_all(mt_tensor **ts, int n) {
+  for (int i = 0; i < n; i++)
+    if (ts[i]) mt_tensor_release(ts[i]);
+}
+
+#define D(t, T) ((T *)mt__data(t))
+#define CONV_TYPED(SFX_, T, DT)                                                                        \
+  static mt_status fwd_##T(mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b,     \
+                           const conv_geom *g) {                                                       \
+    if (x->dtype == DT) return conv_fwd_##SFX_(D(x, const T), D(w, const T), b ? D(b, const T) : NULL, D(y, T), g); \
+    mt_tensor *t[4] = {NULL, NULL, NULL, NULL}; /* x, w, b, y */                                       \
+    mt_status st = as_dtype(x, DT, &t[0]);                                                             \
+    if (st == MT_OK) st = as_dtype(w, DT, &t[1]);                                                      \
+    if (st == MT_OK) st = as_dtype(b, DT, &t[2]);                                                      \
+    if (st == MT_OK) st = mt__tensor_empty(&t[3], DT, MT_CPU, y->ndim, y->sizes);                      \
+    if (st == MT_OK) st = fwd_##T(t[3], t[0], t[1], t[2], g);                                          \
+    if (st == MT_OK) st = mt__cpu_copy(y, t[3]);                                                       \
+    release_all(t, 4);                                                                                 \
+    return st;                                                                                         \
+  }                                                                                                    \
+  static mt_status bwd_input_##T(mt_tensor *dx, const mt_tensor *dy, const mt_tensor *w, const conv_geom *g) { \
+    if (dy->dtype == DT) return conv_bwd_input_##SFX_(D(dy, const T), D(w, const T), D(dx, T), g);       \
+    mt_tensor *t[3] = {NULL, NULL, NULL}; /* dy, w, dx */                                              \
+    mt_status st = as_dtype(dy, DT, &t[0]);                                                            \
+    if (st == MT_OK) st = as_dtype(w, DT, &t[1]);                                                      \
+    if (st == MT_OK) st = mt__tensor_empty(&t[2], DT, MT_CPU, dx->ndim, dx->sizes);                    \
+    if (st == MT_OK) st = bwd_input_##T(t[2], t[0], t[1], g);                                          \
+    if (st == MT_OK) st = mt__cpu_copy(dx, t[2]);                                                      \
+    release_all(t, 3);                                                                                 \
+    return st;                                                                                         \
+  }                                                                                                    \
+  /* on copies, the accumulation into dw and db happens in the compute type, rounded once */         \
+  static mt_status bwd_params_##T(mt_tensor *dw, mt_tensor *db, const mt_tensor *x, const mt_tensor *dy, \
+                                  double scale, const conv_geom *g) {                                  \
+    if (x->dtype == DT)                                                                                \
+      return conv_bwd_params_##SFX_(D(x, const T), D(dy, const T), D(dw, T), db ? D(db, T) : NULL, (T)scale, g); \
+    mt_tensor *t[4] = {NULL, NULL, NULL, NULL}; /* dw, db, x, dy */                                    \
+    mt_status st = as_dtype(dw, DT, &t[0]);                                                            \
+    if (st == MT_OK) st = as_dtype(db, DT, &t[1]);                                                     \
+    if (st == MT_OK) st = as_dtype(x, DT, &t[2]);                                                      \
+    if (st == MT_OK) st = as_dtype(dy, DT, &t[3]);                                                     \
+    if (st == MT_OK) st = bwd_params_##T(t[0], t[1], t[2], t[3], scale, g);                            \
+    if (st == MT_OK) st = mt__cpu_copy(dw, t[0]);                                                      \
+    if (st == MT_OK && db) st = mt__cpu_copy(db, t[1]);                                                \
+    release_all(t, 4);                                                                                 \
+    return st;                                                                                         \
+  }
+CONV_TYPED(f32, float, MT_F32)
+CONV_TYPED(f64, double, MT_F64)
+#undef D
+
+mt_status mt__cpu_nn_conv2d_forward(mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b,
+                                    const mt_conv_geom *g) {
+#define CASE(E, N, T, CT) \
+  case E: return fwd_##CT(y, x, w, b, g);
+  switch (x->dtype) { MT_FLOAT_DTYPE_LIST(CASE) default: break; }
+#undef CASE
+  return mt__error(MT_ERR_DTYPE, "SpatialConvolution: dtype %s is not supported", mt_dtype_name(x->dtype));
+}
+
+mt_status mt__cpu_nn_conv2d_backward_input(mt_tensor *dx, const mt_tensor *dy, const mt_tensor *w,
+                                           const mt_conv_geom *g) {
+#define CASE(E, N, T, CT) \
+  case E: return bwd_input_##CT(dx, dy, w, g);
+  switch (dy->dtype) { MT_FLOAT_DTYPE_LIST(CASE) default: break; }
+#undef CASE
+  return mt__error(MT_ERR_DTYPE, "SpatialConvolution: dtype %s is not supported", mt_dtype_name(dy->dtype));
+}
+
+mt_status mt__cpu_nn_conv2d_backward_params(mt_tensor *dw, mt_tensor *db, const mt_tensor *x, const mt_tensor *dy,
+                                            double scale, const mt_conv_geom *g) {
+#define CASE(E, N, T, CT) \
+  case E: return bwd_params_##CT(dw, db, x, dy, scale, g);
+  switch (x->dtype) { MT_FLOAT_DTYPE_LIST(CASE) default: break; }
+#undef CASE
+  return mt__error(MT_ERR_DTYPE, "SpatialConvolution: dtype %s is not supported", mt_dtype_name(x->dtype));
+}

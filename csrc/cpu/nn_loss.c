@@ -1,0 +1,169 @@
+/* nn_loss.c: the CPU backend's softmax / log-softmax (over the middle dim of an outer x D x
+ * inner buffer), class NLL and MSE for the float dtypes, over contiguous buffers; csrc/nn/loss.c
+ * checks the arguments and reads targets and class weights. Reductions accumulate in double. */
+#include <math.h>
+#include "../core/dtype.h"
+#include "cpu.h"
+#include "nn_cpu.h"
+
+/* ---- softmax ------------------------------------------------------------------------------ */
+#define SMAX_CASE(E, N, TT, CT)                                                    \
+  case E: {                                                                        \
+    const TT *x = (const TT *)xp;                                                  \
+    TT *y = (TT *)yp;                                                              \
+    _Pragma("omp parallel for if(outer * D * inner > MT_PARALLEL_GRAIN)")          \
+    for (int64_t r = 0; r < outer * inner; r++) {                                  \
+      int64_t o = r / inner, i = r % inner;                                        \
+      const TT *xr = x + o * D * inner + i;                                        \
+      TT *yr = y + o * D * inner + i;                                              \
+      double mx = -INFINITY;                                                       \
+      for (int64_t d = 0; d < D; d++) {                                            \
+        double v = (double)mt_ld_##N(xr + d * inner);                              \
+        if (v > mx || isnan(v)) mx = v;                                            \
+      }                                                                            \
+      double sum = 0;                                                              \
+      for (int64_t d = 0; d < D; d++) sum += exp((double)mt_ld_##N(xr + d * inner) - mx); \
+      if (logsm) {                                                                 \
+        double lse = mx + log(sum);                                                \
+        for (int64_t d = 0; d < D; d++)                                            \
+          mt_st_##N(yr + d * inner, (CT)((double)mt_ld_##N(xr + d * inner) - lse)); \
+      } else {                                                                     \
+        for (int64_t d = 0; d < D; d++)                                            \
+          mt_st_##N(yr + d * inner, (CT)(exp((double)mt_ld_##N(xr + d * inner) - mx) / sum)); \
+      }                                                                            \
+    }                                                                              \
+  } break;
+
+mt_status mt__cpu_nn_softmax_forward(mt_tensor *y, const mt_tensor *x, int64_t outer, int64_t D, int64_t inner,
+                                     int logsm) {
+  const void *xp = mt__data(x);
+  void *yp = mt__data(y);
+  switch (x->dtype) {
+    MT_FLOAT_DTYPE_LIST(SMAX_CASE)
+  default: break;
+  }
+  return MT_OK;
+}
+
+/* softmax: gi = y (go - sum go y); log-softmax: gi = go - exp(y) sum go */
+#define SMAXB_CASE(E, N, TT, CT)                                                   \
+  case E: {                                                                        \
+    const TT *g = (const TT *)gp, *y = (const TT *)yp;                             \
+    TT *r = (TT *)rp;                                                              \
+    _Pragma("omp parallel for if(outer * D * inner > MT_PARALLEL_GRAIN)")          \
+    for (int64_t q = 0; q < outer * inner; q++) {                                  \
+      int64_t base = (q / inner) * D * inner + q % inner;                          \
+      double s = 0;                                                                \
+      for (int64_t d = 0; d < D; d++) {                                            \
+        double gv = (double)mt_ld_##N(g + base + d * inner);                       \
+        s += logsm ? gv : gv * (double)mt_ld_##N(y + base + d * inner);            \
+      }                                                                            \
+      for (int64_t d = 0; d < D; d++) {                                            \
+        int64_t k = base + d * inner;                                              \
+        double gv = (double)mt_ld_##N(g + k), yv = (double)mt_ld_##N(y + k);       \
+        mt_st_##N(r + k, (CT)(logsm ? gv - exp(yv) * s : yv * (gv - s)));          \
+      }                                                                            \
+    }                                                                              \
+  } break;
+
+mt_status mt__cpu_nn_softmax_backward(mt_tensor *r, const mt_tensor *g, const mt_tensor *y, int64_t outer, int64_t D,
+                                      int64_t inner, int logsm) {
+  const void *gp = mt__data(g), *yp = mt__data(y);
+  void *rp = mt__data(r);
+  switch (y->dtype) {
+    MT_FLOAT_DTYPE_LIST(SMAXB_CASE)
+  default: break;
+  }
+  return MT_OK;
+}
+
+/* ---- class NLL ---------------------------------------------------------------------------- */
+#define NLLF_CASE(E, N_, TT, CT)                                                   \
+  case E: {                                                                        \
+    const TT *x = (const TT *)mt__data(xt);                                        \
+    for (int64_t i = 0; i < N; i++) {                                              \
+      const TT *row = x + i * C;                                                   \
+      int64_t t = tg[i];                                                           \
+      nll -= w[t] * (double)mt_ld_##N_(row + t);                                   \
+      if (smoothing > 0)                                                           \
+        for (int64_t c = 0; c < C; c++) smooth -= w[c] * (double)mt_ld_##N_(row + c); \
+    }                                                                              \
+  } break;
+
+mt_status mt__cpu_nn_class_nll_forward(double *nll_out, double *smooth_out, const mt_tensor *xt, const int64_t *tg,
+                                       const double *w, int64_t N, int64_t C) {
+  double nll = 0, smooth = 0;
+  int smoothing = smooth_out != NULL;
+  switch (xt->dtype) {
+    MT_FLOAT_DTYPE_LIST(NLLF_CASE)
+  default: break;
+  }
+  *nll_out = nll;
+  if (smooth_out) *smooth_out = smooth;
+  return MT_OK;
+}
+
+/* d/dx[i][c] = -norm (eps/C w[c] + (1-eps) w[c] [c == t_i]) */
+#define NLLB_CASE(E, N_, TT, CT)                                                   \
+  case E: {                                                                        \
+    TT *r = (TT *)mt__data(rt);                                                     \
+    for (int64_t i = 0; i < N; i++) {                                              \
+      TT *row = r + i * C;                                                         \
+      for (int64_t c = 0; c < C; c++)                                              \
+        mt_st_##N_(row + c, (CT)(-smoothing / (double)C * w[c] * norm));           \
+      int64_t t = tg[i];                                                           \
+      mt_st_##N_(row + t, (CT)(-(smoothing / (double)C + (1 - smoothing)) * w[t] * norm)); \
+    }                                                                              \
+  } break;
+
+mt_status mt__cpu_nn_class_nll_backward(mt_tensor *rt, const int64_t *tg, const double *w, int64_t N, int64_t C,
+                                        double smoothing, double norm) {
+  switch (rt->dtype) {
+    MT_FLOAT_DTYPE_LIST(NLLB_CASE)
+  default: break;
+  }
+  return MT_OK;
+}
+
+/* ---- MSE ---------------------------------------------------------------------------------- */
+#define MSE_CASE(E, N, TT, CT)                                                     \
+  case E: {                                                                        \
+    const TT *x = (const TT *)xp, *y = (const TT *)yp;                             \
+    _Pragma("omp parallel for reduction(+ : acc) if(n > MT_PARALLEL_GRAIN)")       \
+    for (int64_t i = 0; i < n; i++) {                                              \
+      double d = (double)mt_ld_##N(x + i) - (double)mt_ld_##N(y + i);              \
+      acc += d * d;                                                                \
+    }                                                                              \
+  } break;
+
+mt_status mt__cpu_nn_mse_forward(double *out, const mt_tensor *x, const mt_tensor *y) {
+  int64_t n = mt__numel(x);
+  double acc = 0;
+  const void *xp = mt__data(x), *yp = mt__data(y);
+  switch (x->dtype) {
+    MT_FLOAT_DTYPE_LIST(MSE_CASE)
+  default: break;
+  }
+  *out = acc;
+  return MT_OK;
+}
+
+#define MSEB_CASE(E, N, TT, CT)                                                    \
+  case E: {                                                                        \
+    const TT *x = (const TT *)xp, *y = (const TT *)yp;                             \
+    TT *r = (TT *)rp;                                                              \
+    _Pragma("omp parallel for if(n > MT_PARALLEL_GRAIN)")                          \
+    for (int64_t i = 0; i < n; i++)                                                \
+      mt_st_##N(r + i, (CT)(k * ((double)mt_ld_##N(x + i) - (double)mt_ld_##N(y + i)))); \
+  } break;
+
+mt_status mt__cpu_nn_mse_backward(mt_tensor *r, const mt_tensor *x, const mt_tensor *y, double k) {
+  int64_t n = mt__numel(x);
+  const void *xp = mt__data(x), *yp = mt__data(y);
+  void *rp = mt__data(r);
+  switch (x->dtype) {
+    MT_FLOAT_DTYPE_LIST(MSEB_CASE)
+  default: break;
+  }
+  return MT_OK;
+}

@@ -1,0 +1,217 @@
+/* nn_pool.c: the CPU backend's 2-d max, average and adaptive average pooling (NCHW, float
+ * dtypes) over contiguous planes; csrc/nn/pool.c checks the arguments and sizes the outputs.
+ * Work is split over the N*C planes. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../core/error.h"
+#include "../core/dtype.h"
+#include "cpu.h"
+#include "nn_cpu.h"
+
+typedef mt_pool_geom pool_geom;
+
+/* ---- max pooling: indices hold the 0-based flat position of each maximum in its H x W plane;
+ * NaN wins (propagates) as in PyTorch. */
+#define MAX_FWD(E, N, T, CT)                                                                          \
+  static void maxfwd_##N(const T *x, T *y, int64_t *idx, const pool_geom *g) {                        \
+    int64_t work = g->planes * g->oH * g->oW * g->kH * g->kW;                                         \
+    (void)work;                                                                                       \
+    _Pragma("omp parallel for if(work > MT_PARALLEL_GRAIN)")                                          \
+    for (int64_t p = 0; p < g->planes; p++) {                                                         \
+      const T *xp = x + p * g->H * g->W;                                                              \
+      for (int64_t oy = 0; oy < g->oH; oy++)                                                          \
+        for (int64_t ox = 0; ox < g->oW; ox++) {                                                      \
+          int64_t y0 = oy * g->dH - g->pH, x0 = ox * g->dW - g->pW;                                   \
+          int64_t y1 = y0 + g->kH < g->H ? y0 + g->kH : g->H, x1 = x0 + g->kW < g->W ? x0 + g->kW : g->W; \
+          if (y0 < 0) y0 = 0;                                                                         \
+          if (x0 < 0) x0 = 0;                                                                         \
+          CT best = -INFINITY;                                                                        \
+          int64_t bi = y0 * g->W + x0;                                                                \
+          for (int64_t iy = y0; iy < y1; iy++)                                                        \
+            for (int64_t ix = x0; ix < x1; ix++) {                                                    \
+              CT v = mt_ld_##N(xp + iy * g->W + ix);                                                  \
+              if (v > best || v != v) {                                                               \
+                best = v;                                                                             \
+                bi = iy * g->W + ix;                                                                  \
+                if (v != v) goto done_##N;                                                            \
+              }                                                                                       \
+            }                                                                                         \
+        done_##N:;                                                                                    \
+          int64_t o = (p * g->oH + oy) * g->oW + ox;                                                  \
+          mt_st_##N(y + o, best);                                                                     \
+          idx[o] = bi;                                                                                \
+        }                                                                                             \
+    }                                                                                                 \
+  }                                                                                                   \
+  static void maxbwd_##N(const T *dy, const int64_t *idx, T *dx, const pool_geom *g) {                \
+    int64_t work = g->planes * g->H * g->W;                                                           \
+    (void)work;                                                                                       \
+    _Pragma("omp parallel for if(work > MT_PARALLEL_GRAIN)")                                          \
+    for (int64_t p = 0; p < g->planes; p++) {                                                         \
+      T *dxp = dx + p * g->H * g->W;                                                                  \
+      for (int64_t i = 0; i < g->H * g->W; i++) mt_st_##N(dxp + i, 0);                                \
+      for (int64_t o = p * g->oH * g->oW; o < (p + 1) * g->oH * g->oW; o++) {                        \
+        CT s = mt_ld_##N(dxp + idx[o]) + mt_ld_##N(dy + o);                                           \
+        mt_st_##N(dxp + idx[o], s);                                                                   \
+      }                                                                                               \
+    }                                                                                                 \
+  }
+MT_FLOAT_DTYPE_LIST(MAX_FWD)
+
+/* ---- average pooling: the divisor counts padding cells (count_include_pad) but never the part
+ * of a ceil-mode window beyond the padded input, as in PyTorch/Torch7. */
+static inline void avg_window(const pool_geom *g, int64_t oy, int64_t ox, int cip, int64_t *y0, int64_t *y1,
+                              int64_t *x0, int64_t *x1, int64_t *div) {
+  int64_t a = oy * g->dH - g->pH, b = ox * g->dW - g->pW;
+  int64_t c = a + g->kH, d = b + g->kW;
+  if (c > g->H + g->pH) c = g->H + g->pH;
+  if (d > g->W + g->pW) d = g->W + g->pW;
+  int64_t padded = (c - a) * (d - b);
+  if (a < 0) a = 0;
+  if (b < 0) b = 0;
+  if (c > g->H) c = g->H;
+  if (d > g->W) d = g->W;
+  *y0 = a, *y1 = c, *x0 = b, *x1 = d;
+  *div = cip ? padded : (c - a) * (d - b);
+}
+
+#define AVG(E, N, T, CT)                                                                              \
+  static void avgfwd_##N(const T *x, T *y, const pool_geom *g, int cip) {                             \
+    int64_t work = g->planes * g->oH * g->oW * g->kH * g->kW;                                         \
+    (void)work;                                                                                       \
+    _Pragma("omp parallel for if(work > MT_PARALLEL_GRAIN)")                                          \
+    for (int64_t p = 0; p < g->planes; p++) {                                                         \
+      const T *xp = x + p * g->H * g->W;                                                              \
+      for (int64_t oy = 0; oy < g->oH; oy++)                                                          \
+        for (int64_t ox = 0; ox < g->oW; ox++) {                                                      \
+          int64_t y0, y1, x0, x1, div;                                                                \
+          avg_window(g, oy, ox, cip, &y0, &y1, &x0, &x1, &div);                                       \
+          CT s = 0;                                                                                   \
+          for (int64_t iy = y0; iy < y1; iy++)                                                        \
+            for (int64_t ix = x0; ix < x1; ix++) s += mt_ld_##N(xp + iy * g->W + ix);                 \
+          mt_st_##N(y + (p * g->oH + oy) * g->oW + ox, div > 0 ? s / (CT)div : (CT)0);                \
+        }                                                                                             \
+    }                                                                                                 \
+  }                                                                                                   \
+  static void avgbwd_##N(const T *dy, T *dx, const pool_geom *g, int cip) {                           \
+    int64_t work = g->planes * g->oH * g->oW * g->kH * g->kW;                                         \
+    (void)work;                                                                                       \
+    _Pragma("omp parallel for if(work > MT_PARALLEL_GRAIN)")                                          \
+    for (int64_t p = 0; p < g->planes; p++) {                                                         \
+      T *dxp = dx + p * g->H * g->W;                                                                  \
+      for (int64_t i = 0; i < g->H * g->W; i++) mt_st_##N(dxp + i, 0);                                \
+      for (int64_t oy = 0; oy < g->oH; oy++)                                                          \
+        for (int64_t ox = 0; ox < g->oW; ox++) {                                                      \
+          int64_t y0, y1, x0, x1, div;                                                                \
+          avg_window(g, oy, ox, cip, &y0, &y1, &x0, &x1, &div);                                       \
+          if (div <= 0) continue;                                                                     \
+          CT v = mt_ld_##N(dy + (p * g->oH + oy) * g->oW + ox) / (CT)div;                            \
+          for (int64_t iy = y0; iy < y1; iy++)                                                        \
+            for (int64_t ix = x0; ix < x1; ix++) {                                                    \
+              T *q = dxp + iy * g->W + ix;                                                            \
+              mt_st_##N(q, mt_ld_##N(q) + v);                                                         \
+            }                                                                                         \
+        }                                                                                             \
+    }                                                                                                 \
+  }
+MT_FLOAT_DTYPE_LIST(AVG)
+
+/* ---- adaptive average pooling: output cell i of n covers input [floor(i*in/n), ceil((i+1)*in/n)) */
+static inline int64_t ad_start(int64_t i, int64_t in, int64_t n) { return (i * in) / n; }
+static inline int64_t ad_end(int64_t i, int64_t in, int64_t n) { return ((i + 1) * in + n - 1) / n; }
+
+#define ADAPT(E, N, T, CT)                                                                            \
+  static void adfwd_##N(const T *x, T *y, const pool_geom *g) {                                       \
+    int64_t work = g->planes * g->H * g->W;                                                           \
+    (void)work;                                                                                       \
+    _Pragma("omp parallel for if(work > MT_PARALLEL_GRAIN)")                                          \
+    for (int64_t p = 0; p < g->planes; p++) {                                                         \
+      const T *xp = x + p * g->H * g->W;                                                              \
+      for (int64_t oy = 0; oy < g->oH; oy++)                                                          \
+        for (int64_t ox = 0; ox < g->oW; ox++) {                                                      \
+          int64_t y0 = ad_start(oy, g->H, g->oH), y1 = ad_end(oy, g->H, g->oH);                       \
+          int64_t x0 = ad_start(ox, g->W, g->oW), x1 = ad_end(ox, g->W, g->oW);                       \
+          CT s = 0;                                                                                   \
+          for (int64_t iy = y0; iy < y1; iy++)                                                        \
+            for (int64_t ix = x0; ix < x1; ix++) s += mt_ld_##N(xp + iy * g->W + ix);                 \
+          mt_st_##N(y + (p * g->oH + oy) * g->oW + ox, s / (CT)((y1 - y0) * (x1 - x0)));              \
+        }                                                                                             \
+    }                                                                                                 \
+  }                                                                                                   \
+  static void adbwd_##N(const T *dy, T *dx, const pool_geom *g) {                                     \
+    int64_t work = g->planes * g->H * g->W;                                                           \
+    (void)work;                                                                                       \
+    _Pragma("omp parallel for if(work > MT_PARALLEL_GRAIN)")                                          \
+    for (int64_t p = 0; p < g->planes; p++) {                                                         \
+      T *dxp = dx + p * g->H * g->W;                                                                  \
+      for (int64_t i = 0; i < g->H * g->W; i++) mt_st_##N(dxp + i, 0);                                \
+      for (int64_t oy = 0; oy < g->oH; oy++)                                                          \
+        for (int64_t ox = 0; ox < g->oW; ox++) {                                                      \
+          int64_t y0 = ad_start(oy, g->H, g->oH), y1 = ad_end(oy, g->H, g->oH);                       \
+          int64_t x0 = ad_start(ox, g->W, g->oW), x1 = ad_end(ox, g->W, g->oW);                       \
+          CT v = mt_ld_##N(dy + (p * g->oH + oy) * g->oW + ox) / (CT)((y1 - y0) * (x1 - x0));         \
+          for (int64_t iy = y0; iy < y1; iy++)                                                        \
+            for (int64_t ix = x0; ix < x1; ix++) {                                                    \
+              T *q = dxp + iy * g->W + ix;                                                            \
+              mt_st_##N(q, mt_ld_##N(q) + v);                                                         \
+            }                                                                                         \
+        }                                                                                             \
+    }                                                                                                 \
+  }
+MT_FLOAT_DTYPE_LIST(ADAPT)
+
+mt_status mt__cpu_nn_maxpool2d_forward(mt_tensor *y, mt_tensor *indices, const mt_tensor *x, const mt_pool_geom *g) {
+#define CASE(E, N, T, CT) \
+  case E: maxfwd_##N((const T *)mt__data(x), (T *)mt__data(y), (int64_t *)mt__data(indices), g); break;
+  switch (x->dtype) { MT_FLOAT_DTYPE_LIST(CASE) default: break; }
+#undef CASE
+  return MT_OK;
+}
+
+mt_status mt__cpu_nn_maxpool2d_backward(mt_tensor *dx, const mt_tensor *dy, const mt_tensor *indices,
+                                        const mt_pool_geom *g) {
+  const int64_t *ix = (const int64_t *)mt__data(indices);
+  for (int64_t i = 0, n = mt__numel(indices), plane = g->H * g->W; i < n; i++)
+    if (ix[i] < 0 || ix[i] >= plane)
+      return mt__error(MT_ERR_INDEX, "SpatialMaxPooling: index %lld out of range for a %lldx%lld plane",
+                       (long long)ix[i], (long long)g->H, (long long)g->W);
+#define CASE(E, N, T, CT) \
+  case E: maxbwd_##N((const T *)mt__data(dy), ix, (T *)mt__data(dx), g); break;
+  switch (dx->dtype) { MT_FLOAT_DTYPE_LIST(CASE) default: break; }
+#undef CASE
+  return MT_OK;
+}
+
+mt_status mt__cpu_nn_avgpool2d_forward(mt_tensor *y, const mt_tensor *x, const mt_pool_geom *g, int count_include_pad) {
+#define CASE(E, N, T, CT) \
+  case E: avgfwd_##N((const T *)mt__data(x), (T *)mt__data(y), g, count_include_pad); break;
+  switch (x->dtype) { MT_FLOAT_DTYPE_LIST(CASE) default: break; }
+#undef CASE
+  return MT_OK;
+}
+
+mt_status mt__cpu_nn_avgpool2d_backward(mt_tensor *dx, const mt_tensor *dy, const mt_pool_geom *g,
+                                        int count_include_pad) {
+#define CASE(E, N, T, CT) \
+  case E: avgbwd_##N((const T *)mt__data(dy), (T *)mt__data(dx), g, count_include_pad); break;
+  switch (dx->dtype) { MT_FLOAT_DTYPE_LIST(CASE) default: break; }
+#undef CASE
+  return MT_OK;
+}
+
+mt_status mt__cpu_nn_adaptive_avgpool2d_forward(mt_tensor *y, const mt_tensor *x, const mt_pool_geom *g) {
+#define CASE(E, N, T, CT) \
+  case E: adfwd_##N((const T *)mt__data(x), (T *)mt__data(y), g); break;
+  switch (x->dtype) { MT_FLOAT_DTYPE_LIST(CASE) default: break; }
+#undef CASE
+  return MT_OK;
+}
+
+mt_status mt__cpu_nn_adaptive_avgpool2d_backward(mt_tensor *dx, const mt_tensor *dy, const mt_pool_geom *g) {
+#define CASE(E, N, T, CT) \
+  case E: adbwd_##N((const T *)mt__data(dy), (T *)mt__data(dx), g); break;
+  switch (dx->dtype) { MT_FLOAT_DTYPE_LIST(CASE) default: break; }
+#undef CASE
+  return MT_OK;
+}
