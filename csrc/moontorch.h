@@ -181,7 +181,7 @@ size_t mt_dtype_size(int dtype);
 int mt_dtype_is_floating(int dtype);
 const char *mt_dtype_torch_name(int dtype); /* "Float", "Double", ...; NULL if invalid */
 const char *mt_dtype_ctype(int dtype);      /* storage C type: "float", "uint16_t", ...; NULL if invalid */
-const char *mt_unary_op_name(int op);      /* Torch7's name of an mt_unary_op ("exp", "cinv"); NULL if invalid */
+const char *mt_unary_op_name(int op);      /* Torch7's name of a unary op: "exp", "cinv"; NULL if invalid */
 void mt_set_num_threads(int n);
 int mt_get_num_threads(void);
 

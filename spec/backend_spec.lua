@@ -2,7 +2,7 @@
 -- no op can reach a NULL function pointer (csrc/core/dispatch.c, mt_backend_check).
 local torch = require 'moontorch'
 local ffi = require 'ffi'
-local C = torch._C
+local C = require('moontorch.internal').C
 
 describe('backend op tables', function()
    it('have every entry filled in', function()

@@ -16,9 +16,13 @@ describe('binding', function()
       local names = {}
       for name in header_block():gmatch('[%w_%*]+%s+%**(mt_[%w_]+)%s*%(') do names[#names + 1] = name end
       assert.is_true(#names > 60, 'found only ' .. #names .. ' functions in the header')
+      -- the distributed layer's functions live in its own library, libmoontorch_dist.so
+      local dist = require('moontorch.dist.lib')
       for _, name in ipairs(names) do
-         local ok, fn = pcall(function() return C[name] end)
-         assert(ok, 'symbol missing from libmoontorch: ' .. name .. ' (' .. tostring(fn) .. ')')
+         local lib, libname = C, 'libmoontorch'
+         if name:match('^mt_dist_') then lib, libname = dist.C, 'libmoontorch_dist' end
+         local ok, fn = pcall(function() return lib[name] end)
+         assert(ok, 'symbol missing from ' .. libname .. ': ' .. name .. ' (' .. tostring(fn) .. ')')
       end
    end)
 
