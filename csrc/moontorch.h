@@ -44,8 +44,9 @@
 
 /* The ops, in id order. X(ENUM, NAME, KIND, ...): NAME is the Torch7 name used in messages;
  * KIND is ANY (every dtype), FLOAT (floating dtypes only) or CMP (every dtype, writes uint8).
- * A new op is one line here, its CPU body, its CUDA body and its Lua method: both backends
- * generate their kernels and dispatch from these lists, so a missing body does not compile. */
+ * A new op is one line here, its CPU body and its CUDA body: both backends generate their
+ * kernels and dispatch from these lists, so a missing body does not compile, and Lua makes a
+ * method of every parameterless unary op under its NAME (mt_unary_op_name). */
 #define MT_UNARY_OPS(X, ...)                                                       \
   X(MT_NEG, "neg", ANY, __VA_ARGS__)                                               \
   X(MT_ABS, "abs", ANY, __VA_ARGS__)                                               \
