@@ -37,6 +37,17 @@ function ReLU.activation_backward(self, saved, gradOutput, kind, alpha, inplace)
    return self.gradInput
 end
 
+-- Sigmoid and Tanh: a parameterless activation whose backward needs only its output, so one
+-- pair of methods serves both and only the MT_ACT_* kind differs.
+function ReLU.defineOutputActivation(class, kind)
+   function class:updateOutput(input)
+      return ReLU.activation_forward(self, input, kind, 0, false)
+   end
+   function class:updateGradInput(input, gradOutput)
+      return ReLU.activation_backward(self, self.output, gradOutput, kind, 0, false)
+   end
+end
+
 function ReLU:updateOutput(input)
    return ReLU.activation_forward(self, input, C.MT_ACT_RELU, 0, self.inplace)
 end

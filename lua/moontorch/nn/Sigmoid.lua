@@ -3,12 +3,6 @@ local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local C = require('moontorch.internal').C
 
-local Sigmoid, parent = torch.class('nn.Sigmoid', 'nn.Module')
+local Sigmoid = torch.class('nn.Sigmoid', 'nn.Module')
 
-function Sigmoid:updateOutput(input)
-   return nn.ReLU.activation_forward(self, input, C.MT_ACT_SIGMOID, 0, false)
-end
-
-function Sigmoid:updateGradInput(input, gradOutput)
-   return nn.ReLU.activation_backward(self, self.output, gradOutput, C.MT_ACT_SIGMOID, 0, false)
-end
+nn.ReLU.defineOutputActivation(Sigmoid, C.MT_ACT_SIGMOID)
