@@ -58,15 +58,20 @@ function Sequential:updateGradInput(input, gradOutput)
    return g
 end
 
-function Sequential:accGradParameters(input, gradOutput, scale)
-   scale = scale or 1
+-- accGradParameters and accUpdateGradParameters walk back the same way: each module gets the
+-- gradient its successor computed in updateGradInput (these methods return nothing).
+local function accumulateBackwards(self, method, input, gradOutput, arg)
    local g = gradOutput
    for i = #self.modules, 2, -1 do
       local cur, prev = self.modules[i], self.modules[i - 1]
-      self:rethrowErrors(cur, i, 'accGradParameters', prev.output, g, scale)
+      self:rethrowErrors(cur, i, method, prev.output, g, arg)
       g = cur.gradInput
    end
-   self:rethrowErrors(self.modules[1], 1, 'accGradParameters', input, g, scale)
+   self:rethrowErrors(self.modules[1], 1, method, input, g, arg)
+end
+
+function Sequential:accGradParameters(input, gradOutput, scale)
+   accumulateBackwards(self, 'accGradParameters', input, gradOutput, scale or 1)
 end
 
 function Sequential:backward(input, gradOutput, scale)
@@ -82,13 +87,7 @@ function Sequential:backward(input, gradOutput, scale)
 end
 
 function Sequential:accUpdateGradParameters(input, gradOutput, lr)
-   local g = gradOutput
-   for i = #self.modules, 2, -1 do
-      local cur, prev = self.modules[i], self.modules[i - 1]
-      self:rethrowErrors(cur, i, 'accUpdateGradParameters', prev.output, g, lr)
-      g = cur.gradInput
-   end
-   self:rethrowErrors(self.modules[1], 1, 'accUpdateGradParameters', input, g, lr)
+   accumulateBackwards(self, 'accUpdateGradParameters', input, gradOutput, lr)
 end
 
 function Sequential:__tostring__()
