@@ -48,10 +48,6 @@ function Pool:updateGradInput(input, gradOutput)
    return self.gradInput
 end
 
-function Pool:__tostring__()
-   local s = ('%s(%dx%d, %d,%d'):format(torch.type(self), self.kW, self.kH, self.dW, self.dH)
-   if self.padW ~= 0 or self.padH ~= 0 then s = s .. (', %d,%d'):format(self.padW, self.padH) end
-   return s .. ')'
-end
+Pool.__tostring__ = nn.utils.poolToString
 
 return Pool

@@ -1,4 +1,4 @@
--- nn.utils: what several module files share (pooling-window checks, result tensors, the
+-- nn.utils: what several module files share (pooling-window checks and printing, result tensors, the
 -- buffers of modules whose output is a view).
 local torch = require 'moontorch'
 local T = require 'moontorch.internal'
@@ -13,6 +13,13 @@ function utils.checkWindow(self, kW, kH)
          error(('%s: %s must be a positive integer, got %s'):format(torch.type(self), v[2], tostring(v[1])), 3)
       end
    end
+end
+
+-- Max and average pooling print alike, as Torch7 does: 'nn.X(kWxkH, dW,dH[, padW,padH])'.
+function utils.poolToString(self)
+   local s = ('%s(%dx%d, %d,%d'):format(torch.type(self), self.kW, self.kH, self.dW, self.dH)
+   if self.padW ~= 0 or self.padH ~= 0 then s = s .. (', %d,%d'):format(self.padW, self.padH) end
+   return s .. ')'
 end
 
 -- self[field] as a result tensor of like's type, made anew when the module was converted
