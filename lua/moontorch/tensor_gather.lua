@@ -28,15 +28,21 @@ return function(torch, T)
    ------------------------------------------------------------------------------------------
    -- index (index_select): a new tensor of the slices index[i] along dim
 
-   -- torch.index([res,] src, dim, index)
-   function torch.index(res, src, dim, index)
-      if index == nil then res, src, dim, index = nil, res, src, dim end
-      T.h(src, 'index')
-      index = index_arg('index', index)
-      res = res or empty_like(src)
-      check(C.mt_index_select(T.h(res, 'index'), src.h, cdim('index', src, dim), T.h(index, 'index'), 1))
-      return res
+   -- torch.index and torch.gather take the same arguments ([res,] src, dim, index) and differ
+   -- only in the C op; the function made here is the public one, so errors keep their level.
+   local function indexed_read(op, c_op)
+      return function(res, src, dim, index)
+         if index == nil then res, src, dim, index = nil, res, src, dim end
+         T.h(src, op)
+         index = index_arg(op, index)
+         res = res or empty_like(src)
+         check(c_op(T.h(res, op), src.h, cdim(op, src, dim), T.h(index, op), 1))
+         return res
+      end
    end
+
+   -- torch.index([res,] src, dim, index)
+   torch.index = indexed_read('index', C.mt_index_select)
    torch.indexSelect = torch.index
    function methods.index(self, dim, index) return torch.index(nil, self, dim, index) end
    methods.indexSelect = methods.index
@@ -94,14 +100,7 @@ return function(torch, T)
    -- gather / scatter: index has the source's number of dimensions
 
    -- torch.gather([res,] src, dim, index): res[i][j][k] = src[i][index[i][j][k]][k] (dim 2)
-   function torch.gather(res, src, dim, index)
-      if index == nil then res, src, dim, index = nil, res, src, dim end
-      T.h(src, 'gather')
-      index = index_arg('gather', index)
-      res = res or empty_like(src)
-      check(C.mt_gather(T.h(res, 'gather'), src.h, cdim('gather', src, dim), T.h(index, 'gather'), 1))
-      return res
-   end
+   torch.gather = indexed_read('gather', C.mt_gather)
    function methods.gather(self, dim, index) return torch.gather(nil, self, dim, index) end
 
    -- t:scatter(dim, index, src or value): t[i][index[i][j][k]][k] = src[i][j][k] (dim 2), in place
