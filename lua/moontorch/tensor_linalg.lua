@@ -68,46 +68,52 @@ return function(torch, T)
    end
 
    ------------------------------------------------------------------------------------------
+   -- how the products are made: each function built here is the public one, so errors
+   -- still point at the caller's line
+
+   -- torch.op([res,] a, b) = a times b through c_op with beta = 0; cname names c_op when
+   -- its errors should be reported under op
+   local function product(op, c_op, cname)
+      return function(res, a, b)
+         if b == nil then res, a, b = nil, res, a end
+         res = result(res, a, op)
+         check(c_op(res.h, 0, nil, 1, T.h(a, op), T.h(b, op)), cname and op, cname)
+         return res
+      end
+   end
+
+   -- res:op(a, b) sets res = a op b (Torch7); a:op(b) returns a new result
+   local function product_method(op)
+      return function(self, a, b)
+         if b == nil then return torch[op](nil, self, a) end
+         return torch[op](self, a, b)
+      end
+   end
+
+   -- torch.op and t:op for an accumulating form whose work is go(res, beta, M, alpha, x, y)
+   local function accumulating(op, go)
+      torch[op] = function(...) return go(parse_add(op, nil, ...)) end
+      methods[op] = function(self, ...) return go(parse_add(op, self, ...)) end
+   end
+
+   -- an accumulating form that is one C call: res = beta*M + alpha * (x times y)
+   local function one_call(op, c_op)
+      return function(res, beta, m, alpha, x, y)
+         res = result(res, m, op)
+         check(c_op(res.h, beta, m.h, alpha, T.h(x, op), T.h(y, op)))
+         return res
+      end
+   end
+
+   ------------------------------------------------------------------------------------------
    -- matrix-matrix
 
-   function torch.mm(res, a, b)
-      if b == nil then res, a, b = nil, res, a end
-      res = result(res, a, 'mm')
-      check(C.mt_addmm(res.h, 0, nil, 1, T.h(a, 'mm'), T.h(b, 'mm')))
-      return res
-   end
-   -- res:mm(a, b) sets res = a*b (Torch7); a:mm(b) returns a new a*b
-   function methods.mm(self, a, b)
-      if b == nil then return torch.mm(nil, self, a) end
-      return torch.mm(self, a, b)
-   end
-
-   function torch.bmm(res, a, b)
-      if b == nil then res, a, b = nil, res, a end
-      res = result(res, a, 'bmm')
-      check(C.mt_baddbmm(res.h, 0, nil, 1, T.h(a, 'bmm'), T.h(b, 'bmm')), 'bmm', 'baddbmm')
-      return res
-   end
-   function methods.bmm(self, a, b)
-      if b == nil then return torch.bmm(nil, self, a) end
-      return torch.bmm(self, a, b)
-   end
-
-   local function addmm(res, beta, m, alpha, x, y)
-      res = result(res, m, 'addmm')
-      check(C.mt_addmm(res.h, beta, m.h, alpha, T.h(x, 'addmm'), T.h(y, 'addmm')))
-      return res
-   end
-   function torch.addmm(...) return addmm(parse_add('addmm', nil, ...)) end
-   function methods.addmm(self, ...) return addmm(parse_add('addmm', self, ...)) end
-
-   local function baddbmm(res, beta, m, alpha, x, y)
-      res = result(res, m, 'baddbmm')
-      check(C.mt_baddbmm(res.h, beta, m.h, alpha, T.h(x, 'baddbmm'), T.h(y, 'baddbmm')))
-      return res
-   end
-   function torch.baddbmm(...) return baddbmm(parse_add('baddbmm', nil, ...)) end
-   function methods.baddbmm(self, ...) return baddbmm(parse_add('baddbmm', self, ...)) end
+   torch.mm = product('mm', C.mt_addmm)
+   methods.mm = product_method('mm')
+   torch.bmm = product('bmm', C.mt_baddbmm, 'baddbmm')
+   methods.bmm = product_method('bmm')
+   accumulating('addmm', one_call('addmm', C.mt_addmm))
+   accumulating('baddbmm', one_call('baddbmm', C.mt_baddbmm))
 
    -- res = beta*M + alpha * sum_i x[i]*y[i]: one addmm per batch, accumulating into res
    local function addbmm(res, beta, m, alpha, x, y)
@@ -136,30 +142,14 @@ return function(torch, T)
       end
       return res
    end
-   function torch.addbmm(...) return addbmm(parse_add('addbmm', nil, ...)) end
-   function methods.addbmm(self, ...) return addbmm(parse_add('addbmm', self, ...)) end
+   accumulating('addbmm', addbmm)
 
    ------------------------------------------------------------------------------------------
    -- matrix-vector
 
-   function torch.mv(res, m, v)
-      if v == nil then res, m, v = nil, res, m end
-      res = result(res, m, 'mv')
-      check(C.mt_addmv(res.h, 0, nil, 1, T.h(m, 'mv'), T.h(v, 'mv')), 'mv', 'addmv')
-      return res
-   end
-   function methods.mv(self, m, v)
-      if v == nil then return torch.mv(nil, self, m) end
-      return torch.mv(self, m, v)
-   end
-
-   local function addmv(res, beta, c, alpha, m, v)
-      res = result(res, c, 'addmv')
-      check(C.mt_addmv(res.h, beta, c.h, alpha, T.h(m, 'addmv'), T.h(v, 'addmv')))
-      return res
-   end
-   function torch.addmv(...) return addmv(parse_add('addmv', nil, ...)) end
-   function methods.addmv(self, ...) return addmv(parse_add('addmv', self, ...)) end
+   torch.mv = product('mv', C.mt_addmv, 'addmv')
+   methods.mv = product_method('mv')
+   accumulating('addmv', one_call('addmv', C.mt_addmv))
 
    ------------------------------------------------------------------------------------------
    -- outer products: vec1 as a column times vec2 as a row
@@ -179,8 +169,7 @@ return function(torch, T)
       check(C.mt_addmm(res.h, beta, m.h, alpha, col.h, row.h), 'addr', 'addmm')
       return res
    end
-   function torch.addr(...) return addr(parse_add('addr', nil, ...)) end
-   function methods.addr(self, ...) return addr(parse_add('addr', self, ...)) end
+   accumulating('addr', addr)
 
    function torch.ger(res, x, y)
       if y == nil then res, x, y = nil, res, x end
@@ -189,10 +178,7 @@ return function(torch, T)
       check(C.mt_addmm(res.h, 0, nil, 1, col.h, row.h), 'ger', 'addmm')
       return res
    end
-   function methods.ger(self, x, y)
-      if y == nil then return torch.ger(nil, self, x) end
-      return torch.ger(self, x, y)
-   end
+   methods.ger = product_method('ger')
 
    ------------------------------------------------------------------------------------------
    -- dot product (a number; tensors of any shapes with the same element count, as Torch7)
