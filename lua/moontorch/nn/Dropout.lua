@@ -2,10 +2,20 @@
 -- and scales the kept ones by 1/(1-p) (Torch7's default, v1 = false); identity in evaluate().
 -- The mask comes from the torch RNG (bernoulli) and is kept in self.noise.
 local torch = require 'moontorch'
-require 'moontorch.nn'
-local T = require 'moontorch.internal'
+local nn = require 'moontorch.nn'
 
 local Dropout, parent = torch.class('nn.Dropout', 'nn.Module')
+local result = nn.utils.result
+
+-- The forward and backward passes start alike: self[field] becomes src itself in place, else a
+-- copy of src in a buffer of src's type (remade after :type() or a device move).
+local function startFrom(self, field, src)
+   if self.inplace then
+      self[field]:set(src)
+   else
+      result(self, field, src):resizeAs(src):copy(src)
+   end
+end
 
 function Dropout:__init(p, v1, inplace, stochasticInference)
    parent.__init(self)
@@ -21,15 +31,9 @@ function Dropout:__init(p, v1, inplace, stochasticInference)
 end
 
 function Dropout:updateOutput(input)
-   if self.inplace then
-      self.output:set(input)
-   else
-      if self.output:type() ~= input:type() then self.output = T.empty(input:dtype(), input:device()) end
-      self.output:resizeAs(input):copy(input)
-   end
+   startFrom(self, 'output', input)
    if self.p > 0 and (self.train or self.stochastic_inference) then
-      if self.noise:type() ~= input:type() then self.noise = T.empty(input:dtype(), input:device()) end
-      self.noise:resizeAs(input)
+      result(self, 'noise', input):resizeAs(input)
       if not self.fixedNoise then
          self.noise:bernoulli(1 - self.p)
          if self.v2 then self.noise:div(1 - self.p) end
@@ -42,12 +46,7 @@ function Dropout:updateOutput(input)
 end
 
 function Dropout:updateGradInput(input, gradOutput)
-   if self.inplace then
-      self.gradInput:set(gradOutput)
-   else
-      if self.gradInput:type() ~= gradOutput:type() then self.gradInput = T.empty(gradOutput:dtype(), gradOutput:device()) end
-      self.gradInput:resizeAs(gradOutput):copy(gradOutput)
-   end
+   startFrom(self, 'gradInput', gradOutput)
    if self.train then
       if self.p > 0 then self.gradInput:cmul(self.noise) end
    elseif not self.v2 and self.p > 0 then
