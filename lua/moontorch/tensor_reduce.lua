@@ -16,11 +16,7 @@ return function(torch, T)
    -- user's line: level 3 from go_*, level 4 from the helpers it calls (need, cdim, ...).
    -- Public functions call go_* without a tail call so that the layers stay in place.
 
-   local function shape_str(t)
-      local s = T.sizes(t)
-      if #s == 0 then return '[scalar]' end
-      return table.concat(s, 'x')
-   end
+   local shape_str = T.shape_str -- "2x3x4" as C prints shapes (tensor_view.lua, loaded first)
 
    local function need(x, name, what)
       if not T.is_tensor(x) then
