@@ -181,20 +181,28 @@ mt_status mt_index_select(mt_tensor *out, const mt_tensor *src, int dim, const m
   return finish_result(op, be, out, res, be->index_select(res, src, dim, index, base));
 }
 
+/* gather's and scatter's index: valid for t (named what in messages), dim in range, the same
+ * rank as t and no larger than t outside dim */
+static mt_status check_index_fits(const char *op, const mt_tensor *index, const mt_tensor *t, const char *what,
+                                  int dim) {
+  MT_TRY(check_index(op, index, t, -1));
+  MT_TRY(check_dim(op, t, dim));
+  char b1[128], b2[128];
+  if (index->ndim != t->ndim)
+    return mt__error(MT_ERR_SHAPE, "%s: index of size %s and %s of size %s must have the same number of dimensions",
+                     op, SHAPE(index, b1), what, SHAPE(t, b2));
+  for (int d = 0; d < t->ndim; d++)
+    if (d != dim && index->sizes[d] > t->sizes[d])
+      return mt__error(MT_ERR_SHAPE, "%s: index of size %s is larger than the %s of size %s in dimension %d", op,
+                       SHAPE(index, b1), what, SHAPE(t, b2), d + 1);
+  return MT_OK;
+}
+
 mt_status mt_gather(mt_tensor *out, const mt_tensor *src, int dim, const mt_tensor *index, int64_t base) {
   const char *op = "gather";
   MT_CHECK_TENSOR(out, op, "result");
   MT_CHECK_TENSOR(src, op, "source");
-  MT_TRY(check_index(op, index, src, -1));
-  MT_TRY(check_dim(op, src, dim));
-  char b1[128], b2[128];
-  if (index->ndim != src->ndim)
-    return mt__error(MT_ERR_SHAPE, "%s: index of size %s and source of size %s must have the same number of "
-                     "dimensions", op, SHAPE(index, b1), SHAPE(src, b2));
-  for (int d = 0; d < src->ndim; d++)
-    if (d != dim && index->sizes[d] > src->sizes[d])
-      return mt__error(MT_ERR_SHAPE, "%s: index of size %s is larger than the source of size %s in dimension %d", op,
-                       SHAPE(index, b1), SHAPE(src, b2), d + 1);
+  MT_TRY(check_index_fits(op, index, src, "source", dim));
   const mt_backend *be = mt__backend_for(src->device, op);
   if (!be) return mt_last_status();
   mt_tensor *res = NULL;
@@ -263,16 +271,8 @@ mt_status mt_index_fill(mt_tensor *t, int dim, const mt_tensor *index, double v,
 static mt_status scatter_common(const char *op, mt_tensor *t, int dim, const mt_tensor *index, const mt_tensor *src,
                                 double v, int64_t base) {
   MT_CHECK_TENSOR(t, op, "tensor");
-  MT_TRY(check_index(op, index, t, -1));
-  MT_TRY(check_dim(op, t, dim));
+  MT_TRY(check_index_fits(op, index, t, "tensor", dim));
   char b1[128], b2[128];
-  if (index->ndim != t->ndim)
-    return mt__error(MT_ERR_SHAPE, "%s: index of size %s and tensor of size %s must have the same number of "
-                     "dimensions", op, SHAPE(index, b1), SHAPE(t, b2));
-  for (int d = 0; d < t->ndim; d++)
-    if (d != dim && index->sizes[d] > t->sizes[d])
-      return mt__error(MT_ERR_SHAPE, "%s: index of size %s is larger than the tensor of size %s in dimension %d", op,
-                       SHAPE(index, b1), SHAPE(t, b2), d + 1);
   if (src) {
     MT_TRY(check_dtype(op, src, "source", t, "the tensor"));
     MT_TRY(check_device(op, src, "source", t, "the tensor"));

@@ -116,20 +116,36 @@ static mt_status run_gemv(const mt_backend *be, mt_tensor *res, double beta, dou
   return be->gemv(res, beta, alpha, m, v);
 }
 
+/* The checks the three products share, in their order: operands present, ranks (ra, rb; want
+ * says them in words), then sizes (sizes_ok, which the caller can compute only once the ranks
+ * hold), then dtype, device and aliasing. */
+static mt_status product_ranks(const char *op, const mt_tensor *out, const mt_tensor *a, const char *na, int ra,
+                               const mt_tensor *b, const char *nb, int rb, const char *want) {
+  MT_CHECK_TENSOR(out, op, "result");
+  MT_CHECK_TENSOR(a, op, na);
+  MT_CHECK_TENSOR(b, op, nb);
+  char b1[128], b2[128];
+  if (a->ndim != ra || b->ndim != rb)
+    return mt__error(MT_ERR_SHAPE, "%s: expected %s, got %s: %s, %s: %s", op, want, na, SHAPE(a, b1), nb,
+                     SHAPE(b, b2));
+  return MT_OK;
+}
+
+static mt_status product_operands(const char *op, const mt_tensor *a, const char *na, const mt_tensor *b,
+                                  const char *nb, const mt_tensor *c, int sizes_ok) {
+  char b1[128], b2[128];
+  if (!sizes_ok)
+    return mt__error(MT_ERR_SHAPE, "%s: size mismatch, %s: %s, %s: %s", op, na, SHAPE(a, b1), nb, SHAPE(b, b2));
+  const mt_tensor *ts[] = {a, b, c};
+  const char *names[] = {na, nb, "c"};
+  return check_operands(op, 3, ts, names);
+}
+
 mt_status mt_addmm(mt_tensor *out, double beta, const mt_tensor *c, double alpha, const mt_tensor *a,
                    const mt_tensor *b) {
   const char *op = "addmm";
-  MT_CHECK_TENSOR(out, op, "result");
-  MT_CHECK_TENSOR(a, op, "m1");
-  MT_CHECK_TENSOR(b, op, "m2");
-  char b1[128], b2[128];
-  if (a->ndim != 2 || b->ndim != 2)
-    return mt__error(MT_ERR_SHAPE, "%s: expected 2-d matrices, got m1: %s, m2: %s", op, SHAPE(a, b1), SHAPE(b, b2));
-  if (a->sizes[1] != b->sizes[0])
-    return mt__error(MT_ERR_SHAPE, "%s: size mismatch, m1: %s, m2: %s", op, SHAPE(a, b1), SHAPE(b, b2));
-  const mt_tensor *ts[] = {a, b, c};
-  const char *names[] = {"m1", "m2", "c"};
-  MT_TRY(check_operands(op, 3, ts, names));
+  MT_TRY(product_ranks(op, out, a, "m1", 2, b, "m2", 2, "2-d matrices"));
+  MT_TRY(product_operands(op, a, "m1", b, "m2", c, a->sizes[1] == b->sizes[0]));
   int64_t sizes[2] = {a->sizes[0], b->sizes[1]};
   return run_product(op, out, beta, c, alpha, a, b, 2, sizes, run_gemm);
 }
@@ -137,18 +153,8 @@ mt_status mt_addmm(mt_tensor *out, double beta, const mt_tensor *c, double alpha
 mt_status mt_baddbmm(mt_tensor *out, double beta, const mt_tensor *c, double alpha, const mt_tensor *a,
                      const mt_tensor *b) {
   const char *op = "baddbmm";
-  MT_CHECK_TENSOR(out, op, "result");
-  MT_CHECK_TENSOR(a, op, "batch1");
-  MT_CHECK_TENSOR(b, op, "batch2");
-  char b1[128], b2[128];
-  if (a->ndim != 3 || b->ndim != 3)
-    return mt__error(MT_ERR_SHAPE, "%s: expected 3-d batches, got batch1: %s, batch2: %s", op, SHAPE(a, b1),
-                     SHAPE(b, b2));
-  if (a->sizes[0] != b->sizes[0] || a->sizes[2] != b->sizes[1])
-    return mt__error(MT_ERR_SHAPE, "%s: size mismatch, batch1: %s, batch2: %s", op, SHAPE(a, b1), SHAPE(b, b2));
-  const mt_tensor *ts[] = {a, b, c};
-  const char *names[] = {"batch1", "batch2", "c"};
-  MT_TRY(check_operands(op, 3, ts, names));
+  MT_TRY(product_ranks(op, out, a, "batch1", 3, b, "batch2", 3, "3-d batches"));
+  MT_TRY(product_operands(op, a, "batch1", b, "batch2", c, a->sizes[0] == b->sizes[0] && a->sizes[2] == b->sizes[1]));
   int64_t sizes[3] = {a->sizes[0], a->sizes[1], b->sizes[2]};
   return run_product(op, out, beta, c, alpha, a, b, 3, sizes, run_gemm);
 }
@@ -156,18 +162,8 @@ mt_status mt_baddbmm(mt_tensor *out, double beta, const mt_tensor *c, double alp
 mt_status mt_addmv(mt_tensor *out, double beta, const mt_tensor *c, double alpha, const mt_tensor *m,
                    const mt_tensor *v) {
   const char *op = "addmv";
-  MT_CHECK_TENSOR(out, op, "result");
-  MT_CHECK_TENSOR(m, op, "mat");
-  MT_CHECK_TENSOR(v, op, "vec");
-  char b1[128], b2[128];
-  if (m->ndim != 2 || v->ndim != 1)
-    return mt__error(MT_ERR_SHAPE, "%s: expected a 2-d matrix and a 1-d vector, got mat: %s, vec: %s", op,
-                     SHAPE(m, b1), SHAPE(v, b2));
-  if (m->sizes[1] != v->sizes[0])
-    return mt__error(MT_ERR_SHAPE, "%s: size mismatch, mat: %s, vec: %s", op, SHAPE(m, b1), SHAPE(v, b2));
-  const mt_tensor *ts[] = {m, v, c};
-  const char *names[] = {"mat", "vec", "c"};
-  MT_TRY(check_operands(op, 3, ts, names));
+  MT_TRY(product_ranks(op, out, m, "mat", 2, v, "vec", 1, "a 2-d matrix and a 1-d vector"));
+  MT_TRY(product_operands(op, m, "mat", v, "vec", c, m->sizes[1] == v->sizes[0]));
   int64_t sizes[1] = {m->sizes[0]};
   return run_product(op, out, beta, c, alpha, m, v, 1, sizes, run_gemv);
 }

@@ -125,6 +125,24 @@ static void scratch_free(scratch *s) {
   for (int i = 0; i < 3; i++) free(s->buf[i]);
 }
 
+/* x as BLAS reads it (*t, *ld): in place where blas_layout allows, else packed row-major into
+ * scratch slot (then *packed is that copy, NULL otherwise); 0 when out of memory */
+#define BLAS_OPERAND_FN(N, T)                                                                           \
+  static int blas_operand_##N(mat *x, int *t, int64_t *ld, scratch *s, int slot, T **packed) {          \
+    *packed = NULL;                                                                                     \
+    if (blas_layout(x, t, ld)) return 1;                                                                \
+    T *buf = scratch_get(s, slot, (size_t)(x->r * x->c) * sizeof(T));                                   \
+    if (!buf) return 0;                                                                                 \
+    pack_##N(x, buf);                                                                                   \
+    *x = (mat){(char *)buf, x->r, x->c, x->c, 1};                                                       \
+    *t = 0, *ld = x->c > 1 ? x->c : 1;                                                                  \
+    *packed = buf;                                                                                      \
+    return 1;                                                                                           \
+  }
+BLAS_OPERAND_FN(f32, float)
+BLAS_OPERAND_FN(f64, double)
+#undef BLAS_OPERAND_FN
+
 #define GEMM_FN(N, T, BLAS)                                                                           \
   static mt_status gemm_one_##N(int64_t n, int64_t m, int64_t k, double alpha, mat a, mat b, double beta, \
                                 mat c, scratch *s) {                                                   \
@@ -132,12 +150,7 @@ static void scratch_free(scratch *s) {
     int64_t lda, ldb, ldc;                                                                              \
     mat c_orig = c;                                                                                     \
     T *cbuf = NULL;                                                                                     \
-    if (!blas_layout(&c, &tc, &ldc)) {                                                                  \
-      if (!(cbuf = scratch_get(s, 2, (size_t)(n * m) * sizeof(T)))) goto oom;                          \
-      pack_##N(&c, cbuf);                                                                               \
-      c = (mat){(char *)cbuf, n, m, m, 1};                                                              \
-      tc = 0, ldc = m > 1 ? m : 1;                                                                      \
-    }                                                                                                   \
+    if (!blas_operand_##N(&c, &tc, &ldc, s, 2, &cbuf)) goto oom;                                        \
     if (tc) { /* c is column-major: compute c^T = b^T a^T into its row-major view */                  \
       mat t = a;                                                                                        \
       a = b, b = t;                                                                                     \
@@ -145,20 +158,9 @@ static void scratch_free(scratch *s) {
       int64_t x = n;                                                                                    \
       n = m, m = x;                                                                                     \
     }                                                                                                   \
-    if (!blas_layout(&a, &ta, &lda)) {                                                                  \
-      T *buf = scratch_get(s, 0, (size_t)(n * k) * sizeof(T));                                          \
-      if (!buf) goto oom;                                                                               \
-      pack_##N(&a, buf);                                                                                \
-      a = (mat){(char *)buf, n, k, k, 1};                                                               \
-      ta = 0, lda = k > 1 ? k : 1;                                                                      \
-    }                                                                                                   \
-    if (!blas_layout(&b, &tb, &ldb)) {                                                                  \
-      T *buf = scratch_get(s, 1, (size_t)(k * m) * sizeof(T));                                          \
-      if (!buf) goto oom;                                                                               \
-      pack_##N(&b, buf);                                                                                \
-      b = (mat){(char *)buf, k, m, m, 1};                                                               \
-      tb = 0, ldb = m > 1 ? m : 1;                                                                      \
-    }                                                                                                   \
+    T *packed; /* a and b need no unpacking */                                                          \
+    if (!blas_operand_##N(&a, &ta, &lda, s, 0, &packed)) goto oom;                                      \
+    if (!blas_operand_##N(&b, &tb, &ldb, s, 1, &packed)) goto oom;                                      \
     BLAS(ta, tb, n, m, k, (T)alpha, (const T *)a.p, lda, (const T *)b.p, ldb, (T)beta, (T *)c.p, ldc, 0); \
     if (cbuf) unpack_##N(&c_orig, cbuf);                                                                \
     return MT_OK;                                                                                       \

@@ -96,6 +96,40 @@ static void wino_plan_make(conv_plan *pl, const conv_geom *g, size_t es) {
   pl->per = pl->colsz + 16 * Og * pl->q * tiles + wino_scratch(g);
 }
 
+/* Index ranges that im2col_plane and col2im_plane (nn_conv_kernels.h) both need, whatever T. */
+/* For kernel column kx: the input column offset offx (returned) and the output columns
+ * lo <= ox < hi whose input column offx + ox*sW lies inside the image. */
+static inline int64_t conv_cols_inside(const conv_geom *g, int64_t kx, int64_t *lo, int64_t *hi) {
+  int64_t offx = kx * g->dW - g->pW;
+  int64_t l = offx >= 0 ? 0 : (-offx + g->sW - 1) / g->sW;
+  int64_t h = offx > g->W - 1 ? 0 : (g->W - 1 - offx) / g->sW + 1;
+  if (h > g->oW) h = g->oW;
+  if (l > h) l = h;
+  *lo = l, *hi = h;
+  return offx;
+}
+
+/* A stride-1 "same"-width tap (ky, offx) as one shifted run: output rows oy0 <= oy < oy1 read
+ * inside the image, and column d of the run is plane element d + shift for d0 <= d < d1. */
+typedef struct {
+  int64_t oy0, oy1, shift, d0, d1;
+} conv_run;
+
+static inline conv_run conv_same_run(const conv_geom *g, int64_t ky, int64_t offx) {
+  const int64_t H = g->H, W = g->W, oH = g->oH, oW = g->oW;
+  conv_run r;
+  r.oy0 = g->pH - ky * g->dH, r.oy1 = H + g->pH - ky * g->dH; /* rows with 0 <= iy < H */
+  if (r.oy0 < 0) r.oy0 = 0;
+  if (r.oy0 > oH) r.oy0 = oH; /* a tap below the image for every output row */
+  if (r.oy1 > oH) r.oy1 = oH;
+  if (r.oy1 < r.oy0) r.oy1 = r.oy0;
+  r.shift = (ky * g->dH - g->pH) * W + offx;
+  r.d0 = r.oy0 * oW, r.d1 = r.oy1 * oW;
+  if (r.d0 + r.shift < 0) r.d0 = -r.shift;
+  if (r.d1 + r.shift > H * W) r.d1 = H * W - r.shift;
+  return r;
+}
+
 #define T float
 #define SFX f32
 #define GEMM mt__sgemm

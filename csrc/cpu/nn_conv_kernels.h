@@ -14,25 +14,13 @@ static void CAT(im2col_plane, SFX)(const T *x, T *col, int64_t ld, const conv_ge
   for (int64_t ky = 0; ky < g->kH; ky++)
     for (int64_t kx = 0; kx < g->kW; kx++) {
       T *row = col + (ky * g->kW + kx) * ld;
-      int64_t offx = kx * g->dW - g->pW;
-      /* columns whose input x lies inside the image: lo <= ox < hi */
-      int64_t lo = offx >= 0 ? 0 : (-offx + g->sW - 1) / g->sW;
-      int64_t hi = offx > W - 1 ? 0 : (W - 1 - offx) / g->sW + 1;
-      if (hi > oW) hi = oW;
-      if (lo > hi) lo = hi;
+      int64_t lo, hi, offx = conv_cols_inside(g, kx, &lo, &hi);
       if (g->sH == 1 && g->sW == 1 && W == oW) {
         /* "same"-width stride-1 convolution: the rows inside the image are one shifted run of
          * the plane; copy it in one go, then clear the columns that fell outside (they hold
          * the neighbouring row's ends, or nothing where the run would leave the plane) */
-        int64_t oy0 = g->pH - ky * g->dH, oy1 = H + g->pH - ky * g->dH; /* rows with 0 <= iy < H */
-        if (oy0 < 0) oy0 = 0;
-        if (oy0 > oH) oy0 = oH; /* a tap below the image for every output row */
-        if (oy1 > oH) oy1 = oH;
-        if (oy1 < oy0) oy1 = oy0;
-        int64_t shift = (ky * g->dH - g->pH) * W + offx; /* x index of column d: d + shift */
-        int64_t d0 = oy0 * oW, d1 = oy1 * oW;
-        if (d0 + shift < 0) d0 = -shift;
-        if (d1 + shift > H * W) d1 = H * W - shift;
+        const conv_run run = conv_same_run(g, ky, offx);
+        const int64_t oy0 = run.oy0, oy1 = run.oy1, shift = run.shift, d0 = run.d0, d1 = run.d1;
         T *restrict r = row;
         const T *restrict src = x;
         for (int64_t d = 0; d < oy0 * oW; d++) r[d] = 0;
@@ -71,24 +59,13 @@ static void CAT(col2im_plane, SFX)(T *col, T *x, int64_t ld, const conv_geom *g)
   for (int64_t ky = 0; ky < g->kH; ky++)
     for (int64_t kx = 0; kx < g->kW; kx++) {
       T *row = col + (ky * g->kW + kx) * ld;
-      int64_t offx = kx * g->dW - g->pW;
-      int64_t lo = offx >= 0 ? 0 : (-offx + g->sW - 1) / g->sW;
-      int64_t hi = offx > W - 1 ? 0 : (W - 1 - offx) / g->sW + 1;
-      if (hi > oW) hi = oW;
-      if (lo > hi) lo = hi;
+      int64_t lo, hi, offx = conv_cols_inside(g, kx, &lo, &hi);
       if (g->sH == 1 && g->sW == 1 && W == oW && oW <= 16) {
         /* as in im2col_plane: one run, after zeroing the columns outside the image so that
          * adding them to the neighbouring rows' ends changes nothing. Only for short rows:
          * with 32 the zeroing is one more pass over the columns and row by row is faster. */
-        int64_t oy0 = g->pH - ky * g->dH, oy1 = H + g->pH - ky * g->dH;
-        if (oy0 < 0) oy0 = 0;
-        if (oy0 > oH) oy0 = oH; /* a tap below the image for every output row */
-        if (oy1 > oH) oy1 = oH;
-        if (oy1 < oy0) oy1 = oy0;
-        int64_t shift = (ky * g->dH - g->pH) * W + offx;
-        int64_t d0 = oy0 * oW, d1 = oy1 * oW;
-        if (d0 + shift < 0) d0 = -shift;
-        if (d1 + shift > H * W) d1 = H * W - shift;
+        const conv_run run = conv_same_run(g, ky, offx);
+        const int64_t oy0 = run.oy0, oy1 = run.oy1, shift = run.shift, d0 = run.d0, d1 = run.d1;
         T *restrict r = row, *restrict dst = x;
         for (int64_t oy = oy0; oy < oy1; oy++) {
           for (int64_t ox = 0; ox < lo; ox++) r[oy * oW + ox] = 0;

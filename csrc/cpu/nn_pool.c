@@ -76,9 +76,24 @@ static inline void avg_window(const pool_geom *g, int64_t oy, int64_t ox, int ci
   *div = cip ? padded : (c - a) * (d - b);
 }
 
-#define AVG(E, N, T, CT)                                                                              \
-  static void avgfwd_##N(const T *x, T *y, const pool_geom *g, int cip) {                             \
-    int64_t work = g->planes * g->oH * g->oW * g->kH * g->kW;                                         \
+/* ---- adaptive average pooling: output cell i of n covers input [floor(i*in/n), ceil((i+1)*in/n)) */
+static inline int64_t ad_start(int64_t i, int64_t in, int64_t n) { return (i * in) / n; }
+static inline int64_t ad_end(int64_t i, int64_t in, int64_t n) { return ((i + 1) * in + n - 1) / n; }
+
+/* the same contract as avg_window so that both poolings share one kernel; the divisor is never 0 */
+static inline void ad_window(const pool_geom *g, int64_t oy, int64_t ox, int cip, int64_t *y0, int64_t *y1,
+                             int64_t *x0, int64_t *x1, int64_t *div) {
+  (void)cip;
+  *y0 = ad_start(oy, g->H, g->oH), *y1 = ad_end(oy, g->H, g->oH);
+  *x0 = ad_start(ox, g->W, g->oW), *x1 = ad_end(ox, g->W, g->oW);
+  *div = (*y1 - *y0) * (*x1 - *x0);
+}
+
+/* average over a window: WIN (avg_window or ad_window, inlined) gives each output cell's input
+ * window and divisor, WORK is the estimate that decides whether to go parallel */
+#define WINDOW_POOL(NAME, WIN, WORK, N, T, CT)                                                        \
+  static void NAME##fwd_##N(const T *x, T *y, const pool_geom *g, int cip) {                          \
+    int64_t work = WORK;                                                                              \
     (void)work;                                                                                       \
     _Pragma("omp parallel for if(work > MT_PARALLEL_GRAIN)")                                          \
     for (int64_t p = 0; p < g->planes; p++) {                                                         \
@@ -86,7 +101,7 @@ static inline void avg_window(const pool_geom *g, int64_t oy, int64_t ox, int ci
       for (int64_t oy = 0; oy < g->oH; oy++)                                                          \
         for (int64_t ox = 0; ox < g->oW; ox++) {                                                      \
           int64_t y0, y1, x0, x1, div;                                                                \
-          avg_window(g, oy, ox, cip, &y0, &y1, &x0, &x1, &div);                                       \
+          WIN(g, oy, ox, cip, &y0, &y1, &x0, &x1, &div);                                              \
           CT s = 0;                                                                                   \
           for (int64_t iy = y0; iy < y1; iy++)                                                        \
             for (int64_t ix = x0; ix < x1; ix++) s += mt_ld_##N(xp + iy * g->W + ix);                 \
@@ -94,8 +109,8 @@ static inline void avg_window(const pool_geom *g, int64_t oy, int64_t ox, int ci
         }                                                                                             \
     }                                                                                                 \
   }                                                                                                   \
-  static void avgbwd_##N(const T *dy, T *dx, const pool_geom *g, int cip) {                           \
-    int64_t work = g->planes * g->oH * g->oW * g->kH * g->kW;                                         \
+  static void NAME##bwd_##N(const T *dy, T *dx, const pool_geom *g, int cip) {                        \
+    int64_t work = WORK;                                                                              \
     (void)work;                                                                                       \
     _Pragma("omp parallel for if(work > MT_PARALLEL_GRAIN)")                                          \
     for (int64_t p = 0; p < g->planes; p++) {                                                         \
@@ -104,7 +119,7 @@ static inline void avg_window(const pool_geom *g, int64_t oy, int64_t ox, int ci
       for (int64_t oy = 0; oy < g->oH; oy++)                                                          \
         for (int64_t ox = 0; ox < g->oW; ox++) {                                                      \
           int64_t y0, y1, x0, x1, div;                                                                \
-          avg_window(g, oy, ox, cip, &y0, &y1, &x0, &x1, &div);                                       \
+          WIN(g, oy, ox, cip, &y0, &y1, &x0, &x1, &div);                                              \
           if (div <= 0) continue;                                                                     \
           CT v = mt_ld_##N(dy + (p * g->oH + oy) * g->oW + ox) / (CT)div;                            \
           for (int64_t iy = y0; iy < y1; iy++)                                                        \
@@ -115,51 +130,23 @@ static inline void avg_window(const pool_geom *g, int64_t oy, int64_t ox, int ci
         }                                                                                             \
     }                                                                                                 \
   }
+#define AVG(E, N, T, CT) WINDOW_POOL(avg, avg_window, g->planes * g->oH * g->oW * g->kH * g->kW, N, T, CT)
+#define ADAPT(E, N, T, CT) WINDOW_POOL(ad, ad_window, g->planes * g->H * g->W, N, T, CT)
 MT_FLOAT_DTYPE_LIST(AVG)
-
-/* ---- adaptive average pooling: output cell i of n covers input [floor(i*in/n), ceil((i+1)*in/n)) */
-static inline int64_t ad_start(int64_t i, int64_t in, int64_t n) { return (i * in) / n; }
-static inline int64_t ad_end(int64_t i, int64_t in, int64_t n) { return ((i + 1) * in + n - 1) / n; }
-
-#define ADAPT(E, N, T, CT)                                                                            \
-  static void adfwd_##N(const T *x, T *y, const pool_geom *g) {                                       \
-    int64_t work = g->planes * g->H * g->W;                                                           \
-    (void)work;                                                                                       \
-    _Pragma("omp parallel for if(work > MT_PARALLEL_GRAIN)")                                          \
-    for (int64_t p = 0; p < g->planes; p++) {                                                         \
-      const T *xp = x + p * g->H * g->W;                                                              \
-      for (int64_t oy = 0; oy < g->oH; oy++)                                                          \
-        for (int64_t ox = 0; ox < g->oW; ox++) {                                                      \
-          int64_t y0 = ad_start(oy, g->H, g->oH), y1 = ad_end(oy, g->H, g->oH);                       \
-          int64_t x0 = ad_start(ox, g->W, g->oW), x1 = ad_end(ox, g->W, g->oW);                       \
-          CT s = 0;                                                                                   \
-          for (int64_t iy = y0; iy < y1; iy++)                                                        \
-            for (int64_t ix = x0; ix < x1; ix++) s += mt_ld_##N(xp + iy * g->W + ix);                 \
-          mt_st_##N(y + (p * g->oH + oy) * g->oW + ox, s / (CT)((y1 - y0) * (x1 - x0)));              \
-        }                                                                                             \
-    }                                                                                                 \
-  }                                                                                                   \
-  static void adbwd_##N(const T *dy, T *dx, const pool_geom *g) {                                     \
-    int64_t work = g->planes * g->H * g->W;                                                           \
-    (void)work;                                                                                       \
-    _Pragma("omp parallel for if(work > MT_PARALLEL_GRAIN)")                                          \
-    for (int64_t p = 0; p < g->planes; p++) {                                                         \
-      T *dxp = dx + p * g->H * g->W;                                                                  \
-      for (int64_t i = 0; i < g->H * g->W; i++) mt_st_##N(dxp + i, 0);                                \
-      for (int64_t oy = 0; oy < g->oH; oy++)                                                          \
-        for (int64_t ox = 0; ox < g->oW; ox++) {                                                      \
-          int64_t y0 = ad_start(oy, g->H, g->oH), y1 = ad_end(oy, g->H, g->oH);                       \
-          int64_t x0 = ad_start(ox, g->W, g->oW), x1 = ad_end(ox, g->W, g->oW);                       \
-          CT v = mt_ld_##N(dy + (p * g->oH + oy) * g->oW + ox) / (CT)((y1 - y0) * (x1 - x0));         \
-          for (int64_t iy = y0; iy < y1; iy++)                                                        \
-            for (int64_t ix = x0; ix < x1; ix++) {                                                    \
-              T *q = dxp + iy * g->W + ix;                                                            \
-              mt_st_##N(q, mt_ld_##N(q) + v);                                                         \
-            }                                                                                         \
-        }                                                                                             \
-    }                                                                                                 \
-  }
 MT_FLOAT_DTYPE_LIST(ADAPT)
+
+/* src/dst are x/y forward and dy/dx backward; the dtype switch reads x forward, dx backward */
+static mt_status window_pool(mt_tensor *dst, const mt_tensor *src, const pool_geom *g, int cip, int adaptive,
+                             int bwd) {
+#define CASE(E, N, T, CT)                                                                             \
+  case E:                                                                                             \
+    (adaptive ? (bwd ? adbwd_##N : adfwd_##N) : (bwd ? avgbwd_##N : avgfwd_##N))(                    \
+        (const T *)mt__data(src), (T *)mt__data(dst), g, cip);                                        \
+    break;
+  switch ((bwd ? dst : src)->dtype) { MT_FLOAT_DTYPE_LIST(CASE) default: break; }
+#undef CASE
+  return MT_OK;
+}
 
 mt_status mt__cpu_nn_maxpool2d_forward(mt_tensor *y, mt_tensor *indices, const mt_tensor *x, const mt_pool_geom *g) {
 #define CASE(E, N, T, CT) \
@@ -184,34 +171,18 @@ mt_status mt__cpu_nn_maxpool2d_backward(mt_tensor *dx, const mt_tensor *dy, cons
 }
 
 mt_status mt__cpu_nn_avgpool2d_forward(mt_tensor *y, const mt_tensor *x, const mt_pool_geom *g, int count_include_pad) {
-#define CASE(E, N, T, CT) \
-  case E: avgfwd_##N((const T *)mt__data(x), (T *)mt__data(y), g, count_include_pad); break;
-  switch (x->dtype) { MT_FLOAT_DTYPE_LIST(CASE) default: break; }
-#undef CASE
-  return MT_OK;
+  return window_pool(y, x, g, count_include_pad, 0, 0);
 }
 
 mt_status mt__cpu_nn_avgpool2d_backward(mt_tensor *dx, const mt_tensor *dy, const mt_pool_geom *g,
                                         int count_include_pad) {
-#define CASE(E, N, T, CT) \
-  case E: avgbwd_##N((const T *)mt__data(dy), (T *)mt__data(dx), g, count_include_pad); break;
-  switch (dx->dtype) { MT_FLOAT_DTYPE_LIST(CASE) default: break; }
-#undef CASE
-  return MT_OK;
+  return window_pool(dx, dy, g, count_include_pad, 0, 1);
 }
 
 mt_status mt__cpu_nn_adaptive_avgpool2d_forward(mt_tensor *y, const mt_tensor *x, const mt_pool_geom *g) {
-#define CASE(E, N, T, CT) \
-  case E: adfwd_##N((const T *)mt__data(x), (T *)mt__data(y), g); break;
-  switch (x->dtype) { MT_FLOAT_DTYPE_LIST(CASE) default: break; }
-#undef CASE
-  return MT_OK;
+  return window_pool(y, x, g, 0, 1, 0);
 }
 
 mt_status mt__cpu_nn_adaptive_avgpool2d_backward(mt_tensor *dx, const mt_tensor *dy, const mt_pool_geom *g) {
-#define CASE(E, N, T, CT) \
-  case E: adbwd_##N((const T *)mt__data(dy), (T *)mt__data(dx), g); break;
-  switch (dx->dtype) { MT_FLOAT_DTYPE_LIST(CASE) default: break; }
-#undef CASE
-  return MT_OK;
+  return window_pool(dx, dy, g, 0, 1, 1);
 }

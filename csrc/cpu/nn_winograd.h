@@ -166,16 +166,23 @@ static void WCAT(wino_weights_grad, SFX)(const T *dU, int64_t psz, int nparts, T
   }
 }
 
+/* V (16 x Cg x T, T = q * tiles) from the q images at x, channels of group gr: the input
+ * transform both the forward and the weight gradient start with */
+static void WCAT(wino_inputs, SFX)(const T *x, T *V, int64_t q, int64_t gr, T *scr, const conv_geom *g) {
+  const int64_t tiles = ((g->oH + 1) / 2) * ((g->oW + 1) / 2), Tn = q * tiles, HW = g->H * g->W;
+  for (int64_t i = 0; i < q; i++)
+    for (int64_t c = 0; c < g->Cg; c++)
+      WCAT(wino_input, SFX)(x + i * g->C * HW + (gr * g->Cg + c) * HW, V + c * Tn + i * tiles, g->Cg * Tn, scr, g);
+}
+
 /* dU (16 x O x Cg) = beta*dU + sum over q images' tiles of D_xi V_xi^T (beta 0 or 1);
  * V, D as in wino_piece */
 static void WCAT(wino_wgrad_piece, SFX)(const T *x, const T *dy, T *dU, T beta, int64_t q, T *V, T *D, T *scr,
                                         const conv_geom *g) {
   const int64_t tiles = ((g->oH + 1) / 2) * ((g->oW + 1) / 2), Tn = q * tiles, Og = g->O / g->groups;
-  const int64_t HW = g->H * g->W, L = g->oH * g->oW, OC = g->O * g->Cg;
+  const int64_t L = g->oH * g->oW, OC = g->O * g->Cg;
   for (int64_t gr = 0; gr < g->groups; gr++) {
-    for (int64_t i = 0; i < q; i++)
-      for (int64_t c = 0; c < g->Cg; c++)
-        WCAT(wino_input, SFX)(x + i * g->C * HW + (gr * g->Cg + c) * HW, V + c * Tn + i * tiles, g->Cg * Tn, scr, g);
+    WCAT(wino_inputs, SFX)(x, V, q, gr, scr, g);
     for (int64_t i = 0; i < q; i++)
       for (int64_t o = 0; o < Og; o++)
         WCAT(wino_dy, SFX)(dy + (i * g->O + gr * Og + o) * L, D + o * Tn + i * tiles, Og * Tn, scr, g);
@@ -190,11 +197,9 @@ static void WCAT(wino_wgrad_piece, SFX)(const T *x, const T *dy, T *dU, T beta, 
 static void WCAT(wino_piece, SFX)(const T *x, const T *U, const T *b, T *y, int64_t q, T *V, T *M, T *scr,
                                   const conv_geom *g) {
   const int64_t tiles = ((g->oH + 1) / 2) * ((g->oW + 1) / 2), Tn = q * tiles, Og = g->O / g->groups;
-  const int64_t HW = g->H * g->W, L = g->oH * g->oW, OC = g->O * g->Cg;
+  const int64_t L = g->oH * g->oW, OC = g->O * g->Cg;
   for (int64_t gr = 0; gr < g->groups; gr++) {
-    for (int64_t i = 0; i < q; i++)
-      for (int64_t c = 0; c < g->Cg; c++)
-        WCAT(wino_input, SFX)(x + i * g->C * HW + (gr * g->Cg + c) * HW, V + c * Tn + i * tiles, g->Cg * Tn, scr, g);
+    WCAT(wino_inputs, SFX)(x, V, q, gr, scr, g);
     for (int xi = 0; xi < 16; xi++)
       GEMM(0, 0, Og, Tn, g->Cg, (T)1, U + xi * OC + gr * Og * g->Cg, g->Cg, V + xi * g->Cg * Tn, Tn, (T)0,
            M + xi * Og * Tn, Tn, 0);

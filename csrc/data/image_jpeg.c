@@ -132,6 +132,15 @@ static void init_errors(jctx *x) {
   x->msg[0] = '\0';
 }
 
+/* Probe and decode start alike. Called after the caller's setjmp: libjpeg's errors longjmp
+ * there, to a frame that is still live. */
+static void read_header(j_decompress_ptr c, jctx *x, const void *buf, size_t len) {
+  jpeg_create_decompress(c);
+  c->progress = &x->progress;
+  set_source(c, x, buf, len);
+  jpeg_read_header(c, TRUE);
+}
+
 mt_status mt__jpeg_probe(const void *buf, size_t len, const char *name, int *width, int *height, int *channels) {
   struct jpeg_decompress_struct c;
   jctx x;
@@ -141,10 +150,7 @@ mt_status mt__jpeg_probe(const void *buf, size_t len, const char *name, int *wid
     jpeg_destroy_decompress(&c);
     return jpeg_failure(name, "JPEG header", &x, len);
   }
-  jpeg_create_decompress(&c);
-  c.progress = &x.progress;
-  set_source(&c, &x, buf, len);
-  jpeg_read_header(&c, TRUE);
+  read_header(&c, &x, buf, len);
   *width = (int)c.image_width;
   *height = (int)c.image_height;
   *channels = c.num_components;
@@ -177,10 +183,7 @@ mt_status mt__jpeg_decode(const void *buf, size_t len, const char *name, mt__ima
     jpeg_destroy_decompress(&c);
     return jpeg_failure(name, "JPEG", &x, len);
   }
-  jpeg_create_decompress(&c);
-  c.progress = &x.progress;
-  set_source(&c, &x, buf, len);
-  jpeg_read_header(&c, TRUE);
+  read_header(&c, &x, buf, len);
 
   mt_status st = mt__image_check_size(name, "JPEG", c.image_width, c.image_height);
   if (st == MT_OK) st = mt__image_check_region(name, &req, (int)c.image_width, (int)c.image_height);

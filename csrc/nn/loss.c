@@ -31,17 +31,25 @@ static void split_dims(const mt_tensor *t, int dim, int64_t *outer, int64_t *D, 
   for (int d = dim + 1; d < t->ndim; d++) *inner *= t->sizes[d];
 }
 
+/* forward and backward alike: dim valid for t, res sized as t, t split around dim, and the
+ * backend that runs it */
+static mt_status softmax_prepare(const char *op, mt_tensor *res, const mt_tensor *t, int dim, int64_t *outer,
+                                 int64_t *D, int64_t *inner, const mt_backend **be) {
+  if (dim < 0 || (dim >= t->ndim && !(t->ndim == 0 && dim == 0)))
+    return mt__error(MT_ERR_INDEX, "%s: dimension %d out of range for a %d-d input", op, dim + 1, t->ndim);
+  MT_TRY(mt__prepare_out(res, t->dtype, t->device, t->ndim, t->sizes, op));
+  split_dims(t, dim, outer, D, inner);
+  *be = mt__nn_backend(t, op);
+  return *be ? MT_OK : mt_last_status();
+}
+
 mt_status mt_nn_softmax_forward(mt_tensor *out, const mt_tensor *input, int dim, int logsm) {
   const char *op = logsm ? "nn.LogSoftMax" : "nn.SoftMax";
   MT_TRY(mt__nn_check_float(input, op, "input"));
   MT_CHECK_TENSOR(out, op, "output");
-  if (dim < 0 || (dim >= input->ndim && !(input->ndim == 0 && dim == 0)))
-    return mt__error(MT_ERR_INDEX, "%s: dimension %d out of range for a %d-d input", op, dim + 1, input->ndim);
-  MT_TRY(mt__prepare_out(out, input->dtype, input->device, input->ndim, input->sizes, op));
-  int64_t outer, D, inner;
-  split_dims(input, dim, &outer, &D, &inner);
-  const mt_backend *be = mt__nn_backend(input, op);
-  if (!be) return mt_last_status();
+  int64_t outer = 0, D = 0, inner = 0; /* set by softmax_prepare */
+  const mt_backend *be = NULL;
+  MT_TRY(softmax_prepare(op, out, input, dim, &outer, &D, &inner, &be));
   mt_tensor *xc = NULL, *yc = NULL;
   MT_TRY(mt__nn_contig(input, &xc, op));
   mt_status st = mt__nn_result_buf(out, input, NULL, 0, &yc, op);
@@ -57,13 +65,9 @@ mt_status mt_nn_softmax_backward(mt_tensor *gradInput, const mt_tensor *gradOutp
   MT_TRY(mt__nn_check_float(gradOutput, op, "gradOutput"));
   MT_CHECK_TENSOR(gradInput, op, "gradInput");
   MT_TRY(ls_same_shape(gradOutput, output, op, "gradOutput", "output"));
-  if (dim < 0 || (dim >= output->ndim && !(output->ndim == 0 && dim == 0)))
-    return mt__error(MT_ERR_INDEX, "%s: dimension %d out of range for a %d-d input", op, dim + 1, output->ndim);
-  MT_TRY(mt__prepare_out(gradInput, output->dtype, output->device, output->ndim, output->sizes, op));
-  int64_t outer, D, inner;
-  split_dims(output, dim, &outer, &D, &inner);
-  const mt_backend *be = mt__nn_backend(output, op);
-  if (!be) return mt_last_status();
+  int64_t outer = 0, D = 0, inner = 0; /* set by softmax_prepare */
+  const mt_backend *be = NULL;
+  MT_TRY(softmax_prepare(op, gradInput, output, dim, &outer, &D, &inner, &be));
   mt_tensor *gc = NULL, *yc = NULL, *rc = NULL;
   mt_status st = mt__nn_contig(gradOutput, &gc, op);
   if (st == MT_OK) st = mt__nn_contig(output, &yc, op);

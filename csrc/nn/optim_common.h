@@ -33,4 +33,19 @@ static inline mt_status mt__optim_check_like(const char *op, const char *name, c
   return MT_OK;
 }
 
+/* Adam's and LAMB's shared arguments: x, its gradient and both moments, betas in [0, 1), and
+ * the step count t >= 1 that the bias corrections divide by */
+static inline mt_status mt__optim_check_moments(const char *op, const mt_tensor *x, const mt_tensor *dx,
+                                                const mt_tensor *m, const mt_tensor *v, double beta1, double beta2,
+                                                int64_t t) {
+  MT_TRY(mt__optim_check_x(op, x));
+  MT_TRY(mt__optim_check_like(op, "gradient", x, dx));
+  MT_TRY(mt__optim_check_like(op, "first moment", x, m));
+  MT_TRY(mt__optim_check_like(op, "second moment", x, v));
+  if (!(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1))
+    return mt__error(MT_ERR_ARG, "%s: beta1 and beta2 must be in [0, 1), got %g and %g", op, beta1, beta2);
+  if (t < 1) return mt__error(MT_ERR_ARG, "%s: step count must be >= 1, got %lld", op, (long long)t);
+  return MT_OK;
+}
+
 #endif

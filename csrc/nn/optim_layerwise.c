@@ -42,13 +42,7 @@ mt_status mt_lamb_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *m, mt_tenso
                        double lr, double beta1, double beta2, double eps, double weight_decay, int64_t t,
                        double max_trust, double *trust_out) {
   const char *op = "lamb_step";
-  MT_TRY(mt__optim_check_x(op, x));
-  MT_TRY(mt__optim_check_like(op, "gradient", x, dx));
-  MT_TRY(mt__optim_check_like(op, "first moment", x, m));
-  MT_TRY(mt__optim_check_like(op, "second moment", x, v));
-  if (!(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1))
-    return mt__error(MT_ERR_ARG, "%s: beta1 and beta2 must be in [0, 1), got %g and %g", op, beta1, beta2);
-  if (t < 1) return mt__error(MT_ERR_ARG, "%s: step count must be >= 1, got %lld", op, (long long)t);
+  MT_TRY(mt__optim_check_moments(op, x, dx, m, v, beta1, beta2, t));
   int64_t n = mt__numel(x);
   MT_TRY(check_segments(op, n, nseg, seg_offset, seg_length));
   double ibc1 = 1 / (1 - pow(beta1, (double)t)), ibc2 = 1 / (1 - pow(beta2, (double)t));
