@@ -39,11 +39,6 @@ __global__ void nnk_adam(int64_t n, T *x, const T *dx, T *m, T *v, double b1_, d
   }
 }
 
-static unsigned nnk_red_blocks(int64_t n) {
-  int64_t b = (n + NNK_THREADS - 1) / NNK_THREADS;
-  return (unsigned)(b < 1 ? 1 : b > 1024 ? 1024 : b);
-}
-
 /* acc[0] += sum a^2, acc[1] += sum b^2 */
 template <class T>
 __global__ void nnk_norms(int64_t n, const T *a, const T *b, double *acc) {
@@ -54,12 +49,7 @@ __global__ void nnk_norms(int64_t n, const T *a, const T *b, double *acc) {
     ra += u * u;
     rb += w * w;
   }
-  ra = nnk_block_sum(ra, sh);
-  rb = nnk_block_sum(rb, sh);
-  if (threadIdx.x == 0) {
-    atomicAdd(acc, ra);
-    atomicAdd(acc + 1, rb);
-  }
+  nnk_block_sum2_add(ra, rb, sh, acc);
 }
 
 template <class T>
@@ -95,12 +85,7 @@ __global__ void nnk_lamb_moments(int64_t n, const T *x, const T *dx, T *m, T *v,
     rw += xi * xi;
     ru += u * u;
   }
-  rw = nnk_block_sum(rw, sh);
-  ru = nnk_block_sum(ru, sh);
-  if (threadIdx.x == 0) {
-    atomicAdd(acc, rw);
-    atomicAdd(acc + 1, ru);
-  }
+  nnk_block_sum2_add(rw, ru, sh, acc);
 }
 
 template <class T>
