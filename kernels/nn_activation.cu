@@ -41,6 +41,17 @@ static const char *act_op(int kind) {
   }
 }
 
+/* calls f with the kind as a compile-time constant (the kernels' K); anything else is Tanh, as in
+ * act_op */
+template <class F> static void act_kind(int kind, F &&f) {
+  switch (kind) {
+  case MT_ACT_RELU: f(std::integral_constant<int, MT_ACT_RELU>()); break;
+  case MT_ACT_LEAKY_RELU: f(std::integral_constant<int, MT_ACT_LEAKY_RELU>()); break;
+  case MT_ACT_SIGMOID: f(std::integral_constant<int, MT_ACT_SIGMOID>()); break;
+  default: f(std::integral_constant<int, MT_ACT_TANH>()); break;
+  }
+}
+
 extern "C" mt_status mt__cuda_nn_activation_forward(mt_tensor *y, const mt_tensor *x, int kind, double alpha) {
   const char *op = act_op(kind);
   int64_t n = mt__numel(x);
@@ -51,12 +62,8 @@ extern "C" mt_status mt__cuda_nn_activation_forward(mt_tensor *y, const mt_tenso
     using T = typename decltype(tag)::type;
     const T *xp = mtk_ptr<T>(x);
     T *yp = mtk_ptr<T>(y);
-    switch (kind) {
-    case MT_ACT_RELU: nnk_act_fwd<T, MT_ACT_RELU><<<nb, NNK_THREADS, 0, s>>>(xp, yp, n, alpha); break;
-    case MT_ACT_LEAKY_RELU: nnk_act_fwd<T, MT_ACT_LEAKY_RELU><<<nb, NNK_THREADS, 0, s>>>(xp, yp, n, alpha); break;
-    case MT_ACT_SIGMOID: nnk_act_fwd<T, MT_ACT_SIGMOID><<<nb, NNK_THREADS, 0, s>>>(xp, yp, n, alpha); break;
-    default: nnk_act_fwd<T, MT_ACT_TANH><<<nb, NNK_THREADS, 0, s>>>(xp, yp, n, alpha); break;
-    }
+    act_kind(kind,
+             [&](auto k) { nnk_act_fwd<T, decltype(k)::value><<<nb, NNK_THREADS, 0, s>>>(xp, yp, n, alpha); });
     MT_CUDA_LAUNCH_CHECK(op);
     return MT_OK;
   });
@@ -73,12 +80,8 @@ extern "C" mt_status mt__cuda_nn_activation_backward(mt_tensor *r, const mt_tens
     using T = typename decltype(tag)::type;
     const T *gp = mtk_ptr<T>(g), *zp = mtk_ptr<T>(saved);
     T *rp = mtk_ptr<T>(r);
-    switch (kind) {
-    case MT_ACT_RELU: nnk_act_bwd<T, MT_ACT_RELU><<<nb, NNK_THREADS, 0, s>>>(gp, zp, rp, n, alpha); break;
-    case MT_ACT_LEAKY_RELU: nnk_act_bwd<T, MT_ACT_LEAKY_RELU><<<nb, NNK_THREADS, 0, s>>>(gp, zp, rp, n, alpha); break;
-    case MT_ACT_SIGMOID: nnk_act_bwd<T, MT_ACT_SIGMOID><<<nb, NNK_THREADS, 0, s>>>(gp, zp, rp, n, alpha); break;
-    default: nnk_act_bwd<T, MT_ACT_TANH><<<nb, NNK_THREADS, 0, s>>>(gp, zp, rp, n, alpha); break;
-    }
+    act_kind(kind,
+             [&](auto k) { nnk_act_bwd<T, decltype(k)::value><<<nb, NNK_THREADS, 0, s>>>(gp, zp, rp, n, alpha); });
     MT_CUDA_LAUNCH_CHECK(op);
     return MT_OK;
   });

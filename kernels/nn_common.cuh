@@ -32,6 +32,24 @@ MTK_D double nnk_block_sum(double v, double *sh) {
   return v;
 }
 
+/* Epilogue of the kernels that accumulate two sums: acc[0] += block sum of a, then acc[1] +=
+ * block sum of b (one atomic each from thread 0). */
+MTK_D void nnk_block_sum2_add(double a, double b, double *sh, double *acc) {
+  a = nnk_block_sum(a, sh);
+  b = nnk_block_sum(b, sh);
+  if (threadIdx.x == 0) {
+    atomicAdd(acc, a);
+    atomicAdd(acc + 1, b);
+  }
+}
+
+/* grid of the reduction kernels: one block per NNK_THREADS elements, 1 to 1024 blocks (the
+ * grid-stride loops cover the rest) */
+static inline unsigned nnk_red_blocks(int64_t n) {
+  int64_t b = (n + NNK_THREADS - 1) / NNK_THREADS;
+  return (unsigned)(b < 1 ? 1 : b > 1024 ? 1024 : b);
+}
+
 /* a contiguous device buffer of n doubles (or int64s) filled from host memory */
 static inline mt_status nnk_upload(mtk_temp &tmp, int device, cudaStream_t s, const void *host, int64_t n,
                                    mt_dtype dtype, const char *op) {

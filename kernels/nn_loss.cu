@@ -16,12 +16,7 @@ __global__ void nnk_nll_fwd(const T *x, const int64_t *t, const double *w, int64
     if (smooth)
       for (int64_t c = 0; c < C; c++) b -= w[c] * (double)mtk_ld(row + c);
   }
-  a = nnk_block_sum(a, sh);
-  b = nnk_block_sum(b, sh);
-  if (threadIdx.x == 0) {
-    atomicAdd(acc, a);
-    atomicAdd(acc + 1, b);
-  }
+  nnk_block_sum2_add(a, b, sh, acc);
 }
 
 /* r[i][c] = -norm (eps/C w[c] + (1-eps) w[c] [c == t_i]) */
@@ -45,8 +40,7 @@ extern "C" mt_status mt__cuda_nn_class_nll_forward(double *nll, double *smooth, 
   MT_TRY(nnk_upload(wd, device, s, w, C, MT_F64, NLL_OP));
   MT_TRY(nnk_zeros(acc, device, s, 2, NLL_OP));
   if (N > 0) {
-    int64_t nb = (N + NNK_THREADS - 1) / NNK_THREADS;
-    unsigned blocks = (unsigned)(nb > 1024 ? 1024 : nb);
+    unsigned blocks = nnk_red_blocks(N);
     MT_TRY(nnk_dispatch_float(x->dtype, NLL_OP, [&](auto tag) -> mt_status {
       using T = typename decltype(tag)::type;
       nnk_nll_fwd<T><<<blocks, NNK_THREADS, 0, s>>>(mtk_ptr<T>(x), td.as<int64_t>(), wd.as<double>(), N, C,
@@ -108,8 +102,7 @@ extern "C" mt_status mt__cuda_nn_mse_forward(double *out, const mt_tensor *x, co
   cudaStream_t s = mt__cuda_stream(device);
   mtk_temp acc;
   MT_TRY(nnk_zeros(acc, device, s, 1, MSE_OP));
-  int64_t nb = (n + NNK_THREADS - 1) / NNK_THREADS;
-  unsigned blocks = (unsigned)(nb > 1024 ? 1024 : nb);
+  unsigned blocks = nnk_red_blocks(n);
   MT_TRY(nnk_dispatch_float(x->dtype, MSE_OP, [&](auto tag) -> mt_status {
     using T = typename decltype(tag)::type;
     nnk_mse_fwd<T><<<blocks, NNK_THREADS, 0, s>>>(mtk_ptr<T>(x), mtk_ptr<T>(y), n, acc.as<double>());

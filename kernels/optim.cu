@@ -39,11 +39,6 @@ __global__ void nnk_adam(int64_t n, T *x, const T *dx, T *m, T *v, double b1_, d
   }
 }
 
-static unsigned nnk_red_blocks(int64_t n) {
-  int64_t b = (n + NNK_THREADS - 1) / NNK_THREADS;
-  return (unsigned)(b < 1 ? 1 : b > 1024 ? 1024 : b);
-}
-
 /* acc[0] += sum a^2, acc[1] += sum b^2 */
 template <class T>
 __global__ void nnk_norms(int64_t n, const T *a, const T *b, double *acc) {
@@ -54,12 +49,7 @@ __global__ void nnk_norms(int64_t n, const T *a, const T *b, double *acc) {
     ra += u * u;
     rb += w * w;
   }
-  ra = nnk_block_sum(ra, sh);
-  rb = nnk_block_sum(rb, sh);
-  if (threadIdx.x == 0) {
-    atomicAdd(acc, ra);
-    atomicAdd(acc + 1, rb);
-  }
+  nnk_block_sum2_add(ra, rb, sh, acc);
 }
 
 template <class T>
@@ -95,12 +85,7 @@ __global__ void nnk_lamb_moments(int64_t n, const T *x, const T *dx, T *m, T *v,
     rw += xi * xi;
     ru += u * u;
   }
-  rw = nnk_block_sum(rw, sh);
-  ru = nnk_block_sum(ru, sh);
-  if (threadIdx.x == 0) {
-    atomicAdd(acc, rw);
-    atomicAdd(acc + 1, ru);
-  }
+  nnk_block_sum2_add(rw, ru, sh, acc);
 }
 
 template <class T>
@@ -147,29 +132,45 @@ extern "C" mt_status mt__cuda_adam_step(mt_tensor *x, const mt_tensor *dx, mt_te
   });
 }
 
+/* The frame of the layer-wise steps: reduce(tag, acc) adds segment k's two sums into acc[2k] and
+ * acc[2k + 1] on s; they are read back once into h, then apply(tag, h) launches the updates. */
+template <class R, class A>
+static mt_status nnk_layerwise(const mt_tensor *x, int nseg, cudaStream_t s, const char *op, R &&reduce, A &&apply) {
+  mtk_temp acc;
+  MT_TRY(nnk_zeros(acc, x->device, s, 2 * (int64_t)nseg, op));
+  double *h = (double *)malloc((size_t)nseg * 2 * sizeof(double));
+  if (!h) return mt__error(MT_ERR_MEMORY, "%s: out of memory", op);
+  mt_status st = nnk_dispatch_float(x->dtype, op, [&](auto tag) -> mt_status {
+    MT_TRY(reduce(tag, acc.as<double>()));
+    MT_TRY(nnk_download(h, acc, 2 * (int64_t)nseg, s, op));
+    return apply(tag, (const double *)h);
+  });
+  free(h);
+  return st;
+}
+
 extern "C" mt_status mt__cuda_lars_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *buf, int nseg,
                                         const int64_t *seg_offset, const int64_t *seg_length,
                                         const uint8_t *seg_exclude, double lr, double momentum, double weight_decay,
                                         double eta, double eps, int first, double *trust_out) {
   const char *op = "lars_step";
   if (nseg == 0) return MT_OK;
-  int device = x->device;
-  cudaStream_t s = mt__cuda_stream(device);
-  mtk_temp acc;
-  MT_TRY(nnk_zeros(acc, device, s, 2 * (int64_t)nseg, op));
-  double *h = (double *)malloc((size_t)nseg * 2 * sizeof(double));
-  if (!h) return mt__error(MT_ERR_MEMORY, "%s: out of memory", op);
-  mt_status st = nnk_dispatch_float(x->dtype, op, [&](auto tag) -> mt_status {
+  cudaStream_t s = mt__cuda_stream(x->device);
+  auto reduce = [&](auto tag, double *acc) -> mt_status {
     using T = typename decltype(tag)::type;
-    T *xp = mtk_ptr<T>(x), *bp = buf ? mtk_ptr<T>(buf) : nullptr;
-    const T *gp = mtk_ptr<T>(dx);
+    const T *xp = mtk_ptr<T>(x), *gp = mtk_ptr<T>(dx);
     for (int k = 0; k < nseg; k++) {
       if (seg_length[k] == 0 || (seg_exclude && seg_exclude[k])) continue;
       nnk_norms<T><<<nnk_red_blocks(seg_length[k]), NNK_THREADS, 0, s>>>(seg_length[k], xp + seg_offset[k],
-                                                                         gp + seg_offset[k], acc.as<double>() + 2 * k);
+                                                                         gp + seg_offset[k], acc + 2 * k);
       MT_CUDA_LAUNCH_CHECK(op);
     }
-    MT_TRY(nnk_download(h, acc, 2 * (int64_t)nseg, s, op));
+    return MT_OK;
+  };
+  auto apply = [&](auto tag, const double *h) -> mt_status {
+    using T = typename decltype(tag)::type;
+    T *xp = mtk_ptr<T>(x), *bp = buf ? mtk_ptr<T>(buf) : nullptr;
+    const T *gp = mtk_ptr<T>(dx);
     for (int k = 0; k < nseg; k++) {
       int64_t len = seg_length[k];
       int excl = seg_exclude && seg_exclude[k];
@@ -186,9 +187,8 @@ extern "C" mt_status mt__cuda_lars_step(mt_tensor *x, const mt_tensor *dx, mt_te
       MT_CUDA_LAUNCH_CHECK(op);
     }
     return MT_OK;
-  });
-  free(h);
-  return st;
+  };
+  return nnk_layerwise(x, nseg, s, op, reduce, apply);
 }
 
 extern "C" mt_status mt__cuda_lamb_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *m, mt_tensor *v, int nseg,
@@ -198,25 +198,25 @@ extern "C" mt_status mt__cuda_lamb_step(mt_tensor *x, const mt_tensor *dx, mt_te
                                         double *trust_out) {
   const char *op = "lamb_step";
   if (nseg == 0) return MT_OK;
-  int device = x->device;
-  cudaStream_t s = mt__cuda_stream(device);
-  mtk_temp acc;
-  MT_TRY(nnk_zeros(acc, device, s, 2 * (int64_t)nseg, op));
-  double *h = (double *)malloc((size_t)nseg * 2 * sizeof(double));
-  if (!h) return mt__error(MT_ERR_MEMORY, "%s: out of memory", op);
-  mt_status st = nnk_dispatch_float(x->dtype, op, [&](auto tag) -> mt_status {
+  cudaStream_t s = mt__cuda_stream(x->device);
+  auto reduce = [&](auto tag, double *acc) -> mt_status {
     using T = typename decltype(tag)::type;
-    T *xp = mtk_ptr<T>(x), *mp = mtk_ptr<T>(m), *vp = mtk_ptr<T>(v);
-    const T *gp = mtk_ptr<T>(dx);
+    T *mp = mtk_ptr<T>(m), *vp = mtk_ptr<T>(v);
+    const T *xp = mtk_ptr<T>(x), *gp = mtk_ptr<T>(dx);
     for (int k = 0; k < nseg; k++) {
       int64_t len = seg_length[k], o = seg_offset[k];
       if (len == 0) continue;
       double wd = seg_exclude && seg_exclude[k] ? 0 : weight_decay;
       nnk_lamb_moments<T><<<nnk_red_blocks(len), NNK_THREADS, 0, s>>>(len, xp + o, gp + o, mp + o, vp + o, beta1, beta2,
-                                                                      ibc1, ibc2, eps, wd, acc.as<double>() + 2 * k);
+                                                                      ibc1, ibc2, eps, wd, acc + 2 * k);
       MT_CUDA_LAUNCH_CHECK(op);
     }
-    MT_TRY(nnk_download(h, acc, 2 * (int64_t)nseg, s, op));
+    return MT_OK;
+  };
+  auto apply = [&](auto tag, const double *h) -> mt_status {
+    using T = typename decltype(tag)::type;
+    T *xp = mtk_ptr<T>(x);
+    const T *mp = mtk_ptr<T>(m), *vp = mtk_ptr<T>(v);
     for (int k = 0; k < nseg; k++) {
       int64_t len = seg_length[k], o = seg_offset[k];
       int excl = seg_exclude && seg_exclude[k];
@@ -232,7 +232,6 @@ extern "C" mt_status mt__cuda_lamb_step(mt_tensor *x, const mt_tensor *dx, mt_te
       MT_CUDA_LAUNCH_CHECK(op);
     }
     return MT_OK;
-  });
-  free(h);
-  return st;
+  };
+  return nnk_layerwise(x, nseg, s, op, reduce, apply);
 }

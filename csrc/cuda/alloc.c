@@ -162,6 +162,16 @@ static block *table_find(devalloc *d, const void *ptr, int remove) {
 
 /* ---- blocks ---- */
 
+/* b takes over its next block's bytes, which must be unlisted; that block's record goes. */
+static void absorb_next(block *b) {
+  block *n = b->next;
+  b->size += n->size;
+  b->next = n->next;
+  if (n->next) n->next->prev = b;
+  free(n->uses);
+  free(n);
+}
+
 /* A block becomes free: merge with free neighbours in its segment, then list it. */
 static void release_block(devalloc *d, block *b) {
   freelist *fl = &d->pools[b->pool];
@@ -169,21 +179,13 @@ static void release_block(devalloc *d, block *b) {
   block *p = b->prev;
   if (p && p->state == BLOCK_FREE) {
     fl_remove(fl, p);
-    p->size += b->size;
-    p->next = b->next;
-    if (b->next) b->next->prev = p;
-    free(b->uses);
-    free(b);
+    absorb_next(p);
     b = p;
   }
   block *n = b->next;
   if (n && n->state == BLOCK_FREE) {
     fl_remove(fl, n);
-    b->size += n->size;
-    b->next = n->next;
-    if (n->next) n->next->prev = b;
-    free(n->uses);
-    free(n);
+    absorb_next(b);
   }
   if (!fl_insert(fl, b)) {
     /* Out of host memory for the list: the block stays unlisted (leaked to the cache) rather

@@ -60,6 +60,11 @@ static int same_layout(const mt_tensor *a, const mt_tensor *b) {
   return 1;
 }
 
+/* Same dtype, both dense with the same layout: the copy is one transfer of the span's bytes. */
+static int same_bytes(const mt_tensor *dst, const mt_tensor *src) {
+  return dst->dtype == src->dtype && is_dense(src) && is_dense(dst) && same_layout(dst, src);
+}
+
 /* A fresh device buffer of `dtype` laid out exactly like the dense tensor `like`. */
 static mt_status dense_like(mt_tensor **out, const mt_tensor *like, mt_dtype dtype, int device) {
   int64_t n = mt__numel(like);
@@ -110,7 +115,7 @@ static mt_status host_to_device(mt_tensor *dst, const mt_tensor *src) {
   int64_t n = mt__numel(dst);
   cudaStream_t s;
   MT_TRY(mt__cuda_get_stream(dev, &s, OP));
-  if (dst->dtype == src->dtype && is_dense(src) && is_dense(dst) && same_layout(dst, src))
+  if (same_bytes(dst, src))
     return h2d_bytes(mt__data(dst), src, mt__data(src), (size_t)n * esize(src), dev, s);
 
   const mt_tensor *hsrc = src;
@@ -141,7 +146,7 @@ static mt_status device_to_host(mt_tensor *dst, const mt_tensor *src) {
   int64_t n = mt__numel(dst);
   cudaStream_t s;
   MT_TRY(mt__cuda_get_stream(dev, &s, OP));
-  if (dst->dtype == src->dtype && is_dense(src) && is_dense(dst) && same_layout(dst, src))
+  if (same_bytes(dst, src))
     return d2h_bytes(mt__data(dst), mt__data(src), (size_t)n * esize(dst), s);
 
   mt_tensor *tmp = NULL, *host = NULL;
@@ -173,7 +178,7 @@ static mt_status device_to_host(mt_tensor *dst, const mt_tensor *src) {
 static mt_status device_to_device(mt_tensor *dst, const mt_tensor *src) {
   int dev = dst->device;
   int64_t n = mt__numel(dst);
-  if (dst->dtype == src->dtype && is_dense(src) && is_dense(dst) && same_layout(dst, src)) {
+  if (same_bytes(dst, src)) {
     if (mt__data(dst) == mt__data(src)) return MT_OK; /* copying a tensor onto itself */
     cudaStream_t s;
     MT_TRY(mt__cuda_get_stream(dev, &s, OP));

@@ -84,6 +84,17 @@ static mt_status set_math(conv_desc *d, cudnnMathType_t math) {
   return MT_OK;
 }
 
+/* found = 1 and *out = the first of the n heuristic results (best first) that ran, fits WS_LIMIT
+ * and has an allowed math type; a macro because the three perf struct types only share fields */
+#define PICK_ALGO(perf, n, d, out, found)                                                                     \
+  for (int i = 0; i < (n) && !(found); i++)                                                                   \
+    if ((perf)[i].status == CUDNN_STATUS_SUCCESS && (perf)[i].memory <= WS_LIMIT &&                           \
+        math_ok((d), (perf)[i].mathType)) {                                                                   \
+      (out)->algo = (int)(perf)[i].algo, (out)->math = (int)(perf)[i].mathType,                               \
+      (out)->workspace = (perf)[i].memory;                                                                    \
+      (found) = 1;                                                                                            \
+    }
+
 /* the cached choice for d->key (kind set), or a new one from the heuristics */
 static mt_status choose(cudnnHandle_t h, conv_desc *d, int kind, mt__cudnn_conv_algo *out) {
   d->key.kind = kind;
@@ -95,31 +106,19 @@ static mt_status choose(cudnnHandle_t h, conv_desc *d, int kind, mt__cudnn_conv_
     MT_CUDNN_TRY(cudnnGetConvolutionForwardAlgorithm_v7(h, d->x, d->w, d->conv, d->y,
                                                         CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, perf),
                  OP);
-    for (int i = 0; i < n && !found; i++)
-      if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= WS_LIMIT && math_ok(d, perf[i].mathType)) {
-        out->algo = (int)perf[i].algo, out->math = (int)perf[i].mathType, out->workspace = perf[i].memory;
-        found = 1;
-      }
+    PICK_ALGO(perf, n, d, out, found);
   } else if (kind == MT_CUDNN_BWD_DATA) {
     cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
     MT_CUDNN_TRY(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d->w, d->y, d->conv, d->x,
                                                              CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, perf),
                  OP);
-    for (int i = 0; i < n && !found; i++)
-      if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= WS_LIMIT && math_ok(d, perf[i].mathType)) {
-        out->algo = (int)perf[i].algo, out->math = (int)perf[i].mathType, out->workspace = perf[i].memory;
-        found = 1;
-      }
+    PICK_ALGO(perf, n, d, out, found);
   } else {
     cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
     MT_CUDNN_TRY(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d->x, d->y, d->conv, d->w,
                                                                CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, perf),
                  OP);
-    for (int i = 0; i < n && !found; i++)
-      if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= WS_LIMIT && math_ok(d, perf[i].mathType)) {
-        out->algo = (int)perf[i].algo, out->math = (int)perf[i].mathType, out->workspace = perf[i].memory;
-        found = 1;
-      }
+    PICK_ALGO(perf, n, d, out, found);
   }
   if (!found)
     return mt__error(MT_ERR_CUDA, OP ": cuDNN has no algorithm for input %dx%dx%dx%d, weight %dx%dx%dx%d, %s",
@@ -128,12 +127,15 @@ static mt_status choose(cudnnHandle_t h, conv_desc *d, int kind, mt__cudnn_conv_
   MT_TRY(set_math(d, (cudnnMathType_t)out->math));
   return mt__cudnn_cache_put(d->device, &d->key, out);
 }
+#undef PICK_ALGO
 
-static mt_status workspace(int device, size_t n, mt_tensor **ws) {
+/* the algorithm for kind and its workspace (*ws NULL when it needs none) */
+static mt_status prepare(cudnnHandle_t h, conv_desc *d, int kind, mt__cudnn_conv_algo *a, mt_tensor **ws) {
   *ws = NULL;
-  if (n == 0) return MT_OK;
-  int64_t m = (int64_t)n;
-  return mt__tensor_empty(ws, MT_U8, device, 1, &m);
+  MT_TRY(choose(h, d, kind, a));
+  if (a->workspace == 0) return MT_OK;
+  int64_t m = (int64_t)a->workspace;
+  return mt__tensor_empty(ws, MT_U8, d->device, 1, &m);
 }
 
 /* alpha/beta scalars: double for double data, float otherwise */
@@ -151,9 +153,8 @@ static scalar mk(const conv_desc *d, double v) {
 static mt_status fwd_locked(cudnnHandle_t h, conv_desc *d, mt_tensor *y, const mt_tensor *x, const mt_tensor *w,
                             const mt_tensor *b) {
   mt__cudnn_conv_algo a;
-  MT_TRY(choose(h, d, MT_CUDNN_FWD, &a));
-  mt_tensor *ws = NULL;
-  MT_TRY(workspace(d->device, a.workspace, &ws));
+  mt_tensor *ws;
+  MT_TRY(prepare(h, d, MT_CUDNN_FWD, &a, &ws));
   scalar one = mk(d, 1), zero = mk(d, 0);
   cudnnStatus_t st = cudnnConvolutionForward(h, &one, d->x, mt__data(x), d->w, mt__data(w), d->conv,
                                              (cudnnConvolutionFwdAlgo_t)a.algo, ws ? mt__data(ws) : NULL, a.workspace,
@@ -166,9 +167,8 @@ static mt_status fwd_locked(cudnnHandle_t h, conv_desc *d, mt_tensor *y, const m
 static mt_status bwd_data_locked(cudnnHandle_t h, conv_desc *d, mt_tensor *dx, const mt_tensor *dy,
                                  const mt_tensor *w) {
   mt__cudnn_conv_algo a;
-  MT_TRY(choose(h, d, MT_CUDNN_BWD_DATA, &a));
-  mt_tensor *ws = NULL;
-  MT_TRY(workspace(d->device, a.workspace, &ws));
+  mt_tensor *ws;
+  MT_TRY(prepare(h, d, MT_CUDNN_BWD_DATA, &a, &ws));
   scalar one = mk(d, 1), zero = mk(d, 0);
   cudnnStatus_t st = cudnnConvolutionBackwardData(h, &one, d->w, mt__data(w), d->y, mt__data(dy), d->conv,
                                                   (cudnnConvolutionBwdDataAlgo_t)a.algo, ws ? mt__data(ws) : NULL,
@@ -182,9 +182,8 @@ static mt_status bwd_data_locked(cudnnHandle_t h, conv_desc *d, mt_tensor *dx, c
 static mt_status bwd_filter_locked(cudnnHandle_t h, conv_desc *d, mt_tensor *dw, mt_tensor *db, const mt_tensor *x,
                                    const mt_tensor *dy, double scale) {
   mt__cudnn_conv_algo a;
-  MT_TRY(choose(h, d, MT_CUDNN_BWD_FILTER, &a));
-  mt_tensor *ws = NULL;
-  MT_TRY(workspace(d->device, a.workspace, &ws));
+  mt_tensor *ws;
+  MT_TRY(prepare(h, d, MT_CUDNN_BWD_FILTER, &a, &ws));
   scalar one = mk(d, 1), sc = mk(d, scale);
   cudnnStatus_t st = cudnnConvolutionBackwardFilter(h, &sc, d->x, mt__data(x), d->y, mt__data(dy), d->conv,
                                                     (cudnnConvolutionBwdFilterAlgo_t)a.algo, ws ? mt__data(ws) : NULL,
