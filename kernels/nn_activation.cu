@@ -52,7 +52,7 @@ template <class F> static void act_kind(int kind, F &&f) {
   }
 }
 
-extern "C" mt_status mt__cuda_nn_activation_forward(mt_tensor *y, const mt_tensor *x, int kind, double alpha) {
+extern "C" mt_status mt__cuda_activation_forward(mt_tensor *y, const mt_tensor *x, int kind, double alpha) {
   const char *op = act_op(kind);
   int64_t n = mt__numel(x);
   if (n == 0) return MT_OK;
@@ -69,7 +69,7 @@ extern "C" mt_status mt__cuda_nn_activation_forward(mt_tensor *y, const mt_tenso
   });
 }
 
-extern "C" mt_status mt__cuda_nn_activation_backward(mt_tensor *r, const mt_tensor *g, const mt_tensor *saved, int kind,
+extern "C" mt_status mt__cuda_activation_backward(mt_tensor *r, const mt_tensor *g, const mt_tensor *saved, int kind,
                                                      double alpha) {
   const char *op = act_op(kind);
   int64_t n = mt__numel(saved);
@@ -186,7 +186,7 @@ __global__ void nnk_softmax_bwd_cols(const T *g, const T *y, T *r, int64_t outer
 
 static unsigned row_blocks(int64_t rows) { return (unsigned)(rows < MTK_MAX_BLOCKS ? (rows < 1 ? 1 : rows) : MTK_MAX_BLOCKS); }
 
-extern "C" mt_status mt__cuda_nn_softmax_forward(mt_tensor *y, const mt_tensor *x, int64_t outer, int64_t D,
+extern "C" mt_status mt__cuda_softmax_forward(mt_tensor *y, const mt_tensor *x, int64_t outer, int64_t D,
                                                  int64_t inner, int logsm) {
   const char *op = logsm ? "nn.LogSoftMax" : "nn.SoftMax";
   if (outer * D * inner == 0) return MT_OK;
@@ -203,7 +203,7 @@ extern "C" mt_status mt__cuda_nn_softmax_forward(mt_tensor *y, const mt_tensor *
   });
 }
 
-extern "C" mt_status mt__cuda_nn_softmax_backward(mt_tensor *r, const mt_tensor *g, const mt_tensor *y, int64_t outer,
+extern "C" mt_status mt__cuda_softmax_backward(mt_tensor *r, const mt_tensor *g, const mt_tensor *y, int64_t outer,
                                                   int64_t D, int64_t inner, int logsm) {
   const char *op = logsm ? "nn.LogSoftMax" : "nn.SoftMax";
   if (outer * D * inner == 0) return MT_OK;

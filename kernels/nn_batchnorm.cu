@@ -126,7 +126,7 @@ __global__ void nnk_bn_grad_input(const T *x, const T *g, T *r, const double *co
 
 template <class T> static T *opt_ptr(const mt_tensor *t) { return t ? mtk_ptr<T>(t) : nullptr; }
 
-extern "C" mt_status mt__cuda_nn_batchnorm_forward(mt_tensor *y, const mt_tensor *x, const mt_tensor *weight,
+extern "C" mt_status mt__cuda_batchnorm_forward(mt_tensor *y, const mt_tensor *x, const mt_tensor *weight,
                                                    const mt_tensor *bias, mt_tensor *running_mean,
                                                    mt_tensor *running_var, mt_tensor *save_mean,
                                                    mt_tensor *save_invstd, int train, double momentum, double eps,
@@ -161,7 +161,7 @@ extern "C" mt_status mt__cuda_nn_batchnorm_forward(mt_tensor *y, const mt_tensor
   });
 }
 
-extern "C" mt_status mt__cuda_nn_batchnorm_backward(mt_tensor *r, mt_tensor *gradWeight, mt_tensor *gradBias,
+extern "C" mt_status mt__cuda_batchnorm_backward(mt_tensor *r, mt_tensor *gradWeight, mt_tensor *gradBias,
                                                     const mt_tensor *x, const mt_tensor *g, const mt_tensor *weight,
                                                     const mt_tensor *running_mean, const mt_tensor *running_var,
                                                     const mt_tensor *save_mean, const mt_tensor *save_invstd,

@@ -33,7 +33,7 @@ __global__ void nnk_bias_acc(T *db, const double *acc, int64_t O, double scale) 
 
 #define OP "nn.SpatialConvolution"
 
-extern "C" mt_status mt__cuda_nn_conv_bias_add(mt_tensor *y, const mt_tensor *b) {
+extern "C" mt_status mt__cuda_conv_bias_add(mt_tensor *y, const mt_tensor *b) {
   int64_t n = mt__numel(y), O = y->sizes[1], S = y->sizes[2] * y->sizes[3];
   if (n == 0) return MT_OK;
   cudaStream_t s = mt__cuda_stream(y->device);
@@ -45,7 +45,7 @@ extern "C" mt_status mt__cuda_nn_conv_bias_add(mt_tensor *y, const mt_tensor *b)
   });
 }
 
-extern "C" mt_status mt__cuda_nn_conv_bias_grad(mt_tensor *db, const mt_tensor *dy, double scale) {
+extern "C" mt_status mt__cuda_conv_bias_grad(mt_tensor *db, const mt_tensor *dy, double scale) {
   int64_t O = dy->sizes[1], S = dy->sizes[2] * dy->sizes[3], M = dy->sizes[0] * S;
   if (O == 0 || M == 0) return MT_OK;
   int device = dy->device;

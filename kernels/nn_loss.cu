@@ -31,7 +31,7 @@ __global__ void nnk_nll_bwd(T *r, const int64_t *t, const double *w, int64_t N, 
 
 #define NLL_OP "nn.ClassNLLCriterion"
 
-extern "C" mt_status mt__cuda_nn_class_nll_forward(double *nll, double *smooth, const mt_tensor *x, const int64_t *t,
+extern "C" mt_status mt__cuda_class_nll_forward(double *nll, double *smooth, const mt_tensor *x, const int64_t *t,
                                                    const double *w, int64_t N, int64_t C) {
   int device = x->device;
   cudaStream_t s = mt__cuda_stream(device);
@@ -56,7 +56,7 @@ extern "C" mt_status mt__cuda_nn_class_nll_forward(double *nll, double *smooth, 
   return MT_OK;
 }
 
-extern "C" mt_status mt__cuda_nn_class_nll_backward(mt_tensor *r, const int64_t *t, const double *w, int64_t N,
+extern "C" mt_status mt__cuda_class_nll_backward(mt_tensor *r, const int64_t *t, const double *w, int64_t N,
                                                     int64_t C, double smoothing, double norm) {
   if (N * C == 0) return MT_OK;
   int device = r->device;
@@ -94,7 +94,7 @@ __global__ void nnk_mse_bwd(T *r, const T *x, const T *y, int64_t n, double k) {
 
 #define MSE_OP "nn.MSECriterion"
 
-extern "C" mt_status mt__cuda_nn_mse_forward(double *out, const mt_tensor *x, const mt_tensor *y) {
+extern "C" mt_status mt__cuda_mse_forward(double *out, const mt_tensor *x, const mt_tensor *y) {
   int64_t n = mt__numel(x);
   *out = 0;
   if (n == 0) return MT_OK;
@@ -112,7 +112,7 @@ extern "C" mt_status mt__cuda_nn_mse_forward(double *out, const mt_tensor *x, co
   return nnk_download(out, acc, 1, s, MSE_OP);
 }
 
-extern "C" mt_status mt__cuda_nn_mse_backward(mt_tensor *r, const mt_tensor *x, const mt_tensor *y, double k) {
+extern "C" mt_status mt__cuda_mse_backward(mt_tensor *r, const mt_tensor *x, const mt_tensor *y, double k) {
   int64_t n = mt__numel(x);
   if (n == 0) return MT_OK;
   cudaStream_t s = mt__cuda_stream(x->device);

@@ -178,32 +178,32 @@ __global__ void nnk_adaptive_bwd(const T *dy, T *dx, pgeom g) {
     });                                                                                          \
   } while (0)
 
-extern "C" mt_status mt__cuda_nn_maxpool2d_forward(mt_tensor *y, mt_tensor *indices, const mt_tensor *x,
+extern "C" mt_status mt__cuda_maxpool2d_forward(mt_tensor *y, mt_tensor *indices, const mt_tensor *x,
                                                    const mt_pool_geom *g) {
   NNK_POOL_LAUNCH(MP, x->dtype, x->device, g->planes * g->oH * g->oW, nnk_maxpool_fwd, mtk_ptr<T>(x), mtk_ptr<T>(y),
                   mtk_ptr<int64_t>(indices), *g);
 }
-extern "C" mt_status mt__cuda_nn_maxpool2d_backward(mt_tensor *dx, const mt_tensor *dy, const mt_tensor *indices,
+extern "C" mt_status mt__cuda_maxpool2d_backward(mt_tensor *dx, const mt_tensor *dy, const mt_tensor *indices,
                                                     const mt_pool_geom *g) {
   NNK_POOL_LAUNCH(MP, dx->dtype, dx->device, g->planes * g->H * g->W, nnk_maxpool_bwd, mtk_ptr<T>(dy),
                   mtk_ptr<int64_t>(indices), mtk_ptr<T>(dx), *g);
 }
-extern "C" mt_status mt__cuda_nn_avgpool2d_forward(mt_tensor *y, const mt_tensor *x, const mt_pool_geom *g,
+extern "C" mt_status mt__cuda_avgpool2d_forward(mt_tensor *y, const mt_tensor *x, const mt_pool_geom *g,
                                                    int count_include_pad) {
   NNK_POOL_LAUNCH(AP, x->dtype, x->device, g->planes * g->oH * g->oW, nnk_avgpool_fwd, mtk_ptr<T>(x), mtk_ptr<T>(y), *g,
                   count_include_pad);
 }
-extern "C" mt_status mt__cuda_nn_avgpool2d_backward(mt_tensor *dx, const mt_tensor *dy, const mt_pool_geom *g,
+extern "C" mt_status mt__cuda_avgpool2d_backward(mt_tensor *dx, const mt_tensor *dy, const mt_pool_geom *g,
                                                     int count_include_pad) {
   NNK_POOL_LAUNCH(AP, dx->dtype, dx->device, g->planes * g->H * g->W, nnk_avgpool_bwd, mtk_ptr<T>(dy), mtk_ptr<T>(dx),
                   *g, count_include_pad);
 }
-extern "C" mt_status mt__cuda_nn_adaptive_avgpool2d_forward(mt_tensor *y, const mt_tensor *x,
+extern "C" mt_status mt__cuda_adaptive_avgpool2d_forward(mt_tensor *y, const mt_tensor *x,
                                                             const mt_pool_geom *g) {
   NNK_POOL_LAUNCH(AD, x->dtype, x->device, g->planes * g->oH * g->oW, nnk_adaptive_fwd, mtk_ptr<T>(x), mtk_ptr<T>(y),
                   *g);
 }
-extern "C" mt_status mt__cuda_nn_adaptive_avgpool2d_backward(mt_tensor *dx, const mt_tensor *dy,
+extern "C" mt_status mt__cuda_adaptive_avgpool2d_backward(mt_tensor *dx, const mt_tensor *dy,
                                                              const mt_pool_geom *g) {
   NNK_POOL_LAUNCH(AD, dx->dtype, dx->device, g->planes * g->H * g->W, nnk_adaptive_bwd, mtk_ptr<T>(dy),
                   mtk_ptr<T>(dx), *g);

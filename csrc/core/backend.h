@@ -29,123 +29,134 @@ typedef struct mt_pool_geom {
   int kW, kH, dW, dH, pW, pH;
 } mt_pool_geom;
 
+/* The table's slots, one list: X(P, RET, NAME, (ARGS)) for each. It gives the struct below,
+ * each backend's declarations (MT_BACKEND_DECLARE with its prefix: mt__cpu_conv2d_forward, ...)
+ * and each backend's table (MT_BACKEND_ENTRY), so a slot is written once and a backend that
+ * lacks a function fails to link. */
+#define MT_BACKEND_OPS(X, P) \
+  /* storage memory */                                                                                              \
+  X(P, mt_status, alloc, (int device, size_t nbytes, int pinned, void **ptr))                                       \
+  X(P, void, free, (int device, void *ptr, size_t nbytes, int pinned))                                              \
+  X(P, mt_status, memory_stats, (int device, mt_memory_stats *out))                                                 \
+  X(P, mt_status, memory_reset_peak, (int device))                                                                  \
+  /* pointwise */                                                                                                   \
+  X(P, mt_status, fill, (mt_tensor *t, double v))                                                                   \
+  /* same shape; dtypes may differ */                                                                               \
+  X(P, mt_status, copy, (mt_tensor *dst, const mt_tensor *src))                                                     \
+  X(P, mt_status, unary, (mt_unary_op op, mt_tensor *out, const mt_tensor *a, double p1, double p2))                \
+  X(P, mt_status, binary, (mt_binary_op op, mt_tensor *out, const mt_tensor *a, const mt_tensor *b, double alpha))  \
+  /* out = a + value * b * c (div = 0) or a + value * b / c (div = 1) */                                            \
+  X(P, mt_status, addc, (int div, mt_tensor *out, const mt_tensor *a, double value, const mt_tensor *b,             \
+      const mt_tensor *c))                                                                                          \
+  /* mask expanded to t */                                                                                          \
+  X(P, mt_status, masked_fill, (mt_tensor *t, const mt_tensor *mask, double v))                                     \
+  /* resizes out (1-d) itself: the count is data dependent */                                                       \
+  X(P, mt_status, masked_select, (mt_tensor *out, const mt_tensor *src, const mt_tensor *mask))                     \
+  /* t contiguous */                                                                                                \
+  X(P, mt_status, arange, (mt_tensor *t, double start, double step))                                                \
+  /* random: t contiguous; g->offset advanced by the caller */                                                      \
+  X(P, mt_status, random_uniform, (mt_tensor *t, uint64_t seed, uint64_t offset, double lo, double hi))             \
+  X(P, mt_status, random_normal, (mt_tensor *t, uint64_t seed, uint64_t offset, double mean, double std))           \
+  X(P, mt_status, random_bernoulli, (mt_tensor *t, uint64_t seed, uint64_t offset, double p))                       \
+  /* reductions over one dim (dim >= 0, out already sized with keepdim = 1 layout) or all                           \
+   * (dim < 0, out 0-d); indices (i64, same shape as out) may be NULL */                                            \
+  X(P, mt_status, reduce, (mt_reduce_op op, mt_tensor *out, mt_tensor *indices, const mt_tensor *a, int dim,        \
+      double p, int64_t base))                                                                                      \
+  /* out[i] = beta*out[i] + alpha*a[i]@b[i] for i < batch (3-d tensors, batch dim 0; 2-d                            \
+   * callers pass views with a leading 1). out already holds c (copied by the entry point). */                      \
+  X(P, mt_status, gemm, (mt_tensor *out, double beta, double alpha, const mt_tensor *a, const mt_tensor *b))        \
+  /* out = beta*out + alpha*m@v */                                                                                  \
+  X(P, mt_status, gemv, (mt_tensor *out, double beta, double alpha, const mt_tensor *m, const mt_tensor *v))        \
+  X(P, mt_status, dot, (const mt_tensor *a, const mt_tensor *b, double *out))                                       \
+  X(P, mt_status, cat, (mt_tensor *out, mt_tensor *const *inputs, int n, int dim))                                  \
+  X(P, mt_status, index_select, (mt_tensor *out, const mt_tensor *src, int dim, const mt_tensor *index,             \
+      int64_t base))                                                                                                \
+  X(P, mt_status, index_add, (mt_tensor *t, int dim, const mt_tensor *index, const mt_tensor *src, double alpha,    \
+      int64_t base))                                                                                                \
+  X(P, mt_status, index_fill, (mt_tensor *t, int dim, const mt_tensor *index, double v, int64_t base))              \
+  X(P, mt_status, gather, (mt_tensor *out, const mt_tensor *src, int dim, const mt_tensor *index, int64_t base))    \
+  /* src NULL: scatter the scalar v */                                                                              \
+  X(P, mt_status, scatter, (mt_tensor *t, int dim, const mt_tensor *index, const mt_tensor *src, double v,          \
+      int64_t base))                                                                                                \
+  X(P, mt_status, sort, (mt_tensor *values, mt_tensor *indices, const mt_tensor *src, int dim, int descending,      \
+      int64_t base))                                                                                                \
+  X(P, mt_status, topk, (mt_tensor *values, mt_tensor *indices, const mt_tensor *src, int64_t k, int dim,           \
+      int largest, int sorted, int64_t base))                                                                       \
+  /* ---- nn layers, criterions and fused optimizer steps. The entry points in csrc/nn/ check                       \
+   * every argument and resize the outputs; here every tensor is contiguous, on the backend's                       \
+   * device, with checked sizes and float dtypes; results are contiguous buffers of the final                       \
+   * size (the entry point copies them back when the caller's tensor is not contiguous). ---- */                    \
+  /* y = conv(x, w) + b (b may be NULL); dx = conv^T(dy, w); dw += scale * dL/dw and                                \
+   * db += scale * dL/db (db may be NULL) */                                                                        \
+  X(P, mt_status, conv2d_forward, (mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b,        \
+      const mt_conv_geom *g))                                                                                       \
+  X(P, mt_status, conv2d_backward_input, (mt_tensor *dx, const mt_tensor *dy, const mt_tensor *w,                   \
+      const mt_conv_geom *g))                                                                                       \
+  X(P, mt_status, conv2d_backward_params, (mt_tensor *dw, mt_tensor *db, const mt_tensor *x, const mt_tensor *dy,   \
+      double scale, const mt_conv_geom *g))                                                                         \
+  /* pooling over g->planes contiguous H x W planes; max-pool indices are int64, 0-based within a                   \
+   * plane (the backward reports an index outside its plane, or skips it where checking would                       \
+   * cost a device sync) */                                                                                         \
+  X(P, mt_status, maxpool2d_forward, (mt_tensor *y, mt_tensor *indices, const mt_tensor *x, const mt_pool_geom *g)) \
+  X(P, mt_status, maxpool2d_backward, (mt_tensor *dx, const mt_tensor *dy, const mt_tensor *indices,                \
+      const mt_pool_geom *g))                                                                                       \
+  X(P, mt_status, avgpool2d_forward, (mt_tensor *y, const mt_tensor *x, const mt_pool_geom *g,                      \
+      int count_include_pad))                                                                                       \
+  X(P, mt_status, avgpool2d_backward, (mt_tensor *dx, const mt_tensor *dy, const mt_pool_geom *g,                   \
+      int count_include_pad))                                                                                       \
+  X(P, mt_status, adaptive_avgpool2d_forward, (mt_tensor *y, const mt_tensor *x, const mt_pool_geom *g))            \
+  X(P, mt_status, adaptive_avgpool2d_backward, (mt_tensor *dx, const mt_tensor *dy, const mt_pool_geom *g))         \
+  /* activations (MT_ACT_* kinds): y = f(x); r = f'(saved) * g (saved: the input for ReLU and                       \
+   * LeakyReLU, the output for Sigmoid and Tanh) */                                                                 \
+  X(P, mt_status, activation_forward, (mt_tensor *y, const mt_tensor *x, int kind, double alpha))                   \
+  X(P, mt_status, activation_backward, (mt_tensor *r, const mt_tensor *g, const mt_tensor *saved, int kind,         \
+      double alpha))                                                                                                \
+  /* batch norm over an N x C x S buffer; the C-sized stat tensors have the input's dtype, any of                   \
+   * them may be NULL where moontorch.h allows it */                                                                \
+  X(P, mt_status, batchnorm_forward, (mt_tensor *y, const mt_tensor *x, const mt_tensor *weight,                    \
+      const mt_tensor *bias, mt_tensor *running_mean, mt_tensor *running_var, mt_tensor *save_mean,                 \
+      mt_tensor *save_invstd, int train, double momentum, double eps, int64_t N, int64_t C, int64_t S))             \
+  X(P, mt_status, batchnorm_backward, (mt_tensor *r, mt_tensor *gradWeight, mt_tensor *gradBias,                    \
+      const mt_tensor *x, const mt_tensor *g, const mt_tensor *weight, const mt_tensor *running_mean,               \
+      const mt_tensor *running_var, const mt_tensor *save_mean, const mt_tensor *save_invstd, int train,            \
+      double scale, double eps, int64_t N, int64_t C, int64_t S))                                                   \
+  /* (log-)softmax over the middle dim of an outer x D x inner buffer */                                            \
+  X(P, mt_status, softmax_forward, (mt_tensor *y, const mt_tensor *x, int64_t outer, int64_t D, int64_t inner,      \
+      int log))                                                                                                     \
+  X(P, mt_status, softmax_backward, (mt_tensor *r, const mt_tensor *g, const mt_tensor *y, int64_t outer,           \
+      int64_t D, int64_t inner, int log))                                                                           \
+  /* class NLL over an N x C buffer of log-probabilities; t (0-based targets, N) and w (class                       \
+   * weights, C) are validated host arrays. Forward: *nll = sum_i -w[t_i] x[i][t_i] and (smooth                     \
+   * not NULL) *smooth = sum_i sum_c -w[c] x[i][c]. Backward writes r with the smoothing and norm                   \
+   * of mt_nn_class_nll_backward. */                                                                                \
+  X(P, mt_status, class_nll_forward, (double *nll, double *smooth, const mt_tensor *x, const int64_t *t,            \
+      const double *w, int64_t N, int64_t C))                                                                       \
+  X(P, mt_status, class_nll_backward, (mt_tensor *r, const int64_t *t, const double *w, int64_t N, int64_t C,       \
+      double smoothing, double norm))                                                                               \
+  /* MSE: *acc = sum (x - y)^2; r = k (x - y) */                                                                    \
+  X(P, mt_status, mse_forward, (double *acc, const mt_tensor *x, const mt_tensor *y))                               \
+  X(P, mt_status, mse_backward, (mt_tensor *r, const mt_tensor *x, const mt_tensor *y, double k))                   \
+  /* fused optimizer steps, same formulas as mt_sgd_step & co.; buf is NULL without momentum;                       \
+   * segments (lars, lamb) are validated host arrays */                                                             \
+  X(P, mt_status, sgd_step, (mt_tensor *x, const mt_tensor *dx, mt_tensor *buf, const mt_tensor *lrs,               \
+      const mt_tensor *wds, double lr, double momentum, double dampening, double weight_decay, int nesterov,        \
+      int first))                                                                                                   \
+  X(P, mt_status, adam_step, (mt_tensor *x, const mt_tensor *dx, mt_tensor *m, mt_tensor *v, double beta1,          \
+      double beta2, double eps, double wd_l2, double decay, double step, double inv_sqrt_bc2))                      \
+  X(P, mt_status, lars_step, (mt_tensor *x, const mt_tensor *dx, mt_tensor *buf, int nseg,                          \
+      const int64_t *seg_offset, const int64_t *seg_length, const uint8_t *seg_exclude, double lr, double momentum, \
+      double weight_decay, double eta, double eps, int first, double *trust_out))                                   \
+  X(P, mt_status, lamb_step, (mt_tensor *x, const mt_tensor *dx, mt_tensor *m, mt_tensor *v, int nseg,              \
+      const int64_t *seg_offset, const int64_t *seg_length, const uint8_t *seg_exclude, double beta1, double beta2, \
+      double ibc1, double ibc2, double lr, double eps, double weight_decay, double max_trust, double *trust_out))
+
+#define MT__BACKEND_SLOT(P, RET, NAME, ARGS) RET(*NAME) ARGS;
+#define MT_BACKEND_DECLARE(P, RET, NAME, ARGS) RET P##NAME ARGS;
+#define MT_BACKEND_ENTRY(P, RET, NAME, ARGS) .NAME = P##NAME,
+
 typedef struct mt_backend {
   const char *name;
-  /* storage memory */
-  mt_status (*alloc)(int device, size_t nbytes, int pinned, void **ptr);
-  void (*free)(int device, void *ptr, size_t nbytes, int pinned);
-  mt_status (*memory_stats)(int device, mt_memory_stats *out);
-  mt_status (*memory_reset_peak)(int device);
-
-  /* pointwise */
-  mt_status (*fill)(mt_tensor *t, double v);
-  mt_status (*copy)(mt_tensor *dst, const mt_tensor *src); /* same shape; dtypes may differ */
-  mt_status (*unary)(mt_unary_op op, mt_tensor *out, const mt_tensor *a, double p1, double p2);
-  mt_status (*binary)(mt_binary_op op, mt_tensor *out, const mt_tensor *a, const mt_tensor *b, double alpha);
-  /* out = a + value * b * c (div = 0) or a + value * b / c (div = 1) */
-  mt_status (*addc)(int div, mt_tensor *out, const mt_tensor *a, double value, const mt_tensor *b,
-                    const mt_tensor *c);
-  mt_status (*masked_fill)(mt_tensor *t, const mt_tensor *mask, double v); /* mask expanded to t */
-  /* resizes out (1-d) itself: the count is data dependent */
-  mt_status (*masked_select)(mt_tensor *out, const mt_tensor *src, const mt_tensor *mask);
-  mt_status (*arange)(mt_tensor *t, double start, double step);             /* t contiguous */
-
-  /* random: t contiguous; g->offset advanced by the caller */
-  mt_status (*random_uniform)(mt_tensor *t, uint64_t seed, uint64_t offset, double lo, double hi);
-  mt_status (*random_normal)(mt_tensor *t, uint64_t seed, uint64_t offset, double mean, double std);
-  mt_status (*random_bernoulli)(mt_tensor *t, uint64_t seed, uint64_t offset, double p);
-
-  /* reductions over one dim (dim >= 0, out already sized with keepdim = 1 layout) or all
-   * (dim < 0, out 0-d); indices (i64, same shape as out) may be NULL */
-  mt_status (*reduce)(mt_reduce_op op, mt_tensor *out, mt_tensor *indices, const mt_tensor *a, int dim,
-                      double p, int64_t base);
-
-  /* out[i] = beta*out[i] + alpha*a[i]@b[i] for i < batch (3-d tensors, batch dim 0; 2-d
-   * callers pass views with a leading 1). out already holds c (copied by the entry point). */
-  mt_status (*gemm)(mt_tensor *out, double beta, double alpha, const mt_tensor *a, const mt_tensor *b);
-  /* out = beta*out + alpha*m@v */
-  mt_status (*gemv)(mt_tensor *out, double beta, double alpha, const mt_tensor *m, const mt_tensor *v);
-  mt_status (*dot)(const mt_tensor *a, const mt_tensor *b, double *out);
-
-  mt_status (*cat)(mt_tensor *out, mt_tensor *const *inputs, int n, int dim);
-  mt_status (*index_select)(mt_tensor *out, const mt_tensor *src, int dim, const mt_tensor *index, int64_t base);
-  mt_status (*index_add)(mt_tensor *t, int dim, const mt_tensor *index, const mt_tensor *src, double alpha,
-                         int64_t base);
-  mt_status (*index_fill)(mt_tensor *t, int dim, const mt_tensor *index, double v, int64_t base);
-  mt_status (*gather)(mt_tensor *out, const mt_tensor *src, int dim, const mt_tensor *index, int64_t base);
-  /* src NULL: scatter the scalar v */
-  mt_status (*scatter)(mt_tensor *t, int dim, const mt_tensor *index, const mt_tensor *src, double v,
-                       int64_t base);
-  mt_status (*sort)(mt_tensor *values, mt_tensor *indices, const mt_tensor *src, int dim, int descending,
-                    int64_t base);
-  mt_status (*topk)(mt_tensor *values, mt_tensor *indices, const mt_tensor *src, int64_t k, int dim,
-                    int largest, int sorted, int64_t base);
-
-  /* ---- nn layers, criterions and fused optimizer steps. The entry points in csrc/nn/ check
-   * every argument and resize the outputs; here every tensor is contiguous, on the backend's
-   * device, with checked sizes and float dtypes; results are contiguous buffers of the final
-   * size (the entry point copies them back when the caller's tensor is not contiguous). ---- */
-
-  /* y = conv(x, w) + b (b may be NULL); dx = conv^T(dy, w); dw += scale * dL/dw and
-   * db += scale * dL/db (db may be NULL) */
-  mt_status (*conv2d_forward)(mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b,
-                              const mt_conv_geom *g);
-  mt_status (*conv2d_backward_input)(mt_tensor *dx, const mt_tensor *dy, const mt_tensor *w, const mt_conv_geom *g);
-  mt_status (*conv2d_backward_params)(mt_tensor *dw, mt_tensor *db, const mt_tensor *x, const mt_tensor *dy,
-                                      double scale, const mt_conv_geom *g);
-  /* pooling over g->planes contiguous H x W planes; max-pool indices are int64, 0-based within a
-   * plane (the backward reports an index outside its plane, or skips it where checking would
-   * cost a device sync) */
-  mt_status (*maxpool2d_forward)(mt_tensor *y, mt_tensor *indices, const mt_tensor *x, const mt_pool_geom *g);
-  mt_status (*maxpool2d_backward)(mt_tensor *dx, const mt_tensor *dy, const mt_tensor *indices,
-                                  const mt_pool_geom *g);
-  mt_status (*avgpool2d_forward)(mt_tensor *y, const mt_tensor *x, const mt_pool_geom *g, int count_include_pad);
-  mt_status (*avgpool2d_backward)(mt_tensor *dx, const mt_tensor *dy, const mt_pool_geom *g, int count_include_pad);
-  mt_status (*adaptive_avgpool2d_forward)(mt_tensor *y, const mt_tensor *x, const mt_pool_geom *g);
-  mt_status (*adaptive_avgpool2d_backward)(mt_tensor *dx, const mt_tensor *dy, const mt_pool_geom *g);
-  /* activations (MT_ACT_* kinds): y = f(x); r = f'(saved) * g (saved: the input for ReLU and
-   * LeakyReLU, the output for Sigmoid and Tanh) */
-  mt_status (*activation_forward)(mt_tensor *y, const mt_tensor *x, int kind, double alpha);
-  mt_status (*activation_backward)(mt_tensor *r, const mt_tensor *g, const mt_tensor *saved, int kind, double alpha);
-  /* batch norm over an N x C x S buffer; the C-sized stat tensors have the input's dtype, any of
-   * them may be NULL where moontorch.h allows it */
-  mt_status (*batchnorm_forward)(mt_tensor *y, const mt_tensor *x, const mt_tensor *weight, const mt_tensor *bias,
-                                 mt_tensor *running_mean, mt_tensor *running_var, mt_tensor *save_mean,
-                                 mt_tensor *save_invstd, int train, double momentum, double eps, int64_t N, int64_t C,
-                                 int64_t S);
-  mt_status (*batchnorm_backward)(mt_tensor *r, mt_tensor *gradWeight, mt_tensor *gradBias, const mt_tensor *x,
-                                  const mt_tensor *g, const mt_tensor *weight, const mt_tensor *running_mean,
-                                  const mt_tensor *running_var, const mt_tensor *save_mean,
-                                  const mt_tensor *save_invstd, int train, double scale, double eps, int64_t N,
-                                  int64_t C, int64_t S);
-  /* (log-)softmax over the middle dim of an outer x D x inner buffer */
-  mt_status (*softmax_forward)(mt_tensor *y, const mt_tensor *x, int64_t outer, int64_t D, int64_t inner, int log);
-  mt_status (*softmax_backward)(mt_tensor *r, const mt_tensor *g, const mt_tensor *y, int64_t outer, int64_t D,
-                                int64_t inner, int log);
-  /* class NLL over an N x C buffer of log-probabilities; t (0-based targets, N) and w (class
-   * weights, C) are validated host arrays. Forward: *nll = sum_i -w[t_i] x[i][t_i] and (smooth
-   * not NULL) *smooth = sum_i sum_c -w[c] x[i][c]. Backward writes r with the smoothing and norm
-   * of mt_nn_class_nll_backward. */
-  mt_status (*class_nll_forward)(double *nll, double *smooth, const mt_tensor *x, const int64_t *t, const double *w,
-                                 int64_t N, int64_t C);
-  mt_status (*class_nll_backward)(mt_tensor *r, const int64_t *t, const double *w, int64_t N, int64_t C,
-                                  double smoothing, double norm);
-  /* MSE: *acc = sum (x - y)^2; r = k (x - y) */
-  mt_status (*mse_forward)(double *acc, const mt_tensor *x, const mt_tensor *y);
-  mt_status (*mse_backward)(mt_tensor *r, const mt_tensor *x, const mt_tensor *y, double k);
-  /* fused optimizer steps, same formulas as mt_sgd_step & co.; buf is NULL without momentum;
-   * segments (lars, lamb) are validated host arrays */
-  mt_status (*sgd_step)(mt_tensor *x, const mt_tensor *dx, mt_tensor *buf, const mt_tensor *lrs, const mt_tensor *wds,
-                        double lr, double momentum, double dampening, double weight_decay, int nesterov, int first);
-  mt_status (*adam_step)(mt_tensor *x, const mt_tensor *dx, mt_tensor *m, mt_tensor *v, double beta1, double beta2,
-                         double eps, double wd_l2, double decay, double step, double inv_sqrt_bc2);
-  mt_status (*lars_step)(mt_tensor *x, const mt_tensor *dx, mt_tensor *buf, int nseg, const int64_t *seg_offset,
-                         const int64_t *seg_length, const uint8_t *seg_exclude, double lr, double momentum,
-                         double weight_decay, double eta, double eps, int first, double *trust_out);
-  mt_status (*lamb_step)(mt_tensor *x, const mt_tensor *dx, mt_tensor *m, mt_tensor *v, int nseg,
-                         const int64_t *seg_offset, const int64_t *seg_length, const uint8_t *seg_exclude,
-                         double beta1, double beta2, double ibc1, double ibc2, double lr, double eps,
-                         double weight_decay, double max_trust, double *trust_out);
+  MT_BACKEND_OPS(MT__BACKEND_SLOT, ~)
 } mt_backend;
 
 /* The backend serving a device, or NULL with an error set (e.g. CUDA not compiled in). */

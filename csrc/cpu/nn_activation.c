@@ -4,7 +4,6 @@
 #include <math.h>
 #include "../core/dtype.h"
 #include "cpu.h"
-#include "nn_cpu.h"
 
 /* float math for float compute types (the branch folds at compile time); not MT_-prefixed:
  * MT_EXP and MT_TANH are unary ops (moontorch.h) */
@@ -32,7 +31,7 @@
     }                                                                                       \
     break;
 
-mt_status mt__cpu_nn_activation_forward(mt_tensor *y, const mt_tensor *x, int kind, double alpha) {
+mt_status mt__cpu_activation_forward(mt_tensor *y, const mt_tensor *x, int kind, double alpha) {
   int64_t n = mt__numel(x);
   const void *xp = mt__data(x);
   void *yp = mt__data(y);
@@ -67,7 +66,7 @@ mt_status mt__cpu_nn_activation_forward(mt_tensor *y, const mt_tensor *x, int ki
     }                                                                                   \
     break;
 
-mt_status mt__cpu_nn_activation_backward(mt_tensor *r, const mt_tensor *g, const mt_tensor *saved, int kind,
+mt_status mt__cpu_activation_backward(mt_tensor *r, const mt_tensor *g, const mt_tensor *saved, int kind,
                                          double alpha) {
   int64_t n = mt__numel(saved);
   const void *gp = mt__data(g), *zp = mt__data(saved);

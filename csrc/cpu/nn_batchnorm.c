@@ -6,7 +6,6 @@
 #include <math.h>
 #include "../core/dtype.h"
 #include "cpu.h"
-#include "nn_cpu.h"
 
 /* per-channel double accessors over a stat tensor of any float dtype */
 static double vget(const mt_tensor *v, int64_t c) {
@@ -82,7 +81,7 @@ static double bn_lanes_total(const double *acc) {
     }                                                                            \
   } break;
 
-mt_status mt__cpu_nn_batchnorm_forward(mt_tensor *y, const mt_tensor *x, const mt_tensor *weight,
+mt_status mt__cpu_batchnorm_forward(mt_tensor *y, const mt_tensor *x, const mt_tensor *weight,
                                        const mt_tensor *bias, mt_tensor *running_mean, mt_tensor *running_var,
                                        mt_tensor *save_mean, mt_tensor *save_invstd, int train, double momentum,
                                        double eps, int64_t N, int64_t C, int64_t S) {
@@ -159,7 +158,7 @@ mt_status mt__cpu_nn_batchnorm_forward(mt_tensor *y, const mt_tensor *x, const m
     }                                                                            \
   } break;
 
-mt_status mt__cpu_nn_batchnorm_backward(mt_tensor *r, mt_tensor *gradWeight, mt_tensor *gradBias, const mt_tensor *x,
+mt_status mt__cpu_batchnorm_backward(mt_tensor *r, mt_tensor *gradWeight, mt_tensor *gradBias, const mt_tensor *x,
                                         const mt_tensor *g, const mt_tensor *weight, const mt_tensor *running_mean,
                                         const mt_tensor *running_var, const mt_tensor *save_mean,
                                         const mt_tensor *save_invstd, int train, double scale, double eps, int64_t N,

@@ -11,7 +11,6 @@
 #include "../core/error.h"
 #include "../core/dtype.h"
 #include "cpu.h"
-#include "nn_cpu.h"
 
 typedef mt_conv_geom conv_geom;
 
@@ -215,7 +214,7 @@ CONV_TYPED(f32, float, MT_F32)
 CONV_TYPED(f64, double, MT_F64)
 #undef D
 
-mt_status mt__cpu_nn_conv2d_forward(mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b,
+mt_status mt__cpu_conv2d_forward(mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b,
                                     const mt_conv_geom *g) {
 #define CASE(E, N, T, CT) \
   case E: return fwd_##CT(y, x, w, b, g);
@@ -224,7 +223,7 @@ mt_status mt__cpu_nn_conv2d_forward(mt_tensor *y, const mt_tensor *x, const mt_t
   return mt__error(MT_ERR_DTYPE, "SpatialConvolution: dtype %s is not supported", mt_dtype_name(x->dtype));
 }
 
-mt_status mt__cpu_nn_conv2d_backward_input(mt_tensor *dx, const mt_tensor *dy, const mt_tensor *w,
+mt_status mt__cpu_conv2d_backward_input(mt_tensor *dx, const mt_tensor *dy, const mt_tensor *w,
                                            const mt_conv_geom *g) {
 #define CASE(E, N, T, CT) \
   case E: return bwd_input_##CT(dx, dy, w, g);
@@ -233,7 +232,7 @@ mt_status mt__cpu_nn_conv2d_backward_input(mt_tensor *dx, const mt_tensor *dy, c
   return mt__error(MT_ERR_DTYPE, "SpatialConvolution: dtype %s is not supported", mt_dtype_name(dy->dtype));
 }
 
-mt_status mt__cpu_nn_conv2d_backward_params(mt_tensor *dw, mt_tensor *db, const mt_tensor *x, const mt_tensor *dy,
+mt_status mt__cpu_conv2d_backward_params(mt_tensor *dw, mt_tensor *db, const mt_tensor *x, const mt_tensor *dy,
                                             double scale, const mt_conv_geom *g) {
 #define CASE(E, N, T, CT) \
   case E: return bwd_params_##CT(dw, db, x, dy, scale, g);

@@ -4,7 +4,6 @@
 #include <math.h>
 #include "../core/dtype.h"
 #include "cpu.h"
-#include "nn_cpu.h"
 
 /* ---- softmax ------------------------------------------------------------------------------ */
 #define SMAX_CASE(E, N, TT, CT)                                                    \
@@ -34,7 +33,7 @@
     }                                                                              \
   } break;
 
-mt_status mt__cpu_nn_softmax_forward(mt_tensor *y, const mt_tensor *x, int64_t outer, int64_t D, int64_t inner,
+mt_status mt__cpu_softmax_forward(mt_tensor *y, const mt_tensor *x, int64_t outer, int64_t D, int64_t inner,
                                      int logsm) {
   const void *xp = mt__data(x);
   void *yp = mt__data(y);
@@ -66,7 +65,7 @@ mt_status mt__cpu_nn_softmax_forward(mt_tensor *y, const mt_tensor *x, int64_t o
     }                                                                              \
   } break;
 
-mt_status mt__cpu_nn_softmax_backward(mt_tensor *r, const mt_tensor *g, const mt_tensor *y, int64_t outer, int64_t D,
+mt_status mt__cpu_softmax_backward(mt_tensor *r, const mt_tensor *g, const mt_tensor *y, int64_t outer, int64_t D,
                                       int64_t inner, int logsm) {
   const void *gp = mt__data(g), *yp = mt__data(y);
   void *rp = mt__data(r);
@@ -90,7 +89,7 @@ mt_status mt__cpu_nn_softmax_backward(mt_tensor *r, const mt_tensor *g, const mt
     }                                                                              \
   } break;
 
-mt_status mt__cpu_nn_class_nll_forward(double *nll_out, double *smooth_out, const mt_tensor *xt, const int64_t *tg,
+mt_status mt__cpu_class_nll_forward(double *nll_out, double *smooth_out, const mt_tensor *xt, const int64_t *tg,
                                        const double *w, int64_t N, int64_t C) {
   double nll = 0, smooth = 0;
   int smoothing = smooth_out != NULL;
@@ -116,7 +115,7 @@ mt_status mt__cpu_nn_class_nll_forward(double *nll_out, double *smooth_out, cons
     }                                                                              \
   } break;
 
-mt_status mt__cpu_nn_class_nll_backward(mt_tensor *rt, const int64_t *tg, const double *w, int64_t N, int64_t C,
+mt_status mt__cpu_class_nll_backward(mt_tensor *rt, const int64_t *tg, const double *w, int64_t N, int64_t C,
                                         double smoothing, double norm) {
   switch (rt->dtype) {
     MT_FLOAT_DTYPE_LIST(NLLB_CASE)
@@ -136,7 +135,7 @@ mt_status mt__cpu_nn_class_nll_backward(mt_tensor *rt, const int64_t *tg, const 
     }                                                                              \
   } break;
 
-mt_status mt__cpu_nn_mse_forward(double *out, const mt_tensor *x, const mt_tensor *y) {
+mt_status mt__cpu_mse_forward(double *out, const mt_tensor *x, const mt_tensor *y) {
   int64_t n = mt__numel(x);
   double acc = 0;
   const void *xp = mt__data(x), *yp = mt__data(y);
@@ -157,7 +156,7 @@ mt_status mt__cpu_nn_mse_forward(double *out, const mt_tensor *x, const mt_tenso
       mt_st_##N(r + i, (CT)(k * ((double)mt_ld_##N(x + i) - (double)mt_ld_##N(y + i)))); \
   } break;
 
-mt_status mt__cpu_nn_mse_backward(mt_tensor *r, const mt_tensor *x, const mt_tensor *y, double k) {
+mt_status mt__cpu_mse_backward(mt_tensor *r, const mt_tensor *x, const mt_tensor *y, double k) {
   int64_t n = mt__numel(x);
   const void *xp = mt__data(x), *yp = mt__data(y);
   void *rp = mt__data(r);

@@ -5,7 +5,6 @@
 #include "../core/dtype.h"
 #include "../core/error.h"
 #include "cpu.h"
-#include "nn_cpu.h"
 
 /* sqrt in the compute type: float stays float so the loop vectorizes */
 #define OPT_SQRT(v) _Generic((v), float: sqrtf, default: sqrt)(v)

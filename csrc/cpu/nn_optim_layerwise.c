@@ -7,7 +7,6 @@
 #include "../core/dtype.h"
 #include "../core/error.h"
 #include "cpu.h"
-#include "nn_cpu.h"
 
 /* sums of squares of a and of b over [0, n), in double */
 #define NORMS_KERNEL(E, N, T, CT)                                                        \

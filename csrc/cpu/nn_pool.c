@@ -7,7 +7,6 @@
 #include "../core/error.h"
 #include "../core/dtype.h"
 #include "cpu.h"
-#include "nn_cpu.h"
 
 typedef mt_pool_geom pool_geom;
 
@@ -148,7 +147,7 @@ static mt_status window_pool(mt_tensor *dst, const mt_tensor *src, const pool_ge
   return MT_OK;
 }
 
-mt_status mt__cpu_nn_maxpool2d_forward(mt_tensor *y, mt_tensor *indices, const mt_tensor *x, const mt_pool_geom *g) {
+mt_status mt__cpu_maxpool2d_forward(mt_tensor *y, mt_tensor *indices, const mt_tensor *x, const mt_pool_geom *g) {
 #define CASE(E, N, T, CT) \
   case E: maxfwd_##N((const T *)mt__data(x), (T *)mt__data(y), (int64_t *)mt__data(indices), g); break;
   switch (x->dtype) { MT_FLOAT_DTYPE_LIST(CASE) default: break; }
@@ -156,7 +155,7 @@ mt_status mt__cpu_nn_maxpool2d_forward(mt_tensor *y, mt_tensor *indices, const m
   return MT_OK;
 }
 
-mt_status mt__cpu_nn_maxpool2d_backward(mt_tensor *dx, const mt_tensor *dy, const mt_tensor *indices,
+mt_status mt__cpu_maxpool2d_backward(mt_tensor *dx, const mt_tensor *dy, const mt_tensor *indices,
                                         const mt_pool_geom *g) {
   const int64_t *ix = (const int64_t *)mt__data(indices);
   for (int64_t i = 0, n = mt__numel(indices), plane = g->H * g->W; i < n; i++)
@@ -170,19 +169,19 @@ mt_status mt__cpu_nn_maxpool2d_backward(mt_tensor *dx, const mt_tensor *dy, cons
   return MT_OK;
 }
 
-mt_status mt__cpu_nn_avgpool2d_forward(mt_tensor *y, const mt_tensor *x, const mt_pool_geom *g, int count_include_pad) {
+mt_status mt__cpu_avgpool2d_forward(mt_tensor *y, const mt_tensor *x, const mt_pool_geom *g, int count_include_pad) {
   return window_pool(y, x, g, count_include_pad, 0, 0);
 }
 
-mt_status mt__cpu_nn_avgpool2d_backward(mt_tensor *dx, const mt_tensor *dy, const mt_pool_geom *g,
+mt_status mt__cpu_avgpool2d_backward(mt_tensor *dx, const mt_tensor *dy, const mt_pool_geom *g,
                                         int count_include_pad) {
   return window_pool(dx, dy, g, count_include_pad, 0, 1);
 }
 
-mt_status mt__cpu_nn_adaptive_avgpool2d_forward(mt_tensor *y, const mt_tensor *x, const mt_pool_geom *g) {
+mt_status mt__cpu_adaptive_avgpool2d_forward(mt_tensor *y, const mt_tensor *x, const mt_pool_geom *g) {
   return window_pool(y, x, g, 0, 1, 0);
 }
 
-mt_status mt__cpu_nn_adaptive_avgpool2d_backward(mt_tensor *dx, const mt_tensor *dy, const mt_pool_geom *g) {
+mt_status mt__cpu_adaptive_avgpool2d_backward(mt_tensor *dx, const mt_tensor *dy, const mt_pool_geom *g) {
   return window_pool(dx, dy, g, 0, 1, 1);
 }

@@ -24,11 +24,12 @@ mt_status mt__cuda_set_device(int device, const char *op);
 mt_status mt__cuda_event_get(int device, cudaEvent_t *ev);
 void mt__cuda_event_put(int device, cudaEvent_t ev);
 
-/* device caching allocator (alloc.c); pinned = 1 routes to the pinned host allocator */
-mt_status mt__cuda_alloc(int device, size_t nbytes, int pinned, void **ptr);
-void mt__cuda_free(int device, void *ptr, size_t nbytes, int pinned);
-mt_status mt__cuda_memory_stats(int device, mt_memory_stats *out);
-mt_status mt__cuda_memory_reset_peak(int device);
+/* The table's functions implemented here (declared in kernels.h from core/backend.h's list):
+ * mt__cuda_alloc/free/memory_stats/memory_reset_peak (alloc.c: the device caching allocator;
+ * pinned = 1 routes to the pinned host allocator), mt__cuda_copy (copy.c: between devices and
+ * the host; same-device copies go to mt__cuda_convert), mt__cuda_gemm/gemv/dot (blas.c:
+ * cuBLAS) and mt__cuda_conv2d_* (cudnn_conv.c: cuDNN). */
+
 /* The block starting at ptr (a storage's data on `device`) is used by work queued on `stream`
  * (of device `stream_device`), which is not the stream it was allocated on: when it is freed, it
  * is reused only after that work is done. */
@@ -43,22 +44,6 @@ void mt__cuda_host_free(void *ptr);
  * a freed block is reused only once that work has completed. No-op for other pointers. */
 void mt__cuda_host_record(void *ptr, int device, cudaStream_t stream);
 void mt__cuda_host_release_cached(void);
-
-/* copies between devices and the host (copy.c); same-device copies go to mt__cuda_convert */
-mt_status mt__cuda_copy(mt_tensor *dst, const mt_tensor *src);
-
-/* cuBLAS products (blas.c) */
-mt_status mt__cuda_gemm(mt_tensor *out, double beta, double alpha, const mt_tensor *a, const mt_tensor *b);
-mt_status mt__cuda_gemv(mt_tensor *out, double beta, double alpha, const mt_tensor *m, const mt_tensor *v);
-mt_status mt__cuda_dot(const mt_tensor *a, const mt_tensor *b, double *out);
-
-/* cuDNN convolution (cudnn_conv.c): the mt_backend fields of the same names */
-mt_status mt__cuda_nn_conv2d_forward(mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b,
-                                     const mt_conv_geom *g);
-mt_status mt__cuda_nn_conv2d_backward_input(mt_tensor *dx, const mt_tensor *dy, const mt_tensor *w,
-                                            const mt_conv_geom *g);
-mt_status mt__cuda_nn_conv2d_backward_params(mt_tensor *dw, mt_tensor *db, const mt_tensor *x, const mt_tensor *dy,
-                                             double scale, const mt_conv_geom *g);
 
 #ifdef __cplusplus
 }

@@ -161,7 +161,7 @@ static mt_status fwd_locked(cudnnHandle_t h, conv_desc *d, mt_tensor *y, const m
                                              &zero, d->y, mt__data(y));
   if (ws) mt_tensor_release(ws); /* stream-ordered: reused only by work queued after this */
   if (st != CUDNN_STATUS_SUCCESS) return mt__cudnn_error(st, OP, __FILE__, __LINE__);
-  return b ? mt__cuda_nn_conv_bias_add(y, b) : MT_OK;
+  return b ? mt__cuda_conv_bias_add(y, b) : MT_OK;
 }
 
 static mt_status bwd_data_locked(cudnnHandle_t h, conv_desc *d, mt_tensor *dx, const mt_tensor *dy,
@@ -190,10 +190,10 @@ static mt_status bwd_filter_locked(cudnnHandle_t h, conv_desc *d, mt_tensor *dw,
                                                     a.workspace, &one, d->w, mt__data(dw));
   if (ws) mt_tensor_release(ws);
   if (st != CUDNN_STATUS_SUCCESS) return mt__cudnn_error(st, OP, __FILE__, __LINE__);
-  return db ? mt__cuda_nn_conv_bias_grad(db, dy, scale) : MT_OK;
+  return db ? mt__cuda_conv_bias_grad(db, dy, scale) : MT_OK;
 }
 
-mt_status mt__cuda_nn_conv2d_forward(mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b,
+mt_status mt__cuda_conv2d_forward(mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b,
                                      const mt_conv_geom *g) {
   conv_desc d;
   mt_status st = desc_make(&d, x, w, y, (int)g->sW, (int)g->sH, (int)g->pW, (int)g->pH, (int)g->dW, (int)g->dH,
@@ -208,7 +208,7 @@ mt_status mt__cuda_nn_conv2d_forward(mt_tensor *y, const mt_tensor *x, const mt_
   return st;
 }
 
-mt_status mt__cuda_nn_conv2d_backward_input(mt_tensor *dx, const mt_tensor *dy, const mt_tensor *w,
+mt_status mt__cuda_conv2d_backward_input(mt_tensor *dx, const mt_tensor *dy, const mt_tensor *w,
                                             const mt_conv_geom *g) {
   conv_desc d;
   mt_status st = desc_make(&d, dx, w, dy, (int)g->sW, (int)g->sH, (int)g->pW, (int)g->pH, (int)g->dW, (int)g->dH,
@@ -223,7 +223,7 @@ mt_status mt__cuda_nn_conv2d_backward_input(mt_tensor *dx, const mt_tensor *dy, 
   return st;
 }
 
-mt_status mt__cuda_nn_conv2d_backward_params(mt_tensor *dw, mt_tensor *db, const mt_tensor *x, const mt_tensor *dy,
+mt_status mt__cuda_conv2d_backward_params(mt_tensor *dw, mt_tensor *db, const mt_tensor *x, const mt_tensor *dy,
                                              double scale, const mt_conv_geom *g) {
   conv_desc d;
   mt_status st = desc_make(&d, x, dw, dy, (int)g->sW, (int)g->sH, (int)g->pW, (int)g->pH, (int)g->dW, (int)g->dH,
