@@ -66,9 +66,7 @@ end
 -- refuse it by raising an error
 function Trainer:resume(path, check)
    if fs.isdir(path) then path = path .. '/checkpoint.safetensors' end
-   local f = io.open(path, 'rb')
-   if not f then self:fail('-resume %s: no such checkpoint', path) end
-   f:close()
+   if not fs.isfile(path) then self:fail('-resume %s: no such checkpoint', path) end
    local ok, st, meta = pcall(state.load, path, self.model, { format = self.format, check = check })
    if not ok then
       if tostring(st):sub(1, #self.name + 2) == self.name .. ': ' then error(st, 0) end
@@ -192,7 +190,8 @@ end
 
 -- epoch-end outputs: CSV row, plot, TensorBoard scalars, checkpoint
 function Trainer:record(epoch, tr, va)
-   self.log:add(self.row(epoch, tr, va))
+   local row = self.row(epoch, tr, va)
+   self.log:add(row)
    if self.plot then
       local h = { epoch = {}, train_loss = {}, test_acc = {} }
       for _, r in ipairs(self.log:rows()) do
@@ -203,7 +202,6 @@ function Trainer:record(epoch, tr, va)
       plot.write(self.save .. '/plot.svg', h, self.plot.title)
    end
    if self.tb then
-      local row = self.row(epoch, tr, va)
       for tag, col in pairs(self.tensorboard) do
          local v = row[col]
          if v == v then self.tb:scalar(tag, v, epoch) end
