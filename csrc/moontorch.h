@@ -131,7 +131,8 @@ typedef enum mt_status {
   MT_ERR_UNSUPPORTED = 8,
   MT_ERR_IO = 9,
   MT_ERR_INTERNAL = 10,
-  MT_ERR_FORMAT = 11    /* corrupt or unsupported file content (image, shard, IDX, CIFAR) */
+  MT_ERR_FORMAT = 11,   /* corrupt or unsupported file content (image, shard, IDX, CIFAR) */
+  MT_ERR_DIST = 12      /* a peer failed, left or disagreed, or a collective timed out */
 } mt_status;
 
 typedef enum mt_dtype {
@@ -538,6 +539,64 @@ enum { MT_DIST_MPI = 1, MT_DIST_NCCL = 2 };
 int mt_dist_transports(void); /* the MT_DIST_* bits this build was compiled with */
 /* "Open MPI v4.1.4, ..." / "NCCL 2.x.y"; MT_ERR_UNSUPPORTED naming the fix when not compiled in */
 mt_status mt_dist_transport_version(int transport, char *buf, int len);
+
+/* Reduction ops and allreduce algorithms; mt_dist_red_name / mt_dist_alg_name give the names
+ * Lua uses ("sum", "ring", ...). AVG is SUM divided by the number of ranks after the exchange. */
+enum { MT_RED_SUM = 0, MT_RED_AVG = 1, MT_RED_MAX = 2, MT_RED_MIN = 3, MT_NUM_RED = 4 };
+enum { MT_ALG_AUTO = 0, MT_ALG_MPI = 1, MT_ALG_RING = 2, MT_ALG_MULTICOLOR = 3,
+       MT_ALG_HIERARCHICAL = 4, MT_ALG_NCCL = 5, MT_NUM_ALG = 6 };
+const char *mt_dist_red_name(int op);  /* NULL when out of range */
+const char *mt_dist_alg_name(int alg); /* NULL when out of range */
+
+/* A communicator over every process of the job. Under mpirun/srun it initialises MPI (thread
+ * level MULTIPLE) and starts one communication thread; with no launcher, or in a build without
+ * MPI, it serves one process. timeout: seconds any wait may last before it fails naming the
+ * collective and the ranks it waited for (<= 0: 300). group_size: ranks per "node" for the
+ * hierarchical algorithm (0: the ranks that share a host). */
+typedef struct mt_dist mt_dist;
+typedef struct mt_dist_work mt_dist_work;
+mt_status mt_dist_init(mt_dist **out, double timeout, int group_size);
+int mt_dist_rank(const mt_dist *d);
+int mt_dist_size(const mt_dist *d);
+int mt_dist_local_rank(const mt_dist *d); /* rank inside the node (host or group) */
+int mt_dist_local_size(const mt_dist *d);
+int mt_dist_node(const mt_dist *d);       /* which node, 0-based */
+int mt_dist_nodes(const mt_dist *d);
+int mt_dist_launched(const mt_dist *d);   /* 1 when MPI was initialised under a launcher */
+mt_status mt_dist_set_timeout(mt_dist *d, double seconds);
+/* 1: every collective first exchanges a small signature (kind, dtype, count, root, op) and
+ * fails on every rank, naming both ranks' values, when they differ (the default). */
+void mt_dist_set_check(mt_dist *d, int on);
+/* Tell every peer this rank failed (msg is shown by each of them); the communicator is broken
+ * afterwards. Peers waiting in a collective fail at once with "rank R failed: msg". */
+mt_status mt_dist_fail(mt_dist *d, const char *msg);
+/* Waits for queued work, then MPI_Finalize. A communicator freed without it (the process
+ * ends after an error) tells its peers it left and does not finalize, so none of them hangs. */
+mt_status mt_dist_finalize(mt_dist *d);
+void mt_dist_free(mt_dist *d);
+/* Collectives on contiguous tensors. With work == NULL the call blocks; otherwise it returns at
+ * once with a handle (the tensors are retained until it completes). Work runs in issue order on
+ * the communication thread, so every rank must issue the same collectives in the same order. */
+mt_status mt_dist_barrier(mt_dist *d, mt_dist_work **work);
+mt_status mt_dist_broadcast(mt_dist *d, mt_tensor *t, int root, mt_dist_work **work);
+mt_status mt_dist_allreduce(mt_dist *d, mt_tensor *t, int op, int alg, mt_dist_work **work);
+/* out holds size() * numel(in) elements, rank r's block at r * numel(in) */
+mt_status mt_dist_allgather(mt_dist *d, mt_tensor *out, mt_tensor *in, mt_dist_work **work);
+/* in holds size() * numel(out) elements; rank r receives the reduction of block r */
+mt_status mt_dist_reduce_scatter(mt_dist *d, mt_tensor *out, mt_tensor *in, int op, mt_dist_work **work);
+mt_status mt_dist_work_wait(mt_dist_work *w); /* the work's own status and message */
+int mt_dist_work_test(mt_dist_work *w);       /* 1 when complete (then wait returns at once) */
+void mt_dist_work_free(mt_dist_work *w);      /* waits first if still running */
+/* auto: the algorithm chosen for a message of this many bytes, from the cost table that
+ * mt_dist_tune measured or mt_dist_load_model read (MT_ALG_MPI before either). */
+int mt_dist_auto_choice(const mt_dist *d, int64_t bytes);
+/* Time every algorithm at sizes 4 KB .. max_bytes on every rank (collective); the table is
+ * rank 0's so every rank chooses alike. */
+mt_status mt_dist_tune(mt_dist *d, int64_t max_bytes, int reps);
+mt_status mt_dist_save_model(const mt_dist *d, const char *path); /* rank 0 writes, atomically */
+mt_status mt_dist_load_model(mt_dist *d, const char *path);       /* collective; rank 0 reads */
+/* the seconds the table predicts for alg at bytes (negative when the table has no row) */
+double mt_dist_model_time(const mt_dist *d, int alg, int64_t bytes);
 /* MT_FFI_END */
 
 #ifdef __cplusplus

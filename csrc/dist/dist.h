@@ -1,0 +1,93 @@
+/* dist.h: what the distributed layer's files share (private; Lua sees moontorch.h only).
+ *
+ * comm.c      init/finalize, topology (node communicators, pids), the fault channel
+ * wait.c      every wait: progress, deadline, peer faults, diagnosis of dead/stopped ranks
+ * queue.c     the communication thread and the work handles
+ * collect.c   the public collectives: checks, signature exchange, dispatch
+ * reduce.c    dst = dst op src over every dtype (f16/bf16 in float), multi-threaded
+ * ring.c, multicolor.c, hierarchical.c: our allreduce algorithms over MPI point-to-point
+ * nccl.c      CUDA tensors (NCCL, or host staging without it)
+ * model.c     the cost table behind `auto`
+ */
+#ifndef MT_DIST_DIST_H
+#define MT_DIST_DIST_H
+#include <stdint.h>
+#include <stddef.h>
+#include <pthread.h>
+#include "../core/error.h"
+#ifdef MT_WITH_MPI
+#include <mpi.h>
+#endif
+
+#define MT_DIST_MODEL_SIZES 12 /* 4 KB * 4^i */
+
+struct mt_dist_work;
+
+struct mt_dist {
+  int rank, size, local_rank, local_size, node, nodes;
+  int launched, finalized, check;
+  double timeout;
+  int64_t seq; /* collectives issued, the same on every rank that agrees */
+  /* set once a fault, timeout or disagreement has been seen: later calls fail with it */
+  volatile int broken;
+  char broken_msg[1024];
+  int *pids;     /* pid of every rank (0 on other hosts) */
+  int *same_host; /* 1 where that rank shares this host */
+  /* the communication thread and its FIFO of work */
+  pthread_t thread;
+  int thread_started, stopping;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  struct mt_dist_work *head, *tail;
+  /* the auto table: seconds per algorithm at 4 KB * 4^i, negative where not measured */
+  int model_rows;
+  double model[MT_NUM_ALG][MT_DIST_MODEL_SIZES];
+  int colors;            /* multicolor: number of trees (0: min(size, 4)) */
+  int64_t chunk_bytes;   /* pipelining unit of ring/multicolor/hierarchical */
+  void *scratch;         /* grow-only scratch owned by the communication thread */
+  size_t scratch_bytes;
+#ifdef MT_WITH_MPI
+  MPI_Comm world;   /* data traffic (a dup of MPI_COMM_WORLD) */
+  MPI_Comm ctrl;    /* the fault channel */
+  MPI_Comm local;   /* ranks of this node */
+  MPI_Comm leaders; /* local rank 0 of every node (MPI_COMM_NULL elsewhere) */
+  MPI_Request ctrl_req;
+  char ctrl_buf[1024];
+#endif
+  void *nccl; /* nccl.c's state, created on the first CUDA collective */
+};
+
+/* What the algorithms see of a wait. peers[i] is the rank request i talks to (-1: unknown),
+ * used to name who we waited for when the deadline passes. what: "allreduce #12 (ring)". */
+#ifdef MT_WITH_MPI
+/* Waits until every request is complete. On failure the requests are cancelled and freed. */
+mt_status mt__dist_waitall(mt_dist *d, int n, MPI_Request *reqs, const int *peers);
+/* Waits until at least one request completes; *index is its position (MPI_Waitany style). */
+mt_status mt__dist_waitany(mt_dist *d, int n, MPI_Request *reqs, const int *peers, int *index);
+/* the MPI datatype moving `dtype` as bytes, and its element size */
+MPI_Datatype mt__dist_bytes_type(int dtype);
+#endif
+/* the description of the current collective, for messages (set by collect.c) */
+const char *mt__dist_current(const mt_dist *d);
+void mt__dist_set_current(mt_dist *d, const char *fmt, ...) MT_PRINTF(2, 3);
+/* scratch of at least `bytes`, owned by the communication thread (grows, never shrinks) */
+void *mt__dist_scratch(mt_dist *d, size_t bytes);
+
+/* dst[i] = dst[i] op src[i] for n elements of dtype; op is MT_RED_SUM/MAX/MIN (AVG sums).
+ * Threads over large n. Half and bfloat16 are reduced in float and rounded once. */
+void mt__dist_reduce(void *dst, const void *src, int64_t n, int dtype, int op);
+/* t[i] /= count, for AVG (integers: truncating division) */
+void mt__dist_scale_avg(void *buf, int64_t n, int dtype, int count);
+
+#ifdef MT_WITH_MPI
+/* Our allreduce algorithms, in place on n elements of buf over comm; op is SUM/MAX/MIN.
+ * Each is correct for any comm size (1 included) and any n (0 included). */
+mt_status mt__allreduce_ring(mt_dist *d, MPI_Comm comm, void *buf, int64_t n, int dtype, int op);
+mt_status mt__allreduce_multicolor(mt_dist *d, MPI_Comm comm, void *buf, int64_t n, int dtype, int op);
+mt_status mt__allreduce_hierarchical(mt_dist *d, void *buf, int64_t n, int dtype, int op);
+/* building blocks hierarchical.c and others share: binomial-tree reduce to / bcast from root */
+mt_status mt__tree_reduce(mt_dist *d, MPI_Comm comm, int root, void *buf, int64_t n, int dtype, int op);
+mt_status mt__tree_bcast(mt_dist *d, MPI_Comm comm, int root, void *buf, int64_t n, int dtype);
+#endif
+
+#endif
