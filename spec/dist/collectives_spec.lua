@@ -6,7 +6,10 @@ local torch = require 'moontorch'
 local T = require 'moontorch.internal'
 local dist = require 'moontorch.dist'
 
-dist.init{timeout = 120, model = false}
+-- "nodes" of 2 ranks, so that hierarchical has more than one node on this one host (3 ranks:
+-- nodes of 2 and 1)
+local world = tonumber(os.getenv('OMPI_COMM_WORLD_SIZE') or '1')
+dist.init{ timeout = 120, model = false, groupSize = world >= 2 and 2 or 0 }
 local R, N = dist.rank(), dist.size()
 -- one fresh seed for the whole job, from rank 0
 local seed = dist.broadcastNumber(tonumber(os.getenv('MT_TEST_SEED')) or (os.time() % 100000 * 1000 + math.floor(os.clock() * 1e3) % 1000))
@@ -64,6 +67,11 @@ describe(('dist on %d ranks'):format(N), function()
    it('knows its place', function()
       assert.is_true(R >= 0 and R < N)
       assert.is_true(dist.localRank() < dist.localSize())
+      if N >= 2 then
+         assert.equal(R % 2, dist.localRank())
+         assert.equal(math.floor(R / 2), dist.node())
+         assert.equal(math.ceil(N / 2), dist.nodes())
+      end
       local ranks = torch.LongTensor(N)
       dist.allgather(ranks, torch.LongTensor(1):fill(R))
       for r = 0, N - 1 do assert.equal(r, ranks[r + 1]) end
