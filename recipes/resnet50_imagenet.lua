@@ -67,9 +67,12 @@ local function run(opt, dist)
 end
 
 function M.main(args)
-   local opt = opts.parse(args)
+   local opt, given = opts.parse(args)
    if not opt then
-      io.stderr:write(opts.instructions)
+      -- with -dist, rank 0 alone explains
+      local dist = given.dist and require('moontorch.dist').init{ timeout = given.timeout, model = false }
+      if not dist or dist.rank() == 0 then io.stderr:write(opts.instructions) end
+      if dist then dist.finalize() end
       return nil, nil, 1 -- the exit status
    end
    local dist = opts.distribute(opt)
@@ -78,7 +81,7 @@ function M.main(args)
    -- reach stderr through the caller); print comes back however run ends.
    local say = print
    print = function() end
-   local ok, last, model = pcall(run, opt, dist)
+   local ok, last, model = xpcall(run, os.getenv('MT_TRACEBACK') and debug.traceback or tostring, opt, dist)
    print = say
    if not ok then error(last, 0) end
    return last, model

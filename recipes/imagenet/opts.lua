@@ -71,12 +71,12 @@ Getting ImageNet (ILSVRC2012, about 150 GB):
 Then run:  luajit recipes/resnet50_imagenet.lua -data DIR   (-h lists the options)
 ]]
 
--- the options of args, checked, with the derived ones (thread counts, lr) filled in; nil when
--- there is no data to train on
+-- the options of args, checked, with the derived ones (thread counts, lr) filled in; nil and
+-- the options as given when there is no data to train on
 function M.parse(args)
    local opt = options.parse(args or {}, M.spec,
       M.NAME .. '.lua: train a ResNet on ImageNet (fb.resnet.torch\'s recipe)\nOptions:')
-   if opt.data == '' and not opt.synthetic then return nil end
+   if opt.data == '' and not opt.synthetic then return nil, opt end
    local function int(name, min)
       local v = opt[name]
       if v ~= math.floor(v) or v < min then fail('-%s must be an integer >= %d, got %s', name, min, tostring(v)) end
