@@ -1,7 +1,8 @@
 -- dist.DataParallel in one process: the same gradients and steps as the bare model (size 1,
 -- the real dist when it loads, else a fake), the bucket layout (reverse order, size caps), the
--- getParameters idiom, and, with a fake dist of size 2 that plays the other rank, averaging,
--- launch order and launches during backward. The multi-rank check is spec/dist/dp_worker.lua.
+-- getParameters idiom, with a fake dist of size 2 that plays the other rank: averaging, launch
+-- order and launches during backward; and N ranks simulated by coroutines against one process
+-- on the whole batch. The check over real ranks (mpirun) is spec/dist/dp_worker.lua.
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local optim = require 'moontorch.optim'
@@ -47,6 +48,69 @@ local function fakeDist(o)
    return d
 end
 
+-- N ranks as coroutines in this process: fn(rank, dist) runs on each; a collective waits
+-- (yields) until every rank has reached it and checks they all issued the same one. An async
+-- allreduce takes its data at launch, as the real one may.
+local function simulate(N, fn)
+   local slots, ranks = {}, {}
+   local function dist(rank)
+      local seq, d = 0, {}
+      local function post(op, data)
+         seq = seq + 1
+         local s = slots[seq] or { op = op, c = {}, n = 0 }
+         slots[seq] = s
+         assert(s.op == op, ('rank %d: collective %d is %s here but %s on another rank'):format(rank, seq, op, s.op))
+         s.c[rank], s.n = data, s.n + 1
+         return s
+      end
+      local function await(s) while s.n < N do coroutine.yield() end end
+      local function reduce(s, t, op)
+         local acc = s.c[0]:clone()
+         for r = 1, N - 1 do
+            if op == 'max' then acc:cmax(s.c[r]) elseif op == 'min' then acc:cmin(s.c[r]) else acc:add(s.c[r]) end
+         end
+         if op == 'avg' then acc:div(N) end
+         return t:copy(acc)
+      end
+      function d.initialized() return true end
+      function d.rank() return rank end
+      function d.size() return N end
+      function d.broadcast(t, root)
+         local s = post('broadcast', rank == root and t:clone() or false)
+         await(s)
+         return t:copy(s.c[root])
+      end
+      function d.allgather(out, t)
+         local s, k = post('allgather', t:clone()), t:nElement()
+         await(s)
+         for r = 0, N - 1 do out:narrow(1, r * k + 1, k):copy(s.c[r]) end
+         return out
+      end
+      function d.allreduce(t, op)
+         local s = post('allreduce', t:clone())
+         await(s)
+         return reduce(s, t, op or 'sum')
+      end
+      function d.allreduceAsync(t, op)
+         local s = post('allreduce', t:clone())
+         return { wait = function() await(s); return reduce(s, t, op or 'sum') end, test = function() return s.n == N end }
+      end
+      return d
+   end
+   for r = 0, N - 1 do ranks[r] = coroutine.create(function() fn(r, dist(r)) end) end
+   local alive = N
+   while alive > 0 do
+      alive = 0
+      for r = 0, N - 1 do
+         if coroutine.status(ranks[r]) ~= 'dead' then
+            local ok, err = coroutine.resume(ranks[r])
+            if not ok then error(('rank %d: %s'):format(r, tostring(err)), 0) end
+            if coroutine.status(ranks[r]) ~= 'dead' then alive = alive + 1 end
+         end
+      end
+   end
+end
+
 local function launches(d)
    local l = {}
    for _, r in ipairs(d.log) do if r.op ~= 'broadcast' then l[#l + 1] = r end end
@@ -56,9 +120,8 @@ end
 -- size 1: the real dist when this build has it
 local function size1()
    local ok, dist = pcall(require, 'moontorch.dist')
-   if ok and type(dist) == 'table' and dist.allreduceAsync then
-      dist.init({})
-      if dist.size() == 1 then return dist end
+   if ok and type(dist) == 'table' and dist.allreduceAsync and pcall(dist.init, {}) and dist.size() == 1 then
+      return dist
    end
    return fakeDist()
 end
@@ -261,6 +324,52 @@ describe('dist.DataParallel, one process', function()
       assert.is_false(ok)
       assert.is_string(err)
       step(dp, torch.randn(2, 10):double(), torch.randn(2, 5):double())
+   end)
+
+   it('trains in train.Trainer like the bare model', function()
+      local data = require 'moontorch.data'
+      local train = require 'moontorch.train'
+      local function run(wrap)
+         torch.manualSeed(3)
+         local model = nn.Sequential():add(nn.Linear(4, 8)):add(nn.ReLU()):add(nn.Linear(8, 3))
+         if wrap then model = DataParallel(model, { dist = fakeDist(), bucketMB = 1e-9 }) end
+         local src = data.Synthetic{ n = 32, batchSize = 8, shape = { 4 }, nClasses = 3, seed = 4 }
+         train.Trainer{ model = model, criterion = nn.CrossEntropyCriterion(), optimizer = optim.sgd,
+            config = { learningRate = 0.1, momentum = 0.9 }, schedule = function() return 0.1 end, train = src,
+            val = src, nEpochs = 2, quiet = true }:fit()
+         return (model:getParameters())
+      end
+      assert.equal(0, maxdiff(run(true), run(false)))
+   end)
+
+   it('trains N simulated ranks x b like one process x N*b', function()
+      local N, b, steps = 3, 2, 3
+      torch.manualSeed(11)
+      local init = convnet()
+      init:evaluate()   -- BN in evaluate mode: the slices' batch statistics would differ
+      local X, dY = torch.randn(steps, N * b, 3, 8, 8):double(), torch.randn(steps, N * b, 6):double()
+      local final = {}
+      simulate(N, function(rank, d)
+         local model = init:clone()
+         -- replicas start apart: the broadcast makes them rank 0's
+         if rank > 0 then for _, t in ipairs(model:parameters()) do t:add(rank) end end
+         model.modules[2].running_mean:add(rank)
+         local dp = DataParallel(model, { dist = d, bucketMB = 1e-4 })
+         for s = 1, steps do
+            local x, dy = X[s]:narrow(1, rank * b + 1, b), dY[s]:narrow(1, rank * b + 1, b)
+            step(dp, x, dy:clone():mul(N))   -- a mean over b: N times the gradient of one over N*b
+            dp:updateParameters(0.1)
+         end
+         final[rank] = dp:getParameters():clone()
+         assert.equal(0, model.modules[2].running_mean:abs():max())
+      end)
+      local ref = init:clone()
+      for s = 1, steps do
+         step(ref, X[s], dY[s])
+         ref:updateParameters(0.1)
+      end
+      local pr = ref:getParameters()
+      for r = 0, N - 1 do assert.is_true(maxdiff(final[r], pr) < 1e-10, 'rank ' .. r) end
    end)
 
    it('converts types and stays a transparent wrapper', function()

@@ -13,8 +13,12 @@
 -- instance hooks on backward/accGradParameters, and the moment the last gradient of a bucket is
 -- final its allreduceAsync starts, overlapping the transfer with the rest of backward.
 -- Buckets are launched in index order on every rank (a ready bucket waits for lower ones).
--- Limitations: a module called more often in one backward than it appears in the model (a
--- module reused by hand-written code) raises an error with overlap on: use overlap = false.
+-- Only dp:backward / dp:accGradParameters synchronise: dp.module:backward called directly
+-- leaves the gradients local until dp:allreduceGradients().
+-- Limitations: one module instance placed twice in a model is beyond getParameters, hence
+-- beyond dp (share parameters between clones instead: supported); a module called more often
+-- in one backward than it appears in the model raises an error with overlap on (use overlap =
+-- false). All parameters must have one type (as for getParameters).
 -- Clones of dp.module keep the hooks (inert outside dp:backward). type() is collective.
 -- BatchNormalization statistics stay local, as in DDP.
 local torch = require 'moontorch'
