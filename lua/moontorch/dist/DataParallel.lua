@@ -351,6 +351,11 @@ function DataParallel:listModules() return self.module:listModules() end
 function DataParallel:apply(callback) return self.module:apply(callback) end
 function DataParallel:findModules(typename, container) return self.module:findModules(typename, container) end
 
+-- a copy would share the hooks and the communicator: wrap a clone of the model instead
+function DataParallel:clone()
+   fail('cannot be cloned; clone dp.module and wrap the copy in a DataParallel of its own')
+end
+
 function DataParallel:clearState()
    self.module:clearState()
    return self
