@@ -5,7 +5,7 @@
 -- final parameters must agree. Several bucket sizes (one smaller than the largest gradient),
 -- with and without SpatialBatchNormalization (in evaluate mode: batch statistics would differ
 -- between a slice and the whole batch), overlapped and not. Prints OK on rank 0 or fails.
---   mpirun -np 2 luajit spec/dist/dp_worker.lua [--steps 4] [--batch 4]
+--   mpirun -np 2 luajit spec/dist/dp_worker.lua [--steps 4] [--batch 4] [--algorithm ring] [--groupSize 2]
 --   luajit spec/dist/dp_worker.lua --fake      (one process, a stand-in dist: the logic only)
 -- Run from the repository root, with MOONTORCH_BUILD naming the build folder if not ./build.
 package.path = './lua/?.lua;./lua/?/init.lua;./?.lua;./?/init.lua;' .. package.path
@@ -14,18 +14,21 @@ local nn = require 'moontorch.nn'
 local optim = require 'moontorch.optim'
 local DataParallel = require 'moontorch.dist.DataParallel'
 
-local opt = { steps = 4, batch = 4, fake = false }
+local opt = { steps = 4, batch = 4, fake = false, algorithm = 'auto', groupSize = 0 }
 do
    local i = 1
    while i <= #arg do
       local a = arg[i]
       if a == '--fake' then
          opt.fake = true
-      elseif a == '--steps' or a == '--batch' then
+      elseif a == '--steps' or a == '--batch' or a == '--groupSize' then
          opt[a:sub(3)] = tonumber(arg[i + 1]) or error('dp_worker: ' .. a .. ' needs a number', 0)
          i = i + 1
+      elseif a == '--algorithm' then
+         opt.algorithm = arg[i + 1] or error('dp_worker: --algorithm needs a name', 0)
+         i = i + 1
       else
-         error('dp_worker: unknown argument ' .. a .. ' (--steps N, --batch B, --fake)', 0)
+         error('dp_worker: unknown argument ' .. a .. ' (--steps N, --batch B, --algorithm A, --groupSize G, --fake)', 0)
       end
       i = i + 1
    end
@@ -44,7 +47,8 @@ local function fakeDist()
 end
 
 local dist = opt.fake and fakeDist() or require 'moontorch.dist'
-dist.init({ timeout = 120 })
+-- no cost table (auto is then mpi): the algorithm under test is named
+dist.init({ timeout = 120, model = false, algorithm = opt.algorithm, groupSize = opt.groupSize })
 local rank, size = dist.rank(), dist.size()
 local B = opt.batch
 

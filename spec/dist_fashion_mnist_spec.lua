@@ -1,0 +1,47 @@
+-- dist_fashion_mnist_spec.lua: the default recipe trained data-parallel on 4 ranks (mpirun,
+-- dense gradients averaged by dist.DataParallel) reaches the single-process test accuracy,
+-- within 0.5 points, at the same global batch, seed and schedule. The longest spec (two short
+-- trainings); needs Open MPI and Debian's dataset-fashion-mnist.
+local dlib = require 'moontorch.dist.lib'
+local C = require('moontorch.internal').C
+
+local DATA = '/usr/share/datasets/fashion-mnist'
+local ARGS = '-nEpochs 2 -batchSize 128 -LR 0.05 -seed 3 -quiet -save ""'
+
+local function sh(cmd)
+   local f = io.popen(cmd .. ' 2>&1; echo "exit=$?"')
+   local out = f:read('*a')
+   f:close()
+   return out, tonumber(out:match('exit=(%d+)%s*$'))
+end
+
+local function accuracy(out)
+   local a = out:match('final test accuracy: ([%d.]+)%%')
+   return a and tonumber(a)
+end
+
+describe('Fashion-MNIST data-parallel', function()
+   local f = io.open(DATA .. '/t10k-labels-idx1-ubyte.gz', 'rb')
+   if f then f:close() end
+   if not f or bit.band(dlib.C.mt_dist_transports(), C.MT_DIST_MPI) == 0 or sh('command -v mpirun') == '' then
+      pending('needs Open MPI and dataset-fashion-mnist: NOT run')
+      return
+   end
+
+   it('on 4 ranks reaches the 1-process accuracy within 0.5 points', function()
+      local one, c1 = sh('OMP_WAIT_POLICY=PASSIVE luajit recipes/fashion_mnist.lua -threads 2 ' .. ARGS)
+      assert.equal(0, c1, one)
+      local four, c4 = sh('OMP_WAIT_POLICY=PASSIVE OMPI_MCA_mpi_yield_when_idle=1 mpirun --allow-run-as-root '
+         .. '--oversubscribe -np 4 luajit recipes/fashion_mnist.lua -dist -allreduce ring -threads 2 ' .. ARGS)
+      assert.equal(0, c4, four)
+      local a1, a4 = accuracy(one), accuracy(four)
+      assert.is_number(a1, one)
+      assert.is_number(a4, four)
+      -- rank 0 alone reports
+      local _, n = four:gsub('final test accuracy', '')
+      assert.equal(1, n, four)
+      io.stderr:write(('[fashion-mnist: 1 process %.2f%%, 4 ranks %.2f%%]\n'):format(a1, a4))
+      assert.is_true(a1 > 80 and a4 > 80, one .. four)
+      assert.is_true(math.abs(a1 - a4) <= 0.5, ('1 process %.2f%%, 4 ranks %.2f%%'):format(a1, a4))
+   end)
+end)
