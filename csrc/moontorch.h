@@ -475,6 +475,10 @@ mt_status mt_dataset_add_shard(mt_dataset *d, const char *path); /* every record
 mt_status mt_dataset_add_file(mt_dataset *d, const char *path, int32_t label);
 mt_status mt_dataset_add_class(mt_dataset *d, const char *name);
 int64_t mt_dataset_size(const mt_dataset *d);
+/* Put the samples in a fixed pseudo-random order drawn from seed (before caching: MT_ERR_ARG
+ * once cached). Folders and shards list samples by class; a partitioned cache gives each rank a
+ * contiguous block, which would then hold a few classes only. */
+mt_status mt_dataset_shuffle(mt_dataset *d, uint64_t seed);
 int mt_dataset_nclasses(const mt_dataset *d);
 const char *mt_dataset_class(const mt_dataset *d, int i);
 mt_status mt_dataset_sample(const mt_dataset *d, int64_t i, int32_t *label, const char **name);

@@ -223,6 +223,46 @@ describe('Dataset', function()
       assert(tostring(ds):find('12 samples', 1, true))
    end)
 
+   it('shuffles its samples into a fixed order per seed, before caching only', function()
+      local dir = fresh_dir('shuffle')
+      local function make()
+         local ds = data.Dataset():addClass('a'):addClass('b')
+         for i = 1, 40 do
+            local path = ('%s/s%d.bin'):format(dir, i)
+            write_bytes(path, random_bytes(10 + i))
+            ds:addFile(path, i <= 20 and 1 or 2)
+         end
+         return ds
+      end
+      local function order(ds)
+         local names = {}
+         for i = 1, ds:size() do names[i] = select(2, ds:sample(i)) end
+         return names
+      end
+      local before = order(make())
+      local a, b, c = make():shuffle(7), make():shuffle(7), make():shuffle(8)
+      assert.are.same(order(a), order(b))
+      assert.are_not.same(order(a), order(c))
+      assert.are_not.same(before, order(a))
+      -- a permutation: every name once, with its label and bytes
+      local seen = {}
+      for i = 1, a:size() do
+         local label, name = a:sample(i)
+         local k = tonumber(name:match('s(%d+)%.bin$'))
+         assert.is_nil(seen[k])
+         seen[k] = true
+         assert.are.equal(k <= 20 and 1 or 2, label)
+         assert.are.equal(10 + k, a:read(i):nElement())
+      end
+      -- the first half of a shuffled order holds both classes (the point of it)
+      local labels = {}
+      for i = 1, 20 do labels[a:sample(i)] = true end
+      assert.is_true(labels[1] and labels[2])
+      a:cache{ rank = 0, world = 1 }
+      util.assert_error(function() a:shuffle(7) end, 'shuffle before Dataset:cache')
+      util.assert_error(function() b:shuffle(-1) end, 'seed')
+   end)
+
    it('appends folders after existing classes', function()
       local root = fresh_dir('append')
       make_tree(root, 2)

@@ -202,6 +202,28 @@ mt_status mt_dataset_add_shard(mt_dataset *d, const char *path) {
  * queries */
 
 int64_t mt_dataset_size(const mt_dataset *d) { return d ? d->n : 0; }
+
+/* splitmix64: a seeded stream good enough for a permutation, and the same on every platform */
+static uint64_t mix(uint64_t *s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+mt_status mt_dataset_shuffle(mt_dataset *d, uint64_t seed) {
+  if (!d) return mt__error(MT_ERR_ARG, "Dataset:shuffle: dataset is NULL");
+  if (d->cache_off)
+    return mt__error(MT_ERR_ARG, "Dataset:shuffle: the dataset is cached; shuffle before Dataset:cache");
+  uint64_t s = seed;
+  for (int64_t i = d->n - 1; i > 0; i--) { /* Fisher-Yates */
+    int64_t j = (int64_t)(mix(&s) % (uint64_t)(i + 1));
+    mt__sample t = d->samples[i];
+    d->samples[i] = d->samples[j];
+    d->samples[j] = t;
+  }
+  return MT_OK;
+}
 int mt_dataset_nclasses(const mt_dataset *d) { return d ? d->nclasses : 0; }
 const char *mt_dataset_class(const mt_dataset *d, int i) {
   return d && i >= 0 && i < d->nclasses ? d->classes[i] : NULL;

@@ -74,6 +74,9 @@ local function cache(ds, split, opt, budget, dist)
       end
       return budget, false
    end
+   -- folders and shards list samples class by class: without a fixed shuffle (the same on
+   -- every rank) each rank's block would hold a few classes, skewing its batch statistics
+   if opt.world > 1 then ds:shuffle(opt.seed) end
    local ok, err = pcall(ds.cache, ds, { rank = opt.rank, world = opt.world, replicated = false,
       budget = budget == math.huge and 0 or budget, threads = opt.nThreads })
    if not ok and opt.cache == 'on' then fail('-cache on: %s', tostring(err)) end

@@ -112,6 +112,15 @@ end
 
 function Dataset:size() return tonumber(C.mt_dataset_size(self.h)) end
 
+-- a fixed pseudo-random order of the samples from seed (an integer), before caching: folders
+-- and shards list samples class by class, and each rank of a partitioned cache holds one
+-- contiguous block, which should hold every class
+function Dataset:shuffle(seed)
+   if not is_int(seed) or seed < 0 then error('Dataset:shuffle: seed must be an integer >= 0, got ' .. tostring(seed), 2) end
+   if C.mt_dataset_shuffle(self.h, seed) ~= 0 then T.raise('Dataset:shuffle') end
+   return self
+end
+
 function Dataset:classes()
    local out = {}
    for i = 0, C.mt_dataset_nclasses(self.h) - 1 do out[i + 1] = ffi.string(C.mt_dataset_class(self.h, i)) end

@@ -153,7 +153,14 @@ function Trainer:trainEpoch(epoch)
       lr = self.schedule(iter - 1)
       acc.skipped, acc.wait = acc.skipped + (info.skipped or 0), acc.wait + (info.wait or 0)
       bar.wait = bar.wait + (info.wait or 0)
-      if info.count > 0 then -- (0 when every image of the batch was undecodable)
+      if info.count == 0 and self.dist and self.dist.size() > 1 then
+         -- every image of this rank's slice was undecodable; its peers still average gradients
+         -- and step, so take part with a zero gradient and take the same step
+         self.config.learningRate = lr
+         self.gradParams:zero()
+         self.model:allreduceGradients()
+         self.optimizer(function() return 0, self.gradParams end, self.params, self.config, self.optimState)
+      elseif info.count > 0 then -- (0 when every image of the batch was undecodable)
          self.config.learningRate = lr
          local loss, correct = self:step(self:toDevice(input, target))
          if loss ~= loss then self:fail('the loss became NaN at epoch %d batch %d (lr %g)', epoch, b, lr) end
