@@ -66,12 +66,17 @@ struct mt_dist {
 #ifdef MT_WITH_MPI
 /* Waits until every request is complete. On failure the requests are cancelled and freed. */
 mt_status mt__dist_waitall(mt_dist *d, int n, MPI_Request *reqs, const int *peers);
-/* Waits until at least one request completes; *index is its position (MPI_Waitany style). */
+/* Waits until at least one request completes; *index is its position (MPI_Waitany style).
+ * On failure every request is cancelled and freed, as with waitall. */
 mt_status mt__dist_waitany(mt_dist *d, int n, MPI_Request *reqs, const int *peers, int *index);
 /* One check of a wait that is not on MPI requests (NCCL): faults, dead peers, the deadline
  * counted from `start` (mt__dist_now). MT_OK to keep waiting. */
 double mt__dist_now(void);
 mt_status mt__dist_poll(mt_dist *d, double start, double *next_look);
+/* Cancel and free every open request: after a failure nothing may still write into buffers. */
+void mt__dist_cancel(MPI_Request *reqs, int n);
+/* rank r of comm as a rank of d->world, so that a timeout names the rank users know (-1: none) */
+int mt__dist_world_rank(mt_dist *d, MPI_Comm comm, int r);
 /* the MPI datatype moving `dtype` as bytes, and its element size */
 MPI_Datatype mt__dist_bytes_type(int dtype);
 #endif

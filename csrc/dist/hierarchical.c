@@ -19,29 +19,6 @@
 #define MT__TREE_WIN 2 /* chunks in flight per link: double buffering */
 #define MT__TREE_MAXCH 32 /* children of a binomial tree node: at most log2(INT_MAX) + 1 */
 
-/* rank r of comm as a rank of d->world, so that a timeout names the rank users know */
-static int world_rank(mt_dist *d, MPI_Comm comm, int r) {
-  if (comm == d->world || d->world == MPI_COMM_NULL) return r;
-  MPI_Group g, w;
-  int out = MPI_UNDEFINED;
-  if (MPI_Comm_group(comm, &g) != MPI_SUCCESS) return -1;
-  if (MPI_Comm_group(d->world, &w) == MPI_SUCCESS) {
-    MPI_Group_translate_ranks(g, 1, &r, w, &out);
-    MPI_Group_free(&w);
-  }
-  MPI_Group_free(&g);
-  return out == MPI_UNDEFINED ? -1 : out;
-}
-
-/* after a failed post or wait: nothing may still write into our buffers */
-static void cancel_all(MPI_Request *reqs, int n) {
-  for (int i = 0; i < n; i++)
-    if (reqs[i] != MPI_REQUEST_NULL) {
-      MPI_Cancel(&reqs[i]);
-      MPI_Request_free(&reqs[i]);
-    }
-}
-
 /* one node of the binomial tree rooted at root: parent (-1 at the root) and children in
  * increasing subtree size, all as ranks of comm; wparent/wchild the same as world ranks */
 typedef struct {
@@ -70,8 +47,8 @@ static mt_status tree_setup(tree *t, mt_dist *d, MPI_Comm comm, int root, int64_
     if (v + mask < t->p) t->child[t->nch++] = (v + mask + root) % t->p;
     if (mask > INT_MAX / 2) break;
   }
-  t->wparent = t->parent < 0 ? -1 : world_rank(d, comm, t->parent);
-  for (int i = 0; i < t->nch; i++) t->wchild[i] = world_rank(d, comm, t->child[i]);
+  t->wparent = t->parent < 0 ? -1 : mt__dist_world_rank(d, comm, t->parent);
+  for (int i = 0; i < t->nch; i++) t->wchild[i] = mt__dist_world_rank(d, comm, t->child[i]);
   t->C = (d->chunk_bytes > 0 ? d->chunk_bytes : 256 << 10) / (int64_t)t->es;
   if (t->C > INT_MAX / 2) t->C = INT_MAX / 2;
   if (t->C < 1) t->C = 1;
@@ -129,8 +106,8 @@ mt_status mt__tree_reduce(mt_dist *d, MPI_Comm comm, int root, void *buf, int64_
     st = mt__dist_waitall(d, MT__TREE_WIN, sreq, wp);
   }
   if (st != MT_OK || fail) { /* wait.c freed the requests it waited on; the rest go here */
-    for (int w = 0; w < MT__TREE_WIN; w++) cancel_all(rreq[w], t.nch);
-    cancel_all(sreq, MT__TREE_WIN);
+    for (int w = 0; w < MT__TREE_WIN; w++) mt__dist_cancel(rreq[w], t.nch);
+    mt__dist_cancel(sreq, MT__TREE_WIN);
   }
   if (fail) return mt__error(MT_ERR_DIST, "%s: tree reduce: %s failed", mt__dist_current(d), fail);
   return st;
@@ -169,8 +146,8 @@ mt_status mt__tree_bcast(mt_dist *d, MPI_Comm comm, int root, void *buf, int64_t
   for (int w = 0; w < MT__TREE_WIN && st == MT_OK && !fail && t.nch; w++)
     st = mt__dist_waitall(d, t.nch, sreq[w], t.wchild);
   if (st != MT_OK || fail) {
-    cancel_all(rreq, MT__TREE_WIN);
-    for (int w = 0; w < MT__TREE_WIN; w++) cancel_all(sreq[w], t.nch);
+    mt__dist_cancel(rreq, MT__TREE_WIN);
+    for (int w = 0; w < MT__TREE_WIN; w++) mt__dist_cancel(sreq[w], t.nch);
   }
   if (fail) return mt__error(MT_ERR_DIST, "%s: tree broadcast: %s failed", mt__dist_current(d), fail);
   return st;

@@ -21,20 +21,6 @@
 #define MT__MC_WIN 2 /* sub-chunks in flight per link and direction */
 #define MT__MC_REQS (6 * MT__MC_WIN) /* per colour: 2 children up + up + down + 2 children down */
 
-/* rank r of comm as a rank of d->world, so that a timeout names the rank users know */
-static int world_rank(mt_dist *d, MPI_Comm comm, int r) {
-  if (comm == d->world || d->world == MPI_COMM_NULL) return r;
-  MPI_Group g, w;
-  int out = MPI_UNDEFINED;
-  if (MPI_Comm_group(comm, &g) != MPI_SUCCESS) return -1;
-  if (MPI_Comm_group(d->world, &w) == MPI_SUCCESS) {
-    MPI_Group_translate_ranks(g, 1, &r, w, &out);
-    MPI_Group_free(&w);
-  }
-  MPI_Group_free(&g);
-  return out == MPI_UNDEFINED ? -1 : out;
-}
-
 /* in-order completion over a window: done flags of the last WIN posts, *fin counts done ones */
 typedef struct {
   int64_t post, fin;
@@ -190,11 +176,11 @@ mt_status mt__allreduce_multicolor(mt_dist *d, MPI_Comm comm, void *buf, int64_t
     cl->K = (cl->n + s.C - 1) / s.C;
     int root = (int)((int64_t)c * p / k), v = (r - root + p) % p;
     cl->parent = v ? ((v - 1) / 2 + root) % p : -1;
-    cl->wparent = cl->parent < 0 ? -1 : world_rank(d, comm, cl->parent);
+    cl->wparent = cl->parent < 0 ? -1 : mt__dist_world_rank(d, comm, cl->parent);
     for (int i = 0; i < 2; i++)
       if (2 * (int64_t)v + 1 + i < p) {
         cl->child[cl->nch] = (int)((2 * (int64_t)v + 1 + i + root) % p);
-        cl->wchild[cl->nch] = world_rank(d, comm, cl->child[cl->nch]);
+        cl->wchild[cl->nch] = mt__dist_world_rank(d, comm, cl->child[cl->nch]);
         cl->nch++;
       }
   }

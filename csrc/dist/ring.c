@@ -18,29 +18,6 @@
 #define MT__RING_TAG 7301
 #define MT__RING_WIN 4 /* sub-chunks in flight per direction; scratch is WIN sub-chunks */
 
-/* rank r of comm as a rank of d->world, so that a timeout names the rank users know */
-static int world_rank(mt_dist *d, MPI_Comm comm, int r) {
-  if (comm == d->world || d->world == MPI_COMM_NULL) return r;
-  MPI_Group g, w;
-  int out = MPI_UNDEFINED;
-  if (MPI_Comm_group(comm, &g) != MPI_SUCCESS) return -1;
-  if (MPI_Comm_group(d->world, &w) == MPI_SUCCESS) {
-    MPI_Group_translate_ranks(g, 1, &r, w, &out);
-    MPI_Group_free(&w);
-  }
-  MPI_Group_free(&g);
-  return out == MPI_UNDEFINED ? -1 : out;
-}
-
-/* after a failed post: the transfers still out must not write into scratch later */
-static void cancel_all(MPI_Request *reqs, int n) {
-  for (int i = 0; i < n; i++)
-    if (reqs[i] != MPI_REQUEST_NULL) {
-      MPI_Cancel(&reqs[i]);
-      MPI_Request_free(&reqs[i]);
-    }
-}
-
 typedef struct {
   int64_t q, extra, C, K; /* block = q or q + 1 elements (first `extra` blocks); sub-chunks */
   int p, r;
@@ -79,7 +56,7 @@ mt_status mt__allreduce_ring(mt_dist *d, MPI_Comm comm, void *buf, int64_t n, in
                              (long long)(MT__RING_WIN * s.C * (int64_t)es));
   MPI_Datatype ty = mt__dist_bytes_type(dtype);
   const int right = (r + 1) % p, left = (r + p - 1) % p;
-  const int wright = world_rank(d, comm, right), wleft = world_rank(d, comm, left);
+  const int wright = mt__dist_world_rank(d, comm, right), wleft = mt__dist_world_rank(d, comm, left);
 
   /* active requests: MPI's array, the peers for wait.c, and which message each one is */
   MPI_Request reqs[2 * MT__RING_WIN];
@@ -100,7 +77,7 @@ mt_status mt__allreduce_ring(mt_dist *d, MPI_Comm comm, void *buf, int64_t n, in
           mark_done(sdone, &sfin, spost, m);
         } else {
           if (MPI_Isend(base + off * es, (int)len, ty, right, MT__RING_TAG, comm, &reqs[na]) != MPI_SUCCESS) {
-            cancel_all(reqs, na);
+            mt__dist_cancel(reqs, na);
             return mt__error(MT_ERR_DIST, "%s: ring: MPI_Isend to rank %d failed", mt__dist_current(d), wright);
           }
           peers[na] = wright;
@@ -119,7 +96,7 @@ mt_status mt__allreduce_ring(mt_dist *d, MPI_Comm comm, void *buf, int64_t n, in
         } else {
           char *dst = t < p - 1 ? scr + (m % MT__RING_WIN) * s.C * (int64_t)es : base + off * es;
           if (MPI_Irecv(dst, (int)len, ty, left, MT__RING_TAG, comm, &reqs[na]) != MPI_SUCCESS) {
-            cancel_all(reqs, na);
+            mt__dist_cancel(reqs, na);
             return mt__error(MT_ERR_DIST, "%s: ring: MPI_Irecv from rank %d failed", mt__dist_current(d), wleft);
           }
           peers[na] = wleft;

@@ -17,12 +17,26 @@ static double now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void drop(int n, MPI_Request *reqs) {
+void mt__dist_cancel(MPI_Request *reqs, int n) {
   for (int i = 0; i < n; i++) {
     if (reqs[i] == MPI_REQUEST_NULL) continue;
     MPI_Cancel(&reqs[i]);
     MPI_Request_free(&reqs[i]);
   }
+}
+static void drop(int n, MPI_Request *reqs) { mt__dist_cancel(reqs, n); }
+
+int mt__dist_world_rank(mt_dist *d, MPI_Comm comm, int r) {
+  if (comm == d->world || d->world == MPI_COMM_NULL) return r;
+  MPI_Group g, w;
+  int out = MPI_UNDEFINED;
+  if (MPI_Comm_group(comm, &g) != MPI_SUCCESS) return -1;
+  if (MPI_Comm_group(d->world, &w) == MPI_SUCCESS) {
+    MPI_Group_translate_ranks(g, 1, &r, w, &out);
+    MPI_Group_free(&w);
+  }
+  MPI_Group_free(&g);
+  return out == MPI_UNDEFINED ? -1 : out;
 }
 
 static mt_status mpi_error(mt_dist *d, int rc) {
