@@ -41,6 +41,14 @@ struct mt_dist {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   struct mt_dist_work *head, *tail;
+  /* a blocking MPI call (MPI_Allreduce: Open MPI's nonblocking one is up to 2x slower) cannot
+   * be polled; the watchdog thread checks faults and the deadline meanwhile and, on a fault,
+   * completes the running work with the error and abandons the thread inside MPI */
+  pthread_t watchdog;
+  int watchdog_started;
+  struct mt_dist_work *running, *abandoned;
+  int blocking;         /* the communication thread is inside a blocking MPI call */
+  double blocking_since;
   /* the auto table: seconds per algorithm at 4 KB * 4^i, negative where not measured */
   int model_rows;
   double model[MT_NUM_ALG][MT_DIST_MODEL_SIZES];
@@ -77,6 +85,8 @@ mt_status mt__dist_poll(mt_dist *d, double start, double *next_look);
 void mt__dist_cancel(MPI_Request *reqs, int n);
 /* rank r of comm as a rank of d->world, so that a timeout names the rank users know (-1: none) */
 int mt__dist_world_rank(mt_dist *d, MPI_Comm comm, int r);
+/* MPI_Allreduce (blocking, in place), watched by the watchdog thread */
+mt_status mt__dist_blocking_allreduce(mt_dist *d, void *buf, int n, MPI_Datatype t, MPI_Op op);
 /* the MPI datatype moving `dtype` as bytes, and its element size */
 MPI_Datatype mt__dist_bytes_type(int dtype);
 #endif

@@ -6,6 +6,8 @@
 #include <string.h>
 #include "queue.h"
 
+mt_status mt__dist_start_watchdog(mt_dist *d); /* wait.c */
+
 static void *loop(void *arg) {
   mt_dist *d = arg;
   for (;;) {
@@ -20,10 +22,18 @@ static void *loop(void *arg) {
     if (!d->head) d->tail = NULL;
     pthread_mutex_unlock(&d->mu);
 
+    pthread_mutex_lock(&d->mu);
+    d->running = w;
+    pthread_mutex_unlock(&d->mu);
     mt__dist_run(d, w); /* sets w->st and w->msg */
     mt__dist_set_current(d, "idle (between collectives)");
 
     pthread_mutex_lock(&d->mu);
+    d->running = NULL;
+    if (d->abandoned == w) { /* the watchdog completed it (and its owner may have freed it) */
+      pthread_mutex_unlock(&d->mu);
+      continue;
+    }
     w->done = 1;
     pthread_cond_broadcast(&d->done_cv);
     pthread_mutex_unlock(&d->mu);
@@ -35,6 +45,9 @@ mt_status mt__dist_start_thread(mt_dist *d) {
   if (pthread_create(&d->thread, NULL, loop, d) != 0)
     return mt__error(MT_ERR_INTERNAL, "dist.init: cannot start the communication thread");
   d->thread_started = 1;
+#ifdef MT_WITH_MPI
+  if (d->launched) return mt__dist_start_watchdog(d);
+#endif
   return MT_OK;
 }
 
@@ -46,6 +59,11 @@ void mt__dist_stop_thread(mt_dist *d, int join) {
   pthread_mutex_unlock(&d->mu);
   if (join) pthread_join(d->thread, NULL);
   else pthread_detach(d->thread);
+  if (d->watchdog_started) {
+    if (join) pthread_join(d->watchdog, NULL);
+    else pthread_detach(d->watchdog);
+    d->watchdog_started = 0;
+  }
   d->thread_started = 0;
 }
 

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <sched.h>
 #include <time.h>
-#include "dist.h"
+#include "queue.h"
 
 #ifdef MT_WITH_MPI
 static double now(void) {
@@ -121,6 +121,59 @@ double mt__dist_now(void) { return now(); }
 
 mt_status mt__dist_poll(mt_dist *d, double start, double *next_look) {
   return check(d, 0, NULL, NULL, start, next_look);
+}
+
+mt_status mt__dist_blocking_allreduce(mt_dist *d, void *buf, int n, MPI_Datatype t, MPI_Op op) {
+  pthread_mutex_lock(&d->mu);
+  d->blocking = 1;
+  d->blocking_since = now();
+  pthread_mutex_unlock(&d->mu);
+  int rc = MPI_Allreduce(MPI_IN_PLACE, buf, n, t, op, d->world);
+  pthread_mutex_lock(&d->mu);
+  d->blocking = 0;
+  int gone = d->abandoned != NULL;
+  pthread_mutex_unlock(&d->mu);
+  if (gone) return mt__error(MT_ERR_DIST, "dist: %s", d->broken_msg);
+  if (rc != MPI_SUCCESS) return mpi_error(d, rc);
+  return MT_OK;
+}
+
+/* The watchdog: while the communication thread sits in a blocking MPI call, the same checks a
+ * polling wait makes, every 50 ms. On a fault the running work completes with the error (its
+ * caller returns) and the communicator is broken; the thread stays inside MPI until the
+ * process ends. The fault channel is tested only here while the call blocks, and only by the
+ * polling waits otherwise (both under d->mu's rules), so one request is never tested twice. */
+static void *watch(void *arg) {
+  mt_dist *d = arg;
+  struct timespec tick = {0, 50 * 1000 * 1000};
+  for (;;) {
+    nanosleep(&tick, NULL);
+    pthread_mutex_lock(&d->mu);
+    if (d->stopping) {
+      pthread_mutex_unlock(&d->mu);
+      return NULL;
+    }
+    mt_dist_work *w = d->running;
+    if (d->blocking && w && !d->abandoned) {
+      double next = 0;
+      mt_status st = check(d, 0, NULL, NULL, d->blocking_since, &next);
+      if (st != MT_OK) {
+        w->st = st;
+        snprintf(w->msg, sizeof w->msg, "%s", mt_last_error());
+        d->abandoned = w;
+        w->done = 1;
+        pthread_cond_broadcast(&d->done_cv);
+      }
+    }
+    pthread_mutex_unlock(&d->mu);
+  }
+}
+
+mt_status mt__dist_start_watchdog(mt_dist *d) {
+  if (pthread_create(&d->watchdog, NULL, watch, d) != 0)
+    return mt__error(MT_ERR_INTERNAL, "dist.init: cannot start the watchdog thread");
+  d->watchdog_started = 1;
+  return MT_OK;
 }
 
 /* Busy polling keeps latency low; after a few hundred empty polls yield the core, since ranks
