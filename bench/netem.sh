@@ -12,7 +12,7 @@
 #   sudo bench/netem.sh --check                          # only the network check (C ping-pong)
 #   sudo bench/netem.sh --ranks 4 --rates 1gbit,10gbit --delays 50us,20us \
 #        --models resnet50,vgg16 --algorithms mpi,ring,multicolor,hierarchical,auto \
-#        --steps 5 --warmup 2 [--compute-ms 100] [--bucket-mb 25] [--per-node 1] [--group-size 2]
+#        --steps 3 --warmup 1 [--compute-ms 100] [--bucket-mb 25] [--per-node 1] [--group-size 2]
 # Every option has an environment twin: RANKS RATES DELAYS MODELS ALGORITHMS STEPS WARMUP
 # COMPUTE_MS BUCKET_MB PER_NODE GROUP_SIZE NS_PREFIX SUBNET MOONTORCH_BUILD LUAJIT; flags win.
 # A rate of `none` leaves that pass unshaped. Needs root, iproute2 (`ip netns`, `tc`), mpirun
@@ -34,8 +34,8 @@ RATES=${RATES:-1gbit,10gbit}
 DELAYS=${DELAYS:-50us,20us}
 MODELS=${MODELS:-resnet50,vgg16}
 ALGORITHMS=${ALGORITHMS:-mpi,ring,multicolor,hierarchical,auto}
-STEPS=${STEPS:-5}
-WARMUP=${WARMUP:-2}
+STEPS=${STEPS:-3}
+WARMUP=${WARMUP:-1}
 COMPUTE_MS=${COMPUTE_MS:-}
 BUCKET_MB=${BUCKET_MB:-25}
 PER_NODE=${PER_NODE:-1}
@@ -46,7 +46,8 @@ LUAJIT=${LUAJIT:-luajit}
 MOONTORCH_BUILD=${MOONTORCH_BUILD:-}
 CHECK_ONLY=0
 NO_CHECK=0
-TIMEOUT=${TIMEOUT:-900}
+RUN_CMD=0
+TIMEOUT=${TIMEOUT:-1800}
 EXTRA=()
 
 usage() {
@@ -71,6 +72,8 @@ Options (defaults):
   --check            network check only (shaping + MPI ping-pong), no DataParallel
   --no-check         skip the network check
   -- ARGS            passed on to bench/dp_step.lua
+  --cmd -- PROG ARGS instead of dp_step.lua, run PROG ARGS on every rank at each rate (any MPI
+                     program, e.g. an allreduce benchmark), over the same namespaces and shaping
 EOF
 }
 
@@ -93,6 +96,7 @@ while [ $# -gt 0 ]; do
       --timeout) TIMEOUT=$2; shift 2 ;;
       --check) CHECK_ONLY=1; shift ;;
       --no-check) NO_CHECK=1; shift ;;
+      --cmd) RUN_CMD=1; shift ;;
       -h|--help) usage; exit 0 ;;
       --) shift; EXTRA=("$@"); break ;;
       *) echo "netem.sh: unknown option '$1' (--help lists them)" >&2; exit 2 ;;
@@ -241,7 +245,7 @@ run_mpi() {
 
 tx_bytes() { ip netns exec "${NS_PREFIX}$1" cat /sys/class/net/eth0/statistics/tx_bytes; }
 
-# ---- network check: a C ping-pong between node 0 and node 1 (two ranks) ----------------------------
+# ---- network check: a C ping-pong between node 0 and node 1 (two ranks), and MPI_Allreduce on all ----
 cat >"$tmp/pp.c" <<'EOF'
 #include <mpi.h>
 #include <stdio.h>
@@ -255,7 +259,22 @@ int main(int argc, char **argv) {
    long bytes = argc > 1 ? atol(argv[1]) : 100000000L;
    int peer = argc > 2 ? atoi(argv[2]) : 1;
    char *buf = malloc(bytes);
-   memset(buf, r, bytes);
+   memset(buf, 0, bytes);
+   if (peer < 0) { /* allreduce mode: every rank, float32 sum in place, best of 3 */
+      double best = 1e9;
+      for (int k = 0; k < 3; k++) {
+         MPI_Barrier(MPI_COMM_WORLD);
+         double t0 = MPI_Wtime();
+         MPI_Allreduce(MPI_IN_PLACE, buf, (int)(bytes / 4), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+         double t = MPI_Wtime() - t0, tmax;
+         MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+         if (tmax < best) best = tmax;
+      }
+      /* bus bandwidth: what each rank's link carries in a bandwidth-optimal allreduce */
+      if (r == 0) printf("AR %d %ld %.4f %.3f\n", n, bytes, best, 2.0 * (n - 1) / n * bytes * 8 / best / 1e9);
+      MPI_Finalize();
+      return 0;
+   }
    int iters = 200;
    double lat = 1e9, best = 1e9;
    for (int k = 0; k < 3; k++) { /* 1-byte ping-pong, best of 3 runs of 200 */
@@ -303,40 +322,64 @@ echo "topology: $NODES namespaces ${NS_PREFIX}0..${NS_PREFIX}$((NODES - 1)) ($SU
    "host $HOSTIF $HOSTIP; $RANKS ranks, $PER_NODE per namespace; MPI: pml ob1, btl tcp,self"
 
 check_failed=0
-if [ "$NO_CHECK" = 0 ]; then
+if [ "$NO_CHECK" = 0 ] && [ "$NODES" -lt 2 ]; then
+   echo "network check skipped: it needs two namespaces (--ranks / --per-node gives $NODES)"
+elif [ "$NO_CHECK" = 0 ]; then
    MB=100000000
    echo
-   echo "network check: 100 MB and 1-byte ping-pong between ${NS_PREFIX}0 and ${NS_PREFIX}1 over TCP (best of 3)"
-   printf '%-8s %-8s %14s %12s %12s %12s %14s\n' rate delay "one-way us" "100MB s" "Gbit/s" "expect s" "eth0 tx MB"
+   echo "network check over TCP, best of 3: a 100 MB message and 1-byte ping-pongs from ${NS_PREFIX}0 to ${NS_PREFIX}1;"
+   echo "then MPI_Allreduce (Open MPI's own choice of algorithm) of 100 MB float32 over all $RANKS ranks"
+   printf '%-8s %-8s %11s %9s %8s %9s %9s | %-13s %8s %9s\n' rate delay "1-way us" "100MB s" "Gbit/s" "expect s" \
+      "veth MB" "allreduce" "s" "bus Gb/s"
    save_pn=$PER_NODE save_np=$RANKS
-   # two ranks, one per namespace, for the check
-   PER_NODE=1
-   MPI_ARGS[5]=2
    for ((k = 0; k < ${#rates[@]}; k++)); do
       shape "${rates[k]}" "${delays[k]}"
+      # two ranks, one per namespace
+      PER_NODE=1 MPI_ARGS[5]=2
       tx0=$(tx_bytes 0)
       out=$(run_mpi "$tmp/pp" "$MB" 1 2>&1)
       rc=$?
       tx1=$(tx_bytes 0)
+      PER_NODE=$save_pn MPI_ARGS[5]=$save_np
       line=$(grep '^PP ' <<<"$out")
+      if [ $rc = 0 ] && [ -n "$line" ]; then
+         out=$(run_mpi "$tmp/pp" "$MB" -1 2>&1)
+         rc=$?
+         arline=$(grep '^AR ' <<<"$out")
+         [ -n "$arline" ] || rc=1
+      fi
       if [ $rc != 0 ] || [ -z "$line" ]; then
          echo "$out" | tail -20
-         echo "netem.sh: the MPI ping-pong failed at rate ${rates[k]} (rc $rc)" >&2
+         echo "netem.sh: the MPI check failed at rate ${rates[k]} (rc $rc)" >&2
          check_failed=1
          break
       fi
       read -r _ _ lat bytes secs gbps <<<"$line"
+      read -r _ n _ arsecs arbus <<<"$arline"
       if [ "${rates[k]}" = none ]; then expect="-"
       else expect=$(awk -v b="$bytes" -v r="$(rate_bits "${rates[k]}")" 'BEGIN { printf "%.3f", b * 8 / r }'); fi
-      printf '%-8s %-8s %14s %12s %12s %12s %14s\n' "${rates[k]}" "$(delay_label "${rates[k]}" "${delays[k]}")" \
-         "$lat" "$secs" "$gbps" "$expect" "$(( (tx1 - tx0) / 1000000 ))"
+      printf '%-8s %-8s %11s %9s %8s %9s %9s | %-13s %8s %9s\n' "${rates[k]}" \
+         "$(delay_label "${rates[k]}" "${delays[k]}")" "$lat" "$secs" "$gbps" "$expect" "$(( (tx1 - tx0) / 1000000 ))" \
+         "$n ranks" "$arsecs" "$arbus"
    done
-   PER_NODE=$save_pn
-   MPI_ARGS[5]=$save_np
-   echo "(eth0 tx MB: bytes ${NS_PREFIX}0 sent on its veth during the run, 3 x 100 MB + ping-pongs: the traffic went over TCP/veth)"
+   echo "(veth MB: bytes ${NS_PREFIX}0 sent on its veth during the ping-pong run, 3 x 100 MB + small: the traffic is on"
+   echo " TCP over the shaped veth. bus Gb/s = 2(n-1)/n x bytes / time, at most the rate for any allreduce;"
+   echo " well under the rate at high rates means the CPUs, not the links, bound the exchange.)"
    [ "$check_failed" = 0 ] || exit 1
 fi
 [ "$CHECK_ONLY" = 1 ] && exit 0
+
+if [ "$RUN_CMD" = 1 ]; then
+   [ ${#EXTRA[@]} -ge 1 ] || die "--cmd needs a program after --"
+   status=0
+   for ((k = 0; k < ${#rates[@]}; k++)); do
+      echo
+      echo "=== rate ${rates[k]}, delay $(delay_label "${rates[k]}" "${delays[k]}"): $RANKS ranks: ${EXTRA[*]}"
+      shape "${rates[k]}" "${delays[k]}"
+      run_mpi "${EXTRA[@]}" || status=1
+   done
+   exit $status
+fi
 
 # ---- DataParallel steps, per rate --------------------------------------------------------------------
 if [ -z "$MOONTORCH_BUILD" ]; then
@@ -345,7 +388,7 @@ fi
 [ -n "$MOONTORCH_BUILD" ] || die "set MOONTORCH_BUILD (or --build) to a moontorch build directory"
 MOONTORCH_BUILD=$(cd "$MOONTORCH_BUILD" && pwd)
 export MOONTORCH_BUILD
-MPI_ARGS+=(-x MOONTORCH_BUILD -x LUA_PATH -x LUA_CPATH -wdir "$root")
+MPI_ARGS+=(-x MOONTORCH_BUILD -wdir "$root")
 
 rows="$tmp/rows"
 : >"$rows"
@@ -358,9 +401,8 @@ for ((k = 0; k < ${#rates[@]}; k++)); do
       -bucketMB "$BUCKET_MB" -groupSize "$GROUP_SIZE" -rate "${rates[k]}"
       -delay "$(delay_label "${rates[k]}" "${delays[k]}")")
    [ -n "$COMPUTE_MS" ] && args+=(-computeMs "$COMPUTE_MS")
-   run_mpi "$LUAJIT" bench/dp_step.lua "${args[@]}" "${EXTRA[@]}" 2>&1 | tee "$tmp/out.$k"
-   rc=${PIPESTATUS[0]}
-   grep '^ROW|' "$tmp/out.$k" >>"$rows"
+   run_mpi "$LUAJIT" bench/dp_step.lua "${args[@]}" -rows "$rows" "${EXTRA[@]}"
+   rc=$?
    if [ "$rc" != 0 ]; then
       echo "netem.sh: the DataParallel run at rate ${rates[k]} failed (rc $rc)" >&2
       status=1
