@@ -4,7 +4,7 @@
 --   mpirun -np 4 luajit bench/dp_step.lua [-models resnet50,vgg16]
 --        [-algorithms mpi,ring,multicolor,hierarchical,auto] [-overlap both|true|false]
 --        [-steps 3] [-warmup 1] [-computeMs 0 (per model)] [-forwardRatio 0.5] [-burn sleep|busy]
---        [-bucketMB 25] [-groupSize 2] [-rate label] [-delay label]
+--        [-measure [-measureBatch 1]] [-bucketMB 25] [-groupSize 2] [-rate label] [-delay label]
 --   luajit bench/dp_step.lua -list        -- the layer lists only (no MPI): params, MB, GFLOPs
 --
 -- The model is an nn.Sequential of one stand-in module per parameter-owning layer of the real
@@ -12,7 +12,10 @@
 -- shapes. A step's compute time is split over the layers in proportion to each layer's FLOPs at
 -- 224x224: the forward spends forwardRatio * computeMs, the backward computeMs, half of a
 -- layer's share in updateGradInput and half in accGradParameters (the hook DataParallel watches),
--- so gradients become ready layer by layer from the last to the first, as on a GPU. Time is spent
+-- so gradients become ready layer by layer from the last to the first, as on a GPU. With -measure
+-- the per-layer times are instead measured: rank 0 runs the real network (recipes/models' ResNet-50,
+-- VGG-16 built here) forward and backward on its CPU and times each layer; -computeMs then rescales
+-- that profile to a given backward time (e.g. a GPU's), keeping its shape. Time is spent
 -- sleeping (a GPU computing leaves the CPU free for the communication thread) or, with -burn
 -- busy, spinning; either way against a schedule from the pass's start, so the per-call overhead
 -- does not add up. The default computeMs is about a V100's in fp32 at batch 64: ResNet-50 110 ms
@@ -38,6 +41,9 @@ local opt = options.parse(arg, {
    { 'warmup', 1, 'untimed steps first' },
    { 'computeMs', 0, 'backward ms per step (0: the model\'s default, see the header)' },
    { 'forwardRatio', 0.5, 'forward time as a fraction of the backward' },
+   { 'measure', false, 'compute measured: rank 0 times the real network per layer on this CPU (-computeMs then rescales it)' },
+   { 'measureBatch', 1, 'batch for -measure (224x224 images)' },
+   { 'measureThreads', 2, 'CPU threads for -measure' },
    { 'burn', 'sleep', 'how compute time is spent: sleep | busy', choices = { 'sleep', 'busy' } },
    { 'bucketMB', 25, 'DataParallel bucket size' },
    { 'groupSize', 2, 'ranks per group for dist.init (the hierarchical algorithm\'s "nodes")' },
@@ -192,25 +198,106 @@ function Fake:accGradParameters(input, gradOutput, scale)
    wait_until(clk.start + t.bwdEnd, clk.busy)
 end
 
--- the stand-in network: backward computeMs (forward computeMs * forwardRatio) split by FLOPs
-local function build(layers, computeMs)
+-- per-layer seconds, modelled: backward computeMs (forward computeMs * forwardRatio) split by FLOPs
+local function modelled(layers, computeMs)
    local _, flops = summary(layers)
-   local clk = clock(opt.burn == 'busy')
-   local bwdTotal, fwdTotal = computeMs / 1000, computeMs * opt.forwardRatio / 1000
-   local model = nn.Sequential()
-   local fcum, bcum = 0, 0
-   local times = {}
+   local fwd, bwd = {}, {}
    for i, l in ipairs(layers) do
       local share = l.flops / flops
-      fcum = fcum + share * fwdTotal
-      times[i] = { fwd = share * fwdTotal, fwdEnd = fcum, bwd = share * bwdTotal, first = i == 1, last = i == #layers }
+      fwd[i], bwd[i] = share * computeMs * opt.forwardRatio / 1000, share * computeMs / 1000
+   end
+   return { fwd = fwd, bwd = bwd }
+end
+
+local function total(t)
+   local s = 0
+   for _, v in ipairs(t) do s = s + v end
+   return s
+end
+
+-- the stand-in network, each layer spending its fwd[i] / bwd[i] seconds (times = nil: none)
+local function build(layers, times)
+   local clk = clock(opt.burn == 'busy')
+   local model = nn.Sequential()
+   local fcum, bcum = 0, 0
+   local t = {}
+   for i = 1, #layers do
+      local f, b = times and times.fwd[i] or 0, times and times.bwd[i] or 0
+      fcum = fcum + f
+      t[i] = { fwd = f, fwdEnd = fcum, bwd = b, first = i == 1, last = i == #layers }
    end
    for i = #layers, 1, -1 do
-      bcum = bcum + times[i].bwd
-      times[i].bwdEnd = bcum
+      bcum = bcum + t[i].bwd
+      t[i].bwdEnd = bcum
    end
-   for i, l in ipairs(layers) do model:add(nn.DPBenchLayer(l, clk, times[i])) end
+   for i, l in ipairs(layers) do model:add(nn.DPBenchLayer(l, clk, t[i])) end
    return model
+end
+
+-- the real networks, for -measure
+local function vgg16_real()
+   local m, cin = nn.Sequential(), 3
+   for _, v in ipairs({ 64, 64, 'M', 128, 128, 'M', 256, 256, 256, 'M', 512, 512, 512, 'M', 512, 512, 512, 'M' }) do
+      if v == 'M' then
+         m:add(nn.SpatialMaxPooling(2, 2, 2, 2))
+      else
+         m:add(nn.SpatialConvolution(cin, v, 3, 3, 1, 1, 1, 1)):add(nn.ReLU(true))
+         cin = v
+      end
+   end
+   local flat = nn.View(512 * 7 * 7)
+   if flat.setNumInputDims then flat:setNumInputDims(3) end
+   m:add(flat)
+   m:add(nn.Linear(512 * 7 * 7, 4096)):add(nn.ReLU(true)):add(nn.Dropout(0.5))
+   m:add(nn.Linear(4096, 4096)):add(nn.ReLU(true)):add(nn.Dropout(0.5))
+   m:add(nn.Linear(4096, 1000))
+   return m
+end
+local REAL = {
+   resnet50 = function() return (require('recipes.models').create('resnet50')) end,
+   vgg16 = vgg16_real,
+}
+
+-- per-layer seconds, measured: the real network's forward and backward on this CPU at batch
+-- -measureBatch, 224x224, each leaf module timed; a module without parameters (ReLU, pooling, the
+-- residual addition) counts towards the parameter-owning layer before it
+local function measured(name, layers)
+   torch.setnumthreads(opt.measureThreads)
+   local real = REAL[name]()
+   local leaves = {}
+   for _, m in ipairs(real:listModules()) do
+      if not m.modules then leaves[#leaves + 1] = m end
+   end
+   local fwd, bwd, k = {}, {}, 0
+   for _, m in ipairs(leaves) do
+      if m:parameters() then k = k + 1; fwd[k], bwd[k] = 0, 0 end
+      local owner = math.max(k, 1)
+      fwd[owner], bwd[owner] = fwd[owner] or 0, bwd[owner] or 0
+      for _, pass in ipairs({ 'updateOutput', 'updateGradInput', 'accGradParameters' }) do
+         local f = m[pass]
+         local acc = pass == 'updateOutput' and fwd or bwd
+         m[pass] = function(self, ...)
+            local t0 = now()
+            local r = f(self, ...)
+            acc[owner] = acc[owner] + now() - t0
+            return r
+         end
+      end
+   end
+   if k ~= #layers then
+      error(('dp_step: the real %s has %d parameter-owning layers, the list %d'):format(name, k, #layers), 0)
+   end
+   local x = torch.Tensor(opt.measureBatch, 3, 224, 224):normal()
+   local reps = 2
+   for r = 1, reps do
+      if r == reps then -- the first pass warms up
+         for i = 1, k do fwd[i], bwd[i] = 0, 0 end
+      end
+      local out = real:forward(x)
+      real:zeroGradParameters()
+      real:backward(x, out:clone():fill(1 / out:nElement()))
+   end
+   return { fwd = fwd, bwd = bwd }
 end
 
 ---------------------------------------------------------------------------------------------
@@ -324,24 +411,50 @@ dist.run(function()
       local ntensors = 0
       for _, l in ipairs(layers) do ntensors = ntensors + (l.bias and 2 or 1) end
       local mb = params * 4 / 2 ^ 20
-      local computeMs = opt.computeMs > 0 and opt.computeMs or spec.computeMs
+      local times, how
+      if opt.measure then
+         -- rank 0 measures (alone on the CPUs: the others wait in the broadcast), then every rank
+         -- uses its numbers
+         local n = #layers
+         local buf = torch.DoubleTensor(2 * n):zero()
+         if master then
+            local mt = measured(m, layers)
+            for i = 1, n do buf[i], buf[n + i] = mt.fwd[i], mt.bwd[i] end
+         end
+         dist.broadcast(buf, 0)
+         times = { fwd = {}, bwd = {} }
+         for i = 1, n do times.fwd[i], times.bwd[i] = buf[i], buf[n + i] end
+         local fwdMs, bwdMs = total(times.fwd) * 1000, total(times.bwd) * 1000
+         how = ('measured on this CPU at batch %d: backward %.0f ms, forward %.0f ms'):format(opt.measureBatch, bwdMs, fwdMs)
+         if opt.computeMs > 0 then
+            local scale = opt.computeMs / bwdMs
+            for i = 1, n do times.fwd[i], times.bwd[i] = times.fwd[i] * scale, times.bwd[i] * scale end
+            how = how .. (', per-layer profile rescaled to a %.0f ms backward (%.0f ms forward)'):format(opt.computeMs,
+               fwdMs * scale)
+         end
+      else
+         local computeMs = opt.computeMs > 0 and opt.computeMs or spec.computeMs
+         times = modelled(layers, computeMs)
+         how = ('modelled: backward %.0f ms + forward %.0f ms split by FLOPs'):format(computeMs,
+            computeMs * opt.forwardRatio)
+      end
 
       -- the one-worker step: the stand-in's forward + backward alone
-      local model = build(layers, computeMs)
+      local model = build(layers, times)
       local compute = timeit(function()
          model:forward(x)
          model:backward(x, gradOut)
       end)
       model = nil
       release()
-      say('\n%s: %d tensors, %.1f MB of float32 gradients; backward %.0f ms + forward %.0f ms modelled, %.1f ms measured\n',
-         spec.desc, ntensors, mb, computeMs, computeMs * opt.forwardRatio, compute)
+      say('\n%s: %d tensors, %.1f MB of float32 gradients; compute %s; one-worker step %.1f ms\n',
+         spec.desc, ntensors, mb, how, compute)
       say(header, 'model', 'MB', 'rate', 'delay', 'algorithm', 'overlap', 'compute', 'step ms', 'comm-only', 'eff')
 
       for _, alg in ipairs(algorithms) do
          local ok, err = pcall(function()
             -- comm only: zero compute, no overlap
-            local m0 = build(layers, 0)
+            local m0 = build(layers, nil)
             local dp0 = dist.DataParallel(m0, { bucketMB = opt.bucketMB, algorithm = alg, overlap = false })
             local comm = timeit(function()
                dp0:forward(x)
@@ -350,7 +463,7 @@ dist.run(function()
             dp0, m0 = nil, nil
             release()
             for _, ov in ipairs(overlaps) do
-               local mm = build(layers, computeMs)
+               local mm = build(layers, times)
                local dp = dist.DataParallel(mm, { bucketMB = opt.bucketMB, algorithm = alg, overlap = ov })
                local step = timeit(function()
                   dp:forward(x)
