@@ -201,6 +201,9 @@ int mt_cuda_is_compiled(void);
 int mt_cuda_device_count(void);            /* 0 without CUDA or without a device */
 mt_status mt_cuda_synchronize(int device);
 mt_status mt_cuda_empty_cache(int device);
+/* the stream the library's kernels on `device` run on (a cudaStream_t), for interop: NCCL in
+ * the distributed layer orders its work after it */
+mt_status mt_cuda_stream(int device, void **out);
 mt_status mt_cuda_device_name(int device, char *buf, int len);
 
 /* tensor lifetime and metadata */

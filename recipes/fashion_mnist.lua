@@ -4,7 +4,10 @@
 --   luajit recipes/fashion_mnist.lua [-nEpochs 8] [-batchSize 64] [-LR 0.05] [-optimizer sgd]
 --         [-threads 2] [-seed 1] [-device cpu] [-precision float] [-save runs/fashion_mnist]
 --         [-resume runs/fashion_mnist/checkpoint.safetensors] [-checkpointEvery N] [-data DIR]
--- (`-h` lists every option.) Data: Debian's dataset-fashion-mnist package
+--   mpirun -np 4 luajit recipes/fashion_mnist.lua -dist [-allreduce auto] [-bucketMB 25]
+-- (`-h` lists every option.) With -dist, -batchSize is the global batch: each rank trains on
+-- its slice of every batch, gradients are averaged by dist.DataParallel, and rank 0 alone
+-- prints and writes files. Data: Debian's dataset-fashion-mnist package
 -- (/usr/share/datasets/fashion-mnist/*-idx*-ubyte.gz) or the same four files in -data DIR.
 --
 -- Reproducibility: epoch e draws its shuffling, flips and dropout masks from the seed (seed, e),
@@ -46,6 +49,10 @@ local spec = {
    { 'stopAfter', 0, 'stop after this epoch, as if interrupted (0: run all nEpochs)' },
    { 'stopAfterIter', 0, 'stop after this many training iterations in all, as if interrupted (0: no limit)' },
    { 'quiet', false, 'no progress bar' },
+   { 'dist', false, 'data-parallel over the ranks of mpirun (moontorch.dist); -batchSize is global' },
+   { 'allreduce', 'auto', 'allreduce algorithm with -dist', choices = { 'auto', 'mpi', 'ring', 'multicolor', 'hierarchical', 'nccl' } },
+   { 'bucketMB', 25, 'gradient bucket size in MB with -dist' },
+   { 'timeout', 300, 'seconds a rank waits for the others before failing, with -dist' },
 }
 
 local M = {}
@@ -78,9 +85,11 @@ end
 function M.count_correct(scores, target) return train.topk(scores, target:long(), { 1 })[1] end
 
 -- Batches of a dataset in memory, with the loader's interface (run, nbatches). Training order
--- and flips come from the generator seeded by (seed, epoch) at the start of each epoch.
+-- and flips come from the generator seeded by (seed, epoch) at the start of each epoch. With
+-- o.world > 1 every rank draws the same order and flips and keeps its slice of each batch.
 local function batches(d, bs, o)
    local self = { nb = o.dropLast and math.floor(d.n / bs) or math.ceil(d.n / bs) }
+   local rank, world = o.rank or 0, o.world or 1
    local xb, yb = torch[torch.type(d.x):match('torch%.(%w+)')](bs, 1, 28, 28), torch.LongTensor(bs)
    local rev = torch.LongTensor(28)
    for i = 1, 28 do rev[i] = 29 - i end
@@ -98,15 +107,20 @@ local function batches(d, bs, o)
          if b > self.nb then return nil end
          local start = (b - 1) * bs + 1
          local len = math.min(bs, d.n - start + 1)
+         -- this rank's part of the batch: [lo, hi) of its len rows
+         local lo, hi = math.floor(len * rank / world), math.floor(len * (rank + 1) / world)
+         start, len = start + lo, hi - lo
          if not perm then return d.x:narrow(1, start, len), d.y:narrow(1, start, len), { count = len } end
          local ids = perm:narrow(1, start, len)
-         torch.index(xb, d.x, 1, ids)
-         torch.index(yb, d.y, 1, ids)
+         local x, y = xb:narrow(1, 1, len), yb:narrow(1, 1, len)
+         torch.index(x, d.x, 1, ids)
+         torch.index(y, d.y, 1, ids)
          if o.flip then
-            local flips, flipped = torch.rand(bs), xb:index(4, rev)
-            for i = 1, bs do if flips[i] < 0.5 then xb[i]:copy(flipped[i]) end end
+            local flips = torch.rand(bs):narrow(1, lo + 1, len) -- every rank draws the whole batch's
+            local flipped = x:index(4, rev)
+            for i = 1, len do if flips[i] < 0.5 then x[i]:copy(flipped[i]) end end
          end
-         return xb, yb, { count = len }
+         return x, y, { count = len }
       end
    end
    return self
@@ -128,6 +142,21 @@ end
 function M.main(args)
    local opt = options.parse(args or {}, spec,
       'fashion_mnist.lua: train a small CNN on Fashion-MNIST (moontorch\'s default recipe)\nOptions:')
+   local dist, rank, world
+   if opt.dist then
+      dist = require 'moontorch.dist'
+      dist.init{ timeout = opt.timeout, algorithm = opt.allreduce }
+      rank, world = dist.rank(), dist.size()
+      if opt.batchSize % world ~= 0 then
+         error(('fashion_mnist: -batchSize %d is not a multiple of the %d ranks'):format(opt.batchSize, world), 0)
+      end
+      -- the ranks of one host share its cores
+      opt.threads = math.max(1, math.floor(opt.threads / dist.localSize()))
+      if rank == 0 then
+         print(('data-parallel on %d ranks (%d nodes), allreduce %s, buckets of %g MB, %d threads per rank'):format(
+            world, dist.nodes(), opt.allreduce, opt.bucketMB, opt.threads))
+      end
+   end
    torch.setnumthreads(opt.threads)
    io.stdout:setvbuf('line') -- a log file sees each epoch as it ends
    local typename = opt.precision == 'double' and 'torch.DoubleTensor' or 'torch.FloatTensor'
@@ -144,10 +173,12 @@ function M.main(args)
    if opt.optimizer == 'sgd' or opt.optimizer == 'lars' then config.momentum = opt.momentum end
    if opt.optimizer == 'sgd' and opt.nesterov and opt.momentum > 0 then config.nesterov, config.dampening = true, 0 end
 
-   local trainer = train.Trainer{ name = 'fashion_mnist', model = model, criterion = criterion,
+   if dist then model = dist.DataParallel(model, { bucketMB = opt.bucketMB, algorithm = opt.allreduce }) end
+   local trainer = train.Trainer{ name = 'fashion_mnist', model = model, criterion = criterion, dist = dist,
       optimizer = optim[opt.optimizer], config = config, device = opt.device, nEpochs = opt.nEpochs,
-      train = batches(trainSet, opt.batchSize, { shuffle = true, flip = opt.augment, seed = opt.seed, dropLast = true }),
-      val = batches(testSet, opt.testBatchSize, {}),
+      train = batches(trainSet, opt.batchSize, { shuffle = true, flip = opt.augment, seed = opt.seed, dropLast = true,
+         rank = rank, world = world }),
+      val = batches(testSet, opt.testBatchSize, { rank = rank, world = world }),
       trainBatches = opt.limitBatches > 0 and opt.limitBatches or nil,
       valBatches = opt.limitTestBatches > 0 and opt.limitTestBatches or nil,
       save = opt.save ~= '' and opt.save or nil, checkpointEvery = opt.checkpointEvery, format = 'moontorch fashion_mnist 2',
@@ -169,13 +200,16 @@ function M.main(args)
 
    local last = trainer:fit()
    local acc = last.top1 or trainer:validate(trainer.startEpoch).top1 -- nothing left to train
-   print(('final test accuracy: %.2f%%'):format(100 * acc))
+   if not dist or rank == 0 then print(('final test accuracy: %.2f%%'):format(100 * acc)) end
+   if dist then dist.finalize() end
    return acc, model
 end
 
 if modname ~= 'recipes.fashion_mnist' then -- run as a script, not required as a module
    local ok, err = xpcall(M.main, os.getenv('MT_TRACEBACK') and debug.traceback or tostring, arg)
    if not ok then
+      -- with -dist, tell the other ranks (they stop at once, naming this one)
+      if package.loaded['moontorch.dist'] then package.loaded['moontorch.dist'].fail(tostring(err):match('^[^\n]*')) end
       io.stderr:write('fashion_mnist: ', tostring(err):gsub('^fashion_mnist: ', ''), '\n')
       os.exit(1)
    end

@@ -11,6 +11,7 @@ static mt_status no_cuda(const char *op) {
 }
 mt_status mt_cuda_synchronize(int device) { (void)device; return no_cuda("cuda.synchronize"); }
 mt_status mt_cuda_empty_cache(int device) { (void)device; return no_cuda("cuda.emptyCache"); }
+mt_status mt_cuda_stream(int device, void **out) { (void)device; (void)out; return no_cuda("cuda.stream"); }
 mt_status mt_cuda_device_name(int device, char *buf, int len) {
   (void)device; (void)buf; (void)len;
   return no_cuda("cuda.deviceName");

@@ -159,6 +159,14 @@ mt_status mt_cuda_synchronize(int device) {
   return MT_OK;
 }
 
+mt_status mt_cuda_stream(int device, void **out) {
+  if (!out) return mt__error(MT_ERR_ARG, "cuda.stream: out is NULL");
+  cudaStream_t s;
+  MT_TRY(mt__cuda_get_stream(device, &s, "cuda.stream"));
+  *out = (void *)s;
+  return MT_OK;
+}
+
 mt_status mt_cuda_empty_cache(int device) {
   if (device >= 0) {
     MT_TRY(check_device(device, "cuda.emptyCache"));

@@ -31,8 +31,10 @@ struct mt_dist {
   /* set once a fault, timeout or disagreement has been seen: later calls fail with it */
   volatile int broken;
   char broken_msg[1024];
-  int *pids;     /* pid of every rank (0 on other hosts) */
-  int *same_host; /* 1 where that rank shares this host */
+  int *pids;      /* pid of every rank */
+  int *same_host; /* 1 where that rank shares this host (so its pid can be inspected) */
+  char (*hosts)[64];
+  pthread_cond_t done_cv; /* signalled when a work item completes */
   /* the communication thread and its FIFO of work */
   pthread_t thread;
   int thread_started, stopping;
@@ -64,9 +66,19 @@ struct mt_dist {
 mt_status mt__dist_waitall(mt_dist *d, int n, MPI_Request *reqs, const int *peers);
 /* Waits until at least one request completes; *index is its position (MPI_Waitany style). */
 mt_status mt__dist_waitany(mt_dist *d, int n, MPI_Request *reqs, const int *peers, int *index);
+/* One check of a wait that is not on MPI requests (NCCL): faults, dead peers, the deadline
+ * counted from `start` (mt__dist_now). MT_OK to keep waiting. */
+double mt__dist_now(void);
+mt_status mt__dist_poll(mt_dist *d, double start, double *next_look);
 /* the MPI datatype moving `dtype` as bytes, and its element size */
 MPI_Datatype mt__dist_bytes_type(int dtype);
 #endif
+/* a fault: marks the communicator broken with this message (the first one wins) and returns
+ * MT_ERR_DIST with it */
+mt_status mt__dist_fault(mt_dist *d, const char *fmt, ...) MT_PRINTF(2, 3);
+/* " rank 2 (pid 81, host a) has died;" ... for every inspectable peer that is dead or stopped;
+ * empty when none. Async-signal-safe (the SIGTERM handler uses it). */
+void mt__dist_diagnose(const mt_dist *d, char *buf, size_t len);
 /* the description of the current collective, for messages (set by collect.c) */
 const char *mt__dist_current(const mt_dist *d);
 void mt__dist_set_current(mt_dist *d, const char *fmt, ...) MT_PRINTF(2, 3);

@@ -6,6 +6,9 @@
 -- first) -> iterator of (input, target, info{count, skipped, wait}), errors() and free().
 -- Exactness: epoch e's data depend on (seed, e) only, and a mid-epoch checkpoint keeps the
 -- generator's state, so a resumed run repeats the uninterrupted one bit for bit.
+-- Data-parallel (o.dist = require 'moontorch.dist', the model a dist.DataParallel, each source
+-- giving this rank its slice of every batch): the epoch's loss, accuracy and image counts are
+-- summed over the ranks, and only rank 0 shows progress, reports and writes files.
 local torch = require 'moontorch'
 local state = require 'moontorch.train.state'
 local topk = require('moontorch.train.meter').topk
@@ -37,6 +40,7 @@ local function new(o)
    local self = setmetatable({}, Trainer)
    for k, v in pairs(o) do self[k] = v end
    self.name = self.name or 'train'
+   if self.dist and self.dist.rank() ~= 0 then self.quiet, self.save, self.report = true, nil, nil end
    self.trainBatches = math.min(self.trainBatches or math.huge, self.train:nbatches())
    self.valBatches = math.min(self.valBatches or math.huge, self.val:nbatches())
    if self.trainBatches < 1 then self:fail('the training data do not make one batch') end
@@ -48,6 +52,18 @@ local function new(o)
 end
 
 function Trainer:fail(fmt, ...) error(self.name .. ': ' .. fmt:format(...), 0) end
+
+-- the sums of these numbers over every rank (the numbers themselves with one process)
+function Trainer:sumRanks(...)
+   local dist = self.dist
+   if not dist or dist.size() == 1 then return ... end
+   local v = { ... }
+   local t = torch.DoubleTensor(#v)
+   for i = 1, #v do t[i] = v[i] end
+   dist.allreduce(t, 'sum')
+   for i = 1, #v do v[i] = t[i] end
+   return unpack(v)
+end
 
 local function num(v) return v == v and v or nil end -- NaN cannot go into JSON metadata
 
@@ -149,10 +165,12 @@ function Trainer:trainEpoch(epoch)
       end
       if (self.stopAfterIter or 0) > 0 and iter >= self.stopAfterIter and b < nb then return nil end
    end
-   if acc.seen == 0 then self:fail('epoch %d delivered no training image', epoch) end
    local st = self.quiet and bar:stats() or bar:finish()
-   return { loss = acc.loss / acc.seen, top1 = acc.top1 / acc.seen, lr = lr, seconds = st.seconds,
-      images_per_sec = st.images_per_sec, wait_ms = 1000 * acc.wait / nb, skipped = acc.skipped }
+   local loss, top1, seen, skipped = self:sumRanks(acc.loss, acc.top1, acc.seen, acc.skipped)
+   if seen == 0 then self:fail('epoch %d delivered no training image', epoch) end
+   local ips = seen == acc.seen and st.images_per_sec or seen / math.max(st.seconds, 1e-9)
+   return { loss = loss / seen, top1 = top1 / seen, lr = lr, seconds = st.seconds,
+      images_per_sec = ips, wait_ms = 1000 * acc.wait / nb, skipped = skipped }
 end
 
 function Trainer:validate(epoch)
@@ -174,6 +192,7 @@ function Trainer:validate(epoch)
    end
    if not self.quiet then bar:finish() end
    model:training()
+   lossSum, top1, top5, seen = self:sumRanks(lossSum, top1, top5, seen)
    if seen == 0 then return { loss = 0 / 0, top1 = 0 / 0, top5 = 0 / 0 } end
    return { loss = lossSum / seen, top1 = top1 / seen, top5 = top5 / seen }
 end

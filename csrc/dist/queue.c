@@ -1,0 +1,118 @@
+/* queue.c: the communication thread. Every collective of a multi-rank communicator becomes a
+ * work item on one FIFO and runs there in issue order, which is what keeps ranks in step
+ * (every rank issues the same collectives in the same order) and what lets a caller go on
+ * computing while a bucket of gradients is reduced. With one rank the work runs in the caller. */
+#include <stdlib.h>
+#include <string.h>
+#include "queue.h"
+
+static void *loop(void *arg) {
+  mt_dist *d = arg;
+  for (;;) {
+    pthread_mutex_lock(&d->mu);
+    while (!d->head && !d->stopping) pthread_cond_wait(&d->cv, &d->mu);
+    mt_dist_work *w = d->head;
+    if (!w) { /* stopping with an empty queue */
+      pthread_mutex_unlock(&d->mu);
+      return NULL;
+    }
+    d->head = w->next;
+    if (!d->head) d->tail = NULL;
+    pthread_mutex_unlock(&d->mu);
+
+    mt__dist_run(d, w); /* sets w->st and w->msg */
+    mt__dist_set_current(d, "idle (between collectives)");
+
+    pthread_mutex_lock(&d->mu);
+    w->done = 1;
+    pthread_cond_broadcast(&d->done_cv);
+    pthread_mutex_unlock(&d->mu);
+  }
+}
+
+mt_status mt__dist_start_thread(mt_dist *d) {
+  mt__dist_set_current(d, "idle (between collectives)");
+  if (pthread_create(&d->thread, NULL, loop, d) != 0)
+    return mt__error(MT_ERR_INTERNAL, "dist.init: cannot start the communication thread");
+  d->thread_started = 1;
+  return MT_OK;
+}
+
+void mt__dist_stop_thread(mt_dist *d, int join) {
+  if (!d->thread_started) return;
+  pthread_mutex_lock(&d->mu);
+  d->stopping = 1;
+  pthread_cond_broadcast(&d->cv);
+  pthread_mutex_unlock(&d->mu);
+  if (join) pthread_join(d->thread, NULL);
+  else pthread_detach(d->thread);
+  d->thread_started = 0;
+}
+
+static void release_tensors(mt_dist_work *w) {
+  if (w->a) mt_tensor_release(w->a);
+  if (w->b) mt_tensor_release(w->b);
+  w->a = w->b = NULL;
+}
+
+mt_status mt__dist_submit(mt_dist *d, mt_dist_work *w, mt_dist_work **out) {
+  w->d = d;
+  w->seq = ++d->seq;
+  if (w->a) mt_tensor_retain(w->a);
+  if (w->b) mt_tensor_retain(w->b);
+  if (!d->thread_started) {
+    if (d->size > 1) { /* finalized, or the thread was stopped by a failure */
+      release_tensors(w);
+      free(w);
+      return mt__error(MT_ERR_DIST, "dist: the communicator is %s", d->finalized ? "finalized" : "shut down");
+    }
+    mt__dist_run(d, w);
+    w->done = 1;
+  } else {
+    pthread_mutex_lock(&d->mu);
+    if (d->tail) d->tail->next = w;
+    else d->head = w;
+    d->tail = w;
+    pthread_cond_signal(&d->cv);
+    pthread_mutex_unlock(&d->mu);
+  }
+  if (out) {
+    *out = w;
+    return MT_OK;
+  }
+  mt_status st = mt_dist_work_wait(w);
+  char msg[sizeof w->msg];
+  memcpy(msg, w->msg, sizeof msg);
+  mt_dist_work_free(w);
+  return st == MT_OK ? MT_OK : mt__error(st, "%s", msg);
+}
+
+mt_status mt_dist_work_wait(mt_dist_work *w) {
+  if (!w) return mt__error(MT_ERR_ARG, "dist.wait: handle is NULL");
+  mt_dist *d = w->d;
+  if (!w->done) {
+    pthread_mutex_lock(&d->mu);
+    while (!w->done) pthread_cond_wait(&d->done_cv, &d->mu);
+    pthread_mutex_unlock(&d->mu);
+  }
+  release_tensors(w);
+  return w->st == MT_OK ? MT_OK : mt__error(w->st, "%s", w->msg);
+}
+
+int mt_dist_work_test(mt_dist_work *w) {
+  if (!w) return 1;
+  pthread_mutex_lock(&w->d->mu);
+  int done = w->done;
+  pthread_mutex_unlock(&w->d->mu);
+  return done;
+}
+
+void mt_dist_work_free(mt_dist_work *w) {
+  if (!w) return;
+  /* a handle dropped while queued must not be freed under the thread: wait first, unless the
+   * thread is gone (a failed communicator at exit), then leak it */
+  if (!w->done && !w->d->thread_started) return;
+  if (!w->done) mt_dist_work_wait(w);
+  release_tensors(w);
+  free(w);
+}

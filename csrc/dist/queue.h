@@ -1,0 +1,31 @@
+/* queue.h: a unit of work for the communication thread (queue.c runs it, collect.c fills it). */
+#ifndef MT_DIST_QUEUE_H
+#define MT_DIST_QUEUE_H
+#include "dist.h"
+
+enum { MT_WORK_BARRIER, MT_WORK_BCAST, MT_WORK_ALLREDUCE, MT_WORK_ALLGATHER, MT_WORK_REDUCE_SCATTER,
+       MT_WORK_TUNE, MT_WORK_LOAD_MODEL };
+
+struct mt_dist_work {
+  mt_dist *d;
+  int kind, op, alg, root;
+  mt_tensor *a, *b;     /* retained until done: a is in/out (allreduce, bcast) or out, b is in */
+  int64_t seq, arg;     /* arg: tune's max bytes and reps, load's path (see model.c) */
+  char path[512];
+  volatile int done;
+  mt_status st;
+  char msg[1024];
+  struct mt_dist_work *next;
+};
+
+mt_status mt__dist_submit(mt_dist *d, mt_dist_work *w, mt_dist_work **out);
+void mt__dist_run(mt_dist *d, mt_dist_work *w);             /* collect.c */
+mt_status mt__dist_run_model(mt_dist *d, mt_dist_work *w);  /* model.c */
+#ifdef MT_WITH_MPI
+int mt__dist_dtype_of(MPI_Datatype t);                      /* wait.c */
+/* CUDA tensors (nccl.c): run w on the device, or stage through the host */
+mt_status mt__dist_run_cuda(mt_dist *d, mt_dist_work *w);
+/* the CPU path on explicit buffers, shared by collect.c and the host staging in nccl.c */
+mt_status mt__dist_exec(mt_dist *d, int kind, void *a, const void *b, int64_t n, int dtype, int op, int alg, int root);
+#endif
+#endif

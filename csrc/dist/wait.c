@@ -1,0 +1,162 @@
+/* wait.c: every wait of the distributed layer goes through here, so that none of them can hang:
+ * it drives MPI's progress, watches the fault channel (a peer that failed says so), checks the
+ * peers on this host for death every 100 ms, and gives up at the deadline with a message that
+ * names the collective, the ranks it waited for, and the peers it found dead or stopped. */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include <sched.h>
+#include <time.h>
+#include "dist.h"
+
+#ifdef MT_WITH_MPI
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void drop(int n, MPI_Request *reqs) {
+  for (int i = 0; i < n; i++) {
+    if (reqs[i] == MPI_REQUEST_NULL) continue;
+    MPI_Cancel(&reqs[i]);
+    MPI_Request_free(&reqs[i]);
+  }
+}
+
+static mt_status mpi_error(mt_dist *d, int rc) {
+  char s[MPI_MAX_ERROR_STRING];
+  int n = 0;
+  MPI_Error_string(rc, s, &n);
+  return mt__dist_fault(d, "dist: %s failed in MPI: %.*s", mt__dist_current(d), n, s);
+}
+
+/* " for rank 1 and 3" from the peers of the requests still open */
+static void awaited(int n, const MPI_Request *reqs, const int *peers, char *buf, size_t len) {
+  buf[0] = '\0';
+  if (!peers) return;
+  size_t at = 0;
+  int last = -2, count = 0;
+  for (int i = 0; i < n && at + 16 < len; i++) {
+    if (reqs[i] == MPI_REQUEST_NULL || peers[i] < 0 || peers[i] == last) continue;
+    int dup = 0;
+    for (int j = 0; j < i; j++)
+      if (reqs[j] != MPI_REQUEST_NULL && peers[j] == peers[i]) dup = 1;
+    if (dup) continue;
+    at += (size_t)snprintf(buf + at, len - at, "%s%d", count ? ", " : " waiting for rank ", peers[i]);
+    last = peers[i];
+    count++;
+  }
+}
+
+/* one check between polls: a peer's fault message, this rank's own fail(), dead peers,
+ * the deadline. Returns MT_OK to keep waiting. */
+static mt_status check(mt_dist *d, int n, MPI_Request *reqs, const int *peers, double start,
+                       double *next_look) {
+  if (d->broken) {
+    drop(n, reqs);
+    return mt__error(MT_ERR_DIST, "dist: %s: %s", mt__dist_current(d), d->broken_msg);
+  }
+  int got = 0;
+  MPI_Status st;
+  MPI_Test(&d->ctrl_req, &got, &st);
+  if (got) {
+    int src = st.MPI_SOURCE;
+    d->ctrl_buf[sizeof d->ctrl_buf - 1] = '\0';
+    drop(n, reqs);
+    return mt__dist_fault(d, "dist: rank %d (pid %d on %s) failed: %s [rank %d was in %s]", src, d->pids[src],
+                          d->hosts[src], d->ctrl_buf, d->rank, mt__dist_current(d));
+  }
+  double t = now();
+  if (t < *next_look) return MT_OK;
+  *next_look = t + 0.1;
+  char diag[600], who[256];
+  mt__dist_diagnose(d, diag, sizeof diag);
+  if (strstr(diag, "has died")) {
+    awaited(n, reqs, peers, who, sizeof who);
+    drop(n, reqs);
+    return mt__dist_fault(d, "dist: rank %d in %s%s: a peer is gone:%s", d->rank, mt__dist_current(d), who, diag);
+  }
+  if (t - start > d->timeout) {
+    awaited(n, reqs, peers, who, sizeof who);
+    drop(n, reqs);
+    return mt__dist_fault(d, "dist: rank %d timed out after %.0f s in %s%s%s%s", d->rank, d->timeout,
+                          mt__dist_current(d), who, diag[0] ? ";" : "", diag);
+  }
+  return MT_OK;
+}
+
+double mt__dist_now(void) { return now(); }
+
+mt_status mt__dist_poll(mt_dist *d, double start, double *next_look) {
+  return check(d, 0, NULL, NULL, start, next_look);
+}
+
+/* Busy polling keeps latency low; after a few hundred empty polls yield the core, since ranks
+ * often outnumber cores (tests, oversubscribed benchmarks) and a spinning rank starves its peer. */
+#define MT_SPIN 200
+
+mt_status mt__dist_waitall(mt_dist *d, int n, MPI_Request *reqs, const int *peers) {
+  double start = now(), next_look = start + 0.1;
+  for (int spin = 0;; spin++) {
+    int done = 0;
+    int rc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
+    if (rc != MPI_SUCCESS) { drop(n, reqs); return mpi_error(d, rc); }
+    if (done) return MT_OK;
+    if ((spin & 15) == 0) MT_TRY(check(d, n, reqs, peers, start, &next_look));
+    if (spin > MT_SPIN) sched_yield();
+  }
+}
+
+mt_status mt__dist_waitany(mt_dist *d, int n, MPI_Request *reqs, const int *peers, int *index) {
+  double start = now(), next_look = start + 0.1;
+  for (int spin = 0;; spin++) {
+    int done = 0, i = MPI_UNDEFINED;
+    int rc = MPI_Testany(n, reqs, &i, &done, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) { drop(n, reqs); return mpi_error(d, rc); }
+    if (done) {
+      *index = i == MPI_UNDEFINED ? -1 : i;
+      return MT_OK;
+    }
+    if ((spin & 15) == 0) MT_TRY(check(d, n, reqs, peers, start, &next_look));
+    if (spin > MT_SPIN) sched_yield();
+  }
+}
+
+/* One dup of a byte block per dtype: f16 and bf16 have the same size but need different
+ * handles, so the user-defined reduction can tell them apart. Created on first use by the
+ * communication thread, freed by MPI_Finalize. */
+static MPI_Datatype mt__bytes[MT_NUM_DTYPES];
+static pthread_once_t mt__bytes_once = PTHREAD_ONCE_INIT;
+
+static void make_bytes(void) {
+  for (int dt = 0; dt < MT_NUM_DTYPES; dt++) {
+    MPI_Datatype t;
+    MPI_Type_contiguous((int)mt_dtype_size(dt), MPI_BYTE, &t);
+    MPI_Type_commit(&t);
+    mt__bytes[dt] = t;
+  }
+}
+
+MPI_Datatype mt__dist_bytes_type(int dtype) {
+  pthread_once(&mt__bytes_once, make_bytes);
+  return mt__bytes[dtype];
+}
+
+int mt__dist_dtype_of(MPI_Datatype t) {
+  pthread_once(&mt__bytes_once, make_bytes);
+  for (int dt = 0; dt < MT_NUM_DTYPES; dt++)
+    if (mt__bytes[dt] == t) return dt;
+  return -1;
+}
+#endif
+
+void *mt__dist_scratch(mt_dist *d, size_t bytes) {
+  if (bytes <= d->scratch_bytes) return d->scratch;
+  void *p = realloc(d->scratch, bytes);
+  if (!p) return NULL;
+  d->scratch = p;
+  d->scratch_bytes = bytes;
+  return p;
+}

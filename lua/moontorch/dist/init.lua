@@ -1,0 +1,245 @@
+-- moontorch.dist: synchronous data-parallel training across processes.
+--
+--   local dist = require 'moontorch.dist'
+--   dist.init{timeout = 300}          -- under mpirun/srun: MPI; without a launcher: one process
+--   dist.allreduce(t, 'avg')          -- sum, avg, max, min; {algorithm = 'ring'} per call
+--   local h = dist.allreduceAsync(t)  -- ... h:wait()
+--   local dp = dist.DataParallel(model, {bucketMB = 25})
+--   dist.finalize()
+--
+-- Processes, launch and transport are Open MPI's (NCCL's for CUDA tensors); the allreduce
+-- algorithms (ring, multicolor, hierarchical) are ours, on MPI's point-to-point calls, in
+-- libmoontorch_dist.so. Every collective runs on one communication thread in the order it was
+-- issued, so every rank must issue the same collectives in the same order (the library checks
+-- and names both ranks' calls when they differ).
+local ffi = require 'ffi'
+local T = require 'moontorch.internal'
+local dlib = require 'moontorch.dist.lib'
+
+local C, D = T.C, dlib.C
+local dist = { lib = dlib }
+
+local comm      -- the mt_dist* (ffi.gc: at exit without finalize, the peers are told)
+local defaultAlg = 0
+
+local ops, algs = {}, {}
+for i = 0, C.MT_NUM_RED - 1 do ops[ffi.string(D.mt_dist_red_name(i))] = i end
+for i = 0, C.MT_NUM_ALG - 1 do algs[ffi.string(D.mt_dist_alg_name(i))] = i end
+
+-- the names, in order
+function dist.algorithms()
+   local out = {}
+   for i = 0, C.MT_NUM_ALG - 1 do out[#out + 1] = ffi.string(D.mt_dist_alg_name(i)) end
+   return out
+end
+
+local function need(op)
+   if comm == nil then error('dist.' .. op .. ': call dist.init() first', 3) end
+   return comm
+end
+
+local function opid(name, op)
+   local id = ops[name or 'sum']
+   if not id then T.argerror('dist.' .. op, ("unknown reduction op '%s' (sum, avg, max or min)"):format(tostring(name)), 3) end
+   return id
+end
+
+local function algid(name, op)
+   if name == nil then return defaultAlg end
+   local id = algs[name]
+   if not id then
+      T.argerror('dist.' .. op, ("unknown algorithm '%s' (%s)"):format(tostring(name), table.concat(dist.algorithms(), ', ')), 3)
+   end
+   return id
+end
+
+local function default_cache()
+   local home = os.getenv('HOME') or '/tmp'
+   return ('%s/.cache/moontorch/dist-%dx%d.model'):format(home, dist.size(), dist.nodes())
+end
+
+-- dist.init{timeout = 300, groupSize = 0, algorithm = 'auto', check = true,
+--           model = nil|path|false, tuneMaxBytes = 64 MB, tuneReps = 3}
+-- model: where the `auto` cost table is cached (default ~/.cache/moontorch/dist-<ranks>x<nodes>.model;
+-- measured and saved when missing); false: do not measure (auto then means mpi).
+-- Idempotent: a second call returns the module as it is.
+function dist.init(opts)
+   if comm ~= nil then return dist end
+   opts = opts or {}
+   local out = ffi.new('mt_dist*[1]')
+   T.check(D.mt_dist_init(out, opts.timeout or 300, opts.groupSize or 0), 'dist.init')
+   comm = ffi.gc(out[0], D.mt_dist_free)
+   if opts.check == false then D.mt_dist_set_check(comm, 0) end
+   defaultAlg = algid(opts.algorithm or 'auto', 'init')
+   if dist.size() > 1 and opts.model ~= false then
+      local path = opts.model or os.getenv('MOONTORCH_DIST_MODEL') or default_cache()
+      local f = io.open(path, 'r')
+      local have = dist.broadcastNumber(f and 1 or 0) == 1 -- rank 0 decides for all
+      if f then f:close() end
+      if have then
+         T.check(D.mt_dist_load_model(comm, path), 'dist.init')
+      else
+         dist.tune(opts.tuneMaxBytes or 64 * 2 ^ 20, opts.tuneReps or 3)
+         if dist.rank() == 0 then
+            os.execute(("mkdir -p '%s'"):format(path:match('^(.*)/[^/]*$') or '.'))
+            T.check(D.mt_dist_save_model(comm, path), 'dist.init')
+         end
+      end
+   end
+   return dist
+end
+
+function dist.initialized() return comm ~= nil end
+function dist.rank() return comm ~= nil and D.mt_dist_rank(comm) or 0 end
+function dist.size() return comm ~= nil and D.mt_dist_size(comm) or 1 end
+function dist.localRank() return comm ~= nil and D.mt_dist_local_rank(comm) or 0 end
+function dist.localSize() return comm ~= nil and D.mt_dist_local_size(comm) or 1 end
+function dist.node() return comm ~= nil and D.mt_dist_node(comm) or 0 end
+function dist.nodes() return comm ~= nil and D.mt_dist_nodes(comm) or 1 end
+function dist.isMaster() return dist.rank() == 0 end
+function dist.launched() return comm ~= nil and D.mt_dist_launched(comm) == 1 end
+
+function dist.setTimeout(seconds) T.check(D.mt_dist_set_timeout(need('setTimeout'), seconds), 'dist.setTimeout') end
+function dist.setCheck(on) D.mt_dist_set_check(need('setCheck'), on and 1 or 0) end
+function dist.setAlgorithm(name) defaultAlg = algid(name, 'setAlgorithm') end
+function dist.algorithm() return ffi.string(D.mt_dist_alg_name(defaultAlg)) end
+
+-- the algorithm `auto` runs for a message of `bytes`, and the time the table predicts for each
+function dist.autoChoice(bytes) return ffi.string(D.mt_dist_alg_name(D.mt_dist_auto_choice(need('autoChoice'), bytes))) end
+function dist.modelTime(alg, bytes) return D.mt_dist_model_time(need('modelTime'), algid(alg, 'modelTime'), bytes) end
+function dist.tune(maxBytes, reps)
+   T.check(D.mt_dist_tune(need('tune'), maxBytes or 64 * 2 ^ 20, reps or 3), 'dist.tune')
+end
+function dist.saveModel(path) T.check(D.mt_dist_save_model(need('saveModel'), path), 'dist.saveModel') end
+function dist.loadModel(path) T.check(D.mt_dist_load_model(need('loadModel'), path), 'dist.loadModel') end
+
+---------------------------------------------------------------------------------------------
+-- Handles. A collective on a non-contiguous tensor runs on a contiguous copy that wait()
+-- copies back, so every call takes any tensor.
+local Handle = {}
+Handle.__index = Handle
+
+function Handle:wait()
+   if self.w ~= nil then
+      local st = D.mt_dist_work_wait(self.w)
+      D.mt_dist_work_free(ffi.gc(self.w, nil))
+      self.w = nil
+      self.keep = nil
+      if st ~= 0 then T.raise('dist.' .. self.op, true) end
+      if self.back then self.back:copy(self.result_c) end
+   end
+   return self.result
+end
+
+function Handle:test()
+   if self.w == nil then return true end
+   return D.mt_dist_work_test(self.w) == 1
+end
+
+local workp = ffi.new('mt_dist_work*[1]')
+
+local function contiguous(t) return t:isContiguous() and t or t:contiguous() end
+
+-- runs `fn(handles...)` for a collective; result: the user's tensor; written: the one C writes
+local function submit(op, async, result, written, fn)
+   local cw = contiguous(written)
+   local st = fn(async and workp or nil, cw)
+   T.check(st, 'dist.' .. op, true, 3)
+   local h = setmetatable({ op = op, result = result, result_c = cw, back = cw ~= written and written or nil }, Handle)
+   if async then
+      h.w = ffi.gc(workp[0], D.mt_dist_work_free)
+      h.keep = { result, written, cw }
+      return h
+   end
+   if h.back then h.back:copy(cw) end
+   return result
+end
+
+local function collective(name, body)
+   dist[name] = function(...) return body(false, ...) end
+   dist[name .. 'Async'] = function(...) return body(true, ...) end
+end
+
+collective('allreduce', function(async, t, op, opts)
+   T.expect_tensor(t, 'dist.allreduce', 'to reduce', 3)
+   local d, o, a = need('allreduce'), opid(op, 'allreduce'), algid(opts and opts.algorithm, 'allreduce')
+   return submit('allreduce', async, t, t, function(w, c) return D.mt_dist_allreduce(d, c.h, o, a, w) end)
+end)
+
+collective('broadcast', function(async, t, root)
+   T.expect_tensor(t, 'dist.broadcast', 'to broadcast', 3)
+   local d = need('broadcast')
+   return submit('broadcast', async, t, t, function(w, c) return D.mt_dist_broadcast(d, c.h, root or 0, w) end)
+end)
+
+collective('allgather', function(async, out, t)
+   T.expect_tensor(out, 'dist.allgather', 'out', 3)
+   T.expect_tensor(t, 'dist.allgather', 'input', 3)
+   local d, ct = need('allgather'), contiguous(t)
+   local h = submit('allgather', async, out, out, function(w, c) return D.mt_dist_allgather(d, c.h, ct.h, w) end)
+   if async then h.keep[#h.keep + 1] = ct end
+   return h
+end)
+
+collective('reduceScatter', function(async, out, t, op)
+   T.expect_tensor(out, 'dist.reduceScatter', 'out', 3)
+   T.expect_tensor(t, 'dist.reduceScatter', 'input', 3)
+   local d, ct, o = need('reduceScatter'), contiguous(t), opid(op, 'reduceScatter')
+   local h = submit('reduceScatter', async, out, out, function(w, c) return D.mt_dist_reduce_scatter(d, c.h, ct.h, o, w) end)
+   if async then h.keep[#h.keep + 1] = ct end
+   return h
+end)
+
+function dist.barrier()
+   T.check(D.mt_dist_barrier(need('barrier'), nil), 'dist.barrier', true)
+end
+
+function dist.barrierAsync()
+   T.check(D.mt_dist_barrier(need('barrier'), workp), 'dist.barrier', true)
+   return setmetatable({ op = 'barrier', w = ffi.gc(workp[0], D.mt_dist_work_free) }, Handle)
+end
+
+-- a Lua number from rank `root` to every rank
+function dist.broadcastNumber(x, root)
+   if dist.size() == 1 then return x end
+   local torch = require 'moontorch'
+   local t = torch.DoubleTensor(1):fill(x)
+   dist.broadcast(t, root or 0)
+   return t[1]
+end
+
+---------------------------------------------------------------------------------------------
+-- Faults. fail(msg) tells every peer this rank failed (each peer waiting in a collective stops
+-- at once with "rank R failed: msg"); run(fn) does that for any error fn raises, then re-raises.
+function dist.fail(msg)
+   if comm ~= nil then D.mt_dist_fail(comm, tostring(msg)) end
+end
+
+function dist.run(fn, ...)
+   local args, n = { ... }, select('#', ...)
+   local res = { xpcall(function() return fn(unpack(args, 1, n)) end, debug.traceback) }
+   if not res[1] then
+      dist.fail(tostring(res[2]):match('^[^\n]*'))
+      error(res[2], 0)
+   end
+   return unpack(res, 2, table.maxn(res))
+end
+
+function dist.finalize()
+   if comm == nil then return end
+   local st = D.mt_dist_finalize(comm)
+   if st ~= 0 then T.raise('dist.finalize', true) end
+   D.mt_dist_free(ffi.gc(comm, nil))
+   comm = nil
+end
+
+-- dist.DataParallel(model, opts), loaded on first use
+setmetatable(dist, { __index = function(self, k)
+   if k == 'DataParallel' then
+      local dp = require 'moontorch.dist.DataParallel'
+      rawset(self, k, dp)
+      return dp
+   end
+end })
+
+return dist

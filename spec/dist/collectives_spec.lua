@@ -1,0 +1,190 @@
+-- collectives_spec.lua: run by ctest under `mpirun -np N` for N = 1..4 (CMakeLists.txt): every
+-- collective and every allreduce algorithm, every dtype, sizes 0, 1, primes and MBs, against a
+-- reference that every rank computes in float64 from every rank's seed. Every rank runs the
+-- same `it`s in the same order, so their collectives line up.
+local torch = require 'moontorch'
+local T = require 'moontorch.internal'
+local dist = require 'moontorch.dist'
+
+-- "nodes" of 2 ranks, so that hierarchical has more than one node on this one host (3 ranks:
+-- nodes of 2 and 1)
+local world = tonumber(os.getenv('OMPI_COMM_WORLD_SIZE') or '1')
+dist.init{ timeout = 120, model = false, groupSize = world >= 2 and 2 or 0 }
+local R, N = dist.rank(), dist.size()
+-- one fresh seed for the whole job, from rank 0
+local seed = dist.broadcastNumber(tonumber(os.getenv('MT_TEST_SEED')) or (os.time() % 100000 * 1000 + math.floor(os.clock() * 1e3) % 1000))
+if R == 0 then io.stderr:write(('[dist spec seed %d, %d ranks]\n'):format(seed, N)) end
+
+local ALGS = { 'mpi', 'ring', 'multicolor', 'hierarchical', 'auto' }
+local OPS = { 'sum', 'avg', 'max', 'min' }
+local SIZES = { 0, 1, 2, 7, 13, 1009, 65537 }
+
+local function typename(d) return T.typename(d.id, -1) end
+
+-- rank r's input: random values that every rank can regenerate. Sums of N ranks stay exact
+-- for integers; bytes stay under 256; bools are 0/1.
+local function input(d, n, r, salt)
+   torch.manualSeed(seed + 7919 * r + 104729 * (salt or 0))
+   local x = n > 0 and torch.rand(n):double() or torch.DoubleTensor(0)
+   if d.name == 'Byte' then x = x:mul(60):floor()
+   elseif d.name == 'Bool' then x = x:gt(0.5):double()
+   elseif not d.is_float then x = x:mul(2000):add(-1000):floor()
+   else x = x:mul(4):add(-2) end
+   return x:type(typename(d))
+end
+
+-- float64 reference of op over every rank's input (as stored, so half rounding is included)
+local function reference(d, n, op, salt)
+   local acc
+   for r = 0, N - 1 do
+      local t = input(d, n, r, salt):double()
+      if not acc then acc = t:clone()
+      elseif op == 'sum' or op == 'avg' then acc:add(t)
+      elseif op == 'max' then acc:cmax(t)
+      else acc:cmin(t) end
+   end
+   if d.name == 'Bool' and (op == 'sum' or op == 'avg') then acc = acc:gt(0):double() end
+   if op == 'avg' and d.name ~= 'Bool' then
+      acc:div(N)
+      if not d.is_float then acc = acc:double() ; acc:apply(function(v) return v >= 0 and math.floor(v) or math.ceil(v) end) end
+   end
+   return acc
+end
+
+local TOL = { Float = 1e-5, Double = 1e-12, Half = 4e-3, BFloat16 = 3e-2 }
+
+local function same(got, ref, d, what)
+   local g = got:double()
+   assert.equal(ref:nElement(), g:nElement(), what .. ': size')
+   if ref:nElement() == 0 then return end
+   assert.is_false(g:ne(g):any(), what .. ': NaN in the result')
+   local err = (g - ref):abs():max()
+   local tol = d.is_float and TOL[d.name] * math.max(1, (ref:clone():abs():max())) or 0
+   assert(err <= tol, ('%s: max error %g > %g'):format(what, err, tol))
+end
+
+describe(('dist on %d ranks'):format(N), function()
+   it('knows its place', function()
+      assert.is_true(R >= 0 and R < N)
+      assert.is_true(dist.localRank() < dist.localSize())
+      if N >= 2 then
+         assert.equal(R % 2, dist.localRank())
+         assert.equal(math.floor(R / 2), dist.node())
+         assert.equal(math.ceil(N / 2), dist.nodes())
+      end
+      local ranks = torch.LongTensor(N)
+      dist.allgather(ranks, torch.LongTensor(1):fill(R))
+      for r = 0, N - 1 do assert.equal(r, ranks[r + 1]) end
+   end)
+
+   for _, alg in ipairs(ALGS) do
+      it('allreduce with ' .. alg .. ': every dtype, op and small size', function()
+         for _, d in ipairs(T.dtypes) do
+            for _, op in ipairs(OPS) do
+               for _, n in ipairs(SIZES) do
+                  local t = input(d, n, R)
+                  dist.allreduce(t, op, { algorithm = alg })
+                  same(t, reference(d, n, op), d, ('%s %s %s[%d]'):format(alg, op, d.name, n))
+               end
+            end
+         end
+      end)
+
+      it('allreduce with ' .. alg .. ': several MB', function()
+         for _, d in ipairs(T.dtypes) do
+            local n = math.floor(3 * 2 ^ 20 / tonumber(require('ffi').sizeof(d.ctype))) + 3
+            local t = input(d, n, R, 1)
+            dist.allreduce(t, 'sum', { algorithm = alg })
+            same(t, reference(d, n, 'sum', 1), d, ('%s sum %s[%d]'):format(alg, d.name, n))
+         end
+      end)
+   end
+
+   it('broadcast, allgather and reduceScatter on every dtype', function()
+      for _, d in ipairs(T.dtypes) do
+         for _, n in ipairs({ 0, 1, 13, 65537 }) do
+            local root = (n + 1) % N
+            local t = input(d, n, R, 2)
+            dist.broadcast(t, root)
+            same(t, input(d, n, root, 2):double(), d, 'broadcast ' .. d.name)
+
+            local out = T.new(d.id, -1, { N * n })
+            dist.allgather(out, input(d, n, R, 3))
+            for r = 0, N - 1 do
+               if n > 0 then same(out:narrow(1, r * n + 1, n), input(d, n, r, 3):double(), d, 'allgather ' .. d.name) end
+            end
+
+            for _, op in ipairs(OPS) do
+               local o = input(d, n, R, 9):clone()
+               dist.reduceScatter(o, input(d, N * n, R, 4), op)
+               local ref = reference(d, N * n, op, 4)
+               if n > 0 then same(o, ref:narrow(1, R * n + 1, n), d, 'reduceScatter ' .. op .. ' ' .. d.name) end
+            end
+         end
+      end
+   end)
+
+   it('runs async work in issue order and hands results back on wait', function()
+      local hs, ts = {}, {}
+      for i = 1, 6 do
+         ts[i] = input(T.dtypes[1], 5000 * i, R, 10 + i)
+         hs[i] = dist.allreduceAsync(ts[i], 'sum', { algorithm = ALGS[(i - 1) % 4 + 1] })
+      end
+      local b = dist.broadcastAsync(torch.FloatTensor(3):fill(R + 1), N - 1)
+      for i = 6, 1, -1 do
+         assert.equal(ts[i], hs[i]:wait())
+         assert.is_true(hs[i]:test())
+         same(ts[i], reference(T.dtypes[1], 5000 * i, 'sum', 10 + i), T.dtypes[1], 'async ' .. i)
+      end
+      assert.equal(N, b:wait()[1])
+      dist.barrierAsync():wait()
+   end)
+
+   it('reduces a non-contiguous tensor in place', function()
+      local base = input(T.dtypes[2], 60, R, 20):view(6, 10)
+      local t = base:t()
+      dist.allreduce(t, 'max', { algorithm = 'ring' })
+      same(base:view(60), reference(T.dtypes[2], 60, 'max', 20), T.dtypes[2], 'transposed')
+   end)
+
+   it('auto gives the result of the algorithm it picks', function()
+      dist.tune(1 * 2 ^ 20, 1)
+      for _, n in ipairs({ 3, 1009, 65537, 300000 }) do
+         local choice = dist.autoChoice(4 * n)
+         assert.truthy(({ mpi = 1, ring = 1, multicolor = 1, hierarchical = 1 })[choice], choice)
+         local a, b = input(T.dtypes[1], n, R, 30), input(T.dtypes[1], n, R, 30)
+         dist.allreduce(a, 'sum', { algorithm = 'auto' })
+         dist.allreduce(b, 'sum', { algorithm = choice })
+         assert.is_true(a:eq(b):all(), 'auto differs from ' .. choice)
+         same(a, reference(T.dtypes[1], n, 'sum', 30), T.dtypes[1], 'auto')
+      end
+      local path = os.tmpname()
+      dist.saveModel(path)
+      dist.loadModel(path) -- rank 0 wrote it; every rank gets rank 0's table
+      os.remove(path)
+   end)
+
+   if N > 1 then
+      it('names both ranks when their calls disagree', function()
+         local t = torch.FloatTensor(R == N - 1 and 11 or 10):fill(1)
+         local ok, err = pcall(dist.allreduce, t, 'sum')
+         assert.is_false(ok)
+         assert.truthy(tostring(err):match('ranks disagree'), err)
+         assert.truthy(tostring(err):match('float32%[10%]'), err)
+         assert.truthy(tostring(err):match('rank ' .. (N - 1) .. ' called allreduce #%d+ of float32%[11%]'), err)
+         -- the communicator still works
+         local u = torch.FloatTensor(4):fill(1)
+         dist.allreduce(u, 'sum')
+         assert.equal(N, u[1])
+      end)
+   end
+
+   it('rejects bad arguments with their names', function()
+      assert.error_matches(function() dist.allreduce(torch.FloatTensor(3), 'prod') end, "unknown reduction op 'prod'")
+      assert.error_matches(function() dist.allreduce(torch.FloatTensor(3), 'sum', { algorithm = 'tree' }) end, "unknown algorithm 'tree'")
+      assert.error_matches(function() dist.broadcast(torch.FloatTensor(3), N) end, 'root ' .. N .. ' is not a rank')
+      assert.error_matches(function() dist.allgather(torch.FloatTensor(N * 3 + 1), torch.FloatTensor(3)) end, 'must hold size')
+      assert.error_matches(function() dist.allgather(torch.DoubleTensor(N * 3), torch.FloatTensor(3)) end, 'out is float64 but input is float32')
+      assert.error_matches(function() dist.allreduce(torch.FloatTensor(3), 'sum', { algorithm = 'nccl' }) end, 'nccl')
+   end)
+end)

@@ -1,0 +1,33 @@
+-- fault_worker.lua: `mpirun -np N luajit spec/dist/fault_worker.lua MODE TIMEOUT`: ranks train
+-- a small model under DataParallel; at step 5 rank 1 raises (MODE raise), kills itself with
+-- SIGKILL (kill) or stops itself with SIGSTOP (stop). dist_faults_spec.lua checks that every
+-- other rank ends, in time, naming rank 1 and the collective it was waiting in.
+package.path = './?.lua;./lua/?.lua;./lua/?/init.lua;' .. package.path
+local ffi = require 'ffi'
+local torch = require 'moontorch'
+local nn = require 'moontorch.nn'
+local dist = require 'moontorch.dist'
+ffi.cdef 'int getpid(void); int kill(int pid, int sig);'
+
+local mode, timeout = arg[1], tonumber(arg[2] or 10)
+dist.init{ timeout = timeout, model = false }
+dist.run(function()
+   torch.manualSeed(1)
+   local model = nn.Sequential():add(nn.Linear(20, 64)):add(nn.ReLU()):add(nn.Linear(64, 4))
+   local dp = dist.DataParallel(model, { bucketMB = 0.001 })
+   local crit = nn.MSECriterion()
+   local x, y = torch.randn(8, 20), torch.randn(8, 4)
+   for step = 1, 1000 do
+      if step == 5 and dist.rank() == 1 then
+         if mode == 'raise' then error('injected failure at step ' .. step) end
+         if mode == 'kill' then ffi.C.kill(ffi.C.getpid(), 9) end
+         if mode == 'stop' then ffi.C.kill(ffi.C.getpid(), 19) end
+      end
+      dp:zeroGradParameters()
+      local out = dp:forward(x)
+      crit:forward(out, y)
+      dp:backward(x, crit:backward(out, y))
+      dp:updateParameters(0.01)
+   end
+end)
+dist.finalize()
