@@ -48,6 +48,8 @@ local opt = options.parse(arg, {
    { 'bucketMB', 25, 'DataParallel bucket size' },
    { 'groupSize', 2, 'ranks per group for dist.init (the hierarchical algorithm\'s "nodes")' },
    { 'timeout', 300, 'dist timeout, seconds' },
+   { 'check', false, 'dist\'s per-collective signature check (off: as bench/allreduce.lua)' },
+   { 'threads', 1, 'CPU threads per rank (reductions)' },
    { 'distModel', '', 'where dist keeps the auto cost table (default: measured now, not saved)' },
    { 'rate', '-', 'label for the table: the link rate' },
    { 'delay', '-', 'label for the table: the link delay' },
@@ -349,7 +351,8 @@ for _, a in ipairs(algorithms) do if a == 'auto' then wantAuto = true end end
 local distModel = false
 if wantAuto then distModel = opt.distModel ~= '' and opt.distModel or os.tmpname() end
 if wantAuto and opt.distModel == '' then os.remove(distModel) end
-dist.init { timeout = opt.timeout, groupSize = opt.groupSize, model = distModel,
+torch.setnumthreads(opt.threads)
+dist.init { timeout = opt.timeout, groupSize = opt.groupSize, model = distModel, check = opt.check,
    tuneMaxBytes = math.max(opt.bucketMB, 1) * 2 ^ 20 }
 local rank, size = dist.rank(), dist.size()
 local master = rank == 0
@@ -419,6 +422,7 @@ dist.run(function()
          local buf = torch.DoubleTensor(2 * n):zero()
          if master then
             local mt = measured(m, layers)
+            torch.setnumthreads(opt.threads)
             for i = 1, n do buf[i], buf[n + i] = mt.fwd[i], mt.bwd[i] end
          end
          dist.broadcast(buf, 0)
