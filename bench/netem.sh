@@ -142,6 +142,8 @@ ip -4 addr show | grep -q "inet $SUBNET\." && die "an address in $CIDR is alread
 made=()
 cleanup() {
    local ns pid
+   # our mpirun (under `timeout`, which passes the signal on), if one is running
+   [ -n "${MPIRUN_PID:-}" ] && kill "$MPIRUN_PID" 2>/dev/null && sleep 1
    for ns in "${made[@]}"; do
       # processes left in our namespaces are our ranks (e.g. after a timeout)
       for pid in $(ip netns pids "$ns" 2>/dev/null); do kill "$pid" 2>/dev/null; done
@@ -236,11 +238,18 @@ MPI_ARGS=(--allow-run-as-root --oversubscribe --bind-to none -np "$RANKS"
    --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include "$CIDR"
    --mca coll '^sm,han' --mca osc '^sm,ucx'
    --mca oob_tcp_if_include "$CIDR" --mca mpi_yield_when_idle 1)
+MPIRUN_PID=
 run_mpi() {
-   # PMIx server (in mpirun) on the bridge address, so ranks inside namespaces can reach it
+   # PMIx server (in mpirun) on the bridge address, so ranks inside namespaces can reach it.
+   # In the background and waited for, so that a signal to this script runs its trap at once.
    PMIX_MCA_ptl_tcp_remote_connections=1 PMIX_MCA_ptl_tcp_if_include="$CIDR" \
       timeout --kill-after=10 "$TIMEOUT" mpirun "${MPI_ARGS[@]}" \
-      bash -c 'exec ip netns exec "'"$NS_PREFIX"'$((OMPI_COMM_WORLD_RANK / '"$PER_NODE"'))" "$@"' _ "$@"
+      bash -c 'exec ip netns exec "'"$NS_PREFIX"'$((OMPI_COMM_WORLD_RANK / '"$PER_NODE"'))" "$@"' _ "$@" &
+   MPIRUN_PID=$!
+   wait "$MPIRUN_PID"
+   local rc=$?
+   MPIRUN_PID=
+   return $rc
 }
 
 tx_bytes() { ip netns exec "${NS_PREFIX}$1" cat /sys/class/net/eth0/statistics/tx_bytes; }
