@@ -2,7 +2,8 @@
 -- ImageFolder (3 classes of random smooth JPEGs): it trains and validates, writes log.csv,
 -- plot.svg, a TensorBoard event file (read back by spec/fixtures/read_tfevents.py) and a
 -- checkpoint; -resume after epoch 1 reproduces the uninterrupted run bit for bit; -synthetic
--- runs with the schedule it promises; without data it explains how to get ImageNet (exit 1).
+-- runs with the schedule it promises; -dist without a launcher (one rank) gives the plain run's
+-- numbers; without data it explains how to get ImageNet (exit 1).
 local ffi = require 'ffi'
 local torch = require 'moontorch'
 local util = require 'spec.util'
@@ -60,6 +61,8 @@ describe('recipes/resnet50_imagenet.lua', function()
          { '-synthetic -LR -1', '-LR must be > 0' },
          { '-batchSize four', '-batchSize: expected a number, got "four"' },
          { '-data /nonexistent/imagenet', '-data /nonexistent/imagenet: no such directory' },
+         { '-synthetic -dist -allreduce tree', '"tree" is not one of auto, mpi, ring, multicolor, hierarchical, nccl' },
+         { '-synthetic -dist -bucketMB 0', '-bucketMB must be > 0, got 0' },
          { '-synthetic -save "" -resume /nonexistent/ck.safetensors ' .. TINY,
             '-resume /nonexistent/ck.safetensors: no such checkpoint' },
       }
@@ -302,6 +305,21 @@ describe('recipes/resnet50_imagenet.lua', function()
          local final = out1:match('final: [^\n]*%)')
          assert.truthy(final, out1)
          assert.are.equal(final, out2:match('final: [^\n]*%)'))
+      end)
+
+      -- dist.init without a launcher is one process: its slice of each batch is the batch, its
+      -- block of the cache the dataset, and averaging gradients over one rank changes nothing
+      it('-dist without mpirun trains as one rank with the numbers of the plain run', function()
+         local args = ('-data %q %s -nEpochs 1 -save "" -seed 3 -cache on'):format(root, TINY)
+         local out1, code1 = run(args)
+         assert.are.equal(0, code1, out1)
+         local out2, code2 = run(args .. ' -dist -allreduce mpi -bucketMB 1')
+         assert.are.equal(0, code2, out2)
+         assert.truthy(out2:find('data-parallel on 1 ranks', 1, true), out2)
+         assert.truthy(out2:find('cached train: 18 images', 1, true), out2)
+         local final = out1:match('final: train loss (%S+)')
+         assert.truthy(final, out1)
+         assert.are.equal(final, out2:match('final: train loss (%S+)'))
       end)
 
       it('refuses a checkpoint of another depth', function()

@@ -158,6 +158,7 @@ static mt_dist *alloc_dist(double timeout) {
   d->size = d->local_size = d->nodes = 1;
   d->timeout = timeout > 0 ? timeout : 300;
   d->check = 1;
+  d->left_rank = -1;
   for (int a = 0; a < MT_NUM_ALG; a++)
     for (int i = 0; i < MT_DIST_MODEL_SIZES; i++) d->model[a][i] = -1;
   pthread_mutex_init(&d->mu, NULL);
@@ -274,6 +275,34 @@ mt_status mt_dist_init(mt_dist **out, double timeout, int group_size) {
   return MT_OK;
 }
 
+/* Send `kind` ('F': failed, 'L': left) and msg to every peer on the fault channel. */
+static void announce(mt_dist *d, char kind, const char *msg) {
+#ifdef MT_WITH_MPI
+  if (!d->launched || d->size < 2) return;
+  char buf[1024];
+  int n = snprintf(buf, sizeof buf, "%c%s", kind, msg);
+  if (n >= (int)sizeof buf) n = (int)sizeof buf - 1;
+  MPI_Request *reqs = calloc((size_t)d->size, sizeof *reqs);
+  if (!reqs) return;
+  for (int r = 0; r < d->size; r++) {
+    reqs[r] = MPI_REQUEST_NULL;
+    if (r != d->rank) MPI_Isend(buf, n + 1, MPI_CHAR, r, MT_TAG_FAULT, d->ctrl, &reqs[r]);
+  }
+  /* small messages go eagerly; give the transport a moment, never the whole timeout */
+  for (int spin = 0; spin < 2000; spin++) {
+    int done = 0;
+    MPI_Testall(d->size, reqs, &done, MPI_STATUSES_IGNORE);
+    if (done) break;
+    usleep(1000);
+  }
+  for (int r = 0; r < d->size; r++)
+    if (reqs[r] != MPI_REQUEST_NULL) MPI_Request_free(&reqs[r]);
+  free(reqs);
+#else
+  (void)d; (void)kind; (void)msg;
+#endif
+}
+
 mt_status mt_dist_fail(mt_dist *d, const char *msg) {
   if (!d) return mt__error(MT_ERR_ARG, "dist.fail: not initialised");
   if (!msg) msg = "(no message)";
@@ -282,30 +311,7 @@ mt_status mt_dist_fail(mt_dist *d, const char *msg) {
   if (d->broken) return MT_OK;
   snprintf(d->broken_msg, sizeof d->broken_msg, "this rank failed: %s", msg);
   d->broken = 1;
-#ifdef MT_WITH_MPI
-  if (d->launched && d->size > 1) {
-    int n = (int)strnlen(msg, 1000);
-    char buf[1024];
-    memcpy(buf, msg, (size_t)n);
-    buf[n] = '\0';
-    MPI_Request *reqs = calloc((size_t)d->size, sizeof *reqs);
-    if (!reqs) return mt__error(MT_ERR_MEMORY, "dist.fail: out of memory");
-    for (int r = 0; r < d->size; r++) {
-      reqs[r] = MPI_REQUEST_NULL;
-      if (r != d->rank) MPI_Isend(buf, n + 1, MPI_CHAR, r, MT_TAG_FAULT, d->ctrl, &reqs[r]);
-    }
-    /* small messages go eagerly; give the transport a moment, never the whole timeout */
-    for (int spin = 0; spin < 2000; spin++) {
-      int done = 0;
-      MPI_Testall(d->size, reqs, &done, MPI_STATUSES_IGNORE);
-      if (done) break;
-      usleep(1000);
-    }
-    for (int r = 0; r < d->size; r++)
-      if (reqs[r] != MPI_REQUEST_NULL) MPI_Request_free(&reqs[r]);
-    free(reqs);
-  }
-#endif
+  announce(d, 'F', msg);
   return MT_OK;
 }
 
@@ -355,7 +361,7 @@ void mt_dist_free(mt_dist *d) {
     /* ending without finalize: an error unwound the program. Tell the peers, so none of them
      * waits out its timeout, and leave MPI as it is: MPI_Finalize could wait for a peer that
      * will never come, and the launcher ends the job when it sees a rank exit unfinalised. */
-    if (d->size > 1 && !d->broken) mt_dist_fail(d, "it exited without dist.finalize() (an uncaught error?)");
+    if (d->size > 1 && !d->broken) announce(d, 'L', "it exited without dist.finalize() (an uncaught error?)");
     mt__dist_stop_thread(d, 0);
     if (mt__live == d) {
       mt__live = NULL;

@@ -54,7 +54,9 @@ struct mt_dist {
   MPI_Comm local;   /* ranks of this node */
   MPI_Comm leaders; /* local rank 0 of every node (MPI_COMM_NULL elsewhere) */
   MPI_Request ctrl_req;
-  char ctrl_buf[1024];
+  char ctrl_buf[1024];  /* 'F' (failed) or 'L' (left) and the message */
+  int left_rank;        /* a peer that left without finalize (-1: none), and when we heard */
+  double left_at;
 #endif
   void *nccl; /* nccl.c's state, created on the first CUDA collective */
 };

@@ -50,6 +50,9 @@ static void awaited(int n, const MPI_Request *reqs, const int *peers, char *buf,
   }
 }
 
+/* seconds a wait may go on after a peer left without finalize */
+#define MT_LEFT_GRACE 2.0
+
 /* one check between polls: a peer's fault message, this rank's own fail(), dead peers,
  * the deadline. Returns MT_OK to keep waiting. */
 static mt_status check(mt_dist *d, int n, MPI_Request *reqs, const int *peers, double start,
@@ -60,13 +63,26 @@ static mt_status check(mt_dist *d, int n, MPI_Request *reqs, const int *peers, d
   }
   int got = 0;
   MPI_Status st;
-  MPI_Test(&d->ctrl_req, &got, &st);
+  if (d->left_rank < 0) MPI_Test(&d->ctrl_req, &got, &st);
   if (got) {
     int src = st.MPI_SOURCE;
     d->ctrl_buf[sizeof d->ctrl_buf - 1] = '\0';
+    if (d->ctrl_buf[0] == 'L') {
+      /* a peer that ended without finalize may have done all it owed to this collective (its
+       * last sends are out): fail only if this wait does not end soon after */
+      d->left_rank = src;
+      d->left_at = now();
+    } else {
+      drop(n, reqs);
+      return mt__dist_fault(d, "dist: rank %d (pid %d on %s) failed: %s [rank %d was in %s]", src, d->pids[src],
+                            d->hosts[src], d->ctrl_buf + 1, d->rank, mt__dist_current(d));
+    }
+  }
+  if (d->left_rank >= 0 && now() - (d->left_at > start ? d->left_at : start) > MT_LEFT_GRACE) {
+    int src = d->left_rank;
     drop(n, reqs);
-    return mt__dist_fault(d, "dist: rank %d (pid %d on %s) failed: %s [rank %d was in %s]", src, d->pids[src],
-                          d->hosts[src], d->ctrl_buf, d->rank, mt__dist_current(d));
+    return mt__dist_fault(d, "dist: rank %d (pid %d on %s) left: %s [rank %d was in %s]", src, d->pids[src],
+                          d->hosts[src], d->ctrl_buf + 1, d->rank, mt__dist_current(d));
   }
   double t = now();
   if (t < *next_look) return MT_OK;

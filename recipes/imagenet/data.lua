@@ -1,6 +1,8 @@
 -- imagenet/data.lua: the training and validation sources of recipes/resnet50_imagenet.lua:
 -- -data as ImageFolders or packed shards, cached in memory when they fit, decoded and augmented
--- by data.Loader as fb.resnet.torch does; or -synthetic batches of ImageNet's sizes.
+-- by data.Loader as fb.resnet.torch does; or -synthetic batches of ImageNet's sizes. With
+-- -dist every rank loads only its share of each batch.
+local torch = require 'moontorch'
 local data = require 'moontorch.data'
 local fs = require 'moontorch.data.fs'
 local opts = require 'recipes.imagenet.opts'
@@ -45,58 +47,104 @@ local function human(bytes)
    return ('%.1f MB'):format(bytes / 2 ^ 20)
 end
 
--- cache a dataset's encoded bytes in memory per -cache; returns the budget left (bytes)
-local function cache(ds, split, opt, budget)
-   if opt.cache == 'off' then return budget end
-   local need = ds:partitionBytes(0, 1, false)
-   if opt.cache == 'auto' and need > budget then
-      print(('not caching %s: its %s exceed the %s left of the cache budget (-cacheBudget); streaming from disk'):format(
-         split, human(need), human(budget)))
-      return budget
-   end
-   local ok, err = pcall(ds.cache, ds, { rank = 0, world = 1, replicated = false,
-      budget = budget == math.huge and 0 or budget, threads = opt.nThreads })
-   if not ok then
-      if opt.cache == 'on' then fail('-cache on: %s', tostring(err)) end
-      print(('not caching %s (%s); streaming from disk'):format(split, tostring(err)))
-      return budget
-   end
-   local st = ds:cacheStats()
-   print(('cached %s: %d images, %s in %.1f s'):format(split, st.samples, human(st.bytes), st.seconds))
-   return budget - st.bytes
+-- whether ok holds on every rank (the same answer on all; ok itself with one process)
+local function everyRank(dist, ok)
+   if not dist or dist.size() == 1 then return ok end
+   local t = torch.DoubleTensor(1):fill(ok and 1 or 0)
+   dist.allreduce(t, 'min')
+   return t[1] == 1
 end
 
--- train and val sources for the options, and the number of classes
-function M.sources(opt)
-   if opt.synthetic then
-      local function synthetic(n, seed, dropLast)
-         return data.Synthetic{ n = n, batchSize = opt.batchSize, shape = { 3, opt.cropSize, opt.cropSize },
-            nClasses = IMAGENET_CLASSES, device = opt.device, seed = seed, dropLast = dropLast }
+-- Cache a dataset's encoded bytes in memory per -cache: with -dist each rank holds only its
+-- contiguous block (ds:cache{rank, world}) and checks the budget for that block. The ranks
+-- decide together, so a split is either cached on every rank (its loader then walks only the
+-- rank's block: partitioned) or its loader takes slices of the global batches on all of them,
+-- and the order never depends on one host's free memory. Returns the budget left (bytes) and
+-- whether the split is partitioned.
+local function cache(ds, split, opt, budget, dist)
+   if opt.cache == 'off' then return budget, false end
+   local need = ds:partitionBytes(opt.rank, opt.world, false)
+   if not everyRank(dist, opt.cache == 'on' or need <= budget) then
+      if opt.world == 1 then
+         print(('not caching %s: its %s exceed the %s left of the cache budget (-cacheBudget); streaming from disk'):format(
+            split, human(need), human(budget)))
+      else
+         print(('not caching %s on any rank: the block of at least one rank exceeds what it has left of the cache budget (-cacheBudget, per rank; rank 0: %s for %s left); streaming from disk'):format(
+            split, human(need), human(budget)))
       end
+      return budget, false
+   end
+   local ok, err = pcall(ds.cache, ds, { rank = opt.rank, world = opt.world, replicated = false,
+      budget = budget == math.huge and 0 or budget, threads = opt.nThreads })
+   if not ok and opt.cache == 'on' then fail('-cache on: %s', tostring(err)) end
+   if not ok and opt.world > 1 then -- said by the rank it happened on
+      io.stderr:write(('%s: rank %d: not caching %s (%s)\n'):format(opts.NAME, opt.rank, split, tostring(err)))
+   end
+   if not everyRank(dist, ok) then
+      if opt.world == 1 then
+         print(('not caching %s (%s); streaming from disk'):format(split, tostring(err)))
+         return budget, false
+      end
+      -- the blocks that did load still serve their own samples from memory
+      print(('could not cache %s on every rank; its loader takes slices of the global batches, reading what a rank did not cache from disk'):format(split))
+      return ok and budget - ds:cacheStats().bytes or budget, false
+   end
+   local st = ds:cacheStats()
+   print(('cached %s: %d images, %s in %.1f s%s'):format(split, st.samples, human(st.bytes), st.seconds,
+      opt.world > 1 and (' on rank 0, each of the %d ranks its own block of the %d'):format(opt.world, ds:size()) or ''))
+   return budget - st.bytes, opt.world > 1
+end
+
+-- Synthetic batches. With -dist each rank draws its own localBatch images per batch from its
+-- own seed (seed + rank: Synthetic's per-batch seeds must stay below 2^53), as many batches as
+-- one process with the global batch would make: training keeps floor(n / batchSize) full
+-- batches; validation gives every rank ceil(n / world) images.
+local function synthetic(opt, n, seed, dropLast)
+   local local_n = dropLast and math.floor(n / opt.batchSize) * opt.localBatch or math.ceil(n / opt.world)
+   return data.Synthetic{ n = local_n, batchSize = opt.localBatch, shape = { 3, opt.cropSize, opt.cropSize },
+      nClasses = IMAGENET_CLASSES, device = opt.device, seed = seed + opt.rank, dropLast = dropLast }
+end
+
+-- train and val sources for the options, and the number of classes; dist: moontorch.dist with
+-- -dist (opt.rank, opt.world and opt.localBatch then say which slice this rank loads)
+function M.sources(opt, dist)
+   if opt.synthetic then
       print(('synthetic data: %d classes, %dx%d crops made on the %s'):format(IMAGENET_CLASSES, opt.cropSize,
          opt.cropSize, opt.device))
-      return synthetic(IMAGENET_TRAIN, opt.seed, true), synthetic(IMAGENET_VAL, opt.seed + 7919, false), IMAGENET_CLASSES
+      return synthetic(opt, IMAGENET_TRAIN, opt.seed, true), synthetic(opt, IMAGENET_VAL, opt.seed + 7919, false),
+         IMAGENET_CLASSES
    end
    local train, val, layout = M.open(opt.data)
    local nClasses = #train:classes()
    print(('data: %s (%s): %d training and %d validation images, %d classes'):format(opt.data, layout, train:size(),
       val:size(), nClasses))
-   for _, w in ipairs(train:warnings()) do io.stderr:write(opts.NAME, ': train: ', w, '\n') end
-   for _, w in ipairs(val:warnings()) do io.stderr:write(opts.NAME, ': val: ', w, '\n') end
+   if opt.rank == 0 then -- every rank lists the same folders
+      for _, w in ipairs(train:warnings()) do io.stderr:write(opts.NAME, ': train: ', w, '\n') end
+      for _, w in ipairs(val:warnings()) do io.stderr:write(opts.NAME, ': val: ', w, '\n') end
+   end
    local budget = math.floor(opt.cacheBudget * 2 ^ 30)
-   if budget == 0 then budget = opt.cache == 'on' and math.huge or math.floor((fs.availableMemory() or 2 ^ 33) / 2) end
-   cache(val, 'val', opt, cache(train, 'train', opt, budget))
+   if budget == 0 then
+      -- the ranks of a host share its memory
+      local here = dist and dist.localSize() or 1
+      budget = opt.cache == 'on' and math.huge or math.floor((fs.availableMemory() or 2 ^ 33) / 2 / here)
+   end
+   local trainPart, valPart
+   budget, trainPart = cache(train, 'train', opt, budget, dist)
+   budget, valPart = cache(val, 'val', opt, budget, dist)
    local resize = math.floor(opt.cropSize * 256 / 224 + 0.5)
-   local function loader(ds, transform, shuffle, dropLast)
+   -- each rank loads its slice of every global batch, or with a partitioned cache the batches
+   -- of its own block in the order of the epoch's global permutation
+   local function loader(ds, transform, shuffle, dropLast, partitioned)
       return data.Loader(ds, transform, { threads = opt.nThreads, prefetch = 2, skipBad = true,
-         pinned = opt.device == 'cuda', seed = opt.seed, batchSize = opt.batchSize, shuffle = shuffle, dropLast = dropLast })
+         pinned = opt.device == 'cuda', seed = opt.seed, batchSize = opt.localBatch, shuffle = shuffle,
+         dropLast = dropLast, rank = opt.rank, world = opt.world, partitioned = partitioned })
    end
    -- fb.resnet.torch's augmentation: random-resized crops, flips, colour jitter, PCA lighting
    local trainSrc = loader(train, data.Transform{ train = true, size = opt.cropSize, resize = resize, flip = true,
       brightness = 0.4, contrast = 0.4, saturation = 0.4, lighting = 0.1, dctScaling = true, dtype = 'float',
-      layout = 'NCHW' }, true, true)
+      layout = 'NCHW' }, true, true, trainPart)
    local valSrc = loader(val, data.Transform{ train = false, size = opt.cropSize, resize = resize, dctScaling = true,
-      dtype = 'float', layout = 'NCHW' }, false, false)
+      dtype = 'float', layout = 'NCHW' }, false, false, valPart)
    return trainSrc, valSrc, nClasses
 end
 

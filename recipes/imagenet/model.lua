@@ -17,8 +17,9 @@ function M.build(depth, nClasses, zeroInitResidual)
    return model
 end
 
--- model, criterion and the optimizer's config on opt.device (seeded by -seed)
-function M.setup(opt, nClasses)
+-- model, criterion and the optimizer's config on opt.device (seeded by -seed); with dist
+-- (-dist) the model is a dist.DataParallel around the ResNet, made once it is on its device
+function M.setup(opt, nClasses, dist)
    torch.manualSeed(opt.seed)
    local model = M.build(opt.depth, nClasses, opt.zeroInitResidual)
    local criterion = nn.CrossEntropyCriterion(nil, opt.labelSmoothing)
@@ -29,6 +30,7 @@ function M.setup(opt, nClasses)
    print(('ResNet-%d, %d classes, %.2fM parameters on %s; %s, lr %g (%g per 256 images x %d / 256), %s schedule'):format(
       opt.depth, nClasses, models.nParameters(model) / 1e6, opt.device, opt.optimizer, opt.lr, opt.LR, opt.batchSize,
       opt.lrSchedule))
+   if dist then model = dist.DataParallel(model, { bucketMB = opt.bucketMB, algorithm = opt.allreduce }) end
    return model, criterion, config
 end
 

@@ -31,11 +31,11 @@ M.spec = {
    { 'zeroInitResidual', false, 'start the last BN of each residual block at 0 (blocks start as identities)' },
    { 'cropSize', 224, 'training crop and validation centre crop (validation resizes to cropSize*256/224 first)' },
    { 'device', M.cuda_available() and 'cuda' or 'cpu', 'cpu | cuda (default: cuda when a GPU is available)', choices = { 'cpu', 'cuda' } },
-   { 'threads', 0, 'trainer CPU threads (0: 1 with cuda, half the cores on cpu)' },
-   { 'nThreads', 0, 'image decoding threads (0: the cores the trainer does not use)' },
+   { 'threads', 0, 'trainer CPU threads (0: 1 with cuda, half the cores on cpu); with -dist, for the ranks of a host together' },
+   { 'nThreads', 0, 'image decoding threads (0: the cores the trainer does not use); with -dist, for the ranks of a host together' },
    { 'cache', 'auto', 'keep the encoded images in memory: auto (when they fit -cacheBudget) | on | off',
       choices = { 'auto', 'on', 'off' } },
-   { 'cacheBudget', 0, 'GB of memory the cache may use (0: half of the available memory; with -cache on: no limit)' },
+   { 'cacheBudget', 0, 'GB of memory the cache may use, per rank with -dist (0: half of the available memory, shared by the ranks of a host; with -cache on: no limit)' },
    { 'seed', 1, 'random seed (initialisation, data order, augmentation)' },
    { 'save', 'runs/resnet50_imagenet', 'directory for checkpoint.safetensors, log.csv, plot.svg and TensorBoard events ("" for none)' },
    { 'resume', '', 'checkpoint (or its directory) to continue from, at an epoch end or mid-epoch' },
@@ -44,6 +44,10 @@ M.spec = {
    { 'stopAfter', 0, 'stop after this epoch, as if interrupted (0: run all nEpochs)' },
    { 'stopAfterIter', 0, 'stop after this many training iterations in all, as if interrupted (0: no limit)' },
    { 'quiet', false, 'no progress bars' },
+   { 'dist', false, 'data-parallel over the ranks of mpirun (moontorch.dist); -batchSize is global' },
+   { 'allreduce', 'auto', 'allreduce algorithm with -dist', choices = { 'auto', 'mpi', 'ring', 'multicolor', 'hierarchical', 'nccl' } },
+   { 'bucketMB', 25, 'gradient bucket size in MB with -dist' },
+   { 'timeout', 300, 'seconds a rank waits for the others before failing, with -dist' },
 }
 
 M.instructions = [[
@@ -67,12 +71,12 @@ Getting ImageNet (ILSVRC2012, about 150 GB):
 Then run:  luajit recipes/resnet50_imagenet.lua -data DIR   (-h lists the options)
 ]]
 
--- the options of args, checked, with the derived ones (thread counts, lr) filled in; nil when
--- there is no data to train on
+-- the options of args, checked, with the derived ones (thread counts, lr) filled in; nil and
+-- the options as given when there is no data to train on
 function M.parse(args)
    local opt = options.parse(args or {}, M.spec,
       M.NAME .. '.lua: train a ResNet on ImageNet (fb.resnet.torch\'s recipe)\nOptions:')
-   if opt.data == '' and not opt.synthetic then return nil end
+   if opt.data == '' and not opt.synthetic then return nil, opt end
    local function int(name, min)
       local v = opt[name]
       if v ~= math.floor(v) or v < min then fail('-%s must be an integer >= %d, got %s', name, min, tostring(v)) end
@@ -94,11 +98,39 @@ function M.parse(args)
          and 'no CUDA device is available' or 'this build of moontorch has no CUDA support')
    end
    if opt.synthetic and opt.data ~= '' then fail('-synthetic and -data exclude each other') end
+   if not (opt.bucketMB > 0) then fail('-bucketMB must be > 0, got %s', tostring(opt.bucketMB)) end
+   if not (opt.timeout > 0) then fail('-timeout must be > 0 seconds, got %s', tostring(opt.timeout)) end
    local n = cores()
    if opt.threads == 0 then opt.threads = opt.device == 'cuda' and 1 or math.max(1, math.ceil(n / 2)) end
    if opt.nThreads == 0 then opt.nThreads = math.max(1, n - opt.threads) end
-   opt.lr = opt.LR * opt.batchSize / 256
+   opt.lr = opt.LR * opt.batchSize / 256 -- of the global batch with -dist
+   opt.rank, opt.world, opt.localBatch = 0, 1, opt.batchSize
    return opt
+end
+
+-- With -dist: join the ranks, check that they can share -batchSize, and give each rank its
+-- share of its host's cores (the thread counts above are for a whole machine) and its GPU.
+-- Fills in opt.rank, opt.world and opt.localBatch (this rank's slice of every batch); returns
+-- the moontorch.dist module, nil without -dist.
+function M.distribute(opt)
+   if not opt.dist then return nil end
+   local dist = require 'moontorch.dist'
+   -- the cost table is measured (once per cluster shape) only for -allreduce auto to consult
+   local costs
+   if opt.allreduce ~= 'auto' then costs = false end
+   dist.init{ timeout = opt.timeout, algorithm = opt.allreduce, model = costs }
+   opt.rank, opt.world = dist.rank(), dist.size()
+   if opt.batchSize % opt.world ~= 0 then
+      fail('-batchSize %d is not a multiple of the %d ranks (-batchSize is the global batch with -dist)',
+         opt.batchSize, opt.world)
+   end
+   opt.localBatch = opt.batchSize / opt.world
+   local here = dist.localSize()
+   opt.threads = math.max(1, math.floor(opt.threads / here))
+   opt.nThreads = math.max(1, math.floor(opt.nThreads / here))
+   -- one GPU per rank of a host (shared round-robin when there are fewer GPUs than ranks)
+   if opt.device == 'cuda' then torch.cuda.setDevice(dist.localRank() % torch.cuda.deviceCount() + 1) end
+   return dist
 end
 
 return M

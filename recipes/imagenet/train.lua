@@ -29,9 +29,11 @@ local function report(epoch, tr, va)
       tr.skipped > 0 and ('  (%d images skipped)'):format(tr.skipped) or ''))
 end
 
-function M.trainer(opt, model, criterion, config, trainSrc, valSrc, nClasses)
+-- dist: moontorch.dist with -dist (the model then a dist.DataParallel): epoch statistics are
+-- summed over the ranks, and rank 0 alone reports and writes
+function M.trainer(opt, model, criterion, config, trainSrc, valSrc, nClasses, dist)
    local cap = opt.limitBatches > 0 and opt.limitBatches or nil
-   local t = Trainer{ name = opts.NAME, model = model, criterion = criterion, optimizer = optim[opt.optimizer],
+   local t = Trainer{ name = opts.NAME, model = model, criterion = criterion, dist = dist, optimizer = optim[opt.optimizer],
       config = config, train = trainSrc, val = valSrc, trainBatches = cap, valBatches = cap, device = opt.device,
       nEpochs = opt.nEpochs, stopAfter = opt.stopAfter, stopAfterIter = opt.stopAfterIter,
       checkpointEvery = opt.checkpointEvery, save = opt.save ~= '' and opt.save or nil,

@@ -1,0 +1,371 @@
+-- dist.DataParallel(model [, opts]): data-parallel training in the manner of PyTorch's DDP.
+-- Every rank holds a replica of model and feeds it its own slice of the batch; dp:backward
+-- returns once the gradients are averaged over the ranks, so each rank's optimizer step is
+-- the same and the replicas stay equal.
+--   local dp = dist.DataParallel(model, { bucketMB = 25 })
+--   local p, gp = dp:getParameters()          -- the Torch7 idiom works as before
+--   ... dp:forward(x); dp:backward(x, dy); optim.sgd(feval, p, cfg)
+-- opts: bucketMB (25), algorithm (nil: the dist default), overlap (true), dist (the module
+-- providing the collectives; for tests).
+-- How: construction flattens the parameters (getParameters), checks every rank has the same
+-- layout, and broadcasts rank 0's parameters and buffers (running_* of BatchNormalization).
+-- The flat gradient is cut into buckets (dist/buckets.lua); the modules owning parameters get
+-- instance hooks on backward/accGradParameters, and the moment the last gradient of a bucket is
+-- final its allreduceAsync starts, overlapping the transfer with the rest of backward.
+-- Buckets are launched in index order on every rank (a ready bucket waits for lower ones).
+-- Only dp:backward / dp:accGradParameters synchronise: dp.module:backward called directly
+-- leaves the gradients local until dp:allreduceGradients().
+-- Limitations: one module instance placed twice in a model is beyond getParameters, hence
+-- beyond dp (share parameters between clones instead: supported); a module called more often
+-- in one backward than it appears in the model raises an error with overlap on (use overlap =
+-- false). All parameters must have one type (as for getParameters).
+-- Clones of dp.module keep the hooks (inert outside dp:backward). type() is collective.
+-- BatchNormalization statistics stay local, as in DDP.
+local torch = require 'moontorch'
+require 'moontorch.nn'
+local T = require 'moontorch.internal'
+local buckets = require 'moontorch.dist.buckets'
+
+local ns = {}
+local DataParallel, parent = torch.class('dist.DataParallel', 'nn.Module', ns)
+
+local NAME = 'dist.DataParallel'
+local OPTIONS = { bucketMB = true, algorithm = true, overlap = true, dist = true }
+
+local function fail(fmt, ...) error(NAME .. ': ' .. fmt:format(...), 0) end
+
+function DataParallel:__init(model, opts)
+   parent.__init(self)
+   if not torch.isTypeOf(model, 'nn.Module') then
+      fail('expected an nn.Module to wrap, got %s', torch.type(model))
+   end
+   opts = opts or {}
+   if type(opts) ~= 'table' then fail('options must be a table, got %s', type(opts)) end
+   for k in pairs(opts) do
+      if not OPTIONS[k] then fail("unknown option '%s' (bucketMB, algorithm, overlap, dist)", tostring(k)) end
+   end
+   self.module = model
+   self.bucketMB = opts.bucketMB or 25
+   if type(self.bucketMB) ~= 'number' or not (self.bucketMB > 0) then
+      fail('bucketMB must be a positive number, got %s', tostring(opts.bucketMB))
+   end
+   self.algorithm = opts.algorithm
+   self.collectiveOpts = self.algorithm and { algorithm = self.algorithm } or nil
+   self.overlap = opts.overlap ~= false
+   self.dist = opts.dist or require 'moontorch.dist'
+   if self.dist.initialized and not self.dist.initialized() then self.dist.init({}) end
+   self.train = model.train
+   self.output, self.gradInput = model.output, model.gradInput
+   self:_build(true)
+end
+
+-- the persistent non-parameter tensors: running_* fields, modules in listModules order and
+-- fields sorted by name so every rank lists them alike
+local function findBuffers(model)
+   local list, seen = {}, {}
+   for _, m in ipairs(model:listModules()) do
+      if not seen[m] then
+         seen[m] = true
+         local names = {}
+         for k, v in pairs(m) do
+            if type(k) == 'string' and k:find('^running_') and torch.isTensor(v) and v:nElement() > 0 then
+               names[#names + 1] = k
+            end
+         end
+         table.sort(names)
+         for _, k in ipairs(names) do list[#list + 1] = m[k] end
+      end
+   end
+   return list
+end
+
+-- flat parameters, buckets, layout check, broadcast (if asked), hooks
+function DataParallel:_build(broadcast)
+   self:_unhook()
+   local model = self.module
+   local ok, p, g = pcall(model.getParameters, model)
+   if not ok then fail('%s', tostring(p)) end
+   self.params, self.gradParams = p, g
+   local params, grads = model:parameters()
+   params, grads = params or {}, grads or {}
+   local units
+   ok, units = pcall(buckets.units, grads, g)
+   if not ok then fail('%s', tostring(units)) end
+   local esize = #units > 0 and tonumber(T.C.mt_dtype_size(g:dtype())) or 1
+   local list = buckets.layout(units, esize, self.bucketMB * 1024 * 1024)
+   for _, b in ipairs(list) do b.grad = g:narrow(1, b.lo + 1, b.hi - b.lo) end
+   self.units, self.buckets = units, list
+   self.buffers = findBuffers(model)
+   -- check before broadcasting: a broadcast between different layouts would not line up
+   self:_checkLayout(buckets.signature(params, list, self.buffers))
+   if broadcast then self:broadcastParameters() end
+   self:_hook()
+end
+
+-- every rank must have built the same layout (same model, same bucketMB, same type)
+function DataParallel:_checkLayout(sig)
+   local d = self.dist
+   local n, k = d.size(), #sig
+   local all = d.allgather(torch.DoubleTensor(n * k), torch.DoubleTensor(sig))
+   local function show(v)
+      local s = {}
+      for i, f in ipairs(buckets.FIELDS) do s[i] = ('%s %d'):format(f, v[i]) end
+      return table.concat(s, ', ')
+   end
+   for r = 0, n - 1 do
+      local theirs = {}
+      for i = 1, k do theirs[i] = all[r * k + i] end
+      for i = 1, k do
+         if theirs[i] ~= sig[i] then
+            fail('the model or its bucket layout differs between ranks: rank %d has %s but rank %d has %s '
+               .. '(same model, type and bucketMB on every rank?)', d.rank(), show(sig), r, show(theirs))
+         end
+      end
+   end
+end
+
+-- rank 0's parameters and buffers to every rank (construction does it; call it again after
+-- changing parameters on one rank only, e.g. loading a checkpoint on rank 0)
+function DataParallel:broadcastParameters()
+   local d = self.dist
+   if self.params:nElement() > 0 then d.broadcast(self.params, 0) end
+   for _, t in ipairs(self.buffers) do d.broadcast(t, 0) end
+   return self
+end
+
+---------------------------------------------------------------------------------------------
+-- Hooks. A module owning parameters counts as done with them when its outermost backward or
+-- accGradParameters call returns (backward usually calls accGradParameters: depth counts so
+-- it is one event). Each bucket needs one event per appearance of each module touching it.
+local function install(dp, m, entry)
+   local origBackward, origAcc = m.backward, m.accGradParameters
+   entry.saved = { backward = rawget(m, 'backward'), accGradParameters = rawget(m, 'accGradParameters') }
+   local function leave()
+      entry.depth = entry.depth - 1
+      if entry.depth == 0 and dp._active then dp:_ready(entry) end
+   end
+   m.backward = function(mod, input, gradOutput, scale)
+      entry.depth = entry.depth + 1
+      local gi = origBackward(mod, input, gradOutput, scale)
+      leave()
+      return gi
+   end
+   m.accGradParameters = function(mod, input, gradOutput, scale)
+      entry.depth = entry.depth + 1
+      origAcc(mod, input, gradOutput, scale)
+      leave()
+   end
+end
+
+function DataParallel:_hook()
+   local count, order = {}, {}
+   for _, m in ipairs(self.module:listModules()) do
+      if m.modules == nil and m:parameters() then
+         if not count[m] then order[#order + 1] = m end
+         count[m] = (count[m] or 0) + 1
+      end
+   end
+   local base, need, covered = self.gradParams:storageOffset() - 1, {}, {}
+   self.entries = {}
+   for _, m in ipairs(order) do
+      local _, grads = m:parameters()
+      local touch, seen = {}, {}
+      for _, g in ipairs(grads or {}) do
+         local u = g:nElement() > 0 and buckets.find(self.units, g:storageOffset() - 1 - base)
+         if u then
+            covered[u] = true
+            if not seen[u.bucket] then
+               seen[u.bucket] = true
+               touch[#touch + 1] = u.bucket
+               need[u.bucket] = (need[u.bucket] or 0) + count[m]
+            end
+         end
+      end
+      if #touch > 0 then
+         local entry = { module = m, touch = touch, depth = 0 }
+         install(self, m, entry)
+         self.entries[#self.entries + 1] = entry
+      end
+   end
+   for b, bk in ipairs(self.buckets) do
+      bk.need = need[b] or 0
+      -- a gradient no hooked module owns: this bucket waits for the end of backward
+      for _, u in ipairs(bk.units) do
+         if not covered[self.units[u]] then bk.need = math.huge end
+      end
+   end
+end
+
+function DataParallel:_unhook()
+   for _, e in ipairs(self.entries or {}) do
+      e.module.backward, e.module.accGradParameters = e.saved.backward, e.saved.accGradParameters
+   end
+   self.entries = {}
+end
+
+---------------------------------------------------------------------------------------------
+-- One synchronisation: _begin, hook events (_ready), _finish (or _abort on error).
+function DataParallel:_begin(active)
+   for _, bk in ipairs(self.buckets) do bk.ready, bk.handle = 0, nil end
+   for _, e in ipairs(self.entries) do e.depth = 0 end
+   self._next, self._active = 1, active
+end
+
+function DataParallel:_launch(b)
+   local bk = self.buckets[b]
+   bk.handle = self.dist.allreduceAsync(bk.grad, 'avg', self.collectiveOpts)
+   self._next = b + 1
+end
+
+function DataParallel:_ready(entry)
+   local list = self.buckets
+   for _, b in ipairs(entry.touch) do
+      local bk = list[b]
+      if bk.handle then
+         fail('%s produced gradients after its bucket %d was sent (is it called more often than it appears in '
+            .. 'the model?); use overlap = false', tostring(entry.module), b)
+      end
+      bk.ready = bk.ready + 1
+   end
+   -- launch in index order, the same on every rank
+   local b = self._next
+   while b <= #list and list[b].ready >= list[b].need do
+      self:_launch(b)
+      b = b + 1
+   end
+end
+
+function DataParallel:_finish()
+   self._active = false
+   for b = self._next, #self.buckets do self:_launch(b) end
+   for _, bk in ipairs(self.buckets) do
+      bk.handle:wait()
+      bk.handle = nil
+   end
+end
+
+-- after an error in backward: let the transfers already started end before the gradients
+-- are touched again
+function DataParallel:_abort()
+   self._active = false
+   for _, bk in ipairs(self.buckets) do
+      if bk.handle then pcall(bk.handle.wait, bk.handle) end
+      bk.handle = nil
+   end
+end
+
+local function synced(self, method, input, gradOutput, scale)
+   local m = self.module
+   if self.skipSync then return m[method](m, input, gradOutput, scale) end
+   self:_begin(self.overlap)
+   local ok, r = pcall(m[method], m, input, gradOutput, scale)
+   if not ok then
+      self:_abort()
+      error(r, 0)
+   end
+   self:_finish()
+   return r
+end
+
+---------------------------------------------------------------------------------------------
+-- The module interface
+
+function DataParallel:updateOutput(input)
+   self.output = self.module:updateOutput(input)
+   return self.output
+end
+
+function DataParallel:forward(input)
+   self.output = self.module:forward(input)
+   return self.output
+end
+
+function DataParallel:backward(input, gradOutput, scale)
+   self.gradInput = synced(self, 'backward', input, gradOutput, scale)
+   return self.gradInput
+end
+
+function DataParallel:updateGradInput(input, gradOutput)
+   self.gradInput = self.module:updateGradInput(input, gradOutput)
+   return self.gradInput
+end
+
+function DataParallel:accGradParameters(input, gradOutput, scale)
+   synced(self, 'accGradParameters', input, gradOutput, scale)
+end
+
+-- average the gradients over the ranks now (manual loops, gradient accumulation)
+function DataParallel:allreduceGradients()
+   self:_begin(false)
+   self:_finish()
+   return self.gradParams
+end
+
+-- noSync(true): backward leaves the gradients local (accumulation steps); noSync(false): the
+-- next backward (or allreduceGradients) averages everything accumulated
+function DataParallel:noSync(on)
+   self.skipSync = on ~= false
+   return self
+end
+
+function DataParallel:parameters() return self.module:parameters() end
+function DataParallel:getParameters() return self.params, self.gradParams end
+
+function DataParallel:zeroGradParameters()
+   if self.gradParams:nElement() > 0 then self.gradParams:zero() end
+end
+
+function DataParallel:updateParameters(lr)
+   if self.params:nElement() > 0 then self.params:add(-lr, self.gradParams) end
+end
+
+function DataParallel:training()
+   self.train = true
+   self.module:training()
+end
+
+function DataParallel:evaluate()
+   self.train = false
+   self.module:evaluate()
+end
+
+-- reset every rank's weights alike: reset, then rank 0's values everywhere (collective)
+function DataParallel:reset(...)
+   self.module:reset(...)
+   return self:broadcastParameters()
+end
+
+-- converts the model and rebuilds the buckets (collective: the layout is checked again)
+function DataParallel:type(typename, tensorCache)
+   if not typename then return self.module:type() end
+   self:_unhook()
+   self.module:type(typename, tensorCache)
+   self.output, self.gradInput = self.module.output, self.module.gradInput
+   self:_build(false)
+   return self
+end
+
+-- traversal sees the wrapped model only, so train.state checkpoints of dp and of the bare
+-- model are interchangeable
+function DataParallel:listModules() return self.module:listModules() end
+function DataParallel:apply(callback) return self.module:apply(callback) end
+function DataParallel:findModules(typename, container) return self.module:findModules(typename, container) end
+
+-- a copy would share the hooks and the communicator: wrap a clone of the model instead
+function DataParallel:clone()
+   fail('cannot be cloned; clone dp.module and wrap the copy in a DataParallel of its own')
+end
+
+function DataParallel:clearState()
+   self.module:clearState()
+   return self
+end
+
+function DataParallel:__tostring__()
+   local n = #self.buckets
+   local head = ('%s(%d bucket%s of <= %g MB%s%s)'):format(NAME, n, n == 1 and '' or 's', self.bucketMB,
+      self.overlap and ', overlapped' or '', self.algorithm and (', ' .. self.algorithm) or '')
+   return head .. ' {\n  ' .. (tostring(self.module):gsub('\n', '\n  ')) .. '\n}'
+end
+
+return ns.DataParallel
