@@ -1,0 +1,500 @@
+-- bench/dp_step.lua: one rank of a data-parallel training step over the real gradient lists of
+-- ResNet-50 and VGG-16 (float32, the published parameter counts), with a modelled compute time,
+-- through dist.DataParallel; bench/netem.sh runs it under mpirun over a shaped network.
+--   mpirun -np 4 luajit bench/dp_step.lua [-models resnet50,vgg16]
+--        [-algorithms mpi,ring,multicolor,hierarchical,auto] [-overlap both|true|false]
+--        [-steps 3] [-warmup 1] [-computeMs 0 (per model)] [-forwardRatio 0.5] [-burn sleep|busy]
+--        [-measure [-measureBatch 1]] [-bucketMB 25] [-groupSize 2] [-rate label] [-delay label]
+--   luajit bench/dp_step.lua -list        -- the layer lists only (no MPI): params, MB, GFLOPs
+--
+-- The model is an nn.Sequential of one stand-in module per parameter-owning layer of the real
+-- network, in forward order, each owning weight/gradWeight (and bias/gradBias) of that layer's
+-- shapes. A step's compute time is split over the layers in proportion to each layer's FLOPs at
+-- 224x224: the forward spends forwardRatio * computeMs, the backward computeMs, half of a
+-- layer's share in updateGradInput and half in accGradParameters (the hook DataParallel watches),
+-- so gradients become ready layer by layer from the last to the first, as on a GPU. With -measure
+-- the per-layer times are instead measured: rank 0 runs the real network (recipes/models' ResNet-50,
+-- VGG-16 built here) forward and backward on its CPU and times each layer; -computeMs then rescales
+-- that profile to a given backward time (e.g. a GPU's), keeping its shape. Time is spent
+-- sleeping (a GPU computing leaves the CPU free for the communication thread) or, with -burn
+-- busy, spinning; either way against a schedule from the pass's start, so the per-call overhead
+-- does not add up. The default computeMs is about a V100's in fp32 at batch 64: ResNet-50 110 ms
+-- backward (55 forward), VGG-16 195 ms (97.5 forward).
+--
+-- Per model and algorithm: comm-only ms is a step with zero compute and no overlap (the
+-- gradient exchange alone, bucketed as DataParallel does it); then a step with overlap off and on.
+-- compute ms is the same model's forward + backward without DataParallel (the one-worker step),
+-- measured; efficiency = compute / step. Times are the slowest rank's, median of -steps.
+-- Rank 0 prints a table; with -rows FILE it also appends lines
+-- `ROW|model|MB|rate|delay|algorithm|overlap|compute|step|comm|eff` there, which netem.sh gathers.
+local torch = require 'moontorch' -- run from the repository root: its loader finds lua/ and recipes/
+local nn = require 'moontorch.nn'
+local options = require 'moontorch.util.options'
+local progress = require 'moontorch.util.progress'
+local ffi = require 'ffi'
+
+local opt = options.parse(arg, {
+   { 'models', 'resnet50,vgg16', 'comma-separated: resnet50, vgg16' },
+   { 'algorithms', 'mpi,ring,multicolor,hierarchical,auto', 'comma-separated allreduce algorithms' },
+   { 'overlap', 'both', 'both | true | false', choices = { 'both', 'true', 'false' } },
+   { 'steps', 3, 'timed steps per case (the median is shown)' },
+   { 'warmup', 1, 'untimed steps first' },
+   { 'computeMs', 0, 'backward ms per step (0: the model\'s default, see the header)' },
+   { 'forwardRatio', 0.5, 'forward time as a fraction of the backward' },
+   { 'measure', false, 'compute measured: rank 0 times the real network per layer on this CPU (-computeMs then rescales it)' },
+   { 'measureBatch', 1, 'batch for -measure (224x224 images)' },
+   { 'measureThreads', 2, 'CPU threads for -measure' },
+   { 'burn', 'sleep', 'how compute time is spent: sleep | busy', choices = { 'sleep', 'busy' } },
+   { 'bucketMB', 25, 'DataParallel bucket size' },
+   { 'groupSize', 2, 'ranks per group for dist.init (the hierarchical algorithm\'s "nodes")' },
+   { 'timeout', 300, 'dist timeout, seconds' },
+   { 'check', false, 'dist\'s per-collective signature check (off: as bench/allreduce.lua)' },
+   { 'threads', 1, 'CPU threads per rank (reductions)' },
+   { 'distModel', '', 'where dist keeps the auto cost table (default: measured now, not saved)' },
+   { 'rate', '-', 'label for the table: the link rate' },
+   { 'delay', '-', 'label for the table: the link delay' },
+   { 'rows', '', 'rank 0 appends ROW|... lines for netem.sh to this file' },
+   { 'list', false, 'print the layer lists and exit (no MPI)' },
+}, 'bench/dp_step.lua: DataParallel step time over the gradient lists of ResNet-50 and VGG-16\nOptions:')
+
+---------------------------------------------------------------------------------------------
+-- Layer lists, forward order: { name, weight = {shape}, bias = {shape} or nil, flops = forward
+-- FLOPs per 224x224 image (2 per multiply-add) }.
+
+local function conv(list, name, cin, cout, k, hout, bias)
+   list[#list + 1] = { name = name, weight = { cout, cin, k, k }, bias = bias and { cout } or nil,
+      flops = 2 * cin * cout * k * k * hout * hout }
+end
+local function bn(list, name, c, h)
+   -- normalise, scale and shift: a handful of operations per element
+   list[#list + 1] = { name = name, weight = { c }, bias = { c }, flops = 8 * c * h * h }
+end
+local function linear(list, name, nin, nout)
+   list[#list + 1] = { name = name, weight = { nout, nin }, bias = { nout }, flops = 2 * nin * nout }
+end
+
+-- ResNet-50 as recipes/models/resnet.lua builds it (fb.resnet.torch: stride on the 3x3, shortcut
+-- B, convolutions without bias): 25,557,032 parameters
+local function resnet50()
+   local L = {}
+   conv(L, 'conv1', 3, 64, 7, 112)
+   bn(L, 'bn1', 64, 112)
+   local cin, h = 64, 56
+   for si, st in ipairs({ { 64, 3, 1 }, { 128, 4, 2 }, { 256, 6, 2 }, { 512, 3, 2 } }) do
+      local n, count, stride = st[1], st[2], st[3]
+      for b = 1, count do
+         local s = b == 1 and stride or 1
+         local hin, hout = h, h / s
+         local p = ('layer%d.%d.'):format(si, b)
+         conv(L, p .. 'conv1', cin, n, 1, hin)
+         bn(L, p .. 'bn1', n, hin)
+         conv(L, p .. 'conv2', n, n, 3, hout)
+         bn(L, p .. 'bn2', n, hout)
+         conv(L, p .. 'conv3', n, n * 4, 1, hout)
+         bn(L, p .. 'bn3', n * 4, hout)
+         if cin ~= n * 4 or s ~= 1 then
+            conv(L, p .. 'shortcut', cin, n * 4, 1, hout)
+            bn(L, p .. 'shortcut_bn', n * 4, hout)
+         end
+         cin, h = n * 4, hout
+      end
+   end
+   linear(L, 'fc', 2048, 1000)
+   return L
+end
+
+-- VGG-16 (configuration D, Simonyan & Zisserman 2014), convolutions with bias: 138,357,544
+local function vgg16()
+   local L = {}
+   local cin, h, i = 3, 224, 0
+   for _, v in ipairs({ 64, 64, 'M', 128, 128, 'M', 256, 256, 256, 'M', 512, 512, 512, 'M', 512, 512, 512, 'M' }) do
+      if v == 'M' then
+         h = h / 2
+      else
+         i = i + 1
+         conv(L, 'conv' .. i, cin, v, 3, h, true)
+         cin = v
+      end
+   end
+   linear(L, 'fc6', 512 * 7 * 7, 4096)
+   linear(L, 'fc7', 4096, 4096)
+   linear(L, 'fc8', 4096, 1000)
+   return L
+end
+
+local MODELS = {
+   resnet50 = { layers = resnet50, params = 25557032, computeMs = 110, desc = 'ResNet-50' },
+   vgg16 = { layers = vgg16, params = 138357544, computeMs = 195, desc = 'VGG-16' },
+}
+
+local function numel(shape)
+   local n = 1
+   for _, s in ipairs(shape) do n = n * s end
+   return n
+end
+
+local function summary(layers)
+   local params, flops = 0, 0
+   for _, l in ipairs(layers) do
+      params = params + numel(l.weight) + (l.bias and numel(l.bias) or 0)
+      flops = flops + l.flops
+   end
+   return params, flops
+end
+
+---------------------------------------------------------------------------------------------
+-- The stand-in layer and its clock
+
+pcall(ffi.cdef, 'int usleep(unsigned int usec);')
+local now = progress.now
+
+local function wait_until(t, busy)
+   if busy then
+      while now() < t do end
+   else
+      local d = t - now()
+      if d > 0 then ffi.C.usleep(math.floor(d * 1e6)) end
+   end
+end
+
+-- shared by every stand-in of one model: when the current pass started
+local Clock = {}
+Clock.__index = Clock
+local function clock(busy) return setmetatable({ start = 0, busy = busy }, Clock) end
+
+local Fake, parent = torch.class('nn.DPBenchLayer', 'nn.Module')
+
+-- spec: a layer of the list; clk: the model's clock; fwd: this layer's forward seconds and fwdEnd
+-- the forward's cumulative time at its end; bwd, bwdEnd the same for the backward (from the last
+-- layer); first/last: whether it starts the forward / the backward
+function Fake:__init(spec, clk, t)
+   parent.__init(self)
+   self.name = spec.name
+   self.weight = torch.FloatTensor(torch.LongStorage(spec.weight)):zero()
+   self.gradWeight = torch.FloatTensor(torch.LongStorage(spec.weight)):zero()
+   if spec.bias then
+      self.bias = torch.FloatTensor(torch.LongStorage(spec.bias)):zero()
+      self.gradBias = torch.FloatTensor(torch.LongStorage(spec.bias)):zero()
+   end
+   self.clk, self.t = clk, t
+end
+
+function Fake:updateOutput(input)
+   local clk, t = self.clk, self.t
+   if t.first then clk.start = now() end
+   wait_until(clk.start + t.fwdEnd, clk.busy)
+   self.output = input
+   return input
+end
+
+function Fake:updateGradInput(input, gradOutput)
+   local clk, t = self.clk, self.t
+   if t.last then clk.start = now() end
+   wait_until(clk.start + t.bwdEnd - t.bwd / 2, clk.busy)
+   self.gradInput = gradOutput
+   return gradOutput
+end
+
+function Fake:accGradParameters(input, gradOutput, scale)
+   local clk, t = self.clk, self.t
+   wait_until(clk.start + t.bwdEnd, clk.busy)
+end
+
+-- per-layer seconds, modelled: backward computeMs (forward computeMs * forwardRatio) split by FLOPs
+local function modelled(layers, computeMs)
+   local _, flops = summary(layers)
+   local fwd, bwd = {}, {}
+   for i, l in ipairs(layers) do
+      local share = l.flops / flops
+      fwd[i], bwd[i] = share * computeMs * opt.forwardRatio / 1000, share * computeMs / 1000
+   end
+   return { fwd = fwd, bwd = bwd }
+end
+
+local function total(t)
+   local s = 0
+   for _, v in ipairs(t) do s = s + v end
+   return s
+end
+
+-- the stand-in network, each layer spending its fwd[i] / bwd[i] seconds (times = nil: none)
+local function build(layers, times)
+   local clk = clock(opt.burn == 'busy')
+   local model = nn.Sequential()
+   local fcum, bcum = 0, 0
+   local t = {}
+   for i = 1, #layers do
+      local f, b = times and times.fwd[i] or 0, times and times.bwd[i] or 0
+      fcum = fcum + f
+      t[i] = { fwd = f, fwdEnd = fcum, bwd = b, first = i == 1, last = i == #layers }
+   end
+   for i = #layers, 1, -1 do
+      bcum = bcum + t[i].bwd
+      t[i].bwdEnd = bcum
+   end
+   for i, l in ipairs(layers) do model:add(nn.DPBenchLayer(l, clk, t[i])) end
+   return model
+end
+
+-- the real networks, for -measure
+local function vgg16_real()
+   local m, cin = nn.Sequential(), 3
+   for _, v in ipairs({ 64, 64, 'M', 128, 128, 'M', 256, 256, 256, 'M', 512, 512, 512, 'M', 512, 512, 512, 'M' }) do
+      if v == 'M' then
+         m:add(nn.SpatialMaxPooling(2, 2, 2, 2))
+      else
+         m:add(nn.SpatialConvolution(cin, v, 3, 3, 1, 1, 1, 1)):add(nn.ReLU(true))
+         cin = v
+      end
+   end
+   local flat = nn.View(512 * 7 * 7)
+   if flat.setNumInputDims then flat:setNumInputDims(3) end
+   m:add(flat)
+   m:add(nn.Linear(512 * 7 * 7, 4096)):add(nn.ReLU(true)):add(nn.Dropout(0.5))
+   m:add(nn.Linear(4096, 4096)):add(nn.ReLU(true)):add(nn.Dropout(0.5))
+   m:add(nn.Linear(4096, 1000))
+   return m
+end
+local REAL = {
+   resnet50 = function() return (require('recipes.models').create('resnet50')) end,
+   vgg16 = vgg16_real,
+}
+
+-- per-layer seconds, measured: the real network's forward and backward on this CPU at batch
+-- -measureBatch, 224x224, each leaf module timed; a module without parameters (ReLU, pooling, the
+-- residual addition) counts towards the parameter-owning layer before it
+local function measured(name, layers)
+   torch.setnumthreads(opt.measureThreads)
+   local real = REAL[name]()
+   local leaves = {}
+   for _, m in ipairs(real:listModules()) do
+      if not m.modules then leaves[#leaves + 1] = m end
+   end
+   local fwd, bwd, k = {}, {}, 0
+   for _, m in ipairs(leaves) do
+      if m:parameters() then k = k + 1; fwd[k], bwd[k] = 0, 0 end
+      local owner = math.max(k, 1)
+      fwd[owner], bwd[owner] = fwd[owner] or 0, bwd[owner] or 0
+      for _, pass in ipairs({ 'updateOutput', 'updateGradInput', 'accGradParameters' }) do
+         local f = m[pass]
+         local acc = pass == 'updateOutput' and fwd or bwd
+         m[pass] = function(self, ...)
+            local t0 = now()
+            local r = f(self, ...)
+            acc[owner] = acc[owner] + now() - t0
+            return r
+         end
+      end
+   end
+   if k ~= #layers then
+      error(('dp_step: the real %s has %d parameter-owning layers, the list %d'):format(name, k, #layers), 0)
+   end
+   local x = torch.Tensor(opt.measureBatch, 3, 224, 224):normal()
+   local reps = 2
+   for r = 1, reps do
+      if r == reps then -- the first pass warms up
+         for i = 1, k do fwd[i], bwd[i] = 0, 0 end
+      end
+      local out = real:forward(x)
+      real:zeroGradParameters()
+      real:backward(x, out:clone():fill(1 / out:nElement()))
+   end
+   return { fwd = fwd, bwd = bwd }
+end
+
+---------------------------------------------------------------------------------------------
+
+local function split(s)
+   local t = {}
+   for w in s:gmatch('[^,%s]+') do t[#t + 1] = w end
+   return t
+end
+
+local models = split(opt.models)
+for _, m in ipairs(models) do
+   if not MODELS[m] then error(("dp_step: unknown model '%s' (resnet50, vgg16)"):format(m), 0) end
+end
+
+if opt.list then
+   print(('%-10s %8s %12s %10s %12s  %s'):format('model', 'layers', 'params', 'MB', 'GFLOPs/img', 'check'))
+   for _, m in ipairs(models) do
+      local layers = MODELS[m].layers()
+      local params, flops = summary(layers)
+      local check = params == MODELS[m].params and 'published count' or ('expected ' .. MODELS[m].params)
+      if m == 'resnet50' then
+         -- the same shapes, in the same order, as the recipe's model
+         local real = require('recipes.models').create('resnet50')
+         local ps = real:parameters()
+         local shapes = {}
+         for _, l in ipairs(layers) do
+            shapes[#shapes + 1] = table.concat(l.weight, 'x')
+            if l.bias then shapes[#shapes + 1] = table.concat(l.bias, 'x') end
+         end
+         local same = #ps == #shapes
+         for i = 1, math.min(#ps, #shapes) do
+            local s = {}
+            for d = 1, ps[i]:dim() do s[d] = ps[i]:size(d) end
+            if table.concat(s, 'x') ~= shapes[i] then same = false end
+         end
+         check = check .. (same and ', shapes = recipes/models resnet50' or ', shapes DIFFER from recipes/models')
+      end
+      print(('%-10s %8d %12d %10.1f %12.2f  %s'):format(m, #layers, params, params * 4 / 2 ^ 20, flops / 1e9, check))
+   end
+   os.exit(0)
+end
+
+local dist = require 'moontorch.dist'
+local algorithms = split(opt.algorithms)
+local wantAuto = false
+for _, a in ipairs(algorithms) do if a == 'auto' then wantAuto = true end end
+-- the auto cost table is measured on this network (a cached one may be another network's)
+local distModel = false
+if wantAuto then distModel = opt.distModel ~= '' and opt.distModel or os.tmpname() end
+if wantAuto and opt.distModel == '' then os.remove(distModel) end
+torch.setnumthreads(opt.threads)
+dist.init { timeout = opt.timeout, groupSize = opt.groupSize, model = distModel, check = opt.check,
+   tuneMaxBytes = math.max(opt.bucketMB, 1) * 2 ^ 20 }
+local rank, size = dist.rank(), dist.size()
+local master = rank == 0
+local function say(...) if master then io.write(string.format(...)); io.stdout:flush() end end
+
+local function median(t)
+   local s = {}
+   for i, v in ipairs(t) do s[i] = v end
+   table.sort(s)
+   local n = #s
+   return n % 2 == 1 and s[(n + 1) / 2] or (s[n / 2] + s[n / 2 + 1]) / 2
+end
+
+local slowest = torch.DoubleTensor(1)
+local function max_over_ranks(x)
+   slowest[1] = x
+   dist.allreduce(slowest, 'max', { algorithm = 'mpi' })
+   return slowest[1]
+end
+
+local x, gradOut = torch.FloatTensor(1):zero(), torch.FloatTensor(1):zero()
+
+-- median over ranks' slowest of `steps` timed runs of fn, after `warmup`
+local function timeit(fn)
+   local ts = {}
+   for i = 1, opt.warmup + opt.steps do
+      dist.barrier()
+      local t0 = now()
+      fn()
+      local t = max_over_ranks(now() - t0)
+      if i > opt.warmup then ts[#ts + 1] = t end
+   end
+   return median(ts) * 1000
+end
+
+local function release()
+   collectgarbage('collect')
+   collectgarbage('collect')
+end
+
+local overlaps = opt.overlap == 'both' and { false, true } or { opt.overlap == 'true' }
+say('dp_step: %d ranks (groupSize %d, %d node(s)), rate %s, delay %s, bucket %d MB, median of %d steps after %d, compute by %s\n',
+   size, opt.groupSize, dist.nodes(), opt.rate, opt.delay, opt.bucketMB, opt.steps, opt.warmup, opt.burn)
+if wantAuto then
+   local probes = {}
+   for _, mb in ipairs({ 1, 4, 25 }) do probes[#probes + 1] = ('%d MB: %s'):format(mb, dist.autoChoice(mb * 2 ^ 20)) end
+   say('auto chooses (measured at init on this network): %s\n', table.concat(probes, ', '))
+end
+
+local header = ('%-9s %7s %-7s %-8s %-13s %-7s %10s %10s %10s %7s\n')
+local rowfmt = ('%-9s %7.1f %-7s %-8s %-13s %-7s %10.1f %10.1f %10.1f %7.3f\n')
+
+local status = 0
+dist.run(function()
+   for _, m in ipairs(models) do
+      local spec = MODELS[m]
+      local layers = spec.layers()
+      local params = summary(layers)
+      local ntensors = 0
+      for _, l in ipairs(layers) do ntensors = ntensors + (l.bias and 2 or 1) end
+      local mb = params * 4 / 2 ^ 20
+      local times, how
+      if opt.measure then
+         -- rank 0 measures (alone on the CPUs: the others wait in the broadcast), then every rank
+         -- uses its numbers
+         local n = #layers
+         local buf = torch.DoubleTensor(2 * n):zero()
+         if master then
+            local mt = measured(m, layers)
+            torch.setnumthreads(opt.threads)
+            for i = 1, n do buf[i], buf[n + i] = mt.fwd[i], mt.bwd[i] end
+         end
+         dist.broadcast(buf, 0)
+         times = { fwd = {}, bwd = {} }
+         for i = 1, n do times.fwd[i], times.bwd[i] = buf[i], buf[n + i] end
+         local fwdMs, bwdMs = total(times.fwd) * 1000, total(times.bwd) * 1000
+         how = ('measured on this CPU at batch %d: backward %.0f ms, forward %.0f ms'):format(opt.measureBatch, bwdMs, fwdMs)
+         if opt.computeMs > 0 then
+            local scale = opt.computeMs / bwdMs
+            for i = 1, n do times.fwd[i], times.bwd[i] = times.fwd[i] * scale, times.bwd[i] * scale end
+            how = how .. (', per-layer profile rescaled to a %.0f ms backward (%.0f ms forward)'):format(opt.computeMs,
+               fwdMs * scale)
+         end
+      else
+         local computeMs = opt.computeMs > 0 and opt.computeMs or spec.computeMs
+         times = modelled(layers, computeMs)
+         how = ('modelled: backward %.0f ms + forward %.0f ms split by FLOPs'):format(computeMs,
+            computeMs * opt.forwardRatio)
+      end
+
+      -- the one-worker step: the stand-in's forward + backward alone
+      local model = build(layers, times)
+      local compute = timeit(function()
+         model:forward(x)
+         model:backward(x, gradOut)
+      end)
+      model = nil
+      release()
+      say('\n%s: %d tensors, %.1f MB of float32 gradients; compute %s; one-worker step %.1f ms\n',
+         spec.desc, ntensors, mb, how, compute)
+      say(header, 'model', 'MB', 'rate', 'delay', 'algorithm', 'overlap', 'compute', 'step ms', 'comm-only', 'eff')
+
+      for _, alg in ipairs(algorithms) do
+         local ok, err = pcall(function()
+            -- comm only: zero compute, no overlap
+            local m0 = build(layers, nil)
+            local dp0 = dist.DataParallel(m0, { bucketMB = opt.bucketMB, algorithm = alg, overlap = false })
+            local comm = timeit(function()
+               dp0:forward(x)
+               dp0:backward(x, gradOut)
+            end)
+            dp0, m0 = nil, nil
+            release()
+            for _, ov in ipairs(overlaps) do
+               local mm = build(layers, times)
+               local dp = dist.DataParallel(mm, { bucketMB = opt.bucketMB, algorithm = alg, overlap = ov })
+               local step = timeit(function()
+                  dp:forward(x)
+                  dp:backward(x, gradOut)
+               end)
+               dp, mm = nil, nil
+               release()
+               local eff = compute / step
+               if master and opt.rows ~= '' then
+                  local f = assert(io.open(opt.rows, 'a'))
+                  f:write(('ROW|%s|%.1f|%s|%s|%s|%s|%.1f|%.1f|%.1f|%.3f\n'):format(m, mb, opt.rate, opt.delay, alg,
+                     tostring(ov), compute, step, comm, eff))
+                  f:close()
+               end
+               say(rowfmt, m, mb, opt.rate, opt.delay, alg, tostring(ov), compute, step, comm, eff)
+            end
+         end)
+         if not ok then
+            status = 1
+            say('%-9s %7.1f %-7s %-8s %-13s failed: %s\n', m, mb, opt.rate, opt.delay, alg, tostring(err):match('^[^\n]*'))
+            -- a failed collective leaves the communicator broken: later cases cannot run
+            error(err, 0)
+         end
+      end
+   end
+end)
+
+dist.finalize()
+if wantAuto and opt.distModel == '' and master then os.remove(distModel) end
+os.exit(status)
