@@ -17,11 +17,12 @@ local opt = options.parse(arg, {
    { 'algorithms', 'mpi,ring,multicolor,hierarchical,auto', 'comma-separated' },
    { 'groupSize', 0, 'ranks per node for hierarchical (0: per host)' },
    { 'model', '', 'auto: cost table file (default: measured by dist.init into the cache)' },
+   { 'chunkKB', 0, 'pipelining chunk of our algorithms in KB (0: the default)' },
 }, 'bench/allreduce.lua: allreduce busbw per algorithm vs MPI_Allreduce\nOptions:')
 
 torch.setnumthreads(1)
 dist.init{ timeout = 600, groupSize = opt.groupSize, check = false, model = opt.model ~= '' and opt.model or nil,
-   tuneMaxBytes = math.min(opt.maxMB, 64) * 2 ^ 20 }
+   tuneMaxBytes = math.min(opt.maxMB, 64) * 2 ^ 20, chunkBytes = opt.chunkKB > 0 and opt.chunkKB * 1024 or nil }
 local R, N = dist.rank(), dist.size()
 local algs = {}
 for a in opt.algorithms:gmatch('[^,]+') do algs[#algs + 1] = a end

@@ -571,6 +571,8 @@ int mt_dist_node(const mt_dist *d);       /* which node, 0-based */
 int mt_dist_nodes(const mt_dist *d);
 int mt_dist_launched(const mt_dist *d);   /* 1 when MPI was initialised under a launcher */
 mt_status mt_dist_set_timeout(mt_dist *d, double seconds);
+/* the pipelining unit of ring, multicolor and hierarchical (bytes; default 256 KB) */
+mt_status mt_dist_set_chunk_bytes(mt_dist *d, int64_t bytes);
 /* 1: every collective first exchanges a small signature (kind, dtype, count, root, op) and
  * fails on every rank, naming both ranks' values, when they differ (the default). */
 void mt_dist_set_check(mt_dist *d, int on);

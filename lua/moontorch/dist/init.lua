@@ -58,7 +58,7 @@ local function default_cache()
    return ('%s/.cache/moontorch/dist-%dx%d.model'):format(home, dist.size(), dist.nodes())
 end
 
--- dist.init{timeout = 300, groupSize = 0, algorithm = 'auto', check = true,
+-- dist.init{timeout = 300, groupSize = 0, algorithm = 'auto', check = true, chunkBytes = 256 KB,
 --           model = nil|path|false, tuneMaxBytes = 64 MB, tuneReps = 3}
 -- model: where the `auto` cost table is cached (default ~/.cache/moontorch/dist-<ranks>x<nodes>.model;
 -- measured and saved when missing); false: do not measure (auto then means mpi).
@@ -70,6 +70,7 @@ function dist.init(opts)
    T.check(D.mt_dist_init(out, opts.timeout or 300, opts.groupSize or 0), 'dist.init')
    comm = ffi.gc(out[0], D.mt_dist_free)
    if opts.check == false then D.mt_dist_set_check(comm, 0) end
+   if opts.chunkBytes then dist.setChunkBytes(opts.chunkBytes) end
    defaultAlg = algid(opts.algorithm or 'auto', 'init')
    if dist.size() > 1 and opts.model ~= false then
       local path = opts.model or os.getenv('MOONTORCH_DIST_MODEL') or default_cache()
@@ -100,6 +101,7 @@ function dist.isMaster() return dist.rank() == 0 end
 function dist.launched() return comm ~= nil and D.mt_dist_launched(comm) == 1 end
 
 function dist.setTimeout(seconds) T.check(D.mt_dist_set_timeout(need('setTimeout'), seconds), 'dist.setTimeout') end
+function dist.setChunkBytes(bytes) T.check(D.mt_dist_set_chunk_bytes(need('setChunkBytes'), bytes), 'dist.setChunkBytes') end
 function dist.setCheck(on) D.mt_dist_set_check(need('setCheck'), on and 1 or 0) end
 function dist.setAlgorithm(name) defaultAlg = algid(name, 'setAlgorithm') end
 function dist.algorithm() return ffi.string(D.mt_dist_alg_name(defaultAlg)) end
