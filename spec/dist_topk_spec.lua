@@ -148,6 +148,24 @@ describe('dist.topk', function()
                out[nt] = { flat(idx), flat(val) }
             end
             assert.same(out[1], out[2])
+            if m ~= 'threshold' then -- the k largest, ties to the lower index, checked in one pass
+               local k, sel, lo = kof(n, 0.01), {}, math.huge
+               assert.equal(k, #out[1][1])
+               for j, i in ipairs(out[1][1]) do
+                  sel[i] = true
+                  lo = math.min(lo, math.abs(out[1][2][j]))
+               end
+               local p, lastTie = ptr(v), 0
+               for i = 1, n do
+                  local a = math.abs(p[i - 1])
+                  if sel[i] then
+                     if a == lo then assert(lastTie == 0, 'a tie above a skipped lower index') end
+                  else
+                     assert(a <= lo, ('unselected %d has |v| %.9g > %.9g'):format(i, a, lo))
+                     if a == lo then lastTie = i end
+                  end
+               end
+            end
          end
       end
       torch.setnumthreads(saved)

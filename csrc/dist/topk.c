@@ -118,42 +118,51 @@ static mt_status kth_key(const float *v, int64_t n, int64_t k, uint32_t *kth, in
   return MT_OK;
 }
 
-/* Pack, in ascending index order, every element with key > K plus the first `take_eq` (by
- * index) with key == K. Index i is written as map ? map[i] : i. Each thread counts its chunk,
- * one thread turns the counts into offsets, then each writes its chunk from its offset: the
- * output is the same whatever the thread count. `part` holds 4 * max_threads() int64_t.
- * Returns the number written. */
-static int64_t pack(const float *v, const int32_t *map, int64_t n, uint32_t K, int64_t take_eq,
-                    int64_t *part, int32_t *oi, float *ov) {
+/* Packing, in ascending index order, of every element with key > K plus the first `take_eq`
+ * (by index) with key == K; index i is written as map ? map[i] : i. v is cut into a fixed
+ * number of chunks: pack_count counts each chunk and turns the counts into offsets,
+ * pack_write writes each chunk from its offset, so the output is the same whatever the thread
+ * count. `part` holds 4 * max_threads() int64_t. */
+typedef struct {
+  int64_t *gt, *eq, *off, *eqb;
+  int nc;
+} chunks;
+
+static int64_t pack_count(const float *v, int64_t n, uint32_t K, int64_t take_eq, int64_t *part, chunks *ch) {
   int nt = max_threads();
-  int64_t *gt = part, *eq = part + nt, *off = part + 2 * nt, *eqb = part + 3 * nt;
-  int64_t total = 0;
-#pragma omp parallel if (n >= PAR_MIN)
-  {
-    int T = num_threads(), t = thread_num();
-    int64_t lo = n * t / T, hi = n * (t + 1) / T, g = 0, e = 0;
+  ch->gt = part, ch->eq = part + nt, ch->off = part + 2 * nt, ch->eqb = part + 3 * nt;
+  ch->nc = n >= PAR_MIN ? nt : 1;
+  int nc = ch->nc;
+  int64_t *gt = ch->gt, *eq = ch->eq;
+#pragma omp parallel for schedule(static, 1) if (nc > 1)
+  for (int c = 0; c < nc; c++) {
+    int64_t lo = n * c / nc, hi = n * (c + 1) / nc, g = 0, e = 0;
     for (int64_t i = lo; i < hi; i++) {
       uint32_t key = key_of(v[i]);
       g += key > K;
       e += key == K;
     }
-    gt[t] = g;
-    eq[t] = e;
-#pragma omp barrier
-#pragma omp single
-    {
-      int64_t o = 0, eb = 0;
-      for (int c = 0; c < T; c++) {
-        int64_t te = take_eq - eb; /* ties this chunk may still take */
-        te = te < 0 ? 0 : te > eq[c] ? eq[c] : te;
-        off[c] = o;
-        eqb[c] = eb;
-        o += gt[c] + te;
-        eb += eq[c];
-      }
-      total = o;
-    } /* implicit barrier */
-    int64_t o = off[t], seen = eqb[t];
+    gt[c] = g;
+    eq[c] = e;
+  }
+  int64_t o = 0, eb = 0;
+  for (int c = 0; c < nc; c++) {
+    int64_t te = take_eq - eb; /* ties this chunk may still take */
+    te = te < 0 ? 0 : te > eq[c] ? eq[c] : te;
+    ch->off[c] = o;
+    ch->eqb[c] = eb;
+    o += gt[c] + te;
+    eb += eq[c];
+  }
+  return o;
+}
+
+static void pack_write(const float *v, const int32_t *map, int64_t n, uint32_t K, int64_t take_eq,
+                       const chunks *ch, int32_t *oi, float *ov) {
+  int nc = ch->nc;
+#pragma omp parallel for schedule(static, 1) if (nc > 1)
+  for (int c = 0; c < nc; c++) {
+    int64_t lo = n * c / nc, hi = n * (c + 1) / nc, o = ch->off[c], seen = ch->eqb[c];
     for (int64_t i = lo; i < hi; i++) {
       uint32_t key = key_of(v[i]);
       int take = key > K;
@@ -165,12 +174,86 @@ static int64_t pack(const float *v, const int32_t *map, int64_t n, uint32_t K, i
       }
     }
   }
+}
+
+static int64_t pack(const float *v, const int32_t *map, int64_t n, uint32_t K, int64_t take_eq,
+                    int64_t *part, int32_t *oi, float *ov) {
+  chunks ch;
+  int64_t total = pack_count(v, n, K, take_eq, part, &ch);
+  pack_write(v, map, n, K, take_eq, &ch, oi, ov);
   return total;
+}
+
+/* every element with key >= t: key > t-1 with no ties taken, or all of v when t == 0 */
+static int64_t pack_ge(const float *v, int64_t n, uint32_t t, int64_t *part, int32_t *oi, float *ov) {
+  return t == 0 ? pack(v, NULL, n, 0, INT64_MAX, part, oi, ov) : pack(v, NULL, n, t - 1, 0, part, oi, ov);
+}
+
+/* A sample of about s values of v in blocks of 64 consecutive elements at pseudo-random
+ * offsets (fixed seed: the same v gives the same result; blocks: streamed, not gathered). */
+#define SBLOCK 64
+static float *sample(const float *v, int64_t n, int64_t *s) {
+  int64_t nb = (*s + SBLOCK - 1) / SBLOCK;
+  float *smp = malloc((size_t)(nb * SBLOCK) * sizeof *smp);
+  if (!smp) return NULL;
+  uint64_t x = 0x9e3779b97f4a7c15u;
+  for (int64_t b = 0; b < nb; b++) { /* xorshift64 */
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    memcpy(smp + b * SBLOCK, v + x % (uint64_t)(n - SBLOCK + 1), SBLOCK * sizeof *smp);
+  }
+  *s = nb * SBLOCK;
+  return smp;
+}
+
+/* the sample holds about this many of the k largest, enough for its ranks to mean something */
+#define SHITS 256.0
+
+static mt_status select_exact(const float *v, const int32_t *map, int64_t n, int64_t k,
+                              int64_t *part, int32_t *oi, float *ov, int64_t *count);
+
+/* Exact on a large v with a small k: a sample gives a key g that about 1.5k elements reach;
+ * those candidates (a superset of the top k, in index order) are gathered in one counting and
+ * one writing pass and exact runs on them: two passes over v instead of the radix's four.
+ * *done = 0 when the guess falls short (then nothing was written). */
+static mt_status exact_sampled(const float *v, int64_t n, int64_t k, int64_t *part, int32_t *oi, float *ov,
+                               int64_t *count, int *done) {
+  *done = 0;
+  int64_t s = (int64_t)(SHITS * (double)n / (double)k);
+  float *smp = sample(v, n, &s);
+  if (!smp) return mt__error(MT_ERR_MEMORY, "dist.topk: cannot allocate a sample of %lld", (long long)s);
+  uint32_t g;
+  int64_t ngt;
+  int64_t rank = (int64_t)(1.5 * SHITS);
+  mt_status st = kth_key(smp, s, rank < s ? rank : s, &g, &ngt);
+  free(smp);
+  if (st != MT_OK || g == 0) return st;
+  chunks ch;
+  int64_t c = pack_count(v, n, g - 1, 0, part, &ch);
+  if (c < k) return MT_OK;
+  int32_t *ci = malloc((size_t)c * sizeof *ci);
+  float *cv = malloc((size_t)c * sizeof *cv);
+  if (!ci || !cv) {
+    st = mt__error(MT_ERR_MEMORY, "dist.topk: cannot allocate %lld candidates", (long long)c);
+  } else {
+    pack_write(v, NULL, n, g - 1, 0, &ch, ci, cv);
+    st = select_exact(cv, ci, c, k, part, oi, ov, count);
+    *done = st == MT_OK;
+  }
+  free(ci);
+  free(cv);
+  return st;
 }
 
 /* exactly the k largest (ties: lower index first) of v[0..n), 1 <= k <= n */
 static mt_status select_exact(const float *v, const int32_t *map, int64_t n, int64_t k,
                               int64_t *part, int32_t *oi, float *ov, int64_t *count) {
+  if (!map && n >= PAR_MIN && SHITS * (double)n / (double)k <= (double)n / 8) {
+    int done;
+    MT_TRY(exact_sampled(v, n, k, part, oi, ov, count, &done));
+    if (done) return MT_OK;
+  }
   uint32_t K;
   int64_t n_gt;
   MT_TRY(kth_key(v, n, k, &K, &n_gt));
@@ -178,27 +261,17 @@ static mt_status select_exact(const float *v, const int32_t *map, int64_t n, int
   return MT_OK;
 }
 
-/* A threshold key t with count(key >= t) in [k, kmax]: from a pseudo-random sample (fixed
- * seed: the same v gives the same result) guess the key at the matching rank, count on the
- * whole of v, correct the rank by the ratio missed (a few secant steps), then bisect the
- * bracket of keys. Returns 0 in *found when ties make the range unreachable. */
+/* A threshold key t with count(key >= t) in [k, kmax]: from a sample guess the key at the
+ * matching rank, count on the whole of v, correct the rank by the ratio missed (a few secant
+ * steps), then bisect the bracket of keys. *found = 0 when ties make the range unreachable. */
 static mt_status find_threshold(const float *v, int64_t n, int64_t k, int64_t kmax, uint32_t *thr,
                                 int *found) {
   uint64_t lo = 0, hi = 0x80000000u; /* count(>= lo) >= k; count(>= hi) = 0 < k */
   int64_t want = (k + kmax) / 2;
-  /* the sample must hold ~200 of the selected elements for its ranks to mean something */
-  double s_d = 200.0 * (double)n / (double)k;
-  int64_t s = s_d > (double)n / 4 ? 0 : (int64_t)s_d;
-  if (s >= 4096) {
-    float *smp = malloc((size_t)s * sizeof *smp);
+  int64_t s = (int64_t)(SHITS * (double)n / (double)k);
+  if (n >= PAR_MIN && s <= n / 8) {
+    float *smp = sample(v, n, &s);
     if (!smp) return mt__error(MT_ERR_MEMORY, "dist.topk: cannot allocate a sample of %lld", (long long)s);
-    uint64_t x = 0x9e3779b97f4a7c15u;
-    for (int64_t j = 0; j < s; j++) { /* xorshift64 */
-      x ^= x << 13;
-      x ^= x >> 7;
-      x ^= x << 17;
-      smp[j] = v[x % (uint64_t)n];
-    }
     double r = (double)want * (double)s / (double)n;
     for (int step = 0; step < 4; step++) {
       int64_t rk = r < 1 ? 1 : r > (double)s ? s : (int64_t)r;
@@ -235,15 +308,19 @@ static mt_status find_threshold(const float *v, int64_t n, int64_t k, int64_t km
     else hi = mid;
   }
   /* lo is now the k-th key; count(>= lo) > kmax only because of ties at lo, unless lo = 0
-   * still qualifies (checked here: with slack the whole of v may fit) */
+   * still qualifies (with slack the whole of v may fit) */
   int64_t c = count_ge(v, n, lo);
   *thr = (uint32_t)lo;
   *found = c >= k && c <= kmax;
   return MT_OK;
 }
 
-/* RedSync's trimmed top-k: candidates above mean + r*(max-mean) of the finite |v| (non-finite
- * ones are always candidates), then exact on the candidates. */
+/* RedSync's trimmed top-k: candidates are the |v| >= mean + r*(max-mean) (mean and max of the
+ * finite |v|; non-finite ones are always candidates), r lowered until at least k qualify, then
+ * exact on the candidates. Lowering r one step at a time costs a pass over v per step, so one
+ * pass histograms (|v|-mean)/(max-mean) into RBINS bins and the walk from the top picks the
+ * first r = b/RBINS that reaches k (then checked by the gathering pass's own count). */
+#define RBINS 1024
 static mt_status select_trimmed(const float *v, int64_t n, int64_t k, int64_t *part, int32_t *oi,
                                 float *ov, int64_t *count) {
   double sum = 0, mx = 0;
@@ -257,26 +334,54 @@ static mt_status select_trimmed(const float *v, int64_t n, int64_t k, int64_t *p
       if (a > mx) mx = a;
     }
   }
-  double mean = nf ? sum / (double)nf : 0;
-  uint32_t tk = 0;
-  /* r = 1 - 2^-j for j = 12..1, then the mean, then everything */
-  for (int j = 12; j >= -1; j--) {
-    double r = j > 0 ? 1.0 - ldexp(1.0, -j) : 0.0;
-    float t = j >= 0 ? (float)(mean + r * (mx - mean)) : 0.0f;
-    tk = key_of(t);
-    if (tk == 0 || count_ge(v, n, tk) >= k) break;
+  double mean = nf ? sum / (double)nf : 0, span = mx - mean;
+  int nt = max_threads();
+  int64_t *hist = calloc((size_t)nt * RBINS, sizeof *hist);
+  if (!hist) return mt__error(MT_ERR_MEMORY, "dist.topk: cannot allocate %d histograms", nt);
+  int used = 1;
+  if (span > 0) {
+    double scale = RBINS / span;
+#pragma omp parallel if (n >= PAR_MIN)
+    {
+      int T = num_threads(), t = thread_num();
+      int64_t *h = hist + (size_t)t * RBINS;
+      int64_t lo = n * t / T, hi = n * (t + 1) / T;
+      for (int64_t i = lo; i < hi; i++) {
+        double a = fabs((double)v[i]);
+        if (!(a <= mx)) h[RBINS - 1]++; /* inf, NaN */
+        else if (a >= mean) {
+          int b = (int)((a - mean) * scale);
+          h[b >= RBINS ? RBINS - 1 : b]++;
+        }
+      }
+      if (t == 0) used = T;
+    }
   }
-  int64_t c = count_ge(v, n, tk);
+  for (int b = 0; b < RBINS; b++)
+    for (int t = 1; t < used; t++) hist[b] += hist[(size_t)t * RBINS + b];
+  int64_t cum = 0;
+  int bin = RBINS - 1;
+  for (; bin >= 0 && span > 0; bin--)
+    if ((cum += hist[bin]) >= k) break;
+  free(hist);
+  /* bin < 0 or no spread: fewer than k reach the mean, so every element is a candidate */
+  chunks ch;
+  uint32_t tk = 0;
+  int64_t c = 0;
+  for (;; bin--) {
+    tk = bin < 0 || span <= 0 ? 0 : key_of((float)(mean + span * bin / RBINS));
+    c = tk == 0 ? pack_count(v, n, 0, INT64_MAX, part, &ch) : pack_count(v, n, tk - 1, 0, part, &ch);
+    if (c >= k) break; /* float rounding of t can exclude a bin's lowest element: step down */
+  }
   int32_t *ci = malloc((size_t)c * sizeof *ci);
   float *cv = malloc((size_t)c * sizeof *cv);
   mt_status st = MT_OK;
   if (!ci || !cv) {
     st = mt__error(MT_ERR_MEMORY, "dist.topk: cannot allocate %lld candidates", (long long)c);
   } else {
-    /* key >= tk is key > tk-1 with no ties taken; tk == 0 means all */
-    int64_t got = tk == 0 ? pack(v, NULL, n, 0, INT64_MAX, part, ci, cv)
-                          : pack(v, NULL, n, tk - 1, 0, part, ci, cv);
-    st = select_exact(cv, ci, got, k, part, oi, ov, count);
+    if (tk == 0) pack_write(v, NULL, n, 0, INT64_MAX, &ch, ci, cv);
+    else pack_write(v, NULL, n, tk - 1, 0, &ch, ci, cv);
+    st = select_exact(cv, ci, c, k, part, oi, ov, count);
   }
   free(ci);
   free(cv);
@@ -342,7 +447,7 @@ mt_status mt_dist_topk(const mt_tensor *v, double density, int method, double sl
     int found = 0;
     st = find_threshold(x, n, k, kmax, &t, &found);
     if (st == MT_OK && found)
-      *count = t == 0 ? pack(x, NULL, n, 0, INT64_MAX, part, oi, ov) : pack(x, NULL, n, t - 1, 0, part, oi, ov);
+      *count = pack_ge(x, n, t, part, oi, ov);
     else if (st == MT_OK) /* ties at the k-th magnitude overflow kmax: trim to exact's k */
       st = select_exact(x, NULL, n, k, part, oi, ov, count);
   } else {
