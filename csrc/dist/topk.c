@@ -336,33 +336,39 @@ static mt_status select_trimmed(const float *v, int64_t n, int64_t k, int64_t *p
   }
   double mean = nf ? sum / (double)nf : 0, span = mx - mean;
   int nt = max_threads();
-  int64_t *hist = calloc((size_t)nt * RBINS, sizeof *hist);
+  /* slot 8 + b: r in [b, b+1) / RBINS, the top one also takes inf and NaN; slots 0..7 take
+   * the half of v below the mean, spread by index so that their increments do not queue on
+   * one counter. Branch-free float binning (a branch on the mean mispredicts half the time);
+   * binning only guides the choice of r, the gathering count checks it. */
+#define RSLOTS (RBINS + 8)
+  uint32_t *hist = calloc((size_t)nt * RSLOTS, sizeof *hist);
   if (!hist) return mt__error(MT_ERR_MEMORY, "dist.topk: cannot allocate %d histograms", nt);
   int used = 1;
   if (span > 0) {
-    double scale = RBINS / span;
+    float fm = (float)mean, fs = (float)(RBINS / span);
 #pragma omp parallel if (n >= PAR_MIN)
     {
       int T = num_threads(), t = thread_num();
-      int64_t *h = hist + (size_t)t * RBINS;
+      uint32_t *h = hist + (size_t)t * RSLOTS;
       int64_t lo = n * t / T, hi = n * (t + 1) / T;
       for (int64_t i = lo; i < hi; i++) {
-        double a = fabs((double)v[i]);
-        if (!(a <= mx)) h[RBINS - 1]++; /* inf, NaN */
-        else if (a >= mean) {
-          int b = (int)((a - mean) * scale);
-          h[b >= RBINS ? RBINS - 1 : b]++;
-        }
+        uint32_t key = key_of(v[i]);
+        float x = (fabsf(v[i]) - fm) * fs + 1.0f; /* < 1: below the mean */
+        x = x > 0.0f ? x : 0.0f; /* maxss/minss; fmaxf would be a libm call (NaN rules) */
+        x = x < (float)RBINS ? x : (float)RBINS;
+        int b1 = (int)x;
+        b1 = key >= 0x7f800000u ? RBINS : b1;
+        h[b1 + 7 + (b1 == 0) * ((int)(i & 7) - 7)]++; /* b1 == 0: slot i & 7, without a branch */
       }
       if (t == 0) used = T;
     }
   }
-  for (int b = 0; b < RBINS; b++)
-    for (int t = 1; t < used; t++) hist[b] += hist[(size_t)t * RBINS + b];
   int64_t cum = 0;
   int bin = RBINS - 1;
-  for (; bin >= 0 && span > 0; bin--)
-    if ((cum += hist[bin]) >= k) break;
+  for (; bin >= 0 && span > 0; bin--) {
+    for (int t = 0; t < used; t++) cum += hist[(size_t)t * RSLOTS + 8 + bin];
+    if (cum >= k) break;
+  }
   free(hist);
   /* bin < 0 or no spread: fewer than k reach the mean, so every element is a candidate */
   chunks ch;
