@@ -24,6 +24,9 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
 
 /* below this many elements a parallel region costs more than the scan */
 #define PAR_MIN 32768
@@ -65,7 +68,7 @@ static int64_t count_ge(const float *v, int64_t n, uint64_t t) {
 }
 
 /* The k-th largest key (1 <= k <= n) and *n_gt = count(key > it), by radix selection on the
- * high then the low 16 bits. Keys are at most 0x7fffffff, so the high digit has 32768 bins.
+ * high then the low 16 bits (keys are at most 0x7fffffff: the high digit uses 32768 bins).
  * Per-thread histograms are uint32_t: n fits int32 (checked by the caller). */
 #define HBINS 65536
 static mt_status kth_key(const float *v, int64_t n, int64_t k, uint32_t *kth, int64_t *n_gt) {
@@ -106,7 +109,7 @@ static mt_status kth_key(const float *v, int64_t n, int64_t k, uint32_t *kth, in
     }
     for (int b = bin - 1; b >= 0; b--) /* clear the rest for the next pass */
       for (int t = 0; t < used; t++) hist[(size_t)t * HBINS + b] = 0;
-    if (bin < 0) { /* counts disagree with n: cannot happen with exact integer counts */
+    if (bin < 0) { /* fewer than k keys: a caller passed k > n */
       free(hist);
       return mt__error(MT_ERR_INTERNAL, "dist.topk: radix selection lost elements");
     }
@@ -321,6 +324,15 @@ static mt_status find_threshold(const float *v, int64_t n, int64_t k, int64_t km
  * pass histograms (|v|-mean)/(max-mean) into RBINS bins and the walk from the top picks the
  * first r = b/RBINS that reaches k (then checked by the gathering pass's own count). */
 #define RBINS 1024
+/* x clamped to [0, RBINS] (NaN: 0) without a branch: compilers turn the portable form into
+ * compare-and-jump, which mispredicts on half of v; fminf/fmaxf become libm calls */
+static inline float clamp_bins(float x) {
+#if defined(__SSE__)
+  return _mm_cvtss_f32(_mm_min_ss(_mm_max_ss(_mm_set_ss(x), _mm_setzero_ps()), _mm_set_ss((float)RBINS)));
+#else
+  return x > 0.0f ? (x < (float)RBINS ? x : (float)RBINS) : 0.0f;
+#endif
+}
 static mt_status select_trimmed(const float *v, int64_t n, int64_t k, int64_t *part, int32_t *oi,
                                 float *ov, int64_t *count) {
   double sum = 0, mx = 0;
@@ -354,9 +366,7 @@ static mt_status select_trimmed(const float *v, int64_t n, int64_t k, int64_t *p
       for (int64_t i = lo; i < hi; i++) {
         uint32_t key = key_of(v[i]);
         float x = (fabsf(v[i]) - fm) * fs + 1.0f; /* < 1: below the mean */
-        x = x > 0.0f ? x : 0.0f; /* maxss/minss; fmaxf would be a libm call (NaN rules) */
-        x = x < (float)RBINS ? x : (float)RBINS;
-        int b1 = (int)x;
+        int b1 = (int)clamp_bins(x);
         b1 = key >= 0x7f800000u ? RBINS : b1;
         h[b1 + 7 + (b1 == 0) * ((int)(i & 7) - 7)]++; /* b1 == 0: slot i & 7, without a branch */
       }
@@ -418,7 +428,7 @@ mt_status mt_dist_topk(const mt_tensor *v, double density, int method, double sl
   if (method < MT_TOPK_EXACT || method > MT_TOPK_TRIMMED)
     return mt__error(MT_ERR_ARG, "dist.topk: unknown method %d (0: exact, 1: threshold, 2: trimmed)", method);
   if (!(slack >= 0 && slack <= 1e6))
-    return mt__error(MT_ERR_ARG, "dist.topk: slack must be >= 0, got %g", slack);
+    return mt__error(MT_ERR_ARG, "dist.topk: slack must be in [0, 1e6], got %g", slack);
   MT_TRY(check_out(idx, "idx", MT_I32, "int32"));
   MT_TRY(check_out(val, "val", MT_F32, "float32"));
   int64_t n = mt_tensor_numel(v), cap = mt_tensor_numel(idx);
