@@ -1,0 +1,96 @@
+-- bench/topk.lua: throughput of the selection step of residual gradient compression
+-- (moontorch.dist.topk: exact, threshold, trimmed) in GB/s of float32 scanned (4n bytes per
+-- call), beside a full sort of |v| (torch.sort) and PyTorch's torch.topk(v.abs(), k) on the CPU,
+-- run in the same invocation under /usr/bin/python3 with the same sizes, density and threads.
+--   luajit bench/topk.lua [-sizes 1e5,1e6,1e7,2.5e7] [-density 0.001] [-threads 1,2] [-reps 5]
+--                         [-nosort] [-nopeer]
+-- Each cell is the median of -reps timed calls after one untimed call; the ratio columns are
+-- (PyTorch topk ms) / (ours ms): above 1 means ours is faster.
+local torch = require 'moontorch'
+local topk = require 'moontorch.dist.topk'
+local options = require 'moontorch.util.options'
+local progress = require 'moontorch.util.progress'
+
+local opt = options.parse(arg, {
+   { 'sizes', '1e5,1e6,1e7,2.5e7', 'comma-separated element counts' },
+   { 'density', 0.001, 'fraction selected' },
+   { 'threads', '1,2', 'comma-separated thread counts (PyTorch gets the same)' },
+   { 'reps', 5, 'timed calls per cell (the median is shown)' },
+   { 'nosort', false, 'skip the full sort' },
+   { 'nopeer', false, 'skip PyTorch' },
+}, 'bench/topk.lua: top-k selection throughput, moontorch vs a full sort and PyTorch topk (CPU)\nOptions:')
+
+local function list(s)
+   local out = {}
+   for x in tostring(s):gmatch('[^,]+') do out[#out + 1] = math.floor(tonumber(x)) end
+   return out
+end
+local sizes, threads = list(opt.sizes), list(opt.threads)
+local d, reps = opt.density, opt.reps
+
+local function median(f)
+   f()
+   local t = {}
+   for i = 1, reps do
+      local t0 = progress.now()
+      f()
+      t[i] = (progress.now() - t0) * 1000
+   end
+   table.sort(t)
+   return t[math.floor((reps + 1) / 2)]
+end
+
+-- PyTorch's side: one line per cell, "<n> <threads> <median ms>"
+local peer = {}
+if not opt.nopeer then
+   local script = os.tmpname()
+   local f = assert(io.open(script, 'w'))
+   f:write(([[
+import math, time, statistics, torch
+sizes, threads, d, reps = [%s], [%s], %.17g, %d
+for n in sizes:
+    v = torch.randn(n)
+    k = max(1, math.ceil(d * n))
+    for nt in threads:
+        torch.set_num_threads(nt)
+        torch.topk(v.abs(), k)
+        ts = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            torch.topk(v.abs(), k)
+            ts.append((time.perf_counter() - t0) * 1000)
+        print(n, nt, statistics.median(ts), flush=True)
+]]):format(table.concat(sizes, ','), table.concat(threads, ','), d, reps))
+   f:close()
+   local p = io.popen('/usr/bin/python3 ' .. script .. ' 2>&1')
+   local out = p:read('*a')
+   p:close()
+   os.remove(script)
+   for n, nt, ms in out:gmatch('(%d+) (%d+) ([%d%.e%-]+)') do peer[n .. ':' .. nt] = tonumber(ms) end
+   if next(peer) == nil then io.stderr:write('topk: PyTorch peer gave no timings:\n', out, '\n') end
+end
+
+local saved = torch.getnumthreads()
+print(('density %g, median of %d; GB/s = 4n bytes / time; ratio = PyTorch topk ms / ours ms'):format(d, reps))
+print(('%-10s %3s  %-10s %10s %8s %8s %8s'):format('n', 'thr', 'method', 'ms', 'GB/s', 'k out', 'vs torch'))
+for _, n in ipairs(sizes) do
+   local v = torch.randn(n):float()
+   for _, nt in ipairs(threads) do
+      torch.setnumthreads(nt)
+      local ref = peer[n .. ':' .. nt]
+      local function row(name, ms, got)
+         print(('%-10d %3d  %-10s %10.3f %8.2f %8s %8s'):format(n, nt, name, ms, 4 * n / ms / 1e6, got or '-',
+            ref and ('%.2fx'):format(ref / ms) or '-'))
+      end
+      for _, m in ipairs({ 'exact', 'threshold', 'trimmed' }) do
+         local got
+         local ms = median(function() got = topk(v, d, { method = m }):nElement() end)
+         row(m, ms, got)
+      end
+      if not opt.nosort then
+         row('sort|v|', median(function() torch.sort(torch.abs(v), 1, true) end))
+      end
+      if ref then row('torch.topk', ref) end
+   end
+end
+torch.setnumthreads(saved)

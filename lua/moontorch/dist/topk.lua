@@ -1,0 +1,53 @@
+-- dist/topk.lua: the selection step of residual gradient compression (RedSync; Deep Gradient
+-- Compression): the elements of largest magnitude of a float32 CPU tensor as (index, value).
+--
+--   local topk = require 'moontorch.dist.topk'
+--   local idx, val = topk(v, 0.001, {method = 'threshold', slack = 0.2})
+--
+-- k = max(1, ceil(density * v:nElement())). idx: torch.IntTensor of 1-based flat indices,
+-- ascending; val: torch.FloatTensor, v's values there. Methods (csrc/dist/topk.c):
+--   exact      exactly the k largest |v|, ties to the lower index
+--   threshold  every |v| >= a threshold, k to floor(k*(1+slack)) elements (exactly k when ties
+--              at the k-th magnitude make that range unreachable)
+--   trimmed    exactly k: candidates above mean + r*(max-mean), then exact on them
+-- NaN counts as the largest magnitude, so it is always selected.
+local ffi = require 'ffi'
+local torch = require 'moontorch'
+local T = require 'moontorch.internal'
+local dlib = require 'moontorch.dist.lib'
+
+local C, D = T.C, dlib.C
+local methods = { exact = C.MT_TOPK_EXACT, threshold = C.MT_TOPK_THRESHOLD, trimmed = C.MT_TOPK_TRIMMED }
+local count = ffi.new('int64_t[1]')
+
+local function topk(v, density, opts)
+   local op = 'dist.topk'
+   T.expect_tensor(v, op, 'v (a FloatTensor)')
+   if type(density) ~= 'number' or not (density > 0 and density <= 1) then
+      T.argerror(op, 'density must be a number in (0, 1], got ' .. tostring(density))
+   end
+   opts = opts or {}
+   if type(opts) ~= 'table' then T.argerror(op, 'opts must be a table, got ' .. type(opts)) end
+   local name = opts.method or 'exact'
+   local m = methods[name]
+   if not m then
+      T.argerror(op, ("unknown method '%s' (exact, threshold or trimmed)"):format(tostring(name)))
+   end
+   local slack = opts.slack or 0.2
+   if type(slack) ~= 'number' or not (slack >= 0) then
+      T.argerror(op, 'slack must be a number >= 0, got ' .. tostring(slack))
+   end
+   local n = v:nElement()
+   local k = n == 0 and 0 or math.max(1, math.ceil(density * n))
+   local cap = m == C.MT_TOPK_THRESHOLD and math.min(n, math.floor(k * (1 + slack))) or k
+   cap = math.max(cap, 1)
+   local idx, val = torch.IntTensor(cap), torch.FloatTensor(cap)
+   T.check(D.mt_dist_topk(T.h(v, op), density, m, slack, idx.h, val.h, count), op)
+   local c = tonumber(count[0])
+   if c == 0 then return torch.IntTensor(), torch.FloatTensor() end
+   idx = idx:narrow(1, 1, c)
+   idx:add(1)
+   return idx, val:narrow(1, 1, c)
+end
+
+return topk
