@@ -455,26 +455,23 @@ dist.run(function()
          spec.desc, ntensors, mb, how, compute)
       say(header, 'model', 'MB', 'rate', 'delay', 'algorithm', 'overlap', 'compute', 'step ms', 'comm-only', 'eff')
 
+      -- ms per DataParallel step of the stand-in model with these per-layer times (nil: none)
+      local function timeSteps(layerTimes, alg, overlap)
+         local dp = dist.DataParallel(build(layers, layerTimes), { bucketMB = opt.bucketMB, algorithm = alg, overlap = overlap })
+         local ms = timeit(function()
+            dp:forward(x)
+            dp:backward(x, gradOut)
+         end)
+         dp = nil
+         release()
+         return ms
+      end
+
       for _, alg in ipairs(algorithms) do
          local ok, err = pcall(function()
-            -- comm only: zero compute, no overlap
-            local m0 = build(layers, nil)
-            local dp0 = dist.DataParallel(m0, { bucketMB = opt.bucketMB, algorithm = alg, overlap = false })
-            local comm = timeit(function()
-               dp0:forward(x)
-               dp0:backward(x, gradOut)
-            end)
-            dp0, m0 = nil, nil
-            release()
+            local comm = timeSteps(nil, alg, false) -- comm only: zero compute, no overlap
             for _, ov in ipairs(overlaps) do
-               local mm = build(layers, times)
-               local dp = dist.DataParallel(mm, { bucketMB = opt.bucketMB, algorithm = alg, overlap = ov })
-               local step = timeit(function()
-                  dp:forward(x)
-                  dp:backward(x, gradOut)
-               end)
-               dp, mm = nil, nil
-               release()
+               local step = timeSteps(times, alg, ov)
                local eff = compute / step
                if master and opt.rows ~= '' then
                   local f = assert(io.open(opt.rows, 'a'))

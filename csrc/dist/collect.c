@@ -244,11 +244,8 @@ static mt_status run(mt_dist *d, mt_dist_work *w) {
   else
     mt__dist_set_current(d, "%s #%lld (%s[%lld])", kind_name(w->kind), (long long)w->seq, mt_dtype_name(dtype), (long long)n);
   if (d->broken) return mt__error(MT_ERR_DIST, "dist: %s: the communicator is broken: %s", mt__dist_current(d), d->broken_msg);
-  if (d->size == 1) { /* one rank: the result is the input (avg of one) */
-    if (w->kind == MT_WORK_ALLGATHER) return mt_copy(w->a, w->b);
-    if (w->kind == MT_WORK_REDUCE_SCATTER) return mt_copy(w->a, w->b);
-    return MT_OK;
-  }
+  if (d->size == 1) /* one rank: the result is the input (avg of one); out-of-place kinds copy it */
+    return w->b ? mt_copy(w->a, w->b) : MT_OK;
 #ifdef MT_WITH_MPI
   if (d->check) {
     int64_t sig[SIG_N] = {w->kind, dtype, n, w->op, w->alg, w->root, w->seq};

@@ -327,6 +327,13 @@ mt_status mt_dist_fail(mt_dist *d, const char *msg) {
   return MT_OK;
 }
 
+/* this communicator is no longer the process's live one: the SIGTERM report stops naming it */
+static void forget_live(mt_dist *d) {
+  if (mt__live != d) return;
+  mt__live = NULL;
+  if (d->size > 1) sigaction(SIGTERM, &mt__old_term, NULL);
+}
+
 static void free_fields(mt_dist *d) {
   free(d->pids);
   free(d->same_host);
@@ -335,10 +342,7 @@ static void free_fields(mt_dist *d) {
   pthread_mutex_destroy(&d->mu);
   pthread_cond_destroy(&d->cv);
   pthread_cond_destroy(&d->done_cv);
-  if (mt__live == d) {
-    mt__live = NULL;
-    if (d->size > 1) sigaction(SIGTERM, &mt__old_term, NULL);
-  }
+  forget_live(d);
   free(d);
 }
 
@@ -375,10 +379,7 @@ void mt_dist_free(mt_dist *d) {
      * will never come, and the launcher ends the job when it sees a rank exit unfinalised. */
     if (d->size > 1 && !d->broken) announce(d, 'L', "it exited without dist.finalize() (an uncaught error?)");
     mt__dist_stop_thread(d, 0);
-    if (mt__live == d) {
-      mt__live = NULL;
-      if (d->size > 1) sigaction(SIGTERM, &mt__old_term, NULL);
-    }
+    forget_live(d);
     return; /* the thread may still be inside a wait: its state stays until the process ends */
   }
   free_fields(d);

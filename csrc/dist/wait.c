@@ -24,7 +24,6 @@ void mt__dist_cancel(MPI_Request *reqs, int n) {
     MPI_Request_free(&reqs[i]);
   }
 }
-static void drop(int n, MPI_Request *reqs) { mt__dist_cancel(reqs, n); }
 
 int mt__dist_world_rank(mt_dist *d, MPI_Comm comm, int r) {
   if (comm == d->world || d->world == MPI_COMM_NULL) return r;
@@ -72,7 +71,7 @@ static void awaited(int n, const MPI_Request *reqs, const int *peers, char *buf,
 static mt_status check(mt_dist *d, int n, MPI_Request *reqs, const int *peers, double start,
                        double *next_look) {
   if (d->broken) {
-    drop(n, reqs);
+    mt__dist_cancel(reqs, n);
     return mt__error(MT_ERR_DIST, "dist: %s: %s", mt__dist_current(d), d->broken_msg);
   }
   int got = 0;
@@ -87,14 +86,14 @@ static mt_status check(mt_dist *d, int n, MPI_Request *reqs, const int *peers, d
       d->left_rank = src;
       d->left_at = now();
     } else {
-      drop(n, reqs);
+      mt__dist_cancel(reqs, n);
       return mt__dist_fault(d, "dist: rank %d (pid %d on %s) failed: %s [rank %d was in %s]", src, d->pids[src],
                             d->hosts[src], d->ctrl_buf + 1, d->rank, mt__dist_current(d));
     }
   }
   if (d->left_rank >= 0 && now() - (d->left_at > start ? d->left_at : start) > MT_LEFT_GRACE) {
     int src = d->left_rank;
-    drop(n, reqs);
+    mt__dist_cancel(reqs, n);
     return mt__dist_fault(d, "dist: rank %d (pid %d on %s) left: %s [rank %d was in %s]", src, d->pids[src],
                           d->hosts[src], d->ctrl_buf + 1, d->rank, mt__dist_current(d));
   }
@@ -105,12 +104,12 @@ static mt_status check(mt_dist *d, int n, MPI_Request *reqs, const int *peers, d
   mt__dist_diagnose(d, diag, sizeof diag);
   if (strstr(diag, "has died")) {
     awaited(n, reqs, peers, who, sizeof who);
-    drop(n, reqs);
+    mt__dist_cancel(reqs, n);
     return mt__dist_fault(d, "dist: rank %d in %s%s: a peer is gone:%s", d->rank, mt__dist_current(d), who, diag);
   }
   if (t - start > d->timeout) {
     awaited(n, reqs, peers, who, sizeof who);
-    drop(n, reqs);
+    mt__dist_cancel(reqs, n);
     return mt__dist_fault(d, "dist: rank %d timed out after %.0f s in %s%s%s%s", d->rank, d->timeout,
                           mt__dist_current(d), who, diag[0] ? ";" : "", diag);
   }
@@ -185,7 +184,7 @@ mt_status mt__dist_waitall(mt_dist *d, int n, MPI_Request *reqs, const int *peer
   for (int spin = 0;; spin++) {
     int done = 0;
     int rc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
-    if (rc != MPI_SUCCESS) { drop(n, reqs); return mpi_error(d, rc); }
+    if (rc != MPI_SUCCESS) { mt__dist_cancel(reqs, n); return mpi_error(d, rc); }
     if (done) return MT_OK;
     if ((spin & 15) == 0) MT_TRY(check(d, n, reqs, peers, start, &next_look));
     if (spin > MT_SPIN) sched_yield();
@@ -197,7 +196,7 @@ mt_status mt__dist_waitany(mt_dist *d, int n, MPI_Request *reqs, const int *peer
   for (int spin = 0;; spin++) {
     int done = 0, i = MPI_UNDEFINED;
     int rc = MPI_Testany(n, reqs, &i, &done, MPI_STATUS_IGNORE);
-    if (rc != MPI_SUCCESS) { drop(n, reqs); return mpi_error(d, rc); }
+    if (rc != MPI_SUCCESS) { mt__dist_cancel(reqs, n); return mpi_error(d, rc); }
     if (done) {
       *index = i == MPI_UNDEFINED ? -1 : i;
       return MT_OK;
