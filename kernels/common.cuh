@@ -10,9 +10,7 @@
  * platform CUDA supports, so the struct layout seen here matches the C side. The core headers
  * also lack extern "C" guards, hence the block below. */
 #include <atomic>
-#if !defined(__cplusplus) || __cplusplus <= 202002L
-using std::atomic_int;
-#endif
+using std::atomic_int; /* tensor.h leaves <stdatomic.h> to C */
 extern "C" {
 #include "../csrc/core/backend.h"
 #include "../csrc/core/error.h"

@@ -8,9 +8,7 @@
 // The core headers are C11: tensor.h's refcounts are atomic_int from <stdatomic.h>, which C++
 // before C++23 lacks; std::atomic<int> has the same size and alignment, so the layout matches.
 #include <atomic>
-#if __cplusplus <= 202002L
-using std::atomic_int;
-#endif
+using std::atomic_int; // tensor.h leaves <stdatomic.h> to C
 extern "C" {
 #include "../csrc/core/backend.h"
 #include "../csrc/core/error.h"

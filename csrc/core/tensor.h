@@ -3,7 +3,11 @@
 #ifndef MT_CORE_TENSOR_H
 #define MT_CORE_TENSOR_H
 
+/* C++ (the CUDA kernel files) gets atomic_int as std::atomic<int> from kernels/common.cuh:
+ * a C <stdatomic.h> in C++ breaks libstdc++ 13's own headers with its macros */
+#ifndef __cplusplus
 #include <stdatomic.h>
+#endif
 #include <stdbool.h>
 #include "../moontorch.h"
 
