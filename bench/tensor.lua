@@ -83,7 +83,8 @@ local ROW_MAJOR, NO_TRANS = 101, 111
 ---------------------------------------------------------------------------------------------
 -- the PyTorch peer: one subprocess for all cases, its lines parsed into a lookup table
 local function run_peer(gemms, adds, cuda)
-   local py = '/usr/bin/python3'
+   -- MT_PEER_PYTHON names another interpreter (on the GPU machine, the one with CUDA PyTorch)
+   local py = os.getenv('MT_PEER_PYTHON') or '/usr/bin/python3'
    if not opt.peer then return nil, 'skipped (-nopeer)' end
    local f = io.open(py)
    if not f then return nil, 'no ' .. py end

@@ -2,8 +2,11 @@
 -- weight decay) of the small CNN (batch 64, 1x28x28) and of the CIFAR ResNet-18 (batch 32,
 -- 3x32x32) on the CPU, with PyTorch's CPU build (bench/train_step_peer.py under
 -- /usr/bin/python3) running the same models, batches and thread count in the same run.
+-- With -device cuda both run on the GPU (PyTorch's CUDA build is then the peer), and resnet50
+-- (ImageNet, batch 64, 3x224x224) is worth adding to -models; each step is bracketed by a
+-- device synchronize.
 --   luajit bench/train_step.lua [-threads 2] [-reps 10] [-warmup 3] [-models small_cnn,resnet18]
---                               [-nopeer] [-profile]
+--                               [-device cpu|cuda] [-nopeer] [-profile]
 -- Prints median ms/step and the ratio moontorch / PyTorch (below 1: we are faster).
 -- -profile adds where the time goes: seconds per step by layer type, forward and backward.
 local torch = require 'moontorch' -- run from the repository root: its loader finds lua/ and recipes/
@@ -17,11 +20,21 @@ local opt = options.parse(arg, {
    { 'threads', 2, 'CPU threads (PyTorch gets the same)' },
    { 'reps', 10, 'timed steps per model (the median is shown)' },
    { 'warmup', 3, 'untimed steps first' },
-   { 'models', 'small_cnn,resnet18', 'comma-separated: small_cnn, resnet18' },
+   { 'models', 'small_cnn,resnet18', 'comma-separated: small_cnn, resnet18, resnet50' },
+   { 'device', 'cpu', 'cpu or cuda' },
    { 'nopeer', false, 'skip PyTorch' },
    { 'profile', false, 'time each layer type' },
-}, 'bench/train_step.lua: ms per training step, moontorch vs PyTorch (CPU)\nOptions:')
+}, 'bench/train_step.lua: ms per training step, moontorch vs PyTorch\nOptions:')
 torch.setnumthreads(opt.threads)
+if opt.device ~= 'cpu' and opt.device ~= 'cuda' then
+   error("train_step: -device must be 'cpu' or 'cuda', got " .. tostring(opt.device))
+end
+local gpu = opt.device == 'cuda'
+if gpu and not (torch.cuda.isAvailable and torch.cuda.isAvailable()) then
+   io.stderr:write('train_step: -device cuda but no CUDA device (or a build without CUDA)\n')
+   os.exit(3)
+end
+local sync = gpu and function() torch.cuda.synchronize() end or function() end
 torch.manualSeed(0)
 
 local cases = {
@@ -29,6 +42,8 @@ local cases = {
       desc = 'small CNN, batch 64, 1x28x28' },
    resnet18 = { make = function() return models.resnet{ depth = 18, dataset = 'cifar10' } end,
       shape = { 32, 3, 32, 32 }, desc = 'ResNet-18 (CIFAR), batch 32, 3x32x32' },
+   resnet50 = { make = function() return models.resnet{ depth = 50 } end, shape = { 64, 3, 224, 224 },
+      classes = 1000, desc = 'ResNet-50 (ImageNet), batch 64, 3x224x224' },
 }
 
 -- wrap every leaf module's passes with timers, summed by type
@@ -60,14 +75,15 @@ end
 local results, order = {}, {}
 for name in opt.models:gmatch('[^,]+') do
    local c = cases[name]
-   if not c then error('train_step: unknown model ' .. name .. ' (small_cnn, resnet18)') end
+   if not c then error('train_step: unknown model ' .. name .. ' (small_cnn, resnet18, resnet50)') end
    order[#order + 1] = name
    local model = c.make():float()
    model:training()
    local criterion = nn.CrossEntropyCriterion():float()
-   local params, grads = model:getParameters()
    local x = torch.randn(torch.LongStorage(c.shape)):float()
-   local y = torch.LongTensor(c.shape[1]):random(1, 10)
+   local y = torch.LongTensor(c.shape[1]):random(1, c.classes or 10)
+   if gpu then model:cuda(); criterion:cuda(); x = x:cuda(); y = y:cuda() end
+   local params, grads = model:getParameters()
    local config, state = { learningRate = 0.01, momentum = 0.9, weightDecay = 5e-4 }, {}
    local function feval()
       grads:zero()
@@ -78,10 +94,12 @@ for name in opt.models:gmatch('[^,]+') do
    end
    local function step() optim.sgd(feval, params, config, state) end
    for _ = 1, opt.warmup do step() end
+   sync()
    local times = {}
    for i = 1, opt.reps do
       local t0 = progress.now()
       step()
+      sync()
       times[i] = (progress.now() - t0) * 1000
    end
    results[name] = { ours = median(times) }
@@ -105,8 +123,10 @@ for name in opt.models:gmatch('[^,]+') do
 end
 
 if not opt.nopeer then
-   local cmd = ('/usr/bin/python3 bench/train_step_peer.py --threads %d --reps %d --warmup %d --models %s 2>&1')
-      :format(opt.threads, opt.reps, opt.warmup, table.concat(order, ','))
+   -- MT_PEER_PYTHON names another interpreter (on the GPU machine, the one with CUDA PyTorch)
+   local cmd = ('%s bench/train_step_peer.py --threads %d --reps %d --warmup %d --models %s%s 2>&1')
+      :format(os.getenv('MT_PEER_PYTHON') or '/usr/bin/python3', opt.threads, opt.reps, opt.warmup, table.concat(order, ','),
+         gpu and ' --cuda' or '')
    local p = io.popen(cmd)
    local out = p:read('*a')
    p:close()
@@ -117,7 +137,8 @@ if not opt.nopeer then
    if not any then io.stderr:write('train_step: PyTorch peer gave no timings:\n', out, '\n') end
 end
 
-print(('\none training step on the CPU, %d threads, median of %d (ms/step)'):format(opt.threads, opt.reps))
+print(('\none training step on %s, median of %d (ms/step)')
+   :format(gpu and ('CUDA (' .. torch.cuda.getDeviceName() .. ')') or ('the CPU, ' .. opt.threads .. ' threads'), opt.reps))
 print(('%-40s %12s %12s %10s'):format('model', 'moontorch', 'PyTorch', 'ratio'))
 for _, name in ipairs(order) do
    local r = results[name]

@@ -1,6 +1,7 @@
 # train_step_peer.py: PyTorch's side of bench/train_step.lua -- one training step (forward,
 # backward, SGD update) of the same models, batch sizes and thread count, on the CPU.
-#   python3 bench/train_step_peer.py --threads 2 --reps 10 --warmup 3 [--models small_cnn,resnet18]
+# With --cuda, on the GPU, each step bracketed by torch.cuda.synchronize().
+#   python3 bench/train_step_peer.py --threads 2 --reps 10 --warmup 3 [--models small_cnn,resnet18] [--cuda]
 # Prints one line per model: "<name> <median ms/step>".
 import argparse, time, statistics
 import torch
@@ -41,9 +42,39 @@ def cifar_resnet18(n_classes=10):
     return nn.Sequential(*layers)
 
 
+class Bottleneck(nn.Module):
+    # 1x1, 3x3 (stride here, as in fb.resnet.torch and recipes/models/resnet.lua), 1x1 x4
+    def __init__(self, n_in, n, stride):
+        super().__init__()
+        self.body = nn.Sequential(
+            nn.Conv2d(n_in, n, 1, 1, 0, bias=False), nn.BatchNorm2d(n), nn.ReLU(inplace=True),
+            nn.Conv2d(n, n, 3, stride, 1, bias=False), nn.BatchNorm2d(n), nn.ReLU(inplace=True),
+            nn.Conv2d(n, 4 * n, 1, 1, 0, bias=False), nn.BatchNorm2d(4 * n))
+        self.short = nn.Identity()
+        if stride != 1 or n_in != 4 * n:
+            self.short = nn.Sequential(nn.Conv2d(n_in, 4 * n, 1, stride, 0, bias=False), nn.BatchNorm2d(4 * n))
+        self.relu = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        return self.relu(self.body(x) + self.short(x))
+
+
+def imagenet_resnet50(n_classes=1000):
+    layers = [nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(inplace=True),
+              nn.MaxPool2d(3, 2, 1)]
+    n_in = 64
+    for n, count, stride in ((64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)):
+        for i in range(count):
+            layers.append(Bottleneck(n_in, n, stride if i == 0 else 1))
+            n_in = 4 * n
+    layers += [nn.AvgPool2d(7), nn.Flatten(), nn.Linear(2048, n_classes)]
+    return nn.Sequential(*layers)
+
+
 CASES = {
-    'small_cnn': (small_cnn, (64, 1, 28, 28)),
-    'resnet18': (cifar_resnet18, (32, 3, 32, 32)),
+    'small_cnn': (small_cnn, (64, 1, 28, 28), 10),
+    'resnet18': (cifar_resnet18, (32, 3, 32, 32), 10),
+    'resnet50': (imagenet_resnet50, (64, 3, 224, 224), 1000),
 }
 
 
@@ -53,16 +84,19 @@ def main():
     ap.add_argument('--reps', type=int, default=10)
     ap.add_argument('--warmup', type=int, default=3)
     ap.add_argument('--models', default='small_cnn,resnet18')
+    ap.add_argument('--cuda', action='store_true', help='run on the GPU')
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
     for name in a.models.split(','):
-        make, shape = CASES[name]
-        model = make().train()
+        make, shape, classes = CASES[name]
+        dev = 'cuda' if a.cuda else 'cpu'
+        sync = torch.cuda.synchronize if a.cuda else (lambda: None)
+        model = make().train().to(dev)
         opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
         crit = nn.CrossEntropyLoss()
-        x = torch.randn(*shape)
-        y = torch.randint(0, 10, (shape[0],))
+        x = torch.randn(*shape, device=dev)
+        y = torch.randint(0, classes, (shape[0],), device=dev)
 
         def step():
             opt.zero_grad(set_to_none=False)
@@ -73,10 +107,12 @@ def main():
 
         for _ in range(a.warmup):
             step()
+        sync()
         times = []
         for _ in range(a.reps):
             t0 = time.perf_counter()
             step()
+            sync()
             times.append((time.perf_counter() - t0) * 1000)
         print(name, '%.3f' % statistics.median(times), flush=True)
 
