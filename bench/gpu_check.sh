@@ -40,8 +40,11 @@ CUDNN_INC=${CUDNN_H:+$(dirname "$CUDNN_H")}; NCCL_INC=${NCCL_H:+$(dirname "$NCCL
 [ -n "$NCCL_INC" ] || NCCL_INC=$PWD/.gpu/inc
 stamp "cudnn $CUDNN_LIB ($CUDNN_INC), nccl $NCCL_LIB ($NCCL_INC)"
 
+# zlib1g-dev's libz.so links to an absolute /lib path that dpkg -x leaves dangling, and CMake
+# then takes libz.a (not PIC): name the machine's own shared zlib
+ZLIB_SO=$(ls /lib/x86_64-linux-gnu/libz.so.1 /usr/lib/x86_64-linux-gnu/libz.so.1 2>/dev/null | head -n 1)
 stamp configure
-cmake -S . -B $B -DCMAKE_CUDA_ARCHITECTURES=90 -DMT_CUDA=ON \
+cmake -S . -B $B -DCMAKE_CUDA_ARCHITECTURES=90 -DMT_CUDA=ON ${ZLIB_SO:+-DZLIB_LIBRARY=$ZLIB_SO -DZLIB_LIBRARY_RELEASE=$ZLIB_SO} \
   -DCUDNN_LIB="$CUDNN_LIB" -DCUDNN_INCLUDE="$CUDNN_INC" -DNCCL_LIB="$NCCL_LIB" -DNCCL_INCLUDE="$NCCL_INC" \
   >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 grep 'moontorch: CUDA' "$OUT/build.log"
