@@ -55,8 +55,10 @@ local function instrument(model)
          for _, pass in ipairs({ 'updateOutput', 'updateGradInput', 'accGradParameters' }) do
             local f = m[pass]
             m[pass] = function(self, ...)
+               sync() -- on the GPU each layer's queued work is waited for, so the time is its own
                local t0 = progress.now()
                local r = f(self, ...)
+               sync()
                local key = name .. (pass == 'updateOutput' and ' forward' or ' backward')
                prof[key] = (prof[key] or 0) + progress.now() - t0
                return r
