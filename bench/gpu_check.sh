@@ -55,6 +55,12 @@ grep 'moontorch: CUDA' "$OUT/build.log"
 stamp build
 timeout 300 cmake --build $B -j16 >>"$OUT/build.log" 2>&1 || { grep -m20 -i 'error' "$OUT/build.log"; tail -20 "$OUT/build.log"; exit 1; }
 stamp built
+# MT_GPU_ONLY=regex: just those tests, verbosely (a short follow-up call)
+if [ -n "${MT_GPU_ONLY:-}" ]; then
+  (cd $B && ctest -V -R "$MT_GPU_ONLY") >"$OUT/ctest_only.log" 2>&1
+  grep -E 'successes|Pending|tests passed|tests failed' "$OUT/ctest_only.log"
+  exit 0
+fi
 
 # 2. the CUDA specs first: they are what only this machine can run
 (cd $B && timeout $(($(left) - 60)) ctest -j4 -R 'cuda' --output-on-failure) >"$OUT/ctest_cuda.log" 2>&1
