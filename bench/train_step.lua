@@ -22,6 +22,7 @@ local opt = options.parse(arg, {
    { 'warmup', 3, 'untimed steps first' },
    { 'models', 'small_cnn,resnet18', 'comma-separated: small_cnn, resnet18, resnet50' },
    { 'device', 'cpu', 'cpu or cuda' },
+   { 'peerTF32', false, "let PyTorch use TF32 in cuDNN convolutions (its GPU default; we compute float32)" },
    { 'nopeer', false, 'skip PyTorch' },
    { 'profile', false, 'time each layer type' },
 }, 'bench/train_step.lua: ms per training step, moontorch vs PyTorch\nOptions:')
@@ -128,7 +129,7 @@ if not opt.nopeer then
    -- MT_PEER_PYTHON names another interpreter (on the GPU machine, the one with CUDA PyTorch)
    local cmd = ('%s bench/train_step_peer.py --threads %d --reps %d --warmup %d --models %s%s 2>&1')
       :format(os.getenv('MT_PEER_PYTHON') or '/usr/bin/python3', opt.threads, opt.reps, opt.warmup, table.concat(order, ','),
-         gpu and ' --cuda' or '')
+         (gpu and ' --cuda' or '') .. (opt.peerTF32 and ' --tf32' or ''))
    local p = io.popen(cmd)
    local out = p:read('*a')
    p:close()

@@ -85,7 +85,13 @@ def main():
     ap.add_argument('--warmup', type=int, default=3)
     ap.add_argument('--models', default='small_cnn,resnet18')
     ap.add_argument('--cuda', action='store_true', help='run on the GPU')
+    ap.add_argument('--tf32', action='store_true',
+                    help="PyTorch's default on the GPU: TF32 in cuDNN convolutions. Without it the peer "
+                         "computes in plain float32 as moontorch does for FloatTensors")
     a = ap.parse_args()
+    if a.cuda and not a.tf32:
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = False
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
     for name in a.models.split(','):
