@@ -621,6 +621,19 @@ enum { MT_TOPK_EXACT = 0, MT_TOPK_THRESHOLD = 1, MT_TOPK_TRIMMED = 2 };
  * (0,1], cap < what the method may return: k for exact/trimmed, floor(k*(1+slack)) for threshold). */
 mt_status mt_dist_topk(const mt_tensor *v, double density, int method, double slack,
                        mt_tensor *idx, mt_tensor *val, int64_t *count);
+/* The rest of a residual-gradient-compression step (lua/moontorch/dist/rgc.lua), CPU (OpenMP)
+ * and CUDA (kernels on the tensors' device; the gradient never visits the host).
+ * mt_dist_rgc_mask: after mt_dist_topk chose `count` 0-based indices idx[0..count) (int32) of
+ * v: v[idx] = 0 (what was sent leaves the residual) and, when u is not NULL, u[idx] = 0
+ * (momentum-factor masking); then idx[0..count) += base (v's offset in the flat gradient).
+ * v and u: contiguous float32 of the same numel and device; idx int32 on that device. */
+mt_status mt_dist_rgc_mask(mt_tensor *v, mt_tensor *u, mt_tensor *idx, int64_t count, int64_t base);
+/* dst[idx[i]] += scale * val[i] for every i with idx[i] >= 0 (negative: padding, skipped). idx
+ * (int32) and val (float32, float16 or bfloat16) have the same numel, nblocks * block pairs:
+ * one block per rank, indices unique within a block but not across blocks. dst: contiguous
+ * float32 on the same device. An index >= numel(dst) is MT_ERR_INDEX naming it and its block. */
+mt_status mt_dist_rgc_scatter_add(mt_tensor *dst, const mt_tensor *idx, const mt_tensor *val, int64_t block,
+                                  double scale);
 /* MT_FFI_END */
 
 #ifdef __cplusplus

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../core/error.h"
+#include "rgc_cuda.h"
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -404,11 +405,13 @@ static mt_status select_trimmed(const float *v, int64_t n, int64_t k, int64_t *p
   return st;
 }
 
-static mt_status check_out(const mt_tensor *t, const char *name, int dtype, const char *dname) {
+static mt_status check_out(const mt_tensor *t, const char *name, int dtype, const char *dname, int device) {
   if (!t) return mt__error(MT_ERR_ARG, "dist.topk: %s is NULL", name);
   if (mt_tensor_dtype(t) != dtype)
     return mt__error(MT_ERR_DTYPE, "dist.topk: %s must be a %s tensor", name, dname);
-  if (mt_tensor_device(t) != -1) return mt__error(MT_ERR_DEVICE, "dist.topk: %s must be a CPU tensor", name);
+  if (mt_tensor_device(t) != device)
+    return mt__error(MT_ERR_DEVICE, "dist.topk: %s is on device %d but v on device %d (-1: CPU)", name,
+                     mt_tensor_device(t), device);
   if (!mt_tensor_is_contiguous(t)) return mt__error(MT_ERR_SHAPE, "dist.topk: %s must be contiguous", name);
   return MT_OK;
 }
@@ -420,8 +423,11 @@ mt_status mt_dist_topk(const mt_tensor *v, double density, int method, double sl
   if (!v) return mt__error(MT_ERR_ARG, "dist.topk: v is NULL");
   if (mt_tensor_dtype(v) != MT_F32)
     return mt__error(MT_ERR_DTYPE, "dist.topk: v must be a float32 tensor (a FloatTensor)");
-  if (mt_tensor_device(v) != -1)
-    return mt__error(MT_ERR_DEVICE, "dist.topk: v must be a CPU tensor (CUDA is not supported yet)");
+  int device = mt_tensor_device(v);
+#ifndef MT_WITH_CUDA
+  if (device != -1)
+    return mt__error(MT_ERR_DEVICE, "dist.topk: v is on CUDA device %d but this build has no CUDA backend", device);
+#endif
   if (!mt_tensor_is_contiguous(v)) return mt__error(MT_ERR_SHAPE, "dist.topk: v must be contiguous");
   if (!(density > 0 && density <= 1))
     return mt__error(MT_ERR_ARG, "dist.topk: density must be in (0, 1], got %g", density);
@@ -429,8 +435,8 @@ mt_status mt_dist_topk(const mt_tensor *v, double density, int method, double sl
     return mt__error(MT_ERR_ARG, "dist.topk: unknown method %d (0: exact, 1: threshold, 2: trimmed)", method);
   if (!(slack >= 0 && slack <= 1e6))
     return mt__error(MT_ERR_ARG, "dist.topk: slack must be in [0, 1e6], got %g", slack);
-  MT_TRY(check_out(idx, "idx", MT_I32, "int32"));
-  MT_TRY(check_out(val, "val", MT_F32, "float32"));
+  MT_TRY(check_out(idx, "idx", MT_I32, "int32", device));
+  MT_TRY(check_out(val, "val", MT_F32, "float32", device));
   int64_t n = mt_tensor_numel(v), cap = mt_tensor_numel(idx);
   if (cap != mt_tensor_numel(val))
     return mt__error(MT_ERR_SHAPE, "dist.topk: idx and val must have the same number of elements (%lld and %lld)",
@@ -450,6 +456,9 @@ mt_status mt_dist_topk(const mt_tensor *v, double density, int method, double sl
                      (long long)cap, method == MT_TOPK_EXACT ? "exact" : method == MT_TOPK_THRESHOLD ? "threshold" : "trimmed",
                      (long long)need);
   if (n == 0) return MT_OK;
+#ifdef MT_WITH_CUDA
+  if (device >= 0) return mt__dist_topk_cuda(v, density, method, slack, idx, val, count);
+#endif
   const float *x = mt_tensor_data(v);
   int32_t *oi = mt_tensor_data(idx);
   float *ov = mt_tensor_data(val);
