@@ -6,7 +6,15 @@
 --   local p, gp = dp:getParameters()          -- the Torch7 idiom works as before
 --   ... dp:forward(x); dp:backward(x, dy); optim.sgd(feval, p, cfg)
 -- opts: bucketMB (25), algorithm (nil: the dist default), overlap (true), dist (the module
--- providing the collectives; for tests).
+-- providing the collectives; for tests), compress ('none' or 'rgc').
+-- compress = 'rgc': residual gradient compression (dist/rgc.lua: Deep Gradient Compression,
+-- RedSync), with its options beside it: density (0.001), method ('trimmed', 'threshold',
+-- 'exact'), slack, momentum, nesterov, weightDecay, maskMomentum (true), clip, minSize (16384),
+-- wire ('float', 'half', 'bfloat16'), denseFallback (true), warmup (list of densities),
+-- warmupSteps. Momentum and weight decay then live here (momentum correction): run the optimizer
+-- with momentum = 0 and weightDecay = 0. The exchange happens once backward has finished (no
+-- bucket overlap); dp.stats holds the last step's counters (bytes, density, selectTime,
+-- exchangeTime, ...). Float32 gradients only.
 -- How: construction flattens the parameters (getParameters), checks every rank has the same
 -- layout, and broadcasts rank 0's parameters and buffers (running_* of BatchNormalization).
 -- The flat gradient is cut into buckets (dist/buckets.lua); the modules owning parameters get
@@ -30,7 +38,9 @@ local ns = {}
 local DataParallel, parent = torch.class('dist.DataParallel', 'nn.Module', ns)
 
 local NAME = 'dist.DataParallel'
-local OPTIONS = { bucketMB = true, algorithm = true, overlap = true, dist = true }
+local rgc = require 'moontorch.dist.rgc'
+local OPTIONS = { bucketMB = true, algorithm = true, overlap = true, dist = true, compress = true }
+for k in pairs(rgc.DEFAULTS) do if k ~= 'algorithm' then OPTIONS[k] = 'rgc' end end
 
 local function fail(fmt, ...) error(NAME .. ': ' .. fmt:format(...), 0) end
 
@@ -41,9 +51,23 @@ function DataParallel:__init(model, opts)
    end
    opts = opts or {}
    if type(opts) ~= 'table' then fail('options must be a table, got %s', type(opts)) end
-   for k in pairs(opts) do
-      if not OPTIONS[k] then fail("unknown option '%s' (bucketMB, algorithm, overlap, dist)", tostring(k)) end
+   self.compress = opts.compress or 'none'
+   if self.compress ~= 'none' and self.compress ~= 'rgc' then
+      fail("compress must be 'none' or 'rgc', got '%s'", tostring(self.compress))
    end
+   self.rgcOptions = {}
+   for k, v in pairs(opts) do
+      if not OPTIONS[k] then
+         fail("unknown option '%s' (bucketMB, algorithm, overlap, dist, compress and, with compress = 'rgc', %s)",
+            tostring(k), 'density, method, slack, momentum, nesterov, weightDecay, maskMomentum, clip, minSize, '
+            .. 'wire, denseFallback, warmup, warmupSteps')
+      end
+      if OPTIONS[k] == 'rgc' then
+         if self.compress ~= 'rgc' then fail("option '%s' needs compress = 'rgc'", k) end
+         self.rgcOptions[k] = v
+      end
+   end
+   self.rgcOptions.algorithm = opts.algorithm
    self.module = model
    self.bucketMB = opts.bucketMB or 25
    if type(self.bucketMB) ~= 'number' or not (self.bucketMB > 0) then
@@ -96,6 +120,12 @@ function DataParallel:_build(broadcast)
    for _, b in ipairs(list) do b.grad = g:narrow(1, b.lo + 1, b.hi - b.lo) end
    self.units, self.buckets = units, list
    self.buffers = findBuffers(model)
+   if self.compress == 'rgc' then
+      -- a rebuild (type()) starts the residuals afresh
+      local okc, c = pcall(rgc.Compressor, units, g, self.rgcOptions, self.dist)
+      if not okc then fail('%s', tostring(c)) end
+      self.compressor = c
+   end
    -- check before broadcasting: a broadcast between different layouts would not line up
    self:_checkLayout(buckets.signature(params, list, self.buffers))
    if broadcast then self:broadcastParameters() end
@@ -208,7 +238,8 @@ end
 function DataParallel:_begin(active)
    for _, bk in ipairs(self.buckets) do bk.ready, bk.handle = 0, nil end
    for _, e in ipairs(self.entries) do e.depth = 0 end
-   self._next, self._active = 1, active
+   -- compressed: one exchange after backward, no bucket launched from the hooks
+   self._next, self._active = 1, active and not self.compressor
 end
 
 function DataParallel:_launch(b)
@@ -237,6 +268,10 @@ end
 
 function DataParallel:_finish()
    self._active = false
+   if self.compressor then
+      self.stats = self.compressor:step(self.gradParams, self.params)
+      return
+   end
    for b = self._next, #self.buckets do self:_launch(b) end
    for _, bk in ipairs(self.buckets) do
       bk.handle:wait()
@@ -365,6 +400,10 @@ function DataParallel:__tostring__()
    local n = #self.buckets
    local head = ('%s(%d bucket%s of <= %g MB%s%s)'):format(NAME, n, n == 1 and '' or 's', self.bucketMB,
       self.overlap and ', overlapped' or '', self.algorithm and (', ' .. self.algorithm) or '')
+   if self.compressor then
+      local o = self.compressor.o
+      head = head:sub(1, -2) .. (', rgc density %g %s, %s wire)'):format(o.density, o.method, o.wire)
+   end
    return head .. ' {\n  ' .. (tostring(self.module):gsub('\n', '\n  ')) .. '\n}'
 end
 

@@ -1,0 +1,301 @@
+-- dist/rgc.lua: residual gradient compression (Deep Gradient Compression, Lin et al. 2018;
+-- RedSync, Fang et al. 2019) for dist.DataParallel. Each rank sends, per large gradient, only
+-- its elements of largest magnitude as (int32 index, value) pairs; what it did not send stays
+-- in a local residual and is added to later gradients, so nothing is dropped, only delayed.
+--
+--   local c = rgc.Compressor(units, grad, opts, dist)   -- units: {lo=, hi=} ranges of grad
+--   local stats = c:step(grad, params)                   -- collective; grad := the update
+--
+-- One step (collective, every rank the same calls in the same order):
+--   1. local clipping: the rank's gradient is scaled to norm <= clip / sqrt(N) (DGC sec. 3.2)
+--   2. weight decay joins the gradient before anything is accumulated: d = g + wd * w
+--   3. parameters with fewer than minSize elements (biases, batch-norm) go dense: packed into
+--      one buffer and averaged by one allreduce; their momentum is the ordinary global one
+--   4. the others, with momentum correction: u = m*u + d (local velocity), v = v + u (the
+--      residual is of the velocity; v += d + m*u with Nesterov); the top `density` of |v| is
+--      selected (dist.topk's methods), cleared from v and, with maskMomentum, from u
+--   5. exchange: the largest count over the ranks (one tiny allreduce), then one allgather of
+--      the indices and one of the values, padded to that count (values in `wire` precision);
+--      every rank sums all pairs into the zeroed sparse part of grad and divides by N
+-- The optimizer then runs without momentum and weight decay (they happened here), e.g.
+-- optim.sgd with momentum = 0, weightDecay = 0: the update is w -= lr * grad.
+-- When the sparse exchange would move more bytes than a dense allreduce (density high, or
+-- density = 1), the step goes dense instead (denseFallback): every residual is sent whole and
+-- nothing is masked, which is then exactly momentum SGD on the averaged gradient.
+-- Density warm-up: `warmup` lists densities used one after the other over the first
+-- warmupSteps steps (evenly split), then `density` (DGC: 25%, 6.25%, 1.5625%, 0.4%, 0.1%).
+-- State (residuals, velocities, step count) is per rank and kept in memory only.
+local ffi = require 'ffi'
+local torch = require 'moontorch'
+local T = require 'moontorch.internal'
+local dlib = require 'moontorch.dist.lib'
+local topk = require 'moontorch.dist.topk'
+
+local C, D = T.C, dlib.C
+local rgc = {}
+
+local DEFAULTS = {
+   density = 0.001, method = 'trimmed', slack = 0.2, momentum = 0, nesterov = false, weightDecay = 0,
+   maskMomentum = true, clip = false, minSize = 16384, wire = 'float', denseFallback = true,
+   warmup = { 0.25, 0.0625, 0.015625, 0.004 }, warmupSteps = 0, algorithm = false,
+}
+rgc.DEFAULTS = DEFAULTS
+local WIRE = { float = T.FLOAT, half = T.HALF, bfloat16 = T.BF16 }
+local WIRE_BYTES = { float = 4, half = 2, bfloat16 = 2 }
+local METHODS = { exact = C.MT_TOPK_EXACT, threshold = C.MT_TOPK_THRESHOLD, trimmed = C.MT_TOPK_TRIMMED }
+local count = ffi.new('int64_t[1]')
+
+local function fail(fmt, ...) error('dist.rgc: ' .. fmt:format(...), 0) end
+
+local function now()
+   return require('moontorch.util.progress').now()
+end
+
+-- checked options, defaults filled in
+function rgc.options(o)
+   local r = {}
+   for k, v in pairs(DEFAULTS) do r[k] = v end
+   for k, v in pairs(o or {}) do
+      if DEFAULTS[k] == nil then fail("unknown option '%s'", tostring(k)) end
+      r[k] = v
+   end
+   local function num(name, lo, hi, open)
+      local v = r[name]
+      if type(v) ~= 'number' or v ~= v or v < lo or v > hi or (open and v == lo) then
+         fail('%s must be a number in %s%g, %g], got %s', name, open and '(' or '[', lo, hi, tostring(v))
+      end
+   end
+   num('density', 0, 1, true)
+   num('slack', 0, 1e6)
+   num('momentum', 0, 1)
+   num('weightDecay', 0, math.huge)
+   num('minSize', 0, math.huge)
+   num('warmupSteps', 0, math.huge)
+   if not METHODS[r.method] then
+      fail("method must be exact, threshold or trimmed, got '%s'", tostring(r.method))
+   end
+   if not WIRE[r.wire] then fail("wire must be float, half or bfloat16, got '%s'", tostring(r.wire)) end
+   if r.clip ~= false and (type(r.clip) ~= 'number' or not (r.clip > 0)) then
+      fail('clip must be false or a positive number, got %s', tostring(r.clip))
+   end
+   if type(r.warmup) ~= 'table' then fail('warmup must be a list of densities, got %s', type(r.warmup)) end
+   for i, d in ipairs(r.warmup) do
+      if type(d) ~= 'number' or not (d > 0 and d <= 1) then
+         fail('warmup[%d] must be a density in (0, 1], got %s', i, tostring(d))
+      end
+   end
+   return r
+end
+
+local Compressor = {}
+Compressor.__index = Compressor
+
+-- units: { {lo =, hi =}, ... } 0-based [lo, hi) element ranges of grad (disjoint)
+function rgc.Compressor(units, grad, opts, dist)
+   local o = rgc.options(opts)
+   if grad:type() ~= 'torch.FloatTensor' and grad:type() ~= 'torch.CudaTensor' then
+      fail('gradients must be float32 (FloatTensor or CudaTensor), got %s; keep float32 master weights', grad:type())
+   end
+   local self = setmetatable({ o = o, dist = dist, steps = 0 }, Compressor)
+   self.device = tonumber(C.mt_tensor_device(grad.h))
+   self.n = grad:nElement()
+   self.sparse, self.dense = {}, {}
+   local list = {}
+   for _, u in ipairs(units) do list[#list + 1] = { lo = u.lo, hi = u.hi } end
+   table.sort(list, function(a, b) return a.lo < b.lo end) -- a fixed order, the same on every rank
+   local nd, ns = 0, 0
+   for _, u in ipairs(list) do
+      local len = u.hi - u.lo
+      if len > 0 then
+         if len >= o.minSize then
+            u.v = self:_new(T.FLOAT, len):zero()
+            if o.momentum > 0 then u.u = self:_new(T.FLOAT, len):zero() end
+            self.sparse[#self.sparse + 1] = u
+            ns = ns + len
+         else
+            u.pos = nd
+            self.dense[#self.dense + 1] = u
+            nd = nd + len
+         end
+      end
+   end
+   self.denseElements, self.sparseElements = nd, ns
+   if nd > 0 then
+      self.dbuf = self:_new(T.FLOAT, nd)
+      if o.momentum > 0 then self.dvel = self:_new(T.FLOAT, nd):zero() end
+   end
+   self.cnt = torch.DoubleTensor(1)
+   return self
+end
+
+function Compressor:_new(dtype, n) return T.new(dtype, self.device, { n }) end
+
+-- the density of the coming step (warm-up, then opts.density)
+function Compressor:density()
+   local o = self.o
+   local w = #o.warmup
+   if w > 0 and o.warmupSteps > 0 and self.steps < o.warmupSteps then
+      return o.warmup[math.min(w, math.floor(self.steps * w / o.warmupSteps) + 1)]
+   end
+   return o.density
+end
+
+-- pairs a unit of len elements may return at density
+local function capOf(len, density, method, slack)
+   local k = math.max(1, math.ceil(density * len))
+   if method == 'threshold' then return math.max(1, math.min(len, math.floor(k * (1 + slack)))) end
+   return k
+end
+
+-- whether the sparse exchange of this density costs more bytes than a dense allreduce: each
+-- rank receives N sets of (index, value) against about 2*(N-1)/N of the gradient for a ring
+function Compressor:_goesDense(density)
+   if density >= 1 then return true end
+   if not self.o.denseFallback then return false end
+   local N = self.dist.size()
+   local pairs = 0
+   for _, u in ipairs(self.sparse) do pairs = pairs + capOf(u.hi - u.lo, density, self.o.method, self.o.slack) end
+   local sparseBytes = N * pairs * (4 + WIRE_BYTES[self.o.wire])
+   local denseBytes = 2 * math.max(N - 1, 1) / math.max(N, 1) * self.sparseElements * 4
+   return sparseBytes >= denseBytes
+end
+
+-- momentum correction into the residual: u = m*u + d; v += u (or d + m*u with Nesterov)
+function Compressor:_accumulate(u, g)
+   local o = self.o
+   if o.momentum > 0 then
+      u.u:mul(o.momentum):add(g)
+      u.v:add(u.u)
+      if o.nesterov then
+         u.v:add(g)
+         u.v:add(o.momentum - 1, u.u) -- v_prev + u + (g + m*u - u) = v_prev + g + m*u
+      end
+   else
+      u.v:add(g)
+   end
+end
+
+function Compressor:_ensure(name, dtype, n)
+   local t = self[name]
+   if not t or t:nElement() < n then
+      t = self:_new(dtype, math.max(n, 1))
+      self[name] = t
+   end
+   return t
+end
+
+-- One step: grad becomes the averaged update direction. Returns the step's counters.
+function Compressor:step(grad, params)
+   local o, d = self.o, self.dist
+   local N = d.size()
+   local t0 = now()
+   if o.clip then
+      local norm, thr = grad:norm(), o.clip / math.sqrt(N)
+      if norm > thr then grad:mul(thr / norm) end
+   end
+   if o.weightDecay > 0 then
+      if not params then fail('weightDecay needs the parameters: step(grad, params)') end
+      grad:add(o.weightDecay, params)
+   end
+   local density = self:density()
+   local dense = self:_goesDense(density)
+   for _, u in ipairs(self.sparse) do self:_accumulate(u, grad:narrow(1, u.lo + 1, u.hi - u.lo)) end
+   -- the dense buffer: small parameters, plus every residual when the step goes dense
+   local nd = self.denseElements + (dense and self.sparseElements or 0)
+   local dbuf = nd > 0 and self:_ensure('dbuf', T.FLOAT, nd):narrow(1, 1, nd) or nil
+   for _, u in ipairs(self.dense) do dbuf:narrow(1, u.pos + 1, u.hi - u.lo):copy(grad:narrow(1, u.lo + 1, u.hi - u.lo)) end
+   local pos = 0
+   if dense then
+      pos = self.denseElements
+      for _, u in ipairs(self.sparse) do
+         local len = u.hi - u.lo
+         dbuf:narrow(1, pos + 1, len):copy(u.v)
+         u.v:zero()
+         pos = pos + len
+      end
+      pos = 0
+   else
+      local cap = 0
+      for _, u in ipairs(self.sparse) do cap = cap + capOf(u.hi - u.lo, density, o.method, o.slack) end
+      local idx = self:_ensure('sidx', T.INT, cap)
+      local val = self:_ensure('sval', T.FLOAT, cap)
+      local m = METHODS[o.method]
+      for _, u in ipairs(self.sparse) do
+         local len = u.hi - u.lo
+         local c = capOf(len, density, o.method, o.slack)
+         local iv, vv = idx:narrow(1, pos + 1, c), val:narrow(1, pos + 1, c)
+         T.check(D.mt_dist_topk(u.v.h, density, m, o.slack, iv.h, vv.h, count), 'dist.rgc')
+         local k = tonumber(count[0])
+         T.check(D.mt_dist_rgc_mask(u.v.h, (o.maskMomentum and u.u) and u.u.h or nil, iv.h, k, u.lo), 'dist.rgc')
+         pos = pos + k
+      end
+   end
+   local t1 = now()
+   -- exchange: the dense part in the background while the sparse sets travel
+   local h = dbuf and d.allreduceAsync(dbuf, 'avg', o.algorithm and { algorithm = o.algorithm } or nil)
+   local maxc, bytes = 0, (dbuf and nd * 4 or 0)
+   if not dense and #self.sparse > 0 then
+      self.cnt[1] = pos
+      d.allreduce(self.cnt, 'max')
+      maxc = math.floor(self.cnt[1])
+      if maxc > 0 then
+         local idx, val = self.sidx, self.sval
+         if maxc > pos then
+            idx:narrow(1, pos + 1, maxc - pos):fill(-1)
+            val:narrow(1, pos + 1, maxc - pos):zero()
+         end
+         local sendv = val:narrow(1, 1, maxc)
+         if o.wire ~= 'float' then
+            sendv = self:_ensure('swire', WIRE[o.wire], maxc):narrow(1, 1, maxc):copy(sendv)
+         end
+         local allIdx = self:_ensure('ridx', T.INT, N * maxc):narrow(1, 1, N * maxc)
+         local allVal = self:_ensure('rval', WIRE[o.wire], N * maxc):narrow(1, 1, N * maxc)
+         local hi = d.allgatherAsync(allIdx, idx:narrow(1, 1, maxc))
+         d.allgather(allVal, sendv)
+         hi:wait()
+         for _, u in ipairs(self.sparse) do grad:narrow(1, u.lo + 1, u.hi - u.lo):zero() end
+         T.check(D.mt_dist_rgc_scatter_add(grad.h, allIdx.h, allVal.h, maxc, 1 / N), 'dist.rgc')
+         bytes = bytes + 8 + maxc * (4 + WIRE_BYTES[o.wire])
+      else
+         for _, u in ipairs(self.sparse) do grad:narrow(1, u.lo + 1, u.hi - u.lo):zero() end
+      end
+   end
+   if h then h:wait() end
+   -- back into grad: small parameters with the global momentum, residuals as they came
+   if dbuf then
+      local nsmall = self.denseElements
+      if nsmall > 0 then
+         local small = dbuf:narrow(1, 1, nsmall)
+         if self.dvel then
+            self.dvel:mul(o.momentum):add(small)
+            if o.nesterov then small:add(o.momentum, self.dvel) else small:copy(self.dvel) end
+         end
+         for _, u in ipairs(self.dense) do grad:narrow(1, u.lo + 1, u.hi - u.lo):copy(small:narrow(1, u.pos + 1, u.hi - u.lo)) end
+      end
+      if dense then
+         local p = nsmall
+         for _, u in ipairs(self.sparse) do
+            local len = u.hi - u.lo
+            grad:narrow(1, u.lo + 1, len):copy(dbuf:narrow(1, p + 1, len))
+            p = p + len
+         end
+      end
+   end
+   local t2 = now()
+   self.steps = self.steps + 1
+   return {
+      step = self.steps, density = dense and 1 or (self.sparseElements > 0 and pos / self.sparseElements or 0),
+      target = density, dense = dense, bytes = bytes, denseBytes = self.n * 4,
+      sparseElements = self.sparseElements, denseElements = self.denseElements, sent = pos,
+      selectTime = t1 - t0, exchangeTime = t2 - t1,
+   }
+end
+
+-- every residual and velocity element (for the invariant tests): v + sent == accumulated
+function Compressor:residuals()
+   local r = {}
+   for i, u in ipairs(self.sparse) do r[i] = { lo = u.lo, hi = u.hi, v = u.v, u = u.u } end
+   return r
+end
+
+return rgc

@@ -1,0 +1,234 @@
+-- rgc_spec.lua: residual gradient compression (dist/rgc.lua, DataParallel compress = 'rgc'),
+-- run by ctest solo and under `mpirun -np N` for N = 1..4 like every spec here. Fresh random
+-- gradients each run (the seed is printed); every rank checks its own invariant and the
+-- exchanged sum against float64 references built from every rank's sent pairs.
+local torch = require 'moontorch'
+local nn = require 'moontorch.nn'
+local optim = require 'moontorch.optim'
+local dist = require 'moontorch.dist'
+local rgc = require 'moontorch.dist.rgc'
+
+local world = tonumber(os.getenv('OMPI_COMM_WORLD_SIZE') or '1')
+dist.init{ timeout = 120, model = false, groupSize = world >= 2 and 2 or 0 }
+local R, N = dist.rank(), dist.size()
+local seed = dist.broadcastNumber(tonumber(os.getenv('MT_TEST_SEED')) or (os.time() % 100000 * 1000 + math.floor(os.clock() * 1e3) % 1000))
+if R == 0 then io.stderr:write(('[dist rgc spec seed %d, %d ranks]\n'):format(seed, N)) end
+
+-- a flat gradient of several "parameters": two small (dense) and three large (compressed)
+local SIZES = { 37, 20011, 5, 70001, 16384 }
+local function layout()
+   local units, lo = {}, 0
+   for _, n in ipairs(SIZES) do
+      units[#units + 1] = { lo = lo, hi = lo + n }
+      lo = lo + n
+   end
+   return units, lo
+end
+
+-- what this rank sent in its last step, as a dense float64 vector of the flat size
+local function sentDense(c, stats, n)
+   local s = torch.DoubleTensor(n):zero()
+   if stats.dense then return s end
+   for i = 1, stats.sent do
+      local j = c.sidx[i]
+      s[j + 1] = s[j + 1] + c.sval[i]
+   end
+   return s
+end
+
+local function maxdiff(a, b) return (a:double() - b:double()):abs():max() end
+-- largest magnitude (x:abs() is in place in Torch7, so on a copy)
+local function amax(x) return x:double():clone():abs():max() end
+
+describe('dist.rgc', function()
+-- a rank that ends without finalize is taken by its peers as gone
+teardown(function() dist.finalize() end)
+
+describe('compressor', function()
+
+   for _, case in ipairs {
+      { method = 'exact', momentum = 0 }, { method = 'threshold', momentum = 0.9 },
+      { method = 'trimmed', momentum = 0.9, nesterov = true }, { method = 'trimmed', momentum = 0.5, maskMomentum = false },
+   } do
+      it(('keeps sent + residual == accumulated and sums every rank\'s pairs (%s, momentum %g%s%s)'):format(case.method,
+         case.momentum, case.nesterov and ', nesterov' or '', case.maskMomentum == false and ', no masking' or ''), function()
+         local units, n = layout()
+         local grad = torch.FloatTensor(n)
+         local c = rgc.Compressor(units, grad, { density = 0.01, method = case.method, momentum = case.momentum,
+            nesterov = case.nesterov, maskMomentum = case.maskMomentum, denseFallback = false }, dist)
+         assert.equal(2, #c.dense)
+         assert.equal(3, #c.sparse)
+         local acc, sent = torch.DoubleTensor(n):zero(), torch.DoubleTensor(n):zero()
+         local vel = torch.DoubleTensor(n):zero()
+         for step = 1, 12 do
+            torch.manualSeed(seed + 1000 * step + R)
+            local g = torch.randn(n):float():mul(step % 3 == 0 and 10 or 1)
+            grad:copy(g)
+            -- float64 model of the accumulation (before the step, with the velocity the
+            -- compressor holds, masking included: read it back after)
+            local stats = c:step(grad)
+            local mine = sentDense(c, stats, n)
+            -- every rank's sent vectors: the result must be their average
+            local all = dist.allgather(torch.DoubleTensor(N * n), mine)
+            local want = torch.DoubleTensor(n):zero()
+            for r = 0, N - 1 do want:add(all:narrow(1, r * n + 1, n)) end
+            want:div(N)
+            for _, u in ipairs(c.sparse) do
+               local got = grad:narrow(1, u.lo + 1, u.hi - u.lo)
+               local d = maxdiff(got, want:narrow(1, u.lo + 1, u.hi - u.lo))
+               assert(d <= 1e-5 * (1 + amax(want)), ('step %d: exchanged sum off by %g'):format(step, d))
+            end
+            -- the invariant, per compressed parameter: what went into the residual so far
+            -- (u's values summed, or g's without momentum) == what was sent + what remains
+            sent:add(mine)
+            for _, u in ipairs(c.sparse) do
+               local len = u.hi - u.lo
+               local gi = g:narrow(1, u.lo + 1, len):double()
+               local vi = vel:narrow(1, u.lo + 1, len)
+               if case.momentum > 0 then
+                  vi:mul(case.momentum):add(gi)
+                  local add = case.nesterov and (gi + vi * case.momentum) or vi
+                  acc:narrow(1, u.lo + 1, len):add(add)
+                  -- masking: the model's velocity follows the compressor's (what it cleared)
+                  vi:copy(u.u:double())
+               else
+                  acc:narrow(1, u.lo + 1, len):add(gi)
+               end
+               local lhs = sent:narrow(1, u.lo + 1, len) + u.v:double()
+               local d = maxdiff(lhs, acc:narrow(1, u.lo + 1, len))
+               assert(d == d, 'NaN in the residual')
+               assert(d <= 2e-4 * (1 + amax(acc:narrow(1, u.lo + 1, len))),
+                  ('step %d, parameter at %d: sent + residual differs from accumulated by %g'):format(step, u.lo, d))
+            end
+            -- small parameters: plain average (momentum from the dense velocity)
+            assert.is_true(stats.bytes > 0)
+            assert.is_false(stats.dense)
+         end
+      end)
+   end
+
+   it('selects about density of each compressed parameter and counts its bytes', function()
+      local units, n = layout()
+      local grad = torch.FloatTensor(n)
+      local c = rgc.Compressor(units, grad, { density = 0.001, method = 'exact' }, dist)
+      torch.manualSeed(seed + R)
+      grad:copy(torch.randn(n))
+      local s = c:step(grad)
+      local k = 0
+      for _, u in ipairs(c.sparse) do k = k + math.max(1, math.ceil(0.001 * (u.hi - u.lo))) end
+      assert.equal(k, s.sent)
+      assert.near(k / c.sparseElements, s.density, 1e-12)
+      assert.equal((37 + 5) * 4 + 8 + k * 8, s.bytes)
+      assert.equal(n * 4, s.denseBytes)
+      assert.is_true(s.selectTime >= 0 and s.exchangeTime >= 0)
+   end)
+
+   it('warms the density up over warmupSteps, then holds it', function()
+      local units, n = layout()
+      local c = rgc.Compressor(units, torch.FloatTensor(n), { density = 0.001, warmup = { 0.25, 0.0625 }, warmupSteps = 4 }, dist)
+      local seen = {}
+      for i = 1, 6 do
+         seen[i] = c:density()
+         c.steps = c.steps + 1
+      end
+      assert.same({ 0.25, 0.25, 0.0625, 0.0625, 0.001, 0.001 }, seen)
+   end)
+
+   it('sends half and bfloat16 values on the wire, within their rounding', function()
+      for _, wire in ipairs { 'half', 'bfloat16' } do
+         local units, n = layout()
+         local g1, g2 = torch.FloatTensor(n), torch.FloatTensor(n)
+         local a = rgc.Compressor(units, g1, { density = 0.01, method = 'exact' }, dist)
+         local b = rgc.Compressor(units, g2, { density = 0.01, method = 'exact', wire = wire }, dist)
+         torch.manualSeed(seed + 77 + R)
+         g1:copy(torch.randn(n))
+         g2:copy(g1)
+         a:step(g1)
+         local s = b:step(g2)
+         local tol = wire == 'half' and 2e-3 or 1.6e-2
+         local d = maxdiff(g1, g2) / (amax(g1) + 1e-30)
+         assert(d <= tol, ('%s wire: relative difference %g'):format(wire, d))
+         assert.equal((37 + 5) * 4 + 8 + s.sent * 6, s.bytes)
+      end
+   end)
+
+   it('goes dense when sparse traffic would be larger (density 1) and says so', function()
+      local units, n = layout()
+      local grad = torch.FloatTensor(n)
+      local c = rgc.Compressor(units, grad, { density = 1 }, dist)
+      torch.manualSeed(seed + 5 + R)
+      grad:copy(torch.randn(n))
+      local want = dist.allreduce(grad:clone(), 'avg')
+      local s = c:step(grad)
+      assert.is_true(s.dense)
+      assert(maxdiff(grad, want) <= 1e-6, 'dense fallback is not the average')
+      for _, u in ipairs(c.sparse) do assert.equal(0, amax(u.v)) end
+   end)
+
+   it('rejects bad options with their names', function()
+      local units, n = layout()
+      local g = torch.FloatTensor(n)
+      assert.error_matches(function() rgc.Compressor(units, g, { density = 0 }, dist) end, 'density must be')
+      assert.error_matches(function() rgc.Compressor(units, g, { method = 'sort' }, dist) end, "method must be exact, threshold or trimmed, got 'sort'")
+      assert.error_matches(function() rgc.Compressor(units, g, { wire = 'int8' }, dist) end, 'wire must be')
+      assert.error_matches(function() rgc.Compressor(units, g, { dense = true }, dist) end, "unknown option 'dense'")
+      assert.error_matches(function() rgc.Compressor(units, torch.DoubleTensor(n), {}, dist) end, 'float32')
+      assert.error_matches(function() rgc.Compressor(units, g, { warmup = { 0.5, 2 } }, dist) end, 'warmup%[2%]')
+   end)
+end)
+
+describe('DataParallel compress = rgc', function()
+   -- a small model with small (dense) and large (compressed) parameters
+   local function model()
+      torch.manualSeed(seed)
+      return nn.Sequential():add(nn.Linear(64, 400)):add(nn.Tanh()):add(nn.Linear(400, 10))
+   end
+   local function batch(step)
+      torch.manualSeed(seed + 31 * step + R)
+      return torch.randn(8, 64):float(), torch.LongTensor(8):random(1, 10)
+   end
+   -- a few steps of dp with optimizer config; the final parameters
+   local function train(dpopts, config, steps)
+      local dp = dist.DataParallel(model():float(), dpopts)
+      local crit = nn.CrossEntropyCriterion():float()
+      local p, gp = dp:getParameters()
+      local state = {}
+      for step = 1, steps do
+         local x, y = batch(step)
+         optim.sgd(function()
+            gp:zero()
+            local out = dp:forward(x)
+            local loss = crit:forward(out, y)
+            dp:backward(x, crit:backward(out, y))
+            return loss, gp
+         end, p, config, state)
+      end
+      return p:clone(), dp
+   end
+
+   it('at density 1 equals dense DataParallel with momentum SGD (weight decay, Nesterov)', function()
+      local dense = train({}, { learningRate = 0.1, momentum = 0.9, weightDecay = 1e-3, nesterov = true, dampening = 0 }, 5)
+      local plain = { learningRate = 0.1, momentum = 0, weightDecay = 0 }
+      local r1 = train({ compress = 'rgc', density = 1, momentum = 0.9, weightDecay = 1e-3, nesterov = true, minSize = 1000 }, plain, 5)
+      local r2 = train({ compress = 'rgc', density = 1, momentum = 0.9, weightDecay = 1e-3, nesterov = true, minSize = 1000,
+         denseFallback = false, maskMomentum = false }, plain, 5)
+      assert(maxdiff(r1, dense) <= 2e-5, 'dense fallback differs from dense DataParallel by ' .. maxdiff(r1, dense))
+      assert(maxdiff(r2, dense) <= 2e-5, 'the sparse path at density 1 differs from dense DataParallel by ' .. maxdiff(r2, dense))
+   end)
+
+   it('trains at density 0.01 with every rank holding the same parameters, and reports counters', function()
+      local p, dp = train({ compress = 'rgc', density = 0.01, momentum = 0.9, minSize = 1000 }, { learningRate = 0.05 }, 4)
+      local all = dist.allgather(torch.FloatTensor(N * p:nElement()), p)
+      for r = 0, N - 1 do assert.equal(0, maxdiff(all:narrow(1, r * p:nElement() + 1, p:nElement()), p)) end
+      assert.is_table(dp.stats)
+      assert.is_true(dp.stats.bytes < dp.stats.denseBytes)
+      assert.is_true(tostring(dp):find('rgc density 0.01') ~= nil)
+   end)
+
+   it('rejects compression options without compress = rgc, and unknown ones', function()
+      assert.error_matches(function() dist.DataParallel(model(), { density = 0.1 }) end, "option 'density' needs compress = 'rgc'")
+      assert.error_matches(function() dist.DataParallel(model(), { compress = 'zip' }) end, "compress must be 'none' or 'rgc'")
+      assert.error_matches(function() dist.DataParallel(model(), { compress = 'rgc', densty = 0.1 }) end, "unknown option 'densty'")
+   end)
+end)
+end)
