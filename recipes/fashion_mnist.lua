@@ -5,6 +5,7 @@
 --         [-threads 2] [-seed 1] [-device cpu] [-precision float] [-save runs/fashion_mnist]
 --         [-resume runs/fashion_mnist/checkpoint.safetensors] [-checkpointEvery N] [-data DIR]
 --   mpirun -np 4 luajit recipes/fashion_mnist.lua -dist [-allreduce auto] [-bucketMB 25]
+--         [-compress rgc -density 0.001 -densityWarmup 1 -rgcMethod trimmed -wire float]
 -- (`-h` lists every option.) With -dist, -batchSize is the global batch: each rank trains on
 -- its slice of every batch, gradients are averaged by dist.DataParallel, and rank 0 alone
 -- prints and writes files. Data: Debian's dataset-fashion-mnist package
@@ -53,6 +54,11 @@ local spec = {
    { 'allreduce', 'auto', 'allreduce algorithm with -dist', choices = { 'auto', 'mpi', 'ring', 'multicolor', 'hierarchical', 'nccl' } },
    { 'bucketMB', 25, 'gradient bucket size in MB with -dist' },
    { 'timeout', 300, 'seconds a rank waits for the others before failing, with -dist' },
+   { 'compress', 'none', 'gradient compression with -dist: none | rgc (residual top-k, sgd only)', choices = { 'none', 'rgc' } },
+   { 'density', 0.001, 'fraction of each large gradient sent per step with -compress rgc' },
+   { 'densityWarmup', 1, 'epochs of density warm-up (25%, 6.25%, 1.56%, 0.4%, then -density) with -compress rgc' },
+   { 'rgcMethod', 'trimmed', 'top-k selection with -compress rgc', choices = { 'trimmed', 'threshold', 'exact' } },
+   { 'wire', 'float', 'precision of sent values with -compress rgc', choices = { 'float', 'half', 'bfloat16' } },
 }
 
 local M = {}
@@ -173,30 +179,61 @@ function M.main(args)
    if opt.optimizer == 'sgd' or opt.optimizer == 'lars' then config.momentum = opt.momentum end
    if opt.optimizer == 'sgd' and opt.nesterov and opt.momentum > 0 then config.nesterov, config.dampening = true, 0 end
 
-   if dist then model = dist.DataParallel(model, { bucketMB = opt.bucketMB, algorithm = opt.allreduce }) end
+   local trainIt = batches(trainSet, opt.batchSize, { shuffle = true, flip = opt.augment, seed = opt.seed, dropLast = true,
+      rank = rank, world = world })
+   local compressing = dist and opt.compress == 'rgc'
+   if opt.compress ~= 'none' and not dist then error('fashion_mnist: -compress needs -dist', 0) end
+   if compressing and opt.optimizer ~= 'sgd' then
+      error('fashion_mnist: -compress rgc keeps momentum in its residuals (momentum correction) and needs -optimizer sgd', 0)
+   end
+   if dist then
+      local dpopts = { bucketMB = opt.bucketMB, algorithm = opt.allreduce }
+      if compressing then
+         -- momentum and weight decay move into the compressor; the optimizer steps plainly
+         local nb = math.min(opt.limitBatches > 0 and opt.limitBatches or math.huge, trainIt:nbatches())
+         dpopts.compress, dpopts.density, dpopts.method, dpopts.wire = 'rgc', opt.density, opt.rgcMethod, opt.wire
+         dpopts.momentum, dpopts.weightDecay = opt.momentum, opt.weightDecay
+         dpopts.nesterov = config.nesterov or false
+         dpopts.warmupSteps = math.floor(opt.densityWarmup * nb)
+         config.momentum, config.weightDecay, config.nesterov, config.dampening = 0, 0, nil, nil
+      end
+      model = dist.DataParallel(model, dpopts)
+   end
+   local columns = { 'epoch', 'train_loss', 'train_acc', 'test_acc', 'lr', 'seconds', 'images_per_sec' }
+   if compressing then for _, c in ipairs { 'comm_MB', 'density', 'select_ms', 'exchange_ms' } do columns[#columns + 1] = c end end
    local trainer = train.Trainer{ name = 'fashion_mnist', model = model, criterion = criterion, dist = dist,
       optimizer = optim[opt.optimizer], config = config, device = opt.device, nEpochs = opt.nEpochs,
-      train = batches(trainSet, opt.batchSize, { shuffle = true, flip = opt.augment, seed = opt.seed, dropLast = true,
-         rank = rank, world = world }),
+      train = trainIt,
       val = batches(testSet, opt.testBatchSize, { rank = rank, world = world }),
       trainBatches = opt.limitBatches > 0 and opt.limitBatches or nil,
       valBatches = opt.limitTestBatches > 0 and opt.limitTestBatches or nil,
       save = opt.save ~= '' and opt.save or nil, checkpointEvery = opt.checkpointEvery, format = 'moontorch fashion_mnist 2',
       meta = { seed = opt.seed, optimizer = opt.optimizer }, stopAfter = opt.stopAfter, stopAfterIter = opt.stopAfterIter,
       quiet = opt.quiet,
-      columns = { 'epoch', 'train_loss', 'train_acc', 'test_acc', 'lr', 'seconds', 'images_per_sec' },
+      columns = columns,
       row = function(epoch, tr, va)
          return { epoch = epoch, train_loss = tr.loss, train_acc = tr.top1, test_acc = va.top1, lr = tr.lr,
-            seconds = tr.seconds, images_per_sec = tr.images_per_sec }
+            seconds = tr.seconds, images_per_sec = tr.images_per_sec, comm_MB = tr.comm_MB, density = tr.density,
+            select_ms = tr.select_ms, exchange_ms = tr.exchange_ms }
       end,
+      tensorboard = compressing and { ['comm/MB_per_step'] = 'comm_MB', ['comm/density'] = 'density',
+         ['comm/select_ms'] = 'select_ms', ['comm/exchange_ms'] = 'exchange_ms', ['accuracy/test'] = 'test_acc' } or nil,
       plot = { acc = 'test_acc', title = 'fashion_mnist: small CNN, ' .. opt.optimizer },
       report = not opt.quiet and function(epoch, tr, va)
          print(('epoch %d: train loss %.4f  train acc %.2f%%  test acc %.2f%%  (%.1f s, %.0f img/s)'):format(epoch,
             tr.loss, 100 * tr.top1, 100 * va.top1, tr.seconds, tr.images_per_sec))
+         if tr.comm_MB then
+            print(('  rgc: %.3f MB/step sent, density %.4f, select %.2f ms, exchange %.2f ms'):format(tr.comm_MB,
+               tr.density, tr.select_ms, tr.exchange_ms))
+         end
       end or nil }
    trainer.schedule = schedule(opt, trainer.trainBatches)
    if opt.optimizer == 'lars' then config.layers = optim.layerSegments(model, trainer.params) end
-   if opt.resume ~= '' then trainer:resume(opt.resume) end
+   if opt.resume ~= '' then
+      trainer:resume(opt.resume)
+      -- the warm-up goes on from there; residuals are per rank and start empty (not checkpointed)
+      if compressing then model.compressor.steps = (trainer.startEpoch - 1) * trainer.trainBatches + trainer.firstBatch - 1 end
+   end
 
    local last = trainer:fit()
    local acc = last.top1 or trainer:validate(trainer.startEpoch).top1 -- nothing left to train

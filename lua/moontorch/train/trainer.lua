@@ -164,6 +164,13 @@ function Trainer:trainEpoch(epoch)
          self.config.learningRate = lr
          local loss, correct = self:step(self:toDevice(input, target))
          if loss ~= loss then self:fail('the loss became NaN at epoch %d batch %d (lr %g)', epoch, b, lr) end
+         local cs = self.model.stats -- a compressing DataParallel's counters of this step
+         if cs then
+            local c = acc.comm or { steps = 0, bytes = 0, density = 0, select = 0, exchange = 0 }
+            acc.comm = c
+            c.steps, c.bytes, c.density = c.steps + 1, c.bytes + cs.bytes, c.density + cs.density
+            c.select, c.exchange = c.select + cs.selectTime, c.exchange + cs.exchangeTime
+         end
          acc.loss, acc.top1, acc.seen = acc.loss + loss * info.count, acc.top1 + correct, acc.seen + info.count
          bar:update(b - first + 1, { loss = loss, acc = correct / info.count, images = info.count })
       end
@@ -176,8 +183,12 @@ function Trainer:trainEpoch(epoch)
    local loss, top1, seen, skipped = self:sumRanks(acc.loss, acc.top1, acc.seen, acc.skipped)
    if seen == 0 then self:fail('epoch %d delivered no training image', epoch) end
    local ips = seen == acc.seen and st.images_per_sec or seen / math.max(st.seconds, 1e-9)
+   local c = acc.comm
    return { loss = loss / seen, top1 = top1 / seen, lr = lr, seconds = st.seconds,
-      images_per_sec = ips, wait_ms = 1000 * acc.wait / nb, skipped = skipped }
+      images_per_sec = ips, wait_ms = 1000 * acc.wait / nb, skipped = skipped,
+      -- this rank's means per step, with gradient compression
+      comm_MB = c and c.bytes / c.steps / 2 ^ 20, density = c and c.density / c.steps,
+      select_ms = c and 1000 * c.select / c.steps, exchange_ms = c and 1000 * c.exchange / c.steps }
 end
 
 function Trainer:validate(epoch)
