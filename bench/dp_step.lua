@@ -5,6 +5,7 @@
 --        [-algorithms mpi,ring,multicolor,hierarchical,auto] [-overlap both|true|false]
 --        [-steps 3] [-warmup 1] [-computeMs 0 (per model)] [-forwardRatio 0.5] [-burn sleep|busy]
 --        [-measure [-measureBatch 1]] [-bucketMB 25] [-groupSize 2] [-rate label] [-delay label]
+--        [-compress none,rgc] [-density 0.001] [-wire float|half|bfloat16] [-rgcAlgorithms ring]
 --   luajit bench/dp_step.lua -list        -- the layer lists only (no MPI): params, MB, GFLOPs
 --
 -- The model is an nn.Sequential of one stand-in module per parameter-owning layer of the real
@@ -25,8 +26,19 @@
 -- gradient exchange alone, bucketed as DataParallel does it); then a step with overlap off and on.
 -- compute ms is the same model's forward + backward without DataParallel (the one-worker step),
 -- measured; efficiency = compute / step. Times are the slowest rank's, median of -steps.
+-- With -compress rgc the same cases run through DataParallel's residual gradient compression
+-- ({ compress = 'rgc', density, wire }): large gradients go as top-k (index, value) pairs by
+-- allgather, so the algorithm then only carries the dense part (small layers). Its cases run for
+-- -rgcAlgorithms (default: every -algorithms), since the algorithm barely matters there.
+-- bytes/step (MiB/step in the table): for rgc, dp.stats.bytes (what a rank put on the wire), max
+-- over ranks, median over the timed steps; for none, 4 * params * 2(N-1)/N, the per-rank send of a
+-- ring (bandwidth-optimal) allreduce of the float32 gradient. sel% = dp.stats.selectTime / step.
 -- Rank 0 prints a table; with -rows FILE it also appends lines
--- `ROW|model|MB|rate|delay|algorithm|overlap|compute|step|comm|eff` there, which netem.sh gathers.
+-- `ROW|model|MB|rate|delay|algorithm|overlap|compute|step|comm|eff|compress|density|wire|bytes|selectMs`
+-- there (times in ms, bytes per step per rank; none rows: density 1, wire float, selectMs 0), which
+-- netem.sh gathers; the first 11 fields are as before. A DataParallel without the compress option
+-- (an older one) makes the rgc cases print a skip line and write `SKIP|model|rate|delay|algorithm|
+-- compress|reason` instead of failing the run.
 local torch = require 'moontorch' -- run from the repository root: its loader finds lua/ and recipes/
 local nn = require 'moontorch.nn'
 local options = require 'moontorch.util.options'
@@ -54,6 +66,10 @@ local opt = options.parse(arg, {
    { 'rate', '-', 'label for the table: the link rate' },
    { 'delay', '-', 'label for the table: the link delay' },
    { 'rows', '', 'rank 0 appends ROW|... lines for netem.sh to this file' },
+   { 'compress', 'none', 'comma-separated gradient exchanges: none (dense allreduce), rgc (residual gradient compression)' },
+   { 'density', 0.001, 'rgc: fraction of each large gradient sent' },
+   { 'wire', 'float', 'rgc: value type on the wire: float | half | bfloat16', choices = { 'float', 'half', 'bfloat16' } },
+   { 'rgcAlgorithms', '', 'algorithms for the rgc cases (default: -algorithms)' },
    { 'list', false, 'print the layer lists and exit (no MPI)' },
 }, 'bench/dp_step.lua: DataParallel step time over the gradient lists of ResNet-50 and VGG-16\nOptions:')
 
@@ -343,10 +359,24 @@ if opt.list then
    os.exit(0)
 end
 
+local compresses = split(opt.compress)
+local doDense, doRgc = false, false
+for _, c in ipairs(compresses) do
+   if c == 'none' then doDense = true
+   elseif c == 'rgc' then doRgc = true
+   else error(("dp_step: unknown -compress '%s' (none, rgc)"):format(c), 0) end
+end
+if not (opt.density > 0 and opt.density <= 1) then error('dp_step: -density must be in (0, 1]', 0) end
+
 local dist = require 'moontorch.dist'
 local algorithms = split(opt.algorithms)
+local rgcAlgorithms = opt.rgcAlgorithms ~= '' and split(opt.rgcAlgorithms) or algorithms
+-- the cases, in order: every dense algorithm, then every rgc one
+local cases = {}
+if doDense then for _, a in ipairs(algorithms) do cases[#cases + 1] = { alg = a, compress = 'none' } end end
+if doRgc then for _, a in ipairs(rgcAlgorithms) do cases[#cases + 1] = { alg = a, compress = 'rgc' } end end
 local wantAuto = false
-for _, a in ipairs(algorithms) do if a == 'auto' then wantAuto = true end end
+for _, c in ipairs(cases) do if c.alg == 'auto' then wantAuto = true end end
 -- the auto cost table is measured on this network (a cached one may be another network's)
 local distModel = false
 if wantAuto then distModel = opt.distModel ~= '' and opt.distModel or os.tmpname() end
@@ -396,14 +426,32 @@ end
 local overlaps = opt.overlap == 'both' and { false, true } or { opt.overlap == 'true' }
 say('dp_step: %d ranks (groupSize %d, %d node(s)), rate %s, delay %s, bucket %d MB, median of %d steps after %d, compute by %s\n',
    size, opt.groupSize, dist.nodes(), opt.rate, opt.delay, opt.bucketMB, opt.steps, opt.warmup, opt.burn)
+if doRgc then
+   say('rgc: density %g, wire %s, algorithms %s; MiB/step: rgc = dp.stats.bytes (max over ranks), none = 4 * params * 2(N-1)/N (ring allreduce)\n',
+      opt.density, opt.wire, table.concat(rgcAlgorithms, ','))
+end
 if wantAuto then
    local probes = {}
    for _, mb in ipairs({ 1, 4, 25 }) do probes[#probes + 1] = ('%d MB: %s'):format(mb, dist.autoChoice(mb * 2 ^ 20)) end
    say('auto chooses (measured at init on this network): %s\n', table.concat(probes, ', '))
 end
 
-local header = ('%-9s %7s %-7s %-8s %-13s %-7s %10s %10s %10s %7s\n')
-local rowfmt = ('%-9s %7.1f %-7s %-8s %-13s %-7s %10.1f %10.1f %10.1f %7.3f\n')
+local header = ('%-9s %7s %-7s %-8s %-13s %-8s %-7s %10s %10s %10s %7s %9s %6s\n')
+local rowfmt = ('%-9s %7.1f %-7s %-8s %-13s %-8s %-7s %10.1f %10.1f %10.1f %7.3f %9s %6s\n')
+
+-- the option names a DataParallel without compression rejects: then the rgc cases are skipped
+local function rejectsCompress(err)
+   local k = tostring(err):match("unknown option '(%w+)'")
+   return k == 'compress' or k == 'density' or k == 'wire'
+end
+
+local function append(line)
+   if master and opt.rows ~= '' then
+      local f = assert(io.open(opt.rows, 'a'))
+      f:write(line, '\n')
+      f:close()
+   end
+end
 
 local status = 0
 dist.run(function()
@@ -453,38 +501,77 @@ dist.run(function()
       release()
       say('\n%s: %d tensors, %.1f MB of float32 gradients; compute %s; one-worker step %.1f ms\n',
          spec.desc, ntensors, mb, how, compute)
-      say(header, 'model', 'MB', 'rate', 'delay', 'algorithm', 'overlap', 'compute', 'step ms', 'comm-only', 'eff')
+      say(header, 'model', 'MB', 'rate', 'delay', 'algorithm', 'compress', 'overlap', 'compute', 'step ms', 'comm-only',
+         'eff', 'MiB/step', 'sel%')
+      -- what a ring allreduce of the float32 gradient sends per rank: the dense rows' bytes/step
+      local denseBytes = 4 * params * 2 * (size - 1) / size
 
-      -- ms per DataParallel step of the stand-in model with these per-layer times (nil: none)
-      local function timeSteps(layerTimes, alg, overlap)
-         local dp = dist.DataParallel(build(layers, layerTimes), { bucketMB = opt.bucketMB, algorithm = alg, overlap = overlap })
+      -- ms per DataParallel step of the stand-in model with these per-layer times (nil: none),
+      -- and for rgc the medians over the timed steps of dp.stats' bytes and selectTime (each the
+      -- slowest rank's; nil where dp.stats lacks them)
+      local function timeSteps(layerTimes, alg, overlap, compress)
+         local dpOpts = { bucketMB = opt.bucketMB, algorithm = alg, overlap = overlap }
+         -- none passes no compress key at all, so the dense path runs on a DataParallel without it
+         if compress == 'rgc' then dpOpts.compress, dpOpts.density, dpOpts.wire = 'rgc', opt.density, opt.wire end
+         local dp = dist.DataParallel(build(layers, layerTimes), dpOpts)
+         local seen = {}
          local ms = timeit(function()
             dp:forward(x)
             dp:backward(x, gradOut)
+            local st = dp.stats
+            seen[#seen + 1] = { st and tonumber(st.bytes) or -1, st and tonumber(st.selectTime) or -1 }
          end)
          dp = nil
          release()
-         return ms
+         if compress ~= 'rgc' then return ms end
+         -- one collective for all timed steps (rank-local stats, so every rank calls it alike)
+         local n = #seen - opt.warmup
+         local buf = torch.DoubleTensor(2 * n)
+         for i = 1, n do buf[i], buf[n + i] = seen[opt.warmup + i][1], seen[opt.warmup + i][2] end
+         dist.allreduce(buf, 'max', { algorithm = 'mpi' })
+         local bytes, sel = {}, {}
+         for i = 1, n do bytes[i], sel[i] = buf[i], buf[n + i] end
+         local b, s = median(bytes), median(sel)
+         return ms, b >= 0 and b or nil, s >= 0 and s * 1000 or nil
       end
 
-      for _, alg in ipairs(algorithms) do
-         local ok, err = pcall(function()
-            local comm = timeSteps(nil, alg, false) -- comm only: zero compute, no overlap
-            for _, ov in ipairs(overlaps) do
-               local step = timeSteps(times, alg, ov)
-               local eff = compute / step
-               if master and opt.rows ~= '' then
-                  local f = assert(io.open(opt.rows, 'a'))
-                  f:write(('ROW|%s|%.1f|%s|%s|%s|%s|%.1f|%.1f|%.1f|%.3f\n'):format(m, mb, opt.rate, opt.delay, alg,
-                     tostring(ov), compute, step, comm, eff))
-                  f:close()
+      local rgcSkipped -- the reason, once DataParallel has rejected the rgc options
+      for _, c in ipairs(cases) do
+         local alg, compress = c.alg, c.compress
+         local function skip(reason)
+            say('%-9s %7.1f %-7s %-8s %-13s %-8s skipped: %s\n', m, mb, opt.rate, opt.delay, alg, compress, reason)
+            append(('SKIP|%s|%s|%s|%s|%s|%s'):format(m, opt.rate, opt.delay, alg, compress, (reason:gsub('[|\n]', ' '))))
+         end
+         local ok, err = true, nil
+         if compress == 'rgc' and rgcSkipped then
+            skip(rgcSkipped)
+         else
+            ok, err = pcall(function()
+               local comm = timeSteps(nil, alg, false, compress) -- comm only: zero compute, no overlap
+               for _, ov in ipairs(overlaps) do
+                  local step, bytes, selMs = timeSteps(times, alg, ov, compress)
+                  if compress ~= 'rgc' then bytes, selMs = denseBytes, 0 end
+                  local eff = compute / step
+                  local density = compress == 'rgc' and opt.density or 1
+                  local wire = compress == 'rgc' and opt.wire or 'float'
+                  append(('ROW|%s|%.1f|%s|%s|%s|%s|%.1f|%.1f|%.1f|%.3f|%s|%g|%s|%s|%s'):format(m, mb, opt.rate, opt.delay,
+                     alg, tostring(ov), compute, step, comm, eff, compress, density, wire,
+                     bytes and ('%.0f'):format(bytes) or '-', selMs and ('%.2f'):format(selMs) or '-'))
+                  say(rowfmt, m, mb, opt.rate, opt.delay, alg, compress, tostring(ov), compute, step, comm, eff,
+                     bytes and ('%.2f'):format(bytes / 2 ^ 20) or '-',
+                     (compress == 'rgc' and selMs) and ('%.1f'):format(100 * selMs / step) or '-')
                end
-               say(rowfmt, m, mb, opt.rate, opt.delay, alg, tostring(ov), compute, step, comm, eff)
-            end
-         end)
-         if not ok then
+            end)
+         end
+         if not ok and compress == 'rgc' and rejectsCompress(err) then
+            -- raised by the constructor's option check, before any collective, alike on every
+            -- rank: the communicator is intact and the other cases can run
+            rgcSkipped = 'this DataParallel has no compression (' .. tostring(err):match('^[^\n]*') .. ')'
+            skip(rgcSkipped)
+         elseif not ok then
             status = 1
-            say('%-9s %7.1f %-7s %-8s %-13s failed: %s\n', m, mb, opt.rate, opt.delay, alg, tostring(err):match('^[^\n]*'))
+            say('%-9s %7.1f %-7s %-8s %-13s %-8s failed: %s\n', m, mb, opt.rate, opt.delay, alg, compress,
+               tostring(err):match('^[^\n]*'))
             -- a failed collective leaves the communicator broken: later cases cannot run
             error(err, 0)
          end

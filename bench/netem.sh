@@ -6,15 +6,24 @@
 # has a full-duplex NIC of RATE. Open MPI ranks run one per namespace (or --per-node per
 # namespace: those talk over the namespace's loopback, unshaped, like GPUs of one machine) with
 # MPI traffic on TCP only (pml ob1, btl tcp,self: no shared memory). Then bench/dp_step.lua times
-# dist.DataParallel steps over the real gradient lists, for each algorithm, overlap on and off.
+# dist.DataParallel steps over the real gradient lists, for each algorithm, dense against
+# residual gradient compression (RGC: top-k of each large gradient as index/value pairs).
 #
-#   sudo bench/netem.sh                                  # 4 ranks; 1 and 10 Gbit/s; both models
+#   sudo bench/netem.sh                                  # 4 ranks; 1 and 10 Gbit/s; both models;
+#                                                        # dense (mpi,ring,multicolor) vs rgc 0.001
 #   sudo bench/netem.sh --check                          # only the network check (C ping-pong)
 #   sudo bench/netem.sh --ranks 4 --rates 1gbit,10gbit --delays 50us,20us \
 #        --models resnet50,vgg16 --algorithms mpi,ring,multicolor,hierarchical,auto \
+#        --compress none,rgc --density 0.001 --wire float --rgc-algorithms ring --overlap true \
 #        --steps 3 --warmup 1 [--compute-ms 100] [--bucket-mb 25] [--per-node 1] [--group-size 2]
+#   bench/netem.sh --parse ROWSFILE                      # no root: only the summary of saved rows
+# The defaults (3 dense algorithms and rgc on ring, overlap on only, 3 steps after 1) keep a run
+# near 6-8 minutes, most of it VGG-16's dense exchange at 1 Gbit/s (553 MB per allreduce); add
+# hierarchical,auto or --overlap both for the full comparison (about twice as long).
+# The rows are kept in ROWS_OUT (default /tmp/netem-rows.<pid>.txt) for a later --parse.
 # Every option has an environment twin: RANKS RATES DELAYS MODELS ALGORITHMS STEPS WARMUP
-# COMPUTE_MS BUCKET_MB PER_NODE GROUP_SIZE NS_PREFIX SUBNET MOONTORCH_BUILD LUAJIT; flags win.
+# COMPUTE_MS BUCKET_MB PER_NODE GROUP_SIZE NS_PREFIX SUBNET MOONTORCH_BUILD LUAJIT COMPRESS
+# DENSITY WIRE RGC_ALGORITHMS OVERLAP ROWS_OUT; flags win.
 # A rate of `none` leaves that pass unshaped. Where the kernel has no sch_netem (tc says "qdisc
 # kind is unknown"), the delay cannot be added: the script says so, shapes with tbf alone, and the
 # latency is the veth/bridge path's own, which the check measures (15-30 us one-way on a VM). Needs root, iproute2 (`ip netns`, `tc`), mpirun
@@ -35,7 +44,14 @@ RANKS=${RANKS:-4}
 RATES=${RATES:-1gbit,10gbit}
 DELAYS=${DELAYS:-50us,20us}
 MODELS=${MODELS:-resnet50,vgg16}
-ALGORITHMS=${ALGORITHMS:-mpi,ring,multicolor,hierarchical,auto}
+ALGORITHMS=${ALGORITHMS:-mpi,ring,multicolor}
+COMPRESS=${COMPRESS:-none,rgc}
+DENSITY=${DENSITY:-0.001}
+WIRE=${WIRE:-float}
+RGC_ALGORITHMS=${RGC_ALGORITHMS:-ring}
+OVERLAP=${OVERLAP:-true}
+ROWS_OUT=${ROWS_OUT:-/tmp/netem-rows.$$.txt}
+PARSE=
 STEPS=${STEPS:-3}
 WARMUP=${WARMUP:-1}
 COMPUTE_MS=${COMPUTE_MS:-}
@@ -61,7 +77,14 @@ Options (defaults):
   --rates LIST       comma-separated tc rates, e.g. 1gbit,10gbit or none ($RATES)
   --delays LIST      one-way delay per rate (one value: all rates) ($DELAYS)
   --models LIST      resnet50,vgg16 ($MODELS)
-  --algorithms LIST  mpi,ring,multicolor,hierarchical,auto ($ALGORITHMS)
+  --algorithms LIST  dense allreduce algorithms: mpi,ring,multicolor,hierarchical,auto ($ALGORITHMS)
+  --compress LIST    none (dense), rgc (residual gradient compression), or both ($COMPRESS)
+  --density D        rgc: fraction of each large gradient sent ($DENSITY)
+  --wire W           rgc: float | half | bfloat16 values on the wire ($WIRE)
+  --rgc-algorithms L algorithms for the rgc cases (only its dense small-layer part uses it) ($RGC_ALGORITHMS)
+  --overlap O        true | false | both: DataParallel steps with overlap on/off ($OVERLAP)
+  --rows-out FILE    where the rows are kept for --parse ($ROWS_OUT)
+  --parse FILE       print the summary of a rows file (dp_step's -rows) and exit; no root needed
   --steps K          timed steps per case, median shown ($STEPS)
   --warmup W         untimed steps first ($WARMUP)
   --compute-ms MS    modelled backward time per step (default: per model, see dp_step.lua)
@@ -87,6 +110,13 @@ while [ $# -gt 0 ]; do
       --delays|--delay) DELAYS=$2; shift 2 ;;
       --models) MODELS=$2; shift 2 ;;
       --algorithms) ALGORITHMS=$2; shift 2 ;;
+      --compress) COMPRESS=$2; shift 2 ;;
+      --density) DENSITY=$2; shift 2 ;;
+      --wire) WIRE=$2; shift 2 ;;
+      --rgc-algorithms) RGC_ALGORITHMS=$2; shift 2 ;;
+      --overlap) OVERLAP=$2; shift 2 ;;
+      --rows-out) ROWS_OUT=$2; shift 2 ;;
+      --parse) PARSE=$2; shift 2 ;;
       --steps) STEPS=$2; shift 2 ;;
       --warmup) WARMUP=$2; shift 2 ;;
       --compute-ms) COMPUTE_MS=$2; shift 2 ;;
@@ -106,6 +136,104 @@ while [ $# -gt 0 ]; do
 done
 
 die() { echo "netem.sh: $*" >&2; exit 1; }
+
+# ---- the summary of a rows file ------------------------------------------------------------------
+# Lines from dp_step.lua -rows:
+#   ROW|model|MB|rate|delay|algorithm|overlap|compute|step|comm|eff|compress|density|wire|bytes|selectMs
+# (an older dp_step writes only the first 11 fields: read as compress none, bytes unknown) and
+#   SKIP|model|rate|delay|algorithm|compress|reason
+# Prints every row, then per model and rate the best dense step against the best rgc step, and per
+# model the break-even bandwidth: comm-only ms (the exchange alone) of the best dense algorithm and
+# of rgc, each fitted as a + b/bandwidth through the shaped rates (least squares; with two rates
+# the line through both), and where the lines cross. An estimate: the exchange is not exactly
+# linear in 1/bandwidth (latency terms, CPU-bound copies at high rates).
+summarize() {
+   awk -F'|' '
+   function bits(r,   v) {   # tc rate string -> bits/s; 0 when unshaped or unreadable
+      r = tolower(r)
+      if (r ~ /^[0-9.]+gbit$/) { sub(/gbit$/, "", r); return r * 1e9 }
+      if (r ~ /^[0-9.]+mbit$/) { sub(/mbit$/, "", r); return r * 1e6 }
+      if (r ~ /^[0-9.]+kbit$/) { sub(/kbit$/, "", r); return r * 1e3 }
+      if (r ~ /^[0-9.]+bit$/) { sub(/bit$/, "", r); return r + 0 }
+      return 0
+   }
+   function mbs(b) { return b == "-" || b == "" ? "-" : sprintf("%.2f", b / 1048576) }
+   function addkey(list, cnt, k,   i) { for (i = 1; i <= cnt; i++) if (list[i] == k) return cnt; list[cnt + 1] = k; return cnt + 1 }
+   $1 == "SKIP" { skips[++nskip] = sprintf("%s rate %s, %s/%s: %s", $2, $3, $5, $6, $7); next }
+   $1 != "ROW" { next }
+   {
+      model = $2; rate = $4; comp = (NF >= 12 && $12 != "") ? $12 : "none"
+      bytes = NF >= 15 ? $15 : "-"; sel = NF >= 16 ? $16 : "-"
+      nrow++
+      line[nrow] = sprintf("%-9s %-7s %-7s %-9s %-13s %-8s %-7s %9s %9s %9s %7s %9s %6s", model, $3, rate, $5, $6, comp, $7,
+         $8, $9, $10, $11, mbs(bytes), (comp == "none" || sel == "-" || $9 <= 0) ? "-" : sprintf("%.1f", 100 * sel / $9))
+      nm = addkey(models, nm, model); nr = addkey(rates, nr, rate)
+      k = model SUBSEP rate SUBSEP comp
+      if (!(k in best) || $9 + 0 < best[k]) { best[k] = $9 + 0; bestAlg[k] = $6 "/" $7; bestBytes[k] = bytes; bestSel[k] = sel }
+      if (!(k in comm) || $10 + 0 < comm[k]) comm[k] = $10 + 0
+   }
+   END {
+      if (nrow == 0 && nskip == 0) { print "(no ROW lines)"; exit 1 }
+      printf "%-9s %-7s %-7s %-9s %-13s %-8s %-7s %9s %9s %9s %7s %9s %6s\n", "model", "MB", "rate", "delay", "algorithm",
+         "compress", "overlap", "compute", "step", "comm-only", "eff", "MiB/step", "sel%"
+      for (i = 1; i <= nrow; i++) print line[i]
+      print "(ms; MiB/step = what a rank sends per step: rgc from dp.stats.bytes, slowest rank; none = 4 x params x 2(N-1)/N,"
+      print " a ring allreduce; sel% = rgc selection time / step time; eff = compute / step)"
+      for (i = 1; i <= nskip; i++) print "skipped: " skips[i]
+      print ""
+      print "dense vs rgc: best step ms per model and rate (dense: best algorithm/overlap run; rgc: best rgc run)"
+      printf "%-9s %-7s %10s %-16s %10s %-16s %8s %11s %11s %6s\n", "model", "rate", "dense ms", "(alg/overlap)", "rgc ms",
+         "(alg/overlap)", "speedup", "dense MiB", "rgc MiB", "sel%"
+      for (i = 1; i <= nm; i++) for (j = 1; j <= nr; j++) {
+         kd = models[i] SUBSEP rates[j] SUBSEP "none"; kr = models[i] SUBSEP rates[j] SUBSEP "rgc"
+         if (!(kd in best) && !(kr in best)) continue
+         d = (kd in best) ? sprintf("%.1f", best[kd]) : "-"; r = (kr in best) ? sprintf("%.1f", best[kr]) : "-"
+         sp = ((kd in best) && (kr in best) && best[kr] > 0) ? sprintf("%.2fx", best[kd] / best[kr]) : "-"
+         printf "%-9s %-7s %10s %-16s %10s %-16s %8s %11s %11s %6s\n", models[i], rates[j], d,
+            (kd in best) ? "(" bestAlg[kd] ")" : "", r, (kr in best) ? "(" bestAlg[kr] ")" : "", sp,
+            (kd in best) ? mbs(bestBytes[kd]) : "-", (kr in best) ? mbs(bestBytes[kr]) : "-",
+            ((kr in best) && bestSel[kr] != "-" && best[kr] > 0) ? sprintf("%.1f", 100 * bestSel[kr] / best[kr]) : "-"
+      }
+      print "(speedup = dense ms / rgc ms: above 1, rgc is faster)"
+      print ""
+      print "break-even bandwidth, an ESTIMATE: comm-only ms of dense (best algorithm) and of rgc, each fitted as"
+      print "a + b/bandwidth through the shaped rates measured, extrapolated to where they are equal"
+      for (i = 1; i <= nm; i++) {
+         n = 0; sx = sxx = sd = sxd = sr = sxr = 0
+         for (j = 1; j <= nr; j++) {
+            kd = models[i] SUBSEP rates[j] SUBSEP "none"; kr = models[i] SUBSEP rates[j] SUBSEP "rgc"
+            if (!(kd in comm) || !(kr in comm) || bits(rates[j]) <= 0) continue
+            x = 1e9 / bits(rates[j])   # seconds per Gbit
+            n++; sx += x; sxx += x * x; sd += comm[kd]; sxd += x * comm[kd]; sr += comm[kr]; sxr += x * comm[kr]
+            xs = x
+         }
+         den = n * sxx - sx * sx
+         if (n < 2 || den <= 1e-12 * (sxx > 0 ? sxx : 1) * n) {
+            printf "%-9s needs dense and rgc comm-only times at two or more different shaped rates (has %d)\n", models[i], n
+            continue
+         }
+         bd = (n * sxd - sx * sd) / den; ad = (sd - bd * sx) / n
+         br = (n * sxr - sx * sr) / den; ar = (sr - br * sx) / n
+         printf "%-9s dense %.1f + %.1f/G ms, rgc %.1f + %.1f/G ms (G = Gbit/s): ", models[i], ad, bd, ar, br
+         if (bd == br) { print "parallel lines, no break-even"; continue }
+         xc = (ar - ad) / (bd - br)
+         if (xc > 0) {
+            printf "break-even ~%.2f Gbit/s (estimate); %s is faster below it, %s above\n", 1 / xc,
+               (bd > br) ? "rgc" : "dense", (bd > br) ? "dense" : "rgc"
+         } else {
+            # no crossing at a positive bandwidth: the sign of dense - rgc is the same everywhere
+            printf "no break-even at any bandwidth (estimate): %s is faster at every rate\n",
+               ((ad - ar) + (bd - br) * xs > 0) ? "rgc" : "dense"
+         }
+      }
+   }' "$1"
+}
+
+if [ -n "$PARSE" ]; then
+   [ -r "$PARSE" ] || die "cannot read rows file '$PARSE'"
+   summarize "$PARSE"
+   exit $?
+fi
 
 # ---- preconditions -------------------------------------------------------------------------------
 [ "$(id -u)" = 0 ] || die "needs root (network namespaces, veth, tc); run it with sudo"
@@ -409,6 +537,7 @@ for ((k = 0; k < ${#rates[@]}; k++)); do
    echo "=== rate ${rates[k]}, delay $(delay_label "${rates[k]}" "${delays[k]}"): $RANKS ranks, models $MODELS"
    shape "${rates[k]}" "${delays[k]}"
    args=(-models "$MODELS" -algorithms "$ALGORITHMS" -steps "$STEPS" -warmup "$WARMUP"
+      -compress "$COMPRESS" -density "$DENSITY" -wire "$WIRE" -rgcAlgorithms "$RGC_ALGORITHMS" -overlap "$OVERLAP"
       -bucketMB "$BUCKET_MB" -groupSize "$GROUP_SIZE" -rate "${rates[k]}"
       -delay "$(delay_label "${rates[k]}" "${delays[k]}")")
    [ -n "$COMPUTE_MS" ] && args+=(-computeMs "$COMPUTE_MS")
@@ -421,14 +550,11 @@ for ((k = 0; k < ${#rates[@]}; k++)); do
 done
 
 if [ -s "$rows" ]; then
+   cp "$rows" "$ROWS_OUT" 2>/dev/null && echo && echo "rows kept in $ROWS_OUT (bench/netem.sh --parse $ROWS_OUT reprints this)"
    echo
-   echo "summary: $RANKS ranks ($PER_NODE per node), median of $STEPS steps after $WARMUP warm-up, bucket ${BUCKET_MB} MB"
+   echo "summary: $RANKS ranks ($PER_NODE per node), median of $STEPS steps after $WARMUP warm-up, bucket ${BUCKET_MB} MB;"
+   echo "rgc: density $DENSITY, wire $WIRE, on $RGC_ALGORITHMS"
    echo "efficiency = compute ms / step ms (1 = communication fully hidden; the single-worker step is the compute)"
-   printf '%-9s %-7s %-7s %-9s %-13s %-7s %10s %10s %10s %8s\n' model MB rate delay algorithm overlap \
-      compute step comm-only eff
-   while IFS='|' read -r _ model mb rate delay algo overlap compute step comm eff; do
-      printf '%-9s %-7s %-7s %-9s %-13s %-7s %10s %10s %10s %8s\n' "$model" "$mb" "$rate" "$delay" "$algo" \
-         "$overlap" "$compute" "$step" "$comm" "$eff"
-   done <"$rows"
+   summarize "$rows" || status=1
 fi
 exit $status
