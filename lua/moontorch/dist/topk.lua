@@ -1,18 +1,21 @@
 -- dist/topk.lua: the selection step of residual gradient compression (RedSync; Deep Gradient
--- Compression): the elements of largest magnitude of a float32 CPU tensor as (index, value).
+-- Compression): the elements of largest magnitude of a float32 tensor as (index, value), on the
+-- CPU or on v's CUDA device (csrc/dist/rgc_cuda.cu; idx and val are then on that device too).
 --
 --   local topk = require 'moontorch.dist.topk'
 --   local idx, val = topk(v, 0.001, {method = 'threshold', slack = 0.2})
 --
--- k = max(1, ceil(density * v:nElement())). idx: torch.IntTensor of 1-based flat indices,
--- ascending; val: torch.FloatTensor, v's values there. Methods (csrc/dist/topk.c):
+-- k = max(1, ceil(density * v:nElement())). idx: int32 tensor of 1-based flat indices,
+-- ascending; val: float32 tensor, v's values there; both on v's device (torch.IntTensor and
+-- torch.FloatTensor for a CPU v, torch.CudaIntTensor and torch.CudaTensor for a CUDA one).
+-- Methods (csrc/dist/topk.c):
 --   exact      exactly the k largest |v|, ties to the lower index
 --   threshold  every |v| >= a threshold, k to floor(k*(1+slack)) elements (exactly k when ties
 --              at the k-th magnitude make that range unreachable)
 --   trimmed    exactly k: candidates above mean + r*(max-mean), then exact on them
 -- NaN counts as the largest magnitude, so it is always selected.
 local ffi = require 'ffi'
-local torch = require 'moontorch'
+require 'moontorch'
 local T = require 'moontorch.internal'
 local dlib = require 'moontorch.dist.lib'
 
@@ -41,10 +44,12 @@ local function topk(v, density, opts)
    local k = n == 0 and 0 or math.max(1, math.ceil(density * n))
    local cap = m == C.MT_TOPK_THRESHOLD and math.min(n, math.floor(k * (1 + slack))) or k
    cap = math.max(cap, 1)
-   local idx, val = torch.IntTensor(cap), torch.FloatTensor(cap)
+   -- the outputs live where v does: a CUDA v is selected on its device, nothing crosses to the host
+   local dev = C.mt_tensor_device(T.h(v, op))
+   local idx, val = T.new(C.MT_I32, dev, { cap }), T.new(C.MT_F32, dev, { cap })
    T.check(D.mt_dist_topk(T.h(v, op), density, m, slack, idx.h, val.h, count), op)
    local c = tonumber(count[0])
-   if c == 0 then return torch.IntTensor(), torch.FloatTensor() end
+   if c == 0 then return T.empty(C.MT_I32, dev), T.empty(C.MT_F32, dev) end
    idx = idx:narrow(1, 1, c)
    idx:add(1)
    return idx, val:narrow(1, 1, c)
