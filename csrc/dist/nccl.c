@@ -126,7 +126,7 @@ static mt_status on_device(mt_dist *d, mt_dist_work *w) {
   int device = mt_tensor_device(w->a), dtype = mt_tensor_dtype(w->a);
   ncclDataType_t t;
   if (!nccl_type(dtype, &t)) return staged(d, w); /* bool */
-  nccl_state *s;
+  nccl_state *s = NULL;
   MT_TRY(nccl_get(d, device, &s));
   void *core = NULL;
   MT_TRY(mt_cuda_stream(device, &core));

@@ -32,10 +32,12 @@ static mt_status check_idx(const mt_tensor *idx, const char *op, int device) {
   return MT_OK;
 }
 
+#ifndef MT_WITH_CUDA
 static mt_status no_cuda(const char *op, int device) {
   return mt__error(MT_ERR_DEVICE, "%s: the tensors are on CUDA device %d but this build has no CUDA backend", op,
                    device);
 }
+#endif
 
 mt_status mt_dist_rgc_mask(mt_tensor *v, mt_tensor *u, mt_tensor *idx, int64_t count, int64_t base) {
   const char *op = "dist.rgc.mask";
