@@ -225,6 +225,41 @@ describe('DataParallel compress = rgc', function()
       assert.is_true(tostring(dp):find('rgc density 0.01') ~= nil)
    end)
 
+   it('resumes exactly from its local state (residuals, velocities, step count) through a file', function()
+      local opts = { compress = 'rgc', density = 0.01, momentum = 0.9, nesterov = true, weightDecay = 1e-3, minSize = 1000,
+         warmup = { 0.1, 0.03 }, warmupSteps = 4 }
+      local config = { learningRate = 0.05 }
+      local whole = train(opts, config, 7)
+      local p3, dp3 = train(opts, config, 3)
+      local path = os.tmpname()
+      local tensors, meta = dp3:localState()
+      require('moontorch.checkpoint').save(path, tensors, meta)
+      -- a fresh replica, the parameters of step 3 and the saved state, then 4 more steps
+      local dp = dist.DataParallel(model():float(), opts)
+      local p, gp = dp:getParameters()
+      p:copy(p3)
+      local t, m = require('moontorch.checkpoint').load(path)
+      os.remove(path)
+      dp:setLocalState(t, m)
+      assert.equal(3, dp.compressor.steps)
+      local crit = nn.CrossEntropyCriterion():float()
+      for step = 4, 7 do
+         local x, y = batch(step)
+         optim.sgd(function()
+            gp:zero()
+            local out = dp:forward(x)
+            local loss = crit:forward(out, y)
+            dp:backward(x, crit:backward(out, y))
+            return loss, gp
+         end, p, config, {})
+      end
+      assert.equal(0, maxdiff(p, whole), 'the resumed run differs from the uninterrupted one')
+      -- a state of another layout is refused with what differs
+      local other = dist.DataParallel(model():float(), { compress = 'rgc', minSize = 100 })
+      assert.error_matches(function() other:setLocalState(t, m) end, 'another layout')
+      assert.error_matches(function() dist.DataParallel(model():float()):setLocalState(t, m) end, 'does not compress')
+   end)
+
    it('rejects compression options without compress = rgc, and unknown ones', function()
       assert.error_matches(function() dist.DataParallel(model(), { density = 0.1 }) end, "option 'density' needs compress = 'rgc'")
       assert.error_matches(function() dist.DataParallel(model(), { compress = 'zip' }) end, "compress must be 'none' or 'rgc'")

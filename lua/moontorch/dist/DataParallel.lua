@@ -8,8 +8,8 @@
 -- opts: bucketMB (25), algorithm (nil: the dist default), overlap (true), dist (the module
 -- providing the collectives; for tests), compress ('none' or 'rgc').
 -- compress = 'rgc': residual gradient compression (dist/rgc.lua: Deep Gradient Compression,
--- RedSync), with its options beside it: density (0.001), method ('trimmed', 'threshold',
--- 'exact'), slack, momentum, nesterov, weightDecay, maskMomentum (true), clip, minSize (16384),
+-- RedSync), with its options beside it: density (0.001), method ('exact', 'threshold',
+-- 'trimmed'), slack, momentum, nesterov, weightDecay, maskMomentum (true), clip, minSize (16384),
 -- wire ('float', 'half', 'bfloat16'), denseFallback (true), warmup (list of densities),
 -- warmupSteps. Momentum and weight decay then live here (momentum correction): run the optimizer
 -- with momentum = 0 and weightDecay = 0. The exchange happens once backward has finished (no
@@ -341,6 +341,19 @@ end
 function DataParallel:noSync(on)
    self.skipSync = on ~= false
    return self
+end
+
+-- Per-rank state that a checkpoint must carry besides the (shared) parameters: the
+-- compressor's residuals and velocities (nil without compression). localState() returns
+-- tensors by name and metadata; setLocalState(tensors, meta) restores them.
+function DataParallel:localState()
+   if self.compressor then return self.compressor:state() end
+end
+
+function DataParallel:setLocalState(tensors, meta)
+   if not self.compressor then fail('setLocalState: this DataParallel does not compress; it has no local state') end
+   local ok, err = pcall(self.compressor.load, self.compressor, tensors, meta)
+   if not ok then fail('setLocalState: %s', tostring(err)) end
 end
 
 function DataParallel:parameters() return self.module:parameters() end

@@ -40,6 +40,8 @@ local function new(o)
    local self = setmetatable({}, Trainer)
    for k, v in pairs(o) do self[k] = v end
    self.name = self.name or 'train'
+   -- every rank writes its own local state (a compressor's residuals) into this folder
+   self.localSave = self.save
    if self.dist and self.dist.rank() ~= 0 then self.quiet, self.save, self.report = true, nil, nil end
    self.trainBatches = math.min(self.trainBatches or math.huge, self.train:nbatches())
    self.valBatches = math.min(self.valBatches or math.huge, self.val:nbatches())
@@ -78,6 +80,23 @@ function Trainer:checkpoint(epochsDone, batch, partial)
    state.save(self.save .. '/checkpoint.safetensors', self.model, self.optimState, meta)
 end
 
+-- this rank's file of local state beside the checkpoint
+function Trainer:localPath(dir)
+   local d = self.dist
+   return ('%s/local-rank%d-of-%d.safetensors'):format(dir, d and d.rank() or 0, d and d.size() or 1)
+end
+
+-- every rank, at every checkpoint: the model's per-rank state (a compressing DataParallel's
+-- residuals), tagged with the iteration so that resume pairs it with the right checkpoint
+function Trainer:checkpointLocal(epochsDone, batch)
+   if not self.localSave or not self.model.localState then return end
+   local tensors, meta = self.model:localState()
+   if not tensors then return end
+   meta.iteration = epochsDone * self.trainBatches + batch
+   fs.mkdir_p(self.localSave)
+   require('moontorch.checkpoint').save(self:localPath(self.localSave), tensors, meta)
+end
+
 -- continue from a checkpoint (or a folder holding checkpoint.safetensors); check(meta) may
 -- refuse it by raising an error
 function Trainer:resume(path, check)
@@ -95,6 +114,18 @@ function Trainer:resume(path, check)
    self.best = { top1 = tonumber(meta.best_top1) or -1, top5 = tonumber(meta.best_top5) or 0,
       epoch = tonumber(meta.best_epoch) or 0 }
    self.last = { loss = tonumber(meta.train_loss), top1 = tonumber(meta.val_top1), top5 = tonumber(meta.val_top5) }
+   -- this rank's local state, when the model has some and it was saved at the same iteration
+   if self.model.setLocalState and self.model:localState() then
+      local lp = self:localPath(path:match('^(.*)/[^/]*$') or '.')
+      local it = (tonumber(meta.epoch) or 0) * self.trainBatches + (tonumber(meta.batch) or 0)
+      local okl, t, lm = pcall(require('moontorch.checkpoint').load, lp)
+      if okl and tonumber(lm.iteration) == it then
+         self.model:setLocalState(t, lm)
+      else
+         io.stderr:write(('%s: -resume: no local state of this rank at iteration %d (%s); it starts empty\n'):format(
+            self.name, it, okl and ('found iteration ' .. tostring(lm.iteration)) or lp))
+      end
+   end
    print(('resumed from %s after epoch %d%s'):format(path, self.startEpoch - 1,
       self.firstBatch > 1 and (' and batch %d of epoch %d'):format(self.firstBatch - 1, self.startEpoch) or ''))
    return meta
@@ -176,6 +207,7 @@ function Trainer:trainEpoch(epoch)
       end
       if b < nb and (self.checkpointEvery or 0) > 0 and b % self.checkpointEvery == 0 then
          self:checkpoint(epoch - 1, b, acc)
+         self:checkpointLocal(epoch - 1, b)
       end
       if (self.stopAfterIter or 0) > 0 and iter >= self.stopAfterIter and b < nb then return nil end
    end
@@ -268,6 +300,7 @@ function Trainer:fit()
       self.last = { loss = tr.loss, top1 = va.top1, top5 = va.top5 }
       if self.report then self.report(epoch, tr, va) end
       if self.save then self:record(epoch, tr, va) end
+      self:checkpointLocal(epoch, 0)
    end
    if self.log then self.log:close() end
    if self.tb then self.tb:close() end
