@@ -25,7 +25,7 @@ FUZZ_TARGETS := $(basename $(notdir $(wildcard fuzz/fuzz_*.c)))
 # measures RSS (which ASan's shadow memory distorts), models_spec repeats what the nn specs
 # already cover at ten times the run time; of the distributed specs, the 3- and 4-rank runs and
 # the Fashion-MNIST training repeat the 1- and 2-rank code paths at several times the cost.
-ASAN_SKIP := install_spec|memory_spec|models_spec|dist_fashion_mnist_spec|dist_.*_np3|dist_.*_np4
+ASAN_SKIP := install_spec|memory_spec|models_spec|dist_fashion_mnist_spec|dist_rgc_resume_spec|dist_.*_np3|dist_.*_np4
 SANITIZER_ENV = LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
                 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
                 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1

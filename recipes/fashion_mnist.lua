@@ -59,6 +59,7 @@ local spec = {
    { 'densityWarmup', 1, 'epochs of density warm-up (25%, 6.25%, 1.56%, 0.4%, then -density) with -compress rgc' },
    { 'rgcMethod', 'exact', 'top-k selection with -compress rgc (exact: the fastest on the CPU here)', choices = { 'exact', 'threshold', 'trimmed' } },
    { 'wire', 'float', 'precision of sent values with -compress rgc', choices = { 'float', 'half', 'bfloat16' } },
+   { 'maskMomentum', true, 'clear the local velocity where values were sent (momentum-factor masking) with -compress rgc' },
 }
 
 local M = {}
@@ -192,7 +193,7 @@ function M.main(args)
          -- momentum and weight decay move into the compressor; the optimizer steps plainly
          local nb = math.min(opt.limitBatches > 0 and opt.limitBatches or math.huge, trainIt:nbatches())
          dpopts.compress, dpopts.density, dpopts.method, dpopts.wire = 'rgc', opt.density, opt.rgcMethod, opt.wire
-         dpopts.momentum, dpopts.weightDecay = opt.momentum, opt.weightDecay
+         dpopts.momentum, dpopts.weightDecay, dpopts.maskMomentum = opt.momentum, opt.weightDecay, opt.maskMomentum
          dpopts.nesterov = config.nesterov or false
          dpopts.warmupSteps = math.floor(opt.densityWarmup * nb)
          config.momentum, config.weightDecay, config.nesterov, config.dampening = 0, 0, nil, nil
