@@ -187,13 +187,12 @@ describe('DataParallel compress = rgc', function()
       torch.manualSeed(seed + 31 * step + R)
       return torch.randn(8, 64):float(), torch.LongTensor(8):random(1, 10)
    end
-   -- a few steps of dp with optimizer config; the final parameters
-   local function train(dpopts, config, steps)
-      local dp = dist.DataParallel(model():float(), dpopts)
+   -- steps first..last of dp with optimizer config
+   local function run(dp, config, first, last)
       local crit = nn.CrossEntropyCriterion():float()
       local p, gp = dp:getParameters()
       local state = {}
-      for step = 1, steps do
+      for step = first, last do
          local x, y = batch(step)
          optim.sgd(function()
             gp:zero()
@@ -203,7 +202,12 @@ describe('DataParallel compress = rgc', function()
             return loss, gp
          end, p, config, state)
       end
-      return p:clone(), dp
+      return p
+   end
+   -- a few steps of a fresh dp; the final parameters
+   local function train(dpopts, config, steps)
+      local dp = dist.DataParallel(model():float(), dpopts)
+      return run(dp, config, 1, steps):clone(), dp
    end
 
    it('at density 1 equals dense DataParallel with momentum SGD (weight decay, Nesterov)', function()
@@ -236,24 +240,12 @@ describe('DataParallel compress = rgc', function()
       require('moontorch.checkpoint').save(path, tensors, meta)
       -- a fresh replica, the parameters of step 3 and the saved state, then 4 more steps
       local dp = dist.DataParallel(model():float(), opts)
-      local p, gp = dp:getParameters()
-      p:copy(p3)
+      dp:getParameters():copy(p3)
       local t, m = require('moontorch.checkpoint').load(path)
       os.remove(path)
       dp:setLocalState(t, m)
       assert.equal(3, dp.compressor.steps)
-      local crit = nn.CrossEntropyCriterion():float()
-      for step = 4, 7 do
-         local x, y = batch(step)
-         optim.sgd(function()
-            gp:zero()
-            local out = dp:forward(x)
-            local loss = crit:forward(out, y)
-            dp:backward(x, crit:backward(out, y))
-            return loss, gp
-         end, p, config, {})
-      end
-      assert.equal(0, maxdiff(p, whole), 'the resumed run differs from the uninterrupted one')
+      assert.equal(0, maxdiff(run(dp, config, 4, 7), whole), 'the resumed run differs from the uninterrupted one')
       -- a state of another layout is refused with what differs
       local other = dist.DataParallel(model():float(), { compress = 'rgc', minSize = 100 })
       assert.error_matches(function() other:setLocalState(t, m) end, 'another layout')
