@@ -233,7 +233,9 @@ function M.main(args)
    if opt.resume ~= '' then
       trainer:resume(opt.resume)
       -- the warm-up goes on from there; residuals are per rank and start empty (not checkpointed)
-      if compressing then model.compressor.steps = (trainer.startEpoch - 1) * trainer.trainBatches + trainer.firstBatch - 1 end
+      if compressing then
+         model.compressor:schedule(model.compressor.o.warmupSteps, (trainer.startEpoch - 1) * trainer.trainBatches + trainer.firstBatch - 1)
+      end
    end
 
    local last = trainer:fit()

@@ -7,6 +7,7 @@
 --         [-checkpointEvery 1000]
 --   luajit recipes/resnet50_imagenet.lua -synthetic -limitBatches 50    (throughput only)
 --   mpirun -np 8 luajit recipes/resnet50_imagenet.lua -dist -data DIR [-allreduce auto] [-bucketMB 25]
+--         [-compress rgc -density 0.001 -densityWarmup 4 -rgcMethod exact -wire float]
 -- (`-h` lists every option.) With -dist, -batchSize is the global batch: each rank trains on
 -- its slice of every batch, dist.DataParallel averages the gradients, the ranks of a host share
 -- its cores (-threads, -nThreads) and memory, a cached split holds only each rank's block of
@@ -51,7 +52,12 @@ local function run(opt, dist)
    local model, criterion, config = imagenet.model.setup(opt, nClasses, dist)
    local trainer = imagenet.train.trainer(opt, model, criterion, config, trainSrc, valSrc, nClasses, dist)
    imagenet.model.layers(model, trainer.params, config, opt)
-   if opt.resume ~= '' then trainer:resume(opt.resume, imagenet.checkpoints.check(opt)) end
+   local c = model.compressor -- with -compress rgc
+   if c then c:schedule(math.floor(opt.densityWarmup * trainer.trainBatches)) end
+   if opt.resume ~= '' then
+      trainer:resume(opt.resume, imagenet.checkpoints.check(opt))
+      if c then c:schedule(c.o.warmupSteps, (trainer.startEpoch - 1) * trainer.trainBatches + trainer.firstBatch - 1) end
+   end
 
    local t0 = progress.now()
    local last, best = trainer:fit()

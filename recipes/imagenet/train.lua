@@ -27,6 +27,10 @@ local function report(epoch, tr, va)
    print(('epoch %d: train loss %.4f  top-1 %.2f%%  |  val top-1 %.2f%%  top-5 %.2f%%  |  lr %.4g  %.1f img/s  data %.1f ms/batch%s'):format(
       epoch, tr.loss, 100 * tr.top1, 100 * va.top1, 100 * va.top5, tr.lr, tr.images_per_sec, tr.wait_ms,
       tr.skipped > 0 and ('  (%d images skipped)'):format(tr.skipped) or ''))
+   if tr.comm_MB then
+      print(('  rgc: %.3f MB/step sent, density %.4f, select %.2f ms, exchange %.2f ms'):format(tr.comm_MB, tr.density,
+         tr.select_ms, tr.exchange_ms))
+   end
 end
 
 -- dist: moontorch.dist with -dist (the model then a dist.DataParallel): epoch statistics are
@@ -43,6 +47,10 @@ function M.trainer(opt, model, criterion, config, trainSrc, valSrc, nClasses, di
       tensorboard = { ['train/loss'] = 'train_loss', ['train/top1'] = 'train_top1', ['val/loss'] = 'val_loss',
          ['val/top1'] = 'val_top1', ['val/top5'] = 'val_top5', ['train/lr'] = 'lr',
          ['train/images_per_sec'] = 'images_per_sec', ['train/data_wait_ms'] = 'data_wait_ms' } }
+   if model.compressor then -- -compress rgc: its counters, averaged per epoch
+      for tag, col in pairs { ['comm/MB_per_step'] = 'comm_MB', ['comm/density'] = 'density',
+         ['comm/select_ms'] = 'select_ms', ['comm/exchange_ms'] = 'exchange_ms' } do t.tensorboard[tag] = col end
+   end
    t.schedule = M.schedule(opt, t.trainBatches)
    return t
 end

@@ -144,6 +144,16 @@ function Compressor:density()
    return o.density
 end
 
+-- the warm-up length in steps and the steps already taken (a recipe knows its epoch length
+-- only once its data are open, and a resumed run is that far along)
+function Compressor:schedule(warmupSteps, steps)
+   if type(warmupSteps) ~= 'number' or not (warmupSteps >= 0) then
+      fail('warmupSteps must be a number >= 0, got %s', tostring(warmupSteps))
+   end
+   self.o.warmupSteps = warmupSteps
+   if steps ~= nil then self.steps = steps end
+end
+
 -- pairs a unit of len elements may return at density
 local function capOf(len, density, method, slack)
    local k = math.max(1, math.ceil(density * len))

@@ -27,8 +27,11 @@ local COLUMNS = { 'epoch', 'train_loss', 'train_top1', 'val_loss', 'val_top1', '
 local function default_row(epoch, tr, va)
    return { epoch = epoch, train_loss = tr.loss, train_top1 = tr.top1, val_loss = va.loss, val_top1 = va.top1,
       val_top5 = va.top5, lr = tr.lr, seconds = tr.seconds, images_per_sec = tr.images_per_sec,
-      data_wait_ms = tr.wait_ms, skipped = tr.skipped }
+      data_wait_ms = tr.wait_ms, skipped = tr.skipped, comm_MB = tr.comm_MB, density = tr.density,
+      select_ms = tr.select_ms, exchange_ms = tr.exchange_ms }
 end
+-- with a compressing DataParallel, its counters join the default columns
+local COMM_COLUMNS = { 'comm_MB', 'density', 'select_ms', 'exchange_ms' }
 
 -- o: model, criterion, optimizer (an optim function), config, schedule (iteration from 0 ->
 -- rate), train, val, nEpochs; optional: trainBatches / valBatches (caps), device ('cpu' |
@@ -49,6 +52,11 @@ local function new(o)
    self.params, self.gradParams = self.model:getParameters()
    self.optimState, self.startEpoch, self.firstBatch = {}, 1, 1
    self.best, self.last, self.reported, self.buf = { top1 = -1, top5 = 0, epoch = 0 }, {}, {}, {}
+   if not self.columns and self.model.compressor then
+      self.columns = {}
+      for _, c in ipairs(COLUMNS) do self.columns[#self.columns + 1] = c end
+      for _, c in ipairs(COMM_COLUMNS) do self.columns[#self.columns + 1] = c end
+   end
    self.columns, self.row = self.columns or COLUMNS, self.row or default_row
    return self
 end
