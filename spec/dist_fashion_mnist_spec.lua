@@ -2,18 +2,11 @@
 -- dense gradients averaged by dist.DataParallel) reaches the single-process test accuracy,
 -- within 0.5 points, at the same global batch, seed and schedule. The longest spec (two short
 -- trainings); needs Open MPI and Debian's dataset-fashion-mnist.
-local dlib = require 'moontorch.dist.lib'
-local C = require('moontorch.internal').C
 
-local DATA = '/usr/share/datasets/fashion-mnist'
 local ARGS = '-nEpochs 2 -batchSize 128 -LR 0.05 -seed 3 -quiet -save ""'
 
-local function sh(cmd)
-   local f = io.popen(cmd .. ' 2>&1; echo "exit=$?"')
-   local out = f:read('*a')
-   f:close()
-   return out, tonumber(out:match('exit=(%d+)%s*$'))
-end
+local util = require 'spec.util'
+local sh = util.sh
 
 local function accuracy(out)
    local a = out:match('final test accuracy: ([%d.]+)%%')
@@ -23,10 +16,9 @@ end
 local dense4 -- the dense 4-rank accuracy, for the compressed run
 
 describe('Fashion-MNIST data-parallel', function()
-   local f = io.open(DATA .. '/t10k-labels-idx1-ubyte.gz', 'rb')
-   if f then f:close() end
-   if not f or bit.band(dlib.C.mt_dist_transports(), C.MT_DIST_MPI) == 0 or sh('command -v mpirun') == '' then
-      pending('needs Open MPI and dataset-fashion-mnist: NOT run')
+   local missing = util.mpi_fashion_missing()
+   if missing then
+      pending(missing)
       return
    end
 

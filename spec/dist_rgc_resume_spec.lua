@@ -3,29 +3,21 @@
 -- uninterrupted run ends: the shared checkpoint and every rank's residual file. Needs Open MPI
 -- and Debian's dataset-fashion-mnist (pending, visibly, without them).
 local torch = require 'moontorch'
-local dlib = require 'moontorch.dist.lib'
-local C = require('moontorch.internal').C
 local ck = require 'moontorch.checkpoint'
 
-local DATA = '/usr/share/datasets/fashion-mnist'
 local RUN = 'OMP_WAIT_POLICY=PASSIVE OMPI_MCA_mpi_yield_when_idle=1 mpirun --allow-run-as-root --oversubscribe -np 4 '
    .. 'luajit recipes/fashion_mnist.lua -dist -allreduce ring -threads 2 -compress rgc -density 0.01 -densityWarmup 0.5 '
    .. '-nEpochs 2 -limitBatches 20 -limitTestBatches 2 -batchSize 128 -seed 3 -quiet -checkpointEvery 10'
 
-local function sh(cmd)
-   local f = io.popen(cmd .. ' 2>&1; echo "exit=$?"')
-   local out = f:read('*a')
-   f:close()
-   return out, tonumber(out:match('exit=(%d+)%s*$'))
-end
+local util = require 'spec.util'
+local sh = util.sh
 
 local function maxdiff(a, b) return (a:double() - b:double()):abs():max() end
 
 describe('Fashion-MNIST with -compress rgc on 4 ranks', function()
-   local f = io.open(DATA .. '/t10k-labels-idx1-ubyte.gz', 'rb')
-   if f then f:close() end
-   if not f or bit.band(dlib.C.mt_dist_transports(), C.MT_DIST_MPI) == 0 or sh('command -v mpirun') == '' then
-      pending('needs Open MPI and dataset-fashion-mnist: NOT run')
+   local missing = util.mpi_fashion_missing()
+   if missing then
+      pending(missing)
       return
    end
 

@@ -98,6 +98,25 @@ function util.assert_error(fn, ...)
 end
 
 -- files: a fresh temporary directory, whole-file reads and writes, existence
+-- a shell command's output (stderr too) and exit status
+function util.sh(cmd)
+   local f = io.popen(cmd .. ' 2>&1; echo "exit=$?"')
+   local out = f:read('*a')
+   f:close()
+   return out, tonumber(out:match('exit=(%d+)%s*$'))
+end
+
+-- why a spec that trains the Fashion-MNIST recipe under mpirun cannot run here, or nil
+function util.mpi_fashion_missing()
+   local f = io.open('/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz', 'rb')
+   if f then f:close() end
+   local mpi = require('moontorch.internal').C.MT_DIST_MPI
+   local _, rc = util.sh('command -v mpirun')
+   if not f or bit.band(require('moontorch.dist.lib').C.mt_dist_transports(), mpi) == 0 or rc ~= 0 then
+      return 'needs Open MPI and dataset-fashion-mnist: NOT run'
+   end
+end
+
 function util.tmpdir()
    local dir = os.tmpname()
    os.remove(dir)
