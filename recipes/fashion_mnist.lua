@@ -54,13 +54,9 @@ local spec = {
    { 'allreduce', 'auto', 'allreduce algorithm with -dist', choices = { 'auto', 'mpi', 'ring', 'multicolor', 'hierarchical', 'nccl' } },
    { 'bucketMB', 25, 'gradient bucket size in MB with -dist' },
    { 'timeout', 300, 'seconds a rank waits for the others before failing, with -dist' },
-   { 'compress', 'none', 'gradient compression with -dist: none | rgc (residual top-k, sgd only)', choices = { 'none', 'rgc' } },
-   { 'density', 0.001, 'fraction of each large gradient sent per step with -compress rgc' },
-   { 'densityWarmup', 1, 'epochs of density warm-up (25%, 6.25%, 1.56%, 0.4%, then -density) with -compress rgc' },
-   { 'rgcMethod', 'exact', 'top-k selection with -compress rgc (exact: the fastest on the CPU here)', choices = { 'exact', 'threshold', 'trimmed' } },
-   { 'wire', 'float', 'precision of sent values with -compress rgc', choices = { 'float', 'half', 'bfloat16' } },
-   { 'maskMomentum', true, 'clear the local velocity where values were sent (momentum-factor masking) with -compress rgc' },
 }
+-- -compress rgc and its flags (moontorch.dist.rgcflags), a one-epoch density warm-up by default
+for _, row in ipairs(require('moontorch.dist.rgcflags').recipeOptions(1)) do spec[#spec + 1] = row end
 
 local M = {}
 
@@ -182,23 +178,12 @@ function M.main(args)
 
    local trainIt = batches(trainSet, opt.batchSize, { shuffle = true, flip = opt.augment, seed = opt.seed, dropLast = true,
       rank = rank, world = world })
+   local rgc = require 'moontorch.dist.rgcflags'
+   local problem = rgc.recipeProblem(opt)
+   if problem then error('fashion_mnist: ' .. problem, 0) end
    local compressing = dist and opt.compress == 'rgc'
-   if opt.compress ~= 'none' and not dist then error('fashion_mnist: -compress needs -dist', 0) end
-   if compressing and opt.optimizer ~= 'sgd' then
-      error('fashion_mnist: -compress rgc keeps momentum in its residuals (momentum correction) and needs -optimizer sgd', 0)
-   end
    if dist then
-      local dpopts = { bucketMB = opt.bucketMB, algorithm = opt.allreduce }
-      if compressing then
-         -- momentum and weight decay move into the compressor; the optimizer steps plainly
-         local nb = math.min(opt.limitBatches > 0 and opt.limitBatches or math.huge, trainIt:nbatches())
-         dpopts.compress, dpopts.density, dpopts.method, dpopts.wire = 'rgc', opt.density, opt.rgcMethod, opt.wire
-         dpopts.momentum, dpopts.weightDecay, dpopts.maskMomentum = opt.momentum, opt.weightDecay, opt.maskMomentum
-         dpopts.nesterov = config.nesterov or false
-         dpopts.warmupSteps = math.floor(opt.densityWarmup * nb)
-         config.momentum, config.weightDecay, config.nesterov, config.dampening = 0, 0, nil, nil
-      end
-      model = dist.DataParallel(model, dpopts)
+      model = dist.DataParallel(model, rgc.recipeSetup(opt, config, { bucketMB = opt.bucketMB, algorithm = opt.allreduce }))
    end
    local columns = { 'epoch', 'train_loss', 'train_acc', 'test_acc', 'lr', 'seconds', 'images_per_sec' }
    if compressing then for _, c in ipairs { 'comm_MB', 'density', 'select_ms', 'exchange_ms' } do columns[#columns + 1] = c end end
@@ -229,6 +214,7 @@ function M.main(args)
          end
       end or nil }
    trainer.schedule = schedule(opt, trainer.trainBatches)
+   if compressing then model.compressor:schedule(math.floor(opt.densityWarmup * trainer.trainBatches)) end
    if opt.optimizer == 'lars' then config.layers = optim.layerSegments(model, trainer.params) end
    if opt.resume ~= '' then
       trainer:resume(opt.resume)

@@ -31,16 +31,10 @@ function M.setup(opt, nClasses, dist)
       opt.depth, nClasses, models.nParameters(model) / 1e6, opt.device, opt.optimizer, opt.lr, opt.LR, opt.batchSize,
       opt.lrSchedule))
    if dist then
+      -- with -compress rgc, momentum and weight decay move into the compressor; its warm-up
+      -- length is set once the epoch length is known (recipes/resnet50_imagenet.lua)
       local dpopts = { bucketMB = opt.bucketMB, algorithm = opt.allreduce }
-      if opt.compress == 'rgc' then
-         -- momentum and weight decay move into the compressor; the optimizer steps plainly. The
-         -- warm-up length is set once the epoch length is known (recipes/resnet50_imagenet.lua).
-         dpopts.compress, dpopts.density, dpopts.method, dpopts.wire = 'rgc', opt.density, opt.rgcMethod, opt.wire
-         dpopts.momentum, dpopts.weightDecay, dpopts.maskMomentum = opt.momentum, opt.weightDecay, opt.maskMomentum
-         dpopts.nesterov = config.nesterov or false
-         config.momentum, config.weightDecay, config.nesterov, config.dampening = 0, 0, nil, nil
-      end
-      model = dist.DataParallel(model, dpopts)
+      model = dist.DataParallel(model, require('moontorch.dist.rgcflags').recipeSetup(opt, config, dpopts))
    end
    return model, criterion, config
 end

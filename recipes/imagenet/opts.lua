@@ -48,13 +48,9 @@ M.spec = {
    { 'allreduce', 'auto', 'allreduce algorithm with -dist', choices = { 'auto', 'mpi', 'ring', 'multicolor', 'hierarchical', 'nccl' } },
    { 'bucketMB', 25, 'gradient bucket size in MB with -dist' },
    { 'timeout', 300, 'seconds a rank waits for the others before failing, with -dist' },
-   { 'compress', 'none', 'gradient compression with -dist: none | rgc (residual top-k, sgd only)', choices = { 'none', 'rgc' } },
-   { 'density', 0.001, 'fraction of each large gradient sent per step with -compress rgc' },
-   { 'densityWarmup', 4, 'epochs of density warm-up (25%, 6.25%, 1.56%, 0.4%, then -density) with -compress rgc' },
-   { 'rgcMethod', 'exact', 'top-k selection with -compress rgc', choices = { 'exact', 'threshold', 'trimmed' } },
-   { 'wire', 'float', 'precision of sent values with -compress rgc', choices = { 'float', 'half', 'bfloat16' } },
-   { 'maskMomentum', true, 'clear the local velocity where values were sent with -compress rgc' },
 }
+-- -compress rgc and its flags (moontorch.dist.rgcflags), a four-epoch density warm-up by default as in DGC
+for _, row in ipairs(require('moontorch.dist.rgcflags').recipeOptions(4)) do M.spec[#M.spec + 1] = row end
 
 M.instructions = [[
 resnet50_imagenet: no data given. Point -data at ImageNet, or pass -synthetic to measure
@@ -106,14 +102,8 @@ function M.parse(args)
    if opt.synthetic and opt.data ~= '' then fail('-synthetic and -data exclude each other') end
    if not (opt.bucketMB > 0) then fail('-bucketMB must be > 0, got %s', tostring(opt.bucketMB)) end
    if not (opt.timeout > 0) then fail('-timeout must be > 0 seconds, got %s', tostring(opt.timeout)) end
-   if opt.compress ~= 'none' then
-      if not opt.dist then fail('-compress %s needs -dist', opt.compress) end
-      if opt.optimizer ~= 'sgd' then
-         fail('-compress rgc keeps momentum in its residuals (momentum correction) and needs -optimizer sgd, got %s', opt.optimizer)
-      end
-      if not (opt.density > 0 and opt.density <= 1) then fail('-density must be in (0, 1], got %s', tostring(opt.density)) end
-      if not (opt.densityWarmup >= 0) then fail('-densityWarmup must be >= 0 epochs, got %s', tostring(opt.densityWarmup)) end
-   end
+   local problem = require('moontorch.dist.rgcflags').recipeProblem(opt)
+   if problem then fail('%s', problem) end
    local n = cores()
    if opt.threads == 0 then opt.threads = opt.device == 'cuda' and 1 or math.max(1, math.ceil(n / 2)) end
    if opt.nThreads == 0 then opt.nThreads = math.max(1, n - opt.threads) end

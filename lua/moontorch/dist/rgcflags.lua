@@ -1,0 +1,42 @@
+-- dist/rgcflags.lua: the command-line side of residual gradient compression that the recipes
+-- share: their -compress flags, the check of them, and how they become dist.DataParallel's
+-- options. Plain Lua (no library loaded), so a recipe can list its flags on any build.
+local M = {}
+
+-- option rows (moontorch.util.options) for a recipe; warmupEpochs: the -densityWarmup default
+function M.recipeOptions(warmupEpochs)
+   return {
+      { 'compress', 'none', 'gradient compression with -dist: none | rgc (residual top-k, sgd only)', choices = { 'none', 'rgc' } },
+      { 'density', 0.001, 'fraction of each large gradient sent per step with -compress rgc' },
+      { 'densityWarmup', warmupEpochs, 'epochs of density warm-up (25%, 6.25%, 1.56%, 0.4%, then -density) with -compress rgc' },
+      { 'rgcMethod', 'exact', 'top-k selection with -compress rgc', choices = { 'exact', 'threshold', 'trimmed' } },
+      { 'wire', 'float', 'precision of sent values with -compress rgc', choices = { 'float', 'half', 'bfloat16' } },
+      { 'maskMomentum', true, 'clear the local velocity where values were sent with -compress rgc' },
+   }
+end
+
+-- the reason opt's compression flags cannot be used, or nil (opt.dist: whether -dist is on)
+function M.recipeProblem(opt)
+   if opt.compress == 'none' then return nil end
+   if not opt.dist then return ('-compress %s needs -dist'):format(opt.compress) end
+   if opt.optimizer ~= 'sgd' then
+      return ('-compress rgc keeps momentum in its residuals (momentum correction) and needs -optimizer sgd, got %s')
+         :format(opt.optimizer)
+   end
+   if not (opt.density > 0 and opt.density <= 1) then return ('-density must be in (0, 1], got %s'):format(opt.density) end
+   if not (opt.densityWarmup >= 0) then return ('-densityWarmup must be >= 0 epochs, got %s'):format(opt.densityWarmup) end
+end
+
+-- with -compress rgc: the compression options into dpopts, and momentum and weight decay moved
+-- from the optimizer's config into the compressor (the optimizer then steps plainly). The
+-- warm-up length is set with Compressor:schedule once the epoch length is known.
+function M.recipeSetup(opt, config, dpopts)
+   if opt.compress ~= 'rgc' then return dpopts end
+   dpopts.compress, dpopts.density, dpopts.method, dpopts.wire = 'rgc', opt.density, opt.rgcMethod, opt.wire
+   dpopts.momentum, dpopts.weightDecay = config.momentum or 0, config.weightDecay or 0
+   dpopts.nesterov, dpopts.maskMomentum = config.nesterov or false, opt.maskMomentum
+   config.momentum, config.weightDecay, config.nesterov, config.dampening = 0, 0, nil, nil
+   return dpopts
+end
+
+return M
