@@ -49,13 +49,15 @@ describe('compressor', function()
    for _, case in ipairs {
       { method = 'exact', momentum = 0 }, { method = 'threshold', momentum = 0.9 },
       { method = 'trimmed', momentum = 0.9, nesterov = true }, { method = 'trimmed', momentum = 0.5, maskMomentum = false },
+      { method = 'exact', momentum = 0.9, wire = 'half' }, { method = 'threshold', momentum = 0, wire = 'bfloat16' },
    } do
-      it(('keeps sent + residual == accumulated and sums every rank\'s pairs (%s, momentum %g%s%s)'):format(case.method,
-         case.momentum, case.nesterov and ', nesterov' or '', case.maskMomentum == false and ', no masking' or ''), function()
+      it(('keeps sent + residual == accumulated and sums every rank\'s pairs (%s, momentum %g%s%s, %s wire)'):format(case.method,
+         case.momentum, case.nesterov and ', nesterov' or '', case.maskMomentum == false and ', no masking' or '',
+         case.wire or 'float'), function()
          local units, n = layout()
          local grad = torch.FloatTensor(n)
          local c = rgc.Compressor(units, grad, { density = 0.01, method = case.method, momentum = case.momentum,
-            nesterov = case.nesterov, maskMomentum = case.maskMomentum, denseFallback = false }, dist)
+            nesterov = case.nesterov, maskMomentum = case.maskMomentum, wire = case.wire, denseFallback = false }, dist)
          assert.equal(2, #c.dense)
          assert.equal(3, #c.sparse)
          local acc, sent = torch.DoubleTensor(n):zero(), torch.DoubleTensor(n):zero()

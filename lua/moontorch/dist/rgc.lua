@@ -16,7 +16,8 @@
 --      selected (dist.topk's methods), cleared from v and, with maskMomentum, from u
 --   5. exchange: the largest count over the ranks (one tiny allreduce), then one allgather of
 --      the indices and one of the values, padded to that count (values in `wire` precision);
---      every rank sums all pairs into the zeroed sparse part of grad and divides by N
+--      every rank sums all pairs into the zeroed sparse part of grad and divides by N; with a
+--      half or bfloat16 wire the rounding error of each sent value stays in the residual
 -- The optimizer then runs without momentum and weight decay (they happened here), e.g.
 -- optim.sgd with momentum = 0, weightDecay = 0: the update is w -= lr * grad.
 -- When the sparse exchange would move more bytes than a dense allreduce (density high, or
@@ -240,7 +241,20 @@ function Compressor:step(grad, params)
          local iv, vv = idx:narrow(1, pos + 1, c), val:narrow(1, pos + 1, c)
          T.check(D.mt_dist_topk(u.v.h, density, m, o.slack, iv.h, vv.h, count), 'dist.rgc')
          local k = tonumber(count[0])
-         T.check(D.mt_dist_rgc_mask(u.v.h, (o.maskMomentum and u.u) and u.u.h or nil, iv.h, k, u.lo), 'dist.rgc')
+         local um = (o.maskMomentum and u.u) and u.u.h or nil
+         if o.wire ~= 'float' and k > 0 then
+            -- what travels is the value rounded to the wire's precision: the rounding error stays
+            -- in the residual, so nothing is lost (sent + residual == accumulated still holds)
+            local sent, ik = vv:narrow(1, 1, k), iv:narrow(1, 1, k)
+            local err = self:_ensure('etmp', T.FLOAT, k):narrow(1, 1, k):copy(sent)
+            sent:copy(self:_ensure('wtmp', WIRE[o.wire], k):narrow(1, 1, k):copy(sent))
+            err:add(-1, sent)
+            T.check(D.mt_dist_rgc_mask(u.v.h, um, ik.h, k, 0), 'dist.rgc')
+            T.check(D.mt_dist_rgc_scatter_add(u.v.h, ik.h, err.h, k, 1), 'dist.rgc')
+            ik:add(u.lo)
+         else
+            T.check(D.mt_dist_rgc_mask(u.v.h, um, iv.h, k, u.lo), 'dist.rgc')
+         end
          pos = pos + k
       end
    end
