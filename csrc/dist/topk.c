@@ -32,13 +32,6 @@
 /* below this many elements a parallel region costs more than the scan */
 #define PAR_MIN 32768
 
-static int max_threads(void) {
-#ifdef _OPENMP
-  return omp_get_max_threads();
-#else
-  return 1;
-#endif
-}
 static int thread_num(void) {
 #ifdef _OPENMP
   return omp_get_thread_num();
@@ -73,7 +66,7 @@ static int64_t count_ge(const float *v, int64_t n, uint64_t t) {
  * Per-thread histograms are uint32_t: n fits int32 (checked by the caller). */
 #define HBINS 65536
 static mt_status kth_key(const float *v, int64_t n, int64_t k, uint32_t *kth, int64_t *n_gt) {
-  int nt = max_threads();
+  int nt = mt_get_num_threads();
   uint32_t *hist = calloc((size_t)nt * HBINS, sizeof *hist);
   if (!hist) return mt__error(MT_ERR_MEMORY, "dist.topk: cannot allocate %d histograms", nt);
   uint32_t prefix = 0;
@@ -126,14 +119,14 @@ static mt_status kth_key(const float *v, int64_t n, int64_t k, uint32_t *kth, in
  * (by index) with key == K; index i is written as map ? map[i] : i. v is cut into a fixed
  * number of chunks: pack_count counts each chunk and turns the counts into offsets,
  * pack_write writes each chunk from its offset, so the output is the same whatever the thread
- * count. `part` holds 4 * max_threads() int64_t. */
+ * count. `part` holds 4 * mt_get_num_threads() int64_t. */
 typedef struct {
   int64_t *gt, *eq, *off, *eqb;
   int nc;
 } chunks;
 
 static int64_t pack_count(const float *v, int64_t n, uint32_t K, int64_t take_eq, int64_t *part, chunks *ch) {
-  int nt = max_threads();
+  int nt = mt_get_num_threads();
   ch->gt = part, ch->eq = part + nt, ch->off = part + 2 * nt, ch->eqb = part + 3 * nt;
   ch->nc = n >= PAR_MIN ? nt : 1;
   int nc = ch->nc;
@@ -348,7 +341,7 @@ static mt_status select_trimmed(const float *v, int64_t n, int64_t k, int64_t *p
     }
   }
   double mean = nf ? sum / (double)nf : 0, span = mx - mean;
-  int nt = max_threads();
+  int nt = mt_get_num_threads();
   /* slot 8 + b: r in [b, b+1) / RBINS, the top one also takes inf and NaN; slots 0..7 take
    * the half of v below the mean, spread by index so that their increments do not queue on
    * one counter. Branch-free float binning (a branch on the mean mispredicts half the time);
@@ -462,7 +455,7 @@ mt_status mt_dist_topk(const mt_tensor *v, double density, int method, double sl
   const float *x = mt_tensor_data(v);
   int32_t *oi = mt_tensor_data(idx);
   float *ov = mt_tensor_data(val);
-  int64_t *part = malloc((size_t)max_threads() * 4 * sizeof *part);
+  int64_t *part = malloc((size_t)mt_get_num_threads() * 4 * sizeof *part);
   if (!part) return mt__error(MT_ERR_MEMORY, "dist.topk: out of memory");
   mt_status st = MT_OK;
   if (method == MT_TOPK_EXACT) {

@@ -219,16 +219,15 @@ function Compressor:step(grad, params)
    local nd = self.denseElements + (dense and self.sparseElements or 0)
    local dbuf = nd > 0 and self:_ensure('dbuf', T.FLOAT, nd):narrow(1, 1, nd) or nil
    for _, u in ipairs(self.dense) do dbuf:narrow(1, u.pos + 1, u.hi - u.lo):copy(grad:narrow(1, u.lo + 1, u.hi - u.lo)) end
-   local pos = 0
+   local pos = 0 -- pairs selected so far
    if dense then
-      pos = self.denseElements
+      local at = self.denseElements
       for _, u in ipairs(self.sparse) do
          local len = u.hi - u.lo
-         dbuf:narrow(1, pos + 1, len):copy(u.v)
+         dbuf:narrow(1, at + 1, len):copy(u.v)
          u.v:zero()
-         pos = pos + len
+         at = at + len
       end
-      pos = 0
    else
       local cap = 0
       for _, u in ipairs(self.sparse) do cap = cap + capOf(u.hi - u.lo, density, o.method, o.slack) end
