@@ -348,24 +348,36 @@ mt_status mt_nn_mse_forward(double *loss, const mt_tensor *input, const mt_tenso
 mt_status mt_nn_mse_backward(mt_tensor *gradInput, const mt_tensor *input, const mt_tensor *target, int size_average,
                              double scale);
 /* optim: fused optimizer steps (csrc/nn/optim*.c) */
-/* One fused pass over a contiguous flat CPU parameter vector x; every state tensor has x's
- * dtype and numel. lr arrives already decayed/scheduled. Optional (NULL) lrs/wds are
- * per-element learning-rate factors and weight decays (Torch7's learningRates/weightDecays). */
+/* One fused pass over a contiguous flat parameter vector x; every state tensor has x's dtype
+ * and numel. lr arrives already decayed/scheduled. Optional (NULL) lrs/wds are per-element
+ * learning-rate factors and weight decays (Torch7's learningRates/weightDecays).
+ * Mixed precision (every step): x is then the master copy (float32) and dx may have another
+ * floating dtype (the model's, float16 or bfloat16); dx is multiplied by grad_scale as it is
+ * read (1 / loss scale, times a clipping factor; 1 for a plain step), and copy (NULL, or a
+ * contiguous tensor of dx's dtype with x's numel on x's device, usually the model's own
+ * parameters) receives the updated x rounded to its dtype in the same pass. */
 mt_status mt_sgd_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *buf, const mt_tensor *lrs,
                       const mt_tensor *wds, double lr, double momentum, double dampening, double weight_decay,
-                      int nesterov, int first);
+                      int nesterov, int first, double grad_scale, mt_tensor *copy);
 /* decoupled = 0: Torch7's Adam (L2 decay in the gradient); 1: AdamW. t: step count, >= 1 */
 mt_status mt_adam_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *m, mt_tensor *v, double lr, double beta1,
-                       double beta2, double eps, double weight_decay, int64_t t, int decoupled);
+                       double beta2, double eps, double weight_decay, int64_t t, int decoupled, double grad_scale,
+                       mt_tensor *copy);
 /* Layer-wise steps over sorted disjoint segments [offset, offset+length) of x; segments with
- * exclude[s] != 0 get trust ratio 1 and no weight decay. trust_out (nseg doubles) may be NULL. */
+ * exclude[s] != 0 get trust ratio 1 and no weight decay. trust_out (nseg doubles) may be NULL.
+ * The trust ratios see the scaled gradient (dx * grad_scale). */
 mt_status mt_lars_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *buf, int nseg, const int64_t *seg_offset,
                        const int64_t *seg_length, const uint8_t *seg_exclude, double lr, double momentum,
-                       double weight_decay, double eta, double eps, int first, double *trust_out);
+                       double weight_decay, double eta, double eps, int first, double *trust_out, double grad_scale,
+                       mt_tensor *copy);
 mt_status mt_lamb_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *m, mt_tensor *v, int nseg,
                        const int64_t *seg_offset, const int64_t *seg_length, const uint8_t *seg_exclude,
                        double lr, double beta1, double beta2, double eps, double weight_decay, int64_t t,
-                       double max_trust, double *trust_out);
+                       double max_trust, double *trust_out, double grad_scale, mt_tensor *copy);
+/* One pass over a floating tensor (a flat gradient, before a step under loss scaling): the
+ * number of its elements that are inf or NaN, and the sum of squares of the finite ones in
+ * float64 (for clipping by global norm). */
+mt_status mt_grad_check(const mt_tensor *g, int64_t *nonfinite, double *sumsq);
 /* io: checkpoint files (csrc/io/) */
 /* safetensors files: [u64 LE header length][JSON header][raw LE data]. Saving writes
  * path.tmp.<pid>, fsyncs and renames it over path, so a failed save leaves the old file.

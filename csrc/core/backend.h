@@ -137,18 +137,23 @@ typedef struct mt_pool_geom {
   X(P, mt_status, mse_forward, (double *acc, const mt_tensor *x, const mt_tensor *y))                               \
   X(P, mt_status, mse_backward, (mt_tensor *r, const mt_tensor *x, const mt_tensor *y, double k))                   \
   /* fused optimizer steps, same formulas as mt_sgd_step & co.; buf is NULL without momentum;                       \
-   * segments (lars, lamb) are validated host arrays */                                                             \
+   * segments (lars, lamb) are validated host arrays. dx has x's dtype or another floating one; it is               \
+   * read times gscale; copy (NULL or dx's dtype, x's numel) receives the updated x. */                             \
   X(P, mt_status, sgd_step, (mt_tensor *x, const mt_tensor *dx, mt_tensor *buf, const mt_tensor *lrs,               \
       const mt_tensor *wds, double lr, double momentum, double dampening, double weight_decay, int nesterov,        \
-      int first))                                                                                                   \
+      int first, double gscale, mt_tensor *copy))                                                                   \
   X(P, mt_status, adam_step, (mt_tensor *x, const mt_tensor *dx, mt_tensor *m, mt_tensor *v, double beta1,          \
-      double beta2, double eps, double wd_l2, double decay, double step, double inv_sqrt_bc2))                      \
+      double beta2, double eps, double wd_l2, double decay, double step, double inv_sqrt_bc2, double gscale,        \
+      mt_tensor *copy))                                                                                             \
   X(P, mt_status, lars_step, (mt_tensor *x, const mt_tensor *dx, mt_tensor *buf, int nseg,                          \
       const int64_t *seg_offset, const int64_t *seg_length, const uint8_t *seg_exclude, double lr, double momentum, \
-      double weight_decay, double eta, double eps, int first, double *trust_out))                                   \
+      double weight_decay, double eta, double eps, int first, double *trust_out, double gscale, mt_tensor *copy))   \
   X(P, mt_status, lamb_step, (mt_tensor *x, const mt_tensor *dx, mt_tensor *m, mt_tensor *v, int nseg,              \
       const int64_t *seg_offset, const int64_t *seg_length, const uint8_t *seg_exclude, double beta1, double beta2, \
-      double ibc1, double ibc2, double lr, double eps, double weight_decay, double max_trust, double *trust_out))
+      double ibc1, double ibc2, double lr, double eps, double weight_decay, double max_trust, double *trust_out,     \
+      double gscale, mt_tensor *copy))                                                                              \
+  /* inf/NaN count and sum of squares of the finite elements of a contiguous floating tensor */                     \
+  X(P, mt_status, grad_check, (const mt_tensor *g, int64_t *nonfinite, double *sumsq))
 
 #define MT__BACKEND_SLOT(P, RET, NAME, ARGS) RET(*NAME) ARGS;
 #define MT_BACKEND_DECLARE(P, RET, NAME, ARGS) RET P##NAME ARGS;

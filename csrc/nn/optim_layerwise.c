@@ -22,10 +22,11 @@ static mt_status check_segments(const char *op, int64_t n, int nseg, const int64
 
 mt_status mt_lars_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *buf, int nseg, const int64_t *seg_offset,
                        const int64_t *seg_length, const uint8_t *seg_exclude, double lr, double momentum,
-                       double weight_decay, double eta, double eps, int first, double *trust_out) {
+                       double weight_decay, double eta, double eps, int first, double *trust_out, double grad_scale,
+                       mt_tensor *copy) {
   const char *op = "lars_step";
   MT_TRY(mt__optim_check_x(op, x));
-  MT_TRY(mt__optim_check_like(op, "gradient", x, dx));
+  MT_TRY(mt__optim_check_grad(op, x, dx, grad_scale, copy));
   if (momentum < 0) return mt__error(MT_ERR_ARG, "%s: momentum must be >= 0, got %g", op, momentum);
   if (momentum != 0) MT_TRY(mt__optim_check_like(op, "momentum buffer", x, buf));
   if (!(eta > 0)) return mt__error(MT_ERR_ARG, "%s: trust coefficient eta must be > 0, got %g", op, eta);
@@ -34,20 +35,20 @@ mt_status mt_lars_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *buf, int ns
   const mt_backend *be = mt__nn_backend(x, op);
   if (!be) return mt_last_status();
   return be->lars_step(x, dx, momentum != 0 ? buf : NULL, nseg, seg_offset, seg_length, seg_exclude, lr, momentum,
-                       weight_decay, eta, eps, first, trust_out);
+                       weight_decay, eta, eps, first, trust_out, grad_scale, copy);
 }
 
 mt_status mt_lamb_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *m, mt_tensor *v, int nseg,
                        const int64_t *seg_offset, const int64_t *seg_length, const uint8_t *seg_exclude,
                        double lr, double beta1, double beta2, double eps, double weight_decay, int64_t t,
-                       double max_trust, double *trust_out) {
+                       double max_trust, double *trust_out, double grad_scale, mt_tensor *copy) {
   const char *op = "lamb_step";
-  MT_TRY(mt__optim_check_moments(op, x, dx, m, v, beta1, beta2, t));
+  MT_TRY(mt__optim_check_moments(op, x, dx, m, v, beta1, beta2, t, grad_scale, copy));
   int64_t n = mt__numel(x);
   MT_TRY(check_segments(op, n, nseg, seg_offset, seg_length));
   double ibc1 = 1 / (1 - pow(beta1, (double)t)), ibc2 = 1 / (1 - pow(beta2, (double)t));
   const mt_backend *be = mt__nn_backend(x, op);
   if (!be) return mt_last_status();
   return be->lamb_step(x, dx, m, v, nseg, seg_offset, seg_length, seg_exclude, beta1, beta2, ibc1, ibc2, lr, eps,
-                       weight_decay, max_trust, trust_out);
+                       weight_decay, max_trust, trust_out, grad_scale, copy);
 }

@@ -1,0 +1,55 @@
+/* optim_block.h: what the CPU optimizer steps share for mixed precision. A step walks the flat
+ * vector in blocks of MT_OPT_BLOCK elements: the gradient's block is converted into the
+ * master's compute type (times the step's gradient scale) on the stack, the update runs on it,
+ * and the updated master values are rounded into the compute copy's block. One body per
+ * master dtype serves every gradient dtype, and a plain step (gradient of the master's dtype,
+ * scale 1, no copy) computes exactly what it did before blocks. */
+#ifndef MT_CPU_OPTIM_BLOCK_H
+#define MT_CPU_OPTIM_BLOCK_H
+#include "../core/dtype.h"
+#include "../core/tensor.h"
+
+#define MT_OPT_BLOCK 1024
+
+/* dst[j] = t[i0 + j] * s for j < m, t any floating dtype (checked by csrc/nn) */
+#define MT__OPT_LOAD(CT, SUF)                                                                           \
+  static inline void mt__opt_load_##SUF(CT *dst, const mt_tensor *t, int64_t i0, int64_t m, CT s) {    \
+    switch (t->dtype) {                                                                                 \
+      MT_FLOAT_DTYPE_LIST_X(MT__OPT_LOAD_CASE, CT)                                                      \
+      default: break;                                                                                   \
+    }                                                                                                   \
+  }
+#define MT__OPT_LOAD_CASE(E, N, T, TCT, CT)                                   \
+  case E: {                                                                   \
+    const T *p = (const T *)mt__data(t) + i0;                                 \
+    if (s == 1)                                                               \
+      for (int64_t j = 0; j < m; j++) dst[j] = (CT)mt_ld_##N(p + j);          \
+    else                                                                      \
+      for (int64_t j = 0; j < m; j++) dst[j] = (CT)mt_ld_##N(p + j) * s;      \
+    break;                                                                    \
+  }
+/* t[i0 + j] = src[j] rounded to t's dtype */
+#define MT__OPT_STORE(CT, SUF)                                                                          \
+  static inline void mt__opt_store_##SUF(mt_tensor *t, int64_t i0, int64_t m, const CT *src) {         \
+    switch (t->dtype) {                                                                                 \
+      MT_FLOAT_DTYPE_LIST_X(MT__OPT_STORE_CASE, CT)                                                     \
+      default: break;                                                                                   \
+    }                                                                                                   \
+  }
+#define MT__OPT_STORE_CASE(E, N, T, TCT, CT)                                  \
+  case E: {                                                                   \
+    T *p = (T *)mt__data(t) + i0;                                             \
+    for (int64_t j = 0; j < m; j++) mt_st_##N(p + j, src[j]);                 \
+    break;                                                                    \
+  }
+MT__OPT_LOAD(float, float)
+MT__OPT_LOAD(double, double)
+MT__OPT_STORE(float, float)
+MT__OPT_STORE(double, double)
+
+/* the right one for a compute-type buffer: float for f32/f16/bf16 masters, double for f64 */
+#define mt__opt_load(dst, t, i0, m, s) \
+  _Generic((dst), float *: mt__opt_load_float, double *: mt__opt_load_double)(dst, t, i0, m, s)
+#define mt__opt_store(t, i0, m, src) \
+  _Generic((src), float *: mt__opt_store_float, double *: mt__opt_store_double)(t, i0, m, src)
+#endif
