@@ -14,13 +14,15 @@ local function variant(name, default_wd, decoupled)
       local lr, lrd
       config, state, lr, lrd = util.options(config, state)
       local fx, dfdx = util.eval(opfunc, x, name)
+      local p, copy = util.master(config, state, x)
       state.t = state.t or 0
-      local m = util.zero_state(state, 'm', x)
-      local v = util.zero_state(state, 'v', x)
+      local m = util.zero_state(state, 'm', p)
+      local v = util.zero_state(state, 'v', p)
       local clr = lr / (1 + state.t * lrd)
       state.t = state.t + 1
-      T.check(C.mt_adam_step(x.h, dfdx.h, m.h, v.h, clr, config.beta1 or 0.9, config.beta2 or 0.999,
-         config.epsilon or 1e-8, config.weightDecay or default_wd, state.t, decoupled), name)
+      T.check(C.mt_adam_step(p.h, dfdx.h, m.h, v.h, clr, config.beta1 or 0.9, config.beta2 or 0.999,
+         config.epsilon or 1e-8, config.weightDecay or default_wd, state.t, decoupled,
+         util.gscale(config, name), copy and copy.h or nil), name)
       return x, { fx }
    end
 end

@@ -47,6 +47,43 @@ function util.zero_state(state, key, x)
    return s, false
 end
 
+-- Mixed precision ------------------------------------------------------------------------------
+-- Parameters x of a half dtype (float16, bfloat16) are the model's compute copy: the method
+-- keeps an fp32 master copy in state.master (taken from x at the first step) and its state
+-- (momentum, moments) in fp32 beside it, updates the master and rounds it back into x in the
+-- same fused pass. config.master = true asks for the same with float32 parameters (a float64
+-- master), false turns it off. Returns the tensor the step updates and the copy (or nil).
+-- Once a step has run, state.master is the truth: to change the parameters afterwards, change
+-- both or set state.master = nil (it is then taken from x again).
+local HALVES = { [T.HALF] = true, [T.BF16] = true }
+function util.master(config, state, x)
+   local want = config.master
+   if want == nil then want = HALVES[x:dtype()] or false end
+   if not want then
+      state.master = nil
+      return x, nil
+   end
+   local mdt = x:dtype() == T.FLOAT and T.DOUBLE or T.FLOAT
+   local m = state.master
+   if m == nil or m:nElement() ~= x:nElement() or m:device() ~= x:device() or m:dtype() ~= mdt then
+      m = x:type(T.typename(mdt, x:device()))
+      if not m:isContiguous() then m = m:contiguous() end
+      state.master = m
+   end
+   return m, x
+end
+
+-- config.gradScale: the factor the fused pass applies to the gradient as it reads it (set by
+-- optim.GradScaler to 1/scale, times a clipping factor); 1 when absent
+function util.gscale(config, name)
+   local s = config.gradScale
+   if s == nil then return 1 end
+   if type(s) ~= 'number' or not (s > 0) or s == math.huge then
+      error(('%s: config.gradScale must be a finite number > 0, got %s'):format(name, tostring(s)), 3)
+   end
+   return s
+end
+
 -- Segments for the layer-wise methods (LARS, LAMB) --------------------------------------------
 -- config.layers: list of {offset, length} (1-based offsets into x, like narrow); default: one
 -- segment for all of x. config.lars_exclude (or config.exclude): list of {offset, length}
@@ -188,5 +225,6 @@ optim.adamw = adam_variant('optim.adamw', 1e-2, 1)
 optim.lars = require 'moontorch.optim.lars'
 optim.lamb = require 'moontorch.optim.lamb'
 optim.schedule = require 'moontorch.optim.schedule'
+optim.GradScaler = require 'moontorch.optim.GradScaler'
 
 return optim

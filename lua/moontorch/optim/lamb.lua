@@ -14,15 +14,16 @@ return function(opfunc, x, config, state)
    local lr, lrd
    config, state, lr, lrd = util.options(config, state)
    local fx, dfdx = util.eval(opfunc, x, name)
+   local p, copy = util.master(config, state, x)
    local seg = util.segments(config, state, x, name)
    state.t = state.t or 0
-   local m = util.zero_state(state, 'm', x)
-   local v = util.zero_state(state, 'v', x)
+   local m = util.zero_state(state, 'm', p)
+   local v = util.zero_state(state, 'v', p)
    local clr = lr / (1 + state.t * lrd)
    state.t = state.t + 1
-   T.check(C.mt_lamb_step(x.h, dfdx.h, m.h, v.h, seg.count, seg.off, seg.len, seg.ex, clr, config.beta1 or 0.9,
+   T.check(C.mt_lamb_step(p.h, dfdx.h, m.h, v.h, seg.count, seg.off, seg.len, seg.ex, clr, config.beta1 or 0.9,
       config.beta2 or 0.999, config.epsilon or 1e-6, config.weightDecay or 0.01, state.t, config.maxTrust or 10,
-      seg.trust), name)
+      seg.trust, util.gscale(config, name), copy and copy.h or nil), name)
    state.trustRatios = util.trust_table(seg)
    return x, { fx }
 end

@@ -15,13 +15,14 @@ return function(opfunc, x, config, state)
    config, state, lr, lrd = util.options(config, state)
    local mom = config.momentum or 0.9
    local fx, dfdx = util.eval(opfunc, x, name)
+   local p, copy = util.master(config, state, x)
    local seg = util.segments(config, state, x, name)
    state.evalCounter = state.evalCounter or 0
    local buf, first = nil, false
-   if mom ~= 0 then buf, first = util.zero_state(state, 'dfdx', x) end
+   if mom ~= 0 then buf, first = util.zero_state(state, 'dfdx', p) end
    local clr = lr / (1 + state.evalCounter * lrd)
-   T.check(C.mt_lars_step(x.h, dfdx.h, buf and buf.h or nil, seg.count, seg.off, seg.len, seg.ex, clr, mom,
-      config.weightDecay or 0, config.eta or 0.001, config.epsilon or 0, first and 1 or 0, seg.trust), name)
+   T.check(C.mt_lars_step(p.h, dfdx.h, buf and buf.h or nil, seg.count, seg.off, seg.len, seg.ex, clr, mom,
+      config.weightDecay or 0, config.eta or 0.001, config.epsilon or 0, first and 1 or 0, seg.trust, util.gscale(config, name), copy and copy.h or nil), name)
    state.trustRatios = util.trust_table(seg)
    state.evalCounter = state.evalCounter + 1
    return x, { fx }

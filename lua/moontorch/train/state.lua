@@ -7,6 +7,7 @@
 local torch = require 'moontorch'
 local optim = require 'moontorch.optim'
 local checkpoint = require 'moontorch.checkpoint'
+local T = require 'moontorch.internal'
 
 local state = {}
 
@@ -35,7 +36,8 @@ end
 local function fail(fmt, ...) error(fmt:format(...), 0) end
 
 -- Copies the checkpoint's tensors into model (converting type and device) and returns the
--- optimizer state (its float tensors in the type of the model's parameters) and the metadata.
+-- optimizer state (its float tensors in the type of the model's parameters, or as saved when it
+-- holds a master copy) and the metadata.
 -- opts.format: the metadata "format" the checkpoint must have; opts.check(meta, path): may refuse
 -- the checkpoint (by raising an error) before anything is copied.
 function state.load(path, model, opts)
@@ -59,9 +61,12 @@ function state.load(path, model, opts)
    end
    local st = optim.stateFromCheckpoint(tensors, meta.optim, 'optim.')
    local cuda = ptype and ptype:find('Cuda')
+   -- with an fp32 master copy (mixed precision) the state keeps the dtypes it was saved in
+   local keep = st.master ~= nil
    for k, v in pairs(st) do
       if torch.isTensor(v) then
-         if cuda then st[k] = v:cuda()
+         if keep then st[k] = cuda and v:type(T.typename(v:dtype(), 0)) or v
+         elseif cuda then st[k] = v:cuda()
          elseif v:type() == 'torch.FloatTensor' or v:type() == 'torch.DoubleTensor' then st[k] = v:type(ptype) end
       end
    end

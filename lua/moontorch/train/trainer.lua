@@ -9,6 +9,12 @@
 -- Data-parallel (o.dist = require 'moontorch.dist', the model a dist.DataParallel, each source
 -- giving this rank its slice of every batch): the epoch's loss, accuracy and image counts are
 -- summed over the ranks, and only rank 0 shows progress, reports and writes files.
+-- Mixed precision (o.scaler = optim.GradScaler{...}): each step goes through the scaler, which
+-- scales the loss gradient, skips steps whose gradients overflow and adjusts the scale; the
+-- epoch's rows gain loss_scale and skipped_steps. Gradient accumulation (o.accumulate = K):
+-- each batch is cut into K micro-batches whose gradients add up, weighted by their share of
+-- the batch, before one optimizer step (with dist, only the last one is allreduced); for a
+-- model without BatchNorm the step equals one taken on the whole batch.
 local torch = require 'moontorch'
 local state = require 'moontorch.train.state'
 local topk = require('moontorch.train.meter').topk
@@ -28,17 +34,21 @@ local function default_row(epoch, tr, va)
    return { epoch = epoch, train_loss = tr.loss, train_top1 = tr.top1, val_loss = va.loss, val_top1 = va.top1,
       val_top5 = va.top5, lr = tr.lr, seconds = tr.seconds, images_per_sec = tr.images_per_sec,
       data_wait_ms = tr.wait_ms, skipped = tr.skipped, comm_MB = tr.comm_MB, density = tr.density,
-      select_ms = tr.select_ms, exchange_ms = tr.exchange_ms }
+      select_ms = tr.select_ms, exchange_ms = tr.exchange_ms, loss_scale = tr.loss_scale,
+      skipped_steps = tr.skipped_steps }
 end
 -- with a compressing DataParallel, its counters join the default columns
 local COMM_COLUMNS = { 'comm_MB', 'density', 'select_ms', 'exchange_ms' }
+-- with a loss scaler, its scale at the epoch's end and the steps it skipped in the epoch
+local SCALER_COLUMNS = { 'loss_scale', 'skipped_steps' }
 
 -- o: model, criterion, optimizer (an optim function), config, schedule (iteration from 0 ->
 -- rate), train, val, nEpochs; optional: trainBatches / valBatches (caps), device ('cpu' |
 -- 'cuda'), name (for messages), save (folder; nil: no files), checkpointEvery (batches; 0:
 -- epoch ends only), stopAfter (epoch), stopAfterIter (iteration), format and meta (checkpoint
 -- metadata), columns + row(epoch, tr, va) (CSV), plot = { title =, acc = column },
--- tensorboard = { tag = column }, report(epoch, tr, va), quiet, showWait.
+-- tensorboard = { tag = column }, report(epoch, tr, va), quiet, showWait, scaler
+-- (optim.GradScaler), accumulate (micro-batches per batch, default 1).
 local function new(o)
    local self = setmetatable({}, Trainer)
    for k, v in pairs(o) do self[k] = v end
@@ -52,10 +62,15 @@ local function new(o)
    self.params, self.gradParams = self.model:getParameters()
    self.optimState, self.startEpoch, self.firstBatch = {}, 1, 1
    self.best, self.last, self.reported, self.buf = { top1 = -1, top5 = 0, epoch = 0 }, {}, {}, {}
-   if not self.columns and self.model.compressor then
+   self.accumulate = self.accumulate or 1
+   if type(self.accumulate) ~= 'number' or self.accumulate < 1 or self.accumulate % 1 ~= 0 then
+      self:fail('accumulate must be a whole number >= 1 of micro-batches, got %s', tostring(self.accumulate))
+   end
+   if not self.columns and (self.model.compressor or self.scaler) then
       self.columns = {}
       for _, c in ipairs(COLUMNS) do self.columns[#self.columns + 1] = c end
-      for _, c in ipairs(COMM_COLUMNS) do self.columns[#self.columns + 1] = c end
+      for _, c in ipairs(self.model.compressor and COMM_COLUMNS or {}) do self.columns[#self.columns + 1] = c end
+      for _, c in ipairs(self.scaler and SCALER_COLUMNS or {}) do self.columns[#self.columns + 1] = c end
    end
    self.columns, self.row = self.columns or COLUMNS, self.row or default_row
    return self
@@ -161,24 +176,51 @@ function Trainer:toDevice(x, y)
    return buf.x, buf.y
 end
 
+-- One optimizer step on a batch: its loss (the mean over its rows) and its correct count.
+-- With accumulate = K the batch goes through forward/backward as K micro-batches (rows split as
+-- evenly as possible), each one's parameter gradients weighted by its share of the rows.
 function Trainer:step(x, y)
-   local model, criterion, loss, correct = self.model, self.criterion, nil, nil
+   local model, criterion, scaler, loss, correct = self.model, self.criterion, self.scaler, 0, 0
+   local n = x:size(1)
+   local k = math.min(self.accumulate, n)
+   local sync = k > 1 and model.noSync
    local function feval()
       self.gradParams:zero()
-      local out = model:forward(x)
-      loss = criterion:forward(out, y)
-      model:backward(x, criterion:backward(out, y))
-      correct = topk(out, y, { 1 })[1]
+      loss, correct = 0, 0
+      for i = 1, k do
+         local lo, hi = math.floor(n * (i - 1) / k), math.floor(n * i / k)
+         local xi, yi = x, y
+         if k > 1 then xi, yi = x:narrow(1, lo + 1, hi - lo), y:narrow(1, lo + 1, hi - lo) end
+         local w = (hi - lo) / n
+         if sync then model:noSync(i < k) end
+         local out = model:forward(xi)
+         local l = criterion:forward(out, yi)
+         local gradOut = criterion:backward(out, yi)
+         if scaler then gradOut = scaler:scale(gradOut) end
+         model:backward(xi, gradOut, w)
+         loss, correct = loss + l * w, correct + topk(out, yi, { 1 })[1]
+      end
       return loss, self.gradParams
    end
-   self.optimizer(feval, self.params, self.config, self.optimState)
+   if scaler then
+      local _, _, stepped = scaler:step(self.optimizer, feval, self.params, self.config, self.optimState)
+      self.skippedRun = stepped and 0 or (self.skippedRun or 0) + 1
+      if self.skippedRun >= 50 then
+         self:fail('the last %d steps all had inf/NaN gradients (loss scale %g); lower the learning rate or use bf16/fp32',
+            self.skippedRun, scaler:getScale(self.optimState))
+      end
+   else
+      self.optimizer(feval, self.params, self.config, self.optimState)
+   end
    return loss, correct
 end
 
 -- one training epoch from batch self.firstBatch; its statistics, or nil when stopped inside it
 function Trainer:trainEpoch(epoch)
    local nb, first = self.trainBatches, self.firstBatch
-   local acc = self.partial or { loss = 0, top1 = 0, seen = 0, skipped = 0, wait = 0 }
+   local acc = self.partial or { loss = 0, top1 = 0, seen = 0, skipped = 0, wait = 0, skippedSteps = 0 }
+   acc.skippedSteps = acc.skippedSteps or 0
+   local skippedBefore = self.optimState.skippedSteps or 0
    local bar = self:bar(nb - first + 1, ('epoch %d/%d'):format(epoch, self.nEpochs))
    self.model:training()
    local batches = self.train:run(epoch, first)
@@ -202,7 +244,9 @@ function Trainer:trainEpoch(epoch)
       elseif info.count > 0 then -- (0 when every image of the batch was undecodable)
          self.config.learningRate = lr
          local loss, correct = self:step(self:toDevice(input, target))
-         if loss ~= loss then self:fail('the loss became NaN at epoch %d batch %d (lr %g)', epoch, b, lr) end
+         local overflow = self.scaler and self.optimState.lastSkipped
+         if loss ~= loss and not overflow then self:fail('the loss became NaN at epoch %d batch %d (lr %g)', epoch, b, lr) end
+         if overflow then loss = 0 end -- a skipped step's loss may be inf; it does not count
          local cs = self.model.stats -- a compressing DataParallel's counters of this step
          if cs then
             local c = acc.comm or { steps = 0, bytes = 0, density = 0, select = 0, exchange = 0 }
@@ -214,6 +258,8 @@ function Trainer:trainEpoch(epoch)
          bar:update(b - first + 1, { loss = loss, acc = correct / info.count, images = info.count })
       end
       if b < nb and (self.checkpointEvery or 0) > 0 and b % self.checkpointEvery == 0 then
+         acc.skippedSteps = acc.skippedSteps + (self.optimState.skippedSteps or 0) - skippedBefore
+         skippedBefore = self.optimState.skippedSteps or 0
          self:checkpoint(epoch - 1, b, acc)
          self:checkpointLocal(epoch - 1, b)
       end
@@ -224,11 +270,13 @@ function Trainer:trainEpoch(epoch)
    if seen == 0 then self:fail('epoch %d delivered no training image', epoch) end
    local ips = seen == acc.seen and st.images_per_sec or seen / math.max(st.seconds, 1e-9)
    local c = acc.comm
+   local sk = acc.skippedSteps + (self.optimState.skippedSteps or 0) - skippedBefore
    return { loss = loss / seen, top1 = top1 / seen, lr = lr, seconds = st.seconds,
       images_per_sec = ips, wait_ms = 1000 * acc.wait / nb, skipped = skipped,
       -- this rank's means per step, with gradient compression
       comm_MB = c and c.bytes / c.steps / 2 ^ 20, density = c and c.density / c.steps,
-      select_ms = c and 1000 * c.select / c.steps, exchange_ms = c and 1000 * c.exchange / c.steps }
+      select_ms = c and 1000 * c.select / c.steps, exchange_ms = c and 1000 * c.exchange / c.steps,
+      loss_scale = self.scaler and self.scaler:getScale(self.optimState), skipped_steps = self.scaler and sk }
 end
 
 function Trainer:validate(epoch)
