@@ -2,7 +2,8 @@
 -- small CNN on Fashion-MNIST with moontorch.train's harness: a progress bar, the test accuracy
 -- each epoch, a checkpoint with its CSV log and SVG plot beside it, the final test accuracy.
 --   luajit recipes/fashion_mnist.lua [-nEpochs 8] [-batchSize 64] [-LR 0.05] [-optimizer sgd]
---         [-threads 2] [-seed 1] [-device cpu] [-precision float] [-save runs/fashion_mnist]
+--         [-threads 2] [-seed 1] [-device cpu] [-precision fp32|tf32|fp16|bf16|fp64] [-accumulate K]
+--         [-lossScale 65536] [-clip 0] [-save runs/fashion_mnist]
 --         [-resume runs/fashion_mnist/checkpoint.safetensors] [-checkpointEvery N] [-data DIR]
 --   mpirun -np 4 luajit recipes/fashion_mnist.lua -dist [-allreduce auto] [-bucketMB 25]
 --         [-compress rgc -density 0.001 -densityWarmup 1 -rgcMethod exact -wire float]
@@ -10,6 +11,13 @@
 -- its slice of every batch, gradients are averaged by dist.DataParallel, and rank 0 alone
 -- prints and writes files. Data: Debian's dataset-fashion-mnist package
 -- (/usr/share/datasets/fashion-mnist/*-idx*-ubyte.gz) or the same four files in -data DIR.
+--
+-- Mixed precision: -precision fp16 or bf16 keeps the model (parameters, activations, gradients)
+-- in that dtype, an fp32 master copy and fp32 optimizer state in the optimizer (written back in
+-- its fused pass), and runs every step through optim.GradScaler: fp16 with dynamic loss scaling
+-- (from -lossScale, halved on overflow, doubled after -scaleWindow clean steps), bf16 unscaled;
+-- both skip steps whose gradients are not finite. -accumulate K cuts each batch into K
+-- micro-batches whose gradients add up before one step.
 --
 -- Reproducibility: epoch e draws its shuffling, flips and dropout masks from the seed (seed, e),
 -- and checkpoints inside an epoch keep the generator's state, so `-resume` gives the numbers of
@@ -40,7 +48,12 @@ local spec = {
    { 'threads', 2, 'CPU threads' },
    { 'seed', 1, 'random seed (data order, augmentation, dropout, initialisation)' },
    { 'device', 'cpu', 'cpu | cuda', choices = { 'cpu', 'cuda' } },
-   { 'precision', 'float', 'float | double', choices = { 'float', 'double' } },
+   { 'precision', 'fp32', 'fp32 | tf32 (fp32 with TF32 tensor cores on CUDA) | fp16 | bf16 (fp32 master weights) | fp64',
+      choices = { 'fp32', 'tf32', 'fp16', 'bf16', 'fp64', 'float', 'double' } },
+   { 'lossScale', 65536, 'initial loss scale with -precision fp16 (dynamic)' },
+   { 'scaleWindow', 2000, 'clean steps before the loss scale doubles (fp16)' },
+   { 'clip', 0, 'clip the global gradient norm to this (0: no clipping)' },
+   { 'accumulate', 1, 'micro-batches per batch (gradient accumulation; -batchSize stays the batch of one step)' },
    { 'save', 'runs/fashion_mnist', 'directory for checkpoint.safetensors, log.csv and plot.svg ("" for none)' },
    { 'resume', '', 'checkpoint (or its directory) to continue from, at an epoch end or mid-epoch' },
    { 'checkpointEvery', 0, 'also checkpoint every N training batches (0: epoch ends only)' },
@@ -129,6 +142,22 @@ local function batches(d, bs, o)
    return self
 end
 
+-- the tensor type of a -precision: the model's parameters, activations and inputs
+local TYPES = { fp32 = 'torch.FloatTensor', tf32 = 'torch.FloatTensor', float = 'torch.FloatTensor',
+   fp64 = 'torch.DoubleTensor', double = 'torch.DoubleTensor', fp16 = 'torch.HalfTensor', bf16 = 'torch.BFloat16Tensor' }
+function M.typename(precision)
+   return TYPES[precision] or error(('fashion_mnist: unknown -precision %s'):format(tostring(precision)), 0)
+end
+
+-- the loss scaler of a run: fp16 scales dynamically, bf16 (and -clip) go through the same
+-- checked step with a fixed scale of 1; plain fp32/fp64 runs need none
+function M.scaler(opt)
+   local half, bf = opt.precision == 'fp16', opt.precision == 'bf16'
+   if not (half or bf or opt.clip > 0) then return nil end
+   return optim.GradScaler{ dynamic = half, initScale = half and opt.lossScale or 1, growthInterval = opt.scaleWindow,
+      clip = opt.clip > 0 and opt.clip or nil }
+end
+
 -- the learning rate of iteration t (from 0): warm-up, then the chosen schedule
 local function schedule(opt, itersPerEpoch)
    local S = optim.schedule
@@ -162,7 +191,12 @@ function M.main(args)
    end
    torch.setnumthreads(opt.threads)
    io.stdout:setvbuf('line') -- a log file sees each epoch as it ends
-   local typename = opt.precision == 'double' and 'torch.DoubleTensor' or 'torch.FloatTensor'
+   local typename = M.typename(opt.precision)
+   if opt.precision == 'tf32' and opt.device == 'cuda' then torch.cuda.allowTF32(true) end
+   if opt.accumulate < 1 or opt.accumulate % 1 ~= 0 then
+      error(('fashion_mnist: -accumulate must be a whole number >= 1, got %s'):format(opt.accumulate), 0)
+   end
+   local scaler = M.scaler(opt)
    if opt.device == 'cuda' and not (torch.cuda and torch.cuda.isAvailable and torch.cuda.isAvailable()) then
       error('fashion_mnist: -device cuda but no CUDA device is available', 0)
    end
@@ -187,20 +221,23 @@ function M.main(args)
    end
    local columns = { 'epoch', 'train_loss', 'train_acc', 'test_acc', 'lr', 'seconds', 'images_per_sec' }
    if compressing then for _, c in ipairs { 'comm_MB', 'density', 'select_ms', 'exchange_ms' } do columns[#columns + 1] = c end end
+   if scaler then columns[#columns + 1], columns[#columns + 2] = 'loss_scale', 'skipped_steps' end
    local trainer = train.Trainer{ name = 'fashion_mnist', model = model, criterion = criterion, dist = dist,
       optimizer = optim[opt.optimizer], config = config, device = opt.device, nEpochs = opt.nEpochs,
+      scaler = scaler, accumulate = opt.accumulate,
       train = trainIt,
       val = batches(testSet, opt.testBatchSize, { rank = rank, world = world }),
       trainBatches = opt.limitBatches > 0 and opt.limitBatches or nil,
       valBatches = opt.limitTestBatches > 0 and opt.limitTestBatches or nil,
       save = opt.save ~= '' and opt.save or nil, checkpointEvery = opt.checkpointEvery, format = 'moontorch fashion_mnist 2',
-      meta = { seed = opt.seed, optimizer = opt.optimizer }, stopAfter = opt.stopAfter, stopAfterIter = opt.stopAfterIter,
+      meta = { seed = opt.seed, optimizer = opt.optimizer, precision = opt.precision }, stopAfter = opt.stopAfter, stopAfterIter = opt.stopAfterIter,
       quiet = opt.quiet,
       columns = columns,
       row = function(epoch, tr, va)
          return { epoch = epoch, train_loss = tr.loss, train_acc = tr.top1, test_acc = va.top1, lr = tr.lr,
             seconds = tr.seconds, images_per_sec = tr.images_per_sec, comm_MB = tr.comm_MB, density = tr.density,
-            select_ms = tr.select_ms, exchange_ms = tr.exchange_ms }
+            select_ms = tr.select_ms, exchange_ms = tr.exchange_ms, loss_scale = tr.loss_scale,
+            skipped_steps = tr.skipped_steps }
       end,
       tensorboard = compressing and { ['comm/MB_per_step'] = 'comm_MB', ['comm/density'] = 'density',
          ['comm/select_ms'] = 'select_ms', ['comm/exchange_ms'] = 'exchange_ms', ['accuracy/test'] = 'test_acc' } or nil,
@@ -208,6 +245,10 @@ function M.main(args)
       report = not opt.quiet and function(epoch, tr, va)
          print(('epoch %d: train loss %.4f  train acc %.2f%%  test acc %.2f%%  (%.1f s, %.0f img/s)'):format(epoch,
             tr.loss, 100 * tr.top1, 100 * va.top1, tr.seconds, tr.images_per_sec))
+         if tr.loss_scale then
+            print(('  %s: loss scale %g, %d steps skipped (inf/NaN gradients)'):format(opt.precision, tr.loss_scale,
+               tr.skipped_steps))
+         end
          if tr.comm_MB then
             print(('  rgc: %.3f MB/step sent, density %.4f, select %.2f ms, exchange %.2f ms'):format(tr.comm_MB,
                tr.density, tr.select_ms, tr.exchange_ms))
