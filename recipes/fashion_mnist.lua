@@ -269,7 +269,7 @@ function M.main(args)
    local acc = last.top1 or trainer:validate(trainer.startEpoch).top1 -- nothing left to train
    if not dist or rank == 0 then print(('final test accuracy: %.2f%%'):format(100 * acc)) end
    if dist then dist.finalize() end
-   return acc, model
+   return acc, model, trainer
 end
 
 if modname ~= 'recipes.fashion_mnist' then -- run as a script, not required as a module

@@ -240,6 +240,45 @@ describe('recipes/fashion_mnist.lua', function()
       end
    end)
 
+   it('-precision fp16 trains with loss scaling and resumes from inside an epoch bit for bit', function()
+      -- an initial scale of 2^20 overflows float16 at once: the first steps are skipped and the
+      -- scale halves until gradients fit; the log, the checkpoint and the resumed run show it
+      local args = ('-seed 17 -precision fp16 -lossScale 1048576 -scaleWindow 3 -checkpointEvery 2 -save %q'):format(tmp('h'))
+      local out1, ok1 = run(args .. ' -stopAfterIter 6')
+      assert.is_true(ok1, out1)
+      local ck = require 'moontorch.checkpoint'
+      local t1, meta = ck.load(tmp('h') .. '/checkpoint.safetensors')
+      assert.truthy(t1['optim.master'], ('no master in the checkpoint (%s steps skipped)'):format(tostring(meta.optim.skippedSteps)))
+      assert.are.equal('torch.FloatTensor', t1['optim.master']:type())
+      assert.are.equal('torch.FloatTensor', t1['optim.dfdx']:type())
+      assert.are.equal('torch.HalfTensor', t1['2.weight']:type())
+      assert.is_true(meta.optim.skippedSteps >= 1, 'no step was skipped')
+      assert.is_true(meta.optim.lossScale < 1048576)
+      local out2, ok2 = run(args .. (' -resume %q'):format(tmp('h')))
+      assert.is_true(ok2, out2)
+      local out3, ok3 = run(('-seed 17 -precision fp16 -lossScale 1048576 -scaleWindow 3 -save %q'):format(tmp('h2')))
+      assert.is_true(ok3, out3)
+      assert.are.equal(out3:match('final test accuracy: [%d.]+%%'), out2:match('final test accuracy: [%d.]+%%'))
+      local ta = ck.load(tmp('h') .. '/checkpoint.safetensors')
+      local tb, mb = ck.load(tmp('h2') .. '/checkpoint.safetensors')
+      for name, t in pairs(tb) do util.assert_close(ta[name], t, { atol = 0, rtol = 0 }, name) end
+      local cols, a = logger.read(tmp('h') .. '/log.csv')
+      local _, b = logger.read(tmp('h2') .. '/log.csv')
+      assert.truthy(table.concat(cols, ','):find('loss_scale,skipped_steps', 1, true))
+      for e = 1, 2 do
+         for _, c in ipairs({ 'train_loss', 'test_acc', 'loss_scale', 'skipped_steps' }) do
+            assert.are.equal(b[e][c], a[e][c], ('epoch %d %s'):format(e, c))
+         end
+      end
+      assert.are.equal(mb.optim.skippedSteps, b[1].skipped_steps + b[2].skipped_steps)
+      -- bf16 takes the same path with a fixed scale of 1
+      local out4, ok4 = run(('-seed 17 -precision bf16 -save %q'):format(tmp('b')))
+      assert.is_true(ok4, out4)
+      local _, r = logger.read(tmp('b') .. '/log.csv')
+      assert.are.equal(1, r[2].loss_scale)
+      assert.are.equal('torch.BFloat16Tensor', ck.load(tmp('b') .. '/checkpoint.safetensors')['2.weight']:type())
+   end)
+
    it('counts correct predictions of large batches', function()
       local R = require 'recipes.fashion_mnist'
       for _, n in ipairs({ 7, 300, 1000 }) do

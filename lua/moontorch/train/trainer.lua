@@ -62,6 +62,7 @@ local function new(o)
    self.params, self.gradParams = self.model:getParameters()
    self.optimState, self.startEpoch, self.firstBatch = {}, 1, 1
    self.best, self.last, self.reported, self.buf = { top1 = -1, top5 = 0, epoch = 0 }, {}, {}, {}
+   self.losses = {} -- every training step's loss, by iteration (this process's steps only)
    self.accumulate = self.accumulate or 1
    if type(self.accumulate) ~= 'number' or self.accumulate < 1 or self.accumulate % 1 ~= 0 then
       self:fail('accumulate must be a whole number >= 1 of micro-batches, got %s', tostring(self.accumulate))
@@ -255,6 +256,7 @@ function Trainer:trainEpoch(epoch)
             c.select, c.exchange = c.select + cs.selectTime, c.exchange + cs.exchangeTime
          end
          acc.loss, acc.top1, acc.seen = acc.loss + loss * info.count, acc.top1 + correct, acc.seen + info.count
+         self.losses[iter] = loss
          bar:update(b - first + 1, { loss = loss, acc = correct / info.count, images = info.count })
       end
       if b < nb and (self.checkpointEvery or 0) > 0 and b % self.checkpointEvery == 0 then
