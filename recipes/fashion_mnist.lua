@@ -214,6 +214,10 @@ function M.main(args)
       rank = rank, world = world })
    local rgc = require 'moontorch.dist.rgcflags'
    local problem = rgc.recipeProblem(opt)
+   if not problem and opt.dist and opt.compress == 'rgc' and (opt.precision == 'fp16' or opt.precision == 'bf16') then
+      -- the compressor's residuals and selection assume fp32 gradients; not combined yet
+      problem = ('-compress rgc works on fp32/fp64 models, not with -precision %s'):format(opt.precision)
+   end
    if problem then error('fashion_mnist: ' .. problem, 0) end
    local compressing = dist and opt.compress == 'rgc'
    if dist then
