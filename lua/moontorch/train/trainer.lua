@@ -48,7 +48,8 @@ local SCALER_COLUMNS = { 'loss_scale', 'skipped_steps' }
 -- epoch ends only), stopAfter (epoch), stopAfterIter (iteration), format and meta (checkpoint
 -- metadata), columns + row(epoch, tr, va) (CSV), plot = { title =, acc = column },
 -- tensorboard = { tag = column }, report(epoch, tr, va), quiet, showWait, scaler
--- (optim.GradScaler), accumulate (micro-batches per batch, default 1).
+-- (optim.GradScaler), accumulate (micro-batches per batch, default 1), inputType (the tensor
+-- type inputs are converted to, for a model in another dtype than its data).
 local function new(o)
    local self = setmetatable({}, Trainer)
    for k, v in pairs(o) do self[k] = v end
@@ -167,14 +168,22 @@ function Trainer:bar(n, title)
    return bar
 end
 
--- CPU batches go to the GPU through buffers reused by every batch
+-- CPU batches go to the GPU, and inputs to the model's dtype (o.inputType, e.g.
+-- 'torch.HalfTensor' for a float16 model fed float batches), through buffers reused by every batch
 function Trainer:toDevice(x, y)
-   if self.device ~= 'cuda' or x:device() ~= -1 then return x, y end
-   local buf = self.buf
-   buf.x, buf.y = buf.x or torch.CudaTensor(), buf.y or torch.CudaLongTensor()
-   buf.x:resize(x:size()):copy(x)
-   buf.y:resize(y:size()):copy(y)
-   return buf.x, buf.y
+   local buf, cuda = self.buf, self.device == 'cuda' and x:device() == -1
+   local want = self.inputType or (cuda and 'torch.CudaTensor') or x:type()
+   if cuda and not want:find('Cuda') then want = want:gsub('^torch%.Float', 'torch.'):gsub('^torch%.', 'torch.Cuda') end
+   if x:type() ~= want then
+      if not buf.x or buf.x:type() ~= want then buf.x = x:type(want) else buf.x:resize(x:size()):copy(x) end
+      x = buf.x
+   end
+   if cuda then
+      buf.y = buf.y or torch.CudaLongTensor()
+      buf.y:resize(y:size()):copy(y)
+      y = buf.y
+   end
+   return x, y
 end
 
 -- One optimizer step on a batch: its loss (the mean over its rows) and its correct count.
