@@ -85,6 +85,48 @@ return function(torch, T)
    end
 
    ---------------------------------------------------------------------------------------------
+   -- numerics settings (process-wide, like PyTorch's torch.backends flags; csrc/cuda/settings.c)
+
+   local intbuf = ffi.new('int[1]')
+   local dblbuf = ffi.new('double[1]')
+
+   -- allowTF32([on]) -> the previous setting. Off by default: float32 GEMMs and convolutions run
+   -- in plain fp32 and match the CPU within float rounding. On, cuBLAS and cuDNN may round
+   -- float32 inputs to TF32 (10-bit mantissa) on tensor cores. Without an argument, only reads.
+   function cuda.allowTF32(on)
+      local old = C.mt_cuda_get_allow_tf32() ~= 0
+      if on == nil then
+         if not cuda.isCompiled() then need_cuda('cuda.allowTF32', 2) end
+         return old
+      end
+      if type(on) ~= 'boolean' then error('cuda.allowTF32: expected a boolean, got ' .. type(on), 2) end
+      check(C.mt_cuda_set_allow_tf32(on and 1 or 0, intbuf))
+      return intbuf[0] ~= 0
+   end
+
+   -- convAlgorithm([mode [, workspaceMB]]) -> previous mode, previous workspaceMB. mode
+   -- 'heuristic' (the default: cuDNN's ranking, nothing run) or 'search' (each convolution's
+   -- candidates are timed once and the fastest kept); workspaceMB: the most workspace a chosen
+   -- algorithm may use, in MiB (default 1024; kept when nil). Without arguments, only reads.
+   local MODES = { heuristic = C.MT_CONV_ALGO_HEURISTIC, search = C.MT_CONV_ALGO_SEARCH }
+   function cuda.convAlgorithm(mode, workspaceMB)
+      if not cuda.isCompiled() then need_cuda('cuda.convAlgorithm', 2) end
+      check(C.mt_cuda_get_conv_algorithm(intbuf, dblbuf))
+      local old_mode = intbuf[0] == C.MT_CONV_ALGO_SEARCH and 'search' or 'heuristic'
+      local old_mb = tonumber(dblbuf[0])
+      if mode == nil and workspaceMB == nil then return old_mode, old_mb end
+      mode = mode or old_mode
+      if MODES[mode] == nil then
+         error(("cuda.convAlgorithm: mode must be 'heuristic' or 'search', got %s"):format(tostring(mode)), 2)
+      end
+      if workspaceMB ~= nil and (type(workspaceMB) ~= 'number' or not (workspaceMB >= 0)) then
+         error('cuda.convAlgorithm: workspaceMB must be a number >= 0, got ' .. tostring(workspaceMB), 2)
+      end
+      check(C.mt_cuda_set_conv_algorithm(MODES[mode], workspaceMB or old_mb))
+      return old_mode, old_mb
+   end
+
+   ---------------------------------------------------------------------------------------------
    -- moving tensors
 
    -- t:cuda([dev]): the tensor on a GPU with the same dtype. Without a device, a tensor already
