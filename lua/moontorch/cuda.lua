@@ -126,6 +126,32 @@ return function(torch, T)
       return old_mode, old_mb
    end
 
+   -- channelsLast(t) -> a copy of the 4-d tensor t (N x C x H x W, any device) stored
+   -- channels-last: same sizes and values, strides (H*W*C, 1, W*C, C). The CUDA convolution
+   -- reads such tensors as cuDNN's NHWC layout. Also t:channelsLast().
+   function cuda.channelsLast(t)
+      local h = T.h(t, 'channelsLast')
+      local nd = C.mt_tensor_ndim(h)
+      if nd ~= 4 then
+         error(('channelsLast: expected a 4-d tensor (N x C x H x W), got %d dimensions'):format(nd), 2)
+      end
+      return t:permute(1, 3, 4, 2):contiguous():permute(1, 4, 2, 3)
+   end
+   methods.channelsLast = cuda.channelsLast
+
+   -- isChannelsLast(t): whether a 4-d tensor is stored channels-last (and not also contiguous)
+   function cuda.isChannelsLast(t)
+      local h = T.h(t, 'isChannelsLast')
+      if C.mt_tensor_ndim(h) ~= 4 or C.mt_tensor_is_contiguous(h) == 1 then return false end
+      local s = T.sizes(t)
+      local want = { s[2] * s[3] * s[4], 1, s[4] * s[2], s[2] }
+      for i = 1, 4 do
+         if s[i] > 1 and tonumber(C.mt_tensor_stride(h, i - 1)) ~= want[i] then return false end
+      end
+      return true
+   end
+   methods.isChannelsLast = cuda.isChannelsLast
+
    ---------------------------------------------------------------------------------------------
    -- moving tensors
 
