@@ -19,8 +19,9 @@
  * the weight gradient, dx for the input gradient) is the convolution's layout: operands in the
  * other layout are converted into temporaries first (and results converted back), so cuDNN
  * always sees one layout, CUDNN_TENSOR_NCHW or CUDNN_TENSOR_NHWC. A channels-last model thus
- * runs on cuDNN's NHWC kernels without a copy. Workspaces and temporaries come from the caching
- * allocator. */
+ * runs on cuDNN's NHWC kernels without a copy. Where cuDNN has no NHWC algorithm for a
+ * configuration (remembered in the cache), the pass runs in NCHW through temporaries instead.
+ * Workspaces and temporaries come from the caching allocator. */
 #include <limits.h>
 #include <string.h>
 #include "cudnn_common.h"
@@ -34,6 +35,7 @@ typedef struct conv_desc {
   cudnnDataType_t dt;
   int dtype, device;
   size_t ws_limit; /* bytes */
+  int no_algo;     /* set when cuDNN offered no usable algorithm (the caller may try NCHW) */
   mt__cudnn_conv_key key;
 } conv_desc;
 
@@ -237,10 +239,24 @@ static void search(cudnnHandle_t h, conv_desc *d, int kind, const conv_args *io,
   mt_tensor_release(ws); /* stream-ordered: reused only by work queued after the search */
 }
 
-/* the cached choice for d->key (kind set), or a new one from the heuristics or a search */
+static mt_status no_algorithm(conv_desc *d) {
+  d->no_algo = 1;
+  return mt__error(MT_ERR_CUDA,
+                   OP ": cuDNN has no algorithm for input %dx%dx%dx%d, weight %dx%dx%dx%d, %s, %s, within a "
+                      "workspace limit of %d KiB (torch.cuda.convAlgorithm sets it)",
+                   d->key.N, d->key.C, d->key.H, d->key.W, d->key.O, d->key.C / d->key.groups, d->key.kH, d->key.kW,
+                   mt_dtype_name(d->dtype), d->key.layout == MT_CUDNN_NHWC ? "channels-last" : "NCHW",
+                   d->key.ws_kib);
+}
+
+/* the cached choice for d->key (kind set), or a new one from the heuristics or a search; a
+ * cached algo < 0 records that there is none */
 static mt_status choose(cudnnHandle_t h, conv_desc *d, int kind, const conv_args *io, mt__cudnn_conv_algo *out) {
   d->key.kind = kind;
-  if (mt__cudnn_cache_get(d->device, &d->key, out)) return set_math(d, (cudnnMathType_t)out->math);
+  if (mt__cudnn_cache_get(d->device, &d->key, out)) {
+    if (out->algo < 0) return no_algorithm(d);
+    return set_math(d, (cudnnMathType_t)out->math);
+  }
   MT_TRY(set_math(d, ask_math(d)));
   int n = 0, found = 0;
   size_t max_ws = 0;
@@ -273,13 +289,12 @@ static mt_status choose(cudnnHandle_t h, conv_desc *d, int kind, const conv_args
     if (timed_found) *out = timed, found = 1;
     MT_TRY(set_math(d, ask_math(d))); /* a search may leave another math type behind */
   }
-  if (!found)
-    return mt__error(MT_ERR_CUDA,
-                     OP ": cuDNN has no algorithm for input %dx%dx%dx%d, weight %dx%dx%dx%d, %s, %s, within a "
-                        "workspace limit of %d KiB (torch.cuda.convAlgorithm sets it)",
-                     d->key.N, d->key.C, d->key.H, d->key.W, d->key.O, d->key.C / d->key.groups, d->key.kH,
-                     d->key.kW, mt_dtype_name(d->dtype), d->key.layout == MT_CUDNN_NHWC ? "channels-last" : "NCHW",
-                     d->key.ws_kib);
+  if (!found) {
+    /* remembered too, so a layout cuDNN cannot serve is not asked about on every call */
+    mt__cudnn_conv_algo none = {-1, 0, 0};
+    MT_TRY(mt__cudnn_cache_put(d->device, &d->key, &none));
+    return no_algorithm(d);
+  }
   MT_TRY(set_math(d, (cudnnMathType_t)out->math));
   return mt__cudnn_cache_put(d->device, &d->key, out);
 }
@@ -372,77 +387,108 @@ static mt_status conv_layout(const mt_tensor *act, int *layout) {
   return MT_OK;
 }
 
-/* tmp[i] for operand i (see in_layout); all released at the end of each entry */
 static void release_all(mt_tensor **t, int n) {
   for (int i = 0; i < n; i++) mt_tensor_release(t[i]);
 }
 
-mt_status mt__cuda_conv2d_forward(mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b,
-                                     const mt_conv_geom *g) {
-  int layout;
-  MT_TRY(conv_layout(x, &layout));
-  mt_tensor *tmp[2] = {NULL, NULL}; /* w, y */
-  const mt_tensor *wu, *yu;
-  mt_status st = in_layout(w, layout, 1, &tmp[0], &wu);
-  if (st == MT_OK) st = in_layout(y, layout, 0, &tmp[1], &yu);
+/* Each pass runs in one layout: operands in the other one go through temporaries (in_layout),
+ * results are converted back. *no_algo tells the caller that cuDNN had no algorithm in this
+ * layout (then NCHW is tried: not every configuration has an NHWC kernel). */
+static mt_status fwd_as(int layout, mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b,
+                        const mt_conv_geom *g, int *no_algo) {
+  mt_tensor *tmp[3] = {NULL, NULL, NULL}; /* x, w, y */
+  const mt_tensor *xu, *wu, *yu;
   conv_desc d;
   memset(&d, 0, sizeof d);
-  if (st == MT_OK) st = desc_make(&d, x, wu, yu, layout, g);
+  mt_status st = in_layout(x, layout, 1, &tmp[0], &xu);
+  if (st == MT_OK) st = in_layout(w, layout, 1, &tmp[1], &wu);
+  if (st == MT_OK) st = in_layout(y, layout, 0, &tmp[2], &yu);
+  if (st == MT_OK) st = desc_make(&d, xu, wu, yu, layout, g);
   cudnnHandle_t h;
   if (st == MT_OK) st = mt__cudnn_acquire(x->device, &h, OP);
   if (st == MT_OK) {
-    st = fwd_locked(h, &d, (mt_tensor *)yu, x, wu);
+    st = fwd_locked(h, &d, (mt_tensor *)yu, xu, wu);
     mt__cudnn_release(x->device);
   }
   if (st == MT_OK && b) st = mt__cuda_conv_bias_add((mt_tensor *)yu, b);
-  if (st == MT_OK && tmp[1]) st = mt__cuda_convert(y, tmp[1]);
+  if (st == MT_OK && tmp[2]) st = mt__cuda_convert(y, tmp[2]);
+  *no_algo = d.no_algo;
   desc_free(&d);
-  release_all(tmp, 2);
+  release_all(tmp, 3);
+  return st;
+}
+
+static mt_status bwd_data_as(int layout, mt_tensor *dx, const mt_tensor *dy, const mt_tensor *w,
+                             const mt_conv_geom *g, int *no_algo) {
+  mt_tensor *tmp[3] = {NULL, NULL, NULL}; /* dx, w, dy */
+  const mt_tensor *dxu, *wu, *dyu;
+  conv_desc d;
+  memset(&d, 0, sizeof d);
+  mt_status st = in_layout(dx, layout, 0, &tmp[0], &dxu);
+  if (st == MT_OK) st = in_layout(w, layout, 1, &tmp[1], &wu);
+  if (st == MT_OK) st = in_layout(dy, layout, 1, &tmp[2], &dyu);
+  if (st == MT_OK) st = desc_make(&d, dxu, wu, dyu, layout, g);
+  cudnnHandle_t h;
+  if (st == MT_OK) st = mt__cudnn_acquire(dx->device, &h, OP);
+  if (st == MT_OK) {
+    st = bwd_data_locked(h, &d, (mt_tensor *)dxu, dyu, wu);
+    mt__cudnn_release(dx->device);
+  }
+  if (st == MT_OK && tmp[0]) st = mt__cuda_convert(dx, tmp[0]);
+  *no_algo = d.no_algo;
+  desc_free(&d);
+  release_all(tmp, 3);
+  return st;
+}
+
+static mt_status bwd_params_as(int layout, mt_tensor *dw, mt_tensor *db, const mt_tensor *x, const mt_tensor *dy,
+                               double scale, const mt_conv_geom *g, int *no_algo) {
+  mt_tensor *tmp[3] = {NULL, NULL, NULL}; /* x, dw (holding its values: it accumulates), dy */
+  const mt_tensor *xu, *dwu, *dyu;
+  conv_desc d;
+  memset(&d, 0, sizeof d);
+  mt_status st = in_layout(x, layout, 1, &tmp[0], &xu);
+  if (st == MT_OK) st = in_layout(dw, layout, 1, &tmp[1], &dwu);
+  if (st == MT_OK) st = in_layout(dy, layout, 1, &tmp[2], &dyu);
+  if (st == MT_OK) st = desc_make(&d, xu, dwu, dyu, layout, g);
+  cudnnHandle_t h;
+  if (st == MT_OK) st = mt__cudnn_acquire(x->device, &h, OP);
+  if (st == MT_OK) {
+    st = bwd_filter_locked(h, &d, (mt_tensor *)dwu, xu, dyu, scale);
+    mt__cudnn_release(x->device);
+  }
+  if (st == MT_OK && tmp[1]) st = mt__cuda_convert(dw, tmp[1]);
+  if (st == MT_OK && db) st = mt__cuda_conv_bias_grad(db, dyu, scale);
+  *no_algo = d.no_algo;
+  desc_free(&d);
+  release_all(tmp, 3);
+  return st;
+}
+
+mt_status mt__cuda_conv2d_forward(mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b,
+                                     const mt_conv_geom *g) {
+  int layout, no_algo = 0;
+  MT_TRY(conv_layout(x, &layout));
+  mt_status st = fwd_as(layout, y, x, w, b, g, &no_algo);
+  if (st != MT_OK && no_algo && layout == MT_CUDNN_NHWC) st = fwd_as(MT_CUDNN_NCHW, y, x, w, b, g, &no_algo);
   return st;
 }
 
 mt_status mt__cuda_conv2d_backward_input(mt_tensor *dx, const mt_tensor *dy, const mt_tensor *w,
                                             const mt_conv_geom *g) {
-  int layout;
+  int layout, no_algo = 0;
   MT_TRY(conv_layout(dx, &layout));
-  mt_tensor *tmp[2] = {NULL, NULL}; /* w, dy */
-  const mt_tensor *wu, *dyu;
-  mt_status st = in_layout(w, layout, 1, &tmp[0], &wu);
-  if (st == MT_OK) st = in_layout(dy, layout, 1, &tmp[1], &dyu);
-  conv_desc d;
-  memset(&d, 0, sizeof d);
-  if (st == MT_OK) st = desc_make(&d, dx, wu, dyu, layout, g);
-  cudnnHandle_t h;
-  if (st == MT_OK) st = mt__cudnn_acquire(dx->device, &h, OP);
-  if (st == MT_OK) {
-    st = bwd_data_locked(h, &d, dx, dyu, wu);
-    mt__cudnn_release(dx->device);
-  }
-  desc_free(&d);
-  release_all(tmp, 2);
+  mt_status st = bwd_data_as(layout, dx, dy, w, g, &no_algo);
+  if (st != MT_OK && no_algo && layout == MT_CUDNN_NHWC) st = bwd_data_as(MT_CUDNN_NCHW, dx, dy, w, g, &no_algo);
   return st;
 }
 
 mt_status mt__cuda_conv2d_backward_params(mt_tensor *dw, mt_tensor *db, const mt_tensor *x, const mt_tensor *dy,
                                              double scale, const mt_conv_geom *g) {
-  int layout;
+  int layout, no_algo = 0;
   MT_TRY(conv_layout(x, &layout));
-  mt_tensor *tmp[2] = {NULL, NULL}; /* dw (holding its values: it accumulates), dy */
-  const mt_tensor *dwu, *dyu;
-  mt_status st = in_layout(dw, layout, 1, &tmp[0], &dwu);
-  if (st == MT_OK) st = in_layout(dy, layout, 1, &tmp[1], &dyu);
-  conv_desc d;
-  memset(&d, 0, sizeof d);
-  if (st == MT_OK) st = desc_make(&d, x, dwu, dyu, layout, g);
-  cudnnHandle_t h;
-  if (st == MT_OK) st = mt__cudnn_acquire(x->device, &h, OP);
-  if (st == MT_OK) {
-    st = bwd_filter_locked(h, &d, (mt_tensor *)dwu, x, dyu, scale);
-    mt__cudnn_release(x->device);
-  }
-  if (st == MT_OK && tmp[0]) st = mt__cuda_convert(dw, tmp[0]);
-  if (st == MT_OK && db) st = mt__cuda_conv_bias_grad(db, dyu, scale);
-  desc_free(&d);
-  release_all(tmp, 2);
+  mt_status st = bwd_params_as(layout, dw, db, x, dy, scale, g, &no_algo);
+  if (st != MT_OK && no_algo && layout == MT_CUDNN_NHWC)
+    st = bwd_params_as(MT_CUDNN_NCHW, dw, db, x, dy, scale, g, &no_algo);
   return st;
 }
