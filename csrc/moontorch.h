@@ -205,6 +205,21 @@ mt_status mt_cuda_empty_cache(int device);
  * the distributed layer orders its work after it */
 mt_status mt_cuda_stream(int device, void **out);
 mt_status mt_cuda_device_name(int device, char *buf, int len);
+/* CUDA numerics and cuDNN convolution algorithms (csrc/cuda/settings.c). Process-wide
+ * settings, like PyTorch's torch.backends flags: they describe how the whole run computes.
+ * TF32: off by default, so float32 GEMMs and convolutions use plain fp32 FMA and stay within
+ * float rounding of the CPU. On, cuBLAS (CUBLAS_COMPUTE_32F_FAST_TF32) and cuDNN (tensor-op
+ * math) may round float32 inputs to TF32 (10-bit mantissa) on tensor cores. *previous (may be
+ * NULL) receives the old setting. Convolution algorithms: MT_CONV_ALGO_HEURISTIC (default) takes
+ * cuDNN's heuristic ranking; MT_CONV_ALGO_SEARCH times the candidates once per convolution
+ * (shape, layout, dtype, geometry, direction) and keeps the fastest. Both skip algorithms whose
+ * workspace exceeds workspace_mb MiB (default 1024; 0 allows only workspace-free ones). Choices
+ * are cached per setting, so changing a setting never reuses a choice made under another. */
+typedef enum { MT_CONV_ALGO_HEURISTIC = 0, MT_CONV_ALGO_SEARCH = 1 } mt_conv_algo_mode;
+mt_status mt_cuda_set_allow_tf32(int allow, int *previous);
+int mt_cuda_get_allow_tf32(void);
+mt_status mt_cuda_set_conv_algorithm(int mode, double workspace_mb);
+mt_status mt_cuda_get_conv_algorithm(int *mode, double *workspace_mb);
 
 /* tensor lifetime and metadata */
 mt_status mt_tensor_new(mt_tensor **out, int dtype, int device, int ndim, const int64_t *sizes);

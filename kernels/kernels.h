@@ -47,7 +47,8 @@ mt_status mt__cuda_convert(mt_tensor *dst, const mt_tensor *src);
 MT_BACKEND_OPS(MT_BACKEND_DECLARE, mt__cuda_)
 
 /* the bias of a convolution (kernels/nn_conv_bias.cu), used by cuDNN convolution: y (N x O x H
- * x W) += b (O); db (O) += scale * the sum of dy over batch and plane */
+ * x W, NCHW-contiguous or channels-last) += b (O); db (O) += scale * the sum of dy (either
+ * layout) over batch and plane */
 mt_status mt__cuda_conv_bias_add(mt_tensor *y, const mt_tensor *b);
 mt_status mt__cuda_conv_bias_grad(mt_tensor *db, const mt_tensor *dy, double scale);
 

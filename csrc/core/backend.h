@@ -87,7 +87,8 @@ typedef struct mt_pool_geom {
    * device, with checked sizes and float dtypes; results are contiguous buffers of the final                       \
    * size (the entry point copies them back when the caller's tensor is not contiguous). ---- */                    \
   /* y = conv(x, w) + b (b may be NULL); dx = conv^T(dy, w); dw += scale * dL/dw and                                \
-   * db += scale * dL/db (db may be NULL) */                                                                        \
+   * db += scale * dL/db (db may be NULL). The one exception to "contiguous": on a CUDA device the                  \
+   * 4-d operands and results may also be channels-last (strides H*W*C, 1, W*C, C; csrc/nn/conv.c). */              \
   X(P, mt_status, conv2d_forward, (mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b,        \
       const mt_conv_geom *g))                                                                                       \
   X(P, mt_status, conv2d_backward_input, (mt_tensor *dx, const mt_tensor *dy, const mt_tensor *w,                   \

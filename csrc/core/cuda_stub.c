@@ -16,3 +16,17 @@ mt_status mt_cuda_device_name(int device, char *buf, int len) {
   (void)device; (void)buf; (void)len;
   return no_cuda("cuda.deviceName");
 }
+mt_status mt_cuda_set_allow_tf32(int allow, int *previous) {
+  (void)allow;
+  if (previous) *previous = 0;
+  return no_cuda("cuda.allowTF32");
+}
+int mt_cuda_get_allow_tf32(void) { return 0; }
+mt_status mt_cuda_set_conv_algorithm(int mode, double workspace_mb) {
+  (void)mode; (void)workspace_mb;
+  return no_cuda("cuda.convAlgorithm");
+}
+mt_status mt_cuda_get_conv_algorithm(int *mode, double *workspace_mb) {
+  (void)mode; (void)workspace_mb;
+  return no_cuda("cuda.convAlgorithm");
+}

@@ -6,8 +6,9 @@
  * with the transpose flag. Inputs that are neither (non-unit inner strides) are copied to a
  * contiguous temporary first.
  *
- * f32 runs in full fp32 (no TF32, to match the CPU), f64 in fp64, f16/bf16 on tensor cores
- * with fp32 accumulation. One handle per device, bound to the device stream. */
+ * f32 runs in full fp32 (no TF32, to match the CPU) unless TF32 is allowed
+ * (mt_cuda_set_allow_tf32, settings.c), f64 in fp64, f16/bf16 on tensor cores with fp32
+ * accumulation. One handle per device, bound to the device stream. */
 #include <cublas_v2.h>
 #include <pthread.h>
 #include <string.h>
@@ -138,10 +139,13 @@ static mt_status gemm3(const char *op, mt_tensor *out, double beta, double alpha
       bs = cublasGemmStridedBatchedEx_64(h, opB, opA, m, n, k, &al, mt__data(B), ty, ldb, sB, mt__data(A), ty, lda, sA,
                                          &be, mt__data(Cm), ty, ldc, sC, batch, CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT);
     } else {
-      /* f32 with pure fp32 compute; f16/bf16 take float scalars and accumulate in fp32 */
+      /* f32 with pure fp32 compute unless TF32 is allowed (mt_cuda_set_allow_tf32); f16/bf16
+       * take float scalars and accumulate in fp32 (CUBLAS_COMPUTE_32F, never a 16-bit compute) */
       float al = (float)alpha, be = (float)beta;
+      cublasComputeType_t ct =
+          out->dtype == MT_F32 && mt__cuda_tf32() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
       bs = cublasGemmStridedBatchedEx_64(h, opB, opA, m, n, k, &al, mt__data(B), ty, ldb, sB, mt__data(A), ty, lda, sA,
-                                         &be, mt__data(Cm), ty, ldc, sC, batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+                                         &be, mt__data(Cm), ty, ldc, sC, batch, ct, CUBLAS_GEMM_DEFAULT);
     }
     if (bs != CUBLAS_STATUS_SUCCESS) st = blas_error(bs, op);
   }

@@ -27,7 +27,12 @@ enum { MT_CUDNN_FWD = 0, MT_CUDNN_BWD_DATA = 1, MT_CUDNN_BWD_FILTER = 2 };
 typedef struct mt__cudnn_conv_key {
   int kind, dtype, groups;
   int N, C, H, W, O, kH, kW, sH, sW, pH, pW, dH, dW;
+  int layout;     /* the memory layout every operand is described in: MT_CUDNN_NCHW or MT_CUDNN_NHWC */
+  int tf32;       /* float32 may use TF32 tensor ops (settings.c) */
+  int search;     /* chosen by a timed search (1) or by the heuristics (0) */
+  int ws_kib;     /* the workspace limit it was chosen under, in KiB */
 } mt__cudnn_conv_key;
+enum { MT_CUDNN_NCHW = 0, MT_CUDNN_NHWC = 1 };
 typedef struct mt__cudnn_conv_algo {
   int algo; /* the cudnnConvolution*Algo_t value */
   int math; /* the cudnnMathType_t it was chosen with */

@@ -58,6 +58,37 @@ static mt_status conv_check(mt_conv_geom *g, const mt_tensor *input, const mt_te
 }
 
 
+/* Channels-last on CUDA. cuDNN reads and writes NHWC tensors (a 4-d N x C x H x W tensor with
+ * strides H*W*C, 1, W*C, C) as they are, so the CUDA backend (csrc/cuda/cudnn_conv.c) takes
+ * them without a copy to NCHW; the CPU backend still gets contiguous tensors. These two helpers
+ * stand in for mt__nn_contig / mt__nn_result_buf in the three entry points below. */
+static int cl_cuda(const mt_tensor *t) {
+  if (t->device < 0 || t->ndim != 4 || mt__is_contiguous(t)) return 0;
+  const int64_t *s = t->sizes, *st = t->strides;
+  int64_t want[4] = {s[1] * s[2] * s[3], 1, s[3] * s[1], s[1]};
+  for (int i = 0; i < 4; i++)
+    if (s[i] > 1 && st[i] != want[i]) return 0;
+  return 1;
+}
+static mt_status conv_operand(const mt_tensor *t, mt_tensor **out) {
+  if (!cl_cuda(t)) return mt__nn_contig(t, out, OP);
+  *out = mt__tensor_alias(t);
+  return *out ? MT_OK : mt__error(MT_ERR_MEMORY, OP ": out of memory");
+}
+static mt_status conv_result(mt_tensor *out, int keep_values, mt_tensor **buf) {
+  if (!cl_cuda(out)) return mt__nn_result_buf(out, NULL, NULL, keep_values, buf, OP);
+  *buf = mt__tensor_alias(out);
+  return *buf ? MT_OK : mt__error(MT_ERR_MEMORY, OP ": out of memory");
+}
+/* A result (output, gradInput) follows a channels-last CUDA input: a contiguous result of the
+ * right size, as mt__prepare_out leaves it, is restrided channels-last over the same elements. */
+static void conv_result_layout(mt_tensor *out, const mt_tensor *input) {
+  if (!cl_cuda(input) || !mt__is_contiguous(out) || out->ndim != 4) return;
+  const int64_t *s = out->sizes;
+  out->strides[0] = s[1] * s[2] * s[3], out->strides[1] = 1, out->strides[2] = s[3] * s[1], out->strides[3] = s[1];
+}
+
+
 mt_status mt_conv2d_forward(mt_tensor *out, const mt_tensor *input, const mt_tensor *weight, const mt_tensor *bias,
                             int strideW, int strideH, int padW, int padH, int dilationW, int dilationH, int groups) {
   mt_conv_geom g;
@@ -72,14 +103,15 @@ mt_status mt_conv2d_forward(mt_tensor *out, const mt_tensor *input, const mt_ten
   MT_CHECK_TENSOR(out, OP, "output");
   int64_t osz[4] = {g.N, g.O, g.oH, g.oW};
   MT_TRY(mt__prepare_out(out, input->dtype, input->device, 4, osz, OP));
+  conv_result_layout(out, input);
   if (g.N == 0) return MT_OK;
   const mt_backend *be = mt__nn_backend(input, OP);
   if (!be) return mt_last_status();
   mt_tensor *t[4] = {NULL, NULL, NULL, NULL}; /* x, w, b, y */
-  mt_status st = mt__nn_contig(input, &t[0], OP);
-  if (st == MT_OK) st = mt__nn_contig(weight, &t[1], OP);
+  mt_status st = conv_operand(input, &t[0]);
+  if (st == MT_OK) st = conv_operand(weight, &t[1]);
   if (st == MT_OK && bias) st = mt__nn_contig(bias, &t[2], OP);
-  if (st == MT_OK) st = mt__nn_result_buf(out, NULL, NULL, 0, &t[3], OP);
+  if (st == MT_OK) st = conv_result(out, 0, &t[3]);
   if (st == MT_OK) {
     st = be->conv2d_forward(t[3], t[0], t[1], t[2], &g);
     st = mt__nn_result_done(out, t[3], st);
@@ -108,13 +140,14 @@ mt_status mt_conv2d_backward_input(mt_tensor *gradInput, const mt_tensor *input,
   MT_TRY(check_grad_output(gradOutput, input, &g));
   MT_CHECK_TENSOR(gradInput, OP, "gradInput");
   MT_TRY(mt__prepare_out(gradInput, input->dtype, input->device, 4, input->sizes, OP));
+  conv_result_layout(gradInput, input);
   if (g.N == 0) return MT_OK;
   const mt_backend *be = mt__nn_backend(input, OP);
   if (!be) return mt_last_status();
   mt_tensor *t[3] = {NULL, NULL, NULL}; /* dy, w, dx */
-  mt_status st = mt__nn_contig(gradOutput, &t[0], OP);
-  if (st == MT_OK) st = mt__nn_contig(weight, &t[1], OP);
-  if (st == MT_OK) st = mt__nn_result_buf(gradInput, NULL, NULL, 0, &t[2], OP);
+  mt_status st = conv_operand(gradOutput, &t[0]);
+  if (st == MT_OK) st = conv_operand(weight, &t[1]);
+  if (st == MT_OK) st = conv_result(gradInput, 0, &t[2]);
   if (st == MT_OK) {
     st = be->conv2d_backward_input(t[2], t[0], t[1], &g);
     st = mt__nn_result_done(gradInput, t[2], st);
@@ -143,9 +176,9 @@ mt_status mt_conv2d_backward_params(mt_tensor *gradWeight, mt_tensor *gradBias, 
   const mt_backend *be = mt__nn_backend(input, OP);
   if (!be) return mt_last_status();
   mt_tensor *t[4] = {NULL, NULL, NULL, NULL}; /* x, dy, dw, db */
-  mt_status st = mt__nn_contig(input, &t[0], OP);
-  if (st == MT_OK) st = mt__nn_contig(gradOutput, &t[1], OP);
-  if (st == MT_OK) st = mt__nn_result_buf(gradWeight, NULL, NULL, 1, &t[2], OP);
+  mt_status st = conv_operand(input, &t[0]);
+  if (st == MT_OK) st = conv_operand(gradOutput, &t[1]);
+  if (st == MT_OK) st = conv_result(gradWeight, 1, &t[2]);
   if (st == MT_OK && gradBias) st = mt__nn_result_buf(gradBias, NULL, NULL, 1, &t[3], OP);
   if (st == MT_OK) {
     st = be->conv2d_backward_params(t[2], t[3], t[0], t[1], scale, &g);

@@ -85,6 +85,74 @@ return function(torch, T)
    end
 
    ---------------------------------------------------------------------------------------------
+   -- numerics settings (process-wide, like PyTorch's torch.backends flags; csrc/cuda/settings.c)
+
+   local intbuf = ffi.new('int[1]')
+   local dblbuf = ffi.new('double[1]')
+
+   -- allowTF32([on]) -> the previous setting. Off by default: float32 GEMMs and convolutions run
+   -- in plain fp32 and match the CPU within float rounding. On, cuBLAS and cuDNN may round
+   -- float32 inputs to TF32 (10-bit mantissa) on tensor cores. Without an argument, only reads.
+   function cuda.allowTF32(on)
+      local old = C.mt_cuda_get_allow_tf32() ~= 0
+      if on == nil then
+         if not cuda.isCompiled() then need_cuda('cuda.allowTF32', 2) end
+         return old
+      end
+      if type(on) ~= 'boolean' then error('cuda.allowTF32: expected a boolean, got ' .. type(on), 2) end
+      check(C.mt_cuda_set_allow_tf32(on and 1 or 0, intbuf))
+      return intbuf[0] ~= 0
+   end
+
+   -- convAlgorithm([mode [, workspaceMB]]) -> previous mode, previous workspaceMB. mode
+   -- 'heuristic' (the default: cuDNN's ranking, nothing run) or 'search' (each convolution's
+   -- candidates are timed once and the fastest kept); workspaceMB: the most workspace a chosen
+   -- algorithm may use, in MiB (default 1024; kept when nil). Without arguments, only reads.
+   local MODES = { heuristic = C.MT_CONV_ALGO_HEURISTIC, search = C.MT_CONV_ALGO_SEARCH }
+   function cuda.convAlgorithm(mode, workspaceMB)
+      if not cuda.isCompiled() then need_cuda('cuda.convAlgorithm', 2) end
+      check(C.mt_cuda_get_conv_algorithm(intbuf, dblbuf))
+      local old_mode = intbuf[0] == C.MT_CONV_ALGO_SEARCH and 'search' or 'heuristic'
+      local old_mb = tonumber(dblbuf[0])
+      if mode == nil and workspaceMB == nil then return old_mode, old_mb end
+      mode = mode or old_mode
+      if MODES[mode] == nil then
+         error(("cuda.convAlgorithm: mode must be 'heuristic' or 'search', got %s"):format(tostring(mode)), 2)
+      end
+      if workspaceMB ~= nil and (type(workspaceMB) ~= 'number' or not (workspaceMB >= 0)) then
+         error('cuda.convAlgorithm: workspaceMB must be a number >= 0, got ' .. tostring(workspaceMB), 2)
+      end
+      check(C.mt_cuda_set_conv_algorithm(MODES[mode], workspaceMB or old_mb))
+      return old_mode, old_mb
+   end
+
+   -- channelsLast(t) -> a copy of the 4-d tensor t (N x C x H x W, any device) stored
+   -- channels-last: same sizes and values, strides (H*W*C, 1, W*C, C). The CUDA convolution
+   -- reads such tensors as cuDNN's NHWC layout. Also t:channelsLast().
+   function cuda.channelsLast(t)
+      local h = T.h(t, 'channelsLast')
+      local nd = C.mt_tensor_ndim(h)
+      if nd ~= 4 then
+         error(('channelsLast: expected a 4-d tensor (N x C x H x W), got %d dimensions'):format(nd), 2)
+      end
+      return t:permute(1, 3, 4, 2):contiguous():permute(1, 4, 2, 3)
+   end
+   methods.channelsLast = cuda.channelsLast
+
+   -- isChannelsLast(t): whether a 4-d tensor is stored channels-last (and not also contiguous)
+   function cuda.isChannelsLast(t)
+      local h = T.h(t, 'isChannelsLast')
+      if C.mt_tensor_ndim(h) ~= 4 or C.mt_tensor_is_contiguous(h) == 1 then return false end
+      local s = T.sizes(t)
+      local want = { s[2] * s[3] * s[4], 1, s[4] * s[2], s[2] }
+      for i = 1, 4 do
+         if s[i] > 1 and tonumber(C.mt_tensor_stride(h, i - 1)) ~= want[i] then return false end
+      end
+      return true
+   end
+   methods.isChannelsLast = cuda.isChannelsLast
+
+   ---------------------------------------------------------------------------------------------
    -- moving tensors
 
    -- t:cuda([dev]): the tensor on a GPU with the same dtype. Without a device, a tensor already
