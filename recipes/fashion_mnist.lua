@@ -48,12 +48,6 @@ local spec = {
    { 'threads', 2, 'CPU threads' },
    { 'seed', 1, 'random seed (data order, augmentation, dropout, initialisation)' },
    { 'device', 'cpu', 'cpu | cuda', choices = { 'cpu', 'cuda' } },
-   { 'precision', 'fp32', 'fp32 | tf32 (fp32 with TF32 tensor cores on CUDA) | fp16 | bf16 (fp32 master weights) | fp64',
-      choices = { 'fp32', 'tf32', 'fp16', 'bf16', 'fp64', 'float', 'double' } },
-   { 'lossScale', 65536, 'initial loss scale with -precision fp16 (dynamic)' },
-   { 'scaleWindow', 2000, 'clean steps before the loss scale doubles (fp16)' },
-   { 'clip', 0, 'clip the global gradient norm to this (0: no clipping)' },
-   { 'accumulate', 1, 'micro-batches per batch (gradient accumulation; -batchSize stays the batch of one step)' },
    { 'save', 'runs/fashion_mnist', 'directory for checkpoint.safetensors, log.csv and plot.svg ("" for none)' },
    { 'resume', '', 'checkpoint (or its directory) to continue from, at an epoch end or mid-epoch' },
    { 'checkpointEvery', 0, 'also checkpoint every N training batches (0: epoch ends only)' },
@@ -68,6 +62,9 @@ local spec = {
    { 'bucketMB', 25, 'gradient bucket size in MB with -dist' },
    { 'timeout', 300, 'seconds a rank waits for the others before failing, with -dist' },
 }
+-- -precision, -lossScale, -scaleWindow, -clip, -accumulate (moontorch.train.precision)
+local precision = require 'moontorch.train.precision'
+for _, row in ipairs(precision.recipeOptions()) do spec[#spec + 1] = row end
 -- -compress rgc and its flags (moontorch.dist.rgcflags), a one-epoch density warm-up by default
 for _, row in ipairs(require('moontorch.dist.rgcflags').recipeOptions(1)) do spec[#spec + 1] = row end
 
@@ -142,21 +139,7 @@ local function batches(d, bs, o)
    return self
 end
 
--- the tensor type of a -precision: the model's parameters, activations and inputs
-local TYPES = { fp32 = 'torch.FloatTensor', tf32 = 'torch.FloatTensor', float = 'torch.FloatTensor',
-   fp64 = 'torch.DoubleTensor', double = 'torch.DoubleTensor', fp16 = 'torch.HalfTensor', bf16 = 'torch.BFloat16Tensor' }
-function M.typename(precision)
-   return TYPES[precision] or error(('fashion_mnist: unknown -precision %s'):format(tostring(precision)), 0)
-end
-
--- the loss scaler of a run: fp16 scales dynamically, bf16 (and -clip) go through the same
--- checked step with a fixed scale of 1; plain fp32/fp64 runs need none
-function M.scaler(opt)
-   local half, bf = opt.precision == 'fp16', opt.precision == 'bf16'
-   if not (half or bf or opt.clip > 0) then return nil end
-   return optim.GradScaler{ dynamic = half, initScale = half and opt.lossScale or 1, growthInterval = opt.scaleWindow,
-      clip = opt.clip > 0 and opt.clip or nil }
-end
+function M.typename(p) return precision.typename(p) end
 
 -- the learning rate of iteration t (from 0): warm-up, then the chosen schedule
 local function schedule(opt, itersPerEpoch)
@@ -191,16 +174,15 @@ function M.main(args)
    end
    torch.setnumthreads(opt.threads)
    io.stdout:setvbuf('line') -- a log file sees each epoch as it ends
-   local typename = M.typename(opt.precision)
-   if opt.precision == 'tf32' and opt.device == 'cuda' then torch.cuda.allowTF32(true) end
-   if opt.accumulate < 1 or opt.accumulate % 1 ~= 0 then
-      error(('fashion_mnist: -accumulate must be a whole number >= 1, got %s'):format(opt.accumulate), 0)
-   end
-   local scaler = M.scaler(opt)
+   local bad = precision.problem(opt)
+   if bad then error('fashion_mnist: ' .. bad, 0) end
+   local typename = precision.typename(opt.precision)
+   local scaler = precision.scaler(opt)
    if opt.device == 'cuda' and not (torch.cuda and torch.cuda.isAvailable and torch.cuda.isAvailable()) then
       error('fashion_mnist: -device cuda but no CUDA device is available', 0)
    end
 
+   precision.apply(opt)
    torch.manualSeed(opt.seed)
    local trainSet, testSet = M.load(opt.data, 'train', typename), M.load(opt.data, 'test', typename)
    local model = models.small_cnn{ nClasses = 10, width = opt.width }:type(typename)
