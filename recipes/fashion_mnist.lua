@@ -36,10 +36,13 @@ local spec = {
    { 'nEpochs', 8, 'number of epochs' },
    { 'batchSize', 64, 'mini-batch size' },
    { 'LR', 0.05, 'peak learning rate (0: the optimizer\'s default)' },
-   { 'schedule', 'cosine', 'learning-rate schedule over iterations', choices = { 'cosine', 'step', 'constant' } },
+   { 'schedule', 'cosine', 'learning-rate schedule over iterations; poly: LR * (1 - t/T)^polyPower after the warm-up',
+      choices = { 'cosine', 'step', 'constant', 'poly' } },
+   { 'polyPower', 2, 'power of the poly schedule (2: Jia et al. 2018)' },
    { 'warmup', 1, 'epochs of linear warm-up' },
    { 'optimizer', 'sgd', 'sgd | adam | adamw | lars | lamb', choices = { 'sgd', 'adam', 'adamw', 'lars', 'lamb' } },
    { 'momentum', 0.9, 'momentum (sgd, lars)' },
+   { 'eta', 0.001, 'LARS trust coefficient: layer rate eta*||w||/(||g|| + wd*||w||) (LAMB has none)' },
    { 'weightDecay', 5e-4, 'weight decay' },
    { 'nesterov', true, 'Nesterov momentum (sgd)' },
    { 'labelSmoothing', 0, 'label smoothing of the cross-entropy' },
@@ -150,9 +153,13 @@ local function schedule(opt, itersPerEpoch)
    if opt.schedule == 'cosine' then base = S.cosine(opt.LR, math.max(total - warm, 1))
    elseif opt.schedule == 'step' then -- x0.1 at a third and two thirds of the run
       base = S.step(opt.LR, math.max(math.floor(opt.nEpochs / 3), 1) * itersPerEpoch, 0.1)
+   elseif opt.schedule == 'poly' then
+      if not (opt.polyPower >= 0) then error(('fashion_mnist: -polyPower must be >= 0, got %s'):format(opt.polyPower), 0) end
+      base = S.polynomial(opt.LR, math.max(total - warm, 1), opt.polyPower)
    else base = S.constant(opt.LR) end
    return warm > 0 and S.warmup(warm, base) or base
 end
+M.schedule = schedule -- for spec/large_batch_spec.lua
 
 function M.main(args)
    local opt = options.parse(args or {}, spec,
@@ -242,7 +249,12 @@ function M.main(args)
       end or nil }
    trainer.schedule = schedule(opt, trainer.trainBatches)
    if compressing then model.compressor:schedule(math.floor(opt.densityWarmup * trainer.trainBatches)) end
-   if opt.optimizer == 'lars' then config.layers = optim.layerSegments(model, trainer.params) end
+   -- per-layer trust ratios; BN and bias (1-D) parameters take plain steps without weight decay
+   if opt.optimizer == 'lars' or opt.optimizer == 'lamb' then
+      config.layers, config.lars_exclude = optim.layerSegments(model, trainer.params)
+      if not (opt.eta > 0) then error(('fashion_mnist: -eta must be > 0, got %s'):format(opt.eta), 0) end
+      if opt.optimizer == 'lars' then config.eta = opt.eta end
+   end
    if opt.resume ~= '' then
       trainer:resume(opt.resume)
       -- the warm-up goes on from there; residuals are per rank and start empty (not checkpointed)

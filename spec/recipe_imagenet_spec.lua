@@ -96,7 +96,7 @@ describe('recipes/resnet50_imagenet.lua', function()
 
    it('schedules: step /10 every 30 epochs after warm-up, cosine and poly ending at 0', function()
       local iters = math.random(3, 50)
-      local base = { nEpochs = 90, warmupEpochs = 0, lr = math.random() }
+      local base = { nEpochs = 90, warmupEpochs = 0, lr = math.random(), polyPower = 2 } -- opts.lua's default power
       local function sched(kind, warm)
          local o = {}
          for k, v in pairs(base) do o[k] = v end

@@ -26,6 +26,7 @@ function M.setup(opt, nClasses, dist)
    if opt.device == 'cuda' then model:cuda() criterion:cuda() end
    local config = { learningRate = opt.lr, weightDecay = opt.weightDecay }
    if opt.optimizer ~= 'lamb' then config.momentum = opt.momentum end
+   if opt.optimizer == 'lars' then config.eta = opt.eta end
    if opt.optimizer == 'sgd' and opt.nesterov and opt.momentum > 0 then config.nesterov, config.dampening = true, 0 end
    print(('ResNet-%d, %d classes, %.2fM parameters on %s; %s, lr %g (%g per 256 images x %d / 256), %s schedule'):format(
       opt.depth, nClasses, models.nParameters(model) / 1e6, opt.device, opt.optimizer, opt.lr, opt.LR, opt.batchSize,

@@ -25,7 +25,10 @@ M.spec = {
    { 'nesterov', true, 'Nesterov momentum (sgd), as fb.resnet.torch' },
    { 'weightDecay', 1e-4, 'weight decay' },
    { 'optimizer', 'sgd', 'sgd | lars | lamb', choices = { 'sgd', 'lars', 'lamb' } },
-   { 'lrSchedule', 'step', 'step: /10 every 30 epochs | cosine | poly: (1 - t/T)^2', choices = { 'step', 'cosine', 'poly' } },
+   { 'lrSchedule', 'step', 'step: /10 every 30 epochs | cosine | poly: (1 - t/T)^polyPower after the warm-up',
+      choices = { 'step', 'cosine', 'poly' } },
+   { 'polyPower', 2, 'power of the poly schedule (2: Jia et al. 2018)' },
+   { 'eta', 0.001, 'LARS trust coefficient: layer rate eta*||w||/(||g|| + wd*||w||) (LAMB has none)' },
    { 'warmupEpochs', 0, 'epochs of linear warm-up to the scaled LR' },
    { 'labelSmoothing', 0, 'label smoothing of the cross-entropy' },
    { 'zeroInitResidual', false, 'start the last BN of each residual block at 0 (blocks start as identities)' },
@@ -87,6 +90,8 @@ function M.parse(args)
    int('limitBatches', 0); int('stopAfter', 0); int('stopAfterIter', 0); int('checkpointEvery', 0); int('seed', 0)
    if not (opt.LR > 0) then fail('-LR must be > 0, got %s', tostring(opt.LR)) end
    if not (opt.momentum >= 0 and opt.momentum < 1) then fail('-momentum must be in [0, 1), got %s', tostring(opt.momentum)) end
+   if not (opt.polyPower >= 0) then fail('-polyPower must be >= 0, got %s', tostring(opt.polyPower)) end
+   if not (opt.eta > 0) then fail('-eta must be > 0, got %s', tostring(opt.eta)) end
    if not (opt.weightDecay >= 0) then fail('-weightDecay must be >= 0, got %s', tostring(opt.weightDecay)) end
    if not (opt.warmupEpochs >= 0 and opt.warmupEpochs < opt.nEpochs) then
       fail('-warmupEpochs must be in [0, nEpochs = %d), got %s', opt.nEpochs, tostring(opt.warmupEpochs))

@@ -19,7 +19,7 @@ function M.schedule(opt, itersPerEpoch)
       return S.warmupOver(warm, S.step(opt.lr, 30 * itersPerEpoch, 0.1))
    end
    local base = opt.lrSchedule == 'cosine' and S.cosine(opt.lr, math.max(total - warm, 1))
-      or S.polynomial(opt.lr, math.max(total - warm, 1), 2)
+      or S.polynomial(opt.lr, math.max(total - warm, 1), opt.polyPower)
    return warm > 0 and S.warmup(warm, base) or base
 end
 
