@@ -156,6 +156,39 @@ describe('recipes/resnet50_imagenet.lua', function()
       for name, t in pairs(ta) do util.assert_close(tb[name], t, { atol = 0, rtol = 0 }, name) end
    end)
 
+   it('-precision bf16/fp16 -accumulate 2: a half ResNet with fp32 masters, logged loss scale, exact resume', function()
+      for _, p in ipairs { 'bf16', 'fp16' } do
+         -- a random ResNet-18 at batch 4 has huge gradients: fp16 starts at a small scale so that
+         -- steps are taken (2^16 would overflow them all)
+         local scale0 = p == 'bf16' and 1 or 8
+         local args = TINY .. ' -synthetic -lrSchedule cosine -seed 5 -checkpointEvery 1 -accumulate 2 -precision ' .. p ..
+            ' -lossScale ' .. scale0
+         local a, b = tmp('half_unbroken_' .. p), tmp('half_mid_' .. p)
+         local out1, code1 = run(('%s -save %q'):format(args, a))
+         assert.are.equal(0, code1, out1)
+         assert.truthy(out1:find('in ' .. p .. ';', 1, true), out1)
+         assert.truthy(out1:find('2 micro-batches per batch', 1, true), out1)
+         local cols, rows = logger.read(a .. '/log.csv')
+         assert.truthy(table.concat(cols, ','):find('loss_scale,skipped_steps', 1, true))
+         assert.are.equal(scale0, rows[1].loss_scale * 2 ^ rows[1].skipped_steps)
+         local ta, ma = ck.load(a .. '/checkpoint.safetensors')
+         local names = {} for k in pairs(ta) do if k:match('optim') then names[#names + 1] = k end end
+         assert.truthy(ta['optim.master'], p .. ': checkpoint optimizer tensors: ' .. table.concat(names, ' ') .. out1)
+         assert.are.equal('torch.FloatTensor', ta['optim.master']:type())
+         assert.are.equal(p == 'bf16' and 'torch.BFloat16Tensor' or 'torch.HalfTensor', ta['2.weight']:type())
+         assert.are.equal(p, ma.precision)
+         if p == 'fp16' then -- (the resume path is the same for both; fp16 also carries a scale)
+         local out2, code2 = run(('%s -save %q -stopAfterIter 3'):format(args, b))
+         assert.are.equal(0, code2, out2)
+         local out3, code3 = run(('%s -save %q -resume %q'):format(args, b, b))
+         assert.are.equal(0, code3, out3)
+         assert.are.equal(out1:match('final: train loss (%S+)'), out3:match('final: train loss (%S+)'))
+         local tb = ck.load(b .. '/checkpoint.safetensors')
+         for name, t in pairs(ta) do util.assert_close(tb[name], t, { atol = 0, rtol = 0 }, p .. ' ' .. name) end
+         end
+      end
+   end)
+
    describe('on an ImageFolder', function()
       local data = require 'moontorch.data'
       local root = tmp('imagenet')

@@ -8,7 +8,7 @@ M.FORMAT = 'moontorch resnet_imagenet 1'
 -- the run's description saved with every checkpoint
 function M.meta(opt, nClasses)
    return { depth = opt.depth, nClasses = nClasses, optimizer = opt.optimizer, batchSize = opt.batchSize,
-      cropSize = opt.cropSize, seed = opt.seed }
+      cropSize = opt.cropSize, seed = opt.seed, precision = opt.precision }
 end
 
 -- refuse a checkpoint another model or optimizer wrote (its tensors would not fit or mean

@@ -23,14 +23,21 @@ function M.setup(opt, nClasses, dist)
    torch.manualSeed(opt.seed)
    local model = M.build(opt.depth, nClasses, opt.zeroInitResidual)
    local criterion = nn.CrossEntropyCriterion(nil, opt.labelSmoothing)
+   -- -precision: the model in its dtype (fp16/bf16: the optimizer keeps fp32 master weights)
+   local precision = require 'moontorch.train.precision'
+   precision.apply(opt)
+   local typename = precision.typename(opt.precision or 'fp32')
+   model:type(typename)
+   criterion:type(typename)
    if opt.device == 'cuda' then model:cuda() criterion:cuda() end
    local config = { learningRate = opt.lr, weightDecay = opt.weightDecay }
    if opt.optimizer ~= 'lamb' then config.momentum = opt.momentum end
    if opt.optimizer == 'lars' then config.eta = opt.eta end
    if opt.optimizer == 'sgd' and opt.nesterov and opt.momentum > 0 then config.nesterov, config.dampening = true, 0 end
-   print(('ResNet-%d, %d classes, %.2fM parameters on %s; %s, lr %g (%g per 256 images x %d / 256), %s schedule'):format(
-      opt.depth, nClasses, models.nParameters(model) / 1e6, opt.device, opt.optimizer, opt.lr, opt.LR, opt.batchSize,
-      opt.lrSchedule))
+   print(('ResNet-%d, %d classes, %.2fM parameters on %s in %s; %s, lr %g (%g per 256 images x %d / 256), %s schedule%s'):format(
+      opt.depth, nClasses, models.nParameters(model) / 1e6, opt.device, opt.precision or 'fp32', opt.optimizer, opt.lr,
+      opt.LR, opt.batchSize, opt.lrSchedule,
+      (opt.accumulate or 1) > 1 and (', %d micro-batches per batch'):format(opt.accumulate) or ''))
    if dist then
       -- with -compress rgc, momentum and weight decay move into the compressor; its warm-up
       -- length is set once the epoch length is known (recipes/resnet50_imagenet.lua)

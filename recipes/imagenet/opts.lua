@@ -52,6 +52,9 @@ M.spec = {
    { 'bucketMB', 25, 'gradient bucket size in MB with -dist' },
    { 'timeout', 300, 'seconds a rank waits for the others before failing, with -dist' },
 }
+-- -precision fp32|tf32|fp16|bf16|fp64, -lossScale, -scaleWindow, -clip, -accumulate (moontorch.train.precision)
+local precision = require 'moontorch.train.precision'
+for _, row in ipairs(precision.recipeOptions()) do M.spec[#M.spec + 1] = row end
 -- -compress rgc and its flags (moontorch.dist.rgcflags), a four-epoch density warm-up by default as in DGC
 for _, row in ipairs(require('moontorch.dist.rgcflags').recipeOptions(4)) do M.spec[#M.spec + 1] = row end
 
@@ -107,7 +110,10 @@ function M.parse(args)
    if opt.synthetic and opt.data ~= '' then fail('-synthetic and -data exclude each other') end
    if not (opt.bucketMB > 0) then fail('-bucketMB must be > 0, got %s', tostring(opt.bucketMB)) end
    if not (opt.timeout > 0) then fail('-timeout must be > 0 seconds, got %s', tostring(opt.timeout)) end
-   local problem = require('moontorch.dist.rgcflags').recipeProblem(opt)
+   local problem = require('moontorch.dist.rgcflags').recipeProblem(opt) or precision.problem(opt)
+   if not problem and opt.dist and opt.compress == 'rgc' and precision.isHalf(opt.precision) then
+      problem = ('-compress rgc works on fp32/fp64 models, not with -precision %s'):format(opt.precision)
+   end
    if problem then fail('%s', problem) end
    local n = cores()
    if opt.threads == 0 then opt.threads = opt.device == 'cuda' and 1 or math.max(1, math.ceil(n / 2)) end

@@ -5,6 +5,7 @@ local optim = require 'moontorch.optim'
 local Trainer = require('moontorch.train').Trainer
 local opts = require 'recipes.imagenet.opts'
 local checkpoints = require 'recipes.imagenet.checkpoints'
+local precision = require 'moontorch.train.precision'
 
 local M = {}
 
@@ -27,6 +28,9 @@ local function report(epoch, tr, va)
    print(('epoch %d: train loss %.4f  top-1 %.2f%%  |  val top-1 %.2f%%  top-5 %.2f%%  |  lr %.4g  %.1f img/s  data %.1f ms/batch%s'):format(
       epoch, tr.loss, 100 * tr.top1, 100 * va.top1, 100 * va.top5, tr.lr, tr.images_per_sec, tr.wait_ms,
       tr.skipped > 0 and ('  (%d images skipped)'):format(tr.skipped) or ''))
+   if tr.loss_scale then
+      print(('  loss scale %g, %d steps skipped (inf/NaN gradients)'):format(tr.loss_scale, tr.skipped_steps))
+   end
    if tr.comm_MB then
       print(('  rgc: %.3f MB/step sent, density %.4f, select %.2f ms, exchange %.2f ms'):format(tr.comm_MB, tr.density,
          tr.select_ms, tr.exchange_ms))
@@ -43,6 +47,9 @@ function M.trainer(opt, model, criterion, config, trainSrc, valSrc, nClasses, di
       checkpointEvery = opt.checkpointEvery, save = opt.save ~= '' and opt.save or nil,
       format = checkpoints.FORMAT, meta = checkpoints.meta(opt, nClasses), quiet = opt.quiet,
       showWait = not opt.synthetic, report = report,
+      -- -precision fp16/bf16: loss scaling (and -clip), inputs converted to the model's dtype
+      scaler = precision.scaler(opt), accumulate = opt.accumulate,
+      inputType = precision.isHalf(opt.precision) and precision.typename(opt.precision) or nil,
       plot = { acc = 'val_top1', title = ('ResNet-%d, %s (validation top-1 on the right)'):format(opt.depth, opt.optimizer) },
       tensorboard = { ['train/loss'] = 'train_loss', ['train/top1'] = 'train_top1', ['val/loss'] = 'val_loss',
          ['val/top1'] = 'val_top1', ['val/top5'] = 'val_top5', ['train/lr'] = 'lr',
@@ -50,6 +57,10 @@ function M.trainer(opt, model, criterion, config, trainSrc, valSrc, nClasses, di
    if model.compressor then -- -compress rgc: its counters, averaged per epoch
       for tag, col in pairs { ['comm/MB_per_step'] = 'comm_MB', ['comm/density'] = 'density',
          ['comm/select_ms'] = 'select_ms', ['comm/exchange_ms'] = 'exchange_ms' } do t.tensorboard[tag] = col end
+   end
+   if t.scaler then
+      t.tensorboard['train/loss_scale'] = 'loss_scale'
+      t.tensorboard['train/skipped_steps'] = 'skipped_steps'
    end
    t.schedule = M.schedule(opt, t.trainBatches)
    return t

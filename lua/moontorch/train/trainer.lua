@@ -256,7 +256,8 @@ function Trainer:trainEpoch(epoch)
          local loss, correct = self:step(self:toDevice(input, target))
          local overflow = self.scaler and self.optimState.lastSkipped
          if loss ~= loss and not overflow then self:fail('the loss became NaN at epoch %d batch %d (lr %g)', epoch, b, lr) end
-         if overflow then loss = 0 end -- a skipped step's loss may be inf; it does not count
+         -- a skipped step's loss may be inf: the epoch's mean loss is over the finite ones
+         local counted = (loss == loss and math.abs(loss) < math.huge) and info.count or 0
          local cs = self.model.stats -- a compressing DataParallel's counters of this step
          if cs then
             local c = acc.comm or { steps = 0, bytes = 0, density = 0, select = 0, exchange = 0 }
@@ -264,7 +265,8 @@ function Trainer:trainEpoch(epoch)
             c.steps, c.bytes, c.density = c.steps + 1, c.bytes + cs.bytes, c.density + cs.density
             c.select, c.exchange = c.select + cs.selectTime, c.exchange + cs.exchangeTime
          end
-         acc.loss, acc.top1, acc.seen = acc.loss + loss * info.count, acc.top1 + correct, acc.seen + info.count
+         acc.loss, acc.top1, acc.seen = acc.loss + (counted > 0 and loss * counted or 0), acc.top1 + correct, acc.seen + info.count
+         acc.lossSeen = (acc.lossSeen or acc.seen - info.count) + counted
          self.losses[iter] = loss
          bar:update(b - first + 1, { loss = loss, acc = correct / info.count, images = info.count })
       end
@@ -277,12 +279,13 @@ function Trainer:trainEpoch(epoch)
       if (self.stopAfterIter or 0) > 0 and iter >= self.stopAfterIter and b < nb then return nil end
    end
    local st = self.quiet and bar:stats() or bar:finish()
-   local loss, top1, seen, skipped = self:sumRanks(acc.loss, acc.top1, acc.seen, acc.skipped)
+   local loss, top1, seen, skipped, lossSeen = self:sumRanks(acc.loss, acc.top1, acc.seen, acc.skipped,
+      acc.lossSeen or acc.seen)
    if seen == 0 then self:fail('epoch %d delivered no training image', epoch) end
    local ips = seen == acc.seen and st.images_per_sec or seen / math.max(st.seconds, 1e-9)
    local c = acc.comm
    local sk = acc.skippedSteps + (self.optimState.skippedSteps or 0) - skippedBefore
-   return { loss = loss / seen, top1 = top1 / seen, lr = lr, seconds = st.seconds,
+   return { loss = lossSeen > 0 and loss / lossSeen or 0 / 0, top1 = top1 / seen, lr = lr, seconds = st.seconds,
       images_per_sec = ips, wait_ms = 1000 * acc.wait / nb, skipped = skipped,
       -- this rank's means per step, with gradient compression
       comm_MB = c and c.bytes / c.steps / 2 ^ 20, density = c and c.density / c.steps,
