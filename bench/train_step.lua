@@ -6,7 +6,16 @@
 -- (ImageNet, batch 64, 3x224x224) is worth adding to -models; each step is bracketed by a
 -- device synchronize.
 --   luajit bench/train_step.lua [-threads 2] [-reps 10] [-warmup 3] [-models small_cnn,resnet18]
---                               [-device cpu|cuda] [-nopeer] [-profile]
+--                               [-precision fp32,bf16] [-device cpu|cuda] [-nopeer] [-profile]
+-- -precision (any of fp32, bf16, fp16): moontorch converts the model, the criterion and the
+-- input with :type() to FloatTensor, BFloat16Tensor or HalfTensor and steps with optim.sgd on
+-- the flat parameters as for float32 (optim.sgd keeps a float32 master copy of half or bfloat16
+-- parameters itself). The peer runs PyTorch's usual mixed precision for the same name: fp32
+-- plain; bf16 torch.autocast(dtype=torch.bfloat16) around forward and loss, float32 parameters
+-- and SGD; fp16 the same with float16 and a GradScaler on the GPU. PyTorch's CPU autocast has
+-- no float16, so there the peer column says n/a.
+-- Each precision's first-step loss is checked against float32's on the same weights, batch and
+-- dropout draw (the bench stops on a NaN or a loss too far off) and shown in the last column.
 -- Prints median ms/step and the ratio moontorch / PyTorch (below 1: we are faster).
 -- -profile adds where the time goes: seconds per step by layer type, forward and backward.
 local torch = require 'moontorch' -- run from the repository root: its loader finds lua/ and recipes/
@@ -21,6 +30,7 @@ local opt = options.parse(arg, {
    { 'reps', 10, 'timed steps per model (the median is shown)' },
    { 'warmup', 3, 'untimed steps first' },
    { 'models', 'small_cnn,resnet18', 'comma-separated: small_cnn, resnet18, resnet50' },
+   { 'precision', 'fp32,bf16', 'comma-separated: fp32, bf16, fp16 (see the top of this file)' },
    { 'device', 'cpu', 'cpu or cuda' },
    { 'peerTF32', false, "let PyTorch use TF32 in cuDNN convolutions (its GPU default; we compute float32)" },
    { 'nopeer', false, 'skip PyTorch' },
@@ -75,76 +85,150 @@ local function median(t)
    return n % 2 == 1 and t[(n + 1) / 2] or (t[n / 2] + t[n / 2 + 1]) / 2
 end
 
-local results, order = {}, {}
-for name in opt.models:gmatch('[^,]+') do
-   local c = cases[name]
-   if not c then error('train_step: unknown model ' .. name .. ' (small_cnn, resnet18, resnet50)') end
-   order[#order + 1] = name
+-- per precision: moontorch's tensor type on each device, and how far the first-step loss may
+-- stray from float32's (relative) before the bench refuses the run: bfloat16 keeps 8 significant
+-- bits, float16 11, and the error of a forward pass through ResNet-18 is a few of those roundings
+local PRECISIONS = {
+   fp32 = { cpu = 'torch.FloatTensor', cuda = 'torch.CudaTensor', tol = 1e-4, desc = 'float32' },
+   bf16 = { cpu = 'torch.BFloat16Tensor', cuda = 'torch.CudaBFloat16Tensor', tol = 0.02, desc = 'bfloat16' },
+   fp16 = { cpu = 'torch.HalfTensor', cuda = 'torch.CudaHalfTensor', tol = 0.005, desc = 'float16' },
+}
+local precisions = {}
+for p in opt.precision:gmatch('[^,]+') do
+   if not PRECISIONS[p] then error('train_step: unknown precision ' .. p .. ' (fp32, bf16, fp16)') end
+   precisions[#precisions + 1] = p
+end
+if #precisions == 0 then error('train_step: -precision names none of fp32, bf16, fp16') end
+
+local function finite(v) return v == v and v ~= math.huge and v ~= -math.huge end
+
+-- the model, criterion, input and labels in float32, on the bench's device, from seed 0: every
+-- precision of a model starts from the same weights and batch and (the generator being in the
+-- same state afterwards) draws the same dropout mask on its first step
+local function build(c)
+   torch.manualSeed(0)
    local model = c.make():float()
    model:training()
    local criterion = nn.CrossEntropyCriterion():float()
    local x = torch.randn(torch.LongStorage(c.shape)):float()
    local y = torch.LongTensor(c.shape[1]):random(1, c.classes or 10)
    if gpu then model:cuda(); criterion:cuda(); x = x:cuda(); y = y:cuda() end
-   local params, grads = model:getParameters()
-   local config, state = { learningRate = 0.01, momentum = 0.9, weightDecay = 5e-4 }, {}
-   local function feval()
-      grads:zero()
-      local out = model:forward(x)
-      local loss = criterion:forward(out, y)
-      model:backward(x, criterion:backward(out, y))
-      return loss, grads
-   end
-   local function step() optim.sgd(feval, params, config, state) end
-   for _ = 1, opt.warmup do step() end
-   sync()
-   local times = {}
-   for i = 1, opt.reps do
-      local t0 = progress.now()
-      step()
-      sync()
-      times[i] = (progress.now() - t0) * 1000
-   end
-   results[name] = { ours = median(times) }
-   if opt.profile then
-      instrument(model)
-      prof = {}
-      local t0 = progress.now()
-      for _ = 1, 3 do step() end
-      local total = (progress.now() - t0) / 3
-      local keys, layers = {}, 0
-      for k, v in pairs(prof) do keys[#keys + 1] = k; layers = layers + v / 3 end
-      table.sort(keys, function(a, b) return prof[a] > prof[b] end)
-      print(('where the time goes, %s (%.1f ms/step; layers %.1f ms, rest: criterion, sgd, containers):')
-         :format(c.desc, total * 1000, layers * 1000))
-      for _, k in ipairs(keys) do
-         print(('  %-44s %8.2f ms  %5.1f%%'):format(k, prof[k] / 3 * 1000, 100 * prof[k] / 3 / total))
+   return model, criterion, x, y
+end
+
+local results, order = {}, {}
+for name in opt.models:gmatch('[^,]+') do
+   local c = cases[name]
+   if not c then error('train_step: unknown model ' .. name .. ' (small_cnn, resnet18, resnet50)') end
+   order[#order + 1] = name
+   results[name] = {}
+   local ref -- float32's first-step loss
+   for _, prec in ipairs(precisions) do
+      if not ref and prec ~= 'fp32' then -- no float32 run before this one: one float32 forward
+         local model, criterion, x, y = build(c)
+         ref = criterion:forward(model:forward(x), y)
+         model = nil
+         collectgarbage()
       end
+      local P = PRECISIONS[prec]
+      local ty = gpu and P.cuda or P.cpu
+      local model, criterion, x, y = build(c)
+      model:type(ty)
+      criterion:type(ty)
+      x = x:type(ty)
+      local params, grads = model:getParameters()
+      local config, state = { learningRate = 0.01, momentum = 0.9, weightDecay = 5e-4 }, {}
+      local last
+      local function feval()
+         grads:zero()
+         local out = model:forward(x)
+         local loss = criterion:forward(out, y)
+         model:backward(x, criterion:backward(out, y))
+         last = loss
+         return loss, grads
+      end
+      local function step() optim.sgd(feval, params, config, state) end
+      step() -- the first warm-up step: its loss is checked against float32's
+      local first = last
+      if prec == 'fp32' and not ref then ref = first end
+      local rel = (first - ref) / math.max(math.abs(ref), 1e-12)
+      if not finite(first) or not (math.abs(rel) <= P.tol) then
+         error(('train_step: %s %s: first-step loss %s against float32\'s %.6f (relative %.3g, allowed %g)')
+            :format(name, prec, tostring(first), ref, rel, P.tol))
+      end
+      for _ = 2, opt.warmup do step() end
+      sync()
+      local times = {}
+      for i = 1, opt.reps do
+         local t0 = progress.now()
+         step()
+         sync()
+         times[i] = (progress.now() - t0) * 1000
+      end
+      if not finite(last) then
+         error(('train_step: %s %s: the loss became %s after %d steps'):format(name, prec, tostring(last),
+            math.max(opt.warmup, 1) + opt.reps))
+      end
+      results[name][prec] = { ours = median(times), loss = first, rel = rel }
+      if opt.profile then
+         instrument(model)
+         prof = {}
+         local t0 = progress.now()
+         for _ = 1, 3 do step() end
+         local total = (progress.now() - t0) / 3
+         local keys, layers = {}, 0
+         for k, v in pairs(prof) do keys[#keys + 1] = k; layers = layers + v / 3 end
+         table.sort(keys, function(a, b) return prof[a] > prof[b] end)
+         print(('where the time goes, %s, %s (%.1f ms/step; layers %.1f ms, rest: criterion, sgd, containers):')
+            :format(c.desc, P.desc, total * 1000, layers * 1000))
+         for _, k in ipairs(keys) do
+            print(('  %-44s %8.2f ms  %5.1f%%'):format(k, prof[k] / 3 * 1000, 100 * prof[k] / 3 / total))
+         end
+      end
+      model, params, grads, state = nil, nil, nil, nil
+      collectgarbage()
    end
-   model, params, grads = nil, nil, nil
-   collectgarbage()
 end
 
 if not opt.nopeer then
    -- MT_PEER_PYTHON names another interpreter (on the GPU machine, the one with CUDA PyTorch)
-   local cmd = ('%s bench/train_step_peer.py --threads %d --reps %d --warmup %d --models %s%s 2>&1')
+   local cmd = ('%s bench/train_step_peer.py --threads %d --reps %d --warmup %d --models %s --precision %s%s 2>&1')
       :format(os.getenv('MT_PEER_PYTHON') or '/usr/bin/python3', opt.threads, opt.reps, opt.warmup, table.concat(order, ','),
-         (gpu and ' --cuda' or '') .. (opt.peerTF32 and ' --tf32' or ''))
+         table.concat(precisions, ','), (gpu and ' --cuda' or '') .. (opt.peerTF32 and ' --tf32' or ''))
    local p = io.popen(cmd)
    local out = p:read('*a')
    p:close()
+   -- one line per model and precision: "<name> <precision> <ms> <first-step loss>", or
+   -- "<name> <precision> n/a" where PyTorch has no such mode on this device
    local any = false
-   for name, ms in out:gmatch('(%S+) ([%d%.]+)\n') do
-      if results[name] then results[name].peer = tonumber(ms); any = true end
+   for line in out:gmatch('[^\n]+') do
+      local name, prec, ms, loss = line:match('^(%S+) (%S+) (%S+) ?(%S*)$')
+      local r = name and results[name] and results[name][prec]
+      if r then
+         any = true
+         if ms == 'n/a' then
+            r.peer = 'n/a'
+         elseif tonumber(ms) then
+            r.peer = tonumber(ms)
+            if not finite(tonumber(loss) or 0 / 0) then
+               io.stderr:write(('train_step: PyTorch %s %s: first-step loss %s\n'):format(name, prec, loss))
+            end
+         end
+      end
    end
    if not any then io.stderr:write('train_step: PyTorch peer gave no timings:\n', out, '\n') end
 end
 
 print(('\none training step on %s, median of %d (ms/step)')
    :format(gpu and ('CUDA (' .. torch.cuda.getDeviceName() .. ')') or ('the CPU, ' .. opt.threads .. ' threads'), opt.reps))
-print(('%-40s %12s %12s %10s'):format('model', 'moontorch', 'PyTorch', 'ratio'))
+print(('%-40s %-9s %12s %12s %8s   %s'):format('model', 'precision', 'moontorch', 'PyTorch', 'ratio',
+   'step-1 loss (vs fp32)'))
 for _, name in ipairs(order) do
-   local r = results[name]
-   print(('%-40s %12.2f %12s %10s'):format(cases[name].desc, r.ours, r.peer and ('%.2f'):format(r.peer) or '-',
-      r.peer and ('%.2f'):format(r.ours / r.peer) or '-'))
+   for _, prec in ipairs(precisions) do
+      local r = results[name][prec]
+      local peer = r.peer
+      print(('%-40s %-9s %12.2f %12s %8s   %.4f (%+.3f%%)'):format(cases[name].desc, prec, r.ours,
+         type(peer) == 'number' and ('%.2f'):format(peer) or peer or '-',
+         type(peer) == 'number' and ('%.2f'):format(r.ours / peer) or (peer or '-'), r.loss, 100 * r.rel))
+   end
 end

@@ -1,8 +1,15 @@
 # train_step_peer.py: PyTorch's side of bench/train_step.lua -- one training step (forward,
 # backward, SGD update) of the same models, batch sizes and thread count, on the CPU.
 # With --cuda, on the GPU, each step bracketed by torch.cuda.synchronize().
-#   python3 bench/train_step_peer.py --threads 2 --reps 10 --warmup 3 [--models small_cnn,resnet18] [--cuda]
-# Prints one line per model: "<name> <median ms/step>".
+#   python3 bench/train_step_peer.py --threads 2 --reps 10 --warmup 3 [--models small_cnn,resnet18]
+#                                    [--precision fp32,bf16] [--cuda]
+# --precision, PyTorch's usual way to train in each (parameters and SGD stay float32 in all):
+#   fp32  plain float32
+#   bf16  torch.autocast(<device>, dtype=torch.bfloat16) around forward and loss
+#   fp16  torch.autocast('cuda', dtype=torch.float16) and a GradScaler, GPU only: PyTorch 1.13's
+#         CPU autocast has no float16, so on the CPU this prints n/a instead of a time
+# Prints one line per model and precision: "<name> <precision> <median ms/step> <first-step
+# loss>", or "<name> <precision> n/a".
 import argparse, time, statistics
 import torch
 import torch.nn as nn
@@ -78,49 +85,88 @@ CASES = {
 }
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument('--threads', type=int, default=2)
-    ap.add_argument('--reps', type=int, default=10)
-    ap.add_argument('--warmup', type=int, default=3)
-    ap.add_argument('--models', default='small_cnn,resnet18')
-    ap.add_argument('--cuda', action='store_true', help='run on the GPU')
-    ap.add_argument('--tf32', action='store_true',
-                    help="PyTorch's default on the GPU: TF32 in cuDNN convolutions. Without it the peer "
-                         "computes in plain float32 as moontorch does for FloatTensors")
-    a = ap.parse_args()
-    if a.cuda and not a.tf32:
-        torch.backends.cudnn.allow_tf32 = False
-        torch.backends.cuda.matmul.allow_tf32 = False
-    torch.set_num_threads(a.threads)
-    torch.manual_seed(0)
-    for name in a.models.split(','):
-        make, shape, classes = CASES[name]
-        dev = 'cuda' if a.cuda else 'cpu'
-        sync = torch.cuda.synchronize if a.cuda else (lambda: None)
-        model = make().train().to(dev)
-        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
-        crit = nn.CrossEntropyLoss()
-        x = torch.randn(*shape, device=dev)
-        y = torch.randint(0, classes, (shape[0],), device=dev)
-
+def make_step(model, crit, opt, x, y, prec, cuda):
+    """one training step in the given precision, returning the loss"""
+    if prec == 'fp32':
         def step():
             opt.zero_grad(set_to_none=False)
             loss = crit(model(x), y)
             loss.backward()
             opt.step()
             return loss
+        return step
+    dtype = torch.bfloat16 if prec == 'bf16' else torch.float16
+    dev = 'cuda' if cuda else 'cpu'
+    if prec == 'bf16':  # bfloat16 has float32's range: no loss scaling
+        def step():
+            opt.zero_grad(set_to_none=False)
+            with torch.autocast(dev, dtype=dtype):
+                loss = crit(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+        return step
+    assert cuda, 'float16 autocast is GPU only here'
+    scaler = torch.cuda.amp.GradScaler()
 
-        for _ in range(a.warmup):
-            step()
-        sync()
-        times = []
-        for _ in range(a.reps):
-            t0 = time.perf_counter()
-            step()
+    def step():
+        opt.zero_grad(set_to_none=False)
+        with torch.autocast('cuda', dtype=dtype):
+            loss = crit(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        return loss
+    return step
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--threads', type=int, default=2)
+    ap.add_argument('--reps', type=int, default=10)
+    ap.add_argument('--warmup', type=int, default=3)
+    ap.add_argument('--models', default='small_cnn,resnet18')
+    ap.add_argument('--precision', default='fp32,bf16', help='comma-separated: fp32, bf16, fp16')
+    ap.add_argument('--cuda', action='store_true', help='run on the GPU')
+    ap.add_argument('--tf32', action='store_true',
+                    help="PyTorch's default on the GPU: TF32 in cuDNN convolutions. Without it the peer "
+                         "computes in plain float32 as moontorch does for FloatTensors")
+    a = ap.parse_args()
+    precisions = a.precision.split(',')
+    for prec in precisions:
+        if prec not in ('fp32', 'bf16', 'fp16'):
+            ap.error('unknown precision %s (fp32, bf16, fp16)' % prec)
+    if a.cuda and not a.tf32:
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = False
+    torch.set_num_threads(a.threads)
+    dev = 'cuda' if a.cuda else 'cpu'
+    sync = torch.cuda.synchronize if a.cuda else (lambda: None)
+    for name in a.models.split(','):
+        make, shape, classes = CASES[name]
+        for prec in precisions:
+            if prec == 'fp16' and not a.cuda:
+                print(name, prec, 'n/a', flush=True)
+                continue
+            torch.manual_seed(0)
+            model = make().train().to(dev)
+            opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
+            crit = nn.CrossEntropyLoss()
+            x = torch.randn(*shape, device=dev)
+            y = torch.randint(0, classes, (shape[0],), device=dev)
+            step = make_step(model, crit, opt, x, y, prec, a.cuda)
+            first = step().item()  # the first warm-up step
+            for _ in range(a.warmup - 1):
+                step()
             sync()
-            times.append((time.perf_counter() - t0) * 1000)
-        print(name, '%.3f' % statistics.median(times), flush=True)
+            times = []
+            for _ in range(a.reps):
+                t0 = time.perf_counter()
+                step()
+                sync()
+                times.append((time.perf_counter() - t0) * 1000)
+            print(name, prec, '%.3f' % statistics.median(times), '%.6f' % first, flush=True)
+            del model, opt, step
 
 
 if __name__ == '__main__':
