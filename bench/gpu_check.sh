@@ -71,12 +71,12 @@ export MOONTORCH_BUILD=$B
 timeout 120 luajit bench/tensor.lua -quick -threads 16 >"$OUT/bench_tensor.txt" 2>&1
 stamp "tensor bench rc $?"
 timeout 150 luajit bench/train_step.lua -device cuda -models small_cnn,resnet18,resnet50 -reps 10 -warmup 3 \
-  >"$OUT/bench_train_step.txt" 2>&1
+  -precision fp32 >"$OUT/bench_train_step.txt" 2>&1
 stamp "train_step bench rc $?"
 
 # 4. the rest of the suite, in what time is left (CPU specs too; the 5-minute distributed Fashion-MNIST run is left to CI)
 # (-profile: where ResNet-50's step goes, layer type by layer type, each bracketed by a sync)
-timeout 90 luajit bench/train_step.lua -device cuda -models resnet50 -reps 3 -warmup 2 -profile -nopeer \
+timeout 90 luajit bench/train_step.lua -device cuda -models resnet50 -reps 3 -warmup 2 -profile -nopeer -precision fp32 \
   >"$OUT/bench_profile.txt" 2>&1
 stamp "profile rc $?"
 L=$(($(left) - 15))
