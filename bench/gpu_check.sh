@@ -79,6 +79,10 @@ stamp "train_step bench rc $?"
 timeout 90 luajit bench/train_step.lua -device cuda -models resnet50 -reps 3 -warmup 2 -profile -nopeer -precision fp32 \
   >"$OUT/bench_profile.txt" 2>&1
 stamp "profile rc $?"
+# mixed precision on the GPU (tensor cores, fp32 masters), PyTorch autocast beside it
+timeout 120 luajit bench/train_step.lua -device cuda -models small_cnn,resnet50 -reps 5 -warmup 2 -precision fp32,bf16,fp16 \
+  >"$OUT/bench_train_step_amp.txt" 2>&1
+stamp "train_step amp bench rc $?"
 L=$(($(left) - 15))
 if [ "$L" -gt 30 ]; then
   (cd $B && timeout $L ctest -j12 -E "${MT_GPU_SKIP:-cuda|dist_fashion_mnist}" --output-on-failure) >"$OUT/ctest_rest.log" 2>&1
