@@ -342,6 +342,31 @@ describe('dist.DataParallel, one process', function()
       assert.equal(0, maxdiff(run(true), run(false)))
    end)
 
+   it('Trainer accumulate = K allreduces once per step, after the last micro-batch, with the one-batch result', function()
+      local train = require 'moontorch.train'
+      local src = { nbatches = function() return 1 end, errors = function() return {} end }
+      local x, y = torch.randn(12, 10):double(), torch.LongTensor(12):random(1, 5)
+      local function run(k, wrap)
+         torch.manualSeed(5)
+         local model, d = mlp(), nil
+         if wrap then
+            d = fakeDist({ size = 2, other = torch.randn(10000):double() })
+            model = DataParallel(model, { dist = d, bucketMB = 1e-9 })
+         end
+         local t = train.Trainer{ model = model, criterion = nn.CrossEntropyCriterion():double(), optimizer = optim.sgd,
+            config = { learningRate = 0.1 }, train = src, val = src, quiet = true, accumulate = k }
+         local before = d and #launches(d) or 0
+         t:step(x, y)
+         return t.params:clone(), d and #launches(d) - before, model
+      end
+      local p3, n3, dp = run(3, true)
+      assert.equal(#dp.buckets, n3) -- not 3 times as many
+      assert.is_false(dp.skipSync) -- the next step synchronises again
+      local p1, n1 = run(1, true)
+      assert.equal(n1, n3)
+      assert.is_true(maxdiff(p3, p1) < 1e-12)
+   end)
+
    it('trains N simulated ranks x b like one process x N*b', function()
       local N, b, steps = 3, 2, 3
       torch.manualSeed(11)
