@@ -1,7 +1,7 @@
 -- large_batch_spec.lua: issue 12's large-batch test. The learning rates of the poly schedule
 -- with linear warm-up (Jia et al. 2018) against the formula, in both recipes; then LARS at batch
 -- 4096 (You et al. 2017, with warm-up and poly decay) against SGD at batch 128 on Fashion-MNIST
--- for the same epochs (the two runs of bench/large_batch.lua, about 4 minutes on 2 cores): LARS
+-- for the same epochs (the two runs of bench/large_batch.lua, about 3 minutes on 2 cores): LARS
 -- must come within 1 point of SGD's test accuracy. Needs Debian's dataset-fashion-mnist.
 local util = require 'spec.util'
 
