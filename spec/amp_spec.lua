@@ -20,17 +20,7 @@ local function same_bits(a, b, what)
    assert.is_true(torch.equal(a, b), what .. ': not bit-identical')
 end
 
--- layers with every other one excluded, and the references' segments
-local function layout(n, k)
-   local layers = R.random_layers(n, k)
-   local excl, segs = {}, {}
-   for i, l in ipairs(layers) do
-      local ex = i % 2 == 0
-      if ex then excl[#excl + 1] = l end
-      segs[#segs + 1] = { l[1], l[1] + l[2] - 1, ex }
-   end
-   return layers, excl, segs
-end
+local layout = R.layout
 
 describe('fp32 master weights in the fused optimizer steps', function()
    local cases = {

@@ -191,6 +191,20 @@ local function random_layers(n, k)
 end
 
 
+-- a random layout over n with every other layer excluded: layers and exclusions as
+-- {offset, length} lists for config, and {first, last, excluded} segments for the references
+local function layout(n, k)
+   local layers = random_layers(n, k)
+   local excl, segs = {}, {}
+   for i, l in ipairs(layers) do
+      local ex = i % 2 == 0
+      if ex then excl[#excl + 1] = l end
+      segs[#segs + 1] = { l[1], l[1] + l[2] - 1, ex }
+   end
+   return layers, excl, segs
+end
+
+R.layout = layout
 R.copy, R.rand, R.run, R.rounded, R.norm, R.grads_for, R.random_layers = copy, rand, run, rounded, norm, grads_for, random_layers
 R.sgd, R.adam, R.adamw, R.lars, R.lamb = ref_sgd, ref_adam, ref_adamw, ref_lars, ref_lamb
 R.SIZES, R.F64, R.F32 = SIZES, F64, F32

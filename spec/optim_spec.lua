@@ -151,17 +151,7 @@ describe('optim.adam and optim.adamw', function()
 end)
 
 describe('optim.lars and optim.lamb', function()
-   -- layers with every other one excluded; segments for the references
-   local function layout(n, k)
-      local layers = random_layers(n, k)
-      local excl, segs = {}, {}
-      for i, l in ipairs(layers) do
-         local ex = i % 2 == 0
-         if ex then excl[#excl + 1] = l end
-         segs[#segs + 1] = { l[1], l[1] + l[2] - 1, ex }
-      end
-      return layers, excl, segs
-   end
+   local layout = R.layout
 
    it('lars matches You et al. 2017 per layer, with excluded (BN/bias) layers', function()
       for _, n in ipairs { 9, 200, 40001 } do
