@@ -250,7 +250,10 @@ function Trainer:trainEpoch(epoch)
          self.config.learningRate = lr
          self.gradParams:zero()
          self.model:allreduceGradients()
-         self.optimizer(function() return 0, self.gradParams end, self.params, self.config, self.optimState)
+         -- (through the scaler too: every rank must skip the same overflowing steps)
+         local feval = function() return 0, self.gradParams end
+         if self.scaler then self.scaler:step(self.optimizer, feval, self.params, self.config, self.optimState)
+         else self.optimizer(feval, self.params, self.config, self.optimState) end
       elseif info.count > 0 then -- (0 when every image of the batch was undecodable)
          self.config.learningRate = lr
          local loss, correct = self:step(self:toDevice(input, target))
