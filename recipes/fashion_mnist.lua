@@ -142,8 +142,6 @@ local function batches(d, bs, o)
    return self
 end
 
-function M.typename(p) return precision.typename(p) end
-
 -- the learning rate of iteration t (from 0): warm-up, then the chosen schedule
 local function schedule(opt, itersPerEpoch)
    local S = optim.schedule
@@ -203,10 +201,6 @@ function M.main(args)
       rank = rank, world = world })
    local rgc = require 'moontorch.dist.rgcflags'
    local problem = rgc.recipeProblem(opt)
-   if not problem and opt.dist and opt.compress == 'rgc' and (opt.precision == 'fp16' or opt.precision == 'bf16') then
-      -- the compressor's residuals and selection assume fp32 gradients; not combined yet
-      problem = ('-compress rgc works on fp32/fp64 models, not with -precision %s'):format(opt.precision)
-   end
    if problem then error('fashion_mnist: ' .. problem, 0) end
    local compressing = dist and opt.compress == 'rgc'
    if dist then

@@ -85,6 +85,19 @@ bool mt__is_contiguous(const mt_tensor *t) {
   return true;
 }
 
+void mt__channels_last_strides(const int64_t *s, int64_t *st) {
+  st[0] = s[1] * s[2] * s[3], st[1] = 1, st[2] = s[3] * s[1], st[3] = s[1];
+}
+
+bool mt__is_channels_last(const mt_tensor *t) {
+  if (t->ndim != 4 || mt__is_contiguous(t)) return false;
+  int64_t want[4];
+  mt__channels_last_strides(t->sizes, want);
+  for (int i = 0; i < 4; i++)
+    if (t->sizes[i] > 1 && t->strides[i] != want[i]) return false;
+  return true;
+}
+
 /* product of sizes with overflow detection; -1 on overflow or negative size */
 static int64_t checked_numel(int ndim, const int64_t *sizes) {
   int64_t n = 1;
@@ -242,6 +255,7 @@ int64_t mt_tensor_numel(const mt_tensor *t) { return t ? mt__numel(t) : 0; }
 int mt_tensor_dtype(const mt_tensor *t) { return t ? (int)t->dtype : -1; }
 int mt_tensor_device(const mt_tensor *t) { return t ? t->device : MT_CPU; }
 int mt_tensor_is_contiguous(const mt_tensor *t) { return t ? mt__is_contiguous(t) : 0; }
+int mt_tensor_is_channels_last(const mt_tensor *t) { return t ? mt__is_channels_last(t) : 0; }
 int mt_tensor_is_pinned(const mt_tensor *t) { return t && t->storage ? t->storage->pinned : 0; }
 void *mt_tensor_data(const mt_tensor *t) { return t ? mt__data(t) : NULL; }
 int64_t mt_tensor_storage_numel(const mt_tensor *t) {

@@ -37,6 +37,10 @@ struct mt_tensor {
 size_t mt__dtype_size(int dtype);
 int64_t mt__numel(const mt_tensor *t);
 bool mt__is_contiguous(const mt_tensor *t);
+/* Channels-last (NHWC in memory) 4-d N x C x H x W tensors: strides H*W*C, 1, W*C, C. The check
+ * ignores strides of size-1 dimensions and is false for a tensor that is also contiguous. */
+bool mt__is_channels_last(const mt_tensor *t);
+void mt__channels_last_strides(const int64_t *sizes, int64_t *strides);
 /* address of element 0 (host or device pointer) */
 static inline char *mt__data(const mt_tensor *t) {
   /* an empty storage has no data: no pointer arithmetic on NULL */

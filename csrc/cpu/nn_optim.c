@@ -21,10 +21,10 @@
   static void sgd_##N(int64_t n, T *x, const mt_tensor *dx, T *buf, const T *lrs, int64_t lrs_s,   \
                       const T *wds, int64_t wds_s, CT lr, CT mom, CT damp, CT wd, int nesterov,    \
                       int first, CT gscale, mt_tensor *copy) {                                     \
-    int64_t nblocks = (n + MT_OPT_BLOCK - 1) / MT_OPT_BLOCK;                                      \
+    int64_t nblocks = MT_OPT_NBLOCKS(n);                                                          \
     _Pragma("omp parallel for schedule(static) if (n > MT_PARALLEL_GRAIN)")                       \
     for (int64_t bk = 0; bk < nblocks; bk++) {                                                    \
-      int64_t i0 = bk * MT_OPT_BLOCK, m = n - i0 < MT_OPT_BLOCK ? n - i0 : MT_OPT_BLOCK;          \
+      int64_t i0 = bk * MT_OPT_BLOCK, m = mt__opt_block_len(n, bk);                               \
       CT gb[MT_OPT_BLOCK];                                                                        \
       mt__opt_load(gb, dx, i0, m, gscale);                                                        \
       for (int64_t j = 0; j < m; j++) {                                                           \
@@ -77,10 +77,10 @@ mt_status mt__cpu_sgd_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *buf, co
 #define ADAM_KERNEL(E, N, T, CT)                                                                  \
   static void adam_##N(int64_t n, T *x, const mt_tensor *dx, T *m, T *v, CT b1, CT b2, CT eps,     \
                        CT wd_l2, CT decay, CT step, CT inv_sqrt_bc2, CT gscale, mt_tensor *copy) { \
-    int64_t nblocks = (n + MT_OPT_BLOCK - 1) / MT_OPT_BLOCK;                                      \
+    int64_t nblocks = MT_OPT_NBLOCKS(n);                                                          \
     _Pragma("omp parallel for schedule(static) if (n > MT_PARALLEL_GRAIN)")                       \
     for (int64_t bk = 0; bk < nblocks; bk++) {                                                    \
-      int64_t i0 = bk * MT_OPT_BLOCK, len = n - i0 < MT_OPT_BLOCK ? n - i0 : MT_OPT_BLOCK;        \
+      int64_t i0 = bk * MT_OPT_BLOCK, len = mt__opt_block_len(n, bk);                             \
       CT gb[MT_OPT_BLOCK];                                                                        \
       mt__opt_load(gb, dx, i0, len, gscale);                                                      \
       for (int64_t j = 0; j < len; j++) {                                                         \

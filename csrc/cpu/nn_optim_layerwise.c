@@ -14,10 +14,10 @@
   static void norms_##N(int64_t o, int64_t n, const T *x, const mt_tensor *dx, CT gscale, double *sa, \
                         double *sb) {                                                               \
     double ra = 0, rb = 0;                                                                          \
-    int64_t nblocks = (n + MT_OPT_BLOCK - 1) / MT_OPT_BLOCK;                                       \
+    int64_t nblocks = MT_OPT_NBLOCKS(n);                                                           \
     _Pragma("omp parallel for schedule(static) reduction(+ : ra, rb) if (n > MT_PARALLEL_GRAIN)")  \
     for (int64_t bk = 0; bk < nblocks; bk++) {                                                     \
-      int64_t i0 = bk * MT_OPT_BLOCK, m = n - i0 < MT_OPT_BLOCK ? n - i0 : MT_OPT_BLOCK;           \
+      int64_t i0 = bk * MT_OPT_BLOCK, m = mt__opt_block_len(n, bk);                                \
       CT gb[MT_OPT_BLOCK];                                                                         \
       mt__opt_load(gb, dx, o + i0, m, gscale);                                                     \
       for (int64_t j = 0; j < m; j++) {                                                            \
@@ -36,11 +36,10 @@ MT_FLOAT_DTYPE_LIST(NORMS_KERNEL)
 #define LARS_KERNEL(E, N, T, CT)                                                                         \
   static void lars_##N(int64_t o, int64_t n, T *x, const mt_tensor *dx, T *buf, CT s, CT mom, CT wd,     \
                        int first, CT gscale, mt_tensor *copy) {                                          \
-    int64_t nblocks = (n + MT_OPT_BLOCK - 1) / MT_OPT_BLOCK;                                            \
+    int64_t nblocks = MT_OPT_NBLOCKS(n);                                                                \
     _Pragma("omp parallel for schedule(static) if (n > MT_PARALLEL_GRAIN)")                              \
     for (int64_t bk = 0; bk < nblocks; bk++) {                                                          \
-      int64_t i0 = o + bk * MT_OPT_BLOCK, m = n - bk * MT_OPT_BLOCK;                                    \
-      if (m > MT_OPT_BLOCK) m = MT_OPT_BLOCK;                                                           \
+      int64_t i0 = o + bk * MT_OPT_BLOCK, m = mt__opt_block_len(n, bk);                                 \
       CT gb[MT_OPT_BLOCK];                                                                              \
       mt__opt_load(gb, dx, i0, m, gscale);                                                              \
       for (int64_t j = 0; j < m; j++) {                                                                 \
@@ -104,11 +103,10 @@ mt_status mt__cpu_lars_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *buf, i
                                double b1, double b2, double ibc1, double ibc2, double eps, double wd,    \
                                double gscale, double *w2, double *u2) {                                 \
     double rw = 0, ru = 0;                                                                               \
-    int64_t nblocks = (n + MT_OPT_BLOCK - 1) / MT_OPT_BLOCK;                                            \
+    int64_t nblocks = MT_OPT_NBLOCKS(n);                                                                \
     _Pragma("omp parallel for schedule(static) reduction(+ : rw, ru) if (n > MT_PARALLEL_GRAIN)")        \
     for (int64_t bk = 0; bk < nblocks; bk++) {                                                          \
-      int64_t i0 = o + bk * MT_OPT_BLOCK, len = n - bk * MT_OPT_BLOCK;                                  \
-      if (len > MT_OPT_BLOCK) len = MT_OPT_BLOCK;                                                       \
+      int64_t i0 = o + bk * MT_OPT_BLOCK, len = mt__opt_block_len(n, bk);                               \
       double gb[MT_OPT_BLOCK];                                                                          \
       mt__opt_load(gb, dx, i0, len, gscale);                                                            \
       for (int64_t j = 0; j < len; j++) {                                                               \
@@ -131,11 +129,10 @@ mt_status mt__cpu_lars_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *buf, i
   }                                                                                                     \
   static void lamb_apply_##N(int64_t o, int64_t n, T *x, const T *m, const T *v, double ibc1,           \
                              double ibc2, double eps, double wd, double s, mt_tensor *copy) {           \
-    int64_t nblocks = (n + MT_OPT_BLOCK - 1) / MT_OPT_BLOCK;                                            \
+    int64_t nblocks = MT_OPT_NBLOCKS(n);                                                                \
     _Pragma("omp parallel for schedule(static) if (n > MT_PARALLEL_GRAIN)")                              \
     for (int64_t bk = 0; bk < nblocks; bk++) {                                                          \
-      int64_t i0 = o + bk * MT_OPT_BLOCK, len = n - bk * MT_OPT_BLOCK;                                  \
-      if (len > MT_OPT_BLOCK) len = MT_OPT_BLOCK;                                                       \
+      int64_t i0 = o + bk * MT_OPT_BLOCK, len = mt__opt_block_len(n, bk);                               \
       CT xb[MT_OPT_BLOCK];                                                                              \
       for (int64_t j = 0; j < len; j++) {                                                               \
         int64_t i = i0 + j;                                                                             \

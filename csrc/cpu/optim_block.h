@@ -10,6 +10,12 @@
 #include "../core/tensor.h"
 
 #define MT_OPT_BLOCK 1024
+/* the number of blocks of [0, n), and the length of block bk */
+#define MT_OPT_NBLOCKS(n) (((n) + MT_OPT_BLOCK - 1) / MT_OPT_BLOCK)
+static inline int64_t mt__opt_block_len(int64_t n, int64_t bk) {
+  int64_t r = n - bk * MT_OPT_BLOCK;
+  return r < MT_OPT_BLOCK ? r : MT_OPT_BLOCK;
+}
 
 /* dst[j] = t[i0 + j] * s for j < m, t any floating dtype (checked by csrc/nn) */
 #define MT__OPT_LOAD(CT, SUF)                                                                           \

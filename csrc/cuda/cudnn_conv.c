@@ -64,21 +64,13 @@ static mt_status fits_int(const mt_tensor *t, const char *what) {
 static int layout_of(const mt_tensor *t) {
   if (t->ndim != 4) return -1;
   if (mt__is_contiguous(t)) return MT_CUDNN_NCHW;
-  const int64_t *s = t->sizes, *st = t->strides;
-  int64_t want[4] = {s[1] * s[2] * s[3], 1, s[3] * s[1], s[1]};
-  for (int i = 0; i < 4; i++)
-    if (s[i] > 1 && st[i] != want[i]) return -1;
-  return MT_CUDNN_NHWC;
+  return mt__is_channels_last(t) ? MT_CUDNN_NHWC : -1;
 }
 
 /* An uninitialised 4-d tensor of t's sizes, dtype and device in `layout` */
 static mt_status empty_in_layout(mt_tensor **out, const mt_tensor *t, int layout) {
   MT_TRY(mt__tensor_empty(out, t->dtype, t->device, 4, t->sizes));
-  if (layout == MT_CUDNN_NHWC) {
-    const int64_t *s = t->sizes;
-    int64_t *st = (*out)->strides;
-    st[0] = s[1] * s[2] * s[3], st[1] = 1, st[2] = s[3] * s[1], st[3] = s[1];
-  }
+  if (layout == MT_CUDNN_NHWC) mt__channels_last_strides(t->sizes, (*out)->strides);
   return MT_OK;
 }
 
@@ -467,7 +459,7 @@ static mt_status bwd_params_as(int layout, mt_tensor *dw, mt_tensor *db, const m
 
 mt_status mt__cuda_conv2d_forward(mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b,
                                      const mt_conv_geom *g) {
-  int layout, no_algo = 0;
+  int layout = MT_CUDNN_NCHW, no_algo = 0;
   MT_TRY(conv_layout(x, &layout));
   mt_status st = fwd_as(layout, y, x, w, b, g, &no_algo);
   if (st != MT_OK && no_algo && layout == MT_CUDNN_NHWC) st = fwd_as(MT_CUDNN_NCHW, y, x, w, b, g, &no_algo);
@@ -476,7 +468,7 @@ mt_status mt__cuda_conv2d_forward(mt_tensor *y, const mt_tensor *x, const mt_ten
 
 mt_status mt__cuda_conv2d_backward_input(mt_tensor *dx, const mt_tensor *dy, const mt_tensor *w,
                                             const mt_conv_geom *g) {
-  int layout, no_algo = 0;
+  int layout = MT_CUDNN_NCHW, no_algo = 0;
   MT_TRY(conv_layout(dx, &layout));
   mt_status st = bwd_data_as(layout, dx, dy, w, g, &no_algo);
   if (st != MT_OK && no_algo && layout == MT_CUDNN_NHWC) st = bwd_data_as(MT_CUDNN_NCHW, dx, dy, w, g, &no_algo);
@@ -485,7 +477,7 @@ mt_status mt__cuda_conv2d_backward_input(mt_tensor *dx, const mt_tensor *dy, con
 
 mt_status mt__cuda_conv2d_backward_params(mt_tensor *dw, mt_tensor *db, const mt_tensor *x, const mt_tensor *dy,
                                              double scale, const mt_conv_geom *g) {
-  int layout, no_algo = 0;
+  int layout = MT_CUDNN_NCHW, no_algo = 0;
   MT_TRY(conv_layout(x, &layout));
   mt_status st = bwd_params_as(layout, dw, db, x, dy, scale, g, &no_algo);
   if (st != MT_OK && no_algo && layout == MT_CUDNN_NHWC)

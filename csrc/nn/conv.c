@@ -62,14 +62,7 @@ static mt_status conv_check(mt_conv_geom *g, const mt_tensor *input, const mt_te
  * strides H*W*C, 1, W*C, C) as they are, so the CUDA backend (csrc/cuda/cudnn_conv.c) takes
  * them without a copy to NCHW; the CPU backend still gets contiguous tensors. These two helpers
  * stand in for mt__nn_contig / mt__nn_result_buf in the three entry points below. */
-static int cl_cuda(const mt_tensor *t) {
-  if (t->device < 0 || t->ndim != 4 || mt__is_contiguous(t)) return 0;
-  const int64_t *s = t->sizes, *st = t->strides;
-  int64_t want[4] = {s[1] * s[2] * s[3], 1, s[3] * s[1], s[1]};
-  for (int i = 0; i < 4; i++)
-    if (s[i] > 1 && st[i] != want[i]) return 0;
-  return 1;
-}
+static int cl_cuda(const mt_tensor *t) { return t->device >= 0 && mt__is_channels_last(t); }
 static mt_status conv_operand(const mt_tensor *t, mt_tensor **out) {
   if (!cl_cuda(t)) return mt__nn_contig(t, out, OP);
   *out = mt__tensor_alias(t);
@@ -84,8 +77,7 @@ static mt_status conv_result(mt_tensor *out, int keep_values, mt_tensor **buf) {
  * right size, as mt__prepare_out leaves it, is restrided channels-last over the same elements. */
 static void conv_result_layout(mt_tensor *out, const mt_tensor *input) {
   if (!cl_cuda(input) || !mt__is_contiguous(out) || out->ndim != 4) return;
-  const int64_t *s = out->sizes;
-  out->strides[0] = s[1] * s[2] * s[3], out->strides[1] = 1, out->strides[2] = s[3] * s[1], out->strides[3] = s[1];
+  mt__channels_last_strides(out->sizes, out->strides);
 }
 
 

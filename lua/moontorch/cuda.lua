@@ -141,14 +141,7 @@ return function(torch, T)
 
    -- isChannelsLast(t): whether a 4-d tensor is stored channels-last (and not also contiguous)
    function cuda.isChannelsLast(t)
-      local h = T.h(t, 'isChannelsLast')
-      if C.mt_tensor_ndim(h) ~= 4 or C.mt_tensor_is_contiguous(h) == 1 then return false end
-      local s = T.sizes(t)
-      local want = { s[2] * s[3] * s[4], 1, s[4] * s[2], s[2] }
-      for i = 1, 4 do
-         if s[i] > 1 and tonumber(C.mt_tensor_stride(h, i - 1)) ~= want[i] then return false end
-      end
-      return true
+      return C.mt_tensor_is_channels_last(T.h(t, 'isChannelsLast')) == 1
    end
    methods.isChannelsLast = cuda.isChannelsLast
 

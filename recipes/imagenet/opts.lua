@@ -111,9 +111,6 @@ function M.parse(args)
    if not (opt.bucketMB > 0) then fail('-bucketMB must be > 0, got %s', tostring(opt.bucketMB)) end
    if not (opt.timeout > 0) then fail('-timeout must be > 0 seconds, got %s', tostring(opt.timeout)) end
    local problem = require('moontorch.dist.rgcflags').recipeProblem(opt) or precision.problem(opt)
-   if not problem and opt.dist and opt.compress == 'rgc' and precision.isHalf(opt.precision) then
-      problem = ('-compress rgc works on fp32/fp64 models, not with -precision %s'):format(opt.precision)
-   end
    if problem then fail('%s', problem) end
    local n = cores()
    if opt.threads == 0 then opt.threads = opt.device == 'cuda' and 1 or math.max(1, math.ceil(n / 2)) end

@@ -25,6 +25,9 @@ function P.recipeOptions()
    }
 end
 
+-- whether the model is in a half dtype (fp32 master weights in the optimizer)
+function P.isHalf(precision) return precision == 'fp16' or precision == 'bf16' end
+
 -- what is wrong with these options, or nil
 function P.problem(opt)
    if not TYPES[opt.precision] then return ('unknown -precision %s'):format(tostring(opt.precision)) end
@@ -36,6 +39,10 @@ function P.problem(opt)
    end
    if not (opt.scaleWindow >= 1) then return ('-scaleWindow must be >= 1, got %s'):format(tostring(opt.scaleWindow)) end
    if not (opt.clip >= 0) then return ('-clip must be >= 0, got %s'):format(tostring(opt.clip)) end
+   -- the compressor's residuals and selection assume fp32 gradients; not combined yet
+   if opt.dist and opt.compress == 'rgc' and P.isHalf(opt.precision) then
+      return ('-compress rgc works on fp32/fp64 models, not with -precision %s'):format(opt.precision)
+   end
 end
 
 -- the CPU tensor type of the model's parameters, activations and inputs
@@ -43,8 +50,6 @@ function P.typename(precision)
    return TYPES[precision] or error(('unknown -precision %s'):format(tostring(precision)), 2)
 end
 
--- whether the model is in a half dtype (fp32 master weights in the optimizer)
-function P.isHalf(precision) return precision == 'fp16' or precision == 'bf16' end
 
 -- process-wide settings a precision asks for: TF32 on CUDA
 function P.apply(opt)

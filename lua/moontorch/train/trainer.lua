@@ -16,6 +16,7 @@
 -- the batch, before one optimizer step (with dist, only the last one is allreduced); for a
 -- model without BatchNorm the step equals one taken on the whole batch.
 local torch = require 'moontorch'
+local T = require 'moontorch.internal'
 local state = require 'moontorch.train.state'
 local topk = require('moontorch.train.meter').topk
 local progress = require 'moontorch.util.progress'
@@ -172,8 +173,8 @@ end
 -- 'torch.HalfTensor' for a float16 model fed float batches), through buffers reused by every batch
 function Trainer:toDevice(x, y)
    local buf, cuda = self.buf, self.device == 'cuda' and x:device() == -1
-   local want = self.inputType or (cuda and 'torch.CudaTensor') or x:type()
-   if cuda and not want:find('Cuda') then want = want:gsub('^torch%.Float', 'torch.'):gsub('^torch%.', 'torch.Cuda') end
+   local want = self.inputType or x:type()
+   if cuda then want = T.typename((T.parse_typename(want)), 0) end -- the same dtype on the GPU
    if x:type() ~= want then
       if not buf.x or buf.x:type() ~= want then buf.x = x:type(want) else buf.x:resize(x:size()):copy(x) end
       x = buf.x
