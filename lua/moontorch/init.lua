@@ -21,6 +21,11 @@ local parts = {
    'tensor_reduce',   -- sum, mean, max, min, var, std, norm, argmax, sort, topk
    'tensor_linalg',   -- mm, bmm, addmm, addmv, dot, mv
    'cuda',            -- torch.cuda.*, t:cuda()
+   -- Torch7's utilities (utility.md, timer.md, cmdline.md, tester.md)
+   'utility',         -- torch.pointer, getenv/setenv, isequal, getconstructortable, setheaptracking, ...
+   'timer',           -- torch.Timer, torch.tic/toc
+   'cmdline',         -- torch.CmdLine
+   'tester',          -- torch.Tester, torch.TestSuite
 }
 for _, name in ipairs(parts) do
    require('moontorch.' .. name)(torch, T)
