@@ -270,7 +270,8 @@ return function(torch, T)
       local nerr = #self.errors
       local ok, result = xpcall(f, debug.traceback)
       if not ok then
-         self.errors[#self.errors + 1] = self._currentTestName .. '\n Function call failed\n' .. tostring(result) .. '\n'
+         result = tostring(result):gsub('\n[^\n]*in function \'xpcall\'.*$', '') -- the tester's own frames
+         self.errors[#self.errors + 1] = self._currentTestName .. '\n Function call failed\n' .. result .. '\n'
       end
       return ok, ok and nerr == #self.errors
    end
