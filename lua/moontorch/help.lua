@@ -208,6 +208,40 @@ torch.cuda.channelsLast :: torch.cuda.channelsLast(t) :: a channels-last (NHWC-s
 torch.Tensor.channelsLast :: t:channelsLast() :: a channels-last (NHWC-strided) copy of a 4-d tensor
 torch.Tensor.isChannelsLast :: t:isChannelsLast() :: true for a 4-d tensor stored channels-last
 help :: help([x]) :: one-line help for a moontorch function or name ('torch.zeros'); help() for the REPL's help
+torch.Timer :: torch.Timer() :: a timer counting from now: t:time() -> {real=, user=, sys=} seconds; t:stop(), t:resume(), t:reset()
+torch.Timer.time :: timer:time() :: {real=, user=, sys=} seconds counted so far (stopped spans excluded)
+torch.Timer.stop :: timer:stop() :: stop counting, keeping the time so far
+torch.Timer.resume :: timer:resume() :: count again, adding to the time so far
+torch.Timer.reset :: timer:reset() :: zero the time (a running timer keeps running)
+torch.tic :: torch.tic() :: a real-time stamp for torch.toc
+torch.toc :: torch.toc(t) :: seconds since torch.tic() returned t
+torch.CmdLine :: torch.CmdLine([argsep [, keysep]]) :: command-line parser: cmd:option('-lr', 0.1, 'help'), cmd:argument, cmd:text, cmd:parse(arg)
+torch.CmdLine.option :: cmd:option('-name', default, help [, type | {choices=}]) :: an option typed by its default (booleans flip when given bare)
+torch.CmdLine.argument :: cmd:argument('-name', help [, 'number']) :: a required positional argument
+torch.CmdLine.text :: cmd:text([line]) :: a line of the help text
+torch.CmdLine.parse :: cmd:parse([arg]) :: the params table; -h prints the help and calls cmd.exit(0); bad input is an error naming the option
+torch.CmdLine.string :: cmd:string(prefix, params [, ignore]) :: a run name from the non-default options: 'exp,lr=0.5,seed=2'
+torch.CmdLine.log :: cmd:log(file, params) :: print() also writes to file (name or open file), starting with the params
+torch.CmdLine.addTime :: cmd:addTime([name [, format]]) :: stamp each log-file line with os.date(format) and [name]
+torch.CmdLine.silent :: cmd:silent() :: after log(), print() writes only to the log file
+torch.Tester :: torch.Tester() :: unit-test runner: tester:add(suite); tester:eq(a, b [, tol] [, msg]); tester:run([names])
+torch.TestSuite :: torch.TestSuite() :: a table of test functions that refuses a second test of the same name
+torch.Tester.add :: tester:add(f, name | suite) :: add a test function (or _setUp/_tearDown) or a table of tests
+torch.Tester.run :: tester:run([names]) :: run the tests (or those matching names), print a report, error on any failure
+torch.Tester.eq :: tester:eq(got, expected [, tolerance] [, message]) :: deep equality of numbers, tables, tensors within tolerance
+torch.Tester.ne :: tester:ne(got, unexpected [, tolerance] [, message]) :: deep inequality (eq negated)
+torch.Tester.assert :: tester:assert(cond [, message]) :: cond must be true
+torch.Tester.assertError :: tester:assertError(f [, message]) :: f() must raise an error (also assertNoError, assertErrorMsg, assertErrorPattern)
+torch.Tester.disable :: tester:disable(names) :: skip these tests (reported as SKIP)
+torch.pointer :: torch.pointer(obj) :: an integer address: the C tensor of a tensor, the object's own otherwise
+torch.isequal :: torch.isequal(a, b) :: true for the same table or the same C tensor
+torch.getenv :: torch.getenv(obj) :: the environment table of a function, userdata, thread or tensor
+torch.setenv :: torch.setenv(obj, table) :: set the environment table of a function, userdata, thread or tensor
+torch.getconstructortable :: torch.getconstructortable(name) :: the constructor of a type name (torch.FloatTensor, nn.Linear), or nil
+torch.typename2id :: torch.typename2id(name) :: a unique id (table) of a type, or nil
+torch.id :: torch.id(obj) :: the type id of an object (torch.typename2id(torch.typename(obj)))
+torch.setheaptracking :: torch.setheaptracking(bool) :: accepted for Torch7 code; tensor memory already drives the GC
+torch.updateerrorhandlers :: torch.updateerrorhandlers() :: accepted for Torch7 code; C errors already come back as Lua errors
 ]==]
 
 -- torch.* functions that share a method's text (torch.add has t:add's line, ...)
