@@ -7,7 +7,7 @@ return function(torch, T)
    local check = {}
 
    local function is_storage(x)
-      return torch.isStorage ~= nil and not T.is_tensor(x) and torch.isStorage(x) == true
+      return torch.isStorage ~= nil and not T.is_tensor(x) and not not torch.isStorage(x)
    end
    check.is_storage = is_storage
 
@@ -35,7 +35,9 @@ return function(torch, T)
       if n == 0 and tb:nElement() == 0 then return not negate, 'Both tensors are empty' end
       local same = ignoreDims and n == tb:nElement() or (not ignoreDims and ta:isSameSizeAs(tb))
       if not same then return negate, 'The tensors have different sizes' end
-      local a, b = ta:double():contiguous():view(n), tb:double():contiguous():view(n)
+      -- compared on the CPU in float64, whatever the tensors' device and type
+      local a = ta:type('torch.DoubleTensor'):contiguous():view(n)
+      local b = tb:type('torch.DoubleTensor'):contiguous():view(n)
       return verdict(max_diff(a, b), tolerance, negate, 'Tensor')
    end
 
