@@ -7,22 +7,21 @@
 local ffi = require 'ffi'
 local class = require 'moontorch.class'
 
--- Our own struct names; the functions go through casts, since another module may already
--- have declared clock_gettime/getrusage with its own struct types.
+-- Our own struct and function names (bound to the libc symbols with asm labels), so that other
+-- modules may declare clock_gettime/getrusage with their own struct types.
 pcall(ffi.cdef, [[
    struct mt_timer_timespec { long tv_sec; long tv_nsec; };
    struct mt_timer_rusage { long utime_sec, utime_usec, stime_sec, stime_usec; long rest[14]; };
+   int mt_timer_clock_gettime(int clk, struct mt_timer_timespec *ts) __asm__("clock_gettime");
+   int mt_timer_getrusage(int who, void *usage) __asm__("getrusage");
 ]])
-pcall(ffi.cdef, 'int clock_gettime(int clk, struct mt_timer_timespec *ts);')
-pcall(ffi.cdef, 'int getrusage(int who, struct mt_timer_rusage *usage);')
 assert(ffi.os ~= 'Windows', 'torch.Timer: needs clock_gettime and getrusage (POSIX)')
 if ffi.os == 'OSX' then -- darwin's struct timeval has an int tv_usec, padded to 16 bytes too
    pcall(ffi.cdef, [[struct mt_timer_tv { long sec; int usec; };
       struct mt_timer_rusage_osx { struct mt_timer_tv u, s; long rest[14]; };]])
 end
 
-local clock_gettime = ffi.cast('int (*)(int, struct mt_timer_timespec *)', ffi.C.clock_gettime)
-local getrusage = ffi.cast('int (*)(int, void *)', ffi.C.getrusage)
+local clock_gettime, getrusage = ffi.C.mt_timer_clock_gettime, ffi.C.mt_timer_getrusage
 local CLOCK_MONOTONIC = ffi.os == 'OSX' and 6 or 1
 local ts = ffi.new('struct mt_timer_timespec')
 local ru = ffi.new(ffi.os == 'OSX' and 'struct mt_timer_rusage_osx' or 'struct mt_timer_rusage')
