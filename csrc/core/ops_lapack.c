@@ -131,18 +131,27 @@ static mt_status as_matrix(const mt_tensor *t, mt_tensor **out) {
 }
 
 /* The matrix LAPACK overwrites for one result: the caller's result tensor itself, made
- * column-major, when it shares memory with no input (or is the input it replaces, already
+ * column-major, when it shares memory with no input (or is the very view of src, already
  * column-major: Torch7's in-place form); otherwise a temporary, copied into the result at the
- * end. `src` (may be NULL) is copied into its top rows. */
+ * end. `src` (may be NULL) is copied into its top rows; `other`: out shares memory with an
+ * input other than src. */
 typedef struct work {
   mt_tensor *out; /* the caller's result; NULL: none wanted */
   mt_tensor *t;   /* what LAPACK writes */
 } work;
 
+static int same_view(const mt_tensor *a, const mt_tensor *b) {
+  if (!a || !b || a->storage != b->storage || a->offset != b->offset || a->ndim != b->ndim) return 0;
+  for (int i = 0; i < a->ndim; i++)
+    if (a->sizes[i] != b->sizes[i] || a->strides[i] != b->strides[i]) return 0;
+  return 1;
+}
+
 static mt_status work_open(const mt_backend *be, work *w, mt_tensor *out, const mt_tensor *src, int64_t rows,
-                           int64_t cols, int shared, mt_dtype dtype, int device) {
+                           int64_t cols, int other, mt_dtype dtype, int device) {
   w->out = out, w->t = NULL;
-  if (out && out == src && is_colmajor(out, rows, cols)) {
+  int shared = other || shares(out, src);
+  if (out && !other && same_view(out, src) && is_colmajor(out, rows, cols)) {
     mt_tensor_retain(out);
     w->t = out;
     return MT_OK;
@@ -210,10 +219,6 @@ static mt_status contiguous_input(const mt_backend *be, const mt_tensor *t, mt_t
   return st;
 }
 
-static int shares_any(const mt_tensor *r, const mt_tensor *a, const mt_tensor *b, const mt_tensor *c) {
-  return shares(r, a) || shares(r, b) || shares(r, c);
-}
-
 #define BACKEND(op, t)                                  \
   const mt_backend *be = mt__backend_for((t)->device, op); \
   if (!be) return mt_last_status()
@@ -242,8 +247,8 @@ static mt_status square_solve(const char *op, mt_tensor *rb, mt_tensor *ra, cons
   int64_t n = a->sizes[0], k = bm->sizes[1];
   work wa, wb = {0};
   int info = 0;
-  mt_status st = work_open(be, &wa, ra, a, n, n, shares_any(ra, a, b, NULL), a->dtype, a->device);
-  if (st == MT_OK) st = work_open(be, &wb, rb, bm, n, k, shares_any(rb, a, b, NULL), a->dtype, a->device);
+  mt_status st = work_open(be, &wa, ra, a, n, n, shares(ra, b), a->dtype, a->device);
+  if (st == MT_OK) st = work_open(be, &wb, rb, bm, n, k, shares(rb, a), a->dtype, a->device);
   if (st == MT_OK) st = tri ? be->lapack_trtrs(wa.t, wb.t, uplo, trans, diag, &info) : be->lapack_gesv(wa.t, wb.t, &info);
   if (st == MT_OK)
     st = lapack_info(op, info, tri ? "A is singular: its diagonal element A(%d,%d) is zero"
@@ -278,8 +283,8 @@ mt_status mt_gels(mt_tensor *rb, mt_tensor *ra, const mt_tensor *b, const mt_ten
   int64_t m = a->sizes[0], n = a->sizes[1], k = bm->sizes[1], ldb = m > n ? m : n;
   work wa, wb = {0};
   int info = 0;
-  mt_status st = work_open(be, &wa, ra, a, m, n, shares_any(ra, a, b, NULL), a->dtype, a->device);
-  if (st == MT_OK) st = work_open(be, &wb, rb, bm, ldb, k, shares_any(rb, a, b, NULL), a->dtype, a->device);
+  mt_status st = work_open(be, &wa, ra, a, m, n, shares(ra, b), a->dtype, a->device);
+  if (st == MT_OK) st = work_open(be, &wb, rb, bm, ldb, k, shares(rb, a), a->dtype, a->device);
   if (st == MT_OK) st = be->lapack_gels(wa.t, wb.t, &info);
   if (st == MT_OK)
     st = lapack_info(op, info, "A does not have full rank: the %d-th diagonal element of its triangular factor is zero");
@@ -303,7 +308,7 @@ static mt_status square_one(const char *op, square_kind kind, mt_tensor *out, co
   int64_t n = a->sizes[0];
   work w;
   int info = 0;
-  mt_status st = work_open(be, &w, out, a, n, n, shares(out, a), a->dtype, a->device);
+  mt_status st = work_open(be, &w, out, a, n, n, 0, a->dtype, a->device);
   if (st == MT_OK) {
     if (kind == SQ_INVERSE) {
       st = be->lapack_getri(w.t, &info);
@@ -343,7 +348,7 @@ mt_status mt_potrs(mt_tensor *out, const mt_tensor *b, const mt_tensor *chol, ch
   int info = 0;
   mt_status st = colmajor_input(be, chol, &cm);
   if (st == MT_OK)
-    st = work_open(be, &w, out, bm, chol->sizes[0], bm->sizes[1], shares_any(out, chol, b, NULL), b->dtype, b->device);
+    st = work_open(be, &w, out, bm, chol->sizes[0], bm->sizes[1], shares(out, chol), b->dtype, b->device);
   if (st == MT_OK) st = be->lapack_potrs(cm, w.t, uplo, &info);
   if (st == MT_OK) st = lapack_info(op, info, "chol is singular: its diagonal element (%d,%d) is zero");
   st = work_close(be, &w, st);
@@ -370,7 +375,7 @@ mt_status mt_pstrf(mt_tensor *out, mt_tensor *piv, const mt_tensor *a, char uplo
   int64_t n = a->sizes[0];
   work w, wp = {0};
   int info = 0, rank = 0;
-  mt_status st = work_open(be, &w, out, a, n, n, shares(out, a), a->dtype, a->device);
+  mt_status st = work_open(be, &w, out, a, n, n, 0, a->dtype, a->device);
   if (st == MT_OK) st = vec_open(&wp, piv, n, shares(piv, a), MT_I32, a->device, op);
   if (st == MT_OK) st = be->lapack_pstrf(w.t, wp.t, uplo, tol, &rank, &info);
   if (st == MT_OK && info > 0)
@@ -396,7 +401,7 @@ mt_status mt_geqrf(mt_tensor *out, mt_tensor *tau, const mt_tensor *a) {
   int64_t m = a->sizes[0], n = a->sizes[1], k = m < n ? m : n;
   work w, wt = {0};
   int info = 0;
-  mt_status st = work_open(be, &w, out, a, m, n, shares(out, a), a->dtype, a->device);
+  mt_status st = work_open(be, &w, out, a, m, n, 0, a->dtype, a->device);
   if (st == MT_OK) st = vec_open(&wt, tau, k, shares(tau, a), a->dtype, a->device, op);
   if (st == MT_OK) st = be->lapack_geqrf(w.t, wt.t, &info);
   if (st == MT_OK) st = lapack_info(op, info, "");
@@ -429,7 +434,7 @@ mt_status mt_orgqr(mt_tensor *out, const mt_tensor *a, const mt_tensor *tau) {
   int info = 0;
   mt_status st = mt_tensor_narrow(&a_k, a, 1, 0, k);
   if (st == MT_OK) st = contiguous_input(be, tau, &tc);
-  if (st == MT_OK) st = work_open(be, &w, out, a_k, m, k, shares_any(out, a, tau, NULL), a->dtype, a->device);
+  if (st == MT_OK) st = work_open(be, &w, out, a_k, m, k, shares(out, a) || shares(out, tau), a->dtype, a->device);
   if (st == MT_OK) st = be->lapack_orgqr(w.t, tc, &info);
   if (st == MT_OK) st = lapack_info(op, info, "");
   st = work_close(be, &w, st);
@@ -460,7 +465,7 @@ mt_status mt_ormqr(mt_tensor *out, const mt_tensor *a, const mt_tensor *tau, con
   mt_status st = colmajor_input(be, a, &ac);
   if (st == MT_OK) st = contiguous_input(be, tau, &tc);
   if (st == MT_OK)
-    st = work_open(be, &w, out, c, c->sizes[0], c->sizes[1], shares_any(out, a, tau, c), c->dtype, c->device);
+    st = work_open(be, &w, out, c, c->sizes[0], c->sizes[1], shares(out, a) || shares(out, tau), c->dtype, c->device);
   if (st == MT_OK) st = be->lapack_ormqr(ac, tc, w.t, side, trans, &info);
   if (st == MT_OK) st = lapack_info(op, info, "");
   st = work_close(be, &w, st);
@@ -559,7 +564,7 @@ mt_status mt_symeig(mt_tensor *e, mt_tensor *v, const mt_tensor *a, char jobz, c
   int64_t n = a->sizes[0];
   work we = {0}, wv = {0};
   int info = 0;
-  mt_status st = work_open(be, &wv, jobz == 'V' ? v : NULL, a, n, n, jobz == 'V' && shares(v, a), a->dtype, a->device);
+  mt_status st = work_open(be, &wv, jobz == 'V' ? v : NULL, a, n, n, 0, a->dtype, a->device);
   if (st == MT_OK) st = vec_open(&we, e, n, shares(e, a), a->dtype, a->device, op);
   if (st == MT_OK) st = be->lapack_syev(wv.t, we.t, jobz, uplo, &info);
   if (st == MT_OK)
