@@ -293,6 +293,34 @@ mt_status mt_addmv(mt_tensor *out, double beta, const mt_tensor *c, double alpha
                    const mt_tensor *m, const mt_tensor *v);
 mt_status mt_dot(const mt_tensor *a, const mt_tensor *b, double *out);
 
+/* LAPACK (csrc/core/ops_lapack.c): Torch7's torch.gesv & co. on float32/float64 CPU matrices
+ * (a CUDA tensor gets MT_ERR_UNSUPPORTED). Results are resized and come back column-major
+ * (strides 1, rows), as Torch7's do; a result that shares memory with an input is computed
+ * aside and written into it at the end (Torch7's in-place forms, e.g. gesv(b, a, b, a)). B may
+ * be 1-d (one column). Option characters are Torch7's ('U'/'L', 'N'/'T', 'N'/'V', 'S'/'A',
+ * 'L'/'R'). LAPACK's info > 0 (singular, not positive definite, no convergence) is an error
+ * naming the function and the index. gels: rb has max(m, n) rows, the solution in the first n.
+ * eig: e is n x 2 (real, imaginary); v (jobvr 'V') packs complex pairs as LAPACK does. symeig
+ * and eig leave v alone (may be NULL) with 'N'. svd: job 'S' U m x k, V n x k; 'A' m x m, n x n
+ * (k = min(m, n)); V is row-major. pstrf: piv int32, 1-based; tol < 0 picks LAPACK's default. */
+mt_status mt_gesv(mt_tensor *rb, mt_tensor *ra, const mt_tensor *b, const mt_tensor *a);
+mt_status mt_trtrs(mt_tensor *rb, mt_tensor *ra, const mt_tensor *b, const mt_tensor *a, char uplo, char trans,
+                   char diag);
+mt_status mt_gels(mt_tensor *rb, mt_tensor *ra, const mt_tensor *b, const mt_tensor *a);
+mt_status mt_inverse(mt_tensor *out, const mt_tensor *a);
+mt_status mt_potrf(mt_tensor *out, const mt_tensor *a, char uplo);
+mt_status mt_potrs(mt_tensor *out, const mt_tensor *b, const mt_tensor *chol, char uplo);
+mt_status mt_potri(mt_tensor *out, const mt_tensor *chol, char uplo);
+mt_status mt_pstrf(mt_tensor *out, mt_tensor *piv, const mt_tensor *a, char uplo, double tol);
+mt_status mt_qr(mt_tensor *q, mt_tensor *r, const mt_tensor *a);
+mt_status mt_geqrf(mt_tensor *out, mt_tensor *tau, const mt_tensor *a);
+mt_status mt_orgqr(mt_tensor *out, const mt_tensor *a, const mt_tensor *tau);
+mt_status mt_ormqr(mt_tensor *out, const mt_tensor *a, const mt_tensor *tau, const mt_tensor *c, char side,
+                   char trans);
+mt_status mt_eig(mt_tensor *e, mt_tensor *v, const mt_tensor *a, char jobvr);
+mt_status mt_symeig(mt_tensor *e, mt_tensor *v, const mt_tensor *a, char jobz, char uplo);
+mt_status mt_svd(mt_tensor *u, mt_tensor *s, mt_tensor *v, const mt_tensor *a, char job);
+
 /* structure and indexing */
 mt_status mt_cat(mt_tensor *out, mt_tensor *const *inputs, int n, int dim);
 mt_status mt_index_select(mt_tensor *out, const mt_tensor *src, int dim, const mt_tensor *index, int64_t base);

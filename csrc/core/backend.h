@@ -154,7 +154,30 @@ typedef struct mt_pool_geom {
       double ibc1, double ibc2, double lr, double eps, double weight_decay, double max_trust, double *trust_out,     \
       double gscale, mt_tensor *copy))                                                                              \
   /* inf/NaN count and sum of squares of the finite elements of a contiguous floating tensor */                     \
-  X(P, mt_status, grad_check, (const mt_tensor *g, int64_t *nonfinite, double *sumsq))
+  X(P, mt_status, grad_check, (const mt_tensor *g, int64_t *nonfinite, double *sumsq))                             \
+  /* ---- LAPACK (csrc/core/ops_lapack.c checks every argument first, so LAPACK's own check                         \
+   * never fires). Matrices are non-empty, float32/float64, column-major (sizes r x c, strides 1,                   \
+   * r: leading dimension r) and within 32-bit indices; vectors contiguous; pivots int32;                           \
+   * *info receives LAPACK's info. gels: b has max(m, n) rows. geev: w is n x 2 column-major                        \
+   * (wr, wi), v NULL for eigenvalues only. gesvd: u m x ku, vt ku' x n as job says. ---- */                       \
+  X(P, mt_status, lapack_gesv, (mt_tensor *a, mt_tensor *b, int *info))                                             \
+  X(P, mt_status, lapack_trtrs, (const mt_tensor *a, mt_tensor *b, char uplo, char trans, char diag, int *info))    \
+  X(P, mt_status, lapack_gels, (mt_tensor *a, mt_tensor *b, int *info))                                             \
+  X(P, mt_status, lapack_getri, (mt_tensor *a, int *info)) /* getrf then getri: a's inverse in place */             \
+  X(P, mt_status, lapack_potrf, (mt_tensor *a, char uplo, int *info))                                               \
+  X(P, mt_status, lapack_potrs, (const mt_tensor *a, mt_tensor *b, char uplo, int *info))                           \
+  X(P, mt_status, lapack_potri, (mt_tensor *a, char uplo, int *info))                                               \
+  X(P, mt_status, lapack_pstrf, (mt_tensor *a, mt_tensor *piv, char uplo, double tol, int *rank, int *info))        \
+  X(P, mt_status, lapack_geqrf, (mt_tensor *a, mt_tensor *tau, int *info))                                          \
+  X(P, mt_status, lapack_orgqr, (mt_tensor *a, const mt_tensor *tau, int *info))                                    \
+  X(P, mt_status, lapack_ormqr, (const mt_tensor *a, const mt_tensor *tau, mt_tensor *c, char side, char trans,     \
+      int *info))                                                                                                   \
+  X(P, mt_status, lapack_geev, (mt_tensor *a, mt_tensor *w, mt_tensor *v, int *info))                               \
+  X(P, mt_status, lapack_syev, (mt_tensor *a, mt_tensor *w, char jobz, char uplo, int *info))                       \
+  X(P, mt_status, lapack_gesvd, (mt_tensor *a, mt_tensor *s, mt_tensor *u, mt_tensor *vt, char job, int *info))     \
+  /* any strided 2-d float matrix: clear the triangle opposite uplo's (mirror 0) or fill it from                    \
+   * uplo's (mirror 1, a symmetric matrix) */                                                                       \
+  X(P, mt_status, lapack_triangle, (mt_tensor *a, char uplo, int mirror))
 
 #define MT__BACKEND_SLOT(P, RET, NAME, ARGS) RET(*NAME) ARGS;
 #define MT_BACKEND_DECLARE(P, RET, NAME, ARGS) RET P##NAME ARGS;

@@ -242,6 +242,21 @@ torch.typename2id :: torch.typename2id(name) :: a unique id (table) of a type, o
 torch.id :: torch.id(obj) :: the type id of an object (torch.typename2id(torch.typename(obj)))
 torch.setheaptracking :: torch.setheaptracking(bool) :: accepted for Torch7 code; tensor memory already drives the GC
 torch.updateerrorhandlers :: torch.updateerrorhandlers() :: accepted for Torch7 code; C errors already come back as Lua errors
+torch.gesv :: torch.gesv([resb, resa,] B, A) :: X, LU: solves A X = B (A square); results column-major
+torch.trtrs :: torch.trtrs([resb, resa,] B, A [, 'U'|'L'] [, 'N'|'T'] [, 'N'|'U']) :: X solving the triangular system A X = B (or A^T X = B)
+torch.gels :: torch.gels([resb, resa,] B, A) :: least squares (m >= n) or least norm (m < n) solution in the first n rows; rows after n hold the residual
+torch.inverse :: torch.inverse([res,] x) :: inverse of a square matrix (column-major)
+torch.potrf :: torch.potrf([res,] A [, 'U'|'L']) :: Cholesky factor U (A = U^T U) or L (A = L L^T)
+torch.potrs :: torch.potrs([res,] B, chol [, 'U'|'L']) :: solves A X = B from A's Cholesky factor
+torch.potri :: torch.potri([res,] chol [, 'U'|'L']) :: inverse of A from its Cholesky factor
+torch.pstrf :: torch.pstrf([res, piv,] A [, 'U'|'L'] [, tol]) :: pivoted Cholesky: P^T A P = U^T U, piv an IntTensor (1-based)
+torch.qr :: torch.qr([q, r,] x) :: thin QR: q (m x k, orthonormal columns), r (k x n, upper triangular)
+torch.geqrf :: torch.geqrf([m, tau,] a) :: LAPACK's QR as R and elementary reflectors (m) with their scales (tau)
+torch.orgqr :: torch.orgqr([q,] m, tau) :: the Q of geqrf's reflectors (m x k)
+torch.ormqr :: torch.ormqr([res,] m, tau, mat [, 'L'|'R'] [, 'N'|'T']) :: Q*mat, Q^T*mat ('L') or mat*Q, mat*Q^T ('R') with geqrf's Q
+torch.eig :: torch.eig([rese, resv,] a [, 'N'|'V']) :: eigenvalues (n x 2: real, imaginary) and with 'V' right eigenvectors of a general square matrix
+torch.symeig :: torch.symeig([rese, resv,] a [, 'N'|'V'] [, 'U'|'L']) :: ascending eigenvalues and with 'V' eigenvectors of a symmetric matrix (one triangle read)
+torch.svd :: torch.svd([resu, ress, resv,] a [, 'S'|'A']) :: U, S, V with a = U diag(S) V^T; 'S' thin, 'A' full
 ]==]
 
 -- torch.* functions that share a method's text (torch.add has t:add's line, ...)

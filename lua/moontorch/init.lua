@@ -20,6 +20,7 @@ local parts = {
    'tensor_random',   -- manualSeed, rand, randn, uniform, normal, bernoulli
    'tensor_reduce',   -- sum, mean, max, min, var, std, norm, argmax, sort, topk
    'tensor_linalg',   -- mm, bmm, addmm, addmv, dot, mv
+   'tensor_lapack',   -- gesv, gels, trtrs, inverse, potrf/potrs/potri, pstrf, qr, eig, symeig, svd
    'cuda',            -- torch.cuda.*, t:cuda()
    -- Torch7's utilities (utility.md, timer.md, cmdline.md, tester.md)
    'utility',         -- torch.pointer, getenv/setenv, isequal, getconstructortable, setheaptracking, ...
