@@ -208,6 +208,16 @@ torch.cuda.channelsLast :: torch.cuda.channelsLast(t) :: a channels-last (NHWC-s
 torch.Tensor.channelsLast :: t:channelsLast() :: a channels-last (NHWC-strided) copy of a 4-d tensor
 torch.Tensor.isChannelsLast :: t:isChannelsLast() :: true for a 4-d tensor stored channels-last
 help :: help([x]) :: one-line help for a moontorch function or name ('torch.zeros'); help() for the REPL's help
+torch.cross :: torch.cross([res,] a, b [, dim]) :: cross product of 3-vectors along dim (default: the first dimension of size 3)
+torch.diag :: torch.diag([res,] x [, k]) :: a vector's matrix with x on diagonal k, or a matrix's diagonal k as a vector
+torch.tril :: torch.tril([res,] x [, k]) :: the matrix with the elements above diagonal k set to 0
+torch.triu :: torch.triu([res,] x [, k]) :: the matrix with the elements below diagonal k set to 0
+torch.renorm :: torch.renorm([res,] x, p, dim, maxnorm) / x:renorm(p, dim, maxnorm) :: slices along dim scaled down to p-norm maxnorm where larger
+torch.Tensor.cross :: a:cross(b [, dim]) / res:cross(a, b [, dim]) :: cross product along dim, as torch.cross
+torch.Tensor.diag :: x:diag([k]) / res:diag(x [, k]) :: diagonal matrix or diagonal k, as torch.diag
+torch.Tensor.tril :: x:tril([k]) / res:tril(x [, k]) :: lower triangle, as torch.tril
+torch.Tensor.triu :: x:triu([k]) / res:triu(x [, k]) :: upper triangle, as torch.triu
+torch.Tensor.renorm :: x:renorm(p, dim, maxnorm) :: renorm in place, as torch.renorm
 ]==]
 
 -- torch.* functions that share a method's text (torch.add has t:add's line, ...)

@@ -20,6 +20,7 @@ local parts = {
    'tensor_random',   -- manualSeed, rand, randn, uniform, normal, bernoulli
    'tensor_reduce',   -- sum, mean, max, min, var, std, norm, argmax, sort, topk
    'tensor_linalg',   -- mm, bmm, addmm, addmv, dot, mv
+   'tensor_matrix',   -- cross, diag, tril, triu, renorm
    'cuda',            -- torch.cuda.*, t:cuda()
 }
 for _, name in ipairs(parts) do
