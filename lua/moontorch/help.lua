@@ -218,6 +218,14 @@ torch.Tensor.diag :: x:diag([k]) / res:diag(x [, k]) :: diagonal matrix or diago
 torch.Tensor.tril :: x:tril([k]) / res:tril(x [, k]) :: lower triangle, as torch.tril
 torch.Tensor.triu :: x:triu([k]) / res:triu(x [, k]) :: upper triangle, as torch.triu
 torch.Tensor.renorm :: x:renorm(p, dim, maxnorm) :: renorm in place, as torch.renorm
+torch.conv2 :: torch.conv2([res,] x, k [, 'V' or 'F']) :: 2-d convolution (kernel flipped) of 2-d x 2-d, 3-d x 3-d (plane by plane) or 3-d x 4-d (planes summed) tensors; valid (default) or full
+torch.xcorr2 :: torch.xcorr2([res,] x, k [, 'V' or 'F']) :: 2-d cross-correlation, same forms as torch.conv2
+torch.conv3 :: torch.conv3([res,] x, k [, 'V' or 'F']) :: 3-d convolution of 3-d x 3-d, 4-d x 4-d or 4-d x 5-d tensors
+torch.xcorr3 :: torch.xcorr3([res,] x, k [, 'V' or 'F']) :: 3-d cross-correlation, same forms as torch.conv3
+torch.Tensor.conv2 :: x:conv2(k [, 'V' or 'F']) / res:conv2(x, k [, vf]) :: as torch.conv2
+torch.Tensor.xcorr2 :: x:xcorr2(k [, 'V' or 'F']) / res:xcorr2(x, k [, vf]) :: as torch.xcorr2
+torch.Tensor.conv3 :: x:conv3(k [, 'V' or 'F']) / res:conv3(x, k [, vf]) :: as torch.conv3
+torch.Tensor.xcorr3 :: x:xcorr3(k [, 'V' or 'F']) / res:xcorr3(x, k [, vf]) :: as torch.xcorr3
 ]==]
 
 -- torch.* functions that share a method's text (torch.add has t:add's line, ...)
