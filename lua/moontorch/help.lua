@@ -226,6 +226,19 @@ torch.Tensor.conv2 :: x:conv2(k [, 'V' or 'F']) / res:conv2(x, k [, vf]) :: as t
 torch.Tensor.xcorr2 :: x:xcorr2(k [, 'V' or 'F']) / res:xcorr2(x, k [, vf]) :: as torch.xcorr2
 torch.Tensor.conv3 :: x:conv3(k [, 'V' or 'F']) / res:conv3(x, k [, vf]) :: as torch.conv3
 torch.Tensor.xcorr3 :: x:xcorr3(k [, 'V' or 'F']) / res:xcorr3(x, k [, vf]) :: as torch.xcorr3
+torch.kthvalue :: torch.kthvalue([resval, resind,] x, k [, dim]) :: k-th smallest value along dim (default last), dim kept with size 1, and its 1-based index
+torch.median :: torch.median([resval, resind,] x [, dim]) :: median along dim (the lower one for an even count), and its index
+torch.mode :: torch.mode([resval, resind,] x [, dim]) :: most frequent value along dim (the smallest among ties), and the index of its last occurrence
+torch.nonzero :: torch.nonzero([res,] x) :: N x dim LongTensor of the 1-based subscripts of x's nonzero elements, row-major
+torch.histc :: torch.histc([res,] x [, nbins, min, max]) :: histogram of x in nbins (100) equal bins over [min, max] (0, 0: x's range)
+torch.bhistc :: torch.bhistc([res,] x [, nbins, min, max]) :: one histogram per row of a matrix, over a common range
+torch.Tensor.kthvalue :: x:kthvalue(k [, dim]) :: as torch.kthvalue
+torch.Tensor.median :: x:median([dim]) :: as torch.median
+torch.Tensor.mode :: x:mode([dim]) :: as torch.mode
+torch.Tensor.nonzero :: x:nonzero() / res:nonzero(x) :: as torch.nonzero
+torch.Tensor.histc :: x:histc([nbins, min, max]) :: as torch.histc
+torch.Tensor.bhistc :: x:bhistc([nbins, min, max]) :: as torch.bhistc
+torch.Tensor.maskedCopy :: t:maskedCopy(mask, src) :: copy src's first elements, in order, into the elements where the ByteTensor mask is 1, in place
 ]==]
 
 -- torch.* functions that share a method's text (torch.add has t:add's line, ...)

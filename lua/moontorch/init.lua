@@ -21,6 +21,7 @@ local parts = {
    'tensor_reduce',   -- sum, mean, max, min, var, std, norm, argmax, sort, topk
    'tensor_linalg',   -- mm, bmm, addmm, addmv, dot, mv
    'tensor_matrix',   -- cross, diag, tril, triu, renorm
+   'tensor_order',    -- kthvalue, median, mode, nonzero, histc, bhistc
    'tensor_conv',     -- conv2, xcorr2, conv3, xcorr3
    'cuda',            -- torch.cuda.*, t:cuda()
 }
