@@ -163,8 +163,8 @@ return function(torch, T)
    ------------------------------------------------------------------------------------------
    -- t:maskedCopy(mask, src): the elements of t where mask is 1 get src's first elements, in
    -- row-major order. As in Torch7 the shapes need not match: mask has t's number of elements,
-   -- src at least as many as mask has ones. Runs as indexCopy on t's flat view at the positions
-   -- maskedSelect picks from 0, 1, 2, ...
+   -- src at least as many as mask has ones. Runs as a scatter into t's flat view (a contiguous
+   -- copy when t is not) at the positions maskedSelect picks from 0, 1, 2, ...
 
    function methods.maskedCopy(self, mask, src)
       T.h(self, 'maskedCopy')
