@@ -332,6 +332,15 @@ mt_status mt_scatter_fill(mt_tensor *t, int dim, const mt_tensor *index, double 
 mt_status mt_sort(mt_tensor *values, mt_tensor *indices, const mt_tensor *src, int dim, int descending, int64_t base);
 mt_status mt_topk(mt_tensor *values, mt_tensor *indices, const mt_tensor *src, int64_t k, int dim,
                   int largest, int sorted, int64_t base);
+/* torch.mode and torch.conv2/xcorr2/conv3/xcorr3 (csrc/core/ops_mode.c, ops_tconv.c).
+ * mode: values (src's dtype) and indices (int64, base-based) get src's sizes with dim's set to 1:
+ * the most frequent value of each line (the smallest among equally frequent ones) and the
+ * position of its last occurrence. tensor_conv: nspatial 2 or 3; x and k (one dtype) are
+ * (ns, ns)-d (one image, one kernel), (ns+1, ns+1)-d (plane i with kernel i) or (ns+1, ns+2)-d
+ * (out[q] = sum over p of x[p] with k[q][p]); full 'F' or valid 'V'; flip 1 convolves, 0
+ * cross-correlates. out is resized. */
+mt_status mt_mode(mt_tensor *values, mt_tensor *indices, const mt_tensor *src, int dim, int64_t base);
+mt_status mt_tensor_conv(mt_tensor *out, const mt_tensor *x, const mt_tensor *k, int nspatial, int full, int flip);
 /* nn: convolution and pooling (csrc/nn/conv*.c, pool*.c) */
 /* NCHW, float32/float64 (pooling: any float dtype), CPU; sizes as in Torch7/PyTorch.
  * backward_params accumulates scale * gradient into gradWeight/gradBias (either bias may be NULL).

@@ -177,7 +177,20 @@ typedef struct mt_pool_geom {
   X(P, mt_status, lapack_gesvd, (mt_tensor *a, mt_tensor *s, mt_tensor *u, mt_tensor *vt, char job, int *info))     \
   /* any strided 2-d float matrix: clear the triangle opposite uplo's (mirror 0) or fill it from                    \
    * uplo's (mirror 1, a symmetric matrix) */                                                                       \
-  X(P, mt_status, lapack_triangle, (mt_tensor *a, char uplo, int mirror))
+  X(P, mt_status, lapack_triangle, (mt_tensor *a, char uplo, int mirror))                                          \
+  /* ---- torch.mode and the direct convolutions of torch.conv2/xcorr2/conv3/xcorr3 ---- */                        \
+  /* mode of each line along dim of `sorted` (ascending, stable; `order` holds the positions the                    \
+   * sort gave, int64): values/indices have its shape with dim of size 1 and get the most frequent                  \
+   * value (the smallest among equally frequent ones; NaNs count as one value) and the position                     \
+   * of its last element in the line */                                                                             \
+  X(P, mt_status, mode_lines, (mt_tensor *values, mt_tensor *indices, const mt_tensor *sorted,                      \
+      const mt_tensor *order, int dim))                                                                             \
+  /* x: P x D x H x W, k: Q x Pk x kD x kH x kW, out: Q x oD x oH x oW, one dtype, any strides, out                  \
+   * not overlapping x or k. out[q] = sum over p of xcorr(x[p], k[q][p]), or xcorr(x[q], k[q][0])                   \
+   * when diagonal (Pk == 1); full: zero padding of k - 1 on each side (else valid); flip: the                      \
+   * kernel reversed in every spatial dim (a convolution). Accumulates in double / int64. */                        \
+  X(P, mt_status, tensor_conv, (mt_tensor *out, const mt_tensor *x, const mt_tensor *k, int full, int flip,         \
+      int diagonal))
 
 #define MT__BACKEND_SLOT(P, RET, NAME, ARGS) RET(*NAME) ARGS;
 #define MT_BACKEND_DECLARE(P, RET, NAME, ARGS) RET P##NAME ARGS;

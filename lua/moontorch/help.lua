@@ -257,6 +257,37 @@ torch.ormqr :: torch.ormqr([res,] m, tau, mat [, 'L'|'R'] [, 'N'|'T']) :: Q*mat,
 torch.eig :: torch.eig([rese, resv,] a [, 'N'|'V']) :: eigenvalues (n x 2: real, imaginary) and with 'V' right eigenvectors of a general square matrix
 torch.symeig :: torch.symeig([rese, resv,] a [, 'N'|'V'] [, 'U'|'L']) :: ascending eigenvalues and with 'V' eigenvectors of a symmetric matrix (one triangle read)
 torch.svd :: torch.svd([resu, ress, resv,] a [, 'S'|'A']) :: U, S, V with a = U diag(S) V^T; 'S' thin, 'A' full
+torch.cross :: torch.cross([res,] a, b [, dim]) :: cross product of 3-vectors along dim (default: the first dimension of size 3)
+torch.diag :: torch.diag([res,] x [, k]) :: a vector's matrix with x on diagonal k, or a matrix's diagonal k as a vector
+torch.tril :: torch.tril([res,] x [, k]) :: the matrix with the elements above diagonal k set to 0
+torch.triu :: torch.triu([res,] x [, k]) :: the matrix with the elements below diagonal k set to 0
+torch.renorm :: torch.renorm([res,] x, p, dim, maxnorm) / x:renorm(p, dim, maxnorm) :: slices along dim scaled down to p-norm maxnorm where larger
+torch.Tensor.cross :: a:cross(b [, dim]) / res:cross(a, b [, dim]) :: cross product along dim, as torch.cross
+torch.Tensor.diag :: x:diag([k]) / res:diag(x [, k]) :: diagonal matrix or diagonal k, as torch.diag
+torch.Tensor.tril :: x:tril([k]) / res:tril(x [, k]) :: lower triangle, as torch.tril
+torch.Tensor.triu :: x:triu([k]) / res:triu(x [, k]) :: upper triangle, as torch.triu
+torch.Tensor.renorm :: x:renorm(p, dim, maxnorm) :: renorm in place, as torch.renorm
+torch.conv2 :: torch.conv2([res,] x, k [, 'V' or 'F']) :: 2-d convolution (kernel flipped) of 2-d x 2-d, 3-d x 3-d (plane by plane) or 3-d x 4-d (planes summed) tensors; valid (default) or full
+torch.xcorr2 :: torch.xcorr2([res,] x, k [, 'V' or 'F']) :: 2-d cross-correlation, same forms as torch.conv2
+torch.conv3 :: torch.conv3([res,] x, k [, 'V' or 'F']) :: 3-d convolution of 3-d x 3-d, 4-d x 4-d or 4-d x 5-d tensors
+torch.xcorr3 :: torch.xcorr3([res,] x, k [, 'V' or 'F']) :: 3-d cross-correlation, same forms as torch.conv3
+torch.Tensor.conv2 :: x:conv2(k [, 'V' or 'F']) / res:conv2(x, k [, vf]) :: as torch.conv2
+torch.Tensor.xcorr2 :: x:xcorr2(k [, 'V' or 'F']) / res:xcorr2(x, k [, vf]) :: as torch.xcorr2
+torch.Tensor.conv3 :: x:conv3(k [, 'V' or 'F']) / res:conv3(x, k [, vf]) :: as torch.conv3
+torch.Tensor.xcorr3 :: x:xcorr3(k [, 'V' or 'F']) / res:xcorr3(x, k [, vf]) :: as torch.xcorr3
+torch.kthvalue :: torch.kthvalue([resval, resind,] x, k [, dim]) :: k-th smallest value along dim (default last), dim kept with size 1, and its 1-based index
+torch.median :: torch.median([resval, resind,] x [, dim]) :: median along dim (the lower one for an even count), and its index
+torch.mode :: torch.mode([resval, resind,] x [, dim]) :: most frequent value along dim (the smallest among ties), and the index of its last occurrence
+torch.nonzero :: torch.nonzero([res,] x) :: N x dim LongTensor of the 1-based subscripts of x's nonzero elements, row-major
+torch.histc :: torch.histc([res,] x [, nbins, min, max]) :: histogram of x in nbins (100) equal bins over [min, max] (0, 0: x's range)
+torch.bhistc :: torch.bhistc([res,] x [, nbins, min, max]) :: one histogram per row of a matrix, over a common range
+torch.Tensor.kthvalue :: x:kthvalue(k [, dim]) :: as torch.kthvalue
+torch.Tensor.median :: x:median([dim]) :: as torch.median
+torch.Tensor.mode :: x:mode([dim]) :: as torch.mode
+torch.Tensor.nonzero :: x:nonzero() / res:nonzero(x) :: as torch.nonzero
+torch.Tensor.histc :: x:histc([nbins, min, max]) :: as torch.histc
+torch.Tensor.bhistc :: x:bhistc([nbins, min, max]) :: as torch.bhistc
+torch.Tensor.maskedCopy :: t:maskedCopy(mask, src) :: copy src's first elements, in order, into the elements where the ByteTensor mask is 1, in place
 ]==]
 
 -- torch.* functions that share a method's text (torch.add has t:add's line, ...)

@@ -21,6 +21,9 @@ local parts = {
    'tensor_reduce',   -- sum, mean, max, min, var, std, norm, argmax, sort, topk
    'tensor_linalg',   -- mm, bmm, addmm, addmv, dot, mv
    'tensor_lapack',   -- gesv, gels, trtrs, inverse, potrf/potrs/potri, pstrf, qr, eig, symeig, svd
+   'tensor_matrix',   -- cross, diag, tril, triu, renorm
+   'tensor_order',    -- kthvalue, median, mode, nonzero, histc, bhistc
+   'tensor_conv',     -- conv2, xcorr2, conv3, xcorr3
    'cuda',            -- torch.cuda.*, t:cuda()
    -- Torch7's utilities (utility.md, timer.md, cmdline.md, tester.md)
    'utility',         -- torch.pointer, getenv/setenv, isequal, getconstructortable, setheaptracking, ...

@@ -159,4 +159,44 @@ return function(torch, T)
       if is_list(a) or (is_tensor(a) and is_tensor(b)) then return torch.cat(self, a, b, c) end
       return torch.cat(self, a, b)
    end
+
+   ------------------------------------------------------------------------------------------
+   -- t:maskedCopy(mask, src): the elements of t where mask is 1 get src's first elements, in
+   -- row-major order. As in Torch7 the shapes need not match: mask has t's number of elements,
+   -- src at least as many as mask has ones. Runs as a scatter into t's flat view (a contiguous
+   -- copy when t is not) at the positions maskedSelect picks from 0, 1, 2, ...
+
+   function methods.maskedCopy(self, mask, src)
+      T.h(self, 'maskedCopy')
+      T.h(mask, 'maskedCopy')
+      T.h(src, 'maskedCopy')
+      local dt, mdt = C.mt_tensor_dtype(self.h), C.mt_tensor_dtype(mask.h)
+      if mdt ~= T.BYTE and mdt ~= T.BOOL then error('maskedCopy: the mask must be a ByteTensor, got ' .. mask:type(), 2) end
+      if C.mt_tensor_dtype(src.h) ~= dt then
+         error(('maskedCopy: source is a %s, expected a %s like the tensor'):format(src:type(), self:type()), 2)
+      end
+      local n = self:nElement()
+      if mask:nElement() ~= n then
+         error(('maskedCopy: the mask has %d elements (size %s), the tensor %d (size %s)'):format(mask:nElement(),
+            size_str(mask), n, size_str(self)), 2)
+      end
+      if n == 0 then return self end
+      local dev = C.mt_tensor_device(self.h)
+      local flatmask = mask:contiguous():view(n)
+      local lin = T.new(T.LONG, dev, { n })
+      check(C.mt_arange(lin.h, 0, 1))
+      local pos = T.empty(T.LONG, dev)
+      check(C.mt_masked_select(pos.h, lin.h, flatmask.h), 'maskedCopy', true)
+      local count = pos:nElement()
+      if count > src:nElement() then
+         error(('maskedCopy: the mask selects %d elements but the source has only %d'):format(count, src:nElement()), 2)
+      end
+      if count == 0 then return self end
+      local values = src:contiguous():view(src:nElement()):narrow(1, 1, count)
+      local target = C.mt_tensor_is_contiguous(self.h) == 1 and self or self:contiguous()
+      local flat = target:view(n)
+      check(C.mt_scatter(flat.h, 0, pos.h, values.h, 0), 'maskedCopy', 'scatter')
+      if target ~= self then check(C.mt_copy(self.h, target.h)) end
+      return self
+   end
 end
