@@ -21,6 +21,7 @@ local parts = {
    'tensor_reduce',   -- sum, mean, max, min, var, std, norm, argmax, sort, topk
    'tensor_linalg',   -- mm, bmm, addmm, addmv, dot, mv
    'cuda',            -- torch.cuda.*, t:cuda()
+   'serialize',       -- torch.save/load/serialize/deserialize (Torch7's .t7 format)
 }
 for _, name in ipairs(parts) do
    require('moontorch.' .. name)(torch, T)
