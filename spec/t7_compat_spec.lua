@@ -211,6 +211,10 @@ describe('damaged and unsafe files', function()
          'float64 tensor has a float32 storage')
       util.assert_error(function() torch.deserialize(tensor(1, 'torch.FloatTensor', { 2 }, { 1 }, 1, int(0))) end,
          'no storage')
+      util.assert_error(function() torch.deserialize(tensor(1, 'torch.FloatTensor', { 1 }, { 1 }, 0, fstore(0))) end,
+         'offset 0 is below 1')
+      util.assert_error(function() torch.deserialize(tensor(1, 'torch.FloatTensor', {}, {}, 2, fstore(1))) end,
+         'reaches element 2 of a storage of 1')
       util.assert_error(function() torch.deserialize(torch_(1, 'torch.BoolStorage', long(2) .. '\1\2')) end,
          'not 0 or 1')
    end)

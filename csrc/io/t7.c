@@ -269,7 +269,7 @@ static mt_status t7_storage(reader *r, int64_t idx, int dtype) {
   uint8_t *dst = mt_tensor_data(t);
   int64_t data_at = r->pos;
   if (!r->ascii || raw) {
-    memcpy(dst, r->p + r->pos, (size_t)(n * esize));
+    if (n > 0) memcpy(dst, r->p + r->pos, (size_t)(n * esize));
     r->pos += n * esize;
     if (r->ascii && n > 0) ascii_newline(r);
   } else if (dtype == MT_I64 || dtype == MT_I32) {
@@ -309,7 +309,7 @@ static mt_status t7_tensor(reader *r, int64_t idx, int depth, int dtype) {
   MT_TRY(rd_int(r, &nd, "tensor dimension count"));
   if (nd < 0 || nd > MT_MAX_DIMS) return FAIL(r, at, "tensor with %d dimensions (0 to %d supported)", nd, MT_MAX_DIMS);
   mt_t7 *f = r->f;
-  if (!grow((void **)&f->dims, &f->capdims, f->ndims + 2 * nd, sizeof *f->dims))
+  if (!grow((void **)&f->dims, &f->capdims, f->ndims + 2 * nd + 1, sizeof *f->dims)) /* never NULL */
     return mt__error(MT_ERR_MEMORY, "t7: %s: out of memory", r->what);
   int64_t dims = f->ndims, off;
   f->ndims += 2 * nd;
@@ -328,8 +328,8 @@ static mt_status t7_tensor(reader *r, int64_t idx, int depth, int dtype) {
                   (long long)st[d], d + 1);
     empty |= sz[d] == 0;
   }
-  int64_t last = off - 1;
   if (off < 0 || off > lim) return FAIL(r, off_at, "tensor storage offset %lld is out of range", (long long)off);
+  int64_t last = off - 1;
   for (int d = 0; d < nd && !empty; d++) {
     __int128 span = (__int128)(sz[d] - 1) * st[d] + last;
     if (span >= lim) return FAIL(r, sizes_at, "tensor extent overflows");
@@ -356,7 +356,7 @@ static mt_status t7_tensor(reader *r, int64_t idx, int depth, int dtype) {
   if (s->kind != MT_T7_STORAGE) return FAIL(r, child_at, "a tensor's storage is not a storage object");
   if (s->dtype != dtype)
     return FAIL(r, child_at, "a %s tensor has a %s storage", mt_dtype_name(dtype), mt_dtype_name(s->dtype));
-  if (off < 1 && !(empty || s->numel == 0)) return FAIL(r, off_at, "tensor storage offset %lld is below 1", (long long)off);
+  if (off < 1 && !empty) return FAIL(r, off_at, "tensor storage offset %lld is below 1", (long long)off);
   if (!empty && last >= s->numel)
     return FAIL(r, at, "tensor reaches element %lld of a storage of %lld", (long long)last + 1, (long long)s->numel);
   return MT_OK;

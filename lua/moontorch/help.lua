@@ -208,6 +208,10 @@ torch.cuda.channelsLast :: torch.cuda.channelsLast(t) :: a channels-last (NHWC-s
 torch.Tensor.channelsLast :: t:channelsLast() :: a channels-last (NHWC-strided) copy of a 4-d tensor
 torch.Tensor.isChannelsLast :: t:isChannelsLast() :: true for a 4-d tensor stored channels-last
 help :: help([x]) :: one-line help for a moontorch function or name ('torch.zeros'); help() for the REPL's help
+torch.save :: torch.save(filename, obj [, format='binary'|'ascii' [, referenced=true]]) :: write obj in Torch7's .t7 format (tensors, storages, tables, nn modules), atomically
+torch.load :: torch.load(filename [, format='binary'|'ascii'|'b32'|'b64']) :: read a .t7 file safely: functions and unknown classes are refused, CUDA tensors load on the CPU
+torch.serialize :: torch.serialize(obj [, format]) :: obj in Torch7's .t7 format, as a string
+torch.deserialize :: torch.deserialize(str [, format]) :: the object a torch.serialize string holds (read as safely as torch.load)
 ]==]
 
 -- torch.* functions that share a method's text (torch.add has t:add's line, ...)
