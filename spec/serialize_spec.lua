@@ -370,3 +370,40 @@ describe('torchfile (PyPI) reads our files', function()
       check(m, 'module.t7')
    end)
 end)
+
+describe('errors and hooks', function()
+   it('point at the caller\'s line', function()
+      local info = debug.getinfo(1, 'S')
+      local err = util.assert_error(function() torch.deserialize('\1\0\0\0') end, 'torch.deserialize: string: byte 4')
+      assert.is_truthy(err:find(info.short_src, 1, true), err)
+      err = util.assert_error(function() torch.serialize({ f = print }) end, 'object.f')
+      assert.is_truthy(err:find(info.short_src, 1, true), err)
+      err = util.assert_error(function() torch.deserialize(torch.serialize({}), 'b16') end, 'b16')
+      assert.is_truthy(err:find(info.short_src, 1, true), err)
+   end)
+
+   it('runs a class\'s __afterLoad after the whole object is rebuilt', function()
+      local name = 'nn.SerializeSpecCounter'
+      local Counter = torch.getmetatable(name)
+      if not Counter then
+         Counter = torch.class(name, 'nn.Module')
+         function Counter:__init(n) nn.Module.__init(self); self.n = n; self.cache = ffi.new('double[1]', n) end
+         function Counter:__afterLoad() self.cache = ffi.new('double[1]', self.n + self.peer.n) end
+      end
+      local a, b = nn.SerializeSpecCounter(3), nn.SerializeSpecCounter(4)
+      a.peer, b.peer = b, a
+      local back = torch.deserialize(torch.serialize({ a, b }))
+      assert.are.equal(7, back[1].cache[0])  -- the FFI cache is not written; the hook rebuilds it
+      assert.are.equal(7, back[2].cache[0])
+      assert.are.equal(back[1], back[2].peer)
+   end)
+
+   util.gpu_it('saves a CUDA tensor as the CPU class of its dtype', function()
+      local c = util.rand_tensor({ 3, 4 }, 'torch.DoubleTensor'):cuda()
+      local back = torch.deserialize(torch.serialize({ c = c, v = c:t() }))
+      assert.are.equal('torch.CudaTensor', c:type())
+      assert.are.equal('torch.FloatTensor', back.c:type())
+      assert.are.equal(skey(back.c), skey(back.v))
+      util.assert_close(back.c, c:float(), { atol = 0, rtol = 0 }, 'cuda')
+   end)
+end)

@@ -18,12 +18,13 @@ local M = {}
 local TAG_NIL, TAG_NUMBER, TAG_STRING, TAG_TABLE, TAG_TORCH, TAG_BOOLEAN = 0, 1, 2, 3, 4, 5
 local MAX_DEPTH = 200 -- as the reader's limit (csrc/io/t7.c)
 
+-- ascii?, long size; or nil and the error message
 local function check_mode(op, mode, reading)
    if mode == nil or mode == 'binary' then return false, 8 end
    if mode == 'ascii' then return true, 8 end
    if reading and (mode == 'b64' or mode == 'b32') then return false, mode == 'b32' and 4 or 8 end
-   error(('%s: format must be %s, got %s'):format(op, reading and "'binary', 'ascii', 'b32' or 'b64'"
-      or "'binary' or 'ascii'", tostring(mode)), 3)
+   return nil, ('%s: format must be %s, got %s'):format(op, reading and "'binary', 'ascii', 'b32' or 'b64'"
+      or "'binary' or 'ascii'", tostring(mode))
 end
 
 local function storage_key(h) return tonumber(ffi.cast('intptr_t', C.mt_tensor_storage_key(h))) end
@@ -230,12 +231,14 @@ end
 
 -- The bytes of obj in Torch7's format ('binary' or 'ascii'); referenced (default true): write
 -- an object met again as a reference to its first copy.
-function M.encode(obj, mode, referenced, op)
+function M.encode(obj, mode, referenced, op, level)
    op = op or 'torch.serialize'
-   local ascii = check_mode(op, mode)
+   local ascii, msg = check_mode(op, mode)
+   if ascii == nil then error(msg, level or 2) end
    local w = setmetatable({ out = {}, ascii = ascii, refs = {}, count = 0, referenced = referenced ~= false, op = op },
       Writer)
-   w:object(obj, 'object', 0)
+   local ok, err = pcall(w.object, w, obj, 'object', 0)
+   if not ok then error(err, level or 2) end
    return table.concat(w.out)
 end
 
@@ -265,15 +268,18 @@ local function module_class(name)
 end
 
 -- Rebuild the object that starts at byte `pos` (1-based) of `bytes`; returns it and the
--- position after it. `what` names the source in errors (a file name).
-function M.decode(bytes, pos, mode, what, op)
+-- position after it. `what` names the source in errors (a file name); errors point at the
+-- caller's line (`level` 2) or further up.
+function M.decode(bytes, pos, mode, what, op, level)
    op = op or 'torch.deserialize'
+   level = level or 2
+   if type(bytes) ~= 'string' then error(op .. ': expected a string, got ' .. type(bytes), level) end
    local ascii, long_size = check_mode(op, mode, true)
-   if type(bytes) ~= 'string' then error(op .. ': expected a string, got ' .. type(bytes), 2) end
+   if ascii == nil then error(long_size, level) end
    pos = pos or 1
    what = what or 'string'
    local fp = ffi.new('mt_t7 *[1]')
-   T.check(C.mt_t7_parse(fp, bytes, #bytes, pos - 1, ascii and 1 or 0, long_size, what), op, 't7', 2)
+   T.check(C.mt_t7_parse(fp, bytes, #bytes, pos - 1, ascii and 1 or 0, long_size, what), op, 't7', level)
    local f = ffi.gc(fp[0], C.mt_t7_free)
    local nodes, kids, dims = C.mt_t7_nodes(f), C.mt_t7_children(f), C.mt_t7_dims(f)
    local memo, loaded = {}, {}
@@ -368,7 +374,8 @@ function M.decode(bytes, pos, mode, what, op)
       return obj
    end
 
-   local obj = build(0)
+   local ok, obj = pcall(build, 0)
+   if not ok then error(obj, level) end
    local next_pos = tonumber(C.mt_t7_end(f)) + 1
    C.mt_t7_free(ffi.gc(f, nil))
    -- modules whose type named a CUDA tensor type now hold CPU tensors
@@ -387,12 +394,12 @@ end
 
 local function install(torch)
    function torch.serialize(obj, mode)
-      return M.encode(obj, mode, true, 'torch.serialize')
+      return (M.encode(obj, mode, true, 'torch.serialize', 3)) -- not a tail call: level 3 is the caller
    end
 
    function torch.deserialize(s, mode)
       if type(s) ~= 'string' then error('torch.deserialize: expected a string, got ' .. torch.type(s), 2) end
-      return (M.decode(s, 1, mode, 'string', 'torch.deserialize'))
+      return (M.decode(s, 1, mode, 'string', 'torch.deserialize', 3))
    end
 
    -- Written atomically: a temporary file beside filename, flushed, renamed over it.
@@ -401,7 +408,7 @@ local function install(torch)
       if referenced ~= nil and type(referenced) ~= 'boolean' then
          error('torch.save: referenced must be true or false, got ' .. tostring(referenced), 2)
       end
-      local bytes = M.encode(obj, mode, referenced, 'torch.save')
+      local bytes = M.encode(obj, mode, referenced, 'torch.save', 3)
       local ok, err = pcall(fs.write_atomic, filename, bytes)
       if not ok then error('torch.save: ' .. tostring(err), 2) end
    end
@@ -412,7 +419,7 @@ local function install(torch)
       if not fh then error('torch.load: cannot open ' .. tostring(err), 2) end
       local bytes = fh:read('*a')
       fh:close()
-      return (M.decode(bytes, 1, mode, filename, 'torch.load'))
+      return (M.decode(bytes, 1, mode, filename, 'torch.load', 3))
    end
    torch.saveobj, torch.loadobj = torch.save, torch.load
 end
