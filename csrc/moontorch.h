@@ -450,6 +450,41 @@ mt_status mt_safetensors_read(mt_safetensors *f, int i, mt_tensor **out); /* new
 int mt_safetensors_meta_count(const mt_safetensors *f);
 const char *mt_safetensors_meta_key(const mt_safetensors *f, int i);
 const char *mt_safetensors_meta_value(const mt_safetensors *f, int i);
+/* Torch7 .t7 files (csrc/io/t7.c), read safely: mt_t7_parse checks the bytes of one object
+ * (from byte `start`; ascii: Torch7's text mode; long_size: 8, or 4 for files from 32-bit
+ * longs) and gives a flat list of nodes. Every count is checked against the bytes left, nesting
+ * is limited, references must name an object already started, tensors must lie inside their
+ * storage, and functions are refused. Errors (MT_ERR_FORMAT) read "t7: <what>: byte N: ...".
+ * Strings and class names are byte ranges [str, str+len) of the input; storages are 1-d CPU
+ * tensors owned by the handle (mt_t7_storage, borrowed). */
+enum { MT_T7_NIL = 0, MT_T7_NUMBER = 1, MT_T7_STRING = 2, MT_T7_TABLE = 3, MT_T7_OBJECT = 4, MT_T7_BOOLEAN = 5,
+       MT_T7_REF = 6, MT_T7_TENSOR = 7, MT_T7_STORAGE = 8 };
+typedef struct mt_t7_node {
+  int32_t kind;     /* MT_T7_* */
+  int32_t dtype;    /* TENSOR, STORAGE: the mt_dtype; else -1 */
+  int32_t cuda;     /* TENSOR, STORAGE: 1 when the file named a torch.Cuda* class */
+  int32_t ndim;     /* TENSOR */
+  double number;    /* NUMBER; BOOLEAN: 1 or 0 */
+  int64_t offset;   /* where the item starts in the input */
+  int64_t str, len; /* STRING: its bytes; OBJECT, TENSOR, STORAGE: the class name */
+  /* TABLE: children[first .. first+count) are key, value, key, value...; OBJECT: one child, its
+   * field table; TENSOR: one child, its STORAGE (or a REF to one), or none; REF: `first` is
+   * the node referred to; STORAGE: `first` is private */
+  int64_t first, count;
+  int64_t dims;     /* TENSOR: sizes at dims[dims .. dims+ndim), then the strides */
+  int64_t storage_offset; /* TENSOR: 0-based, in elements */
+  int64_t numel;    /* STORAGE */
+} mt_t7_node;
+typedef struct mt_t7 mt_t7;
+mt_status mt_t7_parse(mt_t7 **out, const void *buf, size_t len, size_t start, int ascii, int long_size,
+                      const char *what);
+void mt_t7_free(mt_t7 *f);
+int64_t mt_t7_count(const mt_t7 *f);   /* nodes; node 0 is the object read */
+int64_t mt_t7_end(const mt_t7 *f);     /* the byte after the object */
+const mt_t7_node *mt_t7_nodes(const mt_t7 *f);
+const int64_t *mt_t7_children(const mt_t7 *f);
+const int64_t *mt_t7_dims(const mt_t7 *f);
+mt_tensor *mt_t7_storage(const mt_t7 *f, int64_t node); /* a STORAGE node's 1-d tensor; NULL otherwise */
 /* data: raw formats, images, shards, datasets, the in-memory cache and the loader (csrc/data/) */
 /* IDX (MNIST family) and CIFAR binary. Files may be gzip-compressed (detected by zlib); the
  * parse functions take a file's bytes (so the fuzzers drive them) and `what` names the source

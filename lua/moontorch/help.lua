@@ -288,6 +288,10 @@ torch.Tensor.nonzero :: x:nonzero() / res:nonzero(x) :: as torch.nonzero
 torch.Tensor.histc :: x:histc([nbins, min, max]) :: as torch.histc
 torch.Tensor.bhistc :: x:bhistc([nbins, min, max]) :: as torch.bhistc
 torch.Tensor.maskedCopy :: t:maskedCopy(mask, src) :: copy src's first elements, in order, into the elements where the ByteTensor mask is 1, in place
+torch.save :: torch.save(filename, obj [, format='binary'|'ascii' [, referenced=true]]) :: write obj in Torch7's .t7 format (tensors, storages, tables, nn modules), atomically
+torch.load :: torch.load(filename [, format='binary'|'ascii'|'b32'|'b64']) :: read a .t7 file safely: functions and unknown classes are refused, CUDA tensors load on the CPU
+torch.serialize :: torch.serialize(obj [, format]) :: obj in Torch7's .t7 format, as a string
+torch.deserialize :: torch.deserialize(str [, format]) :: the object a torch.serialize string holds (read as safely as torch.load)
 ]==]
 
 -- torch.* functions that share a method's text (torch.add has t:add's line, ...)

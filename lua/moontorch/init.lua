@@ -30,6 +30,7 @@ local parts = {
    'timer',           -- torch.Timer, torch.tic/toc
    'cmdline',         -- torch.CmdLine
    'tester',          -- torch.Tester, torch.TestSuite
+   'serialize',       -- torch.save/load/serialize/deserialize (Torch7's .t7 format)
 }
 for _, name in ipairs(parts) do
    require('moontorch.' .. name)(torch, T)
