@@ -21,6 +21,8 @@ local parts = {
    'tensor_reduce',   -- sum, mean, max, min, var, std, norm, argmax, sort, topk
    'tensor_linalg',   -- mm, bmm, addmm, addmv, dot, mv
    'cuda',            -- torch.cuda.*, t:cuda()
+   'storage',         -- torch.FloatStorage & co, t:storage(), storages mapping files
+   'file',            -- torch.File, DiskFile, MemoryFile, PipeFile
 }
 for _, name in ipairs(parts) do
    require('moontorch.' .. name)(torch, T)
