@@ -247,8 +247,9 @@ return function(torch, T)
       torch[d.name .. 'Storage'] = ty
    end
 
-   -- torch.Storage: the storage type of the default tensor type
+   -- torch.Storage: the storage type of the default tensor type; its fields are the methods
    torch.Storage = setmetatable({}, {
+      __index = Storage,
       __call = function(_, ...)
          return T.storage_types[torch.getdefaulttensortype():gsub('Tensor$', 'Storage')](...)
       end,
