@@ -125,7 +125,6 @@ return function(torch, T)
 
    ------------------------------------------------------------------------------------------
    -- one value type per dtype: how it is laid out in binary and written in ascii
-   local little = ffi.abi('le')
    local kinds = {}
    for _, d in ipairs(T.dtypes) do
       if d.id ~= T.BOOL then

@@ -54,7 +54,7 @@ return function(torch, T)
    local direct = {}
    for _, d in ipairs(T.dtypes) do direct[d.id] = d.id ~= T.HALF and d.id ~= T.BF16 and d.ptr or nil end
 
-   local function check_index(s, h, i, level)
+   local function check_index(h, i, level)
       local n = numel(h)
       if not is_int(i) or i < 1 or i > n then
          error(('%s: index %s out of range for a storage of size %d'):format(typename(h), tostring(i), n), level + 1)
@@ -68,7 +68,7 @@ return function(torch, T)
 
    local function get(s, i)
       local h = s.h
-      check_index(s, h, i, 3)
+      check_index(h, i, 3)
       local p = direct[C.mt_tensor_dtype(h)]
       if p and C.mt_tensor_device(h) < 0 then return tonumber(ffi.cast(p, C.mt_tensor_data(h))[i - 1]) end
       fresh(h)
@@ -78,7 +78,7 @@ return function(torch, T)
    end
    local function set(s, i, v)
       local h = s.h
-      check_index(s, h, i, 3)
+      check_index(h, i, 3)
       if type(v) == 'boolean' then v = v and 1 or 0 end
       if type(v) ~= 'number' then error(('%s: cannot store a %s'):format(typename(h), type(v)), 3) end
       local dt = C.mt_tensor_dtype(h)
