@@ -245,6 +245,7 @@ sys.stdout.write(' '.join('%.17g' % x for x in a) + '\n' + ' '.join('%.9g' % x f
    end)
 
    it('fails clearly: bad mode, missing file, reading past the end, wrong storage types', function()
+      util.assert_error(function() torch.File() end, 'abstract', 'torch.DiskFile')
       util.assert_error(function() torch.DiskFile(dir .. '/x', 'a') end, 'DiskFile', "'r', 'w' or 'rw'", "'a'")
       util.assert_error(function() torch.DiskFile(dir .. '/none/file') end, dir .. '/none/file', 'No such file')
       assert.is_nil(torch.DiskFile(dir .. '/none/file', 'r', true))

@@ -40,6 +40,8 @@ local function py(code, ...)
    return (out:gsub('exit=%d+%s*$', ''))
 end
 
+local function exact_list(got, want, what) util.assert_close(got, want, { atol = 0, rtol = 0 }, what) end
+
 local function storage_of(d) return torch[d.name .. 'Storage'] end
 
 describe('storages', function()
@@ -188,6 +190,21 @@ describe('storages', function()
       s[2] = x
       assert.are.equal(x, t[2])
       assert.are.equal(301, #t:storage())
+   end)
+
+   util.gpu_it('CUDA tensors have CUDA storages: element access and in-place resize', function()
+      local t, flat = util.rand_tensor({ 7 }, 'torch.DoubleTensor')
+      local c = t:type('torch.CudaDoubleTensor')
+      local s = c:storage()
+      assert.are.equal('torch.CudaDoubleStorage', torch.type(s))
+      exact_list(s:totable(), flat, 'CUDA storage')
+      local x = math.random()
+      s[2] = x
+      assert.are.equal(x, c[2])
+      s:resize(1001)
+      assert.are.equal(1001, #s)
+      assert.are.equal(flat[1], s[1])
+      assert.are.equal(flat[1], c[1]) -- the tensor sees the storage's new memory
    end)
 
    it('LongStorage is a storage and stands for sizes everywhere', function()

@@ -30,6 +30,10 @@ return function(torch, T)
 
    ------------------------------------------------------------------------------------------
    -- state and errors
+   function File:__init()
+      error('torch.File is abstract: open a torch.DiskFile, torch.MemoryFile or torch.PipeFile', 4)
+   end
+
    function File:_setup(kind, name, readable, writable, quiet)
       self._kind, self._name = kind, name
       self._readable, self._writable = readable, writable
