@@ -267,6 +267,13 @@ describe('storages', function()
       ns = nil
       collectgarbage()
       assert.are.equal(string.rep('\7\0\0\0', 5), util.read_bytes(fresh))
+      -- sharedMem: a shared-memory object (Linux keeps them in /dev/shm)
+      local shm = ('mt_storage_spec_%d'):format(math.random(1, 1e9))
+      local sm = torch.FloatStorage(shm, true, 3, true)
+      local sv = rand_values(T.dtype_by_name.Float, 3)
+      for i = 1, 3 do sm[i] = sv[i] end
+      exact_list(torch.FloatStorage('/dev/shm/' .. shm):totable(), sv, 'shared memory object')
+      os.remove('/dev/shm/' .. shm)
       util.assert_error(function() return torch.FloatStorage(dir .. '/missing.bin') end, 'missing.bin', 'No such file')
       util.assert_error(function() return torch.DoubleStorage(path, false, n + 1) end, 'map.f64', 'bytes')
       util.assert_error(function() m:resize(3) end, 'maps a file')

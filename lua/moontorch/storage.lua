@@ -188,7 +188,7 @@ return function(torch, T)
 
    ------------------------------------------------------------------------------------------
    -- constructors: torch.FloatStorage([n] | table | storage [, offset [, size]] |
-   -- filename [, shared [, size]])
+   -- filename [, shared [, size [, sharedMem]]])
    local function new(dtype, n, level)
       sz[0] = n
       check(C.mt_tensor_new(outp, dtype, T.CPU, 1, sz), nil, nil, level + 1)
@@ -198,7 +198,7 @@ return function(torch, T)
    end
 
    local function constructor(dtype, name)
-      return function(a, b, c)
+      return function(a, b, c, shm)
          if a == nil then return new(dtype, 0, 2) end
          if type(a) == 'number' then
             if not is_int(a) or a < 0 then error(('%s: expected a size >= 0, got %s'):format(name, tostring(a)), 2) end
@@ -216,6 +216,7 @@ return function(torch, T)
             return own(outp[0])
          end
          if type(a) == 'string' then
+            if shm then a = '/dev/shm/' .. a:gsub('^/+', '') end -- where Linux's shm_open keeps its objects
             local n = c or -1
             if not is_int(n) or (c ~= nil and n < 0) then error(name .. ': size must be an integer >= 0, got ' .. tostring(c), 2) end
             check(C.mt_storage_map_file(outp, a, dtype, b and 1 or 0, n), name, 'storage')
