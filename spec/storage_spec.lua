@@ -239,7 +239,8 @@ describe('storages', function()
       local vals = rand_values(T.dtype_by_name.Double, n)
       local lits = {}
       for i, v in ipairs(vals) do lits[i] = ('%.17g'):format(v) end
-      py('import sys, struct\nv = [float(x) for x in sys.argv[2:]]\nopen(sys.argv[1], "wb").write(struct.pack("<%dd" % len(v), *v))\n',
+      py('import sys, struct\nv = [float(x) for x in sys.argv[2:]]\n'
+         .. 'open(sys.argv[1], "wb").write(struct.pack("<%dd" % len(v), *v))\n',
          path, table.concat(lits, "' '"))
       local m = torch.DoubleStorage(path)
       assert.are.equal('file', m:kind())
@@ -256,7 +257,8 @@ describe('storages', function()
       for i = 1, n do sh[i] = newv[i] end
       sh = nil
       collectgarbage()
-      local out = py('import sys, struct\nd = open(sys.argv[1], "rb").read()\nprint(" ".join(repr(x) for x in struct.unpack("<%dd" % (len(d) // 8), d)))\n', path)
+      local out = py('import sys, struct\nd = open(sys.argv[1], "rb").read()\n'
+         .. 'print(" ".join(repr(x) for x in struct.unpack("<%dd" % (len(d) // 8), d)))\n', path)
       local got = {}
       for w in out:gmatch('%S+') do got[#got + 1] = tonumber(w) end
       util.assert_close(got, newv, { atol = 0, rtol = 0 }, 'written through')

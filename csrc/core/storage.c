@@ -54,7 +54,8 @@ mt_status mt_storage_resize(mt_tensor *t, int64_t numel) {
   MT_CHECK_TENSOR(t, op, "storage");
   if (numel < 0) return mt__error(MT_ERR_SHAPE, "%s: size %lld is negative", op, (long long)numel);
   size_t es = mt__dtype_size(t->dtype);
-  if ((uint64_t)numel > (uint64_t)INT64_MAX / 8 / es) return mt__error(MT_ERR_SHAPE, "%s: size %lld overflows", op, (long long)numel);
+  if ((uint64_t)numel > (uint64_t)INT64_MAX / 8 / es)
+    return mt__error(MT_ERR_SHAPE, "%s: size %lld overflows", op, (long long)numel);
   size_t bytes = (size_t)numel * es;
   mt_storage *s = t->storage;
   if (s && s->base) return mt__error(MT_ERR_UNSUPPORTED, "%s: a storage that views another cannot be resized", op);

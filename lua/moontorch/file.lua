@@ -216,7 +216,9 @@ return function(torch, T)
          for i = 0, n - 1 do
             local tok = scan(self, k.float)
             if not tok then break end
-            if k.long then p[i] = conv(tok, nil, 10) elseif conv == tonumber then p[i] = tonumber(tok) else p[i] = conv(tok, nil) end
+            if k.long then p[i] = conv(tok, nil, 10)
+            elseif conv == tonumber then p[i] = tonumber(tok)
+            else p[i] = conv(tok, nil) end
             got = i + 1
          end
          if k.via_float then s:copy(target) end

@@ -149,7 +149,9 @@ return function(torch, T)
       if T.is_size(src) and not is_storage(src) then src = torch.LongStorage(src) end
       if not is_storage(src) then error('copy: expected a storage, got ' .. torch.type(src), 2) end
       local n, m = numel(h), numel(src.h)
-      if n ~= m then error(('copy: %s of size %d cannot take the %d elements of a %s'):format(typename(h), n, m, typename(src.h)), 2) end
+      if n ~= m then
+         error(('copy: %s of size %d cannot take the %d elements of a %s'):format(typename(h), n, m, typename(src.h)), 2)
+      end
       check(C.mt_copy(stensor(s).h, stensor(src).h), 'copy')
       return s
    end
@@ -218,7 +220,9 @@ return function(torch, T)
          if type(a) == 'string' then
             if shm then a = '/dev/shm/' .. a:gsub('^/+', '') end -- where Linux's shm_open keeps its objects
             local n = c or -1
-            if not is_int(n) or (c ~= nil and n < 0) then error(name .. ': size must be an integer >= 0, got ' .. tostring(c), 2) end
+            if not is_int(n) or (c ~= nil and n < 0) then
+               error(name .. ': size must be an integer >= 0, got ' .. tostring(c), 2)
+            end
             check(C.mt_storage_map_file(outp, a, dtype, b and 1 or 0, n), name, 'storage')
             return own(outp[0])
          end

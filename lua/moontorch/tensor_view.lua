@@ -1,6 +1,7 @@
 -- tensor_view.lua: views that share storage (view, reshape, narrow, select, sub, transpose,
 -- permute, expand, squeeze, unsqueeze, unfold), copies (copy, clone, contiguous), resize/set
--- (storages themselves are storage.lua's), type conversion, and Lua callbacks over elements (apply, map, map2).
+-- (over tensors or storage.lua's storages), type conversion, and Lua callbacks over elements
+-- (apply, map, map2).
 -- Dimensions are 1-based here (negative ones count from the end) and 0-based in C.
 local ffi = require 'ffi'
 
