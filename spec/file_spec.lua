@@ -120,6 +120,8 @@ describe('files', function()
          local path = dir .. '/rt.' .. mode
          round_trip(function() return torch.DiskFile(path, 'w') end,
             function(f) f:close(); return torch.DiskFile(path, 'r') end, mode, 'DiskFile')
+         round_trip(function() return torch.DiskFile(path .. '.rw', 'rw') end,
+            function(f) f:seek(1); return f end, mode, 'DiskFile rw')
          round_trip(function() return torch.MemoryFile() end,
             function(f) f:seek(1); return f end, mode, 'MemoryFile')
          -- a MemoryFile over the storage of another
