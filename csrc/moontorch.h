@@ -258,6 +258,20 @@ mt_status mt_tensor_unfold(mt_tensor **out, const mt_tensor *t, int dim, int64_t
 mt_status mt_tensor_resize(mt_tensor *t, int ndim, const int64_t *sizes); /* keeps storage if large enough */
 mt_status mt_tensor_set(mt_tensor *t, const mt_tensor *src);             /* t becomes a view of src */
 
+/* storages as Torch7's Storage objects (csrc/core/storage.c). Each hands back, or takes, a 1-d
+ * tensor covering its whole storage from offset 0; Lua's Storage object holds that tensor. */
+enum { MT_STORAGE_MEMORY = 0, MT_STORAGE_VIEW = 1, MT_STORAGE_FILE = 2 };
+int mt_storage_kind(const mt_tensor *t); /* what t's storage is: one of MT_STORAGE_* */
+/* a new storage over elements [offset, offset+numel) (0-based) of t's storage, holding it alive */
+mt_status mt_storage_view(mt_tensor **out, const mt_tensor *t, int64_t offset, int64_t numel);
+/* resize t's storage in place (every tensor on it sees the new memory), keeping the common
+ * prefix; t becomes the 1-d tensor over all of it. Views and file maps refuse. */
+mt_status mt_storage_resize(mt_tensor *t, int64_t numel);
+/* a storage mapping file `path`: shared = 1 maps it read-write and writes through (creating the
+ * file, or extending it to numel elements); 0 maps a private copy-on-write view of a readable
+ * file. numel < 0: as many elements as the file holds. Released by munmap. */
+mt_status mt_storage_map_file(mt_tensor **out, const char *path, int dtype, int shared, int64_t numel);
+
 /* single elements (any device; a CUDA read synchronizes) */
 mt_status mt_tensor_get_item(const mt_tensor *t, const int64_t *index, double *out);
 mt_status mt_tensor_set_item(mt_tensor *t, const int64_t *index, double v);

@@ -148,7 +148,7 @@ mt_status mt__storage_new(mt_storage **out, size_t nbytes, int device, int pinne
     free(s);
     return st;
   }
-  s->nbytes = nbytes;
+  s->nbytes = s->capacity = nbytes;
   s->device = device;
   s->pinned = pinned;
   atomic_init(&s->refcount, 1);
@@ -159,8 +159,14 @@ mt_status mt__storage_new(mt_storage **out, size_t nbytes, int device, int pinne
 void mt__storage_release(mt_storage *s) {
   if (!s) return;
   if (atomic_fetch_sub(&s->refcount, 1) != 1) return;
-  const mt_backend *be = s->pinned ? mt__cuda_backend_get() : mt__backend_for(s->device, "free");
-  if (be) be->free(s->device, s->data, s->nbytes, s->pinned);
+  if (s->base) {
+    mt__storage_release(s->base);
+  } else if (s->mapped) {
+    mt__storage_unmap(s);
+  } else {
+    const mt_backend *be = s->pinned ? mt__cuda_backend_get() : mt__backend_for(s->device, "free");
+    if (be) be->free(s->device, s->data, s->capacity, s->pinned);
+  }
   free(s);
 }
 
@@ -183,6 +189,18 @@ mt_tensor *mt__tensor_alias(const mt_tensor *src) {
   t->offset = src->offset;
   t->storage = src->storage;
   if (t->storage) atomic_fetch_add(&t->storage->refcount, 1);
+  return t;
+}
+
+mt_tensor *mt__tensor_over_storage(mt_storage *s, mt_dtype dtype, int64_t numel) {
+  mt_tensor *t = header_new();
+  if (!t) return NULL;
+  t->storage = s;
+  t->dtype = dtype;
+  t->device = s->device;
+  t->ndim = 1;
+  t->sizes[0] = numel;
+  t->strides[0] = 1;
   return t;
 }
 

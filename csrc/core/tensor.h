@@ -17,8 +17,11 @@
 typedef struct mt_storage {
   void *data;
   size_t nbytes;
+  size_t capacity;     /* bytes allocated (>= nbytes: a storage resized down keeps its block) */
   int device;          /* MT_CPU or CUDA ordinal */
   int pinned;          /* host memory that is page-locked (CUDA host allocator) */
+  struct mt_storage *base; /* a view (storage.c): data points into base, which it holds */
+  int mapped;          /* data is an mmap of `capacity` bytes of a file (storage.c) */
   atomic_int refcount;
 } mt_storage;
 
@@ -50,6 +53,9 @@ static inline char *mt__data(const mt_tensor *t) {
 
 /* make a new tensor header (refcount 1) sharing t's storage */
 mt_tensor *mt__tensor_alias(const mt_tensor *t);
+/* a 1-d tensor of numel elements over all of s from offset 0, taking over one reference to s
+ * (NULL when out of host memory: the caller still owns that reference) */
+mt_tensor *mt__tensor_over_storage(mt_storage *s, mt_dtype dtype, int64_t numel);
 /* new contiguous tensor with fresh storage */
 mt_status mt__tensor_empty(mt_tensor **out, mt_dtype dtype, int device, int ndim, const int64_t *sizes);
 /* resize out to (ndim, sizes) with dtype/device checked: the common "prepare output" step */
@@ -68,5 +74,7 @@ const char *mt__device_str(int device, char *buf, size_t len);
 /* storages */
 mt_status mt__storage_new(mt_storage **out, size_t nbytes, int device, int pinned);
 void mt__storage_release(mt_storage *s);
+/* unmap a file-mapped storage's memory (storage.c) */
+void mt__storage_unmap(mt_storage *s);
 
 #endif

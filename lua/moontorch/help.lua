@@ -15,7 +15,7 @@ torch.LongTensor :: torch.LongTensor(...) :: like torch.Tensor, int64 (index ten
 torch.ByteTensor :: torch.ByteTensor(...) :: like torch.Tensor, uint8 (masks, comparison results)
 torch.BoolTensor :: torch.BoolTensor(...) :: like torch.Tensor, bool
 torch.CudaTensor :: torch.CudaTensor(...) :: float32 tensor on the current CUDA device (also CudaDoubleTensor, CudaHalfTensor, ...)
-torch.LongStorage :: torch.LongStorage(n | table) :: a size: 1-based array of integers with :size() and :totable()
+torch.LongStorage :: torch.LongStorage(n | table | ...) :: a storage of int64 (as torch.FloatStorage), which also stands for sizes
 torch.zeros :: torch.zeros([res,] sizes...) :: tensor of the given sizes filled with 0 (default tensor type)
 torch.ones :: torch.ones([res,] sizes...) :: tensor of the given sizes filled with 1
 torch.zerosLike :: torch.zerosLike(t) :: zeros with t's sizes, type and device
@@ -96,7 +96,7 @@ torch.Tensor.isSameSizeAs :: t:isSameSizeAs(u) :: true when sizes are equal
 torch.Tensor.equal :: t:equal(u) :: true when sizes and every element are equal (torch.equal(a, b))
 torch.Tensor.isSize :: t:isSize(sizes) :: true when t's sizes equal a LongStorage or table
 torch.Tensor.isSetTo :: t:isSetTo(u) :: true when t and u view the same elements
-torch.Tensor.storage :: t:storage() :: the underlying storage (1-based element access, :size())
+torch.Tensor.storage :: t:storage() :: the storage holding t's elements, sharing its memory
 torch.Tensor.apply :: t:apply(fn) :: t[i] = fn(t[i]) for every element in order (CPU)
 torch.Tensor.map :: t:map(u, fn) :: t[i] = fn(t[i], u[i]) for every element (CPU)
 torch.Tensor.map2 :: t:map2(u, v, fn) :: t[i] = fn(t[i], u[i], v[i]) for every element (CPU)
@@ -292,6 +292,33 @@ torch.save :: torch.save(filename, obj [, format='binary'|'ascii' [, referenced=
 torch.load :: torch.load(filename [, format='binary'|'ascii'|'b32'|'b64']) :: read a .t7 file safely: functions and unknown classes are refused, CUDA tensors load on the CPU
 torch.serialize :: torch.serialize(obj [, format]) :: obj in Torch7's .t7 format, as a string
 torch.deserialize :: torch.deserialize(str [, format]) :: the object a torch.serialize string holds (read as safely as torch.load)
+torch.FloatStorage :: torch.FloatStorage([n | table | storage [, offset [, size]] | file [, shared [, size]]]) :: a storage (also Byte, Char, Short, Int, Long, Double, Half, ...): n zeros, a table's values, a view sharing another's memory, or a file mapped to memory (shared = true writes through)
+torch.Storage :: torch.Storage(...) :: a storage of the default tensor type's element type
+torch.isStorage :: torch.isStorage(x) :: true for storages and for t:size()'s size objects
+torch.Storage.size :: s:size() :: number of elements (also #s); s[i] reads and writes element i
+torch.Storage.resize :: s:resize(n) :: resize in place, keeping the first elements; tensors on the storage see it
+torch.Storage.fill :: s:fill(v) :: set every element to v
+torch.Storage.copy :: s:copy(src) :: copy a storage of any type and the same size, converting
+torch.Storage.totable :: s:totable() :: the elements as a Lua table
+torch.Storage.string :: s:string([str]) :: a Byte/CharStorage's bytes as a string, or set them from one
+torch.Storage.elementSize :: s:elementSize() :: bytes per element
+torch.Storage.data :: s:data() :: typed FFI pointer to the first element (CPU)
+torch.Storage.kind :: s:kind() :: 'memory', 'view' (of another storage) or 'file' (a mapped file)
+torch.File :: torch.File :: abstract file: readT()/readT(n)/readT(storage), writeT(x | storage) for T = Byte, Char, Short, Int, Long, Float, Double, Half, ...; readString, writeString, readObject, writeObject
+torch.File.binary :: f:binary() / f:ascii() :: numbers as bytes in memory order, or as text (the default)
+torch.File.autoSpacing :: f:autoSpacing() / f:noAutoSpacing() :: in ascii, spaces between numbers and a newline after each write (default)
+torch.File.readString :: f:readString('*a' | '*l' | n) :: the rest of the file, the next line (without its newline), or n bytes
+torch.File.writeString :: f:writeString(str) :: write str's bytes; returns how many were written
+torch.File.readObject :: f:readObject() :: the next object written by writeObject (moontorch.serialize's Torch7 format)
+torch.File.writeObject :: f:writeObject(obj) :: write an object in Torch7's serialization format
+torch.File.seek :: f:seek(pos) :: go to byte pos (1-based); f:seekEnd() goes to the end, f:position() tells where
+torch.File.quiet :: f:quiet() / f:pedantic() :: read and write errors set f:hasError() instead of raising (f:clearError() resets)
+torch.File.longSize :: f:longSize(n) :: longs take n bytes in binary (0: native 8, 4: files from 32-bit longs)
+torch.File.close :: f:close() :: close the file; later use is an error
+torch.DiskFile :: torch.DiskFile(path [, 'r' | 'w' | 'rw' [, quiet]]) :: a file on disk (ascii by default); nil instead of an error when quiet
+torch.DiskFile.bigEndianEncoding :: f:bigEndianEncoding() :: binary numbers big endian (also littleEndianEncoding, nativeEndianEncoding)
+torch.MemoryFile :: torch.MemoryFile([storage,] [mode]) :: a file in memory, over a NUL-terminated CharStorage; f:storage() returns it
+torch.PipeFile :: torch.PipeFile(command [, 'r' | 'w' [, quiet]]) :: read a command's output or write its input
 ]==]
 
 -- torch.* functions that share a method's text (torch.add has t:add's line, ...)

@@ -30,6 +30,8 @@ local parts = {
    'timer',           -- torch.Timer, torch.tic/toc
    'cmdline',         -- torch.CmdLine
    'tester',          -- torch.Tester, torch.TestSuite
+   'storage',         -- torch.FloatStorage & co, t:storage(), storages mapping files
+   'file',            -- torch.File, DiskFile, MemoryFile, PipeFile
    'serialize',       -- torch.save/load/serialize/deserialize (Torch7's .t7 format)
 }
 for _, name in ipairs(parts) do

@@ -81,6 +81,7 @@ T.indexbuf = ffi.new('int64_t[8]')
 function T.size_list(a, ...)
    if a == nil then return {} end
    if type(a) == 'table' then return a end
+   if T.is_storage and T.is_storage(a) then return a:totable() end -- a LongStorage (storage.lua)
    return { a, ... }
 end
 

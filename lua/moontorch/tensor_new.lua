@@ -71,6 +71,11 @@ return function(torch, T)
       return function(a, ...)
          if a == nil then return T.empty(dtype, device) end
          if type(a) == 'number' then return T.new(dtype, device, { a, ... }) end
+         -- Torch7: torch.Tensor(storage [, offset, sizes [, strides]]) views a storage of the
+         -- tensor's own type (storage.lua); a LongStorage of another type gives sizes
+         if T.is_storage and T.is_storage(a) and not (T.is_size(a) and T.storage_dtype(a) ~= dtype) then
+            return T.methods.set(T.empty(dtype, device), a, ...)
+         end
          if T.is_size(a) then return T.new(dtype, device, a) end
          if T.is_tensor(a) then
             -- Torch7: a new tensor sharing the storage of a (same type only)
@@ -79,8 +84,6 @@ return function(torch, T)
             end
             return T.alias(a)
          end
-         -- Torch7: torch.Tensor(storage [, offset, sizes [, strides]]) views the storage
-         if T.is_storage and T.is_storage(a) then return T.methods.set(T.empty(dtype, device), a, ...) end
          if type(a) == 'table' then return from_table(a, dtype, device) end
          error('tensor: cannot construct a tensor from a ' .. type(a), 2)
       end
@@ -110,7 +113,6 @@ return function(torch, T)
       __call = function(_, ...) return T.types[default](...) end,
       __tostring = function() return default end,
    })
-   torch.LongStorage = setmetatable({}, { __call = function(_, t) return T.LongStorage.new(t) end })
 
    function torch.isTensor(x) return T.is_tensor(x) end
    local class = require 'moontorch.class'

@@ -112,9 +112,9 @@ return function(torch, T)
    ------------------------------------------------------------------------------------------
    -- factories: torch.rand([res,] sizes...), torch.randn([res,] sizes...)
    local function size_args(op, a, ...)
-      local s = a
+      local s = T.size_list(a) -- a LongStorage becomes a table
       if type(a) == 'number' then s = { a, ... }
-      elseif type(a) ~= 'table' then error(op .. ': expected sizes, got ' .. type(a), 3) end
+      elseif a == nil or type(s) ~= 'table' then error(op .. ': expected sizes, got ' .. type(a), 3) end
       local r = {}
       for i = 1, #s do r[i] = s[i] end
       return r

@@ -1,6 +1,7 @@
 -- tensor_view.lua: views that share storage (view, reshape, narrow, select, sub, transpose,
--- permute, expand, squeeze, unsqueeze, unfold), copies (copy, clone, contiguous), resize/set,
--- the Storage object, type conversion, and Lua callbacks over elements (apply, map, map2).
+-- permute, expand, squeeze, unsqueeze, unfold), copies (copy, clone, contiguous), resize/set
+-- (over tensors or storage.lua's storages), type conversion, and Lua callbacks over elements
+-- (apply, map, map2).
 -- Dimensions are 1-based here (negative ones count from the end) and 0-based in C.
 local ffi = require 'ffi'
 
@@ -293,61 +294,6 @@ return function(torch, T)
          end
       end
       return true
-   end
-
-   ------------------------------------------------------------------------------------------
-   -- Storage: Torch7's flat view of a tensor's memory, here a 1-d tensor over the whole storage.
-   local Storage = {}
-   local Storage_mt = {}
-   T.Storage = Storage
-   function T.is_storage(x) return type(x) == 'table' and getmetatable(x) == Storage_mt end
-
-   local function storage_size(s) return tonumber(C.mt_tensor_storage_numel(s._t.h)) end
-   local function storage_index(s, i, level)
-      local n = storage_size(s)
-      if not is_int(i) or i < 1 or i > n then
-         error(('storage: index %s out of range for a storage of size %d'):format(tostring(i), n), level + 1)
-      end
-   end
-   Storage_mt.__index = function(s, k)
-      if type(k) == 'number' then
-         storage_index(s, k, 2)
-         return s._t[k]
-      end
-      local m = Storage[k]
-      if m == nil then error("storage: no method or field '" .. tostring(k) .. "'", 2) end
-      return m
-   end
-   Storage_mt.__newindex = function(s, k, v)
-      storage_index(s, k, 2)
-      s._t[k] = v
-   end
-   Storage_mt.__len = function(s) return storage_size(s) end
-   Storage_mt.__eq = function(a, b) return C.mt_tensor_storage_key(a._t.h) == C.mt_tensor_storage_key(b._t.h) end
-   Storage_mt.__tostring = function(s)
-      local body = T.format_body and T.format_body(s._t) or ''
-      return body .. '[' .. s:type() .. ' of size ' .. storage_size(s) .. ']'
-   end
-
-   function Storage.size(s) return storage_size(s) end
-   function Storage.type(s) return (s._t:type():gsub('Tensor$', 'Storage')) end
-   function Storage.totable(s) return s._t:totable() end
-   function Storage.data(s)
-      if C.mt_tensor_device(s._t.h) >= 0 then error('storage: data() is for CPU storages only', 2) end
-      return methods.data(s._t)
-   end
-   function Storage.fill(s, v)
-      check(C.mt_fill(s._t.h, v))
-      return s
-   end
-   function Storage.tensor(s) return s._t end
-
-   function methods.storage(t)
-      local h = h_of(t, 'storage')
-      sbuf[0] = C.mt_tensor_storage_numel(h)
-      stbuf[0] = 1
-      check(C.mt_tensor_as_strided(outp, h, 1, sbuf, stbuf, 0))
-      return setmetatable({ _t = T.wrap(outp[0]) }, Storage_mt)
    end
 
    ------------------------------------------------------------------------------------------

@@ -53,7 +53,7 @@ local function load_all(paths, opts)
    end
    local lsize = parts[1][2]:size():totable()
    lsize[1] = n
-   local images, labels = torch.ByteTensor(n, 3, 32, 32), torch.LongTensor(torch.LongStorage(lsize))
+   local images, labels = torch.ByteTensor(n, 3, 32, 32), torch.LongTensor(unpack(lsize))
    local at = 1
    for _, part in ipairs(parts) do
       local k = part[1]:size(1)
