@@ -319,6 +319,16 @@ torch.DiskFile :: torch.DiskFile(path [, 'r' | 'w' | 'rw' [, quiet]]) :: a file 
 torch.DiskFile.bigEndianEncoding :: f:bigEndianEncoding() :: binary numbers big endian (also littleEndianEncoding, nativeEndianEncoding)
 torch.MemoryFile :: torch.MemoryFile([storage,] [mode]) :: a file in memory, over a NUL-terminated CharStorage; f:storage() returns it
 torch.PipeFile :: torch.PipeFile(command [, 'r' | 'w' [, quiet]]) :: read a command's output or write its input
+torch.split :: torch.split([result,] x, size [, dim]) :: a table of views of x, `size` long along dim (default 1), the last one shorter
+torch.Tensor.split :: x:split(size [, dim]) :: torch.split(x, size, dim)
+torch.chunk :: torch.chunk([result,] x, n [, dim]) :: x cut into n views of about equal size along dim (default 1)
+torch.Tensor.chunk :: x:chunk(n [, dim]) :: torch.chunk(x, n, dim)
+torch.repeatTensor :: torch.repeatTensor([res,] x, sizes...) :: x tiled sizes[i] times along dim i (more sizes than dims: leading dims of 1)
+torch.Tensor.repeatTensor :: x:repeatTensor(sizes...) :: a new tensor of x tiled sizes[i] times along dim i
+torch.trace :: torch.trace(x) :: the sum of matrix x's diagonal (a number)
+torch.Tensor.trace :: x:trace() :: the sum of matrix x's diagonal (a number)
+torch.dist :: torch.dist(x, y [, p]) :: the p-norm (default 2) of x - y (a number)
+torch.Tensor.dist :: x:dist(y [, p]) :: the p-norm (default 2) of x - y (a number)
 ]==]
 
 -- torch.* functions that share a method's text (torch.add has t:add's line, ...)

@@ -24,6 +24,7 @@ local parts = {
    'tensor_matrix',   -- cross, diag, tril, triu, renorm
    'tensor_order',    -- kthvalue, median, mode, nonzero, histc, bhistc
    'tensor_conv',     -- conv2, xcorr2, conv3, xcorr3
+   'tensor_split',    -- split, chunk, repeatTensor
    'cuda',            -- torch.cuda.*, t:cuda()
    -- Torch7's utilities (utility.md, timer.md, cmdline.md, tester.md)
    'utility',         -- torch.pointer, getenv/setenv, isequal, getconstructortable, setheaptracking, ...

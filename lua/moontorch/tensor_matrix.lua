@@ -5,6 +5,7 @@
 --   torch.diag([res,] x [,k])            1-d -> matrix with x on diagonal k; 2-d -> diagonal k
 --   torch.tril([res,] x [,k]) / triu     lower / upper triangle (on and below / above diagonal k)
 --   torch.renorm([res,] x, p, dim, maxnorm)  slices x:select(dim, i) scaled to p-norm <= maxnorm
+--   torch.trace(x), torch.dist(x, y [,p])  the diagonal's sum; the p-norm of x - y (numbers)
 -- Methods follow Torch7's wrappers: x:f(...) is torch.f(x, ...) (so res:f(x, ...) fills res),
 -- except x:renorm(p, dim, maxnorm), which works in place.
 -- Every function computes into a fresh tensor and copies it into res when one is given, so
@@ -230,4 +231,25 @@ return function(torch, T)
       if is_tensor(a) then r = go_renorm(self, a, b, c, d) else r = go_renorm(self, self, a, b, c) end
       return r
    end
+
+   -- torch.trace(x): the sum of a matrix's diagonal, a number
+   function torch.trace(x)
+      want_tensor('trace', x)
+      if ndim(x) ~= 2 then error('trace: expected a matrix, got a tensor of size ' .. shape_str(x), 2) end
+      if x:nElement() == 0 then return 0 end
+      return torch.diag(x):sum()
+   end
+   methods.trace = torch.trace
+
+   -- torch.dist(x, y [,p]): the p-norm (default 2) of x - y, a number
+   function torch.dist(x, y, p)
+      want_tensor('dist', x, ' as x')
+      want_tensor('dist', y, ' as y')
+      if p ~= nil and type(p) ~= 'number' then error('dist: p must be a number, got ' .. type(p), 2) end
+      if x:nElement() ~= y:nElement() then
+         error(('dist: x (%s) and y (%s) differ in number of elements'):format(shape_str(x), shape_str(y)), 2)
+      end
+      return (x:contiguous():view(x:nElement()) - y:contiguous():view(y:nElement())):norm(p or 2)
+   end
+   methods.dist = torch.dist
 end
