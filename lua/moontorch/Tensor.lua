@@ -71,11 +71,52 @@ local ref_t = ffi.typeof('mt_tensor_ref')
 local index_hook -- set by tensor_index.lua: t[i], t[{...}]
 local newindex_hook
 
+-- Per-type faces: torch.getmetatable('torch.FloatTensor') is a table of its own that reads
+-- through to the shared methods; what code stores in it (Torch7 code adds methods to a type's
+-- metatable) applies to tensors of that type only. Lookups stay one table read while no face
+-- overrides a shared method (faces_override); new names are looked up after the shared ones.
+local faces = {}          -- [dtype + 1] (CPU) and [dtype + 1 + FACE_CUDA] (CUDA) -> face
+local FACE_CUDA = 64
+local faces_override = false
+T.faces = faces
+local function face_key(dtype, device) return dtype + 1 + (device >= 0 and FACE_CUDA or 0) end
+function T.face(dtype, device)
+   local key = face_key(dtype, device)
+   local f = faces[key]
+   if f then return f end
+   f = setmetatable({}, {
+      __index = methods,
+      __newindex = function(tbl, k, v)
+         if methods[k] ~= nil then faces_override = true end
+         rawset(tbl, k, v)
+      end,
+   })
+   faces[key] = f
+   return f
+end
+
 local mt = {}
 mt.__index = function(self, k)
+   if faces_override then
+      local h = self.h
+      if h ~= nil then
+         local f = faces[face_key(C.mt_tensor_dtype(h), C.mt_tensor_device(h))]
+         local m = f and rawget(f, k)
+         if m ~= nil then return m end
+      end
+   end
    local m = methods[k]
    if m ~= nil then return m end
-   if index_hook and type(k) ~= 'string' then return index_hook(self, k) end
+   if type(k) == 'string' then
+      local h = self.h
+      if h ~= nil then
+         local f = faces[face_key(C.mt_tensor_dtype(h), C.mt_tensor_device(h))]
+         m = f and rawget(f, k)
+         if m ~= nil then return m end
+      end
+   elseif index_hook then
+      return index_hook(self, k)
+   end
    error("moontorch: tensor has no method or field '" .. tostring(k) .. "'", 2)
 end
 mt.__newindex = function(self, k, v)

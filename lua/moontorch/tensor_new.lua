@@ -96,6 +96,21 @@ return function(torch, T)
               __tostring = function() return name end })
          T.types[name] = ty
          torch[name:match('^torch%.(.*)$')] = ty
+         -- t.new(...) / t:new(...): Torch7's constructor of t's type (t:new() is an empty
+         -- tensor like t); a leading tensor of this very type is the method call's self
+         local face = T.face(d.id, device)
+         rawset(face, '__typename', name)
+         rawset(face, 'new', function(a, ...)
+            if T.is_tensor(a) and a.h ~= nil and C.mt_tensor_dtype(a.h) == d.id
+               and (C.mt_tensor_device(a.h) >= 0) == (device >= 0) then
+               if select('#', ...) == 0 then
+                  local dev = C.mt_tensor_device(a.h)
+                  return T.empty(d.id, dev)
+               end
+               return ty(...)
+            end
+            return ty(a, ...)
+         end)
       end
    end
 

@@ -1,0 +1,65 @@
+-- torch_semantics_spec.lua: Torch7 behaviours that ordinary Torch7 code relies on: t.new,
+-- per-type metatables, element-order pointwise ops, 1-d select giving numbers, comparison
+-- results, numbers through torch.<math fn>, torch.class forms, empty tensors, the integer
+-- types and the RNG state and generators. Inputs are fresh random values (spec/util.lua).
+local torch = require 'moontorch'
+local util = require 'spec.util'
+
+local CPU_TYPES = { 'torch.DoubleTensor', 'torch.FloatTensor', 'torch.HalfTensor', 'torch.BFloat16Tensor',
+   'torch.IntTensor', 'torch.LongTensor', 'torch.ByteTensor' }
+
+describe('t.new and per-type metatables', function()
+   it('t.new() and t:new() give an empty tensor of the same type', function()
+      for _, ty in ipairs(CPU_TYPES) do
+         local t = util.rand_tensor({ 3, 5 }, ty, 0, 9)
+         for _, e in ipairs { t.new(), t:new() } do
+            assert.equal(ty, e:type())
+            assert.equal(0, e:nElement())
+            assert.is_false(e == t)
+         end
+         local s = t.new(4, 3)
+         assert.equal(ty, s:type())
+         assert.same({ 4, 3 }, s:size():totable())
+         local u = t:new(2, 7)
+         assert.same({ 2, 7 }, u:size():totable())
+         local v = t.new(torch.LongStorage { 5 })
+         assert.same({ 5 }, v:size():totable())
+         local w = t:new({ { 1, 2 }, { 3, 4 } })
+         assert.equal(ty, w:type())
+         assert.same({ { 1, 2 }, { 3, 4 } }, w:totable())
+      end
+   end)
+
+   it('getmetatable gives each type its own method table', function()
+      local F = torch.getmetatable('torch.FloatTensor')
+      local D = torch.getmetatable('torch.DoubleTensor')
+      assert.is_table(F)
+      assert.is_not.equal(F, D)
+      assert.equal(torch.getmetatable('torch.FloatTensor'), F)
+      assert.is_function(F.add)
+      assert.is_function(D.size)
+      for _, ty in ipairs(CPU_TYPES) do assert.is_table(torch.getmetatable(ty)) end
+      assert.is_table(torch.getmetatable('torch.CudaTensor'))
+      assert.is_table(torch.getmetatable('torch.CudaDoubleTensor'))
+
+      local k = math.random(1000)
+      F.semSpecNew = function(self, x) return self:sum() + x + k end
+      local f, vals = util.rand_tensor({ 4, 3 }, 'torch.FloatTensor')
+      local s = 0
+      for _, v in ipairs(vals) do s = s + v end
+      util.assert_close({ f:semSpecNew(2) }, { s + 2 + k }, { atol = 1e-4 }, 'added method')
+      local d = util.rand_tensor({ 2 }, 'torch.DoubleTensor')
+      util.assert_error(function() return d:semSpecNew(1) end, 'semSpecNew')
+      -- overriding a shared method on one type leaves the others alone
+      D.semSpecSize = nil
+      local old = D.nElement
+      D.nElement = function() return -k end
+      assert.equal(-k, d:nElement())
+      assert.equal(12, f:nElement())
+      D.nElement = nil
+      assert.equal(old, D.nElement)
+      assert.equal(2, d:nElement())
+      F.semSpecNew = nil
+      util.assert_error(function() return f:semSpecNew(1) end, 'semSpecNew')
+   end)
+end)
