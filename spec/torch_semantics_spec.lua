@@ -63,3 +63,47 @@ describe('t.new and per-type metatables', function()
       util.assert_error(function() return f:semSpecNew(1) end, 'semSpecNew')
    end)
 end)
+
+describe('pointwise ops on equal element counts', function()
+   local function flat_ref(x, y, f)
+      local r = {}
+      for i = 1, #x do r[i] = f(x[i], y[i]) end
+      return r
+   end
+   it('work in element order with the first operand\'s shape when shapes do not broadcast', function()
+      local cases = { { { 2, 3 }, { 3, 2 } }, { { 6 }, { 2, 3 } }, { { 3, 5 }, { 15 } }, { { 5, 3 }, { 3, 5 }, true } }
+      for _, c in ipairs(cases) do
+         local a, av = util.rand_tensor(c[1], 'torch.DoubleTensor')
+         local b, bv = util.rand_tensor(c[2], 'torch.DoubleTensor')
+         if c[3] then -- a transposed (non-viewable) second operand goes through a copy
+            b = b:t()
+            bv = util.flat(b)
+         end
+         local r = torch.add(a, b)
+         assert.same(c[1], r:size():totable())
+         util.assert_close(r, flat_ref(av, bv, function(x, y) return x + y end), nil, 'add')
+         util.assert_close(torch.cmul(a, b), flat_ref(av, bv, function(x, y) return x * y end), nil, 'cmul')
+         util.assert_close(torch.cdiv(a, b), flat_ref(av, bv, function(x, y) return x / y end), nil, 'cdiv')
+         util.assert_close(torch.lt(a, b), flat_ref(av, bv, function(x, y) return x < y and 1 or 0 end), nil, 'lt')
+         local c3, cv = util.rand_tensor(c[2], 'torch.DoubleTensor')
+         util.assert_close(torch.addcmul(a, 0.5, b, c3), flat_ref(av, flat_ref(bv, cv, function(x, y) return x * y end),
+            function(x, y) return x + 0.5 * y end), nil, 'addcmul')
+         local x = a:clone()
+         x:add(b)
+         assert.same(c[1], x:size():totable())
+         util.assert_close(x, flat_ref(av, bv, function(p, q) return p + q end), nil, 'in-place add')
+      end
+   end)
+   it('broadcast where shapes allow (broadcasting wins)', function()
+      local a, av = util.rand_tensor({ 3, 1 }, 'torch.DoubleTensor')
+      local b, bv = util.rand_tensor({ 1, 3 }, 'torch.DoubleTensor')
+      local r = torch.add(a, b)
+      assert.same({ 3, 3 }, r:size():totable())
+      local rv = util.flat(r)
+      for i = 1, 3 do for j = 1, 3 do util.assert_close({ rv[(i - 1) * 3 + j] }, { av[i] + bv[j] }) end end
+   end)
+   it('reject different element counts that do not broadcast', function()
+      util.assert_error(function() return torch.add(torch.rand(2, 3), torch.rand(4)) end, 'add', 'broadcast')
+      util.assert_error(function() return torch.cmul(torch.rand(5), torch.rand(2, 3)) end, 'cmul')
+   end)
+end)
