@@ -107,3 +107,26 @@ describe('pointwise ops on equal element counts', function()
       util.assert_error(function() return torch.cmul(torch.rand(5), torch.rand(2, 3)) end, 'cmul')
    end)
 end)
+
+describe('1-d select', function()
+   it('t:select(1, i) and t[i] on a 1-d tensor give numbers', function()
+      for _, ty in ipairs(CPU_TYPES) do
+         local n = math.random(3, 9)
+         local t = util.rand_tensor({ n }, ty, 0, 100)
+         local vals = util.flat(t) -- as stored (float32 rounding)
+         for i = 1, n do
+            assert.equal('number', type(t:select(1, i)))
+            assert.equal(vals[i], t:select(1, i))
+            assert.equal(vals[i], t[i])
+            assert.equal(vals[n + 1 - i], t:select(1, -i))
+         end
+         util.assert_error(function() return t:select(1, n + 1) end, 'select', 'out of range')
+         -- a row of a matrix is still a view
+         local m = util.rand_tensor({ 2, n }, ty, 0, 100)
+         local mv = util.flat(m)
+         local row = m:select(1, 2)
+         assert.is_true(torch.isTensor(row))
+         assert.equal(mv[n + 3], row:select(1, 3))
+      end
+   end)
+end)

@@ -106,6 +106,7 @@ return function(torch, T)
       if ii < 1 or ii > size then
          error(('select: index %d out of range for dimension %d of size %d'):format(i, d + 1, size), 2)
       end
+      if C.mt_tensor_ndim(h) == 1 then return t[ii] end -- Torch7: a number, like t[i]
       check(C.mt_tensor_select(outp, h, d, ii - 1))
       return T.wrap(outp[0])
    end
