@@ -130,3 +130,62 @@ describe('1-d select', function()
       end
    end)
 end)
+
+describe('comparison results and numbers through torch functions', function()
+   local cmp = { eq = function(x, y) return x == y end, ne = function(x, y) return x ~= y end,
+      lt = function(x, y) return x < y end, le = function(x, y) return x <= y end,
+      gt = function(x, y) return x > y end, ge = function(x, y) return x >= y end }
+   it('res:gt(a, b) writes a result of the input\'s type or a ByteTensor', function()
+      for _, ty in ipairs { 'torch.DoubleTensor', 'torch.FloatTensor', 'torch.IntTensor', 'torch.LongTensor' } do
+         local a = util.rand_tensor({ 3, 5 }, ty, -3, 3)
+         local b = util.rand_tensor({ 3, 5 }, ty, -3, 3)
+         local av, bv = util.flat(a), util.flat(b)
+         local v = bv[math.random(#bv)]
+         for name, f in pairs(cmp) do
+            local want, wants = {}, {}
+            for i = 1, #av do
+               want[i] = f(av[i], bv[i]) and 1 or 0
+               wants[i] = f(av[i], v) and 1 or 0
+            end
+            for _, rty in ipairs { ty, 'torch.ByteTensor' } do
+               local res = torch[rty:match('torch%.(.*)')]()
+               assert.equal(res, res[name](res, a, b))
+               assert.equal(rty, res:type())
+               assert.same({ 3, 5 }, res:size():totable())
+               util.assert_close(res, want, nil, name .. ' into ' .. rty)
+               torch[name](res, a, v)
+               util.assert_close(res, wants, nil, name .. ' scalar into ' .. rty)
+            end
+            assert.equal('torch.ByteTensor', a[name](a, b):type())
+         end
+         local other = ty == 'torch.DoubleTensor' and torch.FloatTensor() or torch.DoubleTensor()
+         util.assert_error(function() return other:gt(a, b) end, 'gt', 'ByteTensor')
+      end
+   end)
+
+   it('torch.<unary fn>(number) returns a number', function()
+      local x = (math.random() - 0.5) * 8
+      local p = math.random() * 5 + 0.1
+      local sig = function(v) return 1 / (1 + math.exp(-v)) end
+      local refs = {
+         abs = { x, math.abs(x) }, neg = { x, -x }, sqrt = { p, math.sqrt(p) }, rsqrt = { p, 1 / math.sqrt(p) },
+         exp = { x, math.exp(x) }, log = { p, math.log(p) }, tanh = { x, math.tanh(x) }, sigmoid = { x, sig(x) },
+         floor = { x, math.floor(x) }, ceil = { x, math.ceil(x) }, log1p = { p, math.log(1 + p) },
+         expm1 = { x, math.exp(x) - 1 }, square = { x, x * x }, cinv = { x, 1 / x }, sin = { x, math.sin(x) },
+         cos = { x, math.cos(x) }, relu = { x, math.max(x, 0) }, sign = { x, x > 0 and 1 or -1 },
+      }
+      for name, r in pairs(refs) do
+         local got = torch[name](r[1])
+         assert.equal('number', type(got), name)
+         util.assert_close({ got }, { r[2] }, { atol = 1e-12, rtol = 1e-12 }, 'torch.' .. name)
+      end
+      assert.equal(2, torch.round(2.4))
+      assert.equal(3, torch.round(2.5))
+      assert.equal(-3, torch.round(-2.5))
+      assert.equal(3, torch.abs(-3))
+      assert.equal(2, torch.sqrt(4))
+      util.assert_close({ torch.pow(p, x) }, { p ^ x }, nil, 'pow')
+      assert.equal(math.min(math.max(x, -1), 1), torch.clamp(x, -1, 1))
+      util.assert_error(function() return torch.log('x') end, 'log')
+   end)
+end)
