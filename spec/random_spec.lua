@@ -173,10 +173,10 @@ describe('random', function()
       util.assert_close(base:t(), want, { atol = 0, rtol = 0 }, 'transposed uniform')
    end)
 
-   it('randperm(n) is a permutation of 1..n (LongTensor) and depends on the seed', function()
+   it('randperm(n) is a permutation of 1..n (default type) and depends on the seed', function()
       for _, n in ipairs { 1, 2, 17, 1000 } do
          local p = torch.randperm(n)
-         assert.are.equal('torch.LongTensor', p:type())
+         assert.are.equal(torch.getdefaulttensortype(), p:type())
          local seen = {}
          for _, x in ipairs(util.flat(p)) do
             assert.is_true(x >= 1 and x <= n and not seen[x], 'not a permutation')

@@ -189,3 +189,64 @@ describe('comparison results and numbers through torch functions', function()
       util.assert_error(function() return torch.log('x') end, 'log')
    end)
 end)
+
+describe('torch.class forms, isTypeOf, table.unpack, randperm', function()
+   local function uniq(prefix) return prefix .. math.random(1, 1e9) end
+   it('torch.class(name [, parent] [, module]) and (name, module)', function()
+      local base = uniq('Sem')
+      local Base = torch.class(base)              -- a global
+      function Base:__init(x) self.x = x end
+      function Base:get() return self.x end
+      local k = math.random(100)
+      assert.equal(k, rawget(_G, base)(k):get())
+      local mod = {}
+      local B2 = torch.class(uniq('semmod.Leaf'), mod)  -- name with a table: defined in the table
+      local leafname = next(mod)
+      assert.is_not_nil(leafname)
+      function B2:__init() self.y = k end
+      assert.equal(k, mod[leafname]().y)
+      local mod2 = {}
+      local childname = uniq('semmod.Child')
+      local Child, parent = torch.class(childname, base, mod2)
+      assert.equal(Base, parent)
+      function Child:__init(x) parent.__init(self, 2 * x) end
+      local c = mod2[childname:match('%.(.*)')](k)
+      assert.equal(2 * k, c:get())
+      assert.equal(childname, torch.type(c))
+      util.assert_error(function() torch.class(uniq('S'), 3) end, 'torch.class')
+      -- isTypeOf: names, classes, constructors, patterns; plain names must match whole
+      assert.is_true(torch.isTypeOf(c, base))
+      assert.is_true(torch.isTypeOf(c, Base))
+      assert.is_true(torch.isTypeOf(c, mod2[childname:match('%.(.*)')]))
+      assert.is_true(torch.isTypeOf(c, '^semmod%.Ch'))
+      assert.is_true(torch.isTypeOf(c, 'Sem%d+'))
+      assert.is_false(torch.isTypeOf(c, 'semmod.Chi'))
+      assert.is_false(torch.isTypeOf(rawget(_G, base)(1), childname))
+      assert.is_false(torch.isTypeOf(c, '^nn%.'))
+      local t = torch.FloatTensor(2)
+      assert.is_true(torch.isTypeOf(t, 'torch.FloatTensor'))
+      assert.is_true(torch.isTypeOf(t, torch.FloatTensor))
+      assert.is_true(torch.isTypeOf(t, 'torch.*Tensor'))
+      assert.is_false(torch.isTypeOf(t, 'torch.DoubleTensor'))
+      assert.is_false(torch.isTypeOf(3, 'number'))
+   end)
+   it('table.unpack and randperm in the default type', function()
+      local a, b, c = table.unpack { 3, 1, 2 }
+      assert.same({ 3, 1, 2 }, { a, b, c })
+      local n = math.random(5, 40)
+      local old = torch.getdefaulttensortype()
+      for _, ty in ipairs { 'torch.DoubleTensor', 'torch.FloatTensor' } do
+         torch.setdefaulttensortype(ty)
+         local p = torch.randperm(n)
+         assert.equal(ty, p:type())
+         local seen, sum = {}, 0
+         for _, v in ipairs(util.flat(p)) do
+            assert.is_true(v >= 1 and v <= n and not seen[v])
+            seen[v] = true
+            sum = sum + v
+         end
+         assert.equal(n * (n + 1) / 2, sum)
+      end
+      torch.setdefaulttensortype(old)
+   end)
+end)

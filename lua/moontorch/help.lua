@@ -28,7 +28,7 @@ torch.logspace :: torch.logspace([res,] from, to [, n=100]) :: n values 10^x for
 torch.eye :: torch.eye([res,] n [, m]) :: n x m identity matrix
 torch.rand :: torch.rand([res,] sizes...) :: uniform random numbers in [0, 1)
 torch.randn :: torch.randn([res,] sizes...) :: standard normal random numbers
-torch.randperm :: torch.randperm(n) :: random permutation of 1..n (LongTensor)
+torch.randperm :: torch.randperm(n) :: random permutation of 1..n (default tensor type)
 torch.uniform :: torch.uniform([a=0, b=1]) :: one uniform random number in [a, b) (t:uniform fills a tensor)
 torch.normal :: torch.normal([mean=0, std=1]) :: one normal random number (t:normal fills a tensor)
 torch.bernoulli :: torch.bernoulli([p=0.5]) :: 1 with probability p, else 0 (t:bernoulli fills a tensor)

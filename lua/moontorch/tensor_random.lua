@@ -135,8 +135,8 @@ return function(torch, T)
    torch.rand = factory('rand', function(t) check(C.mt_random_uniform(t.h, gen, 0, 1)) end)
    torch.randn = factory('randn', function(t) check(C.mt_random_normal(t.h, gen, 0, 1)) end)
 
-   -- torch.randperm([res,] n): a random permutation of 1..n (LongTensor), Fisher-Yates driven
-   -- by the generator (n draws)
+   -- torch.randperm([res,] n): a random permutation of 1..n (the default tensor type, as
+   -- Torch7), Fisher-Yates driven by the generator (n draws)
    function torch.randperm(res, n)
       if not is_tensor(res) then res, n = nil, res end
       if not is_int(n) or n < 0 then error('randperm: n must be a non-negative integer, got ' .. tostring(n), 2) end
@@ -152,7 +152,7 @@ return function(torch, T)
             p[i], p[j] = p[j], p[i]
          end
       end
-      if res == nil then return perm end
+      if res == nil then res = T.new(T.default_dtype(), T.CPU, { n }) end
       check(C.mt_tensor_resize(res.h, T.sizes_buf { n }))
       check(C.mt_copy(res.h, perm.h))
       return res
