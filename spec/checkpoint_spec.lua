@@ -280,7 +280,7 @@ describe('checkpoint: PyTorch interop', function()
          [T.FLOAT] = 'F32', [T.DOUBLE] = 'F64', [T.HALF] = 'F16', [T.BF16] = 'BF16', [T.INT] = 'I32', [T.LONG] = 'I64',
          [T.BYTE] = 'U8', [T.BOOL] = 'BOOL' }
       for k, t in pairs(ts) do
-         local parts = { k, names[t:dtype()], tostring(t:dim()) }
+         local parts = { k, names[t:dtype()], tostring(#T.sizes(t)) } -- C's dims (an empty tensor is 1-d there)
          for _, s in ipairs(T.sizes(t)) do parts[#parts + 1] = tostring(s) end
          for _, v in ipairs(util.flat(t)) do parts[#parts + 1] = ('%.17g'):format(v) end
          lines[#lines + 1] = table.concat(parts, ' ')

@@ -176,6 +176,14 @@ function T.sizes(t)
    return s
 end
 
+-- The strides of a tensor as a Lua array (as C has them: T.sizes' companion).
+function T.strides(t)
+   local h = T.h(t)
+   local s = {}
+   for i = 1, C.mt_tensor_ndim(h) do s[i] = tonumber(C.mt_tensor_stride(h, i - 1)) end
+   return s
+end
+
 ---------------------------------------------------------------------------------------------
 -- LongStorage: Torch7's size object (a 1-based array with a few methods)
 local LongStorage = {}
@@ -211,13 +219,22 @@ function T.is_size(x) return getmetatable(x) == LongStorage end
 
 ---------------------------------------------------------------------------------------------
 -- basic metadata methods
-function methods.dim(t) return C.mt_tensor_ndim(T.h(t, 'dim')) end
+-- Torch7's empty tensor (torch.Tensor()) has no dimensions. The C core keeps it 1-d of size 0
+-- (an empty tensor with no dimensions would be a 1-element scalar there), and the methods
+-- that show dimensions to Lua code report none for it: dim() 0, size() and stride() empty.
+local function ndim(h)
+   local n = C.mt_tensor_ndim(h)
+   if n == 1 and C.mt_tensor_size(h, 0) == 0 then return 0 end
+   return n
+end
+T.ndim = ndim
+function methods.dim(t) return ndim(T.h(t, 'dim')) end
 methods.nDimension = methods.dim
 
 function methods.size(t, d)
    local h = T.h(t, 'size')
-   if d == nil then return LongStorage.new(T.sizes(t)) end
-   local n = C.mt_tensor_ndim(h)
+   if d == nil then return LongStorage.new(ndim(h) == 0 and {} or T.sizes(t)) end
+   local n = ndim(h)
    if d < 0 then d = d + n + 1 end
    if d < 1 or d > n then error(('size: dimension %d out of range for a %d-dimensional tensor'):format(d, n), 2) end
    return tonumber(C.mt_tensor_size(h, d - 1))
@@ -225,7 +242,7 @@ end
 
 function methods.stride(t, d)
    local h = T.h(t, 'stride')
-   local n = C.mt_tensor_ndim(h)
+   local n = ndim(h)
    if d == nil then
       local s = {}
       for i = 1, n do s[i] = tonumber(C.mt_tensor_stride(h, i - 1)) end

@@ -71,7 +71,7 @@ return function(torch, T)
       return function(a, ...)
          if a == nil then return T.empty(dtype, device) end
          if type(a) == 'number' then return T.new(dtype, device, { a, ... }) end
-         if T.is_size(a) then return T.new(dtype, device, a) end
+         if T.is_size(a) then return T.new(dtype, device, #a == 0 and { 0 } or a) end -- {}: empty
          if T.is_tensor(a) then
             -- Torch7: a new tensor sharing the storage of a (same type only)
             if a:dtype() ~= dtype or a:device() ~= device then
