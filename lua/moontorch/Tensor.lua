@@ -27,6 +27,7 @@ T.dtype_by_name = {}
 for _, d in ipairs(dtypes) do T.dtype_by_name[d.name] = d end
 T.FLOAT, T.DOUBLE, T.HALF, T.BF16 = C.MT_F32, C.MT_F64, C.MT_F16, C.MT_BF16
 T.INT, T.LONG, T.BYTE, T.BOOL = C.MT_I32, C.MT_I64, C.MT_U8, C.MT_BOOL
+T.CHAR, T.SHORT = C.MT_I8, C.MT_I16
 T.CPU = -1
 
 -- 'torch.FloatTensor', 'torch.CudaTensor', 'torch.CudaDoubleTensor' (cutorch's names)
@@ -39,16 +40,15 @@ end
 
 function T.parse_typename(s)
    if type(s) ~= 'string' then return nil end
-   local cuda, name = s:match('^torch%.(C?u?d?a?)(%w-)Tensor$')
-   if not name then return nil end
-   if cuda == 'Cuda' then
+   local name = s:match('^torch%.Cuda(%w-)Tensor$')
+   if name then
       if name == '' then name = 'Float' end
       local d = T.dtype_by_name[name]
       return d and d.id, 0
-   elseif cuda == '' then
-      local d = T.dtype_by_name[name]
-      return d and d.id, -1
    end
+   name = s:match('^torch%.(%w+)Tensor$')
+   local d = name and T.dtype_by_name[name]
+   if d then return d.id, -1 end
 end
 
 ---------------------------------------------------------------------------------------------
