@@ -286,3 +286,142 @@ describe('empty tensors (Torch7: no dimensions)', function()
       assert.equal(1, r:nElement())
    end)
 end)
+
+describe('integer tensor types', function()
+   local INTS = { { 'torch.CharTensor', 'char', -128, 127 }, { 'torch.ShortTensor', 'short', -32768, 32767 },
+      { 'torch.IntTensor', 'int', -2 ^ 31, 2 ^ 31 - 1 }, { 'torch.LongTensor', 'long', -2 ^ 53, 2 ^ 53 },
+      { 'torch.ByteTensor', 'byte', 0, 255 } }
+   local function wrap(v, lo, hi) -- C's conversion to a narrower integer type: modulo 2^bits
+      local span = hi - lo + 1
+      return (v - lo) % span + lo
+   end
+   it('exist with Torch7 names, conversions and element sizes', function()
+      for _, it_ in ipairs(INTS) do
+         local ty, m = it_[1], it_[2]
+         local t = torch[ty:match('torch%.(.*)')](3, 4)
+         assert.equal(ty, t:type())
+         assert.equal(ty, torch.DoubleTensor(2):fill(1)[m](torch.DoubleTensor(2):fill(1)):type())
+         for _, conv in ipairs { 'char', 'short', 'int', 'long', 'byte', 'float', 'double' } do
+            assert.is_function(t[conv])
+         end
+         assert.equal(ty, torch.getmetatable(ty).__typename)
+      end
+      assert.equal('torch.CudaCharTensor', require('moontorch.internal').typename(require('moontorch.internal').CHAR, 0))
+   end)
+   it('keep values in range, wrap like C and divide towards zero', function()
+      for _, it_ in ipairs(INTS) do
+         local ty, m, lo, hi = it_[1], it_[2], it_[3], it_[4]
+         local small = math.min(hi, 100)
+         local a = util.rand_tensor({ 3, 7 }, ty, math.max(lo, -100), small)
+         local av = util.flat(a)
+         local d = a:double()
+         -- conversions from double truncate toward zero
+         local src = util.rand_tensor({ 9 }, 'torch.DoubleTensor', math.max(lo, -100), small)
+         local sv = util.flat(src)
+         local want = {}
+         for i, v in ipairs(sv) do want[i] = v < 0 and math.ceil(v) or math.floor(v) end
+         util.assert_close(src[m](src), want, { atol = 0, rtol = 0 }, ty .. ' from double')
+         -- integer division truncates (C, as Torch7); divisor != 0
+         local q = math.random(2, 7)
+         local dv = {}
+         for i, v in ipairs(av) do
+            local r = v / q
+            dv[i] = r < 0 and math.ceil(r) or math.floor(r)
+         end
+         util.assert_close(torch.div(a, q), dv, { atol = 0, rtol = 0 }, ty .. ' div')
+         -- sums accumulate in 64 bits; elementwise sums wrap like C
+         local s = 0
+         for _, v in ipairs(av) do s = s + v end
+         assert.equal(s, a:sum())
+         if hi < 2 ^ 31 then
+            local w = {}
+            for i, v in ipairs(av) do w[i] = wrap(v * 2 + hi, lo, hi) end
+            util.assert_close(torch.add(torch.mul(a, 2), hi), w, { atol = 0, rtol = 0 }, ty .. ' wraps')
+         end
+         -- matrix product, max, sort against double references
+         local b = util.rand_tensor({ 7, 2 }, ty, math.max(lo, -3), math.min(hi, 4))
+         util.assert_close(torch.mm(torch.clamp(a, math.max(lo, -5), 5), b):double(),
+            torch.mm(torch.clamp(d, math.max(lo, -5), 5), b:double()), { atol = 0, rtol = 0 }, ty .. ' mm')
+         assert.equal(d:max(), a:max())
+         util.assert_close(a:view(21):sort(), d:view(21):sort(), { atol = 0, rtol = 0 }, ty .. ' sort')
+         -- comparisons and printing
+         util.assert_close(a:gt(0), d:gt(0), nil, ty .. ' gt')
+         assert.truthy(tostring(a):find(ty, 1, true))
+      end
+   end)
+   it('round-trip through safetensors checkpoints', function()
+      local ckpt = require 'moontorch.checkpoint'
+      local dir = util.tmpdir()
+      local c = util.rand_tensor({ 5, 3 }, 'torch.CharTensor', -128, 128)
+      local s = util.rand_tensor({ 7 }, 'torch.ShortTensor', -32768, 32768)
+      ckpt.save(dir .. '/i.safetensors', { c = c, s = s })
+      local back = ckpt.load(dir .. '/i.safetensors')
+      local r = back.tensors or back
+      assert.equal('torch.CharTensor', r.c:type())
+      assert.equal('torch.ShortTensor', r.s:type())
+      util.assert_close(r.c, c, { atol = 0, rtol = 0 }, 'int8')
+      util.assert_close(r.s, s, { atol = 0, rtol = 0 }, 'int16')
+      os.execute(('rm -rf %q'):format(dir))
+   end)
+end)
+
+describe('RNG state and generators', function()
+   local function seed() return math.random(1, 2 ^ 40) end
+   it('getRNGState is a ByteTensor copy; setRNGState replays the stream', function()
+      torch.manualSeed(seed())
+      torch.rand(math.random(1, 20))
+      local st = torch.getRNGState()
+      assert.equal('torch.ByteTensor', st:type())
+      local copy = st:clone()
+      local a = util.flat(torch.randn(17))
+      local u = torch.uniform()
+      assert.same(util.flat(copy), util.flat(st)) -- a copy: drawing does not change it
+      assert.equal(st, torch.setRNGState(st))
+      util.assert_close(torch.randn(17), a, { atol = 0, rtol = 0 }, 'replayed randn')
+      assert.equal(u, torch.uniform())
+      util.assert_error(function() torch.setRNGState(torch.ByteTensor(3)) end, 'setRNGState', 'ByteTensor')
+      util.assert_error(function() torch.setRNGState(torch.FloatTensor(16)) end, 'setRNGState')
+   end)
+
+   it('generators have their own seeds and streams', function()
+      local s = seed()
+      local g1, g2 = torch.Generator(), torch.Generator()
+      assert.equal('torch.Generator', torch.type(g1))
+      torch.manualSeed(g1, s)
+      torch.manualSeed(g2, s)
+      assert.equal(s, torch.initialSeed(g1))
+      torch.manualSeed(s + 1)
+      assert.equal(s + 1, torch.initialSeed())
+      -- the same seed gives the same stream as the default generator with that seed
+      local x1 = { torch.random(g1), torch.uniform(g1, -2, 3), torch.normal(g1, 1, 2), torch.random(g1, 5, 9) }
+      torch.manualSeed(s)
+      local x0 = { torch.random(), torch.uniform(-2, 3), torch.normal(1, 2), torch.random(5, 9) }
+      assert.same(x0, x1)
+      assert.is_true(x1[2] >= -2 and x1[2] < 3 and x1[4] >= 5 and x1[4] <= 9 and x1[1] >= 1 and x1[1] <= 2 ^ 32)
+      -- g2 was not advanced by g1's draws
+      local x2 = { torch.random(g2), torch.uniform(g2, -2, 3), torch.normal(g2, 1, 2), torch.random(g2, 5, 9) }
+      assert.same(x1, x2)
+      -- tensor forms and factories take the generator too
+      local n = math.random(5, 30)
+      torch.manualSeed(g1, s)
+      local a = torch.DoubleTensor(n):uniform(g1, -1, 1)
+      local b = torch.DoubleTensor(n):normal(g1, 0, 3)
+      local r = torch.rand(g1, 2, n)
+      local p = torch.randperm(g1, n)
+      torch.manualSeed(s)
+      util.assert_close(torch.DoubleTensor(n):uniform(-1, 1), a, { atol = 0, rtol = 0 }, 'uniform(gen)')
+      util.assert_close(torch.DoubleTensor(n):normal(0, 3), b, { atol = 0, rtol = 0 }, 'normal(gen)')
+      util.assert_close(torch.rand(2, n), r, { atol = 0, rtol = 0 }, 'rand(gen)')
+      util.assert_close(torch.randperm(n), p, { atol = 0, rtol = 0 }, 'randperm(gen)')
+      for _, v in ipairs(util.flat(a)) do assert.is_true(v >= -1 and v < 1) end
+      -- a generator's state round-trips on its own
+      local st = torch.getRNGState(g2)
+      local v = torch.DoubleTensor(n):bernoulli(g2, 0.5)
+      torch.setRNGState(g2, st)
+      util.assert_close(torch.DoubleTensor(n):bernoulli(g2, 0.5), v, { atol = 0, rtol = 0 }, 'bernoulli(gen)')
+      local s2 = torch.seed(g2)
+      assert.is_number(s2)
+      assert.equal(s2, torch.initialSeed(g2))
+      assert.equal(s + 1 ~= s2 and s or s, torch.initialSeed(g1)) -- g1 keeps its own
+   end)
+end)

@@ -35,8 +35,8 @@ torch.bernoulli :: torch.bernoulli([p=0.5]) :: 1 with probability p, else 0 (t:b
 torch.manualSeed :: torch.manualSeed(seed) :: seed the default random generator (same seed, same numbers on CPU and CUDA)
 torch.seed :: torch.seed() :: seed the generator from the clock; returns the seed
 torch.initialSeed :: torch.initialSeed() :: the seed the generator was last seeded with
-torch.getRNGState :: torch.getRNGState() :: generator state {seed=, offset=}
-torch.setRNGState :: torch.setRNGState(state) :: restore a state from torch.getRNGState()
+torch.getRNGState :: torch.getRNGState([gen]) :: a copy of the generator state (a ByteTensor)
+torch.setRNGState :: torch.setRNGState([gen,] state) :: restore a state from torch.getRNGState() (returns state)
 torch.setdefaulttensortype :: torch.setdefaulttensortype(name) :: type for torch.Tensor, zeros, rand...: e.g. 'torch.FloatTensor'
 torch.getdefaulttensortype :: torch.getdefaulttensortype() :: name of the default tensor type
 torch.isTensor :: torch.isTensor(x) :: true when x is a moontorch tensor
@@ -208,6 +208,12 @@ torch.cuda.channelsLast :: torch.cuda.channelsLast(t) :: a channels-last (NHWC-s
 torch.Tensor.channelsLast :: t:channelsLast() :: a channels-last (NHWC-strided) copy of a 4-d tensor
 torch.Tensor.isChannelsLast :: t:isChannelsLast() :: true for a 4-d tensor stored channels-last
 help :: help([x]) :: one-line help for a moontorch function or name ('torch.zeros'); help() for the REPL's help
+torch.CharTensor :: torch.CharTensor(...) :: like torch.Tensor, int8
+torch.ShortTensor :: torch.ShortTensor(...) :: like torch.Tensor, int16
+torch.Tensor.char :: t:char() :: as int8 (self if already)
+torch.Tensor.short :: t:short() :: as int16 (self if already)
+torch.getmetatable :: torch.getmetatable('torch.FloatTensor') :: the type's own method table (add methods for that type only; its new is t.new: t:new() an empty tensor like t, t.new(2, 3) a 2x3 one), or a torch.class class
+torch.Generator :: torch.Generator() :: a random generator with its own seed and stream; pass it first to manualSeed, seed, initialSeed, getRNGState, setRNGState, random, uniform, normal, bernoulli, rand, randn, randperm and t:uniform(gen, ...)
 ]==]
 
 -- torch.* functions that share a method's text (torch.add has t:add's line, ...)
