@@ -425,3 +425,43 @@ describe('RNG state and generators', function()
       assert.equal(s + 1 ~= s2 and s or s, torch.initialSeed(g1)) -- g1 keeps its own
    end)
 end)
+
+describe('elementSize, equal, range/linspace/logspace methods', function()
+   it('elementSize is the bytes per element', function()
+      local sizes = { Double = 8, Float = 4, Half = 2, BFloat16 = 2, Long = 8, Int = 4, Short = 2, Char = 1, Byte = 1 }
+      for name, n in pairs(sizes) do assert.equal(n, torch[name .. 'Tensor'](2):elementSize(), name) end
+   end)
+   it('t:range, t:linspace and t:logspace write t', function()
+      local a = math.random() * 4 - 2
+      local step = math.random() * 0.7 + 0.1
+      local b = a + step * math.random(3, 11) + step / 3
+      local want = {}
+      for v = a, b + 1e-12, step do want[#want + 1] = v end
+      local t = torch.DoubleTensor(2, 2)
+      assert.equal(t, t:range(a, b, step))
+      util.assert_close(t, want, { atol = 1e-12 }, 'range')
+      assert.equal(torch.getdefaulttensortype(), torch.range(1, 4):type())
+      local lo, hi = math.random(-9, 0), math.random(1, 9)
+      local it_ = torch.IntTensor():range(lo, hi)
+      assert.equal(hi - lo + 1, it_:nElement())
+      assert.equal(lo, it_[1])
+      local n = math.random(3, 12)
+      local l = torch.DoubleTensor():linspace(a, b, n)
+      local lw, pw = {}, {}
+      for i = 1, n do
+         lw[i] = a + (b - a) * (i - 1) / (n - 1)
+         pw[i] = 10 ^ lw[i]
+      end
+      util.assert_close(l, lw, { atol = 1e-12 }, 'linspace')
+      util.assert_close(torch.DoubleTensor(1):logspace(a, b, n), pw, { rtol = 1e-12 }, 'logspace')
+   end)
+   it('equal compares sizes and values', function()
+      local a = util.rand_tensor({ 3, 4 }, 'torch.DoubleTensor')
+      local b = a:clone()
+      assert.is_true(a:equal(b))
+      assert.is_true(torch.equal(a, b))
+      b[{ math.random(3), math.random(4) }] = 5
+      assert.is_false(a:equal(b))
+      assert.is_false(a:equal(a:view(4, 3)))
+   end)
+end)

@@ -214,6 +214,10 @@ torch.Tensor.char :: t:char() :: as int8 (self if already)
 torch.Tensor.short :: t:short() :: as int16 (self if already)
 torch.getmetatable :: torch.getmetatable('torch.FloatTensor') :: the type's own method table (add methods for that type only; its new is t.new: t:new() an empty tensor like t, t.new(2, 3) a 2x3 one), or a torch.class class
 torch.Generator :: torch.Generator() :: a random generator with its own seed and stream; pass it first to manualSeed, seed, initialSeed, getRNGState, setRNGState, random, uniform, normal, bernoulli, rand, randn, randperm and t:uniform(gen, ...)
+torch.Tensor.range :: t:range(a, b [, step]) :: t resized and filled with a, a+step, ..., up to b (inclusive), like torch.range(t, a, b, step)
+torch.Tensor.linspace :: t:linspace(a, b [, n]) :: t resized to n points evenly from a to b
+torch.Tensor.logspace :: t:logspace(a, b [, n]) :: t resized to n points 10^x, x evenly from a to b
+torch.Tensor.elementSize :: t:elementSize() :: bytes per element of t's type
 ]==]
 
 -- torch.* functions that share a method's text (torch.add has t:add's line, ...)

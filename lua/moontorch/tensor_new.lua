@@ -209,6 +209,13 @@ return function(torch, T)
       return r
    end
 
+   -- method forms writing self (Torch7's x:range(1, 10), x:linspace(0, 1, 5), x:logspace(...))
+   function methods.range(t, a, b, step) return torch.range(T.h(t, 'range') and t, a, b, step) end
+   function methods.linspace(t, a, b, n) return torch.linspace(T.h(t, 'linspace') and t, a, b, n) end
+   function methods.logspace(t, a, b, n) return torch.logspace(T.h(t, 'logspace') and t, a, b, n) end
+   -- bytes per element
+   function methods.elementSize(t) return tonumber(C.mt_dtype_size(C.mt_tensor_dtype(T.h(t, 'elementSize')))) end
+
    function torch.eye(res, n, m)
       if not T.is_tensor(res) then res, n, m = nil, res, n end
       m = m or n
