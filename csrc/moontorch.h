@@ -40,7 +40,9 @@
   X(MT_I32, i32, int32_t, int64_t, "int32", "Int", "I32", 0, __VA_ARGS__)          \
   X(MT_I64, i64, int64_t, int64_t, "int64", "Long", "I64", 0, __VA_ARGS__)         \
   X(MT_U8, u8, uint8_t, int64_t, "uint8", "Byte", "U8", 0, __VA_ARGS__)            \
-  X(MT_BOOL, b8, uint8_t, int64_t, "bool", "Bool", "BOOL", 0, __VA_ARGS__)
+  X(MT_BOOL, b8, uint8_t, int64_t, "bool", "Bool", "BOOL", 0, __VA_ARGS__)          \
+  X(MT_I8, i8, int8_t, int64_t, "int8", "Char", "I8", 0, __VA_ARGS__)              \
+  X(MT_I16, i16, int16_t, int64_t, "int16", "Short", "I16", 0, __VA_ARGS__)
 
 /* The ops, in id order. X(ENUM, NAME, KIND, ...): NAME is the Torch7 name used in messages;
  * KIND is ANY (every dtype), FLOAT (floating dtypes only) or CMP (every dtype, writes uint8).

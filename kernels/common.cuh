@@ -45,6 +45,8 @@ template <> struct mtk_ct<int32_t> { typedef int64_t type; };
 template <> struct mtk_ct<int64_t> { typedef int64_t type; };
 template <> struct mtk_ct<uint8_t> { typedef int64_t type; };
 template <> struct mtk_ct<mtk_bool> { typedef int64_t type; };
+template <> struct mtk_ct<int8_t> { typedef int64_t type; };
+template <> struct mtk_ct<int16_t> { typedef int64_t type; };
 
 template <class T> struct mtk_is_float { static constexpr bool value = false; };
 template <> struct mtk_is_float<float> { static constexpr bool value = true; };
@@ -60,6 +62,8 @@ MTK_D int64_t mtk_ld(const int32_t *p) { return *p; }
 MTK_D int64_t mtk_ld(const int64_t *p) { return *p; }
 MTK_D int64_t mtk_ld(const uint8_t *p) { return *p; }
 MTK_D int64_t mtk_ld(const mtk_bool *p) { return p->v != 0; }
+MTK_D int64_t mtk_ld(const int8_t *p) { return *p; }
+MTK_D int64_t mtk_ld(const int16_t *p) { return *p; }
 
 /* Stores take the compute type (or double, for values computed in double such as arange and
  * random draws: converted through the compute type exactly as the CPU's mt_st_* macros do). */
@@ -74,6 +78,8 @@ MTK_D void mtk_st(int32_t *p, int64_t v) { *p = (int32_t)v; }
 MTK_D void mtk_st(int64_t *p, int64_t v) { *p = v; }
 MTK_D void mtk_st(uint8_t *p, int64_t v) { *p = (uint8_t)v; }
 MTK_D void mtk_st(mtk_bool *p, int64_t v) { p->v = (uint8_t)(v != 0); }
+MTK_D void mtk_st(int8_t *p, int64_t v) { *p = (int8_t)v; }
+MTK_D void mtk_st(int16_t *p, int64_t v) { *p = (int16_t)v; }
 
 /* double -> compute type; integers saturate and NaN becomes 0 (mt_double_to_i64's rule). */
 template <class CT> MTK_HD CT mtk_from_double(double v) { return (CT)v; }
@@ -102,6 +108,8 @@ template <class T> struct mtk_tag { typedef T type; };
 #define MTK_T_i64 int64_t
 #define MTK_T_u8 uint8_t
 #define MTK_T_b8 mtk_bool
+#define MTK_T_i8 int8_t
+#define MTK_T_i16 int16_t
 #define MTK__DT_ROW(E, N, T, CT, NAME, TORCH, ST, FL, X, ...) X(E, MTK_T_##N)
 #define MTK_DTYPE_LIST(X) MT_DTYPES(MTK__DT_ROW, X, ~)
 

@@ -34,6 +34,8 @@ __device__ __forceinline__ int64_t ld(const int32_t *p) { return *p; }
 __device__ __forceinline__ int64_t ld(const int64_t *p) { return *p; }
 __device__ __forceinline__ int64_t ld(const uint8_t *p) { return *p; }
 __device__ __forceinline__ int64_t ld(const boolean *p) { return p->x != 0; }
+__device__ __forceinline__ int64_t ld(const int8_t *p) { return *p; }
+__device__ __forceinline__ int64_t ld(const int16_t *p) { return *p; }
 
 template <typename V> __device__ __forceinline__ void st(float *p, V v) { *p = (float)v; }
 template <typename V> __device__ __forceinline__ void st(double *p, V v) { *p = (double)v; }
@@ -48,6 +50,8 @@ template <typename V> __device__ __forceinline__ void st(int32_t *p, V v) { *p =
 template <typename V> __device__ __forceinline__ void st(int64_t *p, V v) { *p = (int64_t)v; }
 template <typename V> __device__ __forceinline__ void st(uint8_t *p, V v) { *p = (uint8_t)(int64_t)v; }
 template <typename V> __device__ __forceinline__ void st(boolean *p, V v) { p->x = v != 0; }
+template <typename V> __device__ __forceinline__ void st(int8_t *p, V v) { *p = (int8_t)(int64_t)v; }
+template <typename V> __device__ __forceinline__ void st(int16_t *p, V v) { *p = (int16_t)(int64_t)v; }
 
 template <typename D, typename S> struct Convert {
   __device__ __forceinline__ static void apply(D *d, const S *s) { st(d, ld(s)); }
@@ -117,6 +121,8 @@ template <typename D, typename S, typename Op> void launch(const Launch &a) {
 #define CK_T_i64 int64_t
 #define CK_T_u8 uint8_t
 #define CK_T_b8 boolean
+#define CK_T_i8 int8_t
+#define CK_T_i16 int16_t
 
 template <typename D> bool launch_from(int sdt, const Launch &a) {
 #define CK_FROM(E, N, T, CT, NAME, TORCH, ST, FL, ...) \

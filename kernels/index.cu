@@ -168,6 +168,20 @@ template <class B> MTK_D void mtk_atomic_add_byte(B *p, int64_t v) {
 }
 MTK_D void mtk_atomic_add(uint8_t *p, int64_t v) { mtk_atomic_add_byte(p, v); }
 MTK_D void mtk_atomic_add(mtk_bool *p, int64_t v) { mtk_atomic_add_byte(p, v); }
+MTK_D void mtk_atomic_add(int8_t *p, int64_t v) { mtk_atomic_add_byte(p, v); }
+/* int16: compare-and-swap on the aligned 32-bit word that holds the two bytes */
+MTK_D void mtk_atomic_add(int16_t *p, int64_t v) {
+  uintptr_t addr = (uintptr_t)p;
+  unsigned int *word = (unsigned int *)(addr & ~(uintptr_t)3);
+  unsigned int shift = (unsigned int)(addr & 2) * 8, old = *word, assumed;
+  do {
+    assumed = old;
+    uint16_t cur = (uint16_t)(assumed >> shift);
+    uint16_t next = (uint16_t)(int16_t)((int64_t)(int16_t)cur + v);
+    unsigned int repl = (assumed & ~(0xffffu << shift)) | ((unsigned int)next << shift);
+    old = atomicCAS(word, assumed, repl);
+  } while (old != assumed);
+}
 
 template <class T, class IT> struct mtk_index_add_f {
   typedef typename mtk_ct<T>::type CT;

@@ -26,6 +26,8 @@ template <> struct mtk_key_type<int32_t> { typedef uint32_t type; };
 template <> struct mtk_key_type<int64_t> { typedef uint64_t type; };
 template <> struct mtk_key_type<uint8_t> { typedef uint8_t type; };
 template <> struct mtk_key_type<mtk_bool> { typedef uint8_t type; };
+template <> struct mtk_key_type<int8_t> { typedef uint8_t type; };
+template <> struct mtk_key_type<int16_t> { typedef uint16_t type; };
 
 /* IEEE bits -> key: NaN is the largest, -0 equals +0 */
 template <class K> MTK_D K mtk_float_key(K bits, K abs_inf) {
@@ -47,7 +49,8 @@ template <class T> MTK_D typename mtk_key_type<T>::type mtk_sort_key(const T *p)
     else if constexpr (std::is_same<T, double>::value) bits = mtk_float_key<K>(bits, 0x7ff0000000000000ull);
     else if constexpr (std::is_same<T, __half>::value) bits = mtk_float_key<K>(bits, (K)0x7c00);
     else if constexpr (std::is_same<T, __nv_bfloat16>::value) bits = mtk_float_key<K>(bits, (K)0x7f80);
-    else if constexpr (std::is_same<T, int32_t>::value || std::is_same<T, int64_t>::value)
+    else if constexpr (std::is_same<T, int32_t>::value || std::is_same<T, int64_t>::value ||
+                       std::is_same<T, int8_t>::value || std::is_same<T, int16_t>::value)
       bits = (K)(bits ^ ((K)1 << (sizeof(K) * 8 - 1)));
   }
   return bits;

@@ -448,9 +448,9 @@ describe('comparisons', function()
       end
    end)
 
-   it('refuses a ByteTensor result of the wrong type', function()
-      util.assert_error(function() torch.eq(torch.FloatTensor(), torch.FloatTensor(2):fill(1), 1) end, 'eq',
-         'uint8')
+   it('refuses a result neither a ByteTensor nor of the input\'s type', function()
+      util.assert_error(function() torch.eq(torch.DoubleTensor(), torch.FloatTensor(2):fill(1), 1) end, 'eq',
+         'ByteTensor', 'torch.FloatTensor', 'torch.DoubleTensor')
    end)
 end)
 

@@ -288,12 +288,11 @@ describe('views', function()
          expect_view(sub, { shape[1] - a1 + 1, b2, shape[3] }, flat, shape,
             function(i) i[1] = i[1] + a1 - 1 return i end, ty[1] .. ' sub')
       end
-      -- select on a 1-d tensor gives a 0-d tensor
+      -- select on a 1-d tensor gives the number (Torch7)
       local v, flat = rand({ 5 })
       local k = math.random(1, 5)
-      local s = v:select(1, k)
-      assert.are.equal(0, s:dim())
-      assert.are.equal(flat[k], util.flat(s)[1])
+      assert.are.equal(flat[k], v:select(1, k))
+      assert.are.equal(flat[6 - k], v:select(1, -k))
    end)
 
    it('transpose, t and permute reorder dimensions', function()

@@ -114,6 +114,8 @@ static inline uint16_t mt_float_to_bf16(float f) {
 #define mt_ld_i64(p) (*(p))
 #define mt_ld_u8(p) ((int64_t)*(p))
 #define mt_ld_b8(p) ((int64_t)(*(p) != 0))
+#define mt_ld_i8(p) ((int64_t)*(p))
+#define mt_ld_i16(p) ((int64_t)*(p))
 #define mt_st_f32(p, v) (*(p) = (float)(v))
 #define mt_st_f64(p, v) (*(p) = (double)(v))
 #define mt_st_f16(p, v) (*(p) = mt_float_to_half((float)(v)))
@@ -122,6 +124,8 @@ static inline uint16_t mt_float_to_bf16(float f) {
 #define mt_st_i64(p, v) (*(p) = (int64_t)(v))
 #define mt_st_u8(p, v) (*(p) = (uint8_t)(v))
 #define mt_st_b8(p, v) (*(p) = (uint8_t)((v) != 0))
+#define mt_st_i8(p, v) (*(p) = (int8_t)(v))
+#define mt_st_i16(p, v) (*(p) = (int16_t)(v))
 
 /* a double converted to a dtype's compute type without UB for out-of-range ints */
 static inline int64_t mt_double_to_i64(double v) {

@@ -132,6 +132,28 @@ mt_status mt_copy(mt_tensor *dst, const mt_tensor *src) {
 
 /* ---- unary and binary ---- */
 
+/* Torch7 applies pointwise ops to operands that do not broadcast but hold as many elements
+ * as the first one, in element order: *x is then re-expressed with a's shape (a view when its
+ * strides allow, else a contiguous copy) and *owned holds that new reference, which the
+ * caller releases. Broadcasting wins where it applies (3x1 with 1x3 gives 3x3). */
+static mt_status elementwise_like(const char *op, const mt_tensor *a, const mt_tensor **x, mt_tensor **owned) {
+  int nd;
+  int64_t sizes[MT_MAX_DIMS];
+  *owned = NULL;
+  if (mt__broadcast_shape(op, a->ndim, a->sizes, (*x)->ndim, (*x)->sizes, &nd, sizes) == MT_OK) return MT_OK;
+  if (mt__numel(a) != mt__numel(*x)) return mt_last_status(); /* the broadcast error */
+  if (mt_tensor_view(owned, *x, a->ndim, a->sizes) != MT_OK) {
+    mt_tensor *tmp;
+    MT_TRY(mt__tensor_empty(&tmp, (*x)->dtype, (*x)->device, (*x)->ndim, (*x)->sizes));
+    mt_status st = copy_same_shape(tmp, *x);
+    if (st == MT_OK) st = mt_tensor_view(owned, tmp, a->ndim, a->sizes);
+    mt_tensor_release(tmp);
+    if (st != MT_OK) return st;
+  }
+  *x = *owned;
+  return MT_OK;
+}
+
 const char *mt_unary_op_name(int op) { return op >= 0 && op < MT_NUM_UNARY_OPS ? unary_names[op] : NULL; }
 
 mt_status mt_unary(int op, mt_tensor *out, const mt_tensor *a, double p1, double p2) {
@@ -152,15 +174,8 @@ mt_status mt_unary(int op, mt_tensor *out, const mt_tensor *a, double p1, double
   return be->unary((mt_unary_op)op, out, a, p1, p2);
 }
 
-mt_status mt_binary(int op, mt_tensor *out, const mt_tensor *a, const mt_tensor *b, double alpha) {
-  if (op < 0 || op >= MT_NUM_BINARY_OPS) return mt__error(MT_ERR_ARG, "binary: invalid op %d", op);
-  const char *name = binary_names[op];
-  MT_CHECK_TENSOR(a, name, "first operand");
-  MT_CHECK_TENSOR(b, name, "second operand");
-  MT_CHECK_TENSOR(out, name, "result tensor");
-  MT_TRY(same_dtype(name, a, b));
-  MT_TRY(same_device(name, a, b));
-  if (binary_kind[op] == KIND_FLOAT && !mt_dtype_is_floating(a->dtype)) return float_only_error(name, a->dtype);
+static mt_status binary(int op, const char *name, mt_tensor *out, const mt_tensor *a, const mt_tensor *b,
+                        double alpha) {
   int nd;
   int64_t sizes[MT_MAX_DIMS];
   MT_TRY(mt__broadcast_shape(name, a->ndim, a->sizes, b->ndim, b->sizes, &nd, sizes));
@@ -176,6 +191,25 @@ mt_status mt_binary(int op, mt_tensor *out, const mt_tensor *a, const mt_tensor 
   return be->binary((mt_binary_op)op, out, &av, &bv, alpha);
 }
 
+mt_status mt_binary(int op, mt_tensor *out, const mt_tensor *a, const mt_tensor *b, double alpha) {
+  if (op < 0 || op >= MT_NUM_BINARY_OPS) return mt__error(MT_ERR_ARG, "binary: invalid op %d", op);
+  const char *name = binary_names[op];
+  MT_CHECK_TENSOR(a, name, "first operand");
+  MT_CHECK_TENSOR(b, name, "second operand");
+  MT_CHECK_TENSOR(out, name, "result tensor");
+  MT_TRY(same_dtype(name, a, b));
+  MT_TRY(same_device(name, a, b));
+  if (binary_kind[op] == KIND_FLOAT && !mt_dtype_is_floating(a->dtype)) return float_only_error(name, a->dtype);
+  mt_tensor *owned;
+  MT_TRY(elementwise_like(name, a, &b, &owned));
+  mt_status st = binary(op, name, out, a, b, alpha);
+  if (owned) mt_tensor_release(owned);
+  return st;
+}
+
+static mt_status addc_shaped(const char *name, int div, mt_tensor *out, const mt_tensor *a, double value,
+                             const mt_tensor *b, const mt_tensor *c);
+
 static mt_status addc(int div, mt_tensor *out, const mt_tensor *a, double value, const mt_tensor *b,
                       const mt_tensor *c) {
   const char *name = div ? "addcdiv" : "addcmul";
@@ -188,6 +222,17 @@ static mt_status addc(int div, mt_tensor *out, const mt_tensor *a, double value,
   MT_TRY(same_device(name, a, b));
   MT_TRY(same_device(name, a, c));
   if (div && !mt_dtype_is_floating(a->dtype)) return float_only_error(name, a->dtype);
+  mt_tensor *ob, *oc = NULL;
+  MT_TRY(elementwise_like(name, a, &b, &ob));
+  mt_status st = elementwise_like(name, a, &c, &oc);
+  if (st == MT_OK) st = addc_shaped(name, div, out, a, value, b, c);
+  if (ob) mt_tensor_release(ob);
+  if (oc) mt_tensor_release(oc);
+  return st;
+}
+
+static mt_status addc_shaped(const char *name, int div, mt_tensor *out, const mt_tensor *a, double value,
+                             const mt_tensor *b, const mt_tensor *c) {
   int n1, nd;
   int64_t s1[MT_MAX_DIMS], sizes[MT_MAX_DIMS];
   MT_TRY(mt__broadcast_shape(name, a->ndim, a->sizes, b->ndim, b->sizes, &n1, s1));

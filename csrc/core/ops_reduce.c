@@ -142,7 +142,8 @@ mt_status mt_reduce_all_value(int op, const mt_tensor *a, double p, double *out)
    * (a ByteTensor of 1000 ones sums to 1000, not 232): widen small integer types first. */
   const mt_tensor *src = a;
   mt_tensor *wide = NULL, *tmp;
-  if ((op == MT_SUM || op == MT_PROD) && (a->dtype == MT_U8 || a->dtype == MT_BOOL || a->dtype == MT_I32)) {
+  if ((op == MT_SUM || op == MT_PROD) && (a->dtype == MT_U8 || a->dtype == MT_BOOL || a->dtype == MT_I32 ||
+                                            a->dtype == MT_I8 || a->dtype == MT_I16)) {
     MT_TRY(mt__tensor_empty(&wide, MT_I64, a->device, a->ndim, a->sizes));
     mt_status st = mt_copy(wide, a);
     if (st != MT_OK) {

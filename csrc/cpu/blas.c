@@ -229,6 +229,8 @@ HALF_GEMM_FN(bf16)
 INT_GEMM_FN(MT_I32, i32, int32_t, int64_t)
 INT_GEMM_FN(MT_I64, i64, int64_t, int64_t)
 INT_GEMM_FN(MT_U8, u8, uint8_t, int64_t)
+INT_GEMM_FN(MT_I8, i8, int8_t, int64_t)
+INT_GEMM_FN(MT_I16, i16, int16_t, int64_t)
 #undef INT_GEMM_FN
 
 typedef mt_status (*gemm_one_fn)(int64_t, int64_t, int64_t, double, mat, mat, double, mat, scratch *);
@@ -246,6 +248,8 @@ mt_status mt__cpu_gemm(mt_tensor *out, double beta, double alpha, const mt_tenso
     case MT_I32: fn = gemm_one_i32; break;
     case MT_I64: fn = gemm_one_i64; break;
     case MT_U8: fn = gemm_one_u8; break;
+    case MT_I8: fn = gemm_one_i8; break;
+    case MT_I16: fn = gemm_one_i16; break;
     default: return mt__error(MT_ERR_DTYPE, "gemm: dtype %s not supported", mt_dtype_name(out->dtype));
   }
   if (nb == 0 || n == 0 || m == 0) return MT_OK;
@@ -349,6 +353,8 @@ GEMV_LOOP_FN(MT_BF16, bf16, uint16_t, float, double, TO_DBL)
 GEMV_LOOP_FN(MT_I32, i32, int32_t, int64_t, uint64_t, TO_U64)
 GEMV_LOOP_FN(MT_I64, i64, int64_t, int64_t, uint64_t, TO_U64)
 GEMV_LOOP_FN(MT_U8, u8, uint8_t, int64_t, uint64_t, TO_U64)
+GEMV_LOOP_FN(MT_I8, i8, int8_t, int64_t, uint64_t, TO_U64)
+GEMV_LOOP_FN(MT_I16, i16, int16_t, int64_t, uint64_t, TO_U64)
 #undef GEMV_LOOP_FN
 
 mt_status mt__cpu_gemv(mt_tensor *out, double beta, double alpha, const mt_tensor *m, const mt_tensor *v) {
@@ -373,6 +379,8 @@ mt_status mt__cpu_gemv(mt_tensor *out, double beta, double alpha, const mt_tenso
     case MT_I32: return gemv_i32(beta, alpha, mm, vv, y);
     case MT_I64: return gemv_i64(beta, alpha, mm, vv, y);
     case MT_U8: return gemv_u8(beta, alpha, mm, vv, y);
+    case MT_I8: return gemv_i8(beta, alpha, mm, vv, y);
+    case MT_I16: return gemv_i16(beta, alpha, mm, vv, y);
     default: return mt__error(MT_ERR_DTYPE, "gemv: dtype %s not supported", mt_dtype_name(out->dtype));
   }
 }

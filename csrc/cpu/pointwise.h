@@ -79,6 +79,8 @@ static inline int64_t pw_sat_i32(double v) {
 #define PW_CV_i64(x) PW_TO_I64(x)
 #define PW_CV_u8(x) PW_TO_I64(x)
 #define PW_CV_b8(x) ((x) != 0)
+#define PW_CV_i8(x) PW_TO_I64(x)
+#define PW_CV_i16(x) PW_TO_I64(x)
 
 /* ---- shared entry points between the kernel files ---- */
 /* 1 when a tensor (any dtype) holds a zero: integer division checks divisors with it */

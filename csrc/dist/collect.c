@@ -133,6 +133,8 @@ static void mpi_type_op(int dtype, int op, MPI_Datatype *t, MPI_Op *o) {
   case MT_I32: native = MPI_INT32_T; break;
   case MT_I64: native = MPI_INT64_T; break;
   case MT_U8: native = MPI_UINT8_T; break;
+  case MT_I8: native = MPI_INT8_T; break;
+  case MT_I16: native = MPI_INT16_T; break;
   default: break;
   }
   if (native != MPI_DATATYPE_NULL) {

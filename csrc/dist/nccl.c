@@ -118,6 +118,7 @@ static int nccl_type(int dtype, ncclDataType_t *t) {
   case MT_I32: *t = ncclInt32; return 1;
   case MT_I64: *t = ncclInt64; return 1;
   case MT_U8: *t = ncclUint8; return 1;
+  case MT_I8: *t = ncclInt8; return 1;
   default: return 0;
   }
 }

@@ -88,6 +88,8 @@ static double ld_any(const mt_tensor *t, int64_t i) { /* element i of a contiguo
   case MT_BF16: return mt_bf16_to_float(((const uint16_t *)p)[i]);
   case MT_I32: return ((const int32_t *)p)[i];
   case MT_I64: return (double)((const int64_t *)p)[i];
+  case MT_I8: return ((const int8_t *)p)[i];
+  case MT_I16: return ((const int16_t *)p)[i];
   default: return ((const uint8_t *)p)[i];
   }
 }

@@ -27,6 +27,7 @@ T.dtype_by_name = {}
 for _, d in ipairs(dtypes) do T.dtype_by_name[d.name] = d end
 T.FLOAT, T.DOUBLE, T.HALF, T.BF16 = C.MT_F32, C.MT_F64, C.MT_F16, C.MT_BF16
 T.INT, T.LONG, T.BYTE, T.BOOL = C.MT_I32, C.MT_I64, C.MT_U8, C.MT_BOOL
+T.CHAR, T.SHORT = C.MT_I8, C.MT_I16
 T.CPU = -1
 
 -- 'torch.FloatTensor', 'torch.CudaTensor', 'torch.CudaDoubleTensor' (cutorch's names)
@@ -39,16 +40,15 @@ end
 
 function T.parse_typename(s)
    if type(s) ~= 'string' then return nil end
-   local cuda, name = s:match('^torch%.(C?u?d?a?)(%w-)Tensor$')
-   if not name then return nil end
-   if cuda == 'Cuda' then
+   local name = s:match('^torch%.Cuda(%w-)Tensor$')
+   if name then
       if name == '' then name = 'Float' end
       local d = T.dtype_by_name[name]
       return d and d.id, 0
-   elseif cuda == '' then
-      local d = T.dtype_by_name[name]
-      return d and d.id, -1
    end
+   name = s:match('^torch%.(%w+)Tensor$')
+   local d = name and T.dtype_by_name[name]
+   if d then return d.id, -1 end
 end
 
 ---------------------------------------------------------------------------------------------
@@ -71,11 +71,52 @@ local ref_t = ffi.typeof('mt_tensor_ref')
 local index_hook -- set by tensor_index.lua: t[i], t[{...}]
 local newindex_hook
 
+-- Per-type faces: torch.getmetatable('torch.FloatTensor') is a table of its own that reads
+-- through to the shared methods; what code stores in it (Torch7 code adds methods to a type's
+-- metatable) applies to tensors of that type only. Lookups stay one table read while no face
+-- overrides a shared method (faces_override); new names are looked up after the shared ones.
+local faces = {}          -- [dtype + 1] (CPU) and [dtype + 1 + FACE_CUDA] (CUDA) -> face
+local FACE_CUDA = 64
+local faces_override = false
+T.faces = faces
+local function face_key(dtype, device) return dtype + 1 + (device >= 0 and FACE_CUDA or 0) end
+function T.face(dtype, device)
+   local key = face_key(dtype, device)
+   local f = faces[key]
+   if f then return f end
+   f = setmetatable({}, {
+      __index = methods,
+      __newindex = function(tbl, k, v)
+         if methods[k] ~= nil then faces_override = true end
+         rawset(tbl, k, v)
+      end,
+   })
+   faces[key] = f
+   return f
+end
+
 local mt = {}
 mt.__index = function(self, k)
+   if faces_override then
+      local h = self.h
+      if h ~= nil then
+         local f = faces[face_key(C.mt_tensor_dtype(h), C.mt_tensor_device(h))]
+         local m = f and rawget(f, k)
+         if m ~= nil then return m end
+      end
+   end
    local m = methods[k]
    if m ~= nil then return m end
-   if index_hook and type(k) ~= 'string' then return index_hook(self, k) end
+   if type(k) == 'string' then
+      local h = self.h
+      if h ~= nil then
+         local f = faces[face_key(C.mt_tensor_dtype(h), C.mt_tensor_device(h))]
+         m = f and rawget(f, k)
+         if m ~= nil then return m end
+      end
+   elseif index_hook then
+      return index_hook(self, k)
+   end
    error("moontorch: tensor has no method or field '" .. tostring(k) .. "'", 2)
 end
 mt.__newindex = function(self, k, v)
@@ -135,6 +176,14 @@ function T.sizes(t)
    return s
 end
 
+-- The strides of a tensor as a Lua array (as C has them: T.sizes' companion).
+function T.strides(t)
+   local h = T.h(t)
+   local s = {}
+   for i = 1, C.mt_tensor_ndim(h) do s[i] = tonumber(C.mt_tensor_stride(h, i - 1)) end
+   return s
+end
+
 ---------------------------------------------------------------------------------------------
 -- LongStorage: Torch7's size object (a 1-based array with a few methods)
 local LongStorage = {}
@@ -170,13 +219,22 @@ function T.is_size(x) return getmetatable(x) == LongStorage end
 
 ---------------------------------------------------------------------------------------------
 -- basic metadata methods
-function methods.dim(t) return C.mt_tensor_ndim(T.h(t, 'dim')) end
+-- Torch7's empty tensor (torch.Tensor()) has no dimensions. The C core keeps it 1-d of size 0
+-- (an empty tensor with no dimensions would be a 1-element scalar there), and the methods
+-- that show dimensions to Lua code report none for it: dim() 0, size() and stride() empty.
+local function ndim(h)
+   local n = C.mt_tensor_ndim(h)
+   if n == 1 and C.mt_tensor_size(h, 0) == 0 then return 0 end
+   return n
+end
+T.ndim = ndim
+function methods.dim(t) return ndim(T.h(t, 'dim')) end
 methods.nDimension = methods.dim
 
 function methods.size(t, d)
    local h = T.h(t, 'size')
-   if d == nil then return LongStorage.new(T.sizes(t)) end
-   local n = C.mt_tensor_ndim(h)
+   if d == nil then return LongStorage.new(ndim(h) == 0 and {} or T.sizes(t)) end
+   local n = ndim(h)
    if d < 0 then d = d + n + 1 end
    if d < 1 or d > n then error(('size: dimension %d out of range for a %d-dimensional tensor'):format(d, n), 2) end
    return tonumber(C.mt_tensor_size(h, d - 1))
@@ -184,7 +242,7 @@ end
 
 function methods.stride(t, d)
    local h = T.h(t, 'stride')
-   local n = C.mt_tensor_ndim(h)
+   local n = ndim(h)
    if d == nil then
       local s = {}
       for i = 1, n do s[i] = tonumber(C.mt_tensor_stride(h, i - 1)) end

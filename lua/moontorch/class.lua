@@ -72,7 +72,19 @@ local function make(name, parentName, ns)
    return mt, parent
 end
 
-setmetatable(class, { __call = function(_, name, parentName, ns) return make(name, parentName, ns) end })
+-- Torch7's argument forms: (name), (name, parentName), (name, namespaceTable),
+-- (name, parentName, namespaceTable)
+setmetatable(class, { __call = function(_, name, parentName, ns)
+   if type(parentName) == 'table' and ns == nil then parentName, ns = nil, parentName end
+   if parentName ~= nil and type(parentName) ~= 'string' then
+      error('torch.class: expected <class name> [<parent class name>] [<module table>], got a ' .. type(parentName)
+         .. ' as second argument', 2)
+   end
+   if ns ~= nil and type(ns) ~= 'table' then
+      error('torch.class: the module argument must be a table, got a ' .. type(ns), 2)
+   end
+   return make(name, parentName, ns)
+end })
 
 -- Register the table that receives classes named 'pkg.X'.
 function class.namespace(pkg, tbl) namespaces[pkg] = tbl end
@@ -100,13 +112,30 @@ function class.typename(obj)
    return nil
 end
 
--- True when obj's class is typeSpec (a name or a class) or derives from it.
-function class.isTypeOf(obj, spec)
-   local target = class_of(spec)
-   if not target then return false end
+-- Torch7's name test: a pattern (string.match) that matches, but a plain name must match the
+-- whole type name ('nn.Linear' is not a 'nn.Lin').
+local function name_matches(typename, spec)
+   local ok, m = pcall(string.match, typename, spec)
+   return ok and m ~= nil and (m ~= spec or m == typename)
+end
+
+-- True when obj's class (or a parent class) is typeSpec: a class, its constructor, a tensor
+-- type (torch.FloatTensor) or a name, which may be a string.find pattern ('nn%..*Linear').
+-- Tensors are their type; typenames(obj) gives the names to test, nearest class first.
+function class.isTypeOf(obj, spec, typenames)
+   if type(spec) ~= 'string' then
+      local target = class_of(spec)
+      if target then spec = target.__typename
+      elseif type(spec) == 'table' and type(rawget(spec, '__typename')) == 'string' then spec = spec.__typename
+      else error('torch.isTypeOf: type must be given as a name, a pattern or a class, got a ' .. type(spec), 2) end
+   end
+   if typenames then
+      for _, name in ipairs(typenames) do if name_matches(name, spec) then return true end end
+      return false
+   end
    local mt = class.typename(obj) and getmetatable(obj)
    while mt do
-      if mt == target then return true end
+      if name_matches(mt.__typename, spec) then return true end
       mt = parents[mt]
    end
    return false

@@ -28,15 +28,15 @@ torch.logspace :: torch.logspace([res,] from, to [, n=100]) :: n values 10^x for
 torch.eye :: torch.eye([res,] n [, m]) :: n x m identity matrix
 torch.rand :: torch.rand([res,] sizes...) :: uniform random numbers in [0, 1)
 torch.randn :: torch.randn([res,] sizes...) :: standard normal random numbers
-torch.randperm :: torch.randperm(n) :: random permutation of 1..n (LongTensor)
+torch.randperm :: torch.randperm(n) :: random permutation of 1..n (default tensor type)
 torch.uniform :: torch.uniform([a=0, b=1]) :: one uniform random number in [a, b) (t:uniform fills a tensor)
 torch.normal :: torch.normal([mean=0, std=1]) :: one normal random number (t:normal fills a tensor)
 torch.bernoulli :: torch.bernoulli([p=0.5]) :: 1 with probability p, else 0 (t:bernoulli fills a tensor)
 torch.manualSeed :: torch.manualSeed(seed) :: seed the default random generator (same seed, same numbers on CPU and CUDA)
 torch.seed :: torch.seed() :: seed the generator from the clock; returns the seed
 torch.initialSeed :: torch.initialSeed() :: the seed the generator was last seeded with
-torch.getRNGState :: torch.getRNGState() :: generator state {seed=, offset=}
-torch.setRNGState :: torch.setRNGState(state) :: restore a state from torch.getRNGState()
+torch.getRNGState :: torch.getRNGState([gen]) :: a copy of the generator state (a ByteTensor)
+torch.setRNGState :: torch.setRNGState([gen,] state) :: restore a state from torch.getRNGState() (returns state)
 torch.setdefaulttensortype :: torch.setdefaulttensortype(name) :: type for torch.Tensor, zeros, rand...: e.g. 'torch.FloatTensor'
 torch.getdefaulttensortype :: torch.getdefaulttensortype() :: name of the default tensor type
 torch.isTensor :: torch.isTensor(x) :: true when x is a moontorch tensor
@@ -329,6 +329,16 @@ torch.trace :: torch.trace(x) :: the sum of matrix x's diagonal (a number)
 torch.Tensor.trace :: x:trace() :: the sum of matrix x's diagonal (a number)
 torch.dist :: torch.dist(x, y [, p]) :: the p-norm (default 2) of x - y (a number)
 torch.Tensor.dist :: x:dist(y [, p]) :: the p-norm (default 2) of x - y (a number)
+torch.CharTensor :: torch.CharTensor(...) :: like torch.Tensor, int8
+torch.ShortTensor :: torch.ShortTensor(...) :: like torch.Tensor, int16
+torch.Tensor.char :: t:char() :: as int8 (self if already)
+torch.Tensor.short :: t:short() :: as int16 (self if already)
+torch.getmetatable :: torch.getmetatable('torch.FloatTensor') :: the type's own method table (add methods for that type only; its new is t.new: t:new() an empty tensor like t, t.new(2, 3) a 2x3 one), or a torch.class class
+torch.Generator :: torch.Generator() :: a random generator with its own seed and stream; pass it first to manualSeed, seed, initialSeed, getRNGState, setRNGState, random, uniform, normal, bernoulli, rand, randn, randperm and t:uniform(gen, ...)
+torch.Tensor.range :: t:range(a, b [, step]) :: t resized and filled with a, a+step, ..., up to b (inclusive), like torch.range(t, a, b, step)
+torch.Tensor.linspace :: t:linspace(a, b [, n]) :: t resized to n points evenly from a to b
+torch.Tensor.logspace :: t:logspace(a, b [, n]) :: t resized to n points 10^x, x evenly from a to b
+torch.Tensor.elementSize :: t:elementSize() :: bytes per element of t's type
 ]==]
 
 -- torch.* functions that share a method's text (torch.add has t:add's line, ...)

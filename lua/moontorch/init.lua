@@ -3,6 +3,7 @@
 local ffi = require 'ffi'
 
 local torch = {}
+table.unpack = table.unpack or unpack -- Lua 5.2+ code runs under LuaJIT
 -- Registered before the parts load, so any of them may require 'moontorch' itself.
 package.loaded.moontorch = torch
 
@@ -43,8 +44,16 @@ torch.version = ffi.string(C.mt_version())
 
 -- Torch7's class system: torch.class('nn.Linear', 'nn.Module') -> class, parent
 torch.class = require 'moontorch.class'
-function torch.isTypeOf(obj, typeSpec) return torch.class.isTypeOf(obj, typeSpec) end
-function torch.getmetatable(name) return torch.class.metatable(name) end
+function torch.isTypeOf(obj, typeSpec)
+   if T.is_tensor(obj) then return torch.class.isTypeOf(obj, typeSpec, { obj:type() }) end
+   return torch.class.isTypeOf(obj, typeSpec)
+end
+-- a tensor type's own method table (see T.face), else a torch.class class
+function torch.getmetatable(name)
+   local ty = T.types[name]
+   if ty then return T.face(ty.dtype, ty.device) end
+   return torch.class.metatable(name)
+end
 function torch.factory(name) return torch.class.factory(name) end
 
 function torch.setnumthreads(n)

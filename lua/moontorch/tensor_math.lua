@@ -71,8 +71,19 @@ return function(torch, T)
       local name = ffi.string(C.mt_unary_op_name(op))
       if not with_scalars[name] then unary[name] = op end
    end
+   -- torch.abs(-3), torch.round(2.4): a plain number goes through a 0-d double tensor, so
+   -- numbers follow exactly the rules tensors do, and a number comes back
+   local num = T.new(T.DOUBLE, T.CPU, {})
+   local nump = ffi.cast('double*', C.mt_tensor_data(num.h))
+   local function on_number(op, name, x, p1, p2)
+      nump[0] = x
+      check(C.mt_unary(op, num.h, num.h, p1 or 0, p2 or 0), name, true)
+      return nump[0]
+   end
+   T.on_number = on_number
    for name, op in pairs(unary) do
       torch[name] = function(a, b)
+         if type(a) == 'number' and b == nil then return on_number(op, name, a) end
          local res, src = nil, a
          if b ~= nil then res, src = a, b end
          res = result(res, src, name)
@@ -137,6 +148,7 @@ return function(torch, T)
 
    -- pow: torch.pow([res,] t, v), torch.pow([res,] v, t) (scalar base), torch.pow([res,] t, u)
    local function apply_pow(res, a, b)
+      if res == nil and type(a) == 'number' and type(b) == 'number' then return on_number(C.MT_POW_SCALAR, 'pow', a, b) end
       if type(a) == 'number' then
          if not is_tensor(b) then error('pow: expected a tensor operand, got ' .. type(a) .. ' and ' .. type(b), 3) end
          res = result(res, b, 'pow')
@@ -218,6 +230,11 @@ return function(torch, T)
       return res
    end
    function torch.clamp(a, b, c, d)
+      if type(a) == 'number' then
+         want_number('clamp', b, 'the lower bound')
+         want_number('clamp', c, 'the upper bound')
+         return on_number(C.MT_CLAMP, 'clamp', a, b, c)
+      end
       if is_tensor(b) then return apply_clamp(a, b, c, d) end
       return apply_clamp(nil, a, b, c)
    end
@@ -282,7 +299,7 @@ return function(torch, T)
 
    ------------------------------------------------------------------------------------------
    -- comparisons: ByteTensor results. torch.eq([res,] a, b|v); a:eq(b|v) returns a new
-   -- ByteTensor; res:eq(a, b|v) writes res.
+   -- ByteTensor; res:eq(a, b|v) writes res, a ByteTensor or (Torch7) one of a's type.
    local comparisons = {
       eq = { C.MT_EQ, C.MT_EQ_SCALAR }, ne = { C.MT_NE, C.MT_NE_SCALAR }, lt = { C.MT_LT, C.MT_LT_SCALAR },
       le = { C.MT_LE, C.MT_LE_SCALAR }, gt = { C.MT_GT, C.MT_GT_SCALAR }, ge = { C.MT_GE, C.MT_GE_SCALAR },
@@ -290,6 +307,18 @@ return function(torch, T)
    for name, ops in pairs(comparisons) do
       local function apply(res, a, b)
          want_operand(name, b)
+         if res ~= nil and T.h(res, name) and dtype(res) ~= T.BYTE then -- through a ByteTensor
+            T.h(a, name)
+            local rd, ad = dtype(res), dtype(a)
+            if rd ~= ad and rd ~= T.BOOL then
+               error(('%s: result must be a ByteTensor or a %s like the input, got a %s'):format(name, a:type(),
+                  res:type()), 3)
+            end
+            local m = apply(nil, a, b)
+            check(C.mt_tensor_resize(res.h, T.sizes_buf(T.sizes(m))), name, true)
+            check(C.mt_copy(res.h, m.h), name, true)
+            return res
+         end
          res = result(res, a, name, T.BYTE)
          if is_tensor(b) then
             check(C.mt_binary(ops[1], res.h, a.h, T.h(b, name), 1), name, true)

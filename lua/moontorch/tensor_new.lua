@@ -72,11 +72,12 @@ return function(torch, T)
          if a == nil then return T.empty(dtype, device) end
          if type(a) == 'number' then return T.new(dtype, device, { a, ... }) end
          -- Torch7: torch.Tensor(storage [, offset, sizes [, strides]]) views a storage of the
-         -- tensor's own type (storage.lua); a LongStorage of another type gives sizes
-         if T.is_storage and T.is_storage(a) and not (T.is_size(a) and T.storage_dtype(a) ~= dtype) then
+         -- tensor's own type (storage.lua); a LongStorage always gives sizes, also to a
+         -- LongTensor (Torch7 would view it there: README, Conventions)
+         if T.is_storage and T.is_storage(a) and not T.is_size(a) then
             return T.methods.set(T.empty(dtype, device), a, ...)
          end
-         if T.is_size(a) then return T.new(dtype, device, a) end
+         if T.is_size(a) then return T.new(dtype, device, #a == 0 and { 0 } or a) end -- {}: empty
          if T.is_tensor(a) then
             -- Torch7: a new tensor sharing the storage of a (same type only)
             if a:dtype() ~= dtype or a:device() ~= device then
@@ -99,6 +100,21 @@ return function(torch, T)
               __tostring = function() return name end })
          T.types[name] = ty
          torch[name:match('^torch%.(.*)$')] = ty
+         -- t.new(...) / t:new(...): Torch7's constructor of t's type (t:new() is an empty
+         -- tensor like t); a leading tensor of this very type is the method call's self
+         local face = T.face(d.id, device)
+         rawset(face, '__typename', name)
+         rawset(face, 'new', function(a, ...)
+            if T.is_tensor(a) and a.h ~= nil and C.mt_tensor_dtype(a.h) == d.id
+               and (C.mt_tensor_device(a.h) >= 0) == (device >= 0) then
+               if select('#', ...) == 0 then
+                  local dev = C.mt_tensor_device(a.h)
+                  return T.empty(d.id, dev)
+               end
+               return ty(...)
+            end
+            return ty(a, ...)
+         end)
       end
    end
 
@@ -195,6 +211,13 @@ return function(torch, T)
       check(C.mt_unary(C.MT_RPOW_SCALAR, r.h, r.h, 10, 0))
       return r
    end
+
+   -- method forms writing self (Torch7's x:range(1, 10), x:linspace(0, 1, 5), x:logspace(...))
+   function methods.range(t, a, b, step) return torch.range(T.h(t, 'range') and t, a, b, step) end
+   function methods.linspace(t, a, b, n) return torch.linspace(T.h(t, 'linspace') and t, a, b, n) end
+   function methods.logspace(t, a, b, n) return torch.logspace(T.h(t, 'logspace') and t, a, b, n) end
+   -- bytes per element
+   function methods.elementSize(t) return tonumber(C.mt_dtype_size(C.mt_tensor_dtype(T.h(t, 'elementSize')))) end
 
    function torch.eye(res, n, m)
       if not T.is_tensor(res) then res, n, m = nil, res, n end

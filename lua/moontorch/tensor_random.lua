@@ -10,32 +10,53 @@ return function(torch, T)
    local C, check, methods, is_tensor = T.C, T.check, T.methods, T.is_tensor
    local floor = math.floor
 
-   local gen = ffi.new('mt_generator')
-   torch._generator = gen
-   local initial_seed = 0
    local TWO53 = 2 ^ 53
 
    local function is_int(x) return type(x) == 'number' and x == floor(x) and x > -TWO53 and x < TWO53 end
 
-   -- seeds/offsets as Lua numbers when exact, else as uint64 cdata
-   local function as_lua(u64)
-      if u64 < TWO53 then return tonumber(u64) end
-      return ffi.new('uint64_t', u64)
-   end
    local function to_u64(op, v, what)
       if type(v) == 'cdata' then return ffi.cast('uint64_t', v) end
       if not is_int(v) then error(('%s: %s must be an integer, got %s'):format(op, what, tostring(v)), 3) end
       return ffi.cast('uint64_t', ffi.cast('int64_t', v)) -- negative seeds wrap, like a C long would
    end
 
-   function torch.manualSeed(seed)
-      gen.seed = to_u64('manualSeed', seed, 'the seed')
-      gen.offset = 0
-      initial_seed = seed
+   ------------------------------------------------------------------------------------------
+   -- generators: torch.Generator() objects, each with its own (seed, offset) and initial seed;
+   -- every function below takes one as optional first argument, else uses the default one.
+   local class = require 'moontorch.class'
+   local Generator = class.metatable('torch.Generator') -- when moontorch is loaded again
+   if Generator then
+      torch.Generator = function()
+         local o = class.factory('torch.Generator')()
+         o:__init()
+         return o
+      end
+   else Generator = class('torch.Generator', nil, torch) end
+   function Generator:__init() self.g = ffi.new('mt_generator'); self.initial = 0; torch.seed(self) end
+   local function is_gen(x) return type(x) == 'table' and getmetatable(x) == Generator end
+   local gen = ffi.new('mt_generator') -- the default generator's state
+   torch._generator = gen
+   local default = setmetatable({ g = gen, initial = 0 }, Generator)
+   T.is_generator = is_gen
+   -- (gen, ...) when the first argument is a generator, else (default, ...)
+   local function gen_args(a, ...)
+      if is_gen(a) then return a, ... end
+      return default, a, ...
+   end
+
+   local function manual_seed(G, seed)
+      G.g.seed = to_u64('manualSeed', seed, 'the seed')
+      G.g.offset = 0
+      G.initial = seed
+   end
+   function torch.manualSeed(...)
+      local G, seed = gen_args(...)
+      manual_seed(G, seed)
    end
 
    -- a fresh seed from the OS (or the clock), set and returned
-   function torch.seed()
+   function torch.seed(...)
+      local G = gen_args(...)
       local s
       local f = io.open('/dev/urandom', 'rb')
       if f then
@@ -47,40 +68,64 @@ return function(torch, T)
          end
       end
       s = s or (os.time() * 1000 + floor(os.clock() * 1000)) % TWO53
-      torch.manualSeed(s)
+      manual_seed(G, s)
       return s
    end
 
-   function torch.initialSeed() return initial_seed end
+   function torch.initialSeed(...)
+      local G = gen_args(...)
+      return G.initial
+   end
 
-   function torch.getRNGState() return { seed = as_lua(gen.seed), offset = as_lua(gen.offset) } end
+   -- the state as a ByteTensor (Torch7): a copy of the generator's bytes, seed then offset
+   local STATE_BYTES = ffi.sizeof('mt_generator')
+   function torch.getRNGState(...)
+      local G = gen_args(...)
+      local st = T.new(T.BYTE, T.CPU, { STATE_BYTES })
+      ffi.copy(C.mt_tensor_data(st.h), G.g, STATE_BYTES)
+      return st
+   end
 
-   function torch.setRNGState(state)
-      if type(state) ~= 'table' or state.seed == nil or state.offset == nil then
-         error('setRNGState: expected a table {seed=, offset=} from getRNGState, got ' .. type(state), 2)
+   function torch.setRNGState(...)
+      local G, state = gen_args(...)
+      if type(state) == 'table' and state.seed ~= nil and state.offset ~= nil then -- the older {seed=, offset=}
+         G.g.seed = to_u64('setRNGState', state.seed, 'seed')
+         G.g.offset = to_u64('setRNGState', state.offset, 'offset')
+         return state
       end
-      gen.seed = to_u64('setRNGState', state.seed, 'seed')
-      gen.offset = to_u64('setRNGState', state.offset, 'offset')
+      if not is_tensor(state) or state:type() ~= 'torch.ByteTensor' or state:nElement() ~= STATE_BYTES then
+         error(('setRNGState: expected the %d-byte torch.ByteTensor from getRNGState, got %s'):format(STATE_BYTES,
+            is_tensor(state) and (state:type() .. ' of ' .. state:nElement() .. ' elements') or type(state)), 2)
+      end
+      local c = state:contiguous()
+      ffi.copy(G.g, C.mt_tensor_data(c.h), STATE_BYTES)
+      return state
    end
 
    ------------------------------------------------------------------------------------------
    -- in-place draws
-   function methods.uniform(t, a, b)
+   -- t:uniform([gen,] a, b), t:normal([gen,] mean, std), t:bernoulli([gen,] p),
+   -- t:random([gen,] a, b): in place, from gen or the default generator
+   function methods.uniform(t, ...)
+      local G, a, b = gen_args(...)
       a, b = a or 0, b or 1
       if type(a) ~= 'number' or type(b) ~= 'number' then error('uniform: bounds must be numbers', 2) end
-      check(C.mt_random_uniform(T.h(t, 'uniform'), gen, a, b))
+      check(C.mt_random_uniform(T.h(t, 'uniform'), G.g, a, b))
       return t
    end
 
-   function methods.normal(t, mean, std)
+   function methods.normal(t, ...)
+      local G, mean, std = gen_args(...)
       mean, std = mean or 0, std or 1
       if type(mean) ~= 'number' or type(std) ~= 'number' then error('normal: mean and std must be numbers', 2) end
-      check(C.mt_random_normal(T.h(t, 'normal'), gen, mean, std))
+      check(C.mt_random_normal(T.h(t, 'normal'), G.g, mean, std))
       return t
    end
 
    -- t:bernoulli(p): 1 with probability p (a number, or a tensor of probabilities like t)
-   function methods.bernoulli(t, p)
+   function methods.bernoulli(t, ...)
+      local G, p = gen_args(...)
+      local gen = G.g
       local h = T.h(t, 'bernoulli')
       p = p == nil and 0.5 or p
       if is_tensor(p) then
@@ -97,20 +142,21 @@ return function(torch, T)
    end
 
    -- t:random(a, b): integers uniform in [a, b]; t:random(b): [1, b]; t:random(): [1, 2^32]
-   function methods.random(t, a, b)
+   function methods.random(t, ...)
+      local G, a, b = gen_args(...)
       local h = T.h(t, 'random')
       if a == nil then a, b = 1, 2 ^ 32
       elseif b == nil then a, b = 1, a end
       if not is_int(a) or not is_int(b) or a > b then
          error(('random: bounds must be integers with a <= b, got %s and %s'):format(tostring(a), tostring(b)), 2)
       end
-      check(C.mt_random_uniform(h, gen, a, b + 1))
+      check(C.mt_random_uniform(h, G.g, a, b + 1))
       if C.mt_dtype_is_floating(C.mt_tensor_dtype(h)) == 1 then check(C.mt_unary(C.MT_FLOOR, h, h, 0, 0)) end
       return t
    end
 
    ------------------------------------------------------------------------------------------
-   -- factories: torch.rand([res,] sizes...), torch.randn([res,] sizes...)
+   -- factories: torch.rand([res,] [gen,] sizes...), torch.randn([res,] [gen,] sizes...)
    local function size_args(op, a, ...)
       local s = T.size_list(a) -- a LongStorage becomes a table
       if type(a) == 'number' then s = { a, ... }
@@ -120,25 +166,24 @@ return function(torch, T)
       return r
    end
    local function factory(op, draw)
-      return function(a, ...)
-         local res
-         if is_tensor(a) then
-            res = a
-            check(C.mt_tensor_resize(res.h, T.sizes_buf(size_args(op, ...))))
-         else
-            res = T.new(T.default_dtype(), T.CPU, size_args(op, a, ...))
-         end
-         draw(res)
+      local function sized(res, G, ...)
+         if res then check(C.mt_tensor_resize(res.h, T.sizes_buf(size_args(op, ...))))
+         else res = T.new(T.default_dtype(), T.CPU, size_args(op, ...)) end
+         draw(res, G.g)
          return res
       end
+      return function(a, ...)
+         if is_tensor(a) then return sized(a, gen_args(...)) end
+         return sized(nil, gen_args(a, ...))
+      end
    end
-   torch.rand = factory('rand', function(t) check(C.mt_random_uniform(t.h, gen, 0, 1)) end)
-   torch.randn = factory('randn', function(t) check(C.mt_random_normal(t.h, gen, 0, 1)) end)
+   torch.rand = factory('rand', function(t, g) check(C.mt_random_uniform(t.h, g, 0, 1)) end)
+   torch.randn = factory('randn', function(t, g) check(C.mt_random_normal(t.h, g, 0, 1)) end)
 
-   -- torch.randperm([res,] n): a random permutation of 1..n (LongTensor), Fisher-Yates driven
-   -- by the generator (n draws)
-   function torch.randperm(res, n)
-      if not is_tensor(res) then res, n = nil, res end
+   -- torch.randperm([res,] n): a random permutation of 1..n (the default tensor type, as
+   -- Torch7), Fisher-Yates driven by the generator (n draws)
+   local function randperm(res, G, n)
+      local gen = G.g
       if not is_int(n) or n < 0 then error('randperm: n must be a non-negative integer, got ' .. tostring(n), 2) end
       local perm = T.new(T.LONG, T.CPU, { n })
       if n > 0 then
@@ -152,32 +197,27 @@ return function(torch, T)
             p[i], p[j] = p[j], p[i]
          end
       end
-      if res == nil then return perm end
+      if res == nil then res = T.new(T.default_dtype(), T.CPU, { n }) end
       check(C.mt_tensor_resize(res.h, T.sizes_buf { n }))
       check(C.mt_copy(res.h, perm.h))
       return res
    end
+   function torch.randperm(a, ...)
+      if is_tensor(a) then return randperm(a, gen_args(...)) end
+      return randperm(nil, gen_args(a, ...))
+   end
 
    ------------------------------------------------------------------------------------------
-   -- single numbers: torch.uniform([a, b]), torch.normal([mean, std]), torch.bernoulli([p]),
-   -- torch.random([a,] [b])
+   -- single numbers: torch.uniform([gen,] [a, b]), torch.normal([gen,] [mean, std]),
+   -- torch.bernoulli([gen,] [p]), torch.random([gen,] [a,] [b])
    local one = T.new(T.DOUBLE, T.CPU, { 1 })
    local onep = ffi.cast('double*', C.mt_tensor_data(one.h))
-   function torch.uniform(a, b)
-      methods.uniform(one, a, b)
-      return onep[0]
-   end
-   function torch.normal(mean, std)
-      methods.normal(one, mean, std)
-      return onep[0]
-   end
-   function torch.bernoulli(p)
-      methods.bernoulli(one, p)
-      return onep[0]
-   end
-   function torch.random(a, b)
-      methods.random(one, a, b)
-      return onep[0]
+   for _, name in ipairs { 'uniform', 'normal', 'bernoulli', 'random' } do
+      local m = methods[name]
+      torch[name] = function(...)
+         m(one, ...)
+         return onep[0]
+      end
    end
 
    torch.seed()

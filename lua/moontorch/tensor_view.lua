@@ -56,6 +56,8 @@ return function(torch, T)
    end
 
    with_sizes('view', function(t, h, n, buf)
+      -- an empty tensor viewed as no sizes (another empty tensor's size()) stays empty (T.ndim)
+      if n == 0 and C.mt_tensor_numel(h) == 0 then n, buf[0] = 1, 0 end
       check(C.mt_tensor_view(outp, h, n, buf))
       return T.wrap(outp[0])
    end)
@@ -78,6 +80,7 @@ return function(torch, T)
       if T.is_tensor((...)) then return reshape_into(t, ...) end
       local h = h_of(t, 'reshape')
       local n, buf = sizes_buf(size_list(...), false, 'reshape')
+      if n == 0 and C.mt_tensor_numel(h) == 0 then n, buf[0] = 1, 0 end -- empty stays empty
       if C.mt_tensor_view(outp, h, n, buf) == 0 then return T.wrap(outp[0]) end
       -- a size mismatch is an error whatever the layout; only a stride problem falls back
       if C.mt_tensor_is_contiguous(h) == 1 then T.raise('reshape', 'view') end
@@ -107,6 +110,7 @@ return function(torch, T)
       if ii < 1 or ii > size then
          error(('select: index %d out of range for dimension %d of size %d'):format(i, d + 1, size), 2)
       end
+      if C.mt_tensor_ndim(h) == 1 then return t[ii] end -- Torch7: a number, like t[i]
       check(C.mt_tensor_select(outp, h, d, ii - 1))
       return T.wrap(outp[0])
    end
@@ -227,6 +231,14 @@ return function(torch, T)
       check(C.mt_tensor_resize(h, n, buf))
       return t
    end)
+   -- Torch7: resizing to no sizes (an empty tensor's size()) gives the empty tensor (T.ndim);
+   -- resizeAs keeps a 0-d scalar's shape
+   local resize_to = methods.resize
+   function methods.resize(t, ...)
+      local s = size_list(...)
+      if #s == 0 then return resize_to(t, 0) end
+      return resize_to(t, ...)
+   end
 
    local function same_type(op, a, b)
       if C.mt_tensor_dtype(a.h) ~= C.mt_tensor_dtype(b.h) or C.mt_tensor_device(a.h) ~= C.mt_tensor_device(b.h) then
@@ -299,7 +311,7 @@ return function(torch, T)
    ------------------------------------------------------------------------------------------
    -- type conversion: self when already of that type, else a converted copy on the same device
    local conv = { float = T.FLOAT, double = T.DOUBLE, half = T.HALF, bfloat16 = T.BF16, int = T.INT,
-      long = T.LONG, byte = T.BYTE, bool = T.BOOL }
+      long = T.LONG, byte = T.BYTE, bool = T.BOOL, char = T.CHAR, short = T.SHORT }
    for name, dtype in pairs(conv) do
       methods[name] = function(t) return T.convert(t, dtype, C.mt_tensor_device(h_of(t, name))) end
    end

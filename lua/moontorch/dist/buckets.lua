@@ -15,6 +15,7 @@ buckets.storageKey = skey
 -- [lo, hi) of t's elements in its storage, 0-based
 local function span(t)
    local lo = t:storageOffset() - 1
+   if t:nElement() == 0 then return lo, lo end
    local hi = lo
    for d = 1, t:dim() do hi = hi + (t:size(d) - 1) * t:stride(d) end
    return lo, hi + 1

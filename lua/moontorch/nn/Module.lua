@@ -110,9 +110,7 @@ local function remap(t, cache, convert)
       entry = full:storage()
       cache[key] = entry
    end
-   local sizes = T.sizes(t)
-   local strides = {}
-   for i = 1, #sizes do strides[i] = t:stride(i) end
+   local sizes, strides = T.sizes(t), T.strides(t)
    return T.empty(entry._t:dtype(), entry._t:device()):set(entry, t:storageOffset(), sizes, strides)
 end
 
@@ -257,8 +255,7 @@ local function flatten(tensors, what)
          for _, m in ipairs(g.merged) do
             if off >= m[1] and off <= m[2] then pos = m.base + (off - m[1]); break end
          end
-         local sizes, strides = T.sizes(t), {}
-         for d = 1, #sizes do strides[d] = t:stride(d) end
+         local sizes, strides = T.sizes(t), T.strides(t)
          T.empty(dtype, device):set(fs, pos + 1, sizes, strides):copy(t)
          t:set(fs, pos + 1, sizes, strides)
       else

@@ -98,7 +98,7 @@ local function num(v) return v == v and v or nil end -- NaN cannot go into JSON 
 function Trainer:checkpoint(epochsDone, batch, partial)
    if not self.save then return end
    local meta = { format = self.format, epoch = epochsDone, batch = batch, partial = partial,
-      iteration = epochsDone * self.trainBatches + batch, rng = batch > 0 and torch.getRNGState() or nil,
+      iteration = epochsDone * self.trainBatches + batch, rng = batch > 0 and torch.getRNGState():totable() or nil, -- JSON: the state's bytes
       train_loss = self.last.loss, val_top1 = num(self.last.top1), val_top5 = num(self.last.top5),
       best_top1 = self.best.top1 >= 0 and self.best.top1 or nil, best_top5 = self.best.top5,
       best_epoch = self.best.epoch }
@@ -235,7 +235,9 @@ function Trainer:trainEpoch(epoch)
    local bar = self:bar(nb - first + 1, ('epoch %d/%d'):format(epoch, self.nEpochs))
    self.model:training()
    local batches = self.train:run(epoch, first)
-   if self.rng then torch.setRNGState(self.rng) end -- where the interrupted epoch was
+   if self.rng then -- where the interrupted epoch was (bytes; older checkpoints hold {seed=, offset=})
+      torch.setRNGState(self.rng.seed and self.rng or torch.ByteTensor(self.rng))
+   end
    self.partial, self.rng, self.firstBatch = nil, nil, 1
    local lr
    for b = first, nb do
