@@ -43,7 +43,8 @@
   X(MT_BOOL, b8, uint8_t, int64_t, "bool", "Bool", "BOOL", 0, __VA_ARGS__)
 
 /* The ops, in id order. X(ENUM, NAME, KIND, ...): NAME is the Torch7 name used in messages;
- * KIND is ANY (every dtype), FLOAT (floating dtypes only) or CMP (every dtype, writes uint8).
+ * KIND is ANY (every dtype), FLOAT (floating dtypes only), INT (integer dtypes and bool only)
+ * or CMP (every dtype, writes uint8).
  * A new op is one line here, its CPU body and its CUDA body: both backends generate their
  * kernels and dispatch from these lists, so a missing body does not compile, and Lua makes a
  * method of every parameterless unary op under its NAME (mt_unary_op_name). */
@@ -78,7 +79,15 @@
   X(MT_LT_SCALAR, "lt", CMP, __VA_ARGS__)                                          \
   X(MT_LE_SCALAR, "le", CMP, __VA_ARGS__)                                          \
   X(MT_GT_SCALAR, "gt", CMP, __VA_ARGS__)                                          \
-  X(MT_GE_SCALAR, "ge", CMP, __VA_ARGS__)
+  X(MT_GE_SCALAR, "ge", CMP, __VA_ARGS__)                                          \
+  X(MT_ACOS, "acos", FLOAT, __VA_ARGS__)                                           \
+  X(MT_ASIN, "asin", FLOAT, __VA_ARGS__)                                           \
+  X(MT_ATAN, "atan", FLOAT, __VA_ARGS__)                                           \
+  X(MT_TAN, "tan", FLOAT, __VA_ARGS__)                                             \
+  X(MT_SINH, "sinh", FLOAT, __VA_ARGS__)                                           \
+  X(MT_COSH, "cosh", FLOAT, __VA_ARGS__)                                           \
+  X(MT_TRUNC, "trunc", FLOAT, __VA_ARGS__)                                         \
+  X(MT_FRAC, "frac", FLOAT, __VA_ARGS__)       /* x - trunc(x) */
 
 #define MT_BINARY_OPS(X, ...)                                                      \
   X(MT_ADD, "add", ANY, __VA_ARGS__)           /* a + alpha*b */                   \
@@ -88,14 +97,20 @@
   X(MT_POW, "cpow", ANY, __VA_ARGS__)                                              \
   X(MT_MAXIMUM, "cmax", ANY, __VA_ARGS__)                                          \
   X(MT_MINIMUM, "cmin", ANY, __VA_ARGS__)                                          \
-  X(MT_FMOD, "fmod", FLOAT, __VA_ARGS__)                                           \
+  X(MT_FMOD, "fmod", ANY, __VA_ARGS__)        /* sign of a (C fmod; integers: a % b) */ \
   X(MT_ATAN2, "atan2", FLOAT, __VA_ARGS__)                                         \
   X(MT_EQ, "eq", CMP, __VA_ARGS__)                                                 \
   X(MT_NE, "ne", CMP, __VA_ARGS__)                                                 \
   X(MT_LT, "lt", CMP, __VA_ARGS__)                                                 \
   X(MT_LE, "le", CMP, __VA_ARGS__)                                                 \
   X(MT_GT, "gt", CMP, __VA_ARGS__)                                                 \
-  X(MT_GE, "ge", CMP, __VA_ARGS__)
+  X(MT_GE, "ge", CMP, __VA_ARGS__)                                                 \
+  X(MT_REMAINDER, "cremainder", ANY, __VA_ARGS__) /* sign of b, like Lua's % */       \
+  X(MT_BITAND, "cbitand", INT, __VA_ARGS__)                                        \
+  X(MT_BITOR, "cbitor", INT, __VA_ARGS__)                                          \
+  X(MT_BITXOR, "cbitxor", INT, __VA_ARGS__)                                        \
+  X(MT_LSHIFT, "clshift", INT, __VA_ARGS__)  /* on the dtype's bits; counts outside 0..bits-1 give 0 */ \
+  X(MT_RSHIFT, "crshift", INT, __VA_ARGS__)  /* logical (as unsigned), as Torch7 */
 
 /* reductions: KIND FLOAT refuses integer inputs; p is described per op */
 #define MT_REDUCE_OPS(X, ...)                                                      \
