@@ -293,6 +293,12 @@ mt_status mt_random_uniform(mt_tensor *t, mt_generator *g, double lo, double hi)
 mt_status mt_random_normal(mt_tensor *t, mt_generator *g, double mean, double std);
 mt_status mt_random_bernoulli(mt_tensor *t, mt_generator *g, double p);
 
+/* ---- issue 13, math: scans (csrc/core/ops_scan.c) ----
+ * cumulative sum / product along dim (0-based); out gets a's sizes and dtype (integers wrap,
+ * floats accumulate in double); out may be a itself */
+mt_status mt_cumsum(mt_tensor *out, const mt_tensor *a, int dim);
+mt_status mt_cumprod(mt_tensor *out, const mt_tensor *a, int dim);
+
 /* reductions: dim < 0 reduces everything to a 0-d tensor */
 mt_status mt_reduce(int op, mt_tensor *out, mt_tensor *indices, const mt_tensor *a, int dim,
                     int keepdim, double p, int64_t base);

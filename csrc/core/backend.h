@@ -154,7 +154,10 @@ typedef struct mt_pool_geom {
       double ibc1, double ibc2, double lr, double eps, double weight_decay, double max_trust, double *trust_out,     \
       double gscale, mt_tensor *copy))                                                                              \
   /* inf/NaN count and sum of squares of the finite elements of a contiguous floating tensor */                     \
-  X(P, mt_status, grad_check, (const mt_tensor *g, int64_t *nonfinite, double *sumsq))
+  X(P, mt_status, grad_check, (const mt_tensor *g, int64_t *nonfinite, double *sumsq))                            \
+  /* cumulative sum (prod = 0) or product along dim (0-based, a->ndim >= 1); out has a's sizes                      \
+   * and dtype and is a itself or does not overlap it */                                                            \
+  X(P, mt_status, scan, (int prod, mt_tensor *out, const mt_tensor *a, int dim))
 
 #define MT__BACKEND_SLOT(P, RET, NAME, ARGS) RET(*NAME) ARGS;
 #define MT_BACKEND_DECLARE(P, RET, NAME, ARGS) RET P##NAME ARGS;

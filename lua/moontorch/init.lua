@@ -20,6 +20,7 @@ local parts = {
    'tensor_intops',   -- remainder, cremainder, cfmod, bit ops and shifts
    'tensor_random',   -- manualSeed, rand, randn, uniform, normal, bernoulli
    'tensor_reduce',   -- sum, mean, max, min, var, std, norm, argmax, sort, topk
+   'tensor_scan',     -- cumsum, cumprod
    'tensor_linalg',   -- mm, bmm, addmm, addmv, dot, mv
    'cuda',            -- torch.cuda.*, t:cuda()
 }
