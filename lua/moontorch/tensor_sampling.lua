@@ -39,7 +39,7 @@ return function(torch, T)
    -- a contiguous float64 CPU copy of t and its data pointer
    local function host_doubles(t)
       local d = T.convert(t, T.DOUBLE, T.CPU)
-      if not methods.isContiguous(d) or rawequal(d, t) then d = methods.clone(d) end
+      if not methods.isContiguous(d) then d = methods.contiguous(d) end
       return ffi.cast('double*', C.mt_tensor_data(d.h)), d
    end
 
