@@ -97,7 +97,7 @@
   X(MT_POW, "cpow", ANY, __VA_ARGS__)                                              \
   X(MT_MAXIMUM, "cmax", ANY, __VA_ARGS__)                                          \
   X(MT_MINIMUM, "cmin", ANY, __VA_ARGS__)                                          \
-  X(MT_FMOD, "fmod", ANY, __VA_ARGS__)        /* sign of a (C fmod; integers: a % b) */ \
+  X(MT_FMOD, "fmod", ANY, __VA_ARGS__)         /* sign of a, as C fmod */          \
   X(MT_ATAN2, "atan2", FLOAT, __VA_ARGS__)                                         \
   X(MT_EQ, "eq", CMP, __VA_ARGS__)                                                 \
   X(MT_NE, "ne", CMP, __VA_ARGS__)                                                 \
@@ -105,12 +105,12 @@
   X(MT_LE, "le", CMP, __VA_ARGS__)                                                 \
   X(MT_GT, "gt", CMP, __VA_ARGS__)                                                 \
   X(MT_GE, "ge", CMP, __VA_ARGS__)                                                 \
-  X(MT_REMAINDER, "cremainder", ANY, __VA_ARGS__) /* sign of b, like Lua's % */       \
+  X(MT_REMAINDER, "cremainder", ANY, __VA_ARGS__) /* sign of b */                  \
   X(MT_BITAND, "cbitand", INT, __VA_ARGS__)                                        \
   X(MT_BITOR, "cbitor", INT, __VA_ARGS__)                                          \
   X(MT_BITXOR, "cbitxor", INT, __VA_ARGS__)                                        \
-  X(MT_LSHIFT, "clshift", INT, __VA_ARGS__)  /* on the dtype's bits; counts outside 0..bits-1 give 0 */ \
-  X(MT_RSHIFT, "crshift", INT, __VA_ARGS__)  /* logical (as unsigned), as Torch7 */
+  X(MT_LSHIFT, "clshift", INT, __VA_ARGS__)    /* count outside 0..bits-1: 0 */    \
+  X(MT_RSHIFT, "crshift", INT, __VA_ARGS__)    /* logical, as Torch7 */
 
 /* reductions: KIND FLOAT refuses integer inputs; p is described per op */
 #define MT_REDUCE_OPS(X, ...)                                                      \
