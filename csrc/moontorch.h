@@ -45,7 +45,8 @@
   X(MT_I16, i16, int16_t, int64_t, "int16", "Short", "I16", 0, __VA_ARGS__)
 
 /* The ops, in id order. X(ENUM, NAME, KIND, ...): NAME is the Torch7 name used in messages;
- * KIND is ANY (every dtype), FLOAT (floating dtypes only) or CMP (every dtype, writes uint8).
+ * KIND is ANY (every dtype), FLOAT (floating dtypes only), INT (integer dtypes and bool only)
+ * or CMP (every dtype, writes uint8).
  * A new op is one line here, its CPU body and its CUDA body: both backends generate their
  * kernels and dispatch from these lists, so a missing body does not compile, and Lua makes a
  * method of every parameterless unary op under its NAME (mt_unary_op_name). */
@@ -80,7 +81,15 @@
   X(MT_LT_SCALAR, "lt", CMP, __VA_ARGS__)                                          \
   X(MT_LE_SCALAR, "le", CMP, __VA_ARGS__)                                          \
   X(MT_GT_SCALAR, "gt", CMP, __VA_ARGS__)                                          \
-  X(MT_GE_SCALAR, "ge", CMP, __VA_ARGS__)
+  X(MT_GE_SCALAR, "ge", CMP, __VA_ARGS__)                                          \
+  X(MT_ACOS, "acos", FLOAT, __VA_ARGS__)                                           \
+  X(MT_ASIN, "asin", FLOAT, __VA_ARGS__)                                           \
+  X(MT_ATAN, "atan", FLOAT, __VA_ARGS__)                                           \
+  X(MT_TAN, "tan", FLOAT, __VA_ARGS__)                                             \
+  X(MT_SINH, "sinh", FLOAT, __VA_ARGS__)                                           \
+  X(MT_COSH, "cosh", FLOAT, __VA_ARGS__)                                           \
+  X(MT_TRUNC, "trunc", FLOAT, __VA_ARGS__)                                         \
+  X(MT_FRAC, "frac", FLOAT, __VA_ARGS__)       /* x - trunc(x) */
 
 #define MT_BINARY_OPS(X, ...)                                                      \
   X(MT_ADD, "add", ANY, __VA_ARGS__)           /* a + alpha*b */                   \
@@ -90,14 +99,20 @@
   X(MT_POW, "cpow", ANY, __VA_ARGS__)                                              \
   X(MT_MAXIMUM, "cmax", ANY, __VA_ARGS__)                                          \
   X(MT_MINIMUM, "cmin", ANY, __VA_ARGS__)                                          \
-  X(MT_FMOD, "fmod", FLOAT, __VA_ARGS__)                                           \
+  X(MT_FMOD, "fmod", ANY, __VA_ARGS__)         /* sign of a, as C fmod */          \
   X(MT_ATAN2, "atan2", FLOAT, __VA_ARGS__)                                         \
   X(MT_EQ, "eq", CMP, __VA_ARGS__)                                                 \
   X(MT_NE, "ne", CMP, __VA_ARGS__)                                                 \
   X(MT_LT, "lt", CMP, __VA_ARGS__)                                                 \
   X(MT_LE, "le", CMP, __VA_ARGS__)                                                 \
   X(MT_GT, "gt", CMP, __VA_ARGS__)                                                 \
-  X(MT_GE, "ge", CMP, __VA_ARGS__)
+  X(MT_GE, "ge", CMP, __VA_ARGS__)                                                 \
+  X(MT_REMAINDER, "cremainder", ANY, __VA_ARGS__) /* sign of b */                  \
+  X(MT_BITAND, "cbitand", INT, __VA_ARGS__)                                        \
+  X(MT_BITOR, "cbitor", INT, __VA_ARGS__)                                          \
+  X(MT_BITXOR, "cbitxor", INT, __VA_ARGS__)                                        \
+  X(MT_LSHIFT, "clshift", INT, __VA_ARGS__)    /* count outside 0..bits-1: 0 */    \
+  X(MT_RSHIFT, "crshift", INT, __VA_ARGS__)    /* logical, as Torch7 */
 
 /* reductions: KIND FLOAT refuses integer inputs; p is described per op */
 #define MT_REDUCE_OPS(X, ...)                                                      \
@@ -293,6 +308,12 @@ mt_status mt_arange(mt_tensor *t, double start, double step);  /* t[i] = start +
 mt_status mt_random_uniform(mt_tensor *t, mt_generator *g, double lo, double hi);
 mt_status mt_random_normal(mt_tensor *t, mt_generator *g, double mean, double std);
 mt_status mt_random_bernoulli(mt_tensor *t, mt_generator *g, double p);
+
+/* ---- issue 13, math: scans (csrc/core/ops_scan.c) ----
+ * cumulative sum / product along dim (0-based); out gets a's sizes and dtype (integers wrap,
+ * floats accumulate in double); out may be a itself */
+mt_status mt_cumsum(mt_tensor *out, const mt_tensor *a, int dim);
+mt_status mt_cumprod(mt_tensor *out, const mt_tensor *a, int dim);
 
 /* reductions: dim < 0 reduces everything to a 0-d tensor */
 mt_status mt_reduce(int op, mt_tensor *out, mt_tensor *indices, const mt_tensor *a, int dim,

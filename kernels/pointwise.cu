@@ -56,6 +56,13 @@ MTK_MATH1(mtk_log1p, log1pf, log1p)
 MTK_MATH1(mtk_expm1, expm1f, expm1)
 MTK_MATH1(mtk_sin, sinf, sin)
 MTK_MATH1(mtk_cos, cosf, cos)
+MTK_MATH1(mtk_acos, acosf, acos)
+MTK_MATH1(mtk_asin, asinf, asin)
+MTK_MATH1(mtk_atan, atanf, atan)
+MTK_MATH1(mtk_tan, tanf, tan)
+MTK_MATH1(mtk_sinh, sinhf, sinh)
+MTK_MATH1(mtk_cosh, coshf, cosh)
+MTK_MATH1(mtk_trunc, truncf, trunc)
 #undef MTK_MATH1
 
 MTK_D float mtk_floor(float x) { return floorf(x); }
@@ -89,6 +96,20 @@ MTK_D int64_t mtk_div(int64_t a, int64_t b) { return mtk_idiv(a, b); }
 MTK_D float mtk_fmod(float a, float b) { return fmodf(a, b); }
 MTK_D double mtk_fmod(double a, double b) { return fmod(a, b); }
 MTK_D int64_t mtk_fmod(int64_t a, int64_t b) { return mtk_imod(a, b); }
+/* remainder with the divisor's sign (Lua's %), from fmod as the CPU computes it */
+template <class CT> MTK_D CT mtk_remainder(CT a, CT b) {
+  CT r = mtk_fmod(a, b);
+  return (r != 0 && (r < 0) != (b < 0)) ? (CT)(r + b) : r;
+}
+/* shifts on the dtype's `bits` wide pattern as unsigned (logical right shift), counts outside
+ * 0..bits-1 give 0: the CPU's pw_shl/pw_shr */
+MTK_D int64_t mtk_shl(int64_t x, int64_t n, int bits) {
+  return (n < 0 || n >= bits) ? 0 : (int64_t)((uint64_t)x << n);
+}
+MTK_D int64_t mtk_shr(int64_t x, int64_t n, int bits) {
+  uint64_t u = bits >= 64 ? (uint64_t)x : (uint64_t)x & ((1ull << bits) - 1);
+  return (n < 0 || n >= bits) ? 0 : (int64_t)(u >> n);
+}
 MTK_D float mtk_atan2(float a, float b) { return atan2f(a, b); }
 MTK_D double mtk_atan2(double a, double b) { return atan2(a, b); }
 MTK_D int64_t mtk_atan2(int64_t a, int64_t b) { return mtk_from_double<int64_t>(atan2((double)a, (double)b)); }
@@ -99,7 +120,7 @@ template <class CT> MTK_D CT mtk_min(CT a, CT b) { return mtk_isnan(a) ? a : mtk
 /* ---- unary ---- */
 
 /* op kinds from moontorch.h's lists: CMP ops write uint8 */
-enum { MTK_KIND_ANY, MTK_KIND_FLOAT, MTK_KIND_CMP };
+enum { MTK_KIND_ANY, MTK_KIND_FLOAT, MTK_KIND_INT, MTK_KIND_CMP };
 #define MTK_KIND_CASE(E, NAME, KIND, ...) \
   case E: return MTK_KIND_##KIND;
 constexpr int mtk_unary_kind(int op) {
@@ -150,6 +171,14 @@ MTK_UNARY_BODY(MT_LT_SCALAR, x < p1)
 MTK_UNARY_BODY(MT_LE_SCALAR, x <= p1)
 MTK_UNARY_BODY(MT_GT_SCALAR, x > p1)
 MTK_UNARY_BODY(MT_GE_SCALAR, x >= p1)
+MTK_UNARY_BODY(MT_ACOS, mtk_acos(x))
+MTK_UNARY_BODY(MT_ASIN, mtk_asin(x))
+MTK_UNARY_BODY(MT_ATAN, mtk_atan(x))
+MTK_UNARY_BODY(MT_TAN, mtk_tan(x))
+MTK_UNARY_BODY(MT_SINH, mtk_sinh(x))
+MTK_UNARY_BODY(MT_COSH, mtk_cosh(x))
+MTK_UNARY_BODY(MT_TRUNC, mtk_trunc(x))
+MTK_UNARY_BODY(MT_FRAC, mtk_sub(x, mtk_trunc(x)))
 
 template <int OP, class T, class OT> struct mtk_unary_f {
   typedef typename mtk_ct<T>::type CT;
@@ -198,12 +227,13 @@ extern "C" mt_status mt__cuda_unary(mt_unary_op op, mt_tensor *out, const mt_ten
 
 template <int OP> struct mtk_binary_is_cmp { static constexpr bool value = mtk_binary_kind(OP) == MTK_KIND_CMP; };
 
-/* The body of every op of MT_BINARY_OPS: mtk_binary_body<OP>::apply(a, b, alpha); as for the
- * unary ops, a missing body does not compile. */
+/* The body of every op of MT_BINARY_OPS: mtk_binary_body<OP>::apply(a, b, alpha, bits) (bits:
+ * the storage dtype's width, for shifts); as for the unary ops, a missing body does not
+ * compile. INT ops are only instantiated for integer dtypes. */
 template <int OP> struct mtk_binary_body;
-#define MTK_BINARY_BODY(OP, EXPR)                                                        \
-  template <> struct mtk_binary_body<OP> {                                               \
-    template <class CT> MTK_D static auto apply(CT a, CT b, CT alpha) { return EXPR; }   \
+#define MTK_BINARY_BODY(OP, EXPR)                                                                \
+  template <> struct mtk_binary_body<OP> {                                                       \
+    template <class CT> MTK_D static auto apply(CT a, CT b, CT alpha, int bits) { return EXPR; } \
   };
 MTK_BINARY_BODY(MT_ADD, mtk_add(a, mtk_mul(alpha, b)))
 MTK_BINARY_BODY(MT_SUB, mtk_sub(a, mtk_mul(alpha, b)))
@@ -220,6 +250,12 @@ MTK_BINARY_BODY(MT_LT, a < b)
 MTK_BINARY_BODY(MT_LE, a <= b)
 MTK_BINARY_BODY(MT_GT, a > b)
 MTK_BINARY_BODY(MT_GE, a >= b)
+MTK_BINARY_BODY(MT_REMAINDER, mtk_remainder(a, b))
+MTK_BINARY_BODY(MT_BITAND, a & b)
+MTK_BINARY_BODY(MT_BITOR, a | b)
+MTK_BINARY_BODY(MT_BITXOR, a ^ b)
+MTK_BINARY_BODY(MT_LSHIFT, mtk_shl(a, b, bits))
+MTK_BINARY_BODY(MT_RSHIFT, mtk_shr(a, b, bits))
 
 template <int OP, class T, class OT> struct mtk_binary_f {
   typedef typename mtk_ct<T>::type CT;
@@ -228,8 +264,10 @@ template <int OP, class T, class OT> struct mtk_binary_f {
   CT alpha;
   MTK_D void operator()(int64_t, const int64_t *off) const {
     CT x = mtk_ld(a + off[1]), y = mtk_ld(b + off[2]);
-    if constexpr (mtk_binary_is_cmp<OP>::value) mtk_st(out + off[0], (int64_t)mtk_binary_body<OP>::apply(x, y, alpha));
-    else mtk_st(out + off[0], (CT)mtk_binary_body<OP>::apply(x, y, alpha));
+    const int bits = (int)(8 * sizeof(T));
+    if constexpr (mtk_binary_is_cmp<OP>::value)
+      mtk_st(out + off[0], (int64_t)mtk_binary_body<OP>::apply(x, y, alpha, bits));
+    else mtk_st(out + off[0], (CT)mtk_binary_body<OP>::apply(x, y, alpha, bits));
   }
 };
 
@@ -243,8 +281,7 @@ template <class T> struct mtk_zero_f {
   }
 };
 
-template <class T> static mt_status mtk_has_zero(const mt_tensor *t, int *found) {
-  const char *op = "cdiv";
+template <class T> static mt_status mtk_has_zero(const mt_tensor *t, int *found, const char *op) {
   mtk_temp flag;
   cudaStream_t s = mt__cuda_stream(t->device);
   MT_TRY(flag.alloc(t->device, sizeof(unsigned int)));
@@ -268,16 +305,22 @@ static mt_status mtk_binary_run(mt_tensor *out, const mt_tensor *a, const mt_ten
     typedef typename decltype(tag)::type T;
     typedef typename mtk_ct<T>::type CT;
     typedef typename std::conditional<mtk_binary_is_cmp<OP>::value, uint8_t, T>::type OT;
-    if constexpr (OP == MT_DIV && !mtk_is_float<T>::value) {
-      int zero = 0;
-      if (mt__numel(out) > 0) MT_TRY(mtk_has_zero<T>(b, &zero));
-      if (zero)
-        return mt__error(MT_ERR_ARG, "cdiv: integer division by zero (the divisor %s tensor holds a 0)",
-                         mt_dtype_name(b->dtype));
+    if constexpr (mtk_binary_kind(OP) == MTK_KIND_INT && mtk_is_float<T>::value) {
+      return mt__error(MT_ERR_DTYPE, "binary: op %d is not defined for %s tensors", OP, mt_dtype_name(a->dtype));
+    } else {
+      /* integer x/0 and x%0 have no value: refused as on the CPU */
+      if constexpr ((OP == MT_DIV || OP == MT_FMOD || OP == MT_REMAINDER) && !mtk_is_float<T>::value) {
+        const char *name = OP == MT_DIV ? "cdiv" : OP == MT_FMOD ? "fmod" : "cremainder";
+        int zero = 0;
+        if (mt__numel(out) > 0) MT_TRY(mtk_has_zero<T>(b, &zero, name));
+        if (zero)
+          return mt__error(MT_ERR_ARG, "%s: integer division by zero (the divisor %s tensor holds a 0)", name,
+                           mt_dtype_name(b->dtype));
+      }
+      mtk_binary_f<OP, T, OT> f{mtk_ptr<OT>(out), mtk_ptr<T>(a), mtk_ptr<T>(b), mtk_from_double<CT>(alpha)};
+      const int64_t *st[3] = {out->strides, a->strides, b->strides};
+      return mtk_pointwise<3>(out->device, "binary", out->ndim, out->sizes, st, f);
     }
-    mtk_binary_f<OP, T, OT> f{mtk_ptr<OT>(out), mtk_ptr<T>(a), mtk_ptr<T>(b), mtk_from_double<CT>(alpha)};
-    const int64_t *st[3] = {out->strides, a->strides, b->strides};
-    return mtk_pointwise<3>(out->device, "binary", out->ndim, out->sizes, st, f);
   });
 }
 

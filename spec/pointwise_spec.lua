@@ -282,7 +282,10 @@ describe('scalar ops', function()
          for i = 1, #fx do want[i] = math.fmod(fx[i], fy[i]) end
          util.assert_close(torch.fmod(x, y), want, tol(ty), 'fmod t ' .. ty)
       end
-      util.assert_error(function() torch.fmod(torch.LongTensor(3):fill(1), 2) end, 'fmod', 'int64')
+      -- integers too (C's %: the dividend's sign; more in math_extra_spec.lua), a 0 divisor refused
+      local l, fl = make({ 3, 5 }, 'torch.LongTensor', 'int')
+      util.assert_close(torch.fmod(l, -3), map(fl, function(a) return math.fmod(a, -3) end), EXACT, 'fmod int64')
+      util.assert_error(function() torch.fmod(torch.LongTensor(3):fill(1), 0) end, 'fmod', 'division by zero')
    end)
 end)
 

@@ -190,7 +190,10 @@ typedef struct mt_pool_geom {
    * when diagonal (Pk == 1); full: zero padding of k - 1 on each side (else valid); flip: the                      \
    * kernel reversed in every spatial dim (a convolution). Accumulates in double / int64. */                        \
   X(P, mt_status, tensor_conv, (mt_tensor *out, const mt_tensor *x, const mt_tensor *k, int full, int flip,         \
-      int diagonal))
+      int diagonal))                                                                              \
+  /* cumulative sum (prod = 0) or product along dim (0-based, a->ndim >= 1); out has a's sizes                      \
+   * and dtype and is a itself or does not overlap it */                                                            \
+  X(P, mt_status, scan, (int prod, mt_tensor *out, const mt_tensor *a, int dim))
 
 #define MT__BACKEND_SLOT(P, RET, NAME, ARGS) RET(*NAME) ARGS;
 #define MT_BACKEND_DECLARE(P, RET, NAME, ARGS) RET P##NAME ARGS;

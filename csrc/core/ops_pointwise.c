@@ -9,7 +9,7 @@
 #define SHAPE(t, b) mt__shape_str((t), (b), sizeof(b))
 
 /* Torch7 names (so messages match what the Lua user called) and kinds, from moontorch.h's lists */
-enum { KIND_ANY, KIND_FLOAT, KIND_CMP };
+enum { KIND_ANY, KIND_FLOAT, KIND_INT, KIND_CMP };
 #define OP_NAME(E, NAME, KIND, ...) [E] = NAME,
 #define OP_KIND(E, NAME, KIND, ...) [E] = KIND_##KIND,
 static const char *const unary_names[] = {MT_UNARY_OPS(OP_NAME, ~)};
@@ -22,6 +22,10 @@ _Static_assert(sizeof binary_names / sizeof binary_names[0] == MT_NUM_BINARY_OPS
 static mt_status float_only_error(const char *op, int dtype) {
   return mt__error(MT_ERR_DTYPE, "%s: not defined for %s tensors (floating-point dtypes only)", op,
                    mt_dtype_name(dtype));
+}
+
+static mt_status int_only_error(const char *op, int dtype) {
+  return mt__error(MT_ERR_DTYPE, "%s: not defined for %s tensors (integer dtypes only)", op, mt_dtype_name(dtype));
 }
 
 static mt_status same_dtype(const char *op, const mt_tensor *a, const mt_tensor *b) {
@@ -163,6 +167,7 @@ mt_status mt_unary(int op, mt_tensor *out, const mt_tensor *a, double p1, double
   MT_CHECK_TENSOR(out, name, "result tensor");
   int fl = mt_dtype_is_floating(a->dtype);
   if (!fl && unary_kind[op] == KIND_FLOAT) return float_only_error(name, a->dtype);
+  if (fl && unary_kind[op] == KIND_INT) return int_only_error(name, a->dtype);
   if (op == MT_DIV_SCALAR && !fl && mt_double_to_i64(p1) == 0)
     return mt__error(MT_ERR_ARG, "div: integer division by zero (divisor %g is 0 as %s)", p1, mt_dtype_name(a->dtype));
   if (op == MT_CLAMP && (p1 > p2))
@@ -200,6 +205,7 @@ mt_status mt_binary(int op, mt_tensor *out, const mt_tensor *a, const mt_tensor 
   MT_TRY(same_dtype(name, a, b));
   MT_TRY(same_device(name, a, b));
   if (binary_kind[op] == KIND_FLOAT && !mt_dtype_is_floating(a->dtype)) return float_only_error(name, a->dtype);
+  if (binary_kind[op] == KIND_INT && mt_dtype_is_floating(a->dtype)) return int_only_error(name, a->dtype);
   mt_tensor *owned;
   MT_TRY(elementwise_like(name, a, &b, &owned));
   mt_status st = binary(op, name, out, a, b, alpha);

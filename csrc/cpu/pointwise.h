@@ -14,6 +14,8 @@
 /* the dtype lists with extra arguments passed through: M(E, N, T, CT, ...) */
 #define PW_DTYPES MT_DTYPE_LIST_X
 #define PW_FLOAT_DTYPES MT_FLOAT_DTYPE_LIST_X
+#define PW__DTX_INT(E, N, T, CT, NAME, TORCH, ST, FL, M, ...) MT__SKIP_##FL(M(E, N, T, CT, __VA_ARGS__))
+#define PW_INT_DTYPES(M, ...) MT_DTYPES(PW__DTX_INT, M, __VA_ARGS__) /* integers and bool */
 
 /* a double parameter in compute type CT (float, double or int64_t) without UB for ints */
 #define PW_SCALAR(CT, v) _Generic((CT)0, int64_t: mt_double_to_i64(v), default: (CT)(v))
@@ -37,6 +39,31 @@ static inline int64_t pw_ipow(int64_t x, int64_t e) {
   return (int64_t)r;
 }
 
+/* remainders: fmod has the dividend's sign (C's % for integers), remainder the divisor's
+ * (Lua's %); a zero integer divisor is refused before any kernel runs (0 if it slips by) */
+static inline int64_t pw_ifmod(int64_t x, int64_t y) { return (y == 0 || y == -1) ? 0 : x % y; }
+static inline int64_t pw_irem(int64_t x, int64_t y) {
+  int64_t r = pw_ifmod(x, y);
+  return (r != 0 && (r < 0) != (y < 0)) ? r + y : r;
+}
+static inline float pw_fremf(float x, float y) {
+  float r = fmodf(x, y);
+  return (r != 0 && (r < 0) != (y < 0)) ? r + y : r;
+}
+static inline double pw_frem(double x, double y) {
+  double r = fmod(x, y);
+  return (r != 0 && (r < 0) != (y < 0)) ? r + y : r;
+}
+/* shifts on the dtype's `bits` wide pattern, as unsigned (Torch7 shifts (unsigned real)):
+ * right shifts are logical; a count outside 0..bits-1 gives 0 instead of C's undefined result */
+static inline int64_t pw_shl(int64_t x, int64_t n, int bits) {
+  return (n < 0 || n >= bits) ? 0 : (int64_t)((uint64_t)x << n);
+}
+static inline int64_t pw_shr(int64_t x, int64_t n, int bits) {
+  uint64_t u = bits >= 64 ? (uint64_t)x : (uint64_t)x & ((1ull << bits) - 1);
+  return (n < 0 || n >= bits) ? 0 : (int64_t)(u >> n);
+}
+
 /* ---- type-generic arithmetic on compute types ---- */
 #define PW_ADD(x, y) _Generic((x), int64_t: pw_iadd((x), (y)), default: (x) + (y))
 #define PW_SUB(x, y) _Generic((x), int64_t: pw_isub((x), (y)), default: (x) - (y))
@@ -52,6 +79,8 @@ static inline int64_t pw_iident(int64_t x) { return x; }
 /* float-only math: fn##f for float, fn for double */
 #define PW_F(fn, x) _Generic((x), float: fn##f, default: fn)(x)
 #define PW_F2(fn, x, y) _Generic((x), float: fn##f, default: fn)((x), (y))
+#define PW_FMOD(x, y) _Generic((x), int64_t: pw_ifmod, float: fmodf, default: fmod)((x), (y))
+#define PW_REM(x, y) _Generic((x), int64_t: pw_irem, float: pw_fremf, default: pw_frem)((x), (y))
 /* floor/ceil/round leave integers alone */
 #define PW_ROUNDING(fn, x) _Generic((x), int64_t: pw_iident, float: fn##f, default: fn)(x)
 /* comparisons against a double scalar v: floats compare with r, the scalar rounded to their

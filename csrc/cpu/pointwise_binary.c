@@ -12,7 +12,9 @@ typedef void (*bin_fn)(const mt_iter *it, double alpha);
 #define BIN_FN_GEN(N, T, CT, NAME, OT, STORE, EXPR)                                     \
   static void bin_##NAME##_##N(const mt_iter *it, double alpha_) {                      \
     const CT al = PW_SCALAR(CT, alpha_);                                                \
+    const int bits_ = (int)(8 * sizeof(T)); /* the dtype's width, for shifts */         \
     (void)al;                                                                           \
+    (void)bits_;                                                                        \
     MT_ITER_RUNS(it, n, p, s, {                                                         \
       if (s[0] == sizeof(OT) && s[1] == sizeof(T) && s[2] == sizeof(T)) {               \
         OT *o = (OT *)p[0];                                                             \
@@ -49,7 +51,7 @@ typedef void (*bin_fn)(const mt_iter *it, double alpha);
 #define BIN_MT_POW PW_POW(x, y)
 #define BIN_MT_MAXIMUM PW_MAX(x, y)
 #define BIN_MT_MINIMUM PW_MIN(x, y)
-#define BIN_MT_FMOD PW_F2(fmod, x, y)
+#define BIN_MT_FMOD PW_FMOD(x, y)
 #define BIN_MT_ATAN2 PW_F2(atan2, x, y)
 #define BIN_MT_EQ (x == y)
 #define BIN_MT_NE (x != y)
@@ -57,6 +59,12 @@ typedef void (*bin_fn)(const mt_iter *it, double alpha);
 #define BIN_MT_LE (x <= y)
 #define BIN_MT_GT (x > y)
 #define BIN_MT_GE (x >= y)
+#define BIN_MT_REMAINDER PW_REM(x, y)
+#define BIN_MT_BITAND (x & y)
+#define BIN_MT_BITOR (x | y)
+#define BIN_MT_BITXOR (x ^ y)
+#define BIN_MT_LSHIFT pw_shl(x, y, bits_)
+#define BIN_MT_RSHIFT pw_shr(x, y, bits_)
 
 /* one kernel per (op, dtype) of the list; an op without a body above fails to compile */
 #define DEF_ARITH(E, N, T, CT, OPE, EXPR) BIN_FN_GEN(N, T, CT, OPE, T, mt_st_##N, EXPR)
@@ -64,6 +72,7 @@ typedef void (*bin_fn)(const mt_iter *it, double alpha);
 #define DEF_BIN_ANY(OPE) PW_DTYPES(DEF_ARITH, OPE, BIN_##OPE)
 #define DEF_BIN_FLOAT(OPE) PW_FLOAT_DTYPES(DEF_ARITH, OPE, BIN_##OPE)
 #define DEF_BIN_CMP(OPE) PW_DTYPES(DEF_CMP, OPE, BIN_##OPE)
+#define DEF_BIN_INT(OPE) PW_INT_DTYPES(DEF_ARITH, OPE, BIN_##OPE)
 #define DEF_BIN(OPE, NAME, KIND, ...) DEF_BIN_##KIND(OPE)
 MT_BINARY_OPS(DEF_BIN, ~)
 
@@ -71,6 +80,7 @@ MT_BINARY_OPS(DEF_BIN, ~)
 #define ENT_ANY(OPE) PW_DTYPES(BIN_ENT, OPE, ~)
 #define ENT_FLOAT(OPE) PW_FLOAT_DTYPES(BIN_ENT, OPE, ~)
 #define ENT_CMP(OPE) PW_DTYPES(BIN_ENT, OPE, ~)
+#define ENT_INT(OPE) PW_INT_DTYPES(BIN_ENT, OPE, ~)
 #define ENT_OP(OPE, NAME, KIND, ...) ENT_##KIND(OPE)
 static const bin_fn bin_table[][MT_NUM_DTYPES] = {MT_BINARY_OPS(ENT_OP, ~)};
 _Static_assert(sizeof bin_table / sizeof bin_table[0] == MT_NUM_BINARY_OPS, "bin_table: one row per binary op");
@@ -102,9 +112,10 @@ mt_status mt__cpu_binary(mt_binary_op op, mt_tensor *out, const mt_tensor *a, co
   if ((int)op < 0 || op >= MT_NUM_BINARY_OPS || a->dtype >= MT_NUM_DTYPES || !bin_table[op][a->dtype])
     return mt__error(MT_ERR_DTYPE, "binary: op %d not available for %s on the CPU", (int)op, mt_dtype_name(a->dtype));
   if (mt__numel(out) == 0) return MT_OK;
-  if (op == MT_DIV && !mt_dtype_is_floating(a->dtype) && mt__cpu_has_zero(b))
-    return mt__error(MT_ERR_ARG, "cdiv: integer division by zero (the divisor %s tensor holds a 0)",
-                     mt_dtype_name(b->dtype));
+  /* integer x/0 and x%0 have no value: refused (floats give inf or NaN) */
+  if ((op == MT_DIV || op == MT_FMOD || op == MT_REMAINDER) && !mt_dtype_is_floating(a->dtype) && mt__cpu_has_zero(b))
+    return mt__error(MT_ERR_ARG, "%s: integer division by zero (the divisor %s tensor holds a 0)",
+                     op == MT_DIV ? "cdiv" : op == MT_FMOD ? "fmod" : "cremainder", mt_dtype_name(b->dtype));
   mt_iter it;
   const mt_tensor *ops[3] = {out, a, b};
   MT_TRY(mt_iter_init(&it, 3, ops, 0));

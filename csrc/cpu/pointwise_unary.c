@@ -69,6 +69,14 @@ typedef void (*un_fn)(const mt_iter *it, double p1, double p2);
 #define UN_MT_LE_SCALAR (PW_CMP_VALUE(x) <= PW_CMP_SCALAR(x, p1, c1r))
 #define UN_MT_GT_SCALAR (PW_CMP_VALUE(x) > PW_CMP_SCALAR(x, p1, c1r))
 #define UN_MT_GE_SCALAR (PW_CMP_VALUE(x) >= PW_CMP_SCALAR(x, p1, c1r))
+#define UN_MT_ACOS PW_F(acos, x)
+#define UN_MT_ASIN PW_F(asin, x)
+#define UN_MT_ATAN PW_F(atan, x)
+#define UN_MT_TAN PW_F(tan, x)
+#define UN_MT_SINH PW_F(sinh, x)
+#define UN_MT_COSH PW_F(cosh, x)
+#define UN_MT_TRUNC PW_F(trunc, x)
+#define UN_MT_FRAC (x - PW_F(trunc, x))
 
 /* one kernel per (op, dtype) of the list; an op without a body above fails to compile */
 #define DEF_UN(E, N, T, CT, OPE, EXPR) UN_FN_GEN(N, T, CT, OPE, T, mt_st_##N, EXPR)

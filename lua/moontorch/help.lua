@@ -339,6 +339,32 @@ torch.Tensor.range :: t:range(a, b [, step]) :: t resized and filled with a, a+s
 torch.Tensor.linspace :: t:linspace(a, b [, n]) :: t resized to n points evenly from a to b
 torch.Tensor.logspace :: t:logspace(a, b [, n]) :: t resized to n points 10^x, x evenly from a to b
 torch.Tensor.elementSize :: t:elementSize() :: bytes per element of t's type
+torch.Tensor.acos :: t:acos() / torch.acos([res,] a) :: arc cosine elementwise (floating dtypes)
+torch.Tensor.asin :: t:asin() / torch.asin([res,] a) :: arc sine elementwise (floating dtypes)
+torch.Tensor.atan :: t:atan() / torch.atan([res,] a) :: arc tangent elementwise (floating dtypes)
+torch.Tensor.tan :: t:tan() / torch.tan([res,] a) :: tangent elementwise (floating dtypes)
+torch.Tensor.sinh :: t:sinh() / torch.sinh([res,] a) :: hyperbolic sine elementwise (floating dtypes)
+torch.Tensor.cosh :: t:cosh() / torch.cosh([res,] a) :: hyperbolic cosine elementwise (floating dtypes)
+torch.Tensor.trunc :: t:trunc() / torch.trunc([res,] a) :: round toward zero elementwise (floating dtypes)
+torch.Tensor.frac :: t:frac() / torch.frac([res,] a) :: fractional part x - trunc(x) elementwise (floating dtypes)
+torch.Tensor.remainder :: t:remainder(v) / torch.remainder([res,] a, v) :: remainder with the sign of the divisor (Lua's %); integer x % 0 is an error
+torch.Tensor.cremainder :: t:cremainder(b) / torch.cremainder([res,] a, b) :: elementwise remainder with the sign of the divisor
+torch.Tensor.cfmod :: t:cfmod(b) / torch.cfmod([res,] a, b) :: elementwise remainder with the sign of the dividend (C fmod)
+torch.Tensor.bitand :: t:bitand(v) / torch.bitand([res,] a, v) :: bitwise and with a number (integer dtypes)
+torch.Tensor.cbitand :: t:cbitand(b) / torch.cbitand([res,] a, b) :: elementwise bitwise and (integer dtypes)
+torch.Tensor.bitor :: t:bitor(v) / torch.bitor([res,] a, v) :: bitwise or with a number (integer dtypes)
+torch.Tensor.cbitor :: t:cbitor(b) / torch.cbitor([res,] a, b) :: elementwise bitwise or (integer dtypes)
+torch.Tensor.bitxor :: t:bitxor(v) / torch.bitxor([res,] a, v) :: bitwise xor with a number (integer dtypes)
+torch.Tensor.cbitxor :: t:cbitxor(b) / torch.cbitxor([res,] a, b) :: elementwise bitwise xor (integer dtypes)
+torch.Tensor.lshift :: t:lshift(n) / torch.lshift([res,] a, n) :: shift bits left by n (floating dtypes: times 2^n)
+torch.Tensor.clshift :: t:clshift(b) / torch.clshift([res,] a, b) :: elementwise left shift (floating dtypes: times 2^b)
+torch.Tensor.rshift :: t:rshift(n) / torch.rshift([res,] a, n) :: logical right shift by n (floating dtypes: divided by 2^n)
+torch.Tensor.crshift :: t:crshift(b) / torch.crshift([res,] a, b) :: elementwise logical right shift (floating dtypes: divided by 2^b)
+torch.Tensor.logNormal :: t:logNormal([mean, stdv]) :: fill with exp of normal draws of that mean and stdv (defaults 1, 2), in place
+torch.logNormal :: torch.logNormal([mean, stdv]) :: one log-normal number (mean, stdv of the underlying normal)
+torch.Tensor.multinomial :: p:multinomial(n [, replacement]) / torch.multinomial([res,] p, n [, replacement]) :: LongTensor of n 1-based indices per row drawn from the weights in p (1-d or 2-d)
+torch.multinomialAliasSetup :: torch.multinomialAliasSetup(probs [, state]) :: alias tables {J, q} for fast repeated draws from probs
+torch.multinomialAlias :: torch.multinomialAlias(output, state) :: fill the 1-d LongTensor output with draws from an alias state
 ]==]
 
 -- torch.* functions that share a method's text (torch.add has t:add's line, ...)

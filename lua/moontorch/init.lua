@@ -18,8 +18,11 @@ local parts = {
    'tensor_gather',   -- index, indexSelect, indexAdd, indexFill, gather, scatter, cat
    'tensor_print',    -- tostring(t)
    'tensor_math',     -- pointwise math, comparisons, operators
+   'tensor_intops',   -- remainder, cremainder, cfmod, bit ops and shifts
    'tensor_random',   -- manualSeed, rand, randn, uniform, normal, bernoulli
+   'tensor_sampling', -- logNormal, multinomial, multinomialAliasSetup, multinomialAlias
    'tensor_reduce',   -- sum, mean, max, min, var, std, norm, argmax, sort, topk
+   'tensor_scan',     -- cumsum, cumprod
    'tensor_linalg',   -- mm, bmm, addmm, addmv, dot, mv
    'tensor_lapack',   -- gesv, gels, trtrs, inverse, potrf/potrs/potri, pstrf, qr, eig, symeig, svd
    'tensor_matrix',   -- cross, diag, tril, triu, renorm
