@@ -225,8 +225,9 @@ describe('storages', function()
       assert.are.equal(sz[2], size[2])
       assert.is_true(size == torch.FloatTensor(sz[1], sz[2]):size())
       assert(tostring(size):find('[torch.LongStorage of size 2]', 1, true))
-      -- a LongTensor over a LongStorage shares its memory (Torch7)
-      local lt = torch.LongTensor(ls)
+      -- a LongStorage gives sizes to a LongTensor too (README, Conventions); set() shares it
+      assert.are.same(sz, torch.LongTensor(ls):size():totable())
+      local lt = torch.LongTensor():set(ls)
       lt[1] = 99
       assert.are.equal(99, ls[1])
       assert.are.same(sz, torch.LongStorage(size):totable())

@@ -185,7 +185,7 @@ describe('damaged and unsafe files', function()
       util.assert_error(function() torch.deserialize(table_(1, { { number(1), torch_(2, 'foo.Bar', table_(3, {})) } })) end,
          'byte 24', 'class foo.Bar is not loaded')
       util.assert_error(function() torch.deserialize(torch_(1, 'nn.NoSuchLayer', table_(2, {}))) end, 'nn.NoSuchLayer')
-      util.assert_error(function() torch.deserialize(torch_(1, 'torch.CharTensor', '')) end, 'no such dtype')
+      util.assert_error(function() torch.deserialize(torch_(1, 'torch.ComplexTensor', '')) end, 'no such dtype')
       util.assert_error(function() torch.deserialize(torch_(1, 'torch.File', number(1))) end, 'no field table')
       util.assert_error(function() torch.deserialize(torch_(1, 'bad name!', '')) end, 'class name')
       local deep = ''

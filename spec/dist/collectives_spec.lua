@@ -22,11 +22,12 @@ local SIZES = { 0, 1, 2, 7, 13, 1009, 65537 }
 local function typename(d) return T.typename(d.id, -1) end
 
 -- rank r's input: random values that every rank can regenerate. Sums of N ranks stay exact
--- for integers; bytes stay under 256; bools are 0/1.
+-- for integers; bytes stay under 256, chars (int8) within +-127; bools are 0/1.
 local function input(d, n, r, salt)
    torch.manualSeed(seed + 7919 * r + 104729 * (salt or 0))
    local x = n > 0 and torch.rand(n):double() or torch.DoubleTensor(0)
    if d.name == 'Byte' then x = x:mul(60):floor()
+   elseif d.name == 'Char' then x = x:mul(60):add(-30):floor()
    elseif d.name == 'Bool' then x = x:gt(0.5):double()
    elseif not d.is_float then x = x:mul(2000):add(-1000):floor()
    else x = x:mul(4):add(-2) end
