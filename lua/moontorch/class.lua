@@ -86,6 +86,29 @@ setmetatable(class, { __call = function(_, name, parentName, ns)
    return make(name, parentName, ns)
 end })
 
+-- Torch7's lower-level forms: newmetatable(name [, parentName] [, constructor]) makes the class
+-- and, when a constructor function is given, installs that function under name instead of the
+-- constructor table; setmetatable(tbl, name) makes tbl an instance of a registered class.
+function class.newmetatable(name, parentName, constructor)
+   if constructor ~= nil and type(constructor) ~= 'function' then
+      error('torch.newmetatable: the constructor must be a function, got a ' .. type(constructor), 2)
+   end
+   local mt = make(name, parentName)
+   if constructor then
+      local pkg, short = name:match('^(.*)%.([^%.]+)$')
+      local target = pkg and (namespaces[pkg] or rawget(_G, pkg)) or _G
+      rawset(target, short or name, constructor)
+   end
+   return mt
+end
+
+function class.setmetatable(tbl, name)
+   if type(tbl) ~= 'table' then error('torch.setmetatable: expected a table, got a ' .. type(tbl), 2) end
+   local mt = registry[name]
+   if not mt then error("torch.setmetatable: unknown class '" .. tostring(name) .. "'", 2) end
+   return setmetatable(tbl, mt)
+end
+
 -- Register the table that receives classes named 'pkg.X'.
 function class.namespace(pkg, tbl) namespaces[pkg] = tbl end
 

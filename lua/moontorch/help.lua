@@ -365,6 +365,23 @@ torch.logNormal :: torch.logNormal([mean, stdv]) :: one log-normal number (mean,
 torch.Tensor.multinomial :: p:multinomial(n [, replacement]) / torch.multinomial([res,] p, n [, replacement]) :: LongTensor of n 1-based indices per row drawn from the weights in p (1-d or 2-d)
 torch.multinomialAliasSetup :: torch.multinomialAliasSetup(probs [, state]) :: alias tables {J, q} for fast repeated draws from probs
 torch.multinomialAlias :: torch.multinomialAlias(output, state) :: fill the 1-d LongTensor output with draws from an alias state
+torch.Tensor.zeros :: x:zeros(sizes...) :: x resized to sizes and zero-filled (torch.zeros's method form)
+torch.Tensor.ones :: x:ones(sizes...) :: x resized to sizes and filled with ones
+torch.Tensor.rand :: x:rand([gen,] sizes...) :: x resized and filled with uniform draws in [0, 1)
+torch.Tensor.randn :: x:randn([gen,] sizes...) :: x resized and filled with standard normal draws
+torch.Tensor.eye :: x:eye(n [, m]) :: x resized to n x m with ones on the diagonal
+torch.Tensor.randperm :: x:randperm([gen,] n) :: x resized to n and filled with a random permutation of 1..n
+torch.Tensor.cdata :: x:cdata() :: the C tensor (mt_tensor* cdata) for FFI code
+torch.Tensor.mod :: x:mod(value) :: Torch7's older name of fmod
+torch.Tensor.cmod :: x:cmod(y) :: Torch7's older name of cfmod
+torch.Tensor.exponential :: x:exponential([gen,] [lambda=1]) :: in place: exponential draws, density lambda*exp(-lambda*x)
+torch.Tensor.cauchy :: x:cauchy([gen,] [median=0, sigma=1]) :: in place: Cauchy draws
+torch.Tensor.geometric :: x:geometric([gen,] [p=0.5]) :: in place: integers i >= 1 with P(i) = (1-p) p^(i-1)
+torch.exponential :: torch.exponential([gen,] [lambda=1]) :: one exponential random number
+torch.cauchy :: torch.cauchy([gen,] [median=0, sigma=1]) :: one Cauchy random number
+torch.geometric :: torch.geometric([gen,] [p=0.5]) :: one geometric random integer >= 1
+torch.numel :: torch.numel(x) :: x's number of elements (also torch.nDimension, torch.resize, torch.storage, torch.storageOffset, torch.data, torch.cdata, torch.byte, ... as x:f())
+torch.mod :: torch.mod([res,] x, value) :: Torch7's older name of torch.fmod (torch.cmod: of torch.cfmod)
 ]==]
 
 -- torch.* functions that share a method's text (torch.add has t:add's line, ...)

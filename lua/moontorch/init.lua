@@ -29,6 +29,7 @@ local parts = {
    'tensor_order',    -- kthvalue, median, mode, nonzero, histc, bhistc
    'tensor_conv',     -- conv2, xcorr2, conv3, xcorr3
    'tensor_split',    -- split, chunk, repeatTensor
+   'tensor_forms',    -- Torch7's other spellings: x:zeros(...), torch.numel(x), mod/cmod, cdata
    'cuda',            -- torch.cuda.*, t:cuda()
    -- Torch7's utilities (utility.md, timer.md, cmdline.md, tester.md)
    'utility',         -- torch.pointer, getenv/setenv, isequal, getconstructortable, setheaptracking, ...
@@ -58,6 +59,8 @@ function torch.getmetatable(name)
    return torch.class.metatable(name)
 end
 function torch.factory(name) return torch.class.factory(name) end
+torch.newmetatable = torch.class.newmetatable
+torch.setmetatable = torch.class.setmetatable
 
 function torch.setnumthreads(n)
    if type(n) ~= 'number' or n < 1 then T.argerror('setnumthreads', 'expected a positive number, got ' .. tostring(n)) end

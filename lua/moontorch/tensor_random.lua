@@ -208,11 +208,73 @@ return function(torch, T)
    end
 
    ------------------------------------------------------------------------------------------
+   -- inverse-CDF draws from uniforms u in [0, 1), computed in float64 on t's device, then copied
+   -- into t (any dtype):
+   --   t:exponential([gen,] lambda=1)       -log(1 - u) / lambda
+   --   t:cauchy([gen,] median=0, sigma=1)   median + sigma * tan(pi * (u - 1/2))
+   --   t:geometric([gen,] p=0.5)            floor(log(1 - u) / log(p)) + 1: P(i) = (1-p) p^(i-1)
+   local function unary(op, out, a, p1) check(C.mt_unary(op, out.h, a.h, p1 or 0, 0)) end
+   local function draw(op, t, G, finish)
+      local h = T.h(t, op)
+      local u = T.new(T.DOUBLE, C.mt_tensor_device(h), T.sizes(t))
+      if C.mt_tensor_numel(u.h) > 0 then
+         check(C.mt_random_uniform(u.h, G.g, 0, 1))
+         finish(u)
+         check(C.mt_copy(h, u.h))
+      end
+      return t
+   end
+   local function positive(op, what, v, default)
+      v = v == nil and default or v
+      if type(v) ~= 'number' or not (v > 0) then
+         error(('%s: %s must be a positive number, got %s'):format(op, what, tostring(v)), 3)
+      end
+      return v
+   end
+   -- log(1 - u) into u
+   local function log1m(u) unary(C.MT_NEG, u, u); unary(C.MT_LOG1P, u, u) end
+
+   function methods.exponential(t, ...)
+      local G, lambda = gen_args(...)
+      lambda = positive('exponential', 'lambda', lambda, 1)
+      return draw('exponential', t, G, function(u) log1m(u); unary(C.MT_MUL_SCALAR, u, u, -1 / lambda) end)
+   end
+
+   function methods.cauchy(t, ...)
+      local G, median, sigma = gen_args(...)
+      median = median == nil and 0 or median
+      if type(median) ~= 'number' then error('cauchy: median must be a number, got ' .. type(median), 2) end
+      sigma = positive('cauchy', 'sigma', sigma, 1)
+      return draw('cauchy', t, G, function(u)
+         unary(C.MT_ADD_SCALAR, u, u, -0.5)
+         unary(C.MT_MUL_SCALAR, u, u, math.pi)
+         unary(C.MT_TAN, u, u)
+         unary(C.MT_MUL_SCALAR, u, u, sigma)
+         unary(C.MT_ADD_SCALAR, u, u, median)
+      end)
+   end
+
+   function methods.geometric(t, ...)
+      local G, p = gen_args(...)
+      p = p == nil and 0.5 or p
+      if type(p) ~= 'number' or not (p > 0 and p < 1) then
+         error(('geometric: p must satisfy 0 < p < 1, got %s'):format(tostring(p)), 2)
+      end
+      return draw('geometric', t, G, function(u)
+         log1m(u)
+         unary(C.MT_MUL_SCALAR, u, u, 1 / math.log(p))
+         unary(C.MT_FLOOR, u, u)
+         unary(C.MT_ADD_SCALAR, u, u, 1)
+      end)
+   end
+
+   ------------------------------------------------------------------------------------------
    -- single numbers: torch.uniform([gen,] [a, b]), torch.normal([gen,] [mean, std]),
-   -- torch.bernoulli([gen,] [p]), torch.random([gen,] [a,] [b])
+   -- torch.bernoulli([gen,] [p]), torch.random([gen,] [a,] [b]), torch.exponential([gen,]
+   -- [lambda]), torch.cauchy([gen,] [median, sigma]), torch.geometric([gen,] [p])
    local one = T.new(T.DOUBLE, T.CPU, { 1 })
    local onep = ffi.cast('double*', C.mt_tensor_data(one.h))
-   for _, name in ipairs { 'uniform', 'normal', 'bernoulli', 'random' } do
+   for _, name in ipairs { 'uniform', 'normal', 'bernoulli', 'random', 'exponential', 'cauchy', 'geometric' } do
       local m = methods[name]
       torch[name] = function(...)
          m(one, ...)
