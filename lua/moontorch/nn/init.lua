@@ -43,5 +43,6 @@ load 'SpatialConvolution'
 load 'SpatialMaxPooling'
 load 'SpatialAveragePooling'
 load 'SpatialGlobalAveragePooling'
+load 'Jacobian'
 
 return nn
