@@ -184,7 +184,7 @@ describe('nn simple modules (b)', function()
          'Transpose gradInput')
       jacobian(nn.Transpose({ 1, 2 }, { 2, 3 }), rand { 2, 3, 4 }, 'Transpose')
       assert.has_error(function() nn.Transpose({ 1, 5 }):forward(x) end,
-         'nn.Transpose: cannot swap dimensions 1 and 5 of a input of size 2x3x4x5')
+         'nn.Transpose: cannot swap dimensions 1 and 5 of the input of size 2x3x4x5')
    end)
 
    it('Squeeze and Unsqueeze: views, dim and numInputDims', function()
@@ -355,6 +355,18 @@ describe('nn simple modules (b)', function()
             return at(gt, j) / (avg and n or 1)
          end, what .. ' gradInput')
          jacobian(m, x:clone(), what)
+      end
+      -- the same module on inputs of other shapes (the squeezed output buffer is reused)
+      for _, mk in ipairs { function() return nn.Sum(2) end, function() return nn.Max(2) end,
+         function() return nn.Sum(2, nil, false, false) end } do
+         local m = mk()
+         for _, shape in ipairs { { 3, 4, 5 }, { 2, 6 }, { 4, 3, 2 } } do
+            local z = rand(shape)
+            local want = torch.type(m) == 'nn.Max' and torch.max(z, 2) or torch.sum(z, 2)
+            local got = m:forward(z)
+            assert.are.equal(want:nElement(), got:nElement())
+            util.assert_close(got, util.flat(want), nil, torch.type(m) .. ' reused')
+         end
       end
       local v = nn.Sum(1):forward(rand { 6 })
       assert.are.same({ 1 }, sizes(v))

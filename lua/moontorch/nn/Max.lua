@@ -54,6 +54,7 @@ function Max.defineExtremum(class, reduce)
    function class:updateGradInput(input, gradOutput)
       T.expect_tensor(gradOutput, torch.type(self), 'gradOutput', 2)
       local dimension = self:_getPositiveDimension(input)
+      if not self._indices then error(torch.type(self) .. ': backward before forward', 2) end
       if gradOutput:nElement() ~= self._indices:nElement() then
          error(('%s: gradOutput has size %s, the output size %s'):format(torch.type(self),
             table.concat(T.sizes(gradOutput), 'x'), table.concat(T.sizes(self.output), 'x')), 2)

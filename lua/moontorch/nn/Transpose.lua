@@ -32,7 +32,7 @@ function Transpose:_swap(x, ndim, back, what)
       local p = self.permutations[back and n + 1 - k or k]
       local a, b = p[1] + offset, p[2] + offset
       if a < 1 or b < 1 or a > x:dim() or b > x:dim() then
-         error(('nn.Transpose: cannot swap dimensions %d and %d of a %s of size %s'):format(a, b, what,
+         error(('nn.Transpose: cannot swap dimensions %d and %d of the %s of size %s'):format(a, b, what,
             table.concat(T.sizes(x), 'x')), 3)
       end
       x = x:transpose(a, b)
