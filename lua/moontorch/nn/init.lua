@@ -45,4 +45,23 @@ load 'SpatialAveragePooling'
 load 'SpatialGlobalAveragePooling'
 load 'Jacobian'
 
+-- simple modules, part b (issue 14, t14-a2)
+load 'Narrow'
+load 'Select'
+load 'Index'
+load 'Replicate'
+load 'Transpose'
+load 'Squeeze'
+load 'Unsqueeze'
+load 'Padding'
+load 'Max'
+load 'Min'
+load 'Sum'
+load 'Mean'
+load 'Copy'
+load 'Contiguous'
+load 'GradientReversal'
+load 'SpatialDropout'
+load 'VolumetricDropout'
+
 return nn
