@@ -45,4 +45,8 @@ load 'SpatialAveragePooling'
 load 'SpatialGlobalAveragePooling'
 load 'Jacobian'
 
+-- simple layers, group a1 (simple.md, LookupTable from convolution.md)
+for _, name in ipairs { 'Add', 'Mul', 'CMul', 'CAdd', 'Euclidean', 'WeightedEuclidean', 'LookupTable', 'Normalize',
+   'MM', 'MV', 'Power', 'Clamp', 'Square', 'Sqrt', 'Exp', 'Log', 'Abs' } do load(name) end
+
 return nn
