@@ -63,5 +63,8 @@ load 'Contiguous'
 load 'GradientReversal'
 load 'SpatialDropout'
 load 'VolumetricDropout'
+-- simple layers, group a1 (simple.md, LookupTable from convolution.md)
+for _, name in ipairs { 'Add', 'Mul', 'CMul', 'CAdd', 'Euclidean', 'WeightedEuclidean', 'LookupTable', 'Normalize',
+   'MM', 'MV', 'Power', 'Clamp', 'Square', 'Sqrt', 'Exp', 'Log', 'Abs' } do load(name) end
 
 return nn
