@@ -45,4 +45,23 @@ load 'SpatialAveragePooling'
 load 'SpatialGlobalAveragePooling'
 load 'Jacobian'
 
+-- containers and table layers (containers.md, table.md)
+require 'moontorch.nn.utils_table'
+load 'Parallel'
+load 'DepthConcat'
+load 'Bottle'
+load 'MapTable'
+load 'SplitTable'
+load 'SelectTable'
+load 'NarrowTable'
+load 'FlattenTable'
+load 'PairwiseDistance'
+load 'DotProduct'
+load 'CosineDistance'
+load 'CMulTable'
+load 'CSubTable'
+load 'CDivTable'
+load 'CMaxTable'
+load 'CMinTable'
+
 return nn
