@@ -259,6 +259,15 @@ describe('nn containers Parallel, DepthConcat, Bottle, MapTable', function()
       assert(J.testJacobian(m, xs) < TOL)
       assert(J.testJacobianParameters(m, xs, lin.weight, lin.gradWeight) < TOL)
       assert(tostring(m):find('^nn.Bottle @ nn.Linear'))
+      -- nInputDim = 4: a convolution over a batch of image sequences
+      local conv = nn.SpatialConvolution(2, 3, 3, 3)
+      local b = nn.Bottle(conv, 4)
+      local v = R(2, 3, 2, 5, 5)
+      assert.are.same({ 2, 3, 3, 3, 3 }, b:forward(v):size():totable())
+      assert(maxdiff(b.output[2], conv:forward(v[2])) < 1e-12)
+      assert(J.testJacobian(b, torch.Tensor(2, 2, 2, 4, 4)) < TOL)
+      assert.has_error(function() m:forward(R(5)) end,
+         'nn.Bottle: expected a tensor with at least 2 dimensions, got size 5')
    end)
 
    it('MapTable: one module over every element, clones sharing its parameters', function()
