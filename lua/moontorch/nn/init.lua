@@ -66,5 +66,23 @@ load 'VolumetricDropout'
 -- simple layers, group a1 (simple.md, LookupTable from convolution.md)
 for _, name in ipairs { 'Add', 'Mul', 'CMul', 'CAdd', 'Euclidean', 'WeightedEuclidean', 'LookupTable', 'Normalize',
    'MM', 'MV', 'Power', 'Clamp', 'Square', 'Sqrt', 'Exp', 'Log', 'Abs' } do load(name) end
+-- containers and table layers (containers.md, table.md)
+require 'moontorch.nn.utils_table'
+load 'Parallel'
+load 'DepthConcat'
+load 'Bottle'
+load 'MapTable'
+load 'SplitTable'
+load 'SelectTable'
+load 'NarrowTable'
+load 'FlattenTable'
+load 'PairwiseDistance'
+load 'DotProduct'
+load 'CosineDistance'
+load 'CMulTable'
+load 'CSubTable'
+load 'CDivTable'
+load 'CMaxTable'
+load 'CMinTable'
 
 return nn
