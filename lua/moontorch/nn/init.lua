@@ -45,4 +45,20 @@ load 'SpatialAveragePooling'
 load 'SpatialGlobalAveragePooling'
 load 'Jacobian'
 
+-- transfer functions (issue 14: transfer.md); ReLU above is an nn.Threshold
+load 'Threshold'
+load 'HardTanh'
+load 'ReLU6'
+load 'HardShrink'
+load 'SoftShrink'
+load 'SoftMin'
+load 'SoftPlus'
+load 'SoftSign'
+load 'LogSigmoid'
+load 'PReLU'
+load 'RReLU'
+load 'ELU'
+load 'SpatialSoftMax'
+load 'GatedLinearUnit'
+
 return nn
