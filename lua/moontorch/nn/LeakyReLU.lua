@@ -10,9 +10,9 @@ function LeakyReLU:__init(negval, ip)
    if type(negval) == 'boolean' then negval, ip = 0.01, negval end
    self.negval = negval or 0.01
    self.inplace = ip or false
-   if self.inplace and self.negval < 0 then
-      error(('nn.LeakyReLU: in place needs a slope >= 0 (the output keeps the input sign), got %g'):format(self.negval), 2)
-   end
+   -- as Torch7: a negative slope would flip the input's sign, which backward reads, so such a
+   -- module quietly keeps a separate output
+   if self.negval < 0 then self.inplace = false end
 end
 
 function LeakyReLU:updateOutput(input)

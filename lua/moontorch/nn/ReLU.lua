@@ -1,14 +1,15 @@
 -- nn.ReLU([inplace]): max(0, x). In place, the output is the input tensor itself.
+-- As in Torch7 it is nn.Threshold(0, 0, inplace) (same fields), run by a fused C kernel.
 local torch = require 'moontorch'
 require 'moontorch.nn'
+require 'moontorch.nn.Threshold'
 local T = require 'moontorch.internal'
 local C, check = T.C, T.check
 
-local ReLU, parent = torch.class('nn.ReLU', 'nn.Module')
+local ReLU, parent = torch.class('nn.ReLU', 'nn.Threshold')
 
 function ReLU:__init(inplace)
-   parent.__init(self)
-   self.inplace = inplace or false
+   parent.__init(self, 0, 0, inplace)
 end
 
 -- Shared by the pointwise activations: kind is an MT_ACT_* constant, alpha its parameter.
@@ -48,12 +49,17 @@ function ReLU.defineOutputActivation(class, kind)
    end
 end
 
+-- a threshold or value changed after construction leaves the C kernel to nn.Threshold
+local function plain(self) return (self.threshold or 0) == 0 and (self.val or 0) == 0 end
+
 function ReLU:updateOutput(input)
+   if not plain(self) then return parent.updateOutput(self, input) end
    return ReLU.activation_forward(self, input, C.MT_ACT_RELU, 0, self.inplace)
 end
 
 -- the output has the input's sign, so it serves in place too
 function ReLU:updateGradInput(input, gradOutput)
+   if not plain(self) then return parent.updateGradInput(self, input, gradOutput) end
    return ReLU.activation_backward(self, self.inplace and self.output or input, gradOutput, C.MT_ACT_RELU, 0, self.inplace)
 end
 
