@@ -45,4 +45,21 @@ load 'SpatialAveragePooling'
 load 'SpatialGlobalAveragePooling'
 load 'Jacobian'
 
+-- criterions (criterion.md)
+load 'BCECriterion'
+load 'AbsCriterion'
+load 'SmoothL1Criterion'
+load 'DistKLDivCriterion'
+load 'MarginCriterion'
+load 'SoftMarginCriterion'
+load 'MultiMarginCriterion'
+load 'MultiLabelMarginCriterion'
+load 'MultiLabelSoftMarginCriterion'
+load 'HingeEmbeddingCriterion'
+load 'L1HingeEmbeddingCriterion'
+load 'CosineEmbeddingCriterion'
+load 'MarginRankingCriterion'
+load 'ParallelCriterion'
+load 'MultiCriterion'
+
 return nn
