@@ -57,8 +57,8 @@ function CE:updateGradInput(input, y)
    x1, x2, y, N = args(input, y)
    local w1, w22, w32, w, loss, pos, neg = cosines(self, x1, x2, y)
    -- d cos / d x1 = w (x2 - x1.x2 / |x1|^2 x1), and symmetrically for x2
-   local g1 = torch.add(x2, -1, torch.cmul(w1, w22):expandAs(x1):cmul(x1)):cmul(w:expandAs(x1))
-   local g2 = torch.add(x1, -1, torch.cmul(w1, w32):expandAs(x2):cmul(x2)):cmul(w:expandAs(x2))
+   local g1 = torch.add(x2, -1, torch.cmul(torch.cmul(w1, w22):expandAs(x1), x1)):cmul(w:expandAs(x1))
+   local g2 = torch.add(x1, -1, torch.cmul(torch.cmul(w1, w32):expandAs(x2), x2)):cmul(w:expandAs(x2))
    -- +d cos for active y = -1 pairs, -d cos for y = 1 pairs, 0 where the loss is 0
    local s = loss:gt(0):typeAs(x1):cmul(torch.add(neg, -1, pos))
    if self.sizeAverage then s:div(N) end
