@@ -32,7 +32,7 @@ local function args(self, input, target)
    local N, C = x:size(1), x:size(2)
    local y
    if type(target) == 'number' then
-      y = torch.LongTensor(1):fill(target)
+      y = x.new(1):fill(target):long() -- on the input's device
    elseif torch.isTensor(target) then
       y = target:long()
    else
