@@ -227,6 +227,11 @@ for _, N in ipairs { 4, 1 } do
          :format(N == 1 and "'sum'" or R(sa)), { a = s1, b = s2, y = y }))
    end
 end
+do -- a number label applies to every element
+   local x = uniform({ 2, 3 }, -1, 2)
+   case('HingeEmbeddingCriterion number label', function() return nn.HingeEmbeddingCriterion(1.5) end, x, -1,
+      pyexpr('F.hinge_embedding_loss(x, -torch.ones_like(x), margin=1.5)', { x = x }))
+end
 for _, yl in ipairs { 1, -1 } do
    local a, b = uniform({ 2, 3 }, -1, 1), uniform({ 2, 3 }, -1, 1)
    local d = 0
@@ -280,6 +285,31 @@ describe('nn criterions (criterion.md)', function()
          util.assert_close({ out }, { ref }, fwd_tol, c.name .. ' loss')
       end)
    end
+
+   it('every case also runs on FloatTensor inputs (double weights converted) close to float64', function()
+      local function float(x)
+         if type(x) == 'table' then
+            local out = {}
+            for k, v in pairs(x) do out[k] = float(v) end
+            return out
+         end
+         return torch.type(x) == 'torch.DoubleTensor' and x:float() or x
+      end
+      for _, c in ipairs(cases) do
+         local crit = c.make()
+         local ref = crit:forward(c.input, c.target)
+         local out = crit:forward(float(c.input), float(c.target))
+         util.assert_close({ out }, { ref }, { atol = 1e-4, rtol = 1e-4 }, c.name .. ' float loss')
+         local g = leaves(crit:backward(float(c.input), float(c.target)))
+         local dcrit = c.make()
+         dcrit:forward(c.input, c.target)
+         local gref = leaves(dcrit:backward(c.input, c.target))
+         for k = 1, #g do
+            assert(torch.type(g[k]) == 'torch.FloatTensor', c.name .. ': float gradInput is ' .. torch.type(g[k]))
+            util.assert_close(g[k], gref[k], { atol = 1e-4, rtol = 1e-4 }, c.name .. ' float gradInput')
+         end
+      end
+   end)
 
    it('ClassNLLCriterion gives loss 0 and a zero gradient when every target is ignored', function()
       local c = nn.ClassNLLCriterion(nil, true, 2)
