@@ -172,7 +172,8 @@ for _, N in ipairs { 4, 1 } do
       end
       case('MultiMarginCriterion default ' .. tag, function()
          local c = nn.MultiMarginCriterion() c.sizeAverage = sa return c
-      end, x, tgt, pyexpr(('F.multi_margin_loss(x.view(-1, %d), t - 1, reduction=%s)'):format(C, R(sa)), { x = x, t = t }))
+      end, x, tgt, pyexpr(('F.multi_margin_loss(x.view(-1, %d), t - 1, reduction=%s)'):format(C, R(sa)),
+         { x = x, t = t }))
       -- each row: a few distinct classes, then 0, then leftovers the criterion must not read
       local ml = torch.LongTensor(N, C):zero()
       for i = 1, N do
@@ -190,9 +191,11 @@ for _, N in ipairs { 4, 1 } do
       local lp = x:clone():exp()
       lp = lp:cdiv(lp:sum(x:dim()):expandAs(lp)):log()
       case('ClassNLLCriterion weights ' .. tag, function() return nn.ClassNLLCriterion(w, sa) end, lp, tgt,
-         pyexpr(('F.nll_loss(x.view(-1, %d), t - 1, weight=w, reduction=%s)'):format(C, R(sa)), { x = lp, t = t, w = w }))
+         pyexpr(('F.nll_loss(x.view(-1, %d), t - 1, weight=w, reduction=%s)'):format(C, R(sa)),
+            { x = lp, t = t, w = w }))
       case('CrossEntropyCriterion weights ' .. tag, function() return nn.CrossEntropyCriterion(w, sa) end, x, tgt,
-         pyexpr(('F.cross_entropy(x.view(-1, %d), t - 1, weight=w, reduction=%s)'):format(C, R(sa)), { x = x, t = t, w = w }))
+         pyexpr(('F.cross_entropy(x.view(-1, %d), t - 1, weight=w, reduction=%s)'):format(C, R(sa)),
+            { x = x, t = t, w = w }))
       if N > 1 then
          local ti = t:clone()
          ti[2] = 0
@@ -218,7 +221,8 @@ for _, N in ipairs { 4, 1 } do
       local yin = N == 1 and y[1] or y
       case('CosineEmbeddingCriterion ' .. tag, function()
          local c = nn.CosineEmbeddingCriterion(0.1) c.sizeAverage = sa return c
-      end, { a, b }, yin, pyexpr(('F.cosine_embedding_loss(a.view(-1, %d), b.view(-1, %d), y, margin=0.1, reduction=%s)')
+      end, { a, b }, yin, pyexpr(
+         ('F.cosine_embedding_loss(a.view(-1, %d), b.view(-1, %d), y, margin=0.1, reduction=%s)')
          :format(Dm, Dm, R(sa)), { a = a, b = b, y = y }))
       local s1, s2 = uniform({ N }, -1, 1), uniform({ N }, -1, 1)
       case('MarginRankingCriterion ' .. tag, function()
@@ -336,7 +340,8 @@ describe('nn criterions (criterion.md)', function()
 
    it('rejects bad inputs with errors that name the criterion', function()
       local x = uniform({ 3, 4 }, -1, 1)
-      util.assert_error(function() nn.AbsCriterion():forward(x, uniform({ 5 }, -1, 1)) end, 'nn.AbsCriterion', '12', '5')
+      util.assert_error(function() nn.AbsCriterion():forward(x, uniform({ 5 }, -1, 1)) end,
+         'nn.AbsCriterion', '12', '5')
       util.assert_error(function() nn.BCECriterion(D(3):fill(1)):forward(x:clone():abs(), uniform({ 3, 4 }, 0, 1)) end,
          'nn.BCECriterion', 'weights')
       util.assert_error(function() nn.MultiMarginCriterion():forward(x, torch.LongTensor { 1, 5, 2 }) end,
