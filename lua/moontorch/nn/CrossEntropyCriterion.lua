@@ -1,6 +1,7 @@
--- nn.CrossEntropyCriterion([weights] [, labelSmoothing = 0]): LogSoftMax followed by
--- ClassNLLCriterion on raw scores (C or N x C) with class targets 1..C. With label smoothing
--- eps the target distribution is (1-eps) one-hot + eps/C uniform, as PyTorch's label_smoothing.
+-- nn.CrossEntropyCriterion([weights] [, sizeAverage = true | labelSmoothing = 0]): LogSoftMax
+-- followed by ClassNLLCriterion on raw scores (C or N x C) with class targets 1..C. A boolean
+-- second argument is Torch7's sizeAverage; a number is the label smoothing eps: the target
+-- distribution is then (1-eps) one-hot + eps/C uniform, as PyTorch's label_smoothing.
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 
@@ -9,6 +10,8 @@ local CE, parent = torch.class('nn.CrossEntropyCriterion', 'nn.Criterion')
 function CE:__init(weights, labelSmoothing)
    parent.__init(self)
    if type(weights) == 'number' and labelSmoothing == nil then weights, labelSmoothing = nil, weights end
+   local sizeAverage = true
+   if type(labelSmoothing) == 'boolean' then sizeAverage, labelSmoothing = labelSmoothing, nil end
    labelSmoothing = labelSmoothing or 0
    if type(labelSmoothing) ~= 'number' or labelSmoothing < 0 or labelSmoothing > 1 then
       error('nn.CrossEntropyCriterion: label smoothing must be between 0 and 1, got ' .. tostring(labelSmoothing), 2)
@@ -17,7 +20,7 @@ function CE:__init(weights, labelSmoothing)
    self.nll = nn.ClassNLLCriterion(weights)
    self.nll.smoothing = labelSmoothing
    self.labelSmoothing = labelSmoothing
-   self.sizeAverage = true
+   self.sizeAverage = sizeAverage
 end
 
 function CE:updateOutput(input, target)
