@@ -167,6 +167,32 @@ describe('optim methods against PyTorch 1.13 on a quadratic', function()
    end)
 end)
 
+describe("optim methods with the state kept in config (Torch7's default)", function()
+   before_each(function() torch.setdefaulttensortype('torch.DoubleTensor') end)
+   after_each(function() torch.setdefaulttensortype('torch.FloatTensor') end)
+
+   it('take the same steps as with a separate state table', function()
+      local P = problem()
+      local feval = quadratic(P)
+      local configs = {
+         adamax = { learningRate = 0.05 }, adagrad = { learningRate = 0.3 }, adadelta = { rho = 0.8 },
+         rmsprop = { learningRate = 0.02 }, nag = { learningRate = 0.05, momentum = 0.5 },
+         asgd = { eta0 = 0.05, t0 = 1 }, rprop = { stepsize = 0.05 }, lbfgs = { maxIter = 3, learningRate = 0.5 },
+         cg = { maxEval = 8 },
+      }
+      for name, cfg in pairs(configs) do
+         local a, b = torch.Tensor(P.x0), torch.Tensor(P.x0)
+         local shared, sep, state = {}, {}, {}
+         for k, v in pairs(cfg) do shared[k], sep[k] = v, v end
+         for _ = 1, 3 do
+            optim[name](feval, a, shared)
+            optim[name](feval, b, sep, state)
+         end
+         util.assert_close(a, b, TOL, name .. ' with state in config')
+      end
+   end)
+end)
+
 describe('optim.nag', function()
    before_each(function() torch.setdefaulttensortype('torch.DoubleTensor') end)
    after_each(function() torch.setdefaulttensortype('torch.FloatTensor') end)

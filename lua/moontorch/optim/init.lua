@@ -48,10 +48,11 @@ function util.same_size(t, x, name, what)
    end
 end
 
--- A zero-filled state tensor like x, made again if x changed size/type since the last step.
+-- A zero-filled state tensor like x, made again if x changed size/type since the last step (or
+-- the key holds a config number: rprop's state.stepsize shares its name with config.stepsize).
 function util.zero_state(state, key, x)
    local s = state[key]
-   if s == nil or s:nElement() ~= x:nElement() or s:dtype() ~= x:dtype() or s:device() ~= x:device() then
+   if not torch.isTensor(s) or s:nElement() ~= x:nElement() or s:dtype() ~= x:dtype() or s:device() ~= x:device() then
       s = torch.zerosLike(x)
       state[key] = s
       return s, true
