@@ -193,6 +193,20 @@ describe("optim methods with the state kept in config (Torch7's default)", funct
    end)
 end)
 
+describe('optim methods and the gradient feval returns', function()
+   before_each(function() torch.setdefaulttensortype('torch.DoubleTensor') end)
+   after_each(function() torch.setdefaulttensortype('torch.FloatTensor') end)
+
+   it('is left unchanged by weight decay (Torch7 adds it in place)', function()
+      local g0 = torch.Tensor(util.rand_flat(N, -1, 1))
+      for _, name in ipairs { 'adamax', 'adagrad', 'adadelta', 'rmsprop', 'nag' } do
+         local g = g0:clone()
+         optim[name](function() return 1, g end, torch.Tensor(util.rand_flat(N, 1, 2)), { weightDecay = 0.5 })
+         util.assert_close(g, g0, TOL, name .. ' gradient')
+      end
+   end)
+end)
+
 describe('optim.nag', function()
    before_each(function() torch.setdefaulttensortype('torch.DoubleTensor') end)
    after_each(function() torch.setdefaulttensortype('torch.FloatTensor') end)
