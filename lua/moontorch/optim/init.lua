@@ -8,6 +8,7 @@ local C = T.C
 
 local optim = {}
 package.loaded['moontorch.optim'] = optim
+torch.class.namespace('optim', optim) -- torch.class('optim.Logger') lands in this table
 
 -- shared helpers for the method files --------------------------------------------------------
 local util = {}
@@ -36,10 +37,22 @@ function util.eval(opfunc, x, name)
    return fx, dfdx
 end
 
--- A zero-filled state tensor like x, made again if x changed size/type since the last step.
+util.is_tensor = torch.isTensor
+
+-- Check that a tensor the method uses elementwise with x (gradient, learningRates) matches x.
+function util.same_size(t, x, name, what)
+   what = what or 'gradient'
+   if not torch.isTensor(t) then error(('%s: %s must be a tensor, got %s'):format(name, what, type(t)), 3) end
+   if t:nElement() ~= x:nElement() then
+      error(('%s: %s has %d elements but the parameters have %d'):format(name, what, t:nElement(), x:nElement()), 3)
+   end
+end
+
+-- A zero-filled state tensor like x, made again if x changed size/type since the last step (or
+-- the key holds a config number: rprop's state.stepsize shares its name with config.stepsize).
 function util.zero_state(state, key, x)
    local s = state[key]
-   if s == nil or s:nElement() ~= x:nElement() or s:dtype() ~= x:dtype() or s:device() ~= x:device() then
+   if not torch.isTensor(s) or s:nElement() ~= x:nElement() or s:dtype() ~= x:dtype() or s:device() ~= x:device() then
       s = torch.zerosLike(x)
       state[key] = s
       return s, true
@@ -226,5 +239,12 @@ optim.lars = require 'moontorch.optim.lars'
 optim.lamb = require 'moontorch.optim.lamb'
 optim.schedule = require 'moontorch.optim.schedule'
 optim.GradScaler = require 'moontorch.optim.GradScaler'
+-- Torch7's other methods, pure Lua over tensor ops (no fused C pass)
+for _, m in ipairs { 'adamax', 'adagrad', 'adadelta', 'rmsprop', 'nag', 'asgd', 'rprop', 'lbfgs', 'cg',
+   'lswolfe', 'polyinterp' } do
+   optim[m] = require('moontorch.optim.' .. m)
+end
+require 'moontorch.optim.Logger' -- torch.class registers optim.Logger
+require 'moontorch.optim.ConfusionMatrix'
 
 return optim
