@@ -45,4 +45,10 @@ load 'SpatialAveragePooling'
 load 'SpatialGlobalAveragePooling'
 load 'Jacobian'
 
+-- convolution group (issue 14): transposed convolution, padding, up-sampling, pooling, normalization
+load 'SpatialFullConvolution'
+load 'SpatialZeroPadding'
+load 'SpatialReflectionPadding'
+load 'SpatialReplicationPadding'
+
 return nn

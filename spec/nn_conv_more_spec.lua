@@ -1,0 +1,175 @@
+-- nn_conv_more_spec.lua: the convolution group's composed modules (transposed convolution,
+-- padding, up-sampling, adaptive and other pooling, normalization). Forward passes against
+-- PyTorch 1.13's torch.nn.functional through /usr/bin/python3 (one process for the whole file,
+-- Torch7's argument orders mapped to PyTorch's), gradients with nn.Jacobian, all in float64 on
+-- fresh random inputs of small odd sizes.
+local torch = require 'moontorch'
+local nn = require 'moontorch.nn'
+local util = require 'spec.util'
+local T = require 'moontorch.internal'
+
+local TOL = 1e-6
+local dtol = { atol = 1e-10, rtol = 1e-9 }
+
+local function rand(...) return (util.rand_tensor({ ... }, 'torch.DoubleTensor', -1, 1)) end
+
+-- a tensor as a PyTorch float64 literal
+local function py(t)
+   local vals = {}
+   for i, v in ipairs(util.flat(t)) do vals[i] = ('%.17g'):format(v) end
+   return ('torch.tensor([%s], dtype=torch.float64).reshape(%s)'):format(table.concat(vals, ','),
+      '[' .. table.concat(T.sizes(t), ',') .. ']')
+end
+
+-- Cases: name -> { lua = tensor computed here, expr = PyTorch expression }; run once, together.
+local cases, order = {}, {}
+local function case(name, lua, expr)
+   assert(not cases[name], name)
+   cases[name] = { lua = lua:clone(), expr = expr }
+   order[#order + 1] = name
+end
+
+local ref
+local function run_python()
+   if ref then return ref end
+   local lines = { 'import torch, torch.nn.functional as F', 'def out(n, t):',
+      "    print(n, ' '.join(str(s) for s in t.shape), '|', ' '.join(repr(float(v)) for v in t.reshape(-1).tolist()))" }
+   for _, n in ipairs(order) do lines[#lines + 1] = ('out(%q, %s)'):format(n, cases[n].expr) end
+   local path = os.tmpname()
+   local f = assert(io.open(path, 'w'))
+   f:write(table.concat(lines, '\n'), '\n')
+   f:close()
+   local p = io.popen(('/usr/bin/python3 %q 2>&1'):format(path))
+   local text = p:read('*a')
+   p:close()
+   os.remove(path)
+   ref = {}
+   for line in text:gmatch('[^\n]+') do
+      local n, shape, vals = line:match('^(%S+) ([%d ]*)|(.*)$')
+      if n then
+         local s, v = {}, {}
+         for x in shape:gmatch('%d+') do s[#s + 1] = tonumber(x) end
+         for x in vals:gmatch('%S+') do v[#v + 1] = tonumber(x) end
+         ref[n] = { shape = s, vals = v }
+      end
+   end
+   assert(next(ref), 'python failed:\n' .. text)
+   return ref
+end
+
+local function check_case(name)
+   local r = run_python()[name]
+   assert(r, 'no PyTorch result for ' .. name)
+   assert.are.same(r.shape, T.sizes(cases[name].lua), name .. ': size')
+   util.assert_close(cases[name].lua, r.vals, dtol, name)
+end
+
+local function jac(m, x, what)
+   local e = nn.Jacobian.testJacobian(m, x)
+   assert(e < TOL, ('%s: input jacobian error %g'):format(what, e))
+   if m.weight then
+      e = nn.Jacobian.testJacobianParameters(m, x, m.weight, m.gradWeight)
+      assert(e < TOL, ('%s: weight jacobian error %g'):format(what, e))
+   end
+   if m.bias then
+      e = nn.Jacobian.testJacobianParameters(m, x, m.bias, m.gradBias)
+      assert(e < TOL, ('%s: bias jacobian error %g'):format(what, e))
+   end
+end
+
+describe('nn convolution group', function()
+   before_each(function() torch.setdefaulttensortype('torch.DoubleTensor') end)
+   after_each(function() torch.setdefaulttensortype('torch.FloatTensor') end)
+
+   -- every forward case is computed before the first comparison so that Python runs once
+   setup(function()
+      torch.setdefaulttensortype('torch.DoubleTensor')
+      -- SpatialFullConvolution: weight nIn x nOut x kH x kW is conv_transpose2d's layout
+      local m = nn.SpatialFullConvolution(3, 2, 3, 2, 2, 3, 1, 0, 1, 2)
+      local x = rand(2, 3, 4, 5)
+      case('full_batch', m:forward(x), ('F.conv_transpose2d(%s, %s, %s, stride=(3,2), padding=(0,1), ' ..
+         'output_padding=(2,1))'):format(py(x), py(m.weight), py(m.bias)))
+      local x3 = rand(3, 3, 5)
+      case('full_single', m:forward(x3), ('F.conv_transpose2d(%s.unsqueeze(0), %s, %s, stride=(3,2), ' ..
+         'padding=(0,1), output_padding=(2,1))[0]'):format(py(x3), py(m.weight), py(m.bias)))
+      -- padding: F.pad takes (left, right, top, bottom)
+      local xp = rand(2, 3, 5, 4)
+      case('zero_pad', nn.SpatialZeroPadding(2, 1, 0, 3):forward(xp), ('F.pad(%s, (2,1,0,3))'):format(py(xp)))
+      case('zero_crop', nn.SpatialZeroPadding(-1, 2, 1, -2):forward(xp), ('F.pad(%s, (-1,2,1,-2))'):format(py(xp)))
+      case('reflect_pad', nn.SpatialReflectionPadding(3, 1, 2, 4):forward(xp),
+         ('F.pad(%s, (3,1,2,4), mode="reflect")'):format(py(xp)))
+      local xp3 = rand(2, 3, 4)
+      case('reflect_pad3', nn.SpatialReflectionPadding(1, 2, 2, 0):forward(xp3),
+         ('F.pad(%s.unsqueeze(0), (1,2,2,0), mode="reflect")[0]'):format(py(xp3)))
+      case('replicate_pad', nn.SpatialReplicationPadding(3, 1, 2, 5):forward(xp),
+         ('F.pad(%s, (3,1,2,5), mode="replicate")'):format(py(xp)))
+      torch.setdefaulttensortype('torch.FloatTensor')
+   end)
+
+   describe('SpatialFullConvolution', function()
+      it('matches conv_transpose2d (stride, padding, adj; batch and single)', function()
+         check_case('full_batch')
+         check_case('full_single')
+      end)
+
+      it('has correct input, weight and bias gradients', function()
+         jac(nn.SpatialFullConvolution(2, 3, 3, 2, 2, 1, 1, 1, 1, 0), rand(2, 2, 3, 4), 'strided')
+         jac(nn.SpatialFullConvolution(3, 2, 2, 3), rand(3, 4, 3), 'single')
+         local m = nn.SpatialFullConvolution(2, 2, 3, 3, 2, 2, 1, 1):noBias()
+         assert.is_nil(m.bias)
+         jac(m, rand(1, 2, 3, 3), 'noBias')
+      end)
+
+      it('takes {input, target} and picks adj to reach the target size', function()
+         local m = nn.SpatialFullConvolution(2, 3, 3, 3, 2, 2, 1, 1)
+         local x, target = rand(2, 2, 4, 5), rand(2, 3, 8, 10)
+         local y = m:forward({ x, target })
+         assert.are.same({ 2, 3, 8, 10 }, T.sizes(y))
+         local ref = nn.SpatialFullConvolution(2, 3, 3, 3, 2, 2, 1, 1, 1, 1)
+         ref.weight:copy(m.weight); ref.bias:copy(m.bias)
+         util.assert_close(y, ref:forward(x), dtol, 'table input')
+         local g = m:backward({ x, target }, rand(2, 3, 8, 10))
+         assert.are.same(T.sizes(x), T.sizes(g[1]))
+         assert.are.equal(0, g[2]:abs():max())
+      end)
+
+      it('rejects bad arguments and inputs clearly', function()
+         assert.has_error(function() nn.SpatialFullConvolution(2, 3, 3, 3, 2, 2, 0, 0, 2, 0) end,
+            'nn.SpatialFullConvolution: adjW 2 and adjH 0 must be smaller than dW 2 and dH 2')
+         local m = nn.SpatialFullConvolution(2, 3, 3, 3)
+         local ok, err = pcall(function() m:forward(rand(3, 4, 4)) end)
+         assert(not ok and err:find('nn.SpatialFullConvolution: input has 3 planes, expected nInputPlane 2', 1, true),
+            err)
+         ok, err = pcall(function() m:forward(rand(4, 4)) end)
+         assert(not ok and err:find('expected a 3-d or 4-d input', 1, true), err)
+         assert.are.equal('nn.SpatialFullConvolution(2 -> 3, 3x3)', tostring(m))
+         assert.are.equal('nn.SpatialFullConvolution(2 -> 3, 3x3, 2,2, 1,1, 1,1)',
+            tostring(nn.SpatialFullConvolution(2, 3, 3, 3, 2, 2, 1, 1, 1, 1)))
+      end)
+   end)
+
+   describe('padding', function()
+      it('SpatialZeroPadding matches F.pad, crops with negative pads', function()
+         check_case('zero_pad')
+         check_case('zero_crop')
+         jac(nn.SpatialZeroPadding(1, -1, 2, -2), rand(2, 5, 4), 'zero pad/crop')
+         jac(nn.SpatialZeroPadding(2), rand(1, 2, 3, 3), 'zero pad')
+         local ok, err = pcall(function() nn.SpatialZeroPadding(-3):forward(rand(1, 4, 5)) end)
+         assert(not ok and err:find('nn.SpatialZeroPadding: input 4x5 is too small', 1, true), err)
+      end)
+
+      it('SpatialReflectionPadding matches mode="reflect"', function()
+         check_case('reflect_pad')
+         check_case('reflect_pad3')
+         jac(nn.SpatialReflectionPadding(2, 1, 1, 2), rand(2, 3, 4), 'reflect')
+         local ok, err = pcall(function() nn.SpatialReflectionPadding(4, 0, 0, 0):forward(rand(1, 3, 4)) end)
+         assert(not ok and err:find('nn.SpatialReflectionPadding: width pads 4,0 must be smaller than the input size 4',
+            1, true), err)
+      end)
+
+      it('SpatialReplicationPadding matches mode="replicate"', function()
+         check_case('replicate_pad')
+         jac(nn.SpatialReplicationPadding(3, 1, 2, 4), rand(1, 2, 2, 3), 'replicate')
+      end)
+   end)
+end)
