@@ -103,6 +103,41 @@ describe('nn convolution group', function()
          ('F.pad(%s.unsqueeze(0), (1,2,2,0), mode="reflect")[0]'):format(py(xp3)))
       case('replicate_pad', nn.SpatialReplicationPadding(3, 1, 2, 5):forward(xp),
          ('F.pad(%s, (3,1,2,5), mode="replicate")'):format(py(xp)))
+      -- up-sampling: Torch7's bilinear aligns the corners
+      local xu = rand(2, 3, 4, 5)
+      case('up_nearest', nn.SpatialUpSamplingNearest(3):forward(xu),
+         ('F.interpolate(%s, scale_factor=3, mode="nearest")'):format(py(xu)))
+      case('up_bilinear', nn.SpatialUpSamplingBilinear(2):forward(xu),
+         ('F.interpolate(%s, size=(8,10), mode="bilinear", align_corners=True)'):format(py(xu)))
+      local xu3 = rand(2, 3, 4)
+      case('up_bilinear_size', nn.SpatialUpSamplingBilinear({ oheight = 7, owidth = 5 }):forward(xu3),
+         ('F.interpolate(%s.unsqueeze(0), size=(7,5), mode="bilinear", align_corners=True)[0]'):format(py(xu3)))
+      -- adaptive pooling: Torch7 takes (W, H), PyTorch (H, W)
+      local xa = rand(2, 3, 7, 9)
+      case('adaptive_max', nn.SpatialAdaptiveMaxPooling(4, 3):forward(xa),
+         ('F.adaptive_max_pool2d(%s, (3,4))'):format(py(xa)))
+      case('adaptive_max_up', nn.SpatialAdaptiveMaxPooling(11, 8):forward(xa[1]),
+         ('F.adaptive_max_pool2d(%s[0].unsqueeze(0), (8,11))[0]'):format(py(xa)))
+      case('adaptive_avg', nn.SpatialAdaptiveAveragePooling(4, 3):forward(xa),
+         ('F.adaptive_avg_pool2d(%s, (3,4))'):format(py(xa)))
+      -- temporal: Torch7 is frames x features, PyTorch channels (features) x frames; Torch7's
+      -- weight is out x (kW*in) frame-major
+      local tc = nn.TemporalConvolution(3, 4, 3, 2)
+      local xt = rand(2, 9, 3)
+      case('temporal_conv', tc:forward(xt), ('F.conv1d(%s.transpose(1,2), %s.reshape(4,3,3).permute(0,2,1), %s, ' ..
+         'stride=2).transpose(1,2)'):format(py(xt), py(tc.weight), py(tc.bias)))
+      case('temporal_conv_single', tc:forward(xt[2]), ('F.conv1d(%s[1].t().unsqueeze(0), %s.reshape(4,3,3)' ..
+         '.permute(0,2,1), %s, stride=2)[0].t()'):format(py(xt), py(tc.weight), py(tc.bias)))
+      case('temporal_max', nn.TemporalMaxPooling(3, 2):forward(xt),
+         ('F.max_pool1d(%s.transpose(1,2), 3, 2).transpose(1,2)'):format(py(xt)))
+      case('temporal_max_single', nn.TemporalMaxPooling(2):forward(xt[1]),
+         ('F.max_pool1d(%s[0].t().unsqueeze(0), 2)[0].t()'):format(py(xt)))
+      -- VolumetricBatchNormalization in training mode: batch statistics
+      local vbn = nn.VolumetricBatchNormalization(3, 1e-3)
+      vbn.weight:uniform(0.5, 1.5); vbn.bias:uniform(-1, 1)
+      local xv = rand(2, 3, 3, 2, 5)
+      case('vbn', vbn:forward(xv), ('F.batch_norm(%s, None, None, %s, %s, training=True, eps=1e-3)'):format(py(xv),
+         py(vbn.weight), py(vbn.bias)))
       torch.setdefaulttensortype('torch.FloatTensor')
    end)
 
@@ -170,6 +205,71 @@ describe('nn convolution group', function()
       it('SpatialReplicationPadding matches mode="replicate"', function()
          check_case('replicate_pad')
          jac(nn.SpatialReplicationPadding(3, 1, 2, 4), rand(1, 2, 2, 3), 'replicate')
+      end)
+   end)
+
+   describe('up-sampling', function()
+      it('SpatialUpSamplingNearest matches F.interpolate nearest', function()
+         check_case('up_nearest')
+         jac(nn.SpatialUpSamplingNearest(2), rand(2, 3, 3), 'nearest')
+         assert.has_error(function() nn.SpatialUpSamplingNearest(1.5) end,
+            'nn.SpatialUpSamplingNearest: scale must be a positive integer, got 1.5')
+      end)
+
+      it('SpatialUpSamplingBilinear matches F.interpolate bilinear with aligned corners', function()
+         check_case('up_bilinear')
+         check_case('up_bilinear_size')
+         jac(nn.SpatialUpSamplingBilinear(3), rand(1, 2, 3, 2), 'bilinear')
+         jac(nn.SpatialUpSamplingBilinear({ oheight = 5, owidth = 4 }), rand(2, 3, 3), 'bilinear size')
+         assert.are.equal('nn.SpatialUpSamplingBilinear(5x4)',
+            tostring(nn.SpatialUpSamplingBilinear({ oheight = 5, owidth = 4 })))
+      end)
+   end)
+
+   describe('adaptive pooling', function()
+      it('SpatialAdaptiveMaxPooling matches F.adaptive_max_pool2d (shrinking and growing)', function()
+         check_case('adaptive_max')
+         check_case('adaptive_max_up')
+         jac(nn.SpatialAdaptiveMaxPooling(2, 3), rand(2, 2, 5, 4), 'adaptive max')
+         jac(nn.SpatialAdaptiveMaxPooling(3, 2), rand(2, 3, 5), 'adaptive max single')
+      end)
+
+      it('SpatialAdaptiveAveragePooling matches F.adaptive_avg_pool2d', function()
+         check_case('adaptive_avg')
+         jac(nn.SpatialAdaptiveAveragePooling(2, 3), rand(2, 2, 5, 4), 'adaptive avg')
+      end)
+   end)
+
+   describe('temporal', function()
+      it('TemporalConvolution matches F.conv1d (Torch7 frame-major weight; batch and single)', function()
+         check_case('temporal_conv')
+         check_case('temporal_conv_single')
+         jac(nn.TemporalConvolution(2, 3, 3, 2), rand(2, 7, 2), 'temporal conv')
+         jac(nn.TemporalConvolution(3, 2, 2), rand(5, 3), 'temporal conv single')
+         local m = nn.TemporalConvolution(3, 2, 4)
+         local ok, err = pcall(function() m:forward(rand(6, 2)) end)
+         assert(not ok and err:find('nn.TemporalConvolution: input frames have 2 features, expected inputFrameSize 3',
+            1, true), err)
+         ok, err = pcall(function() m:forward(rand(3, 3)) end)
+         assert(not ok and err:find('input has 3 frames, fewer than kW 4', 1, true), err)
+      end)
+
+      it('TemporalMaxPooling matches F.max_pool1d', function()
+         check_case('temporal_max')
+         check_case('temporal_max_single')
+         jac(nn.TemporalMaxPooling(2, 1), rand(2, 6, 3), 'temporal max')
+         jac(nn.TemporalMaxPooling(3), rand(7, 2), 'temporal max single')
+      end)
+   end)
+
+   describe('VolumetricBatchNormalization', function()
+      it('matches F.batch_norm on 5-d inputs and has correct gradients', function()
+         check_case('vbn')
+         local m = nn.VolumetricBatchNormalization(2)
+         m.weight:uniform(0.5, 1.5); m.bias:uniform(-1, 1)
+         jac(m, rand(3, 2, 2, 3, 2), 'vbn')
+         local ok, err = pcall(function() m:forward(rand(3, 2, 3, 2)) end)
+         assert(not ok and err:find('expected a 5-d input (batch x channels x time x height x width)', 1, true), err)
       end)
    end)
 end)

@@ -50,5 +50,11 @@ load 'SpatialFullConvolution'
 load 'SpatialZeroPadding'
 load 'SpatialReflectionPadding'
 load 'SpatialReplicationPadding'
+load 'SpatialUpSamplingNearest'
+load 'SpatialUpSamplingBilinear'
+load 'SpatialAdaptiveMaxPooling'
+load 'TemporalConvolution'
+load 'TemporalMaxPooling'
+load 'VolumetricBatchNormalization'
 
 return nn
