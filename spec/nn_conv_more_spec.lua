@@ -64,15 +64,16 @@ local function check_case(name)
    util.assert_close(cases[name].lua, r.vals, dtol, name)
 end
 
-local function jac(m, x, what)
-   local e = nn.Jacobian.testJacobian(m, x)
+-- nn.Jacobian refills x with uniform values in [lo, hi] (default -2, 2)
+local function jac(m, x, what, lo, hi)
+   local e = nn.Jacobian.testJacobian(m, x, lo, hi)
    assert(e < TOL, ('%s: input jacobian error %g'):format(what, e))
    if m.weight then
-      e = nn.Jacobian.testJacobianParameters(m, x, m.weight, m.gradWeight)
+      e = nn.Jacobian.testJacobianParameters(m, x, m.weight, m.gradWeight, lo, hi)
       assert(e < TOL, ('%s: weight jacobian error %g'):format(what, e))
    end
    if m.bias then
-      e = nn.Jacobian.testJacobianParameters(m, x, m.bias, m.gradBias)
+      e = nn.Jacobian.testJacobianParameters(m, x, m.bias, m.gradBias, lo, hi)
       assert(e < TOL, ('%s: bias jacobian error %g'):format(what, e))
    end
 end
@@ -138,6 +139,26 @@ describe('nn convolution group', function()
       local xv = rand(2, 3, 3, 2, 5)
       case('vbn', vbn:forward(xv), ('F.batch_norm(%s, None, None, %s, %s, training=True, eps=1e-3)'):format(py(xv),
          py(vbn.weight), py(vbn.bias)))
+      -- LRN: PyTorch's alpha is also divided by size
+      local xl = rand(2, 7, 3, 4)
+      case('lrn', nn.SpatialCrossMapLRN(5, 0.3, 0.6, 1.5):forward(xl),
+         ('F.local_response_norm(%s, 5, alpha=0.3, beta=0.6, k=1.5)'):format(py(xl)))
+      local xl3 = rand(4, 3, 2)
+      case('lrn_single', nn.SpatialCrossMapLRN(3):forward(xl3),
+         ('F.local_response_norm(%s.unsqueeze(0), 3, alpha=1e-4, beta=0.75, k=1)[0]'):format(py(xl3)))
+      -- LP pooling: Torch7 (kW, kH, dW, dH), PyTorch (kH, kW), stride (dH, dW)
+      local xlp = rand(2, 3, 7, 6)
+      case('lp2', nn.SpatialLPPooling(3, 2, 3, 2, 2, 1):forward(xlp),
+         ('F.lp_pool2d(%s, 2, (2,3), stride=(1,2))'):format(py(xlp)))
+      local xlp3 = (util.rand_tensor({ 3, 5, 5 }, 'torch.DoubleTensor', 0.1, 1))
+      case('lp3', nn.SpatialLPPooling(3, 3, 2, 2):forward(xlp3),
+         ('F.lp_pool2d(%s.unsqueeze(0), 3, 2)[0]'):format(py(xlp3)))
+      -- unpooling: the pooling's input is 5x7, so its last row and column are dropped and restored
+      local xm = rand(2, 3, 5, 7)
+      local pool = nn.SpatialMaxPooling(2, 2)
+      local unpool = nn.SpatialMaxUnpooling(pool)
+      case('unpool', unpool:forward(pool:forward(xm)), ('(lambda o: F.max_unpool2d(o[0], o[1], 2, output_size=(5,7)))' ..
+         '(F.max_pool2d(%s, 2, return_indices=True))'):format(py(xm)))
       torch.setdefaulttensortype('torch.FloatTensor')
    end)
 
@@ -270,6 +291,38 @@ describe('nn convolution group', function()
          jac(m, rand(3, 2, 2, 3, 2), 'vbn')
          local ok, err = pcall(function() m:forward(rand(3, 2, 3, 2)) end)
          assert(not ok and err:find('expected a 5-d input (batch x channels x time x height x width)', 1, true), err)
+      end)
+   end)
+
+   describe('normalization and pooling', function()
+      it('SpatialCrossMapLRN matches F.local_response_norm and has correct gradients', function()
+         check_case('lrn')
+         check_case('lrn_single')
+         jac(nn.SpatialCrossMapLRN(3, 0.5, 0.75, 1), rand(2, 5, 2, 3), 'lrn 3')
+         jac(nn.SpatialCrossMapLRN(4, 0.7, 0.6, 2), rand(6, 2, 3), 'lrn even size')
+         assert.are.equal('nn.SpatialCrossMapLRN(5, 0.0001, 0.75, 1)', tostring(nn.SpatialCrossMapLRN(5)))
+      end)
+
+      it('SpatialLPPooling matches F.lp_pool2d', function()
+         check_case('lp2')
+         check_case('lp3')
+         jac(nn.SpatialLPPooling(2, 2, 2, 3, 1, 2), rand(2, 2, 5, 4), 'lp2')
+         jac(nn.SpatialLPPooling(2, 3, 2, 2), rand(2, 4, 5), 'lp3', 0.2, 1)
+         local ok, err = pcall(function() nn.SpatialLPPooling(3, 2, 2, 2):forward(rand(2, 4, 4)) end)
+         assert(not ok and err:find('nn.SpatialLPPooling: expected a 3-d or 4-d input with 3 planes, got size 2x4x4',
+            1, true), err)
+      end)
+
+      it('SpatialMaxUnpooling matches F.max_unpool2d and has correct gradients', function()
+         check_case('unpool')
+         local pool = nn.SpatialMaxPooling(2, 3)
+         local unpool = nn.SpatialMaxUnpooling(pool)
+         local y = pool:forward(rand(3, 7, 5))
+         jac(unpool, y, 'unpool')
+         assert.has_error(function() nn.SpatialMaxUnpooling(nn.SpatialMaxPooling(3, 3, 2, 2)) end,
+            'nn.SpatialMaxUnpooling: the pooling kernel 3x3 must equal its stride 2,2')
+         local ok, err = pcall(function() unpool:forward(rand(3, 2, 3)) end)
+         assert(not ok and err:find('input has size 3x2x3 but the pooling produced 3x2x2', 1, true), err)
       end)
    end)
 end)

@@ -56,5 +56,8 @@ load 'SpatialAdaptiveMaxPooling'
 load 'TemporalConvolution'
 load 'TemporalMaxPooling'
 load 'VolumetricBatchNormalization'
+load 'SpatialCrossMapLRN'
+load 'SpatialLPPooling'
+load 'SpatialMaxUnpooling'
 
 return nn
