@@ -159,6 +159,23 @@ describe('nn convolution group', function()
       local unpool = nn.SpatialMaxUnpooling(pool)
       case('unpool', unpool:forward(pool:forward(xm)), ('(lambda o: F.max_unpool2d(o[0], o[1], 2, output_size=(5,7)))' ..
          '(F.max_pool2d(%s, 2, return_indices=True))'):format(py(xm)))
+      -- locally connected: F.unfold's patches (C*kH*kW x positions) times each position's weights
+      local lc = nn.SpatialConvolutionLocal(2, 3, 5, 4, 3, 2, 2, 1, 1, 0)
+      local xc = rand(2, 2, 4, 5)
+      case('local', lc:forward(xc), ('torch.einsum("lok,nkl->nol", %s.reshape(%d,3,12), F.unfold(%s, (2,3), ' ..
+         'padding=(0,1), stride=(1,2))).reshape(2,3,%d,%d) + %s'):format(py(lc.weight), lc.oH * lc.oW, py(xc), lc.oH,
+         lc.oW, py(lc.bias)))
+      -- subtractive normalization: x minus the windowed mean over all planes, border-corrected
+      local xs = rand(2, 3, 5, 6)
+      local k2 = (util.rand_tensor({ 3, 5 }, 'torch.DoubleTensor', 0.1, 1))
+      case('subnorm', nn.SpatialSubtractiveNormalization(3, k2):forward(xs), ('(lambda x, k: x - F.conv2d(x, ' ..
+         'k.expand(1,3,3,5), padding=(1,2)) / F.conv2d(torch.ones_like(x), k.expand(1,3,3,5), padding=(1,2)))(%s, %s)')
+         :format(py(xs), py(k2)))
+      local k1 = (util.rand_tensor({ 3 }, 'torch.DoubleTensor', 0.1, 1))
+      local xs3 = rand(2, 4, 5)
+      case('subnorm1d', nn.SpatialSubtractiveNormalization(2, k1):forward(xs3), ('(lambda x, k: x - F.conv2d(x, ' ..
+         'k.expand(1,2,3,3), padding=1) / F.conv2d(torch.ones_like(x), k.expand(1,2,3,3), padding=1))(%s.unsqueeze(0), ' ..
+         'torch.outer(%s, %s))[0]'):format(py(xs3), py(k1), py(k1)))
       torch.setdefaulttensortype('torch.FloatTensor')
    end)
 
@@ -323,6 +340,31 @@ describe('nn convolution group', function()
             'nn.SpatialMaxUnpooling: the pooling kernel 3x3 must equal its stride 2,2')
          local ok, err = pcall(function() unpool:forward(rand(3, 2, 3)) end)
          assert(not ok and err:find('input has size 3x2x3 but the pooling produced 3x2x2', 1, true), err)
+      end)
+   end)
+
+   describe('SpatialConvolutionLocal', function()
+      it('matches unfolded patches times per-position weights (Torch7 layout)', function()
+         check_case('local')
+         local m = nn.SpatialConvolutionLocal(2, 2, 4, 5, 2, 3, 1, 2, 0, 1)
+         assert.are.same({ m.oH, m.oW, 2, 2, 3, 2 }, T.sizes(m.weight))
+         jac(m, rand(2, 2, 5, 4), 'local')
+         jac(nn.SpatialConvolutionLocal(1, 2, 3, 3, 2, 2), rand(1, 3, 3), 'local single')
+         local ok, err = pcall(function() m:forward(rand(2, 5, 5)) end)
+         assert(not ok and err:find('nn.SpatialConvolutionLocal: expected an input of size 2x5x4 (or a batch of them), ' ..
+            'got 2x5x5', 1, true), err)
+      end)
+   end)
+
+   describe('SpatialSubtractiveNormalization', function()
+      it('subtracts the border-corrected local mean (2-d and separable 1-d kernels)', function()
+         check_case('subnorm')
+         check_case('subnorm1d')
+         local k = (util.rand_tensor({ 3, 3 }, 'torch.DoubleTensor', 0.1, 1))
+         jac(nn.SpatialSubtractiveNormalization(2, k), rand(2, 2, 4, 5), 'subnorm')
+         jac(nn.SpatialSubtractiveNormalization(1), rand(1, 4, 3), 'subnorm default kernel')
+         assert.has_error(function() nn.SpatialSubtractiveNormalization(2, torch.ones(4, 3)) end,
+            'nn.SpatialSubtractiveNormalization: the averaging kernel must have odd sizes, got 4x3')
       end)
    end)
 end)

@@ -59,5 +59,7 @@ load 'VolumetricBatchNormalization'
 load 'SpatialCrossMapLRN'
 load 'SpatialLPPooling'
 load 'SpatialMaxUnpooling'
+load 'SpatialConvolutionLocal'
+load 'SpatialSubtractiveNormalization'
 
 return nn
