@@ -176,6 +176,15 @@ describe('nn convolution group', function()
       case('subnorm1d', nn.SpatialSubtractiveNormalization(2, k1):forward(xs3), ('(lambda x, k: x - F.conv2d(x, ' ..
          'k.expand(1,2,3,3), padding=1) / F.conv2d(torch.ones_like(x), k.expand(1,2,3,3), padding=1))(%s.unsqueeze(0), ' ..
          'torch.outer(%s, %s))[0]'):format(py(xs3), py(k1), py(k1)))
+      -- fractional max pooling with the same random samples (PyTorch's _random_samples)
+      local fm = nn.SpatialFractionalMaxPooling(2, 3, 4, 3)
+      local xf = rand(2, 3, 7, 9)
+      case('fractional', fm:forward(xf), ('F.fractional_max_pool2d(%s, (3,2), output_size=(3,4), ' ..
+         '_random_samples=%s)'):format(py(xf), py(fm.randomSamples)))
+      local fr = nn.SpatialFractionalMaxPooling(2, 2, 0.5, 0.7)
+      local xf3 = rand(3, 8, 9)
+      case('fractional_ratio', fr:forward(xf3), ('F.fractional_max_pool2d(%s.unsqueeze(0), 2, output_size=(5,4), ' ..
+         '_random_samples=%s)[0]'):format(py(xf3), py(fr.randomSamples)))
       torch.setdefaulttensortype('torch.FloatTensor')
    end)
 
@@ -365,6 +374,26 @@ describe('nn convolution group', function()
          jac(nn.SpatialSubtractiveNormalization(1), rand(1, 4, 3), 'subnorm default kernel')
          assert.has_error(function() nn.SpatialSubtractiveNormalization(2, torch.ones(4, 3)) end,
             'nn.SpatialSubtractiveNormalization: the averaging kernel must have odd sizes, got 4x3')
+      end)
+   end)
+
+   describe('SpatialFractionalMaxPooling', function()
+      it("matches F.fractional_max_pool2d given the module's random samples (size and ratio forms)", function()
+         check_case('fractional')
+         check_case('fractional_ratio')
+         local m = nn.SpatialFractionalMaxPooling(2, 2, 3, 2):fixPoolingRegions()
+         jac(m, rand(2, 2, 5, 4), 'fractional')
+         -- fixed regions keep the samples; by default every forward pass draws new ones
+         local x = rand(2, 3, 6, 7)
+         local s = m:forward(x) and m.randomSamples:clone()
+         m:forward(x)
+         assert.are.equal(0, (m.randomSamples - s):abs():max())
+         m:fixPoolingRegions(false)
+         m:forward(x)
+         assert(m.randomSamples:ne(s):sum() > 0)
+         local ok, err = pcall(function() nn.SpatialFractionalMaxPooling(3, 3, 4, 4):forward(rand(1, 5, 9)) end)
+         assert(not ok and err:find('nn.SpatialFractionalMaxPooling: input 5x9 cannot give a 4x4 output with 3x3 windows',
+            1, true), err)
       end)
    end)
 end)

@@ -61,5 +61,6 @@ load 'SpatialLPPooling'
 load 'SpatialMaxUnpooling'
 load 'SpatialConvolutionLocal'
 load 'SpatialSubtractiveNormalization'
+load 'SpatialFractionalMaxPooling'
 
 return nn
