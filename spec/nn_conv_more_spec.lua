@@ -396,4 +396,43 @@ describe('nn convolution group', function()
             1, true), err)
       end)
    end)
+
+   it('every module runs in float32 after :float() and survives serialization', function()
+      local pool = nn.SpatialMaxPooling(2, 2)
+      local list = {
+         { nn.SpatialFullConvolution(3, 2, 3, 3, 2, 2, 1, 1, 1, 1), { 2, 3, 4, 5 } },
+         { nn.SpatialZeroPadding(1, -1, 2, 0), { 2, 3, 4, 5 } },
+         { nn.SpatialReflectionPadding(1, 2, 3, 1), { 2, 3, 4, 5 } },
+         { nn.SpatialReplicationPadding(1, 2, 3, 1), { 3, 4, 5 } },
+         { nn.SpatialUpSamplingNearest(2), { 2, 3, 4, 5 } },
+         { nn.SpatialUpSamplingBilinear(2), { 2, 3, 4, 5 } },
+         { nn.SpatialAdaptiveMaxPooling(2, 3), { 2, 3, 4, 5 } },
+         { nn.TemporalConvolution(5, 2, 3), { 2, 4, 5 } },
+         { nn.TemporalMaxPooling(2), { 2, 4, 5 } },
+         { nn.VolumetricBatchNormalization(3), { 2, 3, 2, 4, 5 } },
+         { nn.SpatialCrossMapLRN(3), { 2, 3, 4, 5 } },
+         { nn.SpatialLPPooling(3, 2, 2, 2), { 2, 3, 4, 5 } },
+         { nn.SpatialConvolutionLocal(3, 2, 5, 4, 3, 3), { 2, 3, 4, 5 } },
+         { nn.SpatialSubtractiveNormalization(3, torch.ones(3, 3)), { 2, 3, 4, 5 } },
+         { nn.SpatialFractionalMaxPooling(2, 2, 3, 3), { 2, 3, 4, 5 } },
+      }
+      for _, e in ipairs(list) do
+         local m, x = e[1], rand((table.unpack or unpack)(e[2]))
+         if torch.type(m) == 'nn.SpatialFractionalMaxPooling' then m:forward(x); m:fixPoolingRegions() end
+         -- testIO refills x with random values
+         local fo, bo = nn.Jacobian.testIO(m, x)
+         assert(fo < 1e-12 and bo < 1e-12, torch.type(m) .. ': differs after a MemoryFile round trip')
+         local y64 = m:forward(x):clone()
+         m:float()
+         local y = m:forward(x:float())
+         assert.are.equal('torch.FloatTensor', y:type(), torch.type(m))
+         util.assert_close(y, y64,
+            { atol = 1e-5, rtol = 1e-4 }, torch.type(m))
+         local g = m:backward(x:float(), y:clone():uniform())
+         assert.are.equal('torch.FloatTensor', g:type(), torch.type(m))
+         assert.are.same(T.sizes(x), T.sizes(g), torch.type(m))
+      end
+      local u = nn.SpatialMaxUnpooling(pool:float()):float()
+      assert.are.equal('torch.FloatTensor', u:forward(pool:forward(rand(2, 3, 5, 4):float())):type())
+   end)
 end)
