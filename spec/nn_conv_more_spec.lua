@@ -334,6 +334,12 @@ describe('nn convolution group', function()
          check_case('lp3')
          jac(nn.SpatialLPPooling(2, 2, 2, 3, 1, 2), rand(2, 2, 5, 4), 'lp2')
          jac(nn.SpatialLPPooling(2, 3, 2, 2), rand(2, 4, 5), 'lp3', 0.2, 1)
+         -- as read from a Torch7 file: no pnorm or nInputPlane, p in the first (Power) layer
+         local t7 = nn.SpatialLPPooling(3, 3, 2, 2)
+         local xt = (util.rand_tensor({ 3, 4, 5 }, 'torch.DoubleTensor', 0.1, 1))
+         local want = t7:forward(xt):clone()
+         t7.pnorm, t7.nInputPlane, t7.modules = nil, nil, { { pow = 3 } }
+         util.assert_close(t7:forward(xt), want, dtol, 'Torch7 layout')
          local ok, err = pcall(function() nn.SpatialLPPooling(3, 2, 2, 2):forward(rand(2, 4, 4)) end)
          assert(not ok and err:find('nn.SpatialLPPooling: expected a 3-d or 4-d input with 3 planes, got size 2x4x4',
             1, true), err)

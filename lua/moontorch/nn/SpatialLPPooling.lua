@@ -1,7 +1,9 @@
 -- nn.SpatialLPPooling(nInputPlane, pnorm, kW, kH, [dW=kW], [dH=kH]) as in Torch7: the p-norm
 -- (sum of x^p)^(1/p) over each kW x kH window of a C x H x W or N x C x H x W input (x^p itself,
 -- so odd p wants non-negative inputs, as in Torch7). Composed from tensor powers and the
--- average pooling's C passes (csrc/nn/pool.c) rescaled to sums.
+-- average pooling's C passes (csrc/nn/pool.c) rescaled to sums. Torch7 builds it as a Sequential
+-- (Power, SpatialAveragePooling, MulConstant, Power) and keeps no pnorm field: a module read from
+-- a Torch7 file takes p from its first layer (nn.Square: 2, nn.Power: its `pow`).
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
@@ -26,18 +28,27 @@ function LP:__init(nInputPlane, pnorm, kW, kH, dW, dH)
    self.dW, self.dH = dW or kW, dH or kH
 end
 
+local function pnorm(self)
+   if self.pnorm then return self.pnorm end
+   local first = self.modules and self.modules[1]
+   if torch.type(first) == 'nn.Square' then return 2 end
+   if first and type(first.pow) == 'number' then return first.pow end
+   error(('%s: no pnorm (and no Torch7 Power or Square layer to take it from)'):format(NAME), 3)
+end
+
 local function check_input(self, input)
    T.expect_tensor(input, NAME, 'input', 4)
    local d = input:dim()
-   if (d ~= 3 and d ~= 4) or input:size(d - 2) ~= self.nInputPlane then
-      error(('%s: expected a 3-d or 4-d input with %d planes, got size %s'):format(NAME, self.nInputPlane,
+   local planes = self.nInputPlane or (d >= 3 and input:size(d - 2))
+   if (d ~= 3 and d ~= 4) or input:size(d - 2) ~= planes then
+      error(('%s: expected a 3-d or 4-d input with %d planes, got size %s'):format(NAME, planes or 0,
          table.concat(T.sizes(input), 'x')), 3)
    end
 end
 
 function LP:updateOutput(input)
    check_input(self, input)
-   local p, kk = self.pnorm, self.kW * self.kH
+   local p, kk = pnorm(self), self.kW * self.kH
    self._sum = input.new()
    check(C.mt_avgpool2d_forward(self._sum.h, input:clone():pow(p).h, self.kW, self.kH, self.dW, self.dH, 0, 0, 0, 1))
    self._sum:mul(kk)
@@ -48,7 +59,7 @@ end
 function LP:updateGradInput(input, gradOutput)
    check_input(self, input)
    T.expect_tensor(gradOutput, NAME, 'gradOutput', 4)
-   local p, kk = self.pnorm, self.kW * self.kH
+   local p, kk = pnorm(self), self.kW * self.kH
    -- d out / d sum = out / (p * sum); d sum / d x = p * x^(p-1) on each window holding x
    local gs = gradOutput:clone():cmul(self.output):cdiv(self._sum):mul(kk / p)
    local gi = input.new()
@@ -63,8 +74,8 @@ function LP:clearState()
 end
 
 function LP:__tostring__()
-   return ('%s(%d, %g, %dx%d, %d,%d)'):format(torch.type(self), self.nInputPlane, self.pnorm, self.kW, self.kH,
-      self.dW, self.dH)
+   return ('%s(%s, %s, %dx%d, %d,%d)'):format(torch.type(self), tostring(self.nInputPlane), tostring(self.pnorm),
+      self.kW, self.kH, self.dW, self.dH)
 end
 
 return LP
