@@ -36,9 +36,10 @@ function Pool:updateOutput(input)
    local n = input:nElement() / (iH * iW)
    local x = input:contiguous():view(n, iH, iW)
    local out = input.new():resize(n, oH * oW)
-   local idx = torch.LongTensor():resize(n, oH * oW)
+   -- everything indexing the input lives on its device
+   local idx = T.empty(torch.LongTensor():dtype(), input:device()):resize(n, oH * oW)
    -- first flat position (0-based) of every plane
-   local base = torch.range(0, n - 1):long():mul(iH * iW)
+   local base = long_on(torch.range(0, n - 1):long():mul(iH * iW), input)
    for i = 0, oH - 1 do
       local hs, he = math.floor(i * iH / oH), math.ceil((i + 1) * iH / oH)
       for j = 0, oW - 1 do
@@ -51,11 +52,11 @@ function Pool:updateOutput(input)
          -- the cell's k-th element (1-based) lies at row hs + (k-1) // wl, column ws + (k-1) % wl
          local pos = {}
          for r = 0, hl - 1 do for s = 0, wl - 1 do pos[#pos + 1] = (hs + r) * iW + ws + s + 1 end end
-         local p = torch.LongTensor(pos):index(1, k:view(n):long())
+         local p = long_on(torch.LongTensor(pos), input):index(1, k:contiguous():view(n))
          idx:select(2, c):copy(p:add(base))
       end
    end
-   self.indices = long_on(idx, input)
+   self.indices = idx
    local sz = T.sizes(input)
    sz[d - 1], sz[d] = oH, oW
    self.output = out:view(torch.LongStorage(sz))
