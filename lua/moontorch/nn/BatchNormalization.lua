@@ -51,7 +51,8 @@ function BN:checkInputDim(input)
    local nd = self.nDim
    if input:dim() ~= nd then
       error(('%s: expected a %d-d input (%s), got size %s'):format(torch.type(self), nd,
-         nd == 2 and 'batch x features' or 'batch x channels x height x width', table.concat(T.sizes(input), 'x')), 3)
+         nd == 2 and 'batch x features' or nd == 4 and 'batch x channels x height x width'
+         or 'batch x channels x time x height x width', table.concat(T.sizes(input), 'x')), 3)
    end
    if input:size(2) ~= self.running_mean:nElement() then
       error(('%s: got %d features (size %s), expected %d'):format(torch.type(self), input:size(2),

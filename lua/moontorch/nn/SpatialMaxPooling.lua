@@ -25,6 +25,8 @@ local result = nn.utils.result
 
 function Pool:updateOutput(input)
    T.expect_tensor(input, torch.type(self), 'input', 3)
+   -- Torch7's fields: nn.SpatialMaxUnpooling restores this size
+   if input:dim() >= 2 then self.iheight, self.iwidth = input:size(input:dim() - 1), input:size(input:dim()) end
    -- the indices live on the input's device (int64, 0-based within a plane)
    if not torch.isTensor(self.indices) or self.indices:device() ~= input:device() then
       self.indices = T.empty(torch.LongTensor():dtype(), input:device())
