@@ -183,6 +183,16 @@ function Module:clone(...)
    return c
 end
 
+-- A clone that shares the parameters (and, by default, their gradients) with self: dpnn's
+-- sharedClone, which Torch7 code uses for recurrent and siamese nets. Buffers (output,
+-- gradInput, running statistics) are the clone's own.
+function Module:sharedClone(shareParams, shareGradParams)
+   local names = {}
+   if shareParams ~= false then names[#names + 1] = 'weight'; names[#names + 1] = 'bias' end
+   if shareGradParams ~= false then names[#names + 1] = 'gradWeight'; names[#names + 1] = 'gradBias' end
+   return self:clone(table.unpack(names))
+end
+
 function Module:share(mlp, ...)
    for _, name in ipairs({ ... }) do
       if self[name] ~= nil then

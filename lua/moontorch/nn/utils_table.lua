@@ -82,4 +82,65 @@ function utils.rowPairs(name, input)
    return a, b
 end
 
+-- param (a tensor or nested table of tensors) converted to typename; tensorCache keeps shared
+-- tensors shared (one conversion each)
+function utils.recursiveType(param, typename, tensorCache)
+   tensorCache = tensorCache or {}
+   if torch.isTensor(param) then
+      if param:type() == typename then return param end
+      local key = torch.pointer(param)
+      local done = tensorCache[key]
+      if done == nil then done = param:type(typename); tensorCache[key] = done end
+      return done
+   elseif type(param) == 'table' then
+      if torch.isTypeOf(param, 'nn.Module') or torch.isTypeOf(param, 'nn.Criterion') then
+         return param:type(typename, tensorCache)
+      end
+      for k, v in pairs(param) do param[k] = utils.recursiveType(v, typename, tensorCache) end
+      return param
+   end
+   return param
+end
+
+-- a view of t with a dimension of size 1 inserted at dim (default 1): ([view,] t [, dim])
+function utils.addSingletonDimension(a, b, c)
+   local view, t, dim
+   if torch.isTensor(b) then view, t, dim = a, b, c else t, dim = a, b end
+   if not torch.isTensor(t) then error('nn.utils.addSingletonDimension: expected a tensor, got ' .. torch.type(t), 2) end
+   dim = dim or 1
+   if dim < 1 or dim > t:dim() + 1 then
+      error(('nn.utils.addSingletonDimension: dim %s out of range for a %d-d tensor'):format(tostring(dim), t:dim()), 2)
+   end
+   local sizes, strides = {}, {}
+   for i = 1, t:dim() do sizes[i], strides[i] = t:size(i), t:stride(i) end
+   table.insert(sizes, dim, 1)
+   table.insert(strides, dim, dim <= t:dim() and sizes[dim + 1] * strides[dim] or 1)
+   view = view or t.new()
+   view:set(t:storage(), t:storageOffset(), torch.LongStorage(sizes), torch.LongStorage(strides))
+   return view
+end
+
+-- input viewed as sizes...: a view when input is contiguous, else a view of output holding a
+-- contiguous copy of it
+function utils.contiguousView(output, input, ...)
+   output = output or input.new()
+   if input:isContiguous() then return input:view(...) end
+   output:resizeAs(input):copy(input)
+   return output:view(...)
+end
+
+-- self's named fields emptied (tensors resized to nothing, tables to {}); also Module:clearState's
+-- helper in Torch7: utils.clear(self, 'output', 'gradInput') or utils.clear(self, {names})
+function utils.clear(self, ...)
+   local names = select('#', ...) == 1 and type((...)) == 'table' and (...) or { ... }
+   for _, name in ipairs(names) do
+      local v = self[name]
+      if torch.isTensor(v) then v:set()
+      elseif type(v) == 'table' then self[name] = {}
+      else self[name] = nil end
+   end
+   return self
+end
+
+
 return utils
