@@ -51,6 +51,10 @@ local function check_input(self, input)
       error(('nn.Bilinear: expected inputs of sizes Nx%d and Nx%d, got %s and %s'):format(w:size(2), w:size(3),
          sz(a), sz(b)), 3)
    end
+   if a:type() ~= w:type() or b:type() ~= w:type() then
+      error(('nn.Bilinear: inputs are %s and %s but the module holds %s (convert with :type())'):format(a:type(),
+         b:type(), w:type()), 3)
+   end
 end
 
 local function check_grad(self, input, gradOutput)

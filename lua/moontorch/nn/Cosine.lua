@@ -34,11 +34,15 @@ end
 
 -- the input as an N x inputSize matrix
 local function rows(self, input)
-   T.expect_tensor(input, 'nn.Cosine', 'input', 4)
+   T.expect_tensor(input, 'nn.Cosine', 'input', 3)
    local n = self.weight:size(2)
+   if input:type() ~= self.weight:type() then
+      error(('nn.Cosine: input is a %s but the module holds %s (convert with :type())'):format(input:type(),
+         self.weight:type()), 3)
+   end
    if input:dim() == 1 and input:size(1) == n then return input:view(1, n) end
    if input:dim() == 2 and input:size(2) == n then return input end
-   error(('nn.Cosine: expected input of size %d or Nx%d, got %s'):format(n, n, table.concat(T.sizes(input), 'x')), 4)
+   error(('nn.Cosine: expected input of size %d or Nx%d, got %s'):format(n, n, table.concat(T.sizes(input), 'x')), 3)
 end
 
 function Cosine:updateOutput(input)

@@ -18,14 +18,14 @@ end
 
 -- batch size, channels out, height and width in
 local function dims(self, input)
-   T.expect_tensor(input, 'nn.PixelShuffle', 'input', 4)
+   T.expect_tensor(input, 'nn.PixelShuffle', 'input', 3)
    local d = input:dim()
    if (d == 3 or d == 4) and input:size(d - 2) % self.upscaleFactorSquared == 0 then
       return d == 4 and input:size(1) or 1, input:size(d - 2) / self.upscaleFactorSquared, input:size(d - 1),
          input:size(d)
    end
    error(('nn.PixelShuffle: expected a [N x] C*%d x H x W input, got size %s'):format(self.upscaleFactorSquared,
-      table.concat(T.sizes(input), 'x')), 4)
+      table.concat(T.sizes(input), 'x')), 3)
 end
 
 function PixelShuffle:updateOutput(input)
