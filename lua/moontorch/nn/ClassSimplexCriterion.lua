@@ -55,8 +55,14 @@ local function embed(self, input, target)
    if type(target) == 'number' then
       self._target:resize(self.nClasses):copy(self.simplex[class_index(self, target)])
    elseif torch.isTensor(target) and target:dim() == 1 then
-      self._target:resize(target:size(1), self.nClasses)
-      for i = 1, target:size(1) do self._target[i]:copy(self.simplex[class_index(self, target[i])]) end
+      if target:nElement() > 0 then
+         local lo, hi = target:min(), target:max()
+         if lo < 1 or hi > self.nClasses or target:ne(target:clone():floor()):sum() > 0 then
+            error(('nn.ClassSimplexCriterion: target classes must be integers in 1..%d, got %s to %s'):format(
+               self.nClasses, tostring(lo), tostring(hi)), 3)
+         end
+      end
+      self._target:resize(target:size(1), self.nClasses):copy(self.simplex:index(1, target:long()))
    elseif torch.isTensor(target) and target:dim() == 2 then
       self._target:resize(T.sizes(target)):copy(target)
    else

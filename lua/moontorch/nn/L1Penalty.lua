@@ -39,7 +39,7 @@ function L1Penalty:updateGradInput(input, gradOutput)
       if not torch.isTensor(gradOutput) or gradOutput:nElement() ~= input:nElement() then
          error(('nn.L1Penalty: gradOutput must have the input\'s %d elements'):format(input:nElement()), 2)
       end
-      self.gradInput:add(gradOutput:viewAs(input))
+      self.gradInput:add(gradOutput)
    end
    return self.gradInput
 end
