@@ -133,4 +133,20 @@ load 'SpatialConvolutionLocal'
 load 'SpatialSubtractiveNormalization'
 load 'SpatialFractionalMaxPooling'
 
+-- misc group (issue 14): simple, transfer, table and criterion odds and ends
+load 'Bilinear'
+load 'Cosine'
+load 'L1Penalty'
+load 'MaskedSelect'
+load 'PixelShuffle'
+load 'TemporalDynamicKMaxPooling'
+load 'AddConstant'
+load 'MulConstant'
+load 'CReLU'
+load 'SpatialLogSoftMax'
+load 'CriterionTable'
+load 'ClassSimplexCriterion'
+load 'DistanceRatioCriterion'
+load 'SpatialAutoCropMSECriterion'
+
 return nn
