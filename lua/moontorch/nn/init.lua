@@ -133,4 +133,8 @@ load 'SpatialConvolutionLocal'
 load 'SpatialSubtractiveNormalization'
 load 'SpatialFractionalMaxPooling'
 
+-- volumetric group (issue 14): 3-d convolution, pooling and padding composed from the 2-d layers
+load 'VolumetricConvolution'
+load 'VolumetricDilatedConvolution'
+
 return nn

@@ -1,0 +1,114 @@
+-- nn_volumetric_spec.lua: the volumetric group (3-d convolution, pooling, unpooling, padding).
+-- Forward passes against PyTorch 1.13's torch.nn.functional through /usr/bin/python3 (one process
+-- for the whole file, Torch7's (T, W, H) argument orders mapped to PyTorch's (T, H, W)),
+-- gradients with nn.Jacobian, all in float64 on fresh random inputs of small odd sizes.
+local torch = require 'moontorch'
+local nn = require 'moontorch.nn'
+local util = require 'spec.util'
+local T = require 'moontorch.internal'
+
+local TOL = 1e-6
+local dtol = { atol = 1e-10, rtol = 1e-9 }
+
+local function rand(...) return (util.rand_tensor({ ... }, 'torch.DoubleTensor', -1, 1)) end
+
+-- a tensor as a PyTorch float64 literal
+local function py(t)
+   local vals = {}
+   for i, v in ipairs(util.flat(t)) do vals[i] = ('%.17g'):format(v) end
+   return ('torch.tensor([%s], dtype=torch.float64).reshape(%s)'):format(table.concat(vals, ','),
+      '[' .. table.concat(T.sizes(t), ',') .. ']')
+end
+
+-- Cases: name -> { lua = tensor computed here, expr = PyTorch expression }; run once, together.
+local cases, order = {}, {}
+local function case(name, lua, expr)
+   assert(not cases[name], name)
+   cases[name] = { lua = lua:clone(), expr = expr }
+   order[#order + 1] = name
+end
+
+local ref
+local function run_python()
+   if ref then return ref end
+   local lines = { 'import torch, torch.nn.functional as F', 'def out(n, t):',
+      "    print(n, ' '.join(str(s) for s in t.shape), '|', ' '.join(repr(float(v)) for v in t.reshape(-1).tolist()))" }
+   for _, n in ipairs(order) do lines[#lines + 1] = ('out(%q, %s)'):format(n, cases[n].expr) end
+   local path = os.tmpname()
+   local f = assert(io.open(path, 'w'))
+   f:write(table.concat(lines, '\n'), '\n')
+   f:close()
+   local p = io.popen(('/usr/bin/python3 %q 2>&1'):format(path))
+   local text = p:read('*a')
+   p:close()
+   os.remove(path)
+   ref = {}
+   for line in text:gmatch('[^\n]+') do
+      local n, shape, vals = line:match('^(%S+) ([%d ]*)|(.*)$')
+      if n then
+         local s, v = {}, {}
+         for x in shape:gmatch('%d+') do s[#s + 1] = tonumber(x) end
+         for x in vals:gmatch('%S+') do v[#v + 1] = tonumber(x) end
+         ref[n] = { shape = s, vals = v }
+      end
+   end
+   assert(next(ref), 'python failed:\n' .. text)
+   return ref
+end
+
+local function check_case(name)
+   local r = run_python()[name]
+   assert(r, 'no PyTorch result for ' .. name)
+   assert.are.same(r.shape, T.sizes(cases[name].lua), name .. ': size')
+   util.assert_close(cases[name].lua, r.vals, dtol, name)
+end
+
+-- nn.Jacobian refills x with uniform values in [lo, hi] (default -2, 2)
+local function jac(m, x, what, lo, hi)
+   local e = nn.Jacobian.testJacobian(m, x, lo, hi)
+   assert(e < TOL, ('%s: input jacobian error %g'):format(what, e))
+   if m.weight then
+      e = nn.Jacobian.testJacobianParameters(m, x, m.weight, m.gradWeight, lo, hi)
+      assert(e < TOL, ('%s: weight jacobian error %g'):format(what, e))
+   end
+   if m.bias then
+      e = nn.Jacobian.testJacobianParameters(m, x, m.bias, m.gradBias, lo, hi)
+      assert(e < TOL, ('%s: bias jacobian error %g'):format(what, e))
+   end
+end
+
+describe('nn volumetric group', function()
+   before_each(function() torch.setdefaulttensortype('torch.DoubleTensor') end)
+   after_each(function() torch.setdefaulttensortype('torch.FloatTensor') end)
+
+   -- every forward case is computed before the first comparison so that Python runs once
+   setup(function()
+      torch.setdefaulttensortype('torch.DoubleTensor')
+      -- Torch7 (kT, kW, kH, dT, dW, dH, padT, padW, padH) -> PyTorch (kT, kH, kW) ...
+      local c = nn.VolumetricConvolution(3, 2, 3, 2, 3, 2, 1, 2, 1, 0, 2)
+      local x = rand(2, 3, 6, 5, 4)
+      case('conv_batch', c:forward(x), ('F.conv3d(%s, %s, %s, stride=(2,2,1), padding=(1,2,0))'):format(py(x),
+         py(c.weight), py(c.bias)))
+      local x4 = rand(3, 5, 4, 6)
+      case('conv_single', c:forward(x4), ('F.conv3d(%s.unsqueeze(0), %s, %s, stride=(2,2,1), padding=(1,2,0))[0]')
+         :format(py(x4), py(c.weight), py(c.bias)))
+      local dc = nn.VolumetricDilatedConvolution(2, 3, 2, 3, 2, 1, 2, 1, 1, 1, 0, 2, 1, 2)
+      local xd = rand(2, 2, 7, 5, 6)
+      case('dilated_conv', dc:forward(xd), ('F.conv3d(%s, %s, %s, stride=(1,1,2), padding=(1,0,1), ' ..
+         'dilation=(2,2,1))'):format(py(xd), py(dc.weight), py(dc.bias)))
+   end)
+
+   it('VolumetricConvolution matches conv3d (batch and single)', function()
+      check_case('conv_batch'); check_case('conv_single')
+      local m = nn.VolumetricConvolution(2, 3, 2, 3, 2, 2, 1, 2, 1, 1, 0)
+      jac(m, rand(2, 2, 5, 3, 4), 'conv batch')
+      jac(nn.VolumetricConvolution(2, 2, 3, 1, 2), rand(2, 4, 3, 3), 'conv single')
+      assert.has_error(function() m:forward(rand(3, 5, 3, 4)) end)
+      assert.has_error(function() m:forward(rand(5, 3, 4)) end)
+   end)
+
+   it('VolumetricDilatedConvolution matches conv3d with dilation', function()
+      check_case('dilated_conv')
+      jac(nn.VolumetricDilatedConvolution(2, 2, 2, 2, 2, 1, 2, 1, 1, 0, 1, 2, 1, 2), rand(2, 2, 5, 4, 3), 'dilated')
+   end)
+end)
