@@ -96,6 +96,14 @@ describe('nn volumetric group', function()
       local xd = rand(2, 2, 7, 5, 6)
       case('dilated_conv', dc:forward(xd), ('F.conv3d(%s, %s, %s, stride=(1,1,2), padding=(1,0,1), ' ..
          'dilation=(2,2,1))'):format(py(xd), py(dc.weight), py(dc.bias)))
+      -- weight nIn x nOut x kT x kH x kW is conv_transpose3d's layout
+      local f = nn.VolumetricFullConvolution(3, 2, 2, 3, 2, 2, 3, 1, 1, 0, 1, 1, 2, 0)
+      local xf = rand(2, 3, 3, 4, 5)
+      case('full_batch', f:forward(xf), ('F.conv_transpose3d(%s, %s, %s, stride=(2,1,3), padding=(1,1,0), ' ..
+         'output_padding=(1,0,2))'):format(py(xf), py(f.weight), py(f.bias)))
+      local xf4 = rand(3, 2, 3, 4)
+      case('full_single', f:forward(xf4), ('F.conv_transpose3d(%s.unsqueeze(0), %s, %s, stride=(2,1,3), ' ..
+         'padding=(1,1,0), output_padding=(1,0,2))[0]'):format(py(xf4), py(f.weight), py(f.bias)))
    end)
 
    it('VolumetricConvolution matches conv3d (batch and single)', function()
@@ -110,5 +118,20 @@ describe('nn volumetric group', function()
    it('VolumetricDilatedConvolution matches conv3d with dilation', function()
       check_case('dilated_conv')
       jac(nn.VolumetricDilatedConvolution(2, 2, 2, 2, 2, 1, 2, 1, 1, 0, 1, 2, 1, 2), rand(2, 2, 5, 4, 3), 'dilated')
+   end)
+
+   it('VolumetricFullConvolution matches conv_transpose3d', function()
+      check_case('full_batch'); check_case('full_single')
+      local m = nn.VolumetricFullConvolution(2, 3, 2, 2, 3, 2, 2, 1, 1, 0, 1, 1, 1, 0)
+      jac(m, rand(2, 2, 3, 2, 3), 'full batch')
+      jac(nn.VolumetricFullConvolution(2, 2, 3, 1, 2), rand(2, 2, 3, 2), 'full single')
+      -- {input, target}: adj follows the target's size
+      local x, target = rand(2, 2, 3, 2, 3), rand(2, 3, 5, 2, 7)
+      local y = m:forward({ x, target })
+      assert.are.same({ 2, 3, 5, 2, 7 }, T.sizes(y))
+      local gi = m:backward({ x, target }, rand(2, 3, 5, 2, 7))
+      assert.are.same(T.sizes(x), T.sizes(gi[1]))
+      assert.are.equal(0, gi[2]:abs():max())
+      assert.has_error(function() nn.VolumetricFullConvolution(2, 2, 3, 3, 3, 2, 2, 2, 0, 0, 0, 2, 0, 0) end)
    end)
 end)

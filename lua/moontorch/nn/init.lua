@@ -136,5 +136,6 @@ load 'SpatialFractionalMaxPooling'
 -- volumetric group (issue 14): 3-d convolution, pooling and padding composed from the 2-d layers
 load 'VolumetricConvolution'
 load 'VolumetricDilatedConvolution'
+load 'VolumetricFullConvolution'
 
 return nn
