@@ -104,6 +104,26 @@ describe('nn volumetric group', function()
       local xf4 = rand(3, 2, 3, 4)
       case('full_single', f:forward(xf4), ('F.conv_transpose3d(%s.unsqueeze(0), %s, %s, stride=(2,1,3), ' ..
          'padding=(1,1,0), output_padding=(1,0,2))[0]'):format(py(xf4), py(f.weight), py(f.bias)))
+      -- max pooling: the values and the flat indices (PyTorch's return_indices are the same)
+      local xm = rand(2, 3, 7, 6, 5)
+      local mp = nn.VolumetricMaxPooling(3, 2, 3, 2, 2, 2, 1, 1, 0)
+      case('max_floor', mp:forward(xm), ('F.max_pool3d(%s, (3,3,2), (2,2,2), (1,0,1))'):format(py(xm)))
+      case('max_floor_idx', mp.indices:double(), ('F.max_pool3d(%s, (3,3,2), (2,2,2), (1,0,1), ' ..
+         'return_indices=True)[1]'):format(py(xm)))
+      mp:ceil()
+      case('max_ceil', mp:forward(xm), ('F.max_pool3d(%s, (3,3,2), (2,2,2), (1,0,1), ceil_mode=True)')
+         :format(py(xm)))
+      case('max_ceil_idx', mp.indices:double(), ('F.max_pool3d(%s, (3,3,2), (2,2,2), (1,0,1), ceil_mode=True, ' ..
+         'return_indices=True)[1]'):format(py(xm)))
+      local xm4 = rand(3, 5, 4, 7)
+      case('max_single', nn.VolumetricMaxPooling(2, 3, 2):forward(xm4),
+         ('F.max_pool3d(%s.unsqueeze(0), (2,2,3))[0]'):format(py(xm4)))
+      local dm = nn.VolumetricDilatedMaxPooling(2, 3, 2, 1, 2, 3, 1, 1, 0, 2, 1, 2):ceil()
+      local xdm = rand(2, 2, 7, 8, 6)
+      case('dilated_max', dm:forward(xdm), ('F.max_pool3d(%s, (2,2,3), (1,3,2), (1,0,1), dilation=(2,2,1), ' ..
+         'ceil_mode=True)'):format(py(xdm)))
+      case('dilated_max_idx', dm.indices:double(), ('F.max_pool3d(%s, (2,2,3), (1,3,2), (1,0,1), dilation=(2,2,1), ' ..
+         'ceil_mode=True, return_indices=True)[1]'):format(py(xdm)))
    end)
 
    it('VolumetricConvolution matches conv3d (batch and single)', function()
@@ -133,5 +153,18 @@ describe('nn volumetric group', function()
       assert.are.same(T.sizes(x), T.sizes(gi[1]))
       assert.are.equal(0, gi[2]:abs():max())
       assert.has_error(function() nn.VolumetricFullConvolution(2, 2, 3, 3, 3, 2, 2, 2, 0, 0, 0, 2, 0, 0) end)
+   end)
+
+   it('VolumetricMaxPooling matches max_pool3d (values, indices, ceil)', function()
+      for _, n in ipairs { 'max_floor', 'max_floor_idx', 'max_ceil', 'max_ceil_idx', 'max_single' } do check_case(n) end
+      jac(nn.VolumetricMaxPooling(2, 3, 2, 2, 2, 1, 1, 1, 0):ceil(), rand(2, 2, 5, 4, 5), 'max batch')
+      jac(nn.VolumetricMaxPooling(3, 2, 2), rand(2, 5, 4, 5), 'max single')
+      assert.has_error(function() nn.VolumetricMaxPooling(2, 2, 2, 2, 2, 2, 2) end)
+      assert.has_error(function() nn.VolumetricMaxPooling(2, 2, 2):forward(rand(3, 4)) end)
+   end)
+
+   it('VolumetricDilatedMaxPooling matches max_pool3d with dilation', function()
+      check_case('dilated_max'); check_case('dilated_max_idx')
+      jac(nn.VolumetricDilatedMaxPooling(2, 2, 3, 1, 2, 1, 1, 0, 1, 2, 2, 1), rand(2, 2, 5, 5, 4), 'dilated max')
    end)
 end)

@@ -137,5 +137,7 @@ load 'SpatialFractionalMaxPooling'
 load 'VolumetricConvolution'
 load 'VolumetricDilatedConvolution'
 load 'VolumetricFullConvolution'
+load 'VolumetricMaxPooling'
+load 'VolumetricDilatedMaxPooling'
 
 return nn
