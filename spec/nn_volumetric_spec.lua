@@ -124,6 +124,12 @@ describe('nn volumetric group', function()
          'ceil_mode=True)'):format(py(xdm)))
       case('dilated_max_idx', dm.indices:double(), ('F.max_pool3d(%s, (2,2,3), (1,3,2), (1,0,1), dilation=(2,2,1), ' ..
          'ceil_mode=True, return_indices=True)[1]'):format(py(xdm)))
+      local xa = rand(2, 3, 7, 5, 6)
+      case('avg_batch', nn.VolumetricAveragePooling(3, 2, 3, 2, 1, 2):forward(xa),
+         ('F.avg_pool3d(%s, (3,3,2), (2,2,1))'):format(py(xa)))
+      local xa4 = rand(2, 5, 4, 7)
+      case('avg_single', nn.VolumetricAveragePooling(2, 3, 2):forward(xa4),
+         ('F.avg_pool3d(%s.unsqueeze(0), (2,2,3))[0]'):format(py(xa4)))
    end)
 
    it('VolumetricConvolution matches conv3d (batch and single)', function()
@@ -166,5 +172,12 @@ describe('nn volumetric group', function()
    it('VolumetricDilatedMaxPooling matches max_pool3d with dilation', function()
       check_case('dilated_max'); check_case('dilated_max_idx')
       jac(nn.VolumetricDilatedMaxPooling(2, 2, 3, 1, 2, 1, 1, 0, 1, 2, 2, 1), rand(2, 2, 5, 5, 4), 'dilated max')
+   end)
+
+   it('VolumetricAveragePooling matches avg_pool3d', function()
+      check_case('avg_batch'); check_case('avg_single')
+      jac(nn.VolumetricAveragePooling(2, 3, 2, 1, 2, 2), rand(2, 2, 5, 5, 6), 'avg batch')
+      jac(nn.VolumetricAveragePooling(3, 2, 2), rand(2, 5, 4, 5), 'avg single')
+      assert.has_error(function() nn.VolumetricAveragePooling(3, 3, 3):forward(rand(2, 2, 2, 5, 5)) end)
    end)
 end)

@@ -139,5 +139,6 @@ load 'VolumetricDilatedConvolution'
 load 'VolumetricFullConvolution'
 load 'VolumetricMaxPooling'
 load 'VolumetricDilatedMaxPooling'
+load 'VolumetricAveragePooling'
 
 return nn
