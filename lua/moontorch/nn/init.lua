@@ -140,5 +140,6 @@ load 'VolumetricFullConvolution'
 load 'VolumetricMaxPooling'
 load 'VolumetricDilatedMaxPooling'
 load 'VolumetricAveragePooling'
+load 'VolumetricMaxUnpooling'
 
 return nn
