@@ -136,6 +136,13 @@ describe('nn volumetric group', function()
       local pooled = up:forward(xu)
       case('unpool', nn.VolumetricMaxUnpooling(up):forward(pooled), ('F.max_unpool3d(*F.max_pool3d(%s, 2, ' ..
          'return_indices=True), 2, output_size=(7,5,7))'):format(py(xu)))
+      -- replication padding: F.pad takes (left, right, top, bottom, front, back), Torch7's order
+      local xr = rand(2, 3, 3, 4, 5)
+      case('replicate', nn.VolumetricReplicationPadding(2, 1, 0, 3, 1, 2):forward(xr),
+         ('F.pad(%s, (2,1,0,3,1,2), mode="replicate")'):format(py(xr)))
+      local xr4 = rand(2, 3, 2, 4)
+      case('replicate_single', nn.VolumetricReplicationPadding(1, 3, 2):forward(xr4),
+         ('F.pad(%s.unsqueeze(0), (1,3,2,1,1,1), mode="replicate")[0]'):format(py(xr4)))
    end)
 
    it('VolumetricConvolution matches conv3d (batch and single)', function()
@@ -200,5 +207,16 @@ describe('nn volumetric group', function()
       jac(u, p.output:clone(), 'unpool batch')
       assert.has_error(function() nn.VolumetricMaxUnpooling(nn.VolumetricMaxPooling(3, 3, 3, 2, 2, 2)) end)
       assert.has_error(function() u:forward(rand(2, 2, 2, 2, 2)) end)
+   end)
+
+   it('VolumetricReplicationPadding matches F.pad replicate', function()
+      check_case('replicate'); check_case('replicate_single')
+      jac(nn.VolumetricReplicationPadding(2, 1, 0, 3, 1, 2), rand(2, 2, 3, 2, 3), 'replicate batch')
+      jac(nn.VolumetricReplicationPadding(1, 0, 2, -1, 0, 1), rand(2, 3, 4, 3), 'replicate single, crop')
+      local m = nn.VolumetricReplicationPadding(1)
+      assert.has_error(function() m:forward(rand(3, 4, 5)) end)
+      assert.has_error(function() m:backward(rand(2, 3, 4, 5), rand(2, 5, 6, 6)) end)
+      assert.are.equal('nn.VolumetricReplicationPadding(left=1, right=1, top=1, bottom=1, front=1, back=1)',
+         tostring(m))
    end)
 end)

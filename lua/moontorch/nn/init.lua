@@ -141,5 +141,6 @@ load 'VolumetricMaxPooling'
 load 'VolumetricDilatedMaxPooling'
 load 'VolumetricAveragePooling'
 load 'VolumetricMaxUnpooling'
+load 'VolumetricReplicationPadding'
 
 return nn
