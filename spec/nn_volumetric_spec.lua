@@ -162,7 +162,7 @@ describe('nn volumetric group', function()
    it('VolumetricFullConvolution matches conv_transpose3d', function()
       check_case('full_batch'); check_case('full_single')
       local m = nn.VolumetricFullConvolution(2, 3, 2, 2, 3, 2, 2, 1, 1, 0, 1, 1, 1, 0)
-      jac(m, rand(2, 2, 3, 2, 3), 'full batch')
+      jac(m, rand(2, 2, 2, 2, 3), 'full batch')
       jac(nn.VolumetricFullConvolution(2, 2, 3, 1, 2), rand(2, 2, 3, 2), 'full single')
       -- {input, target}: adj follows the target's size
       local x, target = rand(2, 2, 3, 2, 3), rand(2, 3, 5, 2, 7)
@@ -176,15 +176,15 @@ describe('nn volumetric group', function()
 
    it('VolumetricMaxPooling matches max_pool3d (values, indices, ceil)', function()
       for _, n in ipairs { 'max_floor', 'max_floor_idx', 'max_ceil', 'max_ceil_idx', 'max_single' } do check_case(n) end
-      jac(nn.VolumetricMaxPooling(2, 3, 2, 2, 2, 1, 1, 1, 0):ceil(), rand(2, 2, 5, 4, 5), 'max batch')
-      jac(nn.VolumetricMaxPooling(3, 2, 2), rand(2, 5, 4, 5), 'max single')
+      jac(nn.VolumetricMaxPooling(2, 3, 2, 2, 2, 1, 1, 1, 0):ceil(), rand(2, 1, 5, 4, 5), 'max batch')
+      jac(nn.VolumetricMaxPooling(3, 2, 2), rand(2, 5, 3, 4), 'max single')
       assert.has_error(function() nn.VolumetricMaxPooling(2, 2, 2, 2, 2, 2, 2) end)
       assert.has_error(function() nn.VolumetricMaxPooling(2, 2, 2):forward(rand(3, 4)) end)
    end)
 
    it('VolumetricDilatedMaxPooling matches max_pool3d with dilation', function()
       check_case('dilated_max'); check_case('dilated_max_idx')
-      jac(nn.VolumetricDilatedMaxPooling(2, 2, 3, 1, 2, 1, 1, 0, 1, 2, 2, 1), rand(2, 2, 5, 5, 4), 'dilated max')
+      jac(nn.VolumetricDilatedMaxPooling(2, 2, 3, 1, 2, 1, 1, 0, 1, 2, 2, 1), rand(2, 1, 5, 5, 4), 'dilated max')
    end)
 
    it('VolumetricAveragePooling matches avg_pool3d', function()
@@ -218,5 +218,17 @@ describe('nn volumetric group', function()
       assert.has_error(function() m:backward(rand(2, 3, 4, 5), rand(2, 5, 6, 6)) end)
       assert.are.equal('nn.VolumetricReplicationPadding(left=1, right=1, top=1, bottom=1, front=1, back=1)',
          tostring(m))
+   end)
+
+   it('prints as Torch7 does', function()
+      assert.are.equal('nn.VolumetricConvolution(2 -> 3, 3x1x2, 1,2,1, 1,0,1)',
+         tostring(nn.VolumetricConvolution(2, 3, 3, 1, 2, 1, 2, 1, 1, 0, 1)))
+      assert.are.equal('nn.VolumetricDilatedConvolution(2 -> 3, 3x3x3, 2,2,1)',
+         tostring(nn.VolumetricDilatedConvolution(2, 3, 3, 3, 3, 1, 1, 1, 0, 0, 0, 2, 2, 1)))
+      assert.are.equal('nn.VolumetricFullConvolution(2 -> 3, 3x3x3, 2,2,2, 1,0,1)',
+         tostring(nn.VolumetricFullConvolution(2, 3, 3, 3, 3, 2, 2, 2, 0, 0, 0, 1, 0, 1)))
+      assert.are.equal('nn.VolumetricMaxPooling(2x3x2, 2,3,2, 1,1,0)',
+         tostring(nn.VolumetricMaxPooling(2, 3, 2, nil, nil, nil, 1, 1)))
+      assert.are.equal('nn.VolumetricAveragePooling(2x2x2, 1,1,1)', tostring(nn.VolumetricAveragePooling(2, 2, 2, 1, 1, 1)))
    end)
 end)

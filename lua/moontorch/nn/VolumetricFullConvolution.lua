@@ -128,10 +128,10 @@ function Full:__tostring__()
       self.kW, self.kH)
    local pad = self.padT ~= 0 or self.padW ~= 0 or self.padH ~= 0
    local adj = self.adjT ~= 0 or self.adjW ~= 0 or self.adjH ~= 0
-   if self.dT ~= 1 or self.dW ~= 1 or self.dH ~= 1 or pad or adj then
+   if self.dT ~= 1 or self.dW ~= 1 or self.dH ~= 1 or pad then
       s = s .. (', %d,%d,%d'):format(self.dT, self.dW, self.dH)
    end
-   if pad or adj then s = s .. (', %d,%d,%d'):format(self.padT, self.padW, self.padH) end
+   if pad then s = s .. (', %d,%d,%d'):format(self.padT, self.padW, self.padH) end
    if adj then s = s .. (', %d,%d,%d'):format(self.adjT, self.adjW, self.adjH) end
    s = s .. ')'
    if not self.bias then s = s .. ' without bias' end
