@@ -179,6 +179,15 @@ describe('nn volumetric group', function()
       assert.are.same(T.sizes(x), T.sizes(gi[1]))
       assert.are.equal(0, gi[2]:abs():max())
       assert.has_error(function() nn.VolumetricFullConvolution(2, 2, 3, 3, 3, 2, 2, 2, 0, 0, 0, 2, 0, 0) end)
+      -- an old Torch7 module: weight nOut x nIn x ..., padding pT/pW/pH, no adj fields
+      local old = nn.VolumetricFullConvolution(2, 3, 2, 2, 2, 2, 2, 2, 1, 1, 1)
+      local ref = old:forward(x):clone()
+      old.weight = old.weight:transpose(1, 2):contiguous()
+      old.gradWeight = old.gradWeight:transpose(1, 2):contiguous()
+      old.pT, old.pW, old.pH, old.padT, old.padW, old.padH = 1, 1, 1, nil, nil, nil
+      old.adjT, old.adjW, old.adjH = nil, nil, nil
+      util.assert_close(old:forward(x), ref, dtol, 'old layout')
+      old:backward(x, ref)
    end)
 
    it('VolumetricMaxPooling matches max_pool3d (values, indices, ceil)', function()

@@ -58,8 +58,19 @@ function Full:reset(stdv)
    return self
 end
 
+-- Modules saved by old Torch7 versions have no adj fields, name the padding pT/pW/pH and hold
+-- the weight (and its gradient) as nOut x nIn x ...: bring them to the current layout once.
+function Full:backCompatibility()
+   if self.adjW then return end
+   self.weight = self.weight:transpose(1, 2):contiguous()
+   if self.gradWeight then self.gradWeight = self.gradWeight:transpose(1, 2):contiguous() end
+   self.padT, self.padW, self.padH = self.padT or self.pT or 0, self.padW or self.pW or 0, self.padH or self.pH or 0
+   self.adjT, self.adjW, self.adjH = 0, 0, 0
+end
+
 -- (input as 5-d, was it 4-d?, adjT, adjW, adjH) for a tensor or {input, target} input
 local function unpack_input(self, input)
+   self:backCompatibility()
    local x, adjT, adjW, adjH = input, self.adjT, self.adjW, self.adjH
    if torch.type(input) == 'table' then
       x = input[1]
