@@ -148,5 +148,14 @@ load 'CriterionTable'
 load 'ClassSimplexCriterion'
 load 'DistanceRatioCriterion'
 load 'SpatialAutoCropMSECriterion'
+-- volumetric group (issue 14): 3-d convolution, pooling and padding composed from the 2-d layers
+load 'VolumetricConvolution'
+load 'VolumetricDilatedConvolution'
+load 'VolumetricFullConvolution'
+load 'VolumetricMaxPooling'
+load 'VolumetricDilatedMaxPooling'
+load 'VolumetricAveragePooling'
+load 'VolumetricMaxUnpooling'
+load 'VolumetricReplicationPadding'
 
 return nn

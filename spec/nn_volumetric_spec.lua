@@ -1,0 +1,250 @@
+-- nn_volumetric_spec.lua: the volumetric group (3-d convolution, pooling, unpooling, padding).
+-- Forward passes against PyTorch 1.13's torch.nn.functional through /usr/bin/python3 (one process
+-- for the whole file, Torch7's (T, W, H) argument orders mapped to PyTorch's (T, H, W)),
+-- gradients with nn.Jacobian, all in float64 on fresh random inputs of small odd sizes.
+local torch = require 'moontorch'
+local nn = require 'moontorch.nn'
+local util = require 'spec.util'
+local T = require 'moontorch.internal'
+
+local TOL = 1e-6
+local dtol = { atol = 1e-10, rtol = 1e-9 }
+
+local function rand(...) return (util.rand_tensor({ ... }, 'torch.DoubleTensor', -1, 1)) end
+
+-- a tensor as a PyTorch float64 literal
+local function py(t)
+   local vals = {}
+   for i, v in ipairs(util.flat(t)) do vals[i] = ('%.17g'):format(v) end
+   return ('torch.tensor([%s], dtype=torch.float64).reshape(%s)'):format(table.concat(vals, ','),
+      '[' .. table.concat(T.sizes(t), ',') .. ']')
+end
+
+-- Cases: name -> { lua = tensor computed here, expr = PyTorch expression }; run once, together.
+local cases, order = {}, {}
+local function case(name, lua, expr)
+   assert(not cases[name], name)
+   cases[name] = { lua = lua:clone(), expr = expr }
+   order[#order + 1] = name
+end
+
+local ref
+local function run_python()
+   if ref then return ref end
+   local lines = { 'import torch, torch.nn.functional as F', 'def out(n, t):',
+      "    print(n, ' '.join(str(s) for s in t.shape), '|', ' '.join(repr(float(v)) for v in t.reshape(-1).tolist()))" }
+   for _, n in ipairs(order) do lines[#lines + 1] = ('out(%q, %s)'):format(n, cases[n].expr) end
+   local path = os.tmpname()
+   local f = assert(io.open(path, 'w'))
+   f:write(table.concat(lines, '\n'), '\n')
+   f:close()
+   local p = io.popen(('/usr/bin/python3 %q 2>&1'):format(path))
+   local text = p:read('*a')
+   p:close()
+   os.remove(path)
+   ref = {}
+   for line in text:gmatch('[^\n]+') do
+      local n, shape, vals = line:match('^(%S+) ([%d ]*)|(.*)$')
+      if n then
+         local s, v = {}, {}
+         for x in shape:gmatch('%d+') do s[#s + 1] = tonumber(x) end
+         for x in vals:gmatch('%S+') do v[#v + 1] = tonumber(x) end
+         ref[n] = { shape = s, vals = v }
+      end
+   end
+   assert(next(ref), 'python failed:\n' .. text)
+   return ref
+end
+
+local function check_case(name)
+   local r = run_python()[name]
+   assert(r, 'no PyTorch result for ' .. name)
+   assert.are.same(r.shape, T.sizes(cases[name].lua), name .. ': size')
+   util.assert_close(cases[name].lua, r.vals, dtol, name)
+end
+
+-- nn.Jacobian refills x with uniform values in [lo, hi] (default -2, 2)
+local function jac(m, x, what, lo, hi)
+   local e = nn.Jacobian.testJacobian(m, x, lo, hi)
+   assert(e < TOL, ('%s: input jacobian error %g'):format(what, e))
+   if m.weight then
+      e = nn.Jacobian.testJacobianParameters(m, x, m.weight, m.gradWeight, lo, hi)
+      assert(e < TOL, ('%s: weight jacobian error %g'):format(what, e))
+   end
+   if m.bias then
+      e = nn.Jacobian.testJacobianParameters(m, x, m.bias, m.gradBias, lo, hi)
+      assert(e < TOL, ('%s: bias jacobian error %g'):format(what, e))
+   end
+end
+
+describe('nn volumetric group', function()
+   before_each(function() torch.setdefaulttensortype('torch.DoubleTensor') end)
+   after_each(function() torch.setdefaulttensortype('torch.FloatTensor') end)
+
+   -- every forward case is computed before the first comparison so that Python runs once
+   setup(function()
+      torch.setdefaulttensortype('torch.DoubleTensor')
+      -- Torch7 (kT, kW, kH, dT, dW, dH, padT, padW, padH) -> PyTorch (kT, kH, kW) ...
+      local c = nn.VolumetricConvolution(3, 2, 3, 2, 3, 2, 1, 2, 1, 0, 2)
+      local x = rand(2, 3, 6, 5, 4)
+      case('conv_batch', c:forward(x), ('F.conv3d(%s, %s, %s, stride=(2,2,1), padding=(1,2,0))'):format(py(x),
+         py(c.weight), py(c.bias)))
+      local x4 = rand(3, 5, 4, 6)
+      case('conv_single', c:forward(x4), ('F.conv3d(%s.unsqueeze(0), %s, %s, stride=(2,2,1), padding=(1,2,0))[0]')
+         :format(py(x4), py(c.weight), py(c.bias)))
+      local dc = nn.VolumetricDilatedConvolution(2, 3, 2, 3, 2, 1, 2, 1, 1, 1, 0, 2, 1, 2)
+      local xd = rand(2, 2, 7, 5, 6)
+      case('dilated_conv', dc:forward(xd), ('F.conv3d(%s, %s, %s, stride=(1,1,2), padding=(1,0,1), ' ..
+         'dilation=(2,2,1))'):format(py(xd), py(dc.weight), py(dc.bias)))
+      -- weight nIn x nOut x kT x kH x kW is conv_transpose3d's layout
+      local f = nn.VolumetricFullConvolution(3, 2, 2, 3, 2, 2, 3, 1, 1, 0, 1, 1, 2, 0)
+      local xf = rand(2, 3, 3, 4, 5)
+      case('full_batch', f:forward(xf), ('F.conv_transpose3d(%s, %s, %s, stride=(2,1,3), padding=(1,1,0), ' ..
+         'output_padding=(1,0,2))'):format(py(xf), py(f.weight), py(f.bias)))
+      local xf4 = rand(3, 2, 3, 4)
+      case('full_single', f:forward(xf4), ('F.conv_transpose3d(%s.unsqueeze(0), %s, %s, stride=(2,1,3), ' ..
+         'padding=(1,1,0), output_padding=(1,0,2))[0]'):format(py(xf4), py(f.weight), py(f.bias)))
+      -- max pooling: the values and the flat indices (PyTorch's return_indices are the same)
+      local xm = rand(2, 3, 7, 6, 5)
+      local mp = nn.VolumetricMaxPooling(3, 2, 3, 2, 2, 2, 1, 1, 0)
+      case('max_floor', mp:forward(xm), ('F.max_pool3d(%s, (3,3,2), (2,2,2), (1,0,1))'):format(py(xm)))
+      case('max_floor_idx', mp.indices:double(), ('F.max_pool3d(%s, (3,3,2), (2,2,2), (1,0,1), ' ..
+         'return_indices=True)[1]'):format(py(xm)))
+      mp:ceil()
+      case('max_ceil', mp:forward(xm), ('F.max_pool3d(%s, (3,3,2), (2,2,2), (1,0,1), ceil_mode=True)')
+         :format(py(xm)))
+      case('max_ceil_idx', mp.indices:double(), ('F.max_pool3d(%s, (3,3,2), (2,2,2), (1,0,1), ceil_mode=True, ' ..
+         'return_indices=True)[1]'):format(py(xm)))
+      local xm4 = rand(3, 5, 4, 7)
+      case('max_single', nn.VolumetricMaxPooling(2, 3, 2):forward(xm4),
+         ('F.max_pool3d(%s.unsqueeze(0), (2,2,3))[0]'):format(py(xm4)))
+      local dm = nn.VolumetricDilatedMaxPooling(2, 3, 2, 1, 2, 3, 1, 1, 0, 2, 1, 2):ceil()
+      local xdm = rand(2, 2, 7, 8, 6)
+      case('dilated_max', dm:forward(xdm), ('F.max_pool3d(%s, (2,2,3), (1,3,2), (1,0,1), dilation=(2,2,1), ' ..
+         'ceil_mode=True)'):format(py(xdm)))
+      case('dilated_max_idx', dm.indices:double(), ('F.max_pool3d(%s, (2,2,3), (1,3,2), (1,0,1), dilation=(2,2,1), ' ..
+         'ceil_mode=True, return_indices=True)[1]'):format(py(xdm)))
+      local xa = rand(2, 3, 7, 5, 6)
+      case('avg_batch', nn.VolumetricAveragePooling(3, 2, 3, 2, 1, 2):forward(xa),
+         ('F.avg_pool3d(%s, (3,3,2), (2,2,1))'):format(py(xa)))
+      local xa4 = rand(2, 5, 4, 7)
+      case('avg_single', nn.VolumetricAveragePooling(2, 3, 2):forward(xa4),
+         ('F.avg_pool3d(%s.unsqueeze(0), (2,2,3))[0]'):format(py(xa4)))
+      -- unpooling: the pooling's indices put each maximum back (size 7x5x7 is not a multiple of 2)
+      local xu = rand(2, 3, 7, 5, 7)
+      local up = nn.VolumetricMaxPooling(2, 2, 2)
+      local pooled = up:forward(xu)
+      case('unpool', nn.VolumetricMaxUnpooling(up):forward(pooled), ('F.max_unpool3d(*F.max_pool3d(%s, 2, ' ..
+         'return_indices=True), 2, output_size=(7,5,7))'):format(py(xu)))
+      -- replication padding: F.pad takes (left, right, top, bottom, front, back), Torch7's order
+      local xr = rand(2, 3, 3, 4, 5)
+      case('replicate', nn.VolumetricReplicationPadding(2, 1, 0, 3, 1, 2):forward(xr),
+         ('F.pad(%s, (2,1,0,3,1,2), mode="replicate")'):format(py(xr)))
+      local xr4 = rand(2, 3, 2, 4)
+      case('replicate_single', nn.VolumetricReplicationPadding(1, 3, 2):forward(xr4),
+         ('F.pad(%s.unsqueeze(0), (1,3,2,1,1,1), mode="replicate")[0]'):format(py(xr4)))
+   end)
+
+   it('VolumetricConvolution matches conv3d (batch and single)', function()
+      check_case('conv_batch'); check_case('conv_single')
+      local m = nn.VolumetricConvolution(2, 3, 2, 3, 2, 2, 1, 2, 1, 1, 0)
+      jac(m, rand(2, 2, 5, 3, 4), 'conv batch')
+      jac(nn.VolumetricConvolution(2, 2, 3, 1, 2), rand(2, 4, 3, 3), 'conv single')
+      -- accGradParameters scales what it adds
+      local x, dy = rand(2, 2, 5, 3, 4), rand(2, 3, 2, 1, 4)
+      m:zeroGradParameters(); m:accGradParameters(x, dy, 1)
+      local gw, gb = m.gradWeight:clone(), m.gradBias:clone()
+      m:accGradParameters(x, dy, -0.5)
+      util.assert_close(m.gradWeight, gw:mul(0.5), dtol, 'scaled gradWeight')
+      util.assert_close(m.gradBias, gb:mul(0.5), dtol, 'scaled gradBias')
+      assert.has_error(function() m:forward(rand(3, 5, 3, 4)) end)
+      assert.has_error(function() m:forward(rand(5, 3, 4)) end)
+   end)
+
+   it('VolumetricDilatedConvolution matches conv3d with dilation', function()
+      check_case('dilated_conv')
+      jac(nn.VolumetricDilatedConvolution(2, 2, 2, 2, 2, 1, 2, 1, 1, 0, 1, 2, 1, 2), rand(2, 2, 5, 4, 3), 'dilated')
+   end)
+
+   it('VolumetricFullConvolution matches conv_transpose3d', function()
+      check_case('full_batch'); check_case('full_single')
+      local m = nn.VolumetricFullConvolution(2, 3, 2, 2, 3, 2, 2, 1, 1, 0, 1, 1, 1, 0)
+      jac(m, rand(2, 2, 2, 2, 3), 'full batch')
+      jac(nn.VolumetricFullConvolution(2, 2, 3, 1, 2), rand(2, 2, 3, 2), 'full single')
+      -- {input, target}: adj follows the target's size
+      local x, target = rand(2, 2, 3, 2, 3), rand(2, 3, 5, 2, 7)
+      local y = m:forward({ x, target })
+      assert.are.same({ 2, 3, 5, 2, 7 }, T.sizes(y))
+      local gi = m:backward({ x, target }, rand(2, 3, 5, 2, 7))
+      assert.are.same(T.sizes(x), T.sizes(gi[1]))
+      assert.are.equal(0, gi[2]:abs():max())
+      assert.has_error(function() nn.VolumetricFullConvolution(2, 2, 3, 3, 3, 2, 2, 2, 0, 0, 0, 2, 0, 0) end)
+      -- an old Torch7 module: weight nOut x nIn x ..., padding pT/pW/pH, no adj fields
+      local old = nn.VolumetricFullConvolution(2, 3, 2, 2, 2, 2, 2, 2, 1, 1, 1)
+      local ref = old:forward(x):clone()
+      old.weight = old.weight:transpose(1, 2):contiguous()
+      old.gradWeight = old.gradWeight:transpose(1, 2):contiguous()
+      old.pT, old.pW, old.pH, old.padT, old.padW, old.padH = 1, 1, 1, nil, nil, nil
+      old.adjT, old.adjW, old.adjH = nil, nil, nil
+      util.assert_close(old:forward(x), ref, dtol, 'old layout')
+      old:backward(x, ref)
+   end)
+
+   it('VolumetricMaxPooling matches max_pool3d (values, indices, ceil)', function()
+      for _, n in ipairs { 'max_floor', 'max_floor_idx', 'max_ceil', 'max_ceil_idx', 'max_single' } do check_case(n) end
+      jac(nn.VolumetricMaxPooling(2, 3, 2, 2, 2, 1, 1, 1, 0):ceil(), rand(2, 1, 5, 4, 5), 'max batch')
+      jac(nn.VolumetricMaxPooling(3, 2, 2), rand(2, 5, 3, 4), 'max single')
+      assert.has_error(function() nn.VolumetricMaxPooling(2, 2, 2, 2, 2, 2, 2) end)
+      assert.has_error(function() nn.VolumetricMaxPooling(2, 2, 2):forward(rand(3, 4)) end)
+   end)
+
+   it('VolumetricDilatedMaxPooling matches max_pool3d with dilation', function()
+      check_case('dilated_max'); check_case('dilated_max_idx')
+      jac(nn.VolumetricDilatedMaxPooling(2, 2, 3, 1, 2, 1, 1, 0, 1, 2, 2, 1), rand(2, 1, 5, 5, 4), 'dilated max')
+   end)
+
+   it('VolumetricAveragePooling matches avg_pool3d', function()
+      check_case('avg_batch'); check_case('avg_single')
+      jac(nn.VolumetricAveragePooling(2, 3, 2, 1, 2, 2), rand(2, 2, 5, 5, 6), 'avg batch')
+      jac(nn.VolumetricAveragePooling(3, 2, 2), rand(2, 5, 4, 5), 'avg single')
+      assert.has_error(function() nn.VolumetricAveragePooling(3, 3, 3):forward(rand(2, 2, 2, 5, 5)) end)
+   end)
+
+   it('VolumetricMaxUnpooling matches max_unpool3d', function()
+      check_case('unpool')
+      local p = nn.VolumetricMaxPooling(2, 1, 2)
+      local u = nn.VolumetricMaxUnpooling(p)
+      local x = rand(3, 5, 4, 5)
+      local y = p:forward(x)
+      assert.are.same(T.sizes(x), T.sizes(u:forward(y)))
+      -- input jacobian with the pooling's indices fixed (the module is linear in its input)
+      jac(u, y:clone(), 'unpool single')
+      p:forward(rand(2, 2, 5, 3, 5))
+      jac(u, p.output:clone(), 'unpool batch')
+      assert.has_error(function() nn.VolumetricMaxUnpooling(nn.VolumetricMaxPooling(3, 3, 3, 2, 2, 2)) end)
+      assert.has_error(function() u:forward(rand(2, 2, 2, 2, 2)) end)
+   end)
+
+   it('VolumetricReplicationPadding matches F.pad replicate', function()
+      check_case('replicate'); check_case('replicate_single')
+      jac(nn.VolumetricReplicationPadding(2, 1, 0, 3, 1, 2), rand(2, 2, 3, 2, 3), 'replicate batch')
+      jac(nn.VolumetricReplicationPadding(1, 0, 2, -1, 0, 1), rand(2, 3, 4, 3), 'replicate single, crop')
+      local m = nn.VolumetricReplicationPadding(1)
+      assert.has_error(function() m:forward(rand(3, 4, 5)) end)
+      assert.has_error(function() m:backward(rand(2, 3, 4, 5), rand(2, 5, 6, 6)) end)
+      assert.are.equal('nn.VolumetricReplicationPadding(left=1, right=1, top=1, bottom=1, front=1, back=1)',
+         tostring(m))
+   end)
+
+   it('prints as Torch7 does', function()
+      assert.are.equal('nn.VolumetricConvolution(2 -> 3, 3x1x2, 1,2,1, 1,0,1)',
+         tostring(nn.VolumetricConvolution(2, 3, 3, 1, 2, 1, 2, 1, 1, 0, 1)))
+      assert.are.equal('nn.VolumetricDilatedConvolution(2 -> 3, 3x3x3, 2,2,1)',
+         tostring(nn.VolumetricDilatedConvolution(2, 3, 3, 3, 3, 1, 1, 1, 0, 0, 0, 2, 2, 1)))
+      assert.are.equal('nn.VolumetricFullConvolution(2 -> 3, 3x3x3, 2,2,2, 1,0,1)',
+         tostring(nn.VolumetricFullConvolution(2, 3, 3, 3, 3, 2, 2, 2, 0, 0, 0, 1, 0, 1)))
+      assert.are.equal('nn.VolumetricMaxPooling(2x3x2, 2,3,2, 1,1,0)',
+         tostring(nn.VolumetricMaxPooling(2, 3, 2, nil, nil, nil, 1, 1)))
+      assert.are.equal('nn.VolumetricAveragePooling(2x2x2, 1,1,1)', tostring(nn.VolumetricAveragePooling(2, 2, 2, 1, 1, 1)))
+   end)
+end)
