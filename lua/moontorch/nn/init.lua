@@ -157,5 +157,6 @@ load 'VolumetricDilatedMaxPooling'
 load 'VolumetricAveragePooling'
 load 'VolumetricMaxUnpooling'
 load 'VolumetricReplicationPadding'
+load 'VolumetricFractionalMaxPooling' -- the 3-d form of SpatialFractionalMaxPooling
 
 return nn

@@ -1,0 +1,165 @@
+-- nn.VolumetricFractionalMaxPooling(poolSizeT, poolSizeW, poolSizeH, outT, outW, outH) or
+-- (poolSizeT, poolSizeW, poolSizeH, ratioT, ratioW, ratioH) as in Torch7: the 3-d form of
+-- nn.SpatialFractionalMaxPooling (Graham's fractional max pooling). Input C x T x H x W or a batch
+-- of those; window starts are pseudo-random increasing sequences drawn per sample and plane from
+-- self.randomSamples (batch x plane x 3: [1] time, [2] width, [3] height), the same sequence rule
+-- as the spatial module, new every forward pass unless :fixPoolingRegions().
+-- Composed from gather (a running max over the window offsets) and indexAdd for the gradient.
+local torch = require 'moontorch'
+local nn = require 'moontorch.nn'
+local T = require 'moontorch.internal'
+
+local Pool, parent = torch.class('nn.VolumetricFractionalMaxPooling', 'nn.Module')
+
+local NAME = 'nn.VolumetricFractionalMaxPooling'
+local AXES = { 'T', 'W', 'H' }
+
+function Pool:__init(poolSizeT, poolSizeW, poolSizeH, arg1, arg2, arg3)
+   parent.__init(self)
+   local pools = { poolSizeT, poolSizeW, poolSizeH }
+   for i, v in ipairs(pools) do
+      if type(v) ~= 'number' or v < 2 or v ~= math.floor(v) then
+         error(('%s: poolSize%s must be an integer >= 2, got %s'):format(NAME, AXES[i], tostring(v)), 2)
+      end
+   end
+   self.poolSizeT, self.poolSizeW, self.poolSizeH = poolSizeT, poolSizeW, poolSizeH
+   self.newRandomPool = false
+   local args = { arg1, arg2, arg3 }
+   for i = 1, 3 do
+      if type(args[i]) ~= 'number' then
+         error(('%s: expected output sizes or ratios, got %s for %s'):format(NAME, tostring(args[i]), AXES[i]), 2)
+      end
+   end
+   if arg1 >= 1 and arg2 >= 1 and arg3 >= 1 then
+      for i = 1, 3 do
+         if args[i] ~= math.floor(args[i]) then
+            error(('%s: output sizes must be integers, got %s for %s'):format(NAME, args[i], AXES[i]), 2)
+         end
+      end
+      self.outT, self.outW, self.outH = arg1, arg2, arg3
+   else
+      for i = 1, 3 do
+         if not (args[i] > 0 and args[i] < 1) then
+            error(('%s: ratios must lie in (0, 1), got %s for %s'):format(NAME, args[i], AXES[i]), 2)
+         end
+      end
+      self.ratioT, self.ratioW, self.ratioH = arg1, arg2, arg3
+   end
+end
+
+-- Keep the current pooling regions (val true or nil) or draw new ones each forward pass (false).
+function Pool:fixPoolingRegions(val)
+   if val == nil then val = true end
+   self.newRandomPool = val
+   return self
+end
+
+function Pool:_sizes(input)
+   T.expect_tensor(input, NAME, 'input', 4)
+   local d = input:dim()
+   if d ~= 4 and d ~= 5 then error(('%s: expected a 4-d or 5-d input, got %d-d'):format(NAME, d), 4) end
+   local Ti, H, W = input:size(d - 2), input:size(d - 1), input:size(d)
+   local oT, oW, oH = self.outT, self.outW, self.outH
+   if self.ratioT then
+      oT, oW, oH = math.floor(Ti * self.ratioT), math.floor(W * self.ratioW), math.floor(H * self.ratioH)
+   end
+   if oT < 1 or oW < 1 or oH < 1 or oT + self.poolSizeT - 1 > Ti or oW + self.poolSizeW - 1 > W
+      or oH + self.poolSizeH - 1 > H then
+      error(('%s: input %dx%dx%d cannot give a %dx%dx%d output with %dx%dx%d windows'):format(NAME, Ti, H, W,
+         oT, oH, oW, self.poolSizeT, self.poolSizeH, self.poolSizeW), 4)
+   end
+   local N = d == 5 and input:size(1) or 1
+   return N, input:size(d - 3), Ti, H, W, oT, oH, oW
+end
+
+-- 0-based window starts, as a Lua array (the spatial module's rule)
+local function intervals(u, inSize, outSize, pool)
+   local seq = {}
+   local alpha = outSize > 1 and (inSize - pool) / (outSize - 1) or 0
+   for i = 0, outSize - 2 do seq[i + 1] = math.floor((i + u) * alpha) - math.floor(u * alpha) end
+   seq[outSize] = inSize - pool
+   return seq
+end
+
+local function on(t, like)
+   if t:device() == like:device() then return t end
+   return T.empty(t:dtype(), like:device()):resize(T.sizes(t)):copy(t)
+end
+
+function Pool:updateOutput(input)
+   local N, C, Ti, H, W, oT, oH, oW = self:_sizes(input)
+   local rs = self.randomSamples
+   local fresh = not torch.isTensor(rs) or rs:dim() ~= 3 or rs:size(1) ~= N or rs:size(2) ~= C
+   if fresh or not self.newRandomPool then
+      self.randomSamples = input.new():resize(N, C, 3):uniform()
+   end
+   local u = self.randomSamples:double():view(N * C, 3)
+   local n, L, HW = N * C, oT * oH * oW, H * W
+   -- 1-based flat position in its volume of each window's first corner: n x oT x oH x oW
+   local ts, rows, cols = {}, {}, {}
+   for p = 1, n do
+      local st = intervals(u[p][1], Ti, oT, self.poolSizeT)
+      local sw = intervals(u[p][2], W, oW, self.poolSizeW)
+      local sh = intervals(u[p][3], H, oH, self.poolSizeH)
+      for i = 1, oT do ts[#ts + 1] = st[i] * HW + 1 end
+      for i = 1, oH do rows[#rows + 1] = sh[i] * W end
+      for j = 1, oW do cols[#cols + 1] = sw[j] end
+   end
+   local shape = { n, oT, oH, oW }
+   local corner = torch.LongTensor(ts):view(n, oT, 1, 1):expand(table.unpack(shape))
+      + torch.LongTensor(rows):view(n, 1, oH, 1):expand(table.unpack(shape))
+      + torch.LongTensor(cols):view(n, 1, 1, oW):expand(table.unpack(shape))
+   corner = on(corner:contiguous():view(n, L), input)
+   local x = input:contiguous():view(n, Ti * HW)
+   local best, bestIdx
+   -- a running maximum over the window offsets; ties keep the first, as Torch7 does
+   for c = 0, self.poolSizeT - 1 do
+      for a = 0, self.poolSizeH - 1 do
+         for b = 0, self.poolSizeW - 1 do
+            local idx = corner + (c * HW + a * W + b)
+            local v = x:gather(2, idx)
+            if not best then
+               best, bestIdx = v, idx
+            else
+               local gt = v:gt(best):typeAs(idx)
+               bestIdx = bestIdx + gt:cmul(idx - bestIdx)
+               best = best:cmax(v)
+            end
+         end
+      end
+   end
+   -- flat 1-based positions in the whole input, for the gradient
+   local base = on(torch.range(0, n - 1):long():mul(Ti * HW), input)
+   self.indices = bestIdx:add(base:view(n, 1):expand(n, L))
+   local sz = T.sizes(input)
+   sz[#sz - 2], sz[#sz - 1], sz[#sz] = oT, oH, oW
+   self.output = best:view(torch.LongStorage(sz))
+   return self.output
+end
+
+function Pool:updateGradInput(input, gradOutput)
+   if not torch.isTensor(self.indices) then error(('%s: call forward before backward'):format(NAME), 2) end
+   T.expect_tensor(gradOutput, NAME, 'gradOutput', 2)
+   if gradOutput:nElement() ~= self.indices:nElement() then
+      error(('%s: gradOutput has %d elements, expected %d'):format(NAME, gradOutput:nElement(),
+         self.indices:nElement()), 2)
+   end
+   local gi = nn.utils.result(self, 'gradInput', input)
+   gi:resizeAs(input):zero()
+   gi:view(input:nElement()):indexAdd(1, self.indices:view(self.indices:nElement()),
+      gradOutput:contiguous():view(gradOutput:nElement()))
+   return self.gradInput
+end
+
+function Pool:clearState()
+   self.indices, self.randomSamples = nil, nil
+   return parent.clearState(self)
+end
+
+function Pool:__tostring__()
+   return ('%s(%sx%sx%s, %d,%d,%d)'):format(torch.type(self), tostring(self.outT or self.ratioT),
+      tostring(self.outW or self.ratioW), tostring(self.outH or self.ratioH), self.poolSizeT, self.poolSizeW,
+      self.poolSizeH)
+end
+
+return Pool
