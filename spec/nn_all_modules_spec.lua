@@ -167,11 +167,14 @@ describe('every nn module and criterion', function()
          assert(#left == 0, 'nn.' .. name .. ':float() left float64 tensors: ' .. table.concat(left, ', '))
       end)
 
-      it(name .. ': clone(), clearState() and writeObject/readObject keep the output; tostring works', function()
+      it(name .. ': clone(), clearState() and writeObject/readObject (binary, ascii) keep the results; tostring works', function()
          local dtol = { atol = 1e-12, rtol = 1e-10 }
          local m, x, t, go, opts = build(name)
          local want = run(m, x, t, go, opts.seed)
-         compare(run(m:clone(), x, t, go, opts.seed), want, dtol, 'nn.' .. name .. ':clone()')
+         local c = m:clone()
+         compare(run(c, x, t, go, opts.seed), want, dtol, 'nn.' .. name .. ':clone()')
+         -- the clone owns its parameters: changing them leaves the original's results (below) alone
+         for _, p in ipairs(not is_criterion(c) and c:parameters() or {}) do p:add(1) end
          m:clearState()
          for _, k in ipairs { 'output', 'gradInput' } do
             for _, l in ipairs(leaves(type(m[k]) ~= 'number' and m[k] or {}, name .. '.' .. k)) do
@@ -185,13 +188,16 @@ describe('every nn module and criterion', function()
          else
             compare(after, want, dtol, 'nn.' .. name .. ' after clearState()')
          end
-         local f = torch.MemoryFile('rw'):binary()
-         f:writeObject(m)
-         f:seek(1)
-         local r = f:readObject()
-         f:close()
-         assert.are.equal(torch.type(m), torch.type(r), name .. ' read back')
-         compare(run(r, x, t, go, opts.seed), want, dtol, 'nn.' .. name .. ' read back')
+         for _, mode in ipairs { 'binary', 'ascii' } do
+            local f = torch.MemoryFile('rw')
+            f[mode](f)
+            f:writeObject(m)
+            f:seek(1)
+            local r = f:readObject()
+            f:close()
+            assert.are.equal(torch.type(m), torch.type(r), name .. ' read back')
+            compare(run(r, x, t, go, opts.seed), want, dtol, 'nn.' .. name .. ' read back (' .. mode .. ')')
+         end
          local s = tostring(m)
          assert(type(s) == 'string' and s:find(name, 1, true), ('nn.%s: tostring gave %q'):format(name, s))
       end)
