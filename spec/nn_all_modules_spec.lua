@@ -2,8 +2,9 @@
 -- case table in spec/nn_cases.lua (one line per class): the :float() module against the float64
 -- one (output, gradInput, parameter gradients) from the same float32-representable inputs and
 -- parameters; the :cuda() module against the CPU one (pending without a GPU); clone(),
--- clearState() and a MemoryFile writeObject/readObject round trip keep the output; tostring
--- works; and every class registered in the nn table has a case (or is listed as exempt).
+-- clearState() and MemoryFile writeObject/readObject round trips keep the results; inputs with a
+-- stride-2 last dimension give the contiguous results; tostring works; and every class
+-- registered in the nn table has a case (or is listed as exempt).
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local util = require 'spec.util'
@@ -34,6 +35,22 @@ local function convert(x, typename, conv_int)
    if type(x) ~= 'table' then return x end
    local r = {}
    for i, v in ipairs(x) do r[i] = convert(v, typename, conv_int) end
+   return r
+end
+
+-- the same values in a tensor whose last dimension has stride 2 (floating tensors only)
+local function strided(x)
+   if torch.isTensor(x) then
+      if not is_float(x) or x:dim() == 0 then return x end
+      local sz = T.sizes(x)
+      sz[#sz + 1] = 2
+      local y = torch.DoubleTensor(torch.LongStorage(sz)):select(#sz, 1):copy(x)
+      assert(not y:isContiguous(), 'strided: a contiguous copy')
+      return y
+   end
+   if type(x) ~= 'table' then return x end
+   local r = {}
+   for i, v in ipairs(x) do r[i] = strided(v) end
    return r
 end
 
@@ -200,6 +217,13 @@ describe('every nn module and criterion', function()
          end
          local s = tostring(m)
          assert(type(s) == 'string' and s:find(name, 1, true), ('nn.%s: tostring gave %q'):format(name, s))
+      end)
+
+      it(name .. ': non-contiguous inputs give the results of contiguous ones', function()
+         local m, x, t, go, opts = build(name)
+         local want = run(m:clone(), x, t, go, opts.seed)
+         local got = run(m:clone(), strided(x), strided(t), strided(go), opts.seed)
+         compare(got, want, { atol = 1e-12, rtol = 1e-10 }, 'nn.' .. name .. ' on strided inputs')
       end)
 
       util.gpu_it(name .. ':cuda() gives the CPU float32 results', function()
