@@ -126,6 +126,7 @@ end
 -- float32 module and the float64 reference start from the same numbers
 local function build(name)
    local m, x, t, opts = cases[name]()
+   assert(torch.type(m) == 'nn.' .. name, ('spec/nn_cases.lua: the case %s builds a %s'):format(name, torch.type(m)))
    opts = opts or {}
    if opts.setup then opts.setup(m, x, t) end
    if opts.evaluate then m:evaluate() end
@@ -159,7 +160,7 @@ describe('every nn module and criterion', function()
    it('has a case in spec/nn_cases.lua for each registered class', function()
       local missing = {}
       for k, v in pairs(nn) do
-         if type(v) == 'table' and type(k) == 'string' and rawget(v, '__typename') == 'nn.' .. k
+         if type(v) == 'table' and type(k) == 'string' and v.__typename == 'nn.' .. k
             and not cases[k] and not exempt[k] then
             missing[#missing + 1] = k
          end
