@@ -9,6 +9,7 @@
 -- Inputs are fresh random numbers of small odd sizes: R (uniform in [-1, 1)), U (uniform in
 -- [lo, hi)), S (signs +-1), B (0 or 1), I (LongTensor of indices in 1..n), P (rows of
 -- log-probabilities). A new nn class needs one line here; the spec lists classes without one.
+-- More cases of a class (other modes, non-batch inputs) are named 'Class#what'.
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local util = require 'spec.util'
@@ -180,6 +181,28 @@ C.ParallelCriterion = function()
 end
 C.SmoothL1Criterion = function() return nn.SmoothL1Criterion(), R(3, 5), R(3, 5) end
 C.SoftMarginCriterion = function() return nn.SoftMarginCriterion(), R(3, 5), S(3, 5) end
+
+-- other modes: in place, non-batch inputs, without bias or affine parameters, evaluation,
+-- weights and sums in criterions
+C['ReLU#inplace'] = function() return nn.ReLU(true), R(3, 5) end
+C['Threshold#inplace'] = function() return nn.Threshold(0.1, -0.5, true), R(3, 5) end
+C['LeakyReLU#inplace'] = function() return nn.LeakyReLU(0.1, true), R(3, 5) end
+C['ELU#inplace'] = function() return nn.ELU(0.7, true), R(3, 5) end
+C['HardTanh#inplace'] = function() return nn.HardTanh(-0.5, 0.6, true), R(3, 5) end
+C['Dropout#inplace'] = function() return nn.Dropout(0.3, false, true), R(3, 5), nil, { seed = true } end
+C['Linear#nobatch'] = function() return nn.Linear(5, 3), R(5) end
+C['Linear#nobias'] = function() return nn.Linear(5, 3, false), R(3, 5) end
+C['SpatialConvolution#nobatch'] = function() return nn.SpatialConvolution(3, 2, 3, 3, 2, 1), R(3, 5, 7) end
+C['SpatialMaxPooling#nobatch'] = function() return nn.SpatialMaxPooling(2, 2, 2, 2):ceil(), R(3, 5, 7) end
+C['BatchNormalization#noaffine'] = function() return nn.BatchNormalization(5, 1e-5, 0.1, false), R(7, 5) end
+C['BatchNormalization#evaluate'] = function()
+   return nn.BatchNormalization(5), R(7, 5), nil, { setup = function(m, x) m:forward(x) end, evaluate = true }
+end
+C['SoftMax#nobatch'] = function() return nn.SoftMax(), R(5) end
+C['LogSoftMax#nobatch'] = function() return nn.LogSoftMax(), R(5) end
+C['MSECriterion#sum'] = function() return nn.MSECriterion(false), R(3, 5), R(3, 5) end
+C['ClassNLLCriterion#weights'] = function() return nn.ClassNLLCriterion(U(0.5, 2, 5)), P(3, 5), I(5, 3) end
+C['CrossEntropyCriterion#nobatch'] = function() return nn.CrossEntropyCriterion(), R(5), 3 end
 
 -- classes that cannot be run on their own: abstract bases and tools
 local exempt = { Module = 'abstract', Container = 'abstract', Criterion = 'abstract', Jacobian = 'a test tool' }
