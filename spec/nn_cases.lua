@@ -138,7 +138,9 @@ C.SpatialMaxUnpooling = unpool
 C.SpatialReflectionPadding = function() return nn.SpatialReflectionPadding(1, 2, 2, 1), R(2, 3, 4, 5) end
 C.SpatialReplicationPadding = function() return nn.SpatialReplicationPadding(1, 2, 2, 1), R(2, 3, 4, 5) end
 C.SpatialSoftMax = function() return nn.SpatialSoftMax(), R(2, 3, 4, 5) end
-C.SpatialSubtractiveNormalization = function() return nn.SpatialSubtractiveNormalization(3, U(0.5, 1, 3, 3)), R(2, 3, 5, 5) end
+C.SpatialSubtractiveNormalization = function()
+   return nn.SpatialSubtractiveNormalization(3, U(0.5, 1, 3, 3)), R(2, 3, 5, 5)
+end
 C.SpatialUpSamplingBilinear = function() return nn.SpatialUpSamplingBilinear(2), R(2, 3, 3, 5) end
 C.SpatialUpSamplingNearest = function() return nn.SpatialUpSamplingNearest(2), R(2, 3, 3, 5) end
 C.SpatialZeroPadding = function() return nn.SpatialZeroPadding(1, 2, -1, 1), R(2, 3, 4, 5) end
@@ -177,7 +179,8 @@ C.MultiLabelMarginCriterion = function() return nn.MultiLabelMarginCriterion(), 
 C.MultiLabelSoftMarginCriterion = function() return nn.MultiLabelSoftMarginCriterion(), R(3, 5), B(3, 5) end
 C.MultiMarginCriterion = function() return nn.MultiMarginCriterion(), R(3, 5), I(5, 3) end
 C.ParallelCriterion = function()
-   return nn.ParallelCriterion():add(nn.MSECriterion()):add(nn.AbsCriterion(), 0.5), { R(3, 5), R(2) }, { R(3, 5), R(2) }
+   local c = nn.ParallelCriterion():add(nn.MSECriterion()):add(nn.AbsCriterion(), 0.5)
+   return c, { R(3, 5), R(2) }, { R(3, 5), R(2) }
 end
 C.SmoothL1Criterion = function() return nn.SmoothL1Criterion(), R(3, 5), R(3, 5) end
 C.SoftMarginCriterion = function() return nn.SoftMarginCriterion(), R(3, 5), S(3, 5) end
