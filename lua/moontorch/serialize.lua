@@ -165,6 +165,7 @@ end
 local function writable_field(v)
    local tv = type(v)
    return tv == 'number' or tv == 'string' or tv == 'boolean' or tv == 'table' or T.is_tensor(v) or T.is_size(v)
+      or M.storage_tensor_of(v) ~= nil -- Storage objects (cdata) are fields too: MultiCriterion's weights
 end
 
 function Writer:object(v, path, depth)

@@ -36,9 +36,7 @@ function Criterion:__call__(input, target)
    return self.output, self.gradInput
 end
 
-function Criterion:clearState()
-   if torch.isTensor(self.gradInput) then self.gradInput:set() end
-   return self
-end
+-- (not in Torch7's Criterion) like Module's: a tensor gradInput emptied, a table one dropped
+function Criterion:clearState() return nn.Module._clearFields(self, 'gradInput') end
 
 function Criterion:__tostring__() return torch.type(self) end
