@@ -207,6 +207,47 @@ C['MSECriterion#sum'] = function() return nn.MSECriterion(false), R(3, 5), R(3, 
 C['ClassNLLCriterion#weights'] = function() return nn.ClassNLLCriterion(U(0.5, 2, 5)), P(3, 5), I(5, 3) end
 C['CrossEntropyCriterion#nobatch'] = function() return nn.CrossEntropyCriterion(), R(5), 3 end
 
+-- misc group (issue 14, merged later)
+C.AddConstant = function() return nn.AddConstant(0.7), R(3, 5) end
+C.MulConstant = function() return nn.MulConstant(-1.3), R(3, 5) end
+C.Bilinear = function() return nn.Bilinear(4, 3, 5), { R(2, 4), R(2, 3) } end
+C.Cosine = function() return nn.Cosine(5, 3), R(2, 5) end
+C.CReLU = function() return nn.CReLU(3), R(2, 3, 3, 5) end
+C.L1Penalty = function() return nn.L1Penalty(0.1), R(3, 5) end
+C.MaskedSelect = function()
+   local x = R(3, 5)
+   return nn.MaskedSelect(), { x, x:gt(0) }
+end
+C.PixelShuffle = function() return nn.PixelShuffle(2), R(2, 8, 3, 5) end
+C.SpatialLogSoftMax = function() return nn.SpatialLogSoftMax(), R(2, 3, 5, 3) end
+C.TemporalDynamicKMaxPooling = function() return nn.TemporalDynamicKMaxPooling(3, 0.5), R(2, 7, 3) end
+C.CriterionTable = function() return nn.CriterionTable(nn.MSECriterion()), { R(3, 5), R(3, 5) } end
+C.ClassSimplexCriterion = function() return nn.ClassSimplexCriterion(5), R(3, 5), I(5, 3) end
+C.DistanceRatioCriterion = function() return nn.DistanceRatioCriterion(), { U(0, 2, 5), U(0, 2, 5) }, R(5) end
+C.SpatialAutoCropMSECriterion = function() return nn.SpatialAutoCropMSECriterion(), R(2, 3, 3, 3), R(2, 3, 5, 6) end
+
+-- volumetric group (issue 14)
+C.VolumetricConvolution = function() return nn.VolumetricConvolution(2, 3, 2, 3, 2, 1, 2, 1, 1, 1, 0), R(2, 2, 4, 5, 5) end
+C.VolumetricDilatedConvolution = function()
+   return nn.VolumetricDilatedConvolution(2, 3, 2, 2, 2, 1, 1, 1, 0, 1, 1, 2, 2, 1), R(2, 2, 5, 5, 5)
+end
+C.VolumetricFullConvolution = function() return nn.VolumetricFullConvolution(2, 3, 2, 3, 2, 1, 2, 1), R(2, 2, 3, 3, 4) end
+C.VolumetricMaxPooling = function() return nn.VolumetricMaxPooling(2, 2, 2, 2, 2, 2), R(2, 3, 4, 5, 5) end
+C.VolumetricDilatedMaxPooling = function()
+   return nn.VolumetricDilatedMaxPooling(2, 2, 2, 1, 1, 1, 0, 0, 0, 2, 2, 2), R(2, 3, 5, 5, 5)
+end
+C.VolumetricAveragePooling = function() return nn.VolumetricAveragePooling(2, 2, 2, 1, 2, 2), R(2, 3, 4, 5, 5) end
+C.VolumetricMaxUnpooling = function()
+   local p = nn.VolumetricMaxPooling(2, 2, 2, 2, 2, 2)
+   p:forward(R(2, 3, 4, 4, 4))
+   return nn.VolumetricMaxUnpooling(p), R(2, 3, 2, 2, 2)
+end
+C.VolumetricReplicationPadding = function() return nn.VolumetricReplicationPadding(1, 2, 0, 1, 2, 1), R(2, 3, 3, 4, 3) end
+C.VolumetricFractionalMaxPooling = function()
+   return nn.VolumetricFractionalMaxPooling(2, 2, 2, 3, 3, 3), R(2, 2, 5, 5, 5), nil,
+      { setup = function(m, x) m:fixPoolingRegions(); m:forward(x) end, redraws = true }
+end
+
 -- classes that cannot be run on their own: abstract bases and tools
 local exempt = { Module = 'abstract', Container = 'abstract', Criterion = 'abstract', Jacobian = 'a test tool' }
 
