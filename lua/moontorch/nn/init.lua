@@ -132,5 +132,8 @@ load 'SpatialMaxUnpooling'
 load 'SpatialConvolutionLocal'
 load 'SpatialSubtractiveNormalization'
 load 'SpatialFractionalMaxPooling'
+-- convolution and sub-sampling, group misc2 (issue 14): composed from the C convolution and tensor ops
+for _, name in ipairs { 'SpatialDepthWiseConvolution', 'SpatialDilatedMaxPooling', 'SpatialSubSampling',
+   'TemporalSubSampling', 'TemporalRowConvolution' } do load(name) end
 
 return nn

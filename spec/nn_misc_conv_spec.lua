@@ -1,0 +1,221 @@
+-- nn_misc_conv_spec.lua: depth-wise convolution, dilated max pooling, sub-sampling, row
+-- convolution, connection-table convolution and weight normalization. Forward passes against
+-- PyTorch 1.13 through /usr/bin/python3 (one process for the whole file; Torch7's layouts mapped to
+-- PyTorch's) or float64 Lua loops, gradients with nn.Jacobian, on fresh random inputs of small
+-- odd sizes.
+local torch = require 'moontorch'
+local nn = require 'moontorch.nn'
+local util = require 'spec.util'
+local T = require 'moontorch.internal'
+
+local TOL = 1e-6
+local dtol = { atol = 1e-10, rtol = 1e-9 }
+
+local function rand(...) return (util.rand_tensor({ ... }, 'torch.DoubleTensor', -1, 1)) end
+
+-- a tensor as a PyTorch float64 literal
+local function py(t)
+   local vals = {}
+   for i, v in ipairs(util.flat(t)) do vals[i] = ('%.17g'):format(v) end
+   return ('torch.tensor([%s], dtype=torch.float64).reshape(%s)'):format(table.concat(vals, ','),
+      '[' .. table.concat(T.sizes(t), ',') .. ']')
+end
+
+-- Cases: name -> { lua = tensor computed here, expr = PyTorch expression }; run once, together.
+local cases, order = {}, {}
+local function case(name, lua, expr)
+   assert(not cases[name], name)
+   cases[name] = { lua = lua:clone(), expr = expr }
+   order[#order + 1] = name
+end
+
+local ref
+local function run_python()
+   if ref then return ref end
+   local lines = { 'import torch, torch.nn.functional as F', 'def out(n, t):',
+      "    print(n, ' '.join(str(s) for s in t.shape), '|', ' '.join(repr(float(v)) for v in t.reshape(-1).tolist()))" }
+   for _, n in ipairs(order) do lines[#lines + 1] = ('out(%q, %s)'):format(n, cases[n].expr) end
+   local path = os.tmpname()
+   local f = assert(io.open(path, 'w'))
+   f:write(table.concat(lines, '\n'), '\n')
+   f:close()
+   local p = io.popen(('/usr/bin/python3 %q 2>&1'):format(path))
+   local text = p:read('*a')
+   p:close()
+   os.remove(path)
+   ref = {}
+   for line in text:gmatch('[^\n]+') do
+      local n, shape, vals = line:match('^(%S+) ([%d ]*)|(.*)$')
+      if n then
+         local s, v = {}, {}
+         for x in shape:gmatch('%d+') do s[#s + 1] = tonumber(x) end
+         for x in vals:gmatch('%S+') do v[#v + 1] = tonumber(x) end
+         ref[n] = { shape = s, vals = v }
+      end
+   end
+   assert(next(ref), 'python failed:\n' .. text)
+   return ref
+end
+
+local function check_case(name)
+   local r = run_python()[name]
+   assert(r, 'no PyTorch result for ' .. name)
+   assert.are.same(r.shape, T.sizes(cases[name].lua), name .. ': size')
+   util.assert_close(cases[name].lua, r.vals, dtol, name)
+end
+
+-- nn.Jacobian refills x with uniform values in [lo, hi] (default -2, 2)
+local function jac(m, x, what)
+   local e = nn.Jacobian.testJacobian(m, x)
+   assert(e < TOL, ('%s: input jacobian error %g'):format(what, e))
+   if m.weight then
+      e = nn.Jacobian.testJacobianParameters(m, x, m.weight, m.gradWeight)
+      assert(e < TOL, ('%s: weight jacobian error %g'):format(what, e))
+   end
+   if m.bias then
+      e = nn.Jacobian.testJacobianParameters(m, x, m.bias, m.gradBias)
+      assert(e < TOL, ('%s: bias jacobian error %g'):format(what, e))
+   end
+end
+
+local function errs(fn, ...) return util.assert_error(fn, ...) end
+
+describe('nn misc convolution', function()
+   before_each(function() torch.setdefaulttensortype('torch.DoubleTensor') end)
+   after_each(function() torch.setdefaulttensortype('torch.FloatTensor') end)
+
+   setup(function()
+      torch.setdefaulttensortype('torch.DoubleTensor')
+      -- depth-wise: weight nOut x (nIn*kH*kW) is nOut x nIn x kH x kW; output plane (i-1)*nOut + o
+      local dw = nn.SpatialDepthWiseConvolution(3, 2, 3, 2, 2, 1, 1, 0)
+      local x = rand(2, 3, 5, 6)
+      local wexpr = ('%s.reshape(2,3,2,3).transpose(0,1).reshape(6,1,2,3)'):format(py(dw.weight))
+      case('dw_batch', dw:forward(x), ('F.conv2d(%s, %s, %s.t().reshape(-1), stride=(1,2), padding=(0,1), ' ..
+         'groups=3)'):format(py(x), wexpr, py(dw.bias)))
+      case('dw_single', dw:forward(x[2]), ('F.conv2d(%s[1:2], %s, %s.t().reshape(-1), stride=(1,2), ' ..
+         'padding=(0,1), groups=3)[0]'):format(py(x), wexpr, py(dw.bias)))
+      -- dilated max pooling: Torch7 (kW, kH, dW, dH, padW, padH, dilW, dilH), PyTorch (H, W)
+      local xm = rand(2, 3, 9, 8)
+      local mp = nn.SpatialDilatedMaxPooling(3, 2, 2, 1, 1, 1, 2, 3)
+      case('dmax', mp:forward(xm), ('F.max_pool2d(%s, (2,3), (1,2), (1,1), (3,2))'):format(py(xm)))
+      case('dmax_idx', mp.indices:double(), ('F.max_pool2d(%s, (2,3), (1,2), (1,1), (3,2), return_indices=True)[1]')
+         :format(py(xm)))
+      local mc = nn.SpatialDilatedMaxPooling(3, 3, 2, 2, 1, 1, 2, 2):ceil()
+      local xc = rand(3, 8, 10)
+      case('dmax_ceil', mc:forward(xc), ('F.max_pool2d(%s.unsqueeze(0), 3, 2, 1, 2, ceil_mode=True)[0]')
+         :format(py(xc)))
+      -- sub-sampling: the window sum times the plane's weight, plus its bias
+      local ss = nn.SpatialSubSampling(3, 3, 2, 2, 1)
+      local xs = rand(2, 3, 5, 7)
+      case('subsample', ss:forward(xs), ('F.avg_pool2d(%s, (2,3), (1,2)) * 6 * %s.view(1,3,1,1) + %s.view(1,3,1,1)')
+         :format(py(xs), py(ss.weight), py(ss.bias)))
+      local ts = nn.TemporalSubSampling(4, 3, 2)
+      local xt = rand(9, 4)
+      case('tsubsample', ts:forward(xt), ('(F.avg_pool1d(%s.t().unsqueeze(0), 3, 2)[0] * 3 * %s.view(4,1) + ' ..
+         '%s.view(4,1)).t()'):format(py(xt), py(ts.weight), py(ts.bias)))
+      -- row convolution: a depth-wise conv1d over time
+      local rc = nn.TemporalRowConvolution(4, 3, 2)
+      local xr = rand(2, 9, 4)
+      case('rowconv', rc:forward(xr), ('F.conv1d(%s.transpose(1,2), %s, %s, stride=2, groups=4).transpose(1,2)')
+         :format(py(xr), py(rc.weight), py(rc.bias)))
+      local rf = nn.TemporalRowConvolution(3, 2, 1, true)
+      local xf = rand(3, 6)
+      case('rowconv_ff', rf:forward(xf), ('F.conv1d(%s.unsqueeze(0), %s, %s, groups=3)[0]'):format(py(xf),
+         py(rf.weight), py(rf.bias)))
+      torch.setdefaulttensortype('torch.FloatTensor')
+   end)
+
+   describe('SpatialDepthWiseConvolution', function()
+      it('matches a grouped conv2d with the Torch7 weight layout (batch and single)', function()
+         check_case('dw_batch')
+         check_case('dw_single')
+      end)
+
+      it('has correct input, weight and bias gradients', function()
+         jac(nn.SpatialDepthWiseConvolution(2, 3, 2, 3, 1, 2, 1, 1), rand(2, 2, 5, 4), 'padded')
+         jac(nn.SpatialDepthWiseConvolution(3, 2, 3, 3), rand(3, 4, 5), 'single')
+         local m = nn.SpatialDepthWiseConvolution(2, 2, 2, 2):noBias()
+         assert.is_nil(m.bias)
+         jac(m, rand(1, 2, 3, 3), 'noBias')
+      end)
+
+      it('takes a 4-d weight (as Torch7 leaves it after a pass) and rejects bad input', function()
+         local m = nn.SpatialDepthWiseConvolution(2, 3, 3, 3)
+         local x = rand(2, 5, 5)
+         local y = m:forward(x):clone()
+         m.weight = m.weight:view(3, 2, 3, 3)
+         util.assert_close(m:forward(x), util.flat(y), dtol, '4-d weight')
+         errs(function() m:forward(rand(3, 5, 5)) end, 'nn.SpatialDepthWiseConvolution: input has 3 planes, ' ..
+            'expected nInputPlane 2')
+         errs(function() m:forward(rand(5, 5)) end, 'expected a 3-d or 4-d input')
+         assert.are.equal('nn.SpatialDepthWiseConvolution(2 -> 3, 3x3)', tostring(m))
+      end)
+   end)
+
+   describe('SpatialDilatedMaxPooling', function()
+      it('matches max_pool2d with dilation (values and indices, floor and ceil)', function()
+         check_case('dmax')
+         check_case('dmax_idx')
+         check_case('dmax_ceil')
+      end)
+
+      it('routes gradients to the maxima', function()
+         -- distinct values keep the finite differences away from ties
+         jac(nn.SpatialDilatedMaxPooling(2, 3, 1, 2, 1, 1, 3, 2), rand(2, 2, 9, 7), 'padded')
+         jac(nn.SpatialDilatedMaxPooling(3, 3, 2, 2, 1, 1, 2, 2):ceil(), rand(2, 8, 10), 'ceil')
+      end)
+
+      it('gives the first maximum of a tie the gradient, and rejects bad arguments', function()
+         local m = nn.SpatialDilatedMaxPooling(2, 2, 1, 1, 0, 0, 2, 2)
+         local x = torch.Tensor(1, 3, 3):fill(0.5)
+         m:forward(x)
+         local g = m:backward(x, torch.Tensor(1, 1, 1):fill(2))
+         util.assert_close(g, { 2, 0, 0, 0, 0, 0, 0, 0, 0 }, dtol, 'tie')
+         errs(function() m:forward(rand(1, 2, 2)) end, 'nn.SpatialDilatedMaxPooling: input height 2 is too small')
+         errs(function() nn.SpatialDilatedMaxPooling(2, 2, 1, 1, 0, 0, 0) end, 'dilationW must be a positive integer')
+         errs(function() nn.SpatialDilatedMaxPooling(2, 2, 1, 1, 2, 0):forward(rand(1, 5, 5)) end,
+            'padding 2,0 must be at most half the kernel 2x2')
+         assert.are.equal('nn.SpatialDilatedMaxPooling(3x2, 2,1, 1,1, 2,3)',
+            tostring(nn.SpatialDilatedMaxPooling(3, 2, 2, 1, 1, 1, 2, 3)))
+      end)
+   end)
+
+   describe('SpatialSubSampling and TemporalSubSampling', function()
+      it('match the window sums times a per-plane weight plus bias', function()
+         check_case('subsample')
+         check_case('tsubsample')
+      end)
+
+      it('have correct input, weight and bias gradients', function()
+         jac(nn.SpatialSubSampling(2, 2, 3, 2, 1), rand(2, 2, 5, 6), 'spatial batch')
+         jac(nn.SpatialSubSampling(3, 3, 3, 2, 2), rand(3, 7, 5), 'spatial single')
+         jac(nn.TemporalSubSampling(3, 2, 3), rand(8, 3), 'temporal')
+         jac(nn.TemporalSubSampling(2, 3), rand(2, 5, 2), 'temporal batch')
+      end)
+
+      it('reject bad input clearly', function()
+         errs(function() nn.SpatialSubSampling(2, 3, 3):forward(rand(3, 5, 5)) end,
+            'nn.SpatialSubSampling: input has 3 planes, expected nInputPlane 2')
+         errs(function() nn.SpatialSubSampling(2, 3, 3):forward(rand(2, 2, 5)) end, 'smaller than the kernel')
+         errs(function() nn.TemporalSubSampling(4, 3):forward(rand(5, 3)) end,
+            'nn.TemporalSubSampling: input frames have 3 features, expected inputFrameSize 4')
+         errs(function() nn.TemporalSubSampling(4, 3):forward(rand(2, 4)) end, 'fewer than kW 3')
+      end)
+   end)
+
+   describe('TemporalRowConvolution', function()
+      it('matches a depth-wise conv1d (frames first and features first)', function()
+         check_case('rowconv')
+         check_case('rowconv_ff')
+      end)
+
+      it('has correct input, weight and bias gradients', function()
+         jac(nn.TemporalRowConvolution(3, 2, 2), rand(2, 7, 3), 'batch')
+         jac(nn.TemporalRowConvolution(4, 3, 1, true), rand(4, 6), 'featFirst')
+         local m = nn.TemporalRowConvolution(2, 3):noBias()
+         jac(m, rand(5, 2), 'noBias')
+         assert.are.equal('nn.TemporalRowConvolution(2, 3) without bias', tostring(m))
+         errs(function() m:forward(rand(5, 3)) end, 'nn.TemporalRowConvolution: input has 3 features')
+      end)
+   end)
+end)
