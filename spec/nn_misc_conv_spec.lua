@@ -122,6 +122,23 @@ describe('nn misc convolution', function()
       local xf = rand(3, 6)
       case('rowconv_ff', rf:forward(xf), ('F.conv1d(%s.unsqueeze(0), %s, %s, groups=3)[0]'):format(py(xf),
          py(rf.weight), py(rf.bias)))
+      -- connection tables: the dense kernel built here by a plain loop
+      local function dense(m)
+         local w = torch.Tensor(m.nOutputPlane, m.nInputPlane, m.kH, m.kW):zero()
+         for k = 1, m.connTable:size(1) do
+            w[m.connTable[k][2]][m.connTable[k][1]]:add(m.weight[k])
+         end
+         return w
+      end
+      local cm = nn.SpatialConvolutionMap(nn.tables.random(4, 3, 2), 3, 2, 1, 2)
+      local xcm = rand(2, 4, 7, 6)
+      case('convmap', cm:forward(xcm), ('F.conv2d(%s, %s, %s, stride=(2,1))'):format(py(xcm), py(dense(cm)),
+         py(cm.bias)))
+      local ct = torch.Tensor { { 1, 2 }, { 3, 1 }, { 2, 2 }, { 1, 2 } }   -- a repeated pair adds up
+      local cm2 = nn.SpatialConvolutionMap(ct, 2, 2)
+      local xcm2 = rand(3, 4, 5)
+      case('convmap_single', cm2:forward(xcm2), ('F.conv2d(%s.unsqueeze(0), %s, %s)[0]'):format(py(xcm2),
+         py(dense(cm2)), py(cm2.bias)))
       torch.setdefaulttensortype('torch.FloatTensor')
    end)
 
@@ -216,6 +233,42 @@ describe('nn misc convolution', function()
          jac(m, rand(5, 2), 'noBias')
          assert.are.equal('nn.TemporalRowConvolution(2, 3) without bias', tostring(m))
          errs(function() m:forward(rand(5, 3)) end, 'nn.TemporalRowConvolution: input has 3 features')
+      end)
+   end)
+
+   describe('SpatialConvolutionMap', function()
+      it('matches conv2d with the dense kernel of its connection table', function()
+         check_case('convmap')
+         check_case('convmap_single')
+      end)
+
+      it('has correct input, weight and bias gradients', function()
+         jac(nn.SpatialConvolutionMap(nn.tables.random(3, 4, 2), 2, 3, 2, 1), rand(2, 3, 5, 6), 'random')
+         jac(nn.SpatialConvolutionMap(torch.Tensor { { 2, 1 }, { 1, 2 }, { 2, 1 } }, 3, 2), rand(2, 4, 5), 'repeated')
+         jac(nn.SpatialConvolutionMap(nn.tables.oneToOne(3), 2, 2), rand(3, 4, 3), 'oneToOne')
+      end)
+
+      it('builds connection tables as Torch7 does', function()
+         assert.are.same({ { 1, 1 }, { 2, 1 }, { 1, 2 }, { 2, 2 }, { 1, 3 }, { 2, 3 } }, nn.tables.full(2, 3):totable())
+         assert.are.same({ { 1, 1 }, { 2, 2 }, { 3, 3 } }, nn.tables.oneToOne(3):totable())
+         local t = nn.tables.random(5, 4, 3)
+         assert.are.same({ 12, 2 }, T.sizes(t))
+         for o = 1, 4 do
+            local seen = {}
+            for k = 1, 3 do
+               local r = t[(o - 1) * 3 + k]
+               assert.are.equal(o, r[2])
+               assert(r[1] >= 1 and r[1] <= 5 and not seen[r[1]], 'inputs of an output plane are distinct')
+               seen[r[1]] = true
+            end
+         end
+         local m = nn.SpatialConvolutionMap(nn.tables.full(2, 3), 3, 3)
+         assert.are.equal(2, m.nInputPlane)
+         assert.are.equal(3, m.nOutputPlane)
+         assert.are.same({ 6, 3, 3 }, T.sizes(m.weight))
+         errs(function() m:forward(rand(3, 5, 5)) end, 'nn.SpatialConvolutionMap: input has 3 planes, expected ' ..
+            'nInputPlane 2')
+         errs(function() nn.SpatialConvolutionMap(torch.Tensor(3, 3), 2, 2) end, 'connTable must be a K x 2 tensor')
       end)
    end)
 end)
