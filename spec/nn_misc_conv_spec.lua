@@ -139,6 +139,17 @@ describe('nn misc convolution', function()
       local xcm2 = rand(3, 4, 5)
       case('convmap_single', cm2:forward(xcm2), ('F.conv2d(%s.unsqueeze(0), %s, %s)[0]'):format(py(xcm2),
          py(dense(cm2)), py(cm2.bias)))
+      -- UpSampling: with a scale both modes give size*scale (Torch7's code), linear aligns corners
+      local xu = rand(2, 3, 3, 4)
+      case('up_nearest', nn.UpSampling(3):forward(xu), ('F.interpolate(%s, scale_factor=3, mode="nearest")')
+         :format(py(xu)))
+      case('up_linear', nn.UpSampling(2, 'linear'):forward(xu), ('F.interpolate(%s, size=(6,8), mode="bilinear", ' ..
+         'align_corners=True)'):format(py(xu)))
+      local xu5 = rand(1, 2, 3, 2, 4)
+      case('up_nearest5', nn.UpSampling(2):forward(xu5), ('F.interpolate(%s, scale_factor=2, mode="nearest")')
+         :format(py(xu5)))
+      case('up_trilinear', nn.UpSampling({ odepth = 5, oheight = 1, owidth = 7 }, 'trilinear'):forward(xu5),
+         ('F.interpolate(%s, size=(5,1,7), mode="trilinear", align_corners=True)'):format(py(xu5)))
       torch.setdefaulttensortype('torch.FloatTensor')
    end)
 
@@ -269,6 +280,34 @@ describe('nn misc convolution', function()
          errs(function() m:forward(rand(3, 5, 5)) end, 'nn.SpatialConvolutionMap: input has 3 planes, expected ' ..
             'nInputPlane 2')
          errs(function() nn.SpatialConvolutionMap(torch.Tensor(3, 3), 2, 2) end, 'connTable must be a K x 2 tensor')
+      end)
+   end)
+
+   describe('UpSampling', function()
+      it('matches interpolate (nearest, bilinear and trilinear with aligned corners)', function()
+         check_case('up_nearest')
+         check_case('up_linear')
+         check_case('up_nearest5')
+         check_case('up_trilinear')
+      end)
+
+      it('has correct input gradients', function()
+         jac(nn.UpSampling(2), rand(2, 2, 3, 3), 'nearest')
+         jac(nn.UpSampling(3, 'linear'), rand(1, 2, 3, 2), 'bilinear')
+         jac(nn.UpSampling({ oheight = 5, owidth = 2 }, 'bilinear'), rand(2, 1, 3, 4), 'bilinear size')
+         jac(nn.UpSampling({ odepth = 3, oheight = 4, owidth = 3 }, 'linear'), rand(1, 2, 2, 3, 2), 'trilinear')
+         jac(nn.UpSampling(2), rand(1, 1, 2, 3, 2), 'nearest 5-d')
+      end)
+
+      it('rejects bad arguments and inputs clearly', function()
+         errs(function() nn.UpSampling({ oheight = 3, owidth = 3 }) end, 'nn.UpSampling: nearest neighbour ' ..
+            'up-sampling requires a scale_factor')
+         errs(function() nn.UpSampling(1.5) end, 'nn.UpSampling: scale_factor must be a positive integer, got 1.5')
+         errs(function() nn.UpSampling(2):forward(rand(3, 4, 4)) end, 'expected a 4-d or 5-d input')
+         errs(function() nn.UpSampling({ oheight = 3, owidth = 3 }, 'linear'):forward(rand(1, 1, 2, 2, 2)) end,
+            'needs an output depth')
+         assert.are.equal('nn.UpSampling(2x, linear)', tostring(nn.UpSampling(2, 'linear')))
+         assert.are.equal('nn.UpSampling(4x5, linear)', tostring(nn.UpSampling({ oheight = 4, owidth = 5 }, 'linear')))
       end)
    end)
 end)
