@@ -150,6 +150,23 @@ describe('nn misc convolution', function()
          :format(py(xu5)))
       case('up_trilinear', nn.UpSampling({ odepth = 5, oheight = 1, owidth = 7 }, 'trilinear'):forward(xu5),
          ('F.interpolate(%s, size=(5,1,7), mode="trilinear", align_corners=True)'):format(py(xu5)))
+      -- weight normalisation: w = g * v / sqrt(||v||^2 + 1e-4) per output unit
+      local wl = nn.WeightNorm(nn.Linear(5, 3))
+      wl.bias:uniform(-1, 1)
+      local xw = rand(4, 5)
+      case('wn_linear', wl:forward(xw), ('F.linear(%s, %s.view(-1,1) * %s / ((%s**2).sum(1, keepdim=True) + 1e-4)' ..
+         '.sqrt(), %s)'):format(py(xw), py(wl.g), py(wl.v), py(wl.v), py(wl.bias)))
+      -- SpatialFullConvolution's weight is nIn x nOut x kH x kW: its output dimension is 2
+      local wf = nn.WeightNorm(nn.SpatialFullConvolution(2, 3, 3, 2), 2)
+      local xwf = rand(2, 2, 3, 4)
+      case('wn_full', wf:forward(xwf), ('F.conv_transpose2d(%s, (%s.view(-1,1) * %s / ((%s**2).sum(1, ' ..
+         'keepdim=True) + 1e-4).sqrt()).reshape(3,2,2,3).transpose(0,1), %s)'):format(py(xwf), py(wf.g), py(wf.v),
+         py(wf.v), py(wf.bias)))
+      local lw = nn.LinearWeightNorm(4, 3)
+      lw.g:uniform(0.5, 2)
+      local xlw = rand(2, 4)
+      case('lwn', lw:forward(xlw), ('F.linear(%s, torch._weight_norm(%s, %s, 0), %s)'):format(py(xlw), py(lw.v),
+         py(lw.g), py(lw.bias)))
       torch.setdefaulttensortype('torch.FloatTensor')
    end)
 
@@ -308,6 +325,71 @@ describe('nn misc convolution', function()
             'needs an output depth')
          assert.are.equal('nn.UpSampling(2x, linear)', tostring(nn.UpSampling(2, 'linear')))
          assert.are.equal('nn.UpSampling(4x5, linear)', tostring(nn.UpSampling({ oheight = 4, owidth = 5 }, 'linear')))
+      end)
+   end)
+
+   describe('WeightNorm and LinearWeightNorm', function()
+      -- v, g and bias are the parameters; the weight follows from them
+      local function jacwn(m, x, what)
+         local e = nn.Jacobian.testJacobian(m, x)
+         assert(e < TOL, ('%s: input jacobian error %g'):format(what, e))
+         for _, p in ipairs { { m.v, m.gradV, 'v' }, { m.g, m.gradG, 'g' }, { m.bias, m.gradBias, 'bias' } } do
+            if p[1] then
+               e = nn.Jacobian.testJacobianParameters(m, x, p[1], p[2])
+               assert(e < TOL, ('%s: %s jacobian error %g'):format(what, p[3], e))
+            end
+         end
+      end
+
+      it('match w = g * v / ||v|| (Linear, a transposed convolution with outputDim 2, weight_norm)', function()
+         check_case('wn_linear')
+         check_case('wn_full')
+         check_case('lwn')
+      end)
+
+      it('have correct input, v, g and bias gradients', function()
+         local m = nn.WeightNorm(nn.Linear(4, 3))
+         m.bias:uniform(-1, 1)
+         jacwn(m, rand(3, 4), 'Linear')
+         jacwn(nn.WeightNorm(nn.SpatialConvolution(2, 3, 2, 2)), rand(2, 2, 3, 4), 'conv')
+         jacwn(nn.WeightNorm(nn.SpatialFullConvolution(3, 2, 2, 3), 2), rand(1, 3, 2, 3), 'outputDim 2')
+         jacwn(nn.LinearWeightNorm(5, 3), rand(2, 5), 'LinearWeightNorm')
+         jacwn(nn.LinearWeightNorm(3, 4, false), rand(3), 'LinearWeightNorm 1-d')
+      end)
+
+      it('accumulate gradients over calls and step v and g directly', function()
+         for _, mk in ipairs { function() return nn.WeightNorm(nn.Linear(4, 3)) end,
+            function() return nn.LinearWeightNorm(4, 3) end } do
+            local m = mk()
+            local x, gy = rand(2, 4), rand(2, 3)
+            m:zeroGradParameters()
+            m:forward(x); m:backward(x, gy)
+            local gv, gg = m.gradV:clone(), m.gradG:clone()
+            m:forward(x); m:backward(x, gy, 0.5)
+            util.assert_close(m.gradV, util.flat(gv:mul(1.5)), dtol, 'gradV accumulates')
+            util.assert_close(m.gradG, util.flat(gg:mul(1.5)), dtol, 'gradG accumulates')
+            local ref = m:clone()
+            ref:zeroGradParameters(); ref:forward(x); ref:backward(x, gy); ref:updateParameters(0.1)
+            m:forward(x); m:accUpdateGradParameters(x, gy, 0.1)
+            util.assert_close(m.v, util.flat(ref.v), dtol, 'accUpdate v')
+            util.assert_close(m.g, util.flat(ref.g), dtol, 'accUpdate g')
+            util.assert_close(m.bias, util.flat(ref.bias), dtol, 'accUpdate bias')
+         end
+      end)
+
+      it('convert to and from Linear, and describe themselves', function()
+         local lin = nn.Linear(4, 3)
+         local m = nn.LinearWeightNorm.fromLinear(lin)
+         local x = rand(2, 4)
+         util.assert_close(m:forward(x), util.flat(lin:forward(x)), dtol, 'fromLinear')
+         util.assert_close(m:toLinear():forward(x), util.flat(lin:forward(x)), dtol, 'toLinear')
+         assert.are.equal('nn.LinearWeightNorm(4 -> 3)', tostring(m))
+         assert.are.equal('nn.WeightNorm @ nn.Linear(4 -> 3)', tostring(nn.WeightNorm(nn.Linear(4, 3))))
+         local w, gw = nn.WeightNorm(nn.Linear(4, 3)):parameters()
+         assert.are.equal(3, #w)
+         assert.are.same({ 3, 4 }, T.sizes(w[1]))
+         errs(function() nn.WeightNorm(nn.Tanh()) end, 'nn.WeightNorm: expected a module with a weight to wrap')
+         errs(function() nn.WeightNorm(nn.Linear(2, 2), 3) end, 'outputDim 3 is not a dimension of the 2-d weight')
       end)
    end)
 end)
