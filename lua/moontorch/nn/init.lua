@@ -135,6 +135,6 @@ load 'SpatialFractionalMaxPooling'
 -- convolution and sub-sampling, group misc2 (issue 14): composed from the C convolution and tensor ops
 for _, name in ipairs { 'SpatialDepthWiseConvolution', 'SpatialDilatedMaxPooling', 'SpatialSubSampling',
    'TemporalSubSampling', 'TemporalRowConvolution', 'SpatialConvolutionMap',
-   'UpSampling', 'WeightNorm', 'LinearWeightNorm' } do load(name) end
+   'UpSampling', 'WeightNorm', 'LinearWeightNorm', 'PartialLinear' } do load(name) end
 
 return nn
