@@ -398,6 +398,16 @@ describe('nn misc convolution', function()
          local w, gw = nn.WeightNorm(nn.Linear(4, 3)):parameters()
          assert.are.equal(3, #w)
          assert.are.same({ 3, 4 }, T.sizes(w[1]))
+         -- Torch7 writes WeightNorm without weight and gradWeight; loading rebuilds them
+         local wn = nn.WeightNorm(nn.SpatialConvolution(2, 3, 2, 2))
+         wn.bias:uniform(-1, 1)
+         local xc = rand(2, 4, 3)
+         local y = wn:forward(xc):clone()
+         wn.weight, wn.gradWeight, wn.modules[1].weight, wn.modules[1].gradWeight = nil, nil, nil, nil
+         local back = torch.deserialize(torch.serialize(wn))
+         assert(torch.isTensor(back.weight) and back.weight:isSetTo(back.modules[1].weight))
+         back.train = false   -- so forward does not recompute the weight itself
+         util.assert_close(back:forward(xc), util.flat(y), dtol, 'loaded without weight')
          errs(function() nn.WeightNorm(nn.Tanh()) end, 'nn.WeightNorm: expected a module with a weight to wrap')
          errs(function() nn.WeightNorm(nn.Linear(2, 2), 3) end, 'outputDim 3 is not a dimension of the 2-d weight')
       end)

@@ -68,7 +68,11 @@ function WN:_restore()
    m.weight = self.v.new(self.weightSize)
    m.gradWeight = self.v.new(self.weightSize):zero()
    self.weight, self.gradWeight = m.weight, m.gradWeight
+   self:updateWeight()
+   self.gradWeight:copy(self:permuteOut(self.gradV:view(self.viewOut)))
 end
+
+function WN:__afterLoad() self:_restore() end
 
 -- w = g * v / ||v|| into the module's weight
 function WN:updateWeight()
