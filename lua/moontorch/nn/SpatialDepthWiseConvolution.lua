@@ -75,6 +75,8 @@ function DW:_kernel()
 end
 
 function DW:updateOutput(input)
+   -- files from older Torch7 versions have one `padding` field
+   if self.padding then self.padW, self.padH, self.padding = self.padding, self.padding, nil end
    local x, single = batched(self, input)
    local bias = self.bias and self.bias:t():contiguous():view(-1)
    local out = input.new()
