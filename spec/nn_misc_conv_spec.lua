@@ -395,7 +395,7 @@ describe('nn misc convolution', function()
          util.assert_close(m:toLinear():forward(x), util.flat(lin:forward(x)), dtol, 'toLinear')
          assert.are.equal('nn.LinearWeightNorm(4 -> 3)', tostring(m))
          assert.are.equal('nn.WeightNorm @ nn.Linear(4 -> 3)', tostring(nn.WeightNorm(nn.Linear(4, 3))))
-         local w, gw = nn.WeightNorm(nn.Linear(4, 3)):parameters()
+         local w = nn.WeightNorm(nn.Linear(4, 3)):parameters()
          assert.are.equal(3, #w)
          assert.are.same({ 3, 4 }, T.sizes(w[1]))
          -- Torch7 writes WeightNorm without weight and gradWeight; loading rebuilds them

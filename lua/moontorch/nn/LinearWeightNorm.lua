@@ -4,7 +4,6 @@
 -- recomputed from v and g on every training forward pass. fromLinear/toLinear convert.
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
-local T = require 'moontorch.internal'
 
 local LWN, parent = torch.class('nn.LinearWeightNorm', 'nn.Linear')
 

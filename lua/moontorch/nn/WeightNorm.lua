@@ -6,7 +6,6 @@
 -- Torch7's parent is nn.Decorator (a one-child container); the fields are the same.
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
-local T = require 'moontorch.internal'
 
 local WN, parent = torch.class('nn.WeightNorm', 'nn.Container')
 
