@@ -130,8 +130,10 @@ describe('nn misc convolution', function()
          end
          return w
       end
+      -- (nInputPlane is the largest input plane in the table, as in Torch7: a random table may not
+      -- reach nin)
       local cm = nn.SpatialConvolutionMap(nn.tables.random(4, 3, 2), 3, 2, 1, 2)
-      local xcm = rand(2, 4, 7, 6)
+      local xcm = rand(2, cm.nInputPlane, 7, 6)
       case('convmap', cm:forward(xcm), ('F.conv2d(%s, %s, %s, stride=(2,1))'):format(py(xcm), py(dense(cm)),
          py(cm.bias)))
       local ct = torch.Tensor { { 1, 2 }, { 3, 1 }, { 2, 2 }, { 1, 2 } }   -- a repeated pair adds up
@@ -281,7 +283,8 @@ describe('nn misc convolution', function()
       end)
 
       it('has correct input, weight and bias gradients', function()
-         jac(nn.SpatialConvolutionMap(nn.tables.random(3, 4, 2), 2, 3, 2, 1), rand(2, 3, 5, 6), 'random')
+         local mr = nn.SpatialConvolutionMap(nn.tables.random(3, 4, 2), 2, 3, 2, 1)
+         jac(mr, rand(2, mr.nInputPlane, 5, 6), 'random')
          jac(nn.SpatialConvolutionMap(torch.Tensor { { 2, 1 }, { 1, 2 }, { 2, 1 } }, 3, 2), rand(2, 4, 5), 'repeated')
          jac(nn.SpatialConvolutionMap(nn.tables.oneToOne(3), 2, 2), rand(3, 4, 3), 'oneToOne')
       end)
