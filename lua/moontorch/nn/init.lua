@@ -132,6 +132,10 @@ load 'SpatialMaxUnpooling'
 load 'SpatialConvolutionLocal'
 load 'SpatialSubtractiveNormalization'
 load 'SpatialFractionalMaxPooling'
+-- convolution and sub-sampling, group misc2 (issue 14): composed from the C convolution and tensor ops
+for _, name in ipairs { 'SpatialDepthWiseConvolution', 'SpatialDilatedMaxPooling', 'SpatialSubSampling',
+   'TemporalSubSampling', 'TemporalRowConvolution', 'SpatialConvolutionMap',
+   'UpSampling', 'WeightNorm', 'LinearWeightNorm', 'PartialLinear' } do load(name) end
 
 -- misc group (issue 14): simple, transfer, table and criterion odds and ends
 load 'Bilinear'
