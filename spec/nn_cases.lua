@@ -248,6 +248,22 @@ C.VolumetricFractionalMaxPooling = function()
       { setup = function(m, x) m:fixPoolingRegions(); m:forward(x) end, redraws = true }
 end
 
+-- convolution and sub-sampling, group misc2 (issue 14)
+C.SpatialDepthWiseConvolution = function() return nn.SpatialDepthWiseConvolution(3, 2, 3, 2, 1, 1, 1, 0), R(2, 3, 5, 6) end
+C.SpatialDilatedMaxPooling = function() return nn.SpatialDilatedMaxPooling(2, 2, 1, 1, 0, 0, 2, 2), R(2, 3, 6, 7) end
+C.SpatialSubSampling = function() return nn.SpatialSubSampling(3, 2, 2, 2, 2), R(2, 3, 5, 6) end
+C.TemporalSubSampling = function() return nn.TemporalSubSampling(4, 3, 2), R(7, 4) end
+C.TemporalRowConvolution = function() return nn.TemporalRowConvolution(4, 3), R(2, 7, 4) end
+C.SpatialConvolutionMap = function() return nn.SpatialConvolutionMap(nn.tables.full(3, 2), 3, 2), R(2, 3, 5, 6) end
+C.UpSampling = function() return nn.UpSampling(2), R(2, 3, 3, 4) end
+C.WeightNorm = function() return nn.WeightNorm(nn.Linear(5, 3)), R(2, 5) end
+C.LinearWeightNorm = function() return nn.LinearWeightNorm(5, 3), R(2, 5) end
+C.PartialLinear = function()
+   local m = nn.PartialLinear(5, 4)
+   m:setPartition(torch.LongTensor { 1, 3 })
+   return m, R(2, 5)
+end
+
 -- classes that cannot be run on their own: abstract bases and tools
 local exempt = { Module = 'abstract', Container = 'abstract', Criterion = 'abstract', Jacobian = 'a test tool' }
 
