@@ -8,75 +8,9 @@ local nn = require 'moontorch.nn'
 local util = require 'spec.util'
 local T = require 'moontorch.internal'
 
-local TOL = 1e-6
-local dtol = { atol = 1e-10, rtol = 1e-9 }
-
-local function rand(...) return (util.rand_tensor({ ... }, 'torch.DoubleTensor', -1, 1)) end
-
--- a tensor as a PyTorch float64 literal
-local function py(t)
-   local vals = {}
-   for i, v in ipairs(util.flat(t)) do vals[i] = ('%.17g'):format(v) end
-   return ('torch.tensor([%s], dtype=torch.float64).reshape(%s)'):format(table.concat(vals, ','),
-      '[' .. table.concat(T.sizes(t), ',') .. ']')
-end
-
--- Cases: name -> { lua = tensor computed here, expr = PyTorch expression }; run once, together.
-local cases, order = {}, {}
-local function case(name, lua, expr)
-   assert(not cases[name], name)
-   cases[name] = { lua = lua:clone(), expr = expr }
-   order[#order + 1] = name
-end
-
-local ref
-local function run_python()
-   if ref then return ref end
-   local lines = { 'import torch, torch.nn.functional as F', 'def out(n, t):',
-      "    print(n, ' '.join(str(s) for s in t.shape), '|', ' '.join(repr(float(v)) for v in t.reshape(-1).tolist()))" }
-   for _, n in ipairs(order) do lines[#lines + 1] = ('out(%q, %s)'):format(n, cases[n].expr) end
-   local path = os.tmpname()
-   local f = assert(io.open(path, 'w'))
-   f:write(table.concat(lines, '\n'), '\n')
-   f:close()
-   local p = io.popen(('/usr/bin/python3 %q 2>&1'):format(path))
-   local text = p:read('*a')
-   p:close()
-   os.remove(path)
-   ref = {}
-   for line in text:gmatch('[^\n]+') do
-      local n, shape, vals = line:match('^(%S+) ([%d ]*)|(.*)$')
-      if n then
-         local s, v = {}, {}
-         for x in shape:gmatch('%d+') do s[#s + 1] = tonumber(x) end
-         for x in vals:gmatch('%S+') do v[#v + 1] = tonumber(x) end
-         ref[n] = { shape = s, vals = v }
-      end
-   end
-   assert(next(ref), 'python failed:\n' .. text)
-   return ref
-end
-
-local function check_case(name)
-   local r = run_python()[name]
-   assert(r, 'no PyTorch result for ' .. name)
-   assert.are.same(r.shape, T.sizes(cases[name].lua), name .. ': size')
-   util.assert_close(cases[name].lua, r.vals, dtol, name)
-end
-
--- nn.Jacobian refills x with uniform values in [lo, hi] (default -2, 2)
-local function jac(m, x, what)
-   local e = nn.Jacobian.testJacobian(m, x)
-   assert(e < TOL, ('%s: input jacobian error %g'):format(what, e))
-   if m.weight then
-      e = nn.Jacobian.testJacobianParameters(m, x, m.weight, m.gradWeight)
-      assert(e < TOL, ('%s: weight jacobian error %g'):format(what, e))
-   end
-   if m.bias then
-      e = nn.Jacobian.testJacobianParameters(m, x, m.bias, m.gradBias)
-      assert(e < TOL, ('%s: bias jacobian error %g'):format(what, e))
-   end
-end
+local peer = require 'spec.nn_peer'
+local TOL, dtol, rand, py, jac = peer.TOL, peer.dtol, peer.rand, peer.py, peer.jac
+local case, check_case = peer.cases()
 
 local function errs(fn, ...) return util.assert_error(fn, ...) end
 
