@@ -5,6 +5,7 @@
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local util = require 'spec.util'
+local loss_diff = require('spec.nn_peer').loss_diff
 
 local PY = '/usr/bin/python3'
 local fwd_tol = { atol = 1e-10, rtol = 1e-9 }
@@ -82,16 +83,7 @@ local function gradcheck(crit, input, target, what)
    for k, x in ipairs(xs) do
       local g = analytic[k]:clone()
       assert(g:isSameSizeAs(x), what .. ': gradInput ' .. k .. ' is not shaped as its input')
-      local flat, num = x:view(x:nElement()), {}
-      for i = 1, flat:nElement() do
-         local v = flat[i]
-         flat[i] = v + h
-         local fp = crit:forward(input, target)
-         flat[i] = v - h
-         local fm = crit:forward(input, target)
-         flat[i] = v
-         num[i] = (fp - fm) / (2 * h)
-      end
+      local num = loss_diff(crit, input, target, x, h)
       util.assert_close(g, num, grad_tol, what .. ' gradInput ' .. k)
    end
 end

@@ -6,6 +6,7 @@
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local util = require 'spec.util'
+local loss_diff = require('spec.nn_peer').loss_diff
 
 local TOL = 1e-6
 local close = util.assert_close
@@ -18,17 +19,7 @@ local function check_criterion_grad(crit, input, target, which)
    if which then grad = grad[which] end
    grad = grad:clone()
    local x = which and input[which] or input
-   local flat, h = x:view(x:nElement()), 1e-6
-   local fd = {}
-   for i = 1, flat:nElement() do
-      local v = flat[i]
-      flat[i] = v + h
-      local fp = crit:forward(input, target)
-      flat[i] = v - h
-      local fm = crit:forward(input, target)
-      flat[i] = v
-      fd[i] = (fp - fm) / (2 * h)
-   end
+   local fd = loss_diff(crit, input, target, x, 1e-6)
    close(grad, fd, { atol = 1e-7, rtol = 1e-6 }, torch.type(crit) .. ' gradient')
 end
 

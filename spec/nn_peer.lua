@@ -1,7 +1,7 @@
 -- nn_peer.lua: shared by the nn specs that check forward passes against PyTorch 1.13's
 -- torch.nn.functional through /usr/bin/python3 (one process per spec file) and gradients with
 -- nn.Jacobian, all in float64: the tolerances, float64 inputs, PyTorch literals, the batched
--- peer runner and the Jacobian check.
+-- peer runner and the Jacobian check; also central differences of a criterion's loss.
 local nn = require 'moontorch.nn'
 local util = require 'spec.util'
 local T = require 'moontorch.internal'
@@ -86,6 +86,22 @@ function peer.jac(m, x, what, lo, hi)
       e = nn.Jacobian.testJacobianParameters(m, x, m.bias, m.gradBias, lo, hi)
       assert(e < TOL, ('%s: bias jacobian error %g'):format(what, e))
    end
+end
+
+-- central differences of crit:forward(input, target) with respect to each element of x (a
+-- tensor of input, perturbed in place by +-h and restored), in x's row-major order
+function peer.loss_diff(crit, input, target, x, h)
+   local flat, num = x:view(x:nElement()), {}
+   for i = 1, flat:nElement() do
+      local v = flat[i]
+      flat[i] = v + h
+      local fp = crit:forward(input, target)
+      flat[i] = v - h
+      local fm = crit:forward(input, target)
+      flat[i] = v
+      num[i] = (fp - fm) / (2 * h)
+   end
+   return num
 end
 
 return peer
