@@ -7,18 +7,7 @@ local torch = require 'moontorch'
 local T = require 'moontorch.internal'
 local util = require 'spec.util'
 
-local PY = '/usr/bin/python3'
-
-local function py(code, ...)
-   local f = os.tmpname()
-   util.write_bytes(f, code)
-   local args = {}
-   for i, a in ipairs { ... } do args[i] = ("'%s'"):format(tostring(a)) end
-   local out, rc = util.sh(PY .. ' ' .. f .. ' ' .. table.concat(args, ' '))
-   os.remove(f)
-   assert(rc == 0, out)
-   return (out:gsub('exit=%d+%s*$', ''))
-end
+local py = util.python
 
 -- the storage types that files read and write: every dtype but Bool (readBool/writeBool are ints)
 local kinds = {}

@@ -25,16 +25,8 @@ end
 
 -- runs a python script (torch as t, F) printing one line of numbers per result
 local function python(body)
-   local path = os.tmpname()
-   local f = assert(io.open(path, 'w'))
-   f:write('try:\n    import torch as t, torch.nn.functional as F\nexcept ImportError:\n'
+   local lines = util.python_lines('try:\n    import torch as t, torch.nn.functional as F\nexcept ImportError:\n'
       .. '    print("no torch"); raise SystemExit\n' .. body)
-   f:close()
-   local pf = io.popen('/usr/bin/python3 ' .. path .. ' 2>&1')
-   local lines = {}
-   for line in pf:lines() do lines[#lines + 1] = line end
-   pf:close()
-   os.remove(path)
    if #lines == 0 or lines[1] == 'no torch' then return nil end
    return lines
 end

@@ -102,15 +102,7 @@ outs = [F.threshold(x, 0.5, -3.0), F.hardtanh(x, -0.7, 1.5), F.relu6(x * 2), F.h
 for o in outs:
     print(" ".join(repr(v) for v in o.flatten().tolist()))
 ]]):format(xs)
-      local path = os.tmpname()
-      local f = assert(io.open(path, 'w'))
-      f:write(py)
-      f:close()
-      local pf = io.popen('/usr/bin/python3 ' .. path .. ' 2>&1')
-      local lines = {}
-      for line in pf:lines() do lines[#lines + 1] = line end
-      pf:close()
-      os.remove(path)
+      local lines = util.python_lines(py)
       if lines[1] == 'no torch' or #lines == 0 then return pending('no /usr/bin/python3 with torch') end
       local prelu = nn.PReLU(6)
       prelu.weight:copy(torch.Tensor { 0.1, 0.2, 0.3, 0.4, 0.5, 0.6 })

@@ -7,8 +7,6 @@ local T = require 'moontorch.internal'
 local ffi = require 'ffi'
 local util = require 'spec.util'
 
-local PY = '/usr/bin/python3'
-
 -- n random values exactly representable in dtype d (ints in its range, floats rounded to it)
 local function rand_values(d, n)
    local v = {}
@@ -29,16 +27,7 @@ local function rand_values(d, n)
 end
 
 -- run a Python script (given as text) with arguments; its stdout
-local function py(code, ...)
-   local f = os.tmpname()
-   util.write_bytes(f, code)
-   local args = {}
-   for i, a in ipairs { ... } do args[i] = ("'%s'"):format(tostring(a)) end
-   local out, rc = util.sh(PY .. ' ' .. f .. ' ' .. table.concat(args, ' '))
-   os.remove(f)
-   assert(rc == 0, out)
-   return (out:gsub('exit=%d+%s*$', ''))
-end
+local py = util.python
 
 local function exact_list(got, want, what) util.assert_close(got, want, { atol = 0, rtol = 0 }, what) end
 

@@ -106,6 +106,34 @@ function util.sh(cmd)
    return out, tonumber(out:match('exit=(%d+)%s*$'))
 end
 
+-- run a Python script (given as text) under /usr/bin/python3 with arguments (each quoted);
+-- its stdout, after asserting that it exited 0 (else the error is its output)
+function util.python(code, ...)
+   local f = os.tmpname()
+   util.write_bytes(f, code)
+   local args = {}
+   for i, a in ipairs { ... } do args[i] = ("'%s'"):format(tostring(a)) end
+   local out, rc = util.sh('/usr/bin/python3 ' .. f .. ' ' .. table.concat(args, ' '))
+   os.remove(f)
+   assert(rc == 0, out)
+   return (out:gsub('exit=%d+%s*$', ''))
+end
+
+-- run a Python script (given as text) under /usr/bin/python3; every line it printed (stderr
+-- too), whatever its exit status
+function util.python_lines(code)
+   local path = os.tmpname()
+   local f = assert(io.open(path, 'w'))
+   f:write(code)
+   f:close()
+   local pf = io.popen('/usr/bin/python3 ' .. path .. ' 2>&1')
+   local lines = {}
+   for line in pf:lines() do lines[#lines + 1] = line end
+   pf:close()
+   os.remove(path)
+   return lines
+end
+
 -- why a spec that trains the Fashion-MNIST recipe under mpirun cannot run here, or nil
 function util.mpi_fashion_missing()
    local f = io.open('/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz', 'rb')
