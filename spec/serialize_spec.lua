@@ -7,8 +7,7 @@ local util = require 'spec.util'
 local T = require 'moontorch.internal'
 local ffi = require 'ffi'
 
-local tmpdir = util.tmpdir()
-local function tmp(name) return tmpdir .. '/' .. name end
+local tmp, tmpdir = util.tmp_namer()
 local function skey(t) return tonumber(ffi.cast('intptr_t', T.C.mt_tensor_storage_key(t.h))) end
 
 local function assert_same_tensor(a, b, what)

@@ -8,8 +8,7 @@ local util = require 'spec.util'
 local T = require 'moontorch.internal'
 local ffi = require 'ffi'
 
-local tmpdir = util.tmpdir()
-local function tmp(name) return tmpdir .. '/' .. name end
+local tmp = util.tmp_namer()
 
 -- little-endian packers, as Torch7's binary DiskFile writes on x86
 local function pack(ctype, v, n) return ffi.string(ffi.new(ctype .. '[1]', v), n) end

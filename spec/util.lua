@@ -151,6 +151,11 @@ function util.tmpdir()
    os.execute(('mkdir -p %q'):format(dir))
    return dir
 end
+-- names of files in a fresh temporary directory: a function name -> path, and the directory
+function util.tmp_namer()
+   local dir = util.tmpdir()
+   return function(name) return dir .. '/' .. name end, dir
+end
 function util.read_bytes(path)
    local f = assert(io.open(path, 'rb'))
    local s = f:read('*a')
