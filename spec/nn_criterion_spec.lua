@@ -4,6 +4,7 @@
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local util = require 'spec.util'
+local loss_diff = require('spec.nn_peer').loss_diff
 local T = require 'moontorch.internal'
 
 local function rand(shape, lo, hi) return (util.rand_tensor(shape, 'torch.DoubleTensor', lo, hi)) end
@@ -15,20 +16,7 @@ local function rand_targets(n, C, ty)
    return T.from_flat(t, { n }, T.parse_typename(ty or 'torch.LongTensor'), T.CPU), t
 end
 
-local function numeric_grad(crit, x, target)
-   local flat = x:view(x:nElement())
-   local h, out = 1e-6, {}
-   for i = 1, flat:nElement() do
-      local v = flat[i]
-      flat[i] = v + h
-      local fp = crit:forward(x, target)
-      flat[i] = v - h
-      local fm = crit:forward(x, target)
-      flat[i] = v
-      out[i] = (fp - fm) / (2 * h)
-   end
-   return out
-end
+local function numeric_grad(crit, x, target) return loss_diff(crit, x, target, x, 1e-6) end
 
 local function gradcheck(crit, x, target, what)
    crit:forward(x, target)
