@@ -6,8 +6,8 @@
 -- the last at in - pool. New samples are drawn every forward pass unless :fixPoolingRegions().
 -- Composed from gather (one per window offset, a running max) and indexAdd for the gradient.
 local torch = require 'moontorch'
-local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
+local P = require 'moontorch.nn.pooling_common'
 
 local Pool, parent = torch.class('nn.SpatialFractionalMaxPooling', 'nn.Module')
 
@@ -38,12 +38,7 @@ function Pool:__init(poolSizeW, poolSizeH, arg1, arg2)
    end
 end
 
--- Keep the current pooling regions (val true or nil) or draw new ones each forward pass (false).
-function Pool:fixPoolingRegions(val)
-   if val == nil then val = true end
-   self.newRandomPool = val
-   return self
-end
+Pool.fixPoolingRegions = P.fixPoolingRegions
 
 function Pool:_sizes(input)
    T.expect_tensor(input, NAME, 'input', 4)
@@ -60,19 +55,7 @@ function Pool:_sizes(input)
    return N, input:size(d - 2), H, W, oH, oW
 end
 
--- 0-based window starts, as a Lua array
-local function intervals(u, inSize, outSize, pool)
-   local seq = {}
-   local alpha = outSize > 1 and (inSize - pool) / (outSize - 1) or 0
-   for i = 0, outSize - 2 do seq[i + 1] = math.floor((i + u) * alpha) - math.floor(u * alpha) end
-   seq[outSize] = inSize - pool
-   return seq
-end
-
-local function on(t, like)
-   if t:device() == like:device() then return t end
-   return T.empty(t:dtype(), like:device()):resize(T.sizes(t)):copy(t)
-end
+local intervals, on = P.intervals, P.on
 
 function Pool:updateOutput(input)
    local N, C, H, W, oH, oW = self:_sizes(input)
@@ -95,21 +78,8 @@ function Pool:updateOutput(input)
       + torch.LongTensor(cols):view(n, 1, oW):expand(n, oH, oW)
    corner = on(corner:contiguous():view(n, L), input)
    local x = input:contiguous():view(n, H * W)
-   local best, bestIdx
    -- a running maximum over the window offsets, row by row; ties keep the first, as Torch7 does
-   for a = 0, self.poolSizeH - 1 do
-      for b = 0, self.poolSizeW - 1 do
-         local idx = corner + (a * W + b)
-         local v = x:gather(2, idx)
-         if not best then
-            best, bestIdx = v, idx
-         else
-            local gt = v:gt(best):typeAs(idx)
-            bestIdx = bestIdx + gt:cmul(idx - bestIdx)
-            best = best:cmax(v)
-         end
-      end
-   end
+   local best, bestIdx = P.running_max(x, corner, { W, 1 }, { self.poolSizeH, self.poolSizeW })
    -- flat 1-based positions in the whole input, for the gradient
    local base = on(torch.range(0, n - 1):long():mul(H * W), input)
    self.indices = bestIdx:add(base:view(n, 1):expand(n, L))
@@ -119,24 +89,9 @@ function Pool:updateOutput(input)
    return self.output
 end
 
-function Pool:updateGradInput(input, gradOutput)
-   if not torch.isTensor(self.indices) then error(('%s: call forward before backward'):format(NAME), 2) end
-   T.expect_tensor(gradOutput, NAME, 'gradOutput', 2)
-   if gradOutput:nElement() ~= self.indices:nElement() then
-      error(('%s: gradOutput has %d elements, expected %d'):format(NAME, gradOutput:nElement(),
-         self.indices:nElement()), 2)
-   end
-   local gi = nn.utils.result(self, 'gradInput', input)
-   gi:resizeAs(input):zero()
-   gi:view(input:nElement()):indexAdd(1, self.indices:view(self.indices:nElement()),
-      gradOutput:contiguous():view(gradOutput:nElement()))
-   return self.gradInput
-end
+Pool.updateGradInput = P.indexBackward(NAME, 2, true)
 
-function Pool:clearState()
-   self.indices, self.randomSamples = nil, nil
-   return parent.clearState(self)
-end
+Pool.clearState = P.clearFractional
 
 function Pool:__tostring__()
    return ('%s(%sx%s, %d,%d)'):format(torch.type(self), tostring(self.outW or self.ratioW),

@@ -6,8 +6,8 @@
 -- as the spatial module, new every forward pass unless :fixPoolingRegions().
 -- Composed from gather (a running max over the window offsets) and indexAdd for the gradient.
 local torch = require 'moontorch'
-local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
+local P = require 'moontorch.nn.pooling_common'
 
 local Pool, parent = torch.class('nn.VolumetricFractionalMaxPooling', 'nn.Module')
 
@@ -47,12 +47,7 @@ function Pool:__init(poolSizeT, poolSizeW, poolSizeH, arg1, arg2, arg3)
    end
 end
 
--- Keep the current pooling regions (val true or nil) or draw new ones each forward pass (false).
-function Pool:fixPoolingRegions(val)
-   if val == nil then val = true end
-   self.newRandomPool = val
-   return self
-end
+Pool.fixPoolingRegions = P.fixPoolingRegions
 
 function Pool:_sizes(input)
    T.expect_tensor(input, NAME, 'input', 4)
@@ -72,19 +67,7 @@ function Pool:_sizes(input)
    return N, input:size(d - 3), Ti, H, W, oT, oH, oW
 end
 
--- 0-based window starts, as a Lua array (the spatial module's rule)
-local function intervals(u, inSize, outSize, pool)
-   local seq = {}
-   local alpha = outSize > 1 and (inSize - pool) / (outSize - 1) or 0
-   for i = 0, outSize - 2 do seq[i + 1] = math.floor((i + u) * alpha) - math.floor(u * alpha) end
-   seq[outSize] = inSize - pool
-   return seq
-end
-
-local function on(t, like)
-   if t:device() == like:device() then return t end
-   return T.empty(t:dtype(), like:device()):resize(T.sizes(t)):copy(t)
-end
+local intervals, on = P.intervals, P.on -- the spatial module's sequence rule
 
 function Pool:updateOutput(input)
    local N, C, Ti, H, W, oT, oH, oW = self:_sizes(input)
@@ -111,23 +94,9 @@ function Pool:updateOutput(input)
       + torch.LongTensor(cols):view(n, 1, 1, oW):expand(table.unpack(shape))
    corner = on(corner:contiguous():view(n, L), input)
    local x = input:contiguous():view(n, Ti * HW)
-   local best, bestIdx
    -- a running maximum over the window offsets; ties keep the first, as Torch7 does
-   for c = 0, self.poolSizeT - 1 do
-      for a = 0, self.poolSizeH - 1 do
-         for b = 0, self.poolSizeW - 1 do
-            local idx = corner + (c * HW + a * W + b)
-            local v = x:gather(2, idx)
-            if not best then
-               best, bestIdx = v, idx
-            else
-               local gt = v:gt(best):typeAs(idx)
-               bestIdx = bestIdx + gt:cmul(idx - bestIdx)
-               best = best:cmax(v)
-            end
-         end
-      end
-   end
+   local best, bestIdx = P.running_max(x, corner, { HW, W, 1 },
+      { self.poolSizeT, self.poolSizeH, self.poolSizeW })
    -- flat 1-based positions in the whole input, for the gradient
    local base = on(torch.range(0, n - 1):long():mul(Ti * HW), input)
    self.indices = bestIdx:add(base:view(n, 1):expand(n, L))
@@ -137,24 +106,9 @@ function Pool:updateOutput(input)
    return self.output
 end
 
-function Pool:updateGradInput(input, gradOutput)
-   if not torch.isTensor(self.indices) then error(('%s: call forward before backward'):format(NAME), 2) end
-   T.expect_tensor(gradOutput, NAME, 'gradOutput', 2)
-   if gradOutput:nElement() ~= self.indices:nElement() then
-      error(('%s: gradOutput has %d elements, expected %d'):format(NAME, gradOutput:nElement(),
-         self.indices:nElement()), 2)
-   end
-   local gi = nn.utils.result(self, 'gradInput', input)
-   gi:resizeAs(input):zero()
-   gi:view(input:nElement()):indexAdd(1, self.indices:view(self.indices:nElement()),
-      gradOutput:contiguous():view(gradOutput:nElement()))
-   return self.gradInput
-end
+Pool.updateGradInput = P.indexBackward(NAME, 2, true)
 
-function Pool:clearState()
-   self.indices, self.randomSamples = nil, nil
-   return parent.clearState(self)
-end
+Pool.clearState = P.clearFractional
 
 function Pool:__tostring__()
    return ('%s(%sx%sx%s, %d,%d,%d)'):format(torch.type(self), tostring(self.outT or self.ratioT),
