@@ -55,38 +55,11 @@ function Pool:_sizes(input)
    return N, input:size(d - 2), H, W, oH, oW
 end
 
-local intervals, on = P.intervals, P.on
-
 function Pool:updateOutput(input)
    local N, C, H, W, oH, oW = self:_sizes(input)
-   local rs = self.randomSamples
-   local fresh = not torch.isTensor(rs) or rs:dim() ~= 3 or rs:size(1) ~= N or rs:size(2) ~= C
-   if fresh or not self.newRandomPool then
-      self.randomSamples = input.new():resize(N, C, 2):uniform()
-   end
-   local u = self.randomSamples:double():view(N * C, 2)
-   local n, L = N * C, oH * oW
-   -- 1-based flat position in its plane of each window's top-left corner: n x oH x oW
-   local rows, cols = {}, {}
-   for p = 1, n do
-      local sw = intervals(u[p][1], W, oW, self.poolSizeW)
-      local sh = intervals(u[p][2], H, oH, self.poolSizeH)
-      for i = 1, oH do rows[#rows + 1] = sh[i] * W + 1 end
-      for j = 1, oW do cols[#cols + 1] = sw[j] end
-   end
-   local corner = torch.LongTensor(rows):view(n, oH, 1):expand(n, oH, oW)
-      + torch.LongTensor(cols):view(n, 1, oW):expand(n, oH, oW)
-   corner = on(corner:contiguous():view(n, L), input)
-   local x = input:contiguous():view(n, H * W)
-   -- a running maximum over the window offsets, row by row; ties keep the first, as Torch7 does
-   local best, bestIdx = P.running_max(x, corner, { W, 1 }, { self.poolSizeH, self.poolSizeW })
-   -- flat 1-based positions in the whole input, for the gradient
-   local base = on(torch.range(0, n - 1):long():mul(H * W), input)
-   self.indices = bestIdx:add(base:view(n, 1):expand(n, L))
-   local sz = T.sizes(input)
-   sz[#sz - 1], sz[#sz] = oH, oW
-   self.output = best:view(torch.LongStorage(sz))
-   return self.output
+   -- randomSamples[.][.][1] drives the width, [2] the height (Torch7's layout)
+   return P.fractionalForward(self, input, N, C, { H, W }, { oH, oW }, { self.poolSizeH, self.poolSizeW },
+      { 2, 1 })
 end
 
 Pool.updateGradInput = P.indexBackward(NAME, 2, true)

@@ -67,43 +67,11 @@ function Pool:_sizes(input)
    return N, input:size(d - 3), Ti, H, W, oT, oH, oW
 end
 
-local intervals, on = P.intervals, P.on -- the spatial module's sequence rule
-
 function Pool:updateOutput(input)
    local N, C, Ti, H, W, oT, oH, oW = self:_sizes(input)
-   local rs = self.randomSamples
-   local fresh = not torch.isTensor(rs) or rs:dim() ~= 3 or rs:size(1) ~= N or rs:size(2) ~= C
-   if fresh or not self.newRandomPool then
-      self.randomSamples = input.new():resize(N, C, 3):uniform()
-   end
-   local u = self.randomSamples:double():view(N * C, 3)
-   local n, L, HW = N * C, oT * oH * oW, H * W
-   -- 1-based flat position in its volume of each window's first corner: n x oT x oH x oW
-   local ts, rows, cols = {}, {}, {}
-   for p = 1, n do
-      local st = intervals(u[p][1], Ti, oT, self.poolSizeT)
-      local sw = intervals(u[p][2], W, oW, self.poolSizeW)
-      local sh = intervals(u[p][3], H, oH, self.poolSizeH)
-      for i = 1, oT do ts[#ts + 1] = st[i] * HW + 1 end
-      for i = 1, oH do rows[#rows + 1] = sh[i] * W end
-      for j = 1, oW do cols[#cols + 1] = sw[j] end
-   end
-   local shape = { n, oT, oH, oW }
-   local corner = torch.LongTensor(ts):view(n, oT, 1, 1):expand(table.unpack(shape))
-      + torch.LongTensor(rows):view(n, 1, oH, 1):expand(table.unpack(shape))
-      + torch.LongTensor(cols):view(n, 1, 1, oW):expand(table.unpack(shape))
-   corner = on(corner:contiguous():view(n, L), input)
-   local x = input:contiguous():view(n, Ti * HW)
-   -- a running maximum over the window offsets; ties keep the first, as Torch7 does
-   local best, bestIdx = P.running_max(x, corner, { HW, W, 1 },
-      { self.poolSizeT, self.poolSizeH, self.poolSizeW })
-   -- flat 1-based positions in the whole input, for the gradient
-   local base = on(torch.range(0, n - 1):long():mul(Ti * HW), input)
-   self.indices = bestIdx:add(base:view(n, 1):expand(n, L))
-   local sz = T.sizes(input)
-   sz[#sz - 2], sz[#sz - 1], sz[#sz] = oT, oH, oW
-   self.output = best:view(torch.LongStorage(sz))
-   return self.output
+   -- randomSamples[.][.][1] drives the time, [2] the width, [3] the height (Torch7's layout)
+   return P.fractionalForward(self, input, N, C, { Ti, H, W }, { oT, oH, oW },
+      { self.poolSizeT, self.poolSizeH, self.poolSizeW }, { 1, 3, 2 })
 end
 
 Pool.updateGradInput = P.indexBackward(NAME, 2, true)
