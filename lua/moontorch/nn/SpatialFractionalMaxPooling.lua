@@ -6,7 +6,6 @@
 -- the last at in - pool. New samples are drawn every forward pass unless :fixPoolingRegions().
 -- Composed from gather (one per window offset, a running max) and indexAdd for the gradient.
 local torch = require 'moontorch'
-local T = require 'moontorch.internal'
 local P = require 'moontorch.nn.pooling_common'
 
 local Pool, parent = torch.class('nn.SpatialFractionalMaxPooling', 'nn.Module')
@@ -38,33 +37,8 @@ function Pool:__init(poolSizeW, poolSizeH, arg1, arg2)
    end
 end
 
-Pool.fixPoolingRegions = P.fixPoolingRegions
-
-function Pool:_sizes(input)
-   T.expect_tensor(input, NAME, 'input', 4)
-   local d = input:dim()
-   if d ~= 3 and d ~= 4 then error(('%s: expected a 3-d or 4-d input, got %d-d'):format(NAME, d), 4) end
-   local H, W = input:size(d - 1), input:size(d)
-   local oW, oH = self.outW, self.outH
-   if self.ratioW then oW, oH = math.floor(W * self.ratioW), math.floor(H * self.ratioH) end
-   if oW < 1 or oH < 1 or oW + self.poolSizeW - 1 > W or oH + self.poolSizeH - 1 > H then
-      error(('%s: input %dx%d cannot give a %dx%d output with %dx%d windows'):format(NAME, H, W, oH, oW,
-         self.poolSizeH, self.poolSizeW), 4)
-   end
-   local N = d == 4 and input:size(1) or 1
-   return N, input:size(d - 2), H, W, oH, oW
-end
-
-function Pool:updateOutput(input)
-   local N, C, H, W, oH, oW = self:_sizes(input)
-   -- randomSamples[.][.][1] drives the width, [2] the height (Torch7's layout)
-   return P.fractionalForward(self, input, N, C, { H, W }, { oH, oW }, { self.poolSizeH, self.poolSizeW },
-      { 2, 1 })
-end
-
-Pool.updateGradInput = P.indexBackward(NAME, 2, true)
-
-Pool.clearState = P.clearFractional
+-- randomSamples[.][.][1] drives the width, [2] the height (Torch7's layout)
+P.fractionalMethods(Pool, NAME, { 'H', 'W' }, { 2, 1 })
 
 function Pool:__tostring__()
    return ('%s(%sx%s, %d,%d)'):format(torch.type(self), tostring(self.outW or self.ratioW),

@@ -6,7 +6,6 @@
 -- as the spatial module, new every forward pass unless :fixPoolingRegions().
 -- Composed from gather (a running max over the window offsets) and indexAdd for the gradient.
 local torch = require 'moontorch'
-local T = require 'moontorch.internal'
 local P = require 'moontorch.nn.pooling_common'
 
 local Pool, parent = torch.class('nn.VolumetricFractionalMaxPooling', 'nn.Module')
@@ -47,36 +46,8 @@ function Pool:__init(poolSizeT, poolSizeW, poolSizeH, arg1, arg2, arg3)
    end
 end
 
-Pool.fixPoolingRegions = P.fixPoolingRegions
-
-function Pool:_sizes(input)
-   T.expect_tensor(input, NAME, 'input', 4)
-   local d = input:dim()
-   if d ~= 4 and d ~= 5 then error(('%s: expected a 4-d or 5-d input, got %d-d'):format(NAME, d), 4) end
-   local Ti, H, W = input:size(d - 2), input:size(d - 1), input:size(d)
-   local oT, oW, oH = self.outT, self.outW, self.outH
-   if self.ratioT then
-      oT, oW, oH = math.floor(Ti * self.ratioT), math.floor(W * self.ratioW), math.floor(H * self.ratioH)
-   end
-   if oT < 1 or oW < 1 or oH < 1 or oT + self.poolSizeT - 1 > Ti or oW + self.poolSizeW - 1 > W
-      or oH + self.poolSizeH - 1 > H then
-      error(('%s: input %dx%dx%d cannot give a %dx%dx%d output with %dx%dx%d windows'):format(NAME, Ti, H, W,
-         oT, oH, oW, self.poolSizeT, self.poolSizeH, self.poolSizeW), 4)
-   end
-   local N = d == 5 and input:size(1) or 1
-   return N, input:size(d - 3), Ti, H, W, oT, oH, oW
-end
-
-function Pool:updateOutput(input)
-   local N, C, Ti, H, W, oT, oH, oW = self:_sizes(input)
-   -- randomSamples[.][.][1] drives the time, [2] the width, [3] the height (Torch7's layout)
-   return P.fractionalForward(self, input, N, C, { Ti, H, W }, { oT, oH, oW },
-      { self.poolSizeT, self.poolSizeH, self.poolSizeW }, { 1, 3, 2 })
-end
-
-Pool.updateGradInput = P.indexBackward(NAME, 2, true)
-
-Pool.clearState = P.clearFractional
+-- randomSamples[.][.][1] drives the time, [2] the width, [3] the height (Torch7's layout)
+P.fractionalMethods(Pool, NAME, { 'T', 'H', 'W' }, { 1, 3, 2 })
 
 function Pool:__tostring__()
    return ('%s(%sx%sx%s, %d,%d,%d)'):format(torch.type(self), tostring(self.outT or self.ratioT),

@@ -52,43 +52,71 @@ function P.running_max(x, corner, strides, sizes)
    return best, bestIdx
 end
 
--- Fractional max pooling's updateOutput for D pooled trailing dimensions: sizes, outs and pools
--- (outermost first) are the input sizes, output sizes and window sizes; cols[k] is the column of
--- self.randomSamples (N x C x D, drawn here unless kept, see fixPoolingRegions) that drives
--- dimension k. Saves self.indices as flat 1-based positions in the whole input for indexBackward.
-function P.fractionalForward(self, input, N, C, sizes, outs, pools, cols)
-   local D = #sizes
-   local rs = self.randomSamples
-   local fresh = not torch.isTensor(rs) or rs:dim() ~= 3 or rs:size(1) ~= N or rs:size(2) ~= C
-   if fresh or not self.newRandomPool then
-      self.randomSamples = input.new():resize(N, C, D):uniform()
-   end
-   local u = self.randomSamples:double():view(N * C, D)
-   local n, L, plane, strides = N * C, 1, 1, {}
-   for k = D, 1, -1 do strides[k], plane, L = plane, plane * sizes[k], L * outs[k] end
-   -- 1-based flat position in its plane of each window's first element: n x outs[1] x ... x outs[D]
-   local shape, corner = { n, table.unpack(outs) }, nil
-   for k = 1, D do
-      local starts = {}
-      for p = 1, n do
-         local seq = P.intervals(u[p][cols[k]], sizes[k], outs[k], pools[k])
-         for i = 1, outs[k] do starts[#starts + 1] = seq[i] * strides[k] end
+-- The fractional max poolings' methods, set on class Pool: fixPoolingRegions, updateOutput,
+-- updateGradInput and clearState. axes names the D pooled trailing dimensions, outermost first
+-- ({ 'H', 'W' } or { 'T', 'H', 'W' }), through Torch7's fields poolSize<a> and out<a> or ratio<a>;
+-- cols[k] is the column of self.randomSamples (N x C x D, drawn anew each forward unless kept)
+-- that drives axis k. Methods built here, not wrappers, keep the modules' error levels.
+function P.fractionalMethods(Pool, name, axes, cols)
+   local D = #axes
+   Pool.fixPoolingRegions = P.fixPoolingRegions
+   Pool.updateGradInput = P.indexBackward(name, 2, true)
+   Pool.clearState = P.clearFractional
+
+   -- N, C, the pooled input sizes and the output sizes (tables, outermost first)
+   local function shapes(self, input)
+      T.expect_tensor(input, name, 'input', 4)
+      local d = input:dim()
+      if d ~= D + 1 and d ~= D + 2 then
+         error(('%s: expected a %d-d or %d-d input, got %d-d'):format(name, D + 1, D + 2, d), 4)
       end
-      local vshape = { n }
-      for j = 1, D do vshape[j + 1] = j == k and outs[k] or 1 end
-      local t = torch.LongTensor(starts):view(table.unpack(vshape)):expand(table.unpack(shape))
-      corner = corner and corner + t or t + 1
+      local sizes, outs, pools, bad = {}, {}, {}, false
+      for k, a in ipairs(axes) do
+         sizes[k], pools[k] = input:size(d - D + k), self['poolSize' .. a]
+         outs[k] = self['ratio' .. a] and math.floor(sizes[k] * self['ratio' .. a]) or self['out' .. a]
+         bad = bad or outs[k] < 1 or outs[k] + pools[k] - 1 > sizes[k]
+      end
+      if bad then
+         error(('%s: input %s cannot give a %s output with %s windows'):format(name, table.concat(sizes, 'x'),
+            table.concat(outs, 'x'), table.concat(pools, 'x')), 4)
+      end
+      return d == D + 2 and input:size(1) or 1, input:size(d - D), sizes, outs, pools
    end
-   corner = P.on(corner:contiguous():view(n, L), input)
-   local x = input:contiguous():view(n, plane)
-   local best, bestIdx = P.running_max(x, corner, strides, pools)
-   -- from positions in a plane to positions in the whole input, for the gradient
-   local base = P.on(torch.range(0, n - 1):long():mul(plane), input)
-   self.indices = bestIdx:add(base:view(n, 1):expand(n, L))
-   local sz = T.sizes(input)
-   for k = 1, D do sz[#sz - D + k] = outs[k] end
-   self.output = best:view(torch.LongStorage(sz))
-   return self.output
+
+   function Pool:updateOutput(input)
+      local N, C, sizes, outs, pools = shapes(self, input)
+      local rs = self.randomSamples
+      local fresh = not torch.isTensor(rs) or rs:dim() ~= 3 or rs:size(1) ~= N or rs:size(2) ~= C
+      if fresh or not self.newRandomPool then
+         self.randomSamples = input.new():resize(N, C, D):uniform()
+      end
+      local u = self.randomSamples:double():view(N * C, D)
+      local n, L, plane, strides = N * C, 1, 1, {}
+      for k = D, 1, -1 do strides[k], plane, L = plane, plane * sizes[k], L * outs[k] end
+      -- 1-based flat position in its plane of each window's first element: n x outs[1] x ... x outs[D]
+      local shape, corner = { n, table.unpack(outs) }, nil
+      for k = 1, D do
+         local starts = {}
+         for p = 1, n do
+            local seq = P.intervals(u[p][cols[k]], sizes[k], outs[k], pools[k])
+            for i = 1, outs[k] do starts[#starts + 1] = seq[i] * strides[k] end
+         end
+         local vshape = { n }
+         for j = 1, D do vshape[j + 1] = j == k and outs[k] or 1 end
+         local t = torch.LongTensor(starts):view(table.unpack(vshape)):expand(table.unpack(shape))
+         corner = corner and corner + t or t + 1
+      end
+      corner = P.on(corner:contiguous():view(n, L), input)
+      local x = input:contiguous():view(n, plane)
+      local best, bestIdx = P.running_max(x, corner, strides, pools)
+      -- from positions in a plane to positions in the whole input, for indexBackward
+      local base = P.on(torch.range(0, n - 1):long():mul(plane), input)
+      self.indices = bestIdx:add(base:view(n, 1):expand(n, L))
+      local sz = T.sizes(input)
+      for k = 1, D do sz[#sz - D + k] = outs[k] end
+      self.output = best:view(torch.LongStorage(sz))
+      return self.output
+   end
 end
 
 -- updateGradInput for a pooling that saved self.indices as flat 1-based positions in the whole
