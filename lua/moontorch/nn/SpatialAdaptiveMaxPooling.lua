@@ -4,8 +4,8 @@
 -- max; self.indices keeps the flat 1-based position of each maximum in the input, so the gradient
 -- is one indexAdd (any device).
 local torch = require 'moontorch'
-local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
+local P = require 'moontorch.nn.pooling_common'
 
 local Pool, parent = torch.class('nn.SpatialAdaptiveMaxPooling', 'nn.Module')
 
@@ -22,10 +22,7 @@ function Pool:__init(W, H)
    self.W, self.H = W, H
 end
 
-local function long_on(t, like)
-   if like:device() == t:device() then return t end
-   return T.empty(t:dtype(), like:device()):resize(T.sizes(t)):copy(t)
-end
+local on = P.on
 
 function Pool:updateOutput(input)
    T.expect_tensor(input, NAME, 'input', 3)
@@ -39,7 +36,7 @@ function Pool:updateOutput(input)
    -- everything indexing the input lives on its device
    local idx = T.empty(torch.LongTensor():dtype(), input:device()):resize(n, oH * oW)
    -- first flat position (0-based) of every plane
-   local base = long_on(torch.range(0, n - 1):long():mul(iH * iW), input)
+   local base = on(torch.range(0, n - 1):long():mul(iH * iW), input)
    for i = 0, oH - 1 do
       local hs, he = math.floor(i * iH / oH), math.ceil((i + 1) * iH / oH)
       for j = 0, oW - 1 do
@@ -52,7 +49,7 @@ function Pool:updateOutput(input)
          -- the cell's k-th element (1-based) lies at row hs + (k-1) // wl, column ws + (k-1) % wl
          local pos = {}
          for r = 0, hl - 1 do for s = 0, wl - 1 do pos[#pos + 1] = (hs + r) * iW + ws + s + 1 end end
-         local p = long_on(torch.LongTensor(pos), input):index(1, k:contiguous():view(n))
+         local p = on(torch.LongTensor(pos), input):index(1, k:contiguous():view(n))
          idx:select(2, c):copy(p:add(base))
       end
    end
@@ -63,18 +60,7 @@ function Pool:updateOutput(input)
    return self.output
 end
 
-function Pool:updateGradInput(input, gradOutput)
-   T.expect_tensor(gradOutput, NAME, 'gradOutput', 3)
-   if gradOutput:nElement() ~= self.indices:nElement() then
-      error(('%s: gradOutput has %d elements, expected %d'):format(NAME, gradOutput:nElement(),
-         self.indices:nElement()), 2)
-   end
-   local gi = nn.utils.result(self, 'gradInput', input)
-   gi:resizeAs(input):zero()
-   gi:view(input:nElement()):indexAdd(1, self.indices:view(self.indices:nElement()),
-      gradOutput:contiguous():view(gradOutput:nElement()))
-   return self.gradInput
-end
+Pool.updateGradInput = P.indexBackward(NAME, 3)
 
 function Pool:clearState()
    self.indices = nil

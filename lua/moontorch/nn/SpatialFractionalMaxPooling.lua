@@ -6,8 +6,7 @@
 -- the last at in - pool. New samples are drawn every forward pass unless :fixPoolingRegions().
 -- Composed from gather (one per window offset, a running max) and indexAdd for the gradient.
 local torch = require 'moontorch'
-local nn = require 'moontorch.nn'
-local T = require 'moontorch.internal'
+local P = require 'moontorch.nn.pooling_common'
 
 local Pool, parent = torch.class('nn.SpatialFractionalMaxPooling', 'nn.Module')
 
@@ -38,105 +37,8 @@ function Pool:__init(poolSizeW, poolSizeH, arg1, arg2)
    end
 end
 
--- Keep the current pooling regions (val true or nil) or draw new ones each forward pass (false).
-function Pool:fixPoolingRegions(val)
-   if val == nil then val = true end
-   self.newRandomPool = val
-   return self
-end
-
-function Pool:_sizes(input)
-   T.expect_tensor(input, NAME, 'input', 4)
-   local d = input:dim()
-   if d ~= 3 and d ~= 4 then error(('%s: expected a 3-d or 4-d input, got %d-d'):format(NAME, d), 4) end
-   local H, W = input:size(d - 1), input:size(d)
-   local oW, oH = self.outW, self.outH
-   if self.ratioW then oW, oH = math.floor(W * self.ratioW), math.floor(H * self.ratioH) end
-   if oW < 1 or oH < 1 or oW + self.poolSizeW - 1 > W or oH + self.poolSizeH - 1 > H then
-      error(('%s: input %dx%d cannot give a %dx%d output with %dx%d windows'):format(NAME, H, W, oH, oW,
-         self.poolSizeH, self.poolSizeW), 4)
-   end
-   local N = d == 4 and input:size(1) or 1
-   return N, input:size(d - 2), H, W, oH, oW
-end
-
--- 0-based window starts, as a Lua array
-local function intervals(u, inSize, outSize, pool)
-   local seq = {}
-   local alpha = outSize > 1 and (inSize - pool) / (outSize - 1) or 0
-   for i = 0, outSize - 2 do seq[i + 1] = math.floor((i + u) * alpha) - math.floor(u * alpha) end
-   seq[outSize] = inSize - pool
-   return seq
-end
-
-local function on(t, like)
-   if t:device() == like:device() then return t end
-   return T.empty(t:dtype(), like:device()):resize(T.sizes(t)):copy(t)
-end
-
-function Pool:updateOutput(input)
-   local N, C, H, W, oH, oW = self:_sizes(input)
-   local rs = self.randomSamples
-   local fresh = not torch.isTensor(rs) or rs:dim() ~= 3 or rs:size(1) ~= N or rs:size(2) ~= C
-   if fresh or not self.newRandomPool then
-      self.randomSamples = input.new():resize(N, C, 2):uniform()
-   end
-   local u = self.randomSamples:double():view(N * C, 2)
-   local n, L = N * C, oH * oW
-   -- 1-based flat position in its plane of each window's top-left corner: n x oH x oW
-   local rows, cols = {}, {}
-   for p = 1, n do
-      local sw = intervals(u[p][1], W, oW, self.poolSizeW)
-      local sh = intervals(u[p][2], H, oH, self.poolSizeH)
-      for i = 1, oH do rows[#rows + 1] = sh[i] * W + 1 end
-      for j = 1, oW do cols[#cols + 1] = sw[j] end
-   end
-   local corner = torch.LongTensor(rows):view(n, oH, 1):expand(n, oH, oW)
-      + torch.LongTensor(cols):view(n, 1, oW):expand(n, oH, oW)
-   corner = on(corner:contiguous():view(n, L), input)
-   local x = input:contiguous():view(n, H * W)
-   local best, bestIdx
-   -- a running maximum over the window offsets, row by row; ties keep the first, as Torch7 does
-   for a = 0, self.poolSizeH - 1 do
-      for b = 0, self.poolSizeW - 1 do
-         local idx = corner + (a * W + b)
-         local v = x:gather(2, idx)
-         if not best then
-            best, bestIdx = v, idx
-         else
-            local gt = v:gt(best):typeAs(idx)
-            bestIdx = bestIdx + gt:cmul(idx - bestIdx)
-            best = best:cmax(v)
-         end
-      end
-   end
-   -- flat 1-based positions in the whole input, for the gradient
-   local base = on(torch.range(0, n - 1):long():mul(H * W), input)
-   self.indices = bestIdx:add(base:view(n, 1):expand(n, L))
-   local sz = T.sizes(input)
-   sz[#sz - 1], sz[#sz] = oH, oW
-   self.output = best:view(torch.LongStorage(sz))
-   return self.output
-end
-
-function Pool:updateGradInput(input, gradOutput)
-   if not torch.isTensor(self.indices) then error(('%s: call forward before backward'):format(NAME), 2) end
-   T.expect_tensor(gradOutput, NAME, 'gradOutput', 2)
-   if gradOutput:nElement() ~= self.indices:nElement() then
-      error(('%s: gradOutput has %d elements, expected %d'):format(NAME, gradOutput:nElement(),
-         self.indices:nElement()), 2)
-   end
-   local gi = nn.utils.result(self, 'gradInput', input)
-   gi:resizeAs(input):zero()
-   gi:view(input:nElement()):indexAdd(1, self.indices:view(self.indices:nElement()),
-      gradOutput:contiguous():view(gradOutput:nElement()))
-   return self.gradInput
-end
-
-function Pool:clearState()
-   self.indices, self.randomSamples = nil, nil
-   return parent.clearState(self)
-end
+-- randomSamples[.][.][1] drives the width, [2] the height (Torch7's layout)
+P.fractionalMethods(Pool, NAME, { 'H', 'W' }, { 2, 1 })
 
 function Pool:__tostring__()
    return ('%s(%sx%s, %d,%d)'):format(torch.type(self), tostring(self.outW or self.ratioW),

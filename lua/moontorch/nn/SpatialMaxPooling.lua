@@ -4,6 +4,7 @@
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
+local P = require 'moontorch.nn.pooling_common'
 local C, check = T.C, T.check
 
 local Pool, parent = torch.class('nn.SpatialMaxPooling', 'nn.Module')
@@ -44,10 +45,7 @@ function Pool:updateGradInput(input, gradOutput)
    return self.gradInput
 end
 
-function Pool:clearState()
-   if self.indices then self.indices:set() end
-   return parent.clearState(self)
-end
+Pool.clearState = P.clearIndices
 
 Pool.__tostring__ = nn.utils.poolToString
 

@@ -3,8 +3,8 @@
 -- pooling's last input, zeros elsewhere. Uses the pooling module's indices (0-based within a
 -- plane) and its input size (iheight, iwidth); forward is an indexCopy, backward an index.
 local torch = require 'moontorch'
-local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
+local P = require 'moontorch.nn.pooling_common'
 
 local Unpool, parent = torch.class('nn.SpatialMaxUnpooling', 'nn.Module')
 
@@ -45,28 +45,8 @@ function Unpool:_positions(input)
    return self.indices:contiguous():view(n, L):clone():add(base:view(n, 1):expand(n, L)):view(n * L), n * plane
 end
 
-function Unpool:updateOutput(input)
-   T.expect_tensor(input, NAME, 'input', 2)
-   self:setParams()
-   local pos, total = self:_positions(input)
-   local sz = T.sizes(input)
-   sz[#sz - 1], sz[#sz] = self.oheight, self.owidth
-   local out = input.new():resize(total):zero()
-   out:indexCopy(1, pos, input:contiguous():view(input:nElement()))
-   self.output = out:view(torch.LongStorage(sz))
-   return self.output
-end
-
-function Unpool:updateGradInput(input, gradOutput)
-   T.expect_tensor(gradOutput, NAME, 'gradOutput', 2)
-   self:setParams()
-   local pos, total = self:_positions(input)
-   if gradOutput:nElement() ~= total then
-      error(('%s: gradOutput has %d elements, expected %d'):format(NAME, gradOutput:nElement(), total), 2)
-   end
-   self.gradInput = gradOutput:contiguous():view(total):index(1, pos):view(T.sizes(input))
-   return self.gradInput
-end
+-- forward an indexCopy, backward an index (output sizes: the pooling's input sizes)
+P.unpoolMethods(Unpool, NAME, 2, { 'oheight', 'owidth' })
 
 function Unpool:__tostring__()
    return ('%s associated to %s'):format(torch.type(self), tostring(self.pooling))

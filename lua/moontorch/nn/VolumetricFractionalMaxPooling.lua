@@ -6,8 +6,7 @@
 -- as the spatial module, new every forward pass unless :fixPoolingRegions().
 -- Composed from gather (a running max over the window offsets) and indexAdd for the gradient.
 local torch = require 'moontorch'
-local nn = require 'moontorch.nn'
-local T = require 'moontorch.internal'
+local P = require 'moontorch.nn.pooling_common'
 
 local Pool, parent = torch.class('nn.VolumetricFractionalMaxPooling', 'nn.Module')
 
@@ -47,114 +46,8 @@ function Pool:__init(poolSizeT, poolSizeW, poolSizeH, arg1, arg2, arg3)
    end
 end
 
--- Keep the current pooling regions (val true or nil) or draw new ones each forward pass (false).
-function Pool:fixPoolingRegions(val)
-   if val == nil then val = true end
-   self.newRandomPool = val
-   return self
-end
-
-function Pool:_sizes(input)
-   T.expect_tensor(input, NAME, 'input', 4)
-   local d = input:dim()
-   if d ~= 4 and d ~= 5 then error(('%s: expected a 4-d or 5-d input, got %d-d'):format(NAME, d), 4) end
-   local Ti, H, W = input:size(d - 2), input:size(d - 1), input:size(d)
-   local oT, oW, oH = self.outT, self.outW, self.outH
-   if self.ratioT then
-      oT, oW, oH = math.floor(Ti * self.ratioT), math.floor(W * self.ratioW), math.floor(H * self.ratioH)
-   end
-   if oT < 1 or oW < 1 or oH < 1 or oT + self.poolSizeT - 1 > Ti or oW + self.poolSizeW - 1 > W
-      or oH + self.poolSizeH - 1 > H then
-      error(('%s: input %dx%dx%d cannot give a %dx%dx%d output with %dx%dx%d windows'):format(NAME, Ti, H, W,
-         oT, oH, oW, self.poolSizeT, self.poolSizeH, self.poolSizeW), 4)
-   end
-   local N = d == 5 and input:size(1) or 1
-   return N, input:size(d - 3), Ti, H, W, oT, oH, oW
-end
-
--- 0-based window starts, as a Lua array (the spatial module's rule)
-local function intervals(u, inSize, outSize, pool)
-   local seq = {}
-   local alpha = outSize > 1 and (inSize - pool) / (outSize - 1) or 0
-   for i = 0, outSize - 2 do seq[i + 1] = math.floor((i + u) * alpha) - math.floor(u * alpha) end
-   seq[outSize] = inSize - pool
-   return seq
-end
-
-local function on(t, like)
-   if t:device() == like:device() then return t end
-   return T.empty(t:dtype(), like:device()):resize(T.sizes(t)):copy(t)
-end
-
-function Pool:updateOutput(input)
-   local N, C, Ti, H, W, oT, oH, oW = self:_sizes(input)
-   local rs = self.randomSamples
-   local fresh = not torch.isTensor(rs) or rs:dim() ~= 3 or rs:size(1) ~= N or rs:size(2) ~= C
-   if fresh or not self.newRandomPool then
-      self.randomSamples = input.new():resize(N, C, 3):uniform()
-   end
-   local u = self.randomSamples:double():view(N * C, 3)
-   local n, L, HW = N * C, oT * oH * oW, H * W
-   -- 1-based flat position in its volume of each window's first corner: n x oT x oH x oW
-   local ts, rows, cols = {}, {}, {}
-   for p = 1, n do
-      local st = intervals(u[p][1], Ti, oT, self.poolSizeT)
-      local sw = intervals(u[p][2], W, oW, self.poolSizeW)
-      local sh = intervals(u[p][3], H, oH, self.poolSizeH)
-      for i = 1, oT do ts[#ts + 1] = st[i] * HW + 1 end
-      for i = 1, oH do rows[#rows + 1] = sh[i] * W end
-      for j = 1, oW do cols[#cols + 1] = sw[j] end
-   end
-   local shape = { n, oT, oH, oW }
-   local corner = torch.LongTensor(ts):view(n, oT, 1, 1):expand(table.unpack(shape))
-      + torch.LongTensor(rows):view(n, 1, oH, 1):expand(table.unpack(shape))
-      + torch.LongTensor(cols):view(n, 1, 1, oW):expand(table.unpack(shape))
-   corner = on(corner:contiguous():view(n, L), input)
-   local x = input:contiguous():view(n, Ti * HW)
-   local best, bestIdx
-   -- a running maximum over the window offsets; ties keep the first, as Torch7 does
-   for c = 0, self.poolSizeT - 1 do
-      for a = 0, self.poolSizeH - 1 do
-         for b = 0, self.poolSizeW - 1 do
-            local idx = corner + (c * HW + a * W + b)
-            local v = x:gather(2, idx)
-            if not best then
-               best, bestIdx = v, idx
-            else
-               local gt = v:gt(best):typeAs(idx)
-               bestIdx = bestIdx + gt:cmul(idx - bestIdx)
-               best = best:cmax(v)
-            end
-         end
-      end
-   end
-   -- flat 1-based positions in the whole input, for the gradient
-   local base = on(torch.range(0, n - 1):long():mul(Ti * HW), input)
-   self.indices = bestIdx:add(base:view(n, 1):expand(n, L))
-   local sz = T.sizes(input)
-   sz[#sz - 2], sz[#sz - 1], sz[#sz] = oT, oH, oW
-   self.output = best:view(torch.LongStorage(sz))
-   return self.output
-end
-
-function Pool:updateGradInput(input, gradOutput)
-   if not torch.isTensor(self.indices) then error(('%s: call forward before backward'):format(NAME), 2) end
-   T.expect_tensor(gradOutput, NAME, 'gradOutput', 2)
-   if gradOutput:nElement() ~= self.indices:nElement() then
-      error(('%s: gradOutput has %d elements, expected %d'):format(NAME, gradOutput:nElement(),
-         self.indices:nElement()), 2)
-   end
-   local gi = nn.utils.result(self, 'gradInput', input)
-   gi:resizeAs(input):zero()
-   gi:view(input:nElement()):indexAdd(1, self.indices:view(self.indices:nElement()),
-      gradOutput:contiguous():view(gradOutput:nElement()))
-   return self.gradInput
-end
-
-function Pool:clearState()
-   self.indices, self.randomSamples = nil, nil
-   return parent.clearState(self)
-end
+-- randomSamples[.][.][1] drives the time, [2] the width, [3] the height (Torch7's layout)
+P.fractionalMethods(Pool, NAME, { 'T', 'H', 'W' }, { 1, 3, 2 })
 
 function Pool:__tostring__()
    return ('%s(%sx%sx%s, %d,%d,%d)'):format(torch.type(self), tostring(self.outT or self.ratioT),

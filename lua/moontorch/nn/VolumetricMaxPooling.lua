@@ -8,6 +8,7 @@
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
+local P = require 'moontorch.nn.pooling_common'
 
 local Pool, parent = torch.class('nn.VolumetricMaxPooling', 'nn.Module')
 
@@ -139,10 +140,7 @@ function Pool:updateGradInput(input, gradOutput)
    return self.gradInput
 end
 
-function Pool:clearState()
-   if self.indices then self.indices:set() end
-   return parent.clearState(self)
-end
+Pool.clearState = P.clearIndices
 
 function Pool:__tostring__()
    local s = ('%s(%dx%dx%d, %d,%d,%d'):format(torch.type(self), self.kT, self.kW, self.kH, self.dT, self.dW, self.dH)

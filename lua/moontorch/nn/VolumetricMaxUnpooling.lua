@@ -6,6 +6,7 @@
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
+local P = require 'moontorch.nn.pooling_common'
 require 'moontorch.nn.VolumetricMaxPooling'
 
 local Unpool, parent = torch.class('nn.VolumetricMaxUnpooling', 'nn.Module')
@@ -50,28 +51,8 @@ function Unpool:_positions(input)
    return nn.VolumetricMaxPooling._positions(self.indices, planes, volume), planes * volume
 end
 
-function Unpool:updateOutput(input)
-   T.expect_tensor(input, NAME, 'input', 4)
-   self:setParams()
-   local pos, total = self:_positions(input)
-   local sz = T.sizes(input)
-   sz[#sz - 2], sz[#sz - 1], sz[#sz] = self.otime, self.oheight, self.owidth
-   local out = input.new():resize(total):zero()
-   out:indexCopy(1, pos, input:contiguous():view(input:nElement()))
-   self.output = out:view(torch.LongStorage(sz))
-   return self.output
-end
-
-function Unpool:updateGradInput(input, gradOutput)
-   T.expect_tensor(gradOutput, NAME, 'gradOutput', 4)
-   self:setParams()
-   local pos, total = self:_positions(input)
-   if gradOutput:nElement() ~= total then
-      error(('%s: gradOutput has %d elements, expected %d'):format(NAME, gradOutput:nElement(), total), 2)
-   end
-   self.gradInput = gradOutput:contiguous():view(total):index(1, pos):view(T.sizes(input))
-   return self.gradInput
-end
+-- forward an indexCopy, backward an index (output sizes: the pooling's input sizes)
+P.unpoolMethods(Unpool, NAME, 4, { 'otime', 'oheight', 'owidth' })
 
 function Unpool:__tostring__()
    return ('%s associated to %s'):format(torch.type(self), tostring(self.pooling))
