@@ -6,14 +6,11 @@ local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
 local C, check = T.C, T.check
+local cc = require 'moontorch.nn.conv_common'
 
 local Conv, parent = torch.class('nn.SpatialConvolution', 'nn.Module')
 
-local function posint(v, what, name)
-   if type(v) ~= 'number' or v ~= math.floor(v) or v < 1 then
-      error(('%s: %s must be a positive integer, got %s'):format(name, what, tostring(v)), 4)
-   end
-end
+local posint = cc.posint
 
 local function init(self, name, nIn, nOut, kW, kH, dW, dH, padW, padH, groups, dilW, dilH)
    parent.__init(self)
@@ -47,23 +44,11 @@ function Conv:__init(nIn, nOut, kW, kH, dW, dH, padW, padH, groups)
    init(self, 'nn.SpatialConvolution', nIn, nOut, kW, kH, dW, dH, padW, padH, groups)
 end
 
-function Conv:noBias()
-   self.bias, self.gradBias = nil, nil
-   return self
-end
+Conv.noBias = cc.noBias
 
 -- Torch7's default: uniform in +-1/sqrt(fan-in), fan-in = kW*kH*nIn/groups; reset(stdv) gives a
 -- uniform distribution with that standard deviation.
-function Conv:reset(stdv)
-   if stdv then
-      stdv = stdv * math.sqrt(3)
-   else
-      stdv = 1 / math.sqrt(self.kW * self.kH * self.nInputPlane / (self.groups or 1))
-   end
-   self.weight:uniform(-stdv, stdv)
-   if self.bias then self.bias:uniform(-stdv, stdv) end
-   return self
-end
+function Conv:reset(stdv) return cc.reset(self, stdv, self.kW * self.kH * self.nInputPlane / (self.groups or 1)) end
 
 local function name_of(self) return torch.type(self) end
 

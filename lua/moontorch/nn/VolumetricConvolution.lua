@@ -11,14 +11,11 @@ local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
 local C, check = T.C, T.check
+local cc = require 'moontorch.nn.conv_common'
 
 local Conv, parent = torch.class('nn.VolumetricConvolution', 'nn.Module')
 
-local function posint(v, what, name, level)
-   if type(v) ~= 'number' or v ~= math.floor(v) or v < 1 then
-      error(('%s: %s must be a positive integer, got %s'):format(name, what, tostring(v)), level or 4)
-   end
-end
+local posint = cc.posint
 Conv._posint = posint
 
 local function init(self, name, nIn, nOut, kT, kW, kH, dT, dW, dH, padT, padW, padH, dilT, dilW, dilH)
@@ -52,22 +49,10 @@ function Conv:__init(nIn, nOut, kT, kW, kH, dT, dW, dH, padT, padW, padH)
    init(self, 'nn.VolumetricConvolution', nIn, nOut, kT, kW, kH, dT, dW, dH, padT, padW, padH)
 end
 
-function Conv:noBias()
-   self.bias, self.gradBias = nil, nil
-   return self
-end
+Conv.noBias = cc.noBias
 
 -- Torch7's default: uniform in +-1/sqrt(kT*kW*kH*nInputPlane)
-function Conv:reset(stdv)
-   if stdv then
-      stdv = stdv * math.sqrt(3)
-   else
-      stdv = 1 / math.sqrt(self.kT * self.kW * self.kH * self.nInputPlane)
-   end
-   self.weight:uniform(-stdv, stdv)
-   if self.bias then self.bias:uniform(-stdv, stdv) end
-   return self
-end
+function Conv:reset(stdv) return cc.reset(self, stdv, self.kT * self.kW * self.kH * self.nInputPlane) end
 
 -- geometry {dT, dW, dH, padT, padW, padH, dilT, dilW, dilH} of a module
 function Conv._geometry(m)
