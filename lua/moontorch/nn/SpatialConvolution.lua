@@ -10,12 +10,10 @@ local cc = require 'moontorch.nn.conv_common'
 
 local Conv, parent = torch.class('nn.SpatialConvolution', 'nn.Module')
 
-local posint = cc.posint
-
 local function init(self, name, nIn, nOut, kW, kH, dW, dH, padW, padH, groups, dilW, dilH)
    parent.__init(self)
-   posint(nIn, 'nInputPlane', name); posint(nOut, 'nOutputPlane', name)
-   posint(kW, 'kW', name); posint(kH, 'kH', name)
+   cc.posint(nIn, 'nInputPlane', name); cc.posint(nOut, 'nOutputPlane', name)
+   cc.posint(kW, 'kW', name); cc.posint(kH, 'kH', name)
    self.nInputPlane, self.nOutputPlane = nIn, nOut
    self.kW, self.kH = kW, kH
    self.dW, self.dH = dW or 1, dH or 1
@@ -24,8 +22,8 @@ local function init(self, name, nIn, nOut, kW, kH, dW, dH, padW, padH, groups, d
    self.groups = groups or 1
    self.dilationW = dilW or 1
    self.dilationH = dilH or self.dilationW
-   posint(self.dW, 'dW', name); posint(self.dH, 'dH', name); posint(self.groups, 'groups', name)
-   posint(self.dilationW, 'dilationW', name); posint(self.dilationH, 'dilationH', name)
+   cc.posint(self.dW, 'dW', name); cc.posint(self.dH, 'dH', name); cc.posint(self.groups, 'groups', name)
+   cc.posint(self.dilationW, 'dilationW', name); cc.posint(self.dilationH, 'dilationH', name)
    if self.padW < 0 or self.padH < 0 then
       error(('%s: padding must not be negative, got %s,%s'):format(name, self.padW, self.padH), 3)
    end
