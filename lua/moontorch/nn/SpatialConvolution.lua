@@ -6,19 +6,14 @@ local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
 local C, check = T.C, T.check
+local cc = require 'moontorch.nn.conv_common'
 
 local Conv, parent = torch.class('nn.SpatialConvolution', 'nn.Module')
 
-local function posint(v, what, name)
-   if type(v) ~= 'number' or v ~= math.floor(v) or v < 1 then
-      error(('%s: %s must be a positive integer, got %s'):format(name, what, tostring(v)), 4)
-   end
-end
-
 local function init(self, name, nIn, nOut, kW, kH, dW, dH, padW, padH, groups, dilW, dilH)
    parent.__init(self)
-   posint(nIn, 'nInputPlane', name); posint(nOut, 'nOutputPlane', name)
-   posint(kW, 'kW', name); posint(kH, 'kH', name)
+   cc.posint(nIn, 'nInputPlane', name); cc.posint(nOut, 'nOutputPlane', name)
+   cc.posint(kW, 'kW', name); cc.posint(kH, 'kH', name)
    self.nInputPlane, self.nOutputPlane = nIn, nOut
    self.kW, self.kH = kW, kH
    self.dW, self.dH = dW or 1, dH or 1
@@ -27,8 +22,8 @@ local function init(self, name, nIn, nOut, kW, kH, dW, dH, padW, padH, groups, d
    self.groups = groups or 1
    self.dilationW = dilW or 1
    self.dilationH = dilH or self.dilationW
-   posint(self.dW, 'dW', name); posint(self.dH, 'dH', name); posint(self.groups, 'groups', name)
-   posint(self.dilationW, 'dilationW', name); posint(self.dilationH, 'dilationH', name)
+   cc.posint(self.dW, 'dW', name); cc.posint(self.dH, 'dH', name); cc.posint(self.groups, 'groups', name)
+   cc.posint(self.dilationW, 'dilationW', name); cc.posint(self.dilationH, 'dilationH', name)
    if self.padW < 0 or self.padH < 0 then
       error(('%s: padding must not be negative, got %s,%s'):format(name, self.padW, self.padH), 3)
    end
@@ -47,23 +42,11 @@ function Conv:__init(nIn, nOut, kW, kH, dW, dH, padW, padH, groups)
    init(self, 'nn.SpatialConvolution', nIn, nOut, kW, kH, dW, dH, padW, padH, groups)
 end
 
-function Conv:noBias()
-   self.bias, self.gradBias = nil, nil
-   return self
-end
+Conv.noBias = cc.noBias
 
 -- Torch7's default: uniform in +-1/sqrt(fan-in), fan-in = kW*kH*nIn/groups; reset(stdv) gives a
 -- uniform distribution with that standard deviation.
-function Conv:reset(stdv)
-   if stdv then
-      stdv = stdv * math.sqrt(3)
-   else
-      stdv = 1 / math.sqrt(self.kW * self.kH * self.nInputPlane / (self.groups or 1))
-   end
-   self.weight:uniform(-stdv, stdv)
-   if self.bias then self.bias:uniform(-stdv, stdv) end
-   return self
-end
+function Conv:reset(stdv) return cc.reset(self, stdv, self.kW * self.kH * self.nInputPlane / (self.groups or 1)) end
 
 local function name_of(self) return torch.type(self) end
 

@@ -7,6 +7,7 @@
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
+local cc = require 'moontorch.nn.conv_common'
 
 local Local, parent = torch.class('nn.SpatialConvolutionLocal', 'nn.Module')
 
@@ -17,12 +18,8 @@ function Local:__init(nIn, nOut, iW, iH, kW, kH, dW, dH, padW, padH)
    dW, dH = dW or 1, dH or 1
    padW = padW or 0
    padH = padH or padW
-   for _, v in ipairs { { nIn, 'nInputPlane' }, { nOut, 'nOutputPlane' }, { iW, 'iW' }, { iH, 'iH' }, { kW, 'kW' },
-      { kH, 'kH' }, { dW, 'dW' }, { dH, 'dH' }, { padW + 1, 'padW + 1' }, { padH + 1, 'padH + 1' } } do
-      if type(v[1]) ~= 'number' or v[1] < 1 or v[1] ~= math.floor(v[1]) then
-         error(('%s: %s must be a positive integer, got %s'):format(NAME, v[2], tostring(v[1])), 2)
-      end
-   end
+   cc.posints(NAME, { { nIn, 'nInputPlane' }, { nOut, 'nOutputPlane' }, { iW, 'iW' }, { iH, 'iH' }, { kW, 'kW' },
+      { kH, 'kH' }, { dW, 'dW' }, { dH, 'dH' }, { padW + 1, 'padW + 1' }, { padH + 1, 'padH + 1' } })
    self.nInputPlane, self.nOutputPlane = nIn, nOut
    self.iW, self.iH, self.kW, self.kH, self.dW, self.dH = iW, iH, kW, kH, dW, dH
    self.padW, self.padH = padW, padH
@@ -40,12 +37,7 @@ function Local:__init(nIn, nOut, iW, iH, kW, kH, dW, dH, padW, padH)
 end
 
 -- Torch7's default: uniform in +-1/sqrt(kW*kH*nInputPlane)
-function Local:reset(stdv)
-   if stdv then stdv = stdv * math.sqrt(3) else stdv = 1 / math.sqrt(self.kW * self.kH * self.nInputPlane) end
-   self.weight:uniform(-stdv, stdv)
-   self.bias:uniform(-stdv, stdv)
-   return self
-end
+function Local:reset(stdv) return cc.reset(self, stdv, self.kW * self.kH * self.nInputPlane) end
 
 -- the input as N x nIn x iH x iW, and whether it had no batch dimension
 local function as4d(self, input)

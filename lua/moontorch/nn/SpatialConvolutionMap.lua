@@ -7,7 +7,7 @@
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
-local C, check = T.C, T.check
+local cc = require 'moontorch.nn.conv_common'
 
 local Map, parent = torch.class('nn.SpatialConvolutionMap', 'nn.Module')
 
@@ -54,11 +54,7 @@ function Map:__init(conMatrix, kW, kH, dW, dH)
       error(NAME .. ': connTable must be a K x 2 tensor of {input plane, output plane} rows', 2)
    end
    dW, dH = dW or 1, dH or 1
-   for _, v in ipairs { { kW, 'kW' }, { kH, 'kH' }, { dW, 'dW' }, { dH, 'dH' } } do
-      if type(v[1]) ~= 'number' or v[1] < 1 or v[1] ~= math.floor(v[1]) then
-         error(('%s: %s must be a positive integer, got %s'):format(NAME, v[2], tostring(v[1])), 2)
-      end
-   end
+   cc.posints(NAME, { { kW, 'kW' }, { kH, 'kH' }, { dW, 'dW' }, { dH, 'dH' } })
    if conMatrix:min() < 1 then error(NAME .. ': connTable plane numbers start at 1', 2) end
    self.kW, self.kH, self.dW, self.dH = kW, kH, dW, dH
    self.connTable = conMatrix
@@ -114,63 +110,28 @@ function Map:_dense()
    return w:view(nOut, nIn, self.kH, self.kW)
 end
 
-local function batched(self, input)
-   T.expect_tensor(input, NAME, 'input', 4)
-   local d = input:dim()
-   if d ~= 3 and d ~= 4 then
-      error(('%s: expected a 3-d or 4-d input, got size %s'):format(NAME, table.concat(T.sizes(input), 'x')), 4)
-   end
-   if input:size(d - 2) ~= self.nInputPlane then
-      error(('%s: input has %d planes, expected nInputPlane %d'):format(NAME, input:size(d - 2), self.nInputPlane), 4)
-   end
-   if input:size(d - 1) < self.kH or input:size(d) < self.kW then
-      error(('%s: input plane %dx%d is smaller than the kernel %dx%d'):format(NAME, input:size(d - 1), input:size(d),
-         self.kH, self.kW), 4)
-   end
-   if input:type() ~= self.weight:type() then
-      error(('%s: input is a %s but the module holds %s (convert with :type())'):format(NAME, input:type(),
-         self.weight:type()), 4)
-   end
-   if d == 3 then return input:view(1, input:size(1), input:size(2), input:size(3)), true end
-   return input, false
-end
-
-local function grad4d(x, gradOutput, single)
-   T.expect_tensor(gradOutput, NAME, 'gradOutput', 4)
-   if single and gradOutput:dim() == 3 then
-      return gradOutput:view(1, gradOutput:size(1), gradOutput:size(2), gradOutput:size(3))
-   end
-   if gradOutput:dim() ~= 4 or gradOutput:size(1) ~= x:size(1) then
-      error(('%s: gradOutput has size %s, which does not match the input %s'):format(NAME,
-         table.concat(T.sizes(gradOutput), 'x'), table.concat(T.sizes(x), 'x')), 3)
-   end
-   return gradOutput
-end
-
 function Map:updateOutput(input)
-   local x, single = batched(self, input)
-   local out = input.new()
-   check(C.mt_conv2d_forward(out.h, x.h, self:_dense().h, self.bias.h, self.dW, self.dH, 0, 0, 1, 1, 1))
+   local x, single = cc.batched4d(self, NAME, input, true)
+   local out = cc.forward(input.new(), x, self:_dense(), self.bias, self.dW, self.dH, 0, 0, 1)
    self.output = single and out:select(1, 1) or out
    return self.output
 end
 
 function Map:updateGradInput(input, gradOutput)
    if not self.gradInput then return end
-   local x, single = batched(self, input)
-   local g = grad4d(x, gradOutput, single)
-   local gi = input.new()
-   check(C.mt_conv2d_backward_input(gi.h, x.h, g.h, self:_dense().h, self.dW, self.dH, 0, 0, 1, 1, 1))
+   local x, single = cc.batched4d(self, NAME, input, true)
+   local g = cc.grad4d(NAME, x, gradOutput, single)
+   local gi = cc.backward_input(input.new(), x, g, self:_dense(), self.dW, self.dH, 0, 0, 1)
    self.gradInput = single and gi:select(1, 1) or gi
    return self.gradInput
 end
 
 function Map:accGradParameters(input, gradOutput, scale)
-   local x, single = batched(self, input)
-   local g = grad4d(x, gradOutput, single)
+   local x, single = cc.batched4d(self, NAME, input, true)
+   local g = cc.grad4d(NAME, x, gradOutput, single)
    local nIn, nOut, K = self.nInputPlane, self.nOutputPlane, self.connTable:size(1)
    local gw = input.new(nOut, nIn, self.kH, self.kW):zero()
-   check(C.mt_conv2d_backward_params(gw.h, self.gradBias.h, x.h, g.h, scale or 1, self.dW, self.dH, 0, 0, 1, 1, 1))
+   cc.backward_params(gw, self.gradBias, x, g, scale or 1, self.dW, self.dH, 0, 0, 1)
    self.gradWeight:view(K, self.kH * self.kW):add(gw:view(nOut * nIn, self.kH * self.kW):index(1, self:_rows()))
 end
 

@@ -7,7 +7,7 @@
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
-local C, check = T.C, T.check
+local cc = require 'moontorch.nn.conv_common'
 
 local DW, parent = torch.class('nn.SpatialDepthWiseConvolution', 'nn.Module')
 
@@ -16,12 +16,8 @@ local NAME = 'nn.SpatialDepthWiseConvolution'
 function DW:__init(nInputPlane, nOutputPlane, kW, kH, dW, dH, padW, padH)
    parent.__init(self)
    dW, dH = dW or 1, dH or 1
-   for _, v in ipairs { { nInputPlane, 'nInputPlane' }, { nOutputPlane, 'nOutputPlane' }, { kW, 'kW' },
-      { kH, 'kH' }, { dW, 'dW' }, { dH, 'dH' } } do
-      if type(v[1]) ~= 'number' or v[1] < 1 or v[1] ~= math.floor(v[1]) then
-         error(('%s: %s must be a positive integer, got %s'):format(NAME, v[2], tostring(v[1])), 2)
-      end
-   end
+   cc.posints(NAME, { { nInputPlane, 'nInputPlane' }, { nOutputPlane, 'nOutputPlane' }, { kW, 'kW' }, { kH, 'kH' },
+      { dW, 'dW' }, { dH, 'dH' } })
    self.nInputPlane, self.nOutputPlane = nInputPlane, nOutputPlane
    self.kW, self.kH, self.dW, self.dH = kW, kH, dW, dH
    self.padW = padW or 0
@@ -36,36 +32,10 @@ function DW:__init(nInputPlane, nOutputPlane, kW, kH, dW, dH, padW, padH)
    self:reset()
 end
 
-function DW:noBias()
-   self.bias, self.gradBias = nil, nil
-   return self
-end
+DW.noBias = cc.noBias
 
 -- Torch7's default: uniform in +-1/sqrt(kW*kH*nInputPlane)
-function DW:reset(stdv)
-   if stdv then stdv = stdv * math.sqrt(3) else stdv = 1 / math.sqrt(self.kW * self.kH * self.nInputPlane) end
-   self.weight:uniform(-stdv, stdv)
-   if self.bias then self.bias:uniform(-stdv, stdv) end
-   return self
-end
-
--- the input as 4-d (a 3-d one gains a batch dimension), after checks
-local function batched(self, input)
-   T.expect_tensor(input, NAME, 'input', 4)
-   local d = input:dim()
-   if d ~= 3 and d ~= 4 then
-      error(('%s: expected a 3-d or 4-d input, got size %s'):format(NAME, table.concat(T.sizes(input), 'x')), 4)
-   end
-   if input:size(d - 2) ~= self.nInputPlane then
-      error(('%s: input has %d planes, expected nInputPlane %d'):format(NAME, input:size(d - 2), self.nInputPlane), 4)
-   end
-   if input:type() ~= self.weight:type() then
-      error(('%s: input is a %s but the module holds %s (convert with :type())'):format(NAME, input:type(),
-         self.weight:type()), 4)
-   end
-   if d == 3 then return input:view(1, input:size(1), input:size(2), input:size(3)), true end
-   return input, false
-end
+function DW:reset(stdv) return cc.reset(self, stdv, self.kW * self.kH * self.nInputPlane) end
 
 -- the grouped-convolution kernel: (nIn*nOut) x 1 x kH x kW with plane i's kernels together
 function DW:_kernel()
@@ -77,11 +47,10 @@ end
 function DW:updateOutput(input)
    -- files from older Torch7 versions have one `padding` field
    if self.padding then self.padW, self.padH, self.padding = self.padding, self.padding, nil end
-   local x, single = batched(self, input)
+   local x, single = cc.batched4d(self, NAME, input)
    local bias = self.bias and self.bias:t():contiguous():view(-1)
-   local out = input.new()
-   check(C.mt_conv2d_forward(out.h, x.h, self:_kernel().h, bias and bias.h or nil, self.dW, self.dH, self.padW,
-      self.padH, 1, 1, self.nInputPlane))
+   local out = cc.forward(input.new(), x, self:_kernel(), bias, self.dW, self.dH, self.padW, self.padH,
+      self.nInputPlane)
    self.output = single and out:select(1, 1) or out
    return self.output
 end
@@ -99,23 +68,21 @@ end
 
 function DW:updateGradInput(input, gradOutput)
    if not self.gradInput then return end
-   local x, single = batched(self, input)
+   local x, single = cc.batched4d(self, NAME, input)
    local g = grad4d(self, x, gradOutput, single)
-   local gi = input.new()
-   check(C.mt_conv2d_backward_input(gi.h, x.h, g.h, self:_kernel().h, self.dW, self.dH, self.padW, self.padH, 1, 1,
-      self.nInputPlane))
+   local gi = cc.backward_input(input.new(), x, g, self:_kernel(), self.dW, self.dH, self.padW, self.padH,
+      self.nInputPlane)
    self.gradInput = single and gi:select(1, 1) or gi
    return self.gradInput
 end
 
 function DW:accGradParameters(input, gradOutput, scale)
-   local x, single = batched(self, input)
+   local x, single = cc.batched4d(self, NAME, input)
    local g = grad4d(self, x, gradOutput, single)
    local nIn, nOut = self.nInputPlane, self.nOutputPlane
    local gw = input.new(nIn * nOut, 1, self.kH, self.kW):zero()
    local gb = self.gradBias and input.new(nIn * nOut):zero()
-   check(C.mt_conv2d_backward_params(gw.h, gb and gb.h or nil, x.h, g.h, scale or 1, self.dW, self.dH, self.padW,
-      self.padH, 1, 1, nIn))
+   cc.backward_params(gw, gb, x, g, scale or 1, self.dW, self.dH, self.padW, self.padH, nIn)
    -- back from plane-major to Torch7's nOut x nIn order
    self.gradWeight:view(nOut, nIn, self.kH, self.kW):add(gw:view(nIn, nOut, self.kH, self.kW):transpose(1, 2))
    if gb then self.gradBias:add(gb:view(nIn, nOut):t()) end

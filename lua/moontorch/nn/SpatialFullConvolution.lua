@@ -9,16 +9,13 @@ local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
 local C, check = T.C, T.check
+local cc = require 'moontorch.nn.conv_common'
 
 local Full, parent = torch.class('nn.SpatialFullConvolution', 'nn.Module')
 
 local NAME = 'nn.SpatialFullConvolution'
 
-local function posint(v, what)
-   if type(v) ~= 'number' or v ~= math.floor(v) or v < 1 then
-      error(('%s: %s must be a positive integer, got %s'):format(NAME, what, tostring(v)), 4)
-   end
-end
+local function posint(v, what) cc.posint(v, what, NAME, 5) end
 
 function Full:__init(nIn, nOut, kW, kH, dW, dH, padW, padH, adjW, adjH)
    parent.__init(self)
@@ -45,22 +42,10 @@ function Full:__init(nIn, nOut, kW, kH, dW, dH, padW, padH, adjW, adjH)
    self:reset()
 end
 
-function Full:noBias()
-   self.bias, self.gradBias = nil, nil
-   return self
-end
+Full.noBias = cc.noBias
 
 -- Torch7's default: uniform in +-1/sqrt(kW*kH*nInputPlane)
-function Full:reset(stdv)
-   if stdv then
-      stdv = stdv * math.sqrt(3)
-   else
-      stdv = 1 / math.sqrt(self.kW * self.kH * self.nInputPlane)
-   end
-   self.weight:uniform(-stdv, stdv)
-   if self.bias then self.bias:uniform(-stdv, stdv) end
-   return self
-end
+function Full:reset(stdv) return cc.reset(self, stdv, self.kW * self.kH * self.nInputPlane) end
 
 -- (input tensor as 4-d, unbatched?, adjW, adjH) for a tensor or {input, target} input
 local function unpack_input(self, input, what)

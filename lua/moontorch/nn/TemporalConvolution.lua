@@ -7,7 +7,7 @@
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
-local C, check = T.C, T.check
+local cc = require 'moontorch.nn.conv_common'
 
 local TConv, parent = torch.class('nn.TemporalConvolution', 'nn.Module')
 
@@ -16,12 +16,8 @@ local NAME = 'nn.TemporalConvolution'
 function TConv:__init(inputFrameSize, outputFrameSize, kW, dW)
    parent.__init(self)
    dW = dW or 1
-   for _, v in ipairs { { inputFrameSize, 'inputFrameSize' }, { outputFrameSize, 'outputFrameSize' }, { kW, 'kW' },
-      { dW, 'dW' } } do
-      if type(v[1]) ~= 'number' or v[1] < 1 or v[1] ~= math.floor(v[1]) then
-         error(('%s: %s must be a positive integer, got %s'):format(NAME, v[2], tostring(v[1])), 2)
-      end
-   end
+   cc.posints(NAME, { { inputFrameSize, 'inputFrameSize' }, { outputFrameSize, 'outputFrameSize' }, { kW, 'kW' },
+      { dW, 'dW' } })
    self.inputFrameSize, self.outputFrameSize, self.kW, self.dW = inputFrameSize, outputFrameSize, kW, dW
    self.weight = torch.Tensor(outputFrameSize, kW * inputFrameSize)
    self.bias = torch.Tensor(outputFrameSize)
@@ -31,12 +27,7 @@ function TConv:__init(inputFrameSize, outputFrameSize, kW, dW)
 end
 
 -- Torch7's default: uniform in +-1/sqrt(kW*inputFrameSize)
-function TConv:reset(stdv)
-   if stdv then stdv = stdv * math.sqrt(3) else stdv = 1 / math.sqrt(self.kW * self.inputFrameSize) end
-   self.weight:uniform(-stdv, stdv)
-   self.bias:uniform(-stdv, stdv)
-   return self
-end
+function TConv:reset(stdv) return cc.reset(self, stdv, self.kW * self.inputFrameSize) end
 
 -- the input as N x 1 x nInputFrame x inputFrameSize, and whether it had no batch dimension
 local function as4d(self, input, what)
@@ -49,13 +40,8 @@ local function as4d(self, input, what)
       error(('%s: input frames have %d features, expected inputFrameSize %d'):format(NAME, input:size(d),
          self.inputFrameSize), 4)
    end
-   if what == 'input' and input:size(d - 1) < self.kW then
-      error(('%s: input has %d frames, fewer than kW %d'):format(NAME, input:size(d - 1), self.kW), 4)
-   end
-   if input:type() ~= self.weight:type() then
-      error(('%s: %s is a %s but the module holds %s (convert with :type())'):format(NAME, what, input:type(),
-         self.weight:type()), 4)
-   end
+   if what == 'input' then cc.check_frames(NAME, input:size(d - 1), self.kW, 4) end
+   cc.check_type(NAME, what, input, self.weight, 4)
    local x = input:isContiguous() and input or input:contiguous()
    if d == 2 then return x:view(1, 1, x:size(1), x:size(2)), true end
    return x:view(x:size(1), 1, x:size(2), x:size(3)), false
@@ -65,8 +51,7 @@ function TConv:_kernel(w) return w:view(self.outputFrameSize, 1, self.kW, self.i
 
 function TConv:updateOutput(input)
    local x, single = as4d(self, input, 'input')
-   local y = input.new()
-   check(C.mt_conv2d_forward(y.h, x.h, self:_kernel(self.weight).h, self.bias.h, 1, self.dW, 0, 0, 1, 1, 1))
+   local y = cc.forward(input.new(), x, self:_kernel(self.weight), self.bias, 1, self.dW, 0, 0, 1)
    -- N x out x frames x 1 -> N x frames x out
    local out = y:select(4, 1):transpose(2, 3):contiguous()
    self.output = single and out:select(1, 1) or out
@@ -87,17 +72,16 @@ end
 function TConv:updateGradInput(input, gradOutput)
    if not self.gradInput then return end
    local x, single = as4d(self, input, 'input')
-   local gi = input.new()
-   check(C.mt_conv2d_backward_input(gi.h, x.h, grad4d(self, gradOutput, single).h, self:_kernel(self.weight).h, 1,
-      self.dW, 0, 0, 1, 1, 1))
+   local gi = cc.backward_input(input.new(), x, grad4d(self, gradOutput, single), self:_kernel(self.weight), 1,
+      self.dW, 0, 0, 1)
    self.gradInput = gi:view(T.sizes(input))
    return self.gradInput
 end
 
 function TConv:accGradParameters(input, gradOutput, scale)
    local x, single = as4d(self, input, 'input')
-   check(C.mt_conv2d_backward_params(self:_kernel(self.gradWeight).h, self.gradBias.h, x.h,
-      grad4d(self, gradOutput, single).h, scale or 1, 1, self.dW, 0, 0, 1, 1, 1))
+   cc.backward_params(self:_kernel(self.gradWeight), self.gradBias, x, grad4d(self, gradOutput, single), scale or 1,
+      1, self.dW, 0, 0, 1)
 end
 
 function TConv:__tostring__()

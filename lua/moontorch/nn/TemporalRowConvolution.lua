@@ -6,7 +6,7 @@
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
-local C, check = T.C, T.check
+local cc = require 'moontorch.nn.conv_common'
 
 local Row, parent = torch.class('nn.TemporalRowConvolution', 'nn.Module')
 
@@ -15,11 +15,7 @@ local NAME = 'nn.TemporalRowConvolution'
 function Row:__init(inputFrameSize, kW, dW, featFirst)
    parent.__init(self)
    dW = dW or 1
-   for _, v in ipairs { { inputFrameSize, 'inputFrameSize' }, { kW, 'kW' }, { dW, 'dW' } } do
-      if type(v[1]) ~= 'number' or v[1] < 1 or v[1] ~= math.floor(v[1]) then
-         error(('%s: %s must be a positive integer, got %s'):format(NAME, v[2], tostring(v[1])), 2)
-      end
-   end
+   cc.posints(NAME, { { inputFrameSize, 'inputFrameSize' }, { kW, 'kW' }, { dW, 'dW' } })
    self.inputFrameSize, self.kW, self.dW = inputFrameSize, kW, dW
    self.weight = torch.Tensor(inputFrameSize, 1, kW)
    self.bias = torch.Tensor(inputFrameSize)
@@ -29,18 +25,10 @@ function Row:__init(inputFrameSize, kW, dW, featFirst)
    self:reset()
 end
 
-function Row:noBias()
-   self.bias, self.gradBias = nil, nil
-   return self
-end
+Row.noBias = cc.noBias
 
 -- Torch7's default: uniform in +-1/sqrt(kW*inputFrameSize)
-function Row:reset(stdv)
-   if stdv then stdv = stdv * math.sqrt(3) else stdv = 1 / math.sqrt(self.kW * self.inputFrameSize) end
-   self.weight:uniform(-stdv, stdv)
-   if self.bias then self.bias:uniform(-stdv, stdv) end
-   return self
-end
+function Row:reset(stdv) return cc.reset(self, stdv, self.kW * self.inputFrameSize) end
 
 -- t (batched or not, frames x features or features x frames) as N x features x frames x 1
 function Row:_planes(t, single)
@@ -68,13 +56,8 @@ local function check_input(self, input)
       error(('%s: input has %d features (dimension %d), expected inputFrameSize %d'):format(NAME, input:size(fdim),
          fdim, self.inputFrameSize), 4)
    end
-   if input:size(tdim) < self.kW then
-      error(('%s: input has %d frames, fewer than kW %d'):format(NAME, input:size(tdim), self.kW), 4)
-   end
-   if input:type() ~= self.weight:type() then
-      error(('%s: input is a %s but the module holds %s (convert with :type())'):format(NAME, input:type(),
-         self.weight:type()), 4)
-   end
+   cc.check_frames(NAME, input:size(tdim), self.kW, 4)
+   cc.check_type(NAME, 'input', input, self.weight, 4)
    return d == 2
 end
 
@@ -90,9 +73,8 @@ function Row:_kernel() return self.weight:view(self.inputFrameSize, 1, self.kW, 
 
 function Row:updateOutput(input)
    local single = check_input(self, input)
-   local y = input.new()
-   check(C.mt_conv2d_forward(y.h, self:_planes(input, single).h, self:_kernel().h, self.bias and self.bias.h or nil,
-      1, self.dW, 0, 0, 1, 1, self.inputFrameSize))
+   local y = cc.forward(input.new(), self:_planes(input, single), self:_kernel(), self.bias, 1, self.dW, 0, 0,
+      self.inputFrameSize)
    self.output = self:_unplanes(y, single)
    return self.output
 end
@@ -101,9 +83,8 @@ function Row:updateGradInput(input, gradOutput)
    if not self.gradInput then return end
    local single = check_input(self, input)
    check_grad(self, input, gradOutput)
-   local gi = input.new()
-   check(C.mt_conv2d_backward_input(gi.h, self:_planes(input, single).h, self:_planes(gradOutput, single).h,
-      self:_kernel().h, 1, self.dW, 0, 0, 1, 1, self.inputFrameSize))
+   local gi = cc.backward_input(input.new(), self:_planes(input, single), self:_planes(gradOutput, single),
+      self:_kernel(), 1, self.dW, 0, 0, self.inputFrameSize)
    self.gradInput = self:_unplanes(gi, single)
    return self.gradInput
 end
@@ -112,8 +93,8 @@ function Row:accGradParameters(input, gradOutput, scale)
    local single = check_input(self, input)
    check_grad(self, input, gradOutput)
    local gk = input.new(self.inputFrameSize, 1, self.kW, 1):zero()
-   check(C.mt_conv2d_backward_params(gk.h, self.gradBias and self.gradBias.h or nil, self:_planes(input, single).h,
-      self:_planes(gradOutput, single).h, scale or 1, 1, self.dW, 0, 0, 1, 1, self.inputFrameSize))
+   cc.backward_params(gk, self.gradBias, self:_planes(input, single), self:_planes(gradOutput, single), scale or 1,
+      1, self.dW, 0, 0, self.inputFrameSize)
    self.gradWeight:add(gk:view(self.inputFrameSize, 1, self.kW))
 end
 

@@ -6,7 +6,7 @@
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
-local C, check = T.C, T.check
+local cc = require 'moontorch.nn.conv_common'
 
 local Sub, parent = torch.class('nn.TemporalSubSampling', 'nn.Module')
 
@@ -15,11 +15,7 @@ local NAME = 'nn.TemporalSubSampling'
 function Sub:__init(inputFrameSize, kW, dW)
    parent.__init(self)
    dW = dW or 1
-   for _, v in ipairs { { inputFrameSize, 'inputFrameSize' }, { kW, 'kW' }, { dW, 'dW' } } do
-      if type(v[1]) ~= 'number' or v[1] < 1 or v[1] ~= math.floor(v[1]) then
-         error(('%s: %s must be a positive integer, got %s'):format(NAME, v[2], tostring(v[1])), 2)
-      end
-   end
+   cc.posints(NAME, { { inputFrameSize, 'inputFrameSize' }, { kW, 'kW' }, { dW, 'dW' } })
    self.inputFrameSize, self.kW, self.dW = inputFrameSize, kW, dW
    self.weight = torch.Tensor(inputFrameSize)
    self.bias = torch.Tensor(inputFrameSize)
@@ -29,12 +25,7 @@ function Sub:__init(inputFrameSize, kW, dW)
 end
 
 -- Torch7's default: uniform in +-1/sqrt(kW)
-function Sub:reset(stdv)
-   if stdv then stdv = stdv * math.sqrt(3) else stdv = 1 / math.sqrt(self.kW) end
-   self.weight:uniform(-stdv, stdv)
-   self.bias:uniform(-stdv, stdv)
-   return self
-end
+function Sub:reset(stdv) return cc.reset(self, stdv, self.kW) end
 
 -- a frames x features tensor (batched or not) as N x features x frames x 1
 local function planes(t) return t:transpose(t:dim() - 1, t:dim()):unsqueeze(t:dim() + 1) end
@@ -50,13 +41,8 @@ local function check_input(self, input)
       error(('%s: input frames have %d features, expected inputFrameSize %d'):format(NAME, input:size(d),
          self.inputFrameSize), 4)
    end
-   if input:size(d - 1) < self.kW then
-      error(('%s: input has %d frames, fewer than kW %d'):format(NAME, input:size(d - 1), self.kW), 4)
-   end
-   if input:type() ~= self.weight:type() then
-      error(('%s: input is a %s but the module holds %s (convert with :type())'):format(NAME, input:type(),
-         self.weight:type()), 4)
-   end
+   cc.check_frames(NAME, input:size(d - 1), self.kW, 4)
+   cc.check_type(NAME, 'input', input, self.weight, 4)
    return d == 2
 end
 
@@ -72,15 +58,13 @@ local function check_grad(self, input, gradOutput)
 end
 
 function Sub:_kernel()
-   local F = self.inputFrameSize
-   return self.weight:view(F, 1, 1, 1):expand(F, 1, self.kW, 1):contiguous()
+   return cc.filled_kernel(self.weight, self.inputFrameSize, self.kW, 1)
 end
 
 function Sub:updateOutput(input)
    local single = check_input(self, input)
-   local y = input.new()
-   check(C.mt_conv2d_forward(y.h, as4d(input, single).h, self:_kernel().h, self.bias.h, 1, self.dW, 0, 0, 1, 1,
-      self.inputFrameSize))
+   local y = cc.forward(input.new(), as4d(input, single), self:_kernel(), self.bias, 1, self.dW, 0, 0,
+      self.inputFrameSize)
    local out = y:select(4, 1):transpose(2, 3):contiguous()   -- N x frames x features
    self.output = single and out:select(1, 1) or out
    return self.output
@@ -90,9 +74,8 @@ function Sub:updateGradInput(input, gradOutput)
    if not self.gradInput then return end
    local single = check_input(self, input)
    check_grad(self, input, gradOutput)
-   local gi = input.new()
-   check(C.mt_conv2d_backward_input(gi.h, as4d(input, single).h, as4d(gradOutput, single).h, self:_kernel().h, 1,
-      self.dW, 0, 0, 1, 1, self.inputFrameSize))
+   local gi = cc.backward_input(input.new(), as4d(input, single), as4d(gradOutput, single), self:_kernel(), 1,
+      self.dW, 0, 0, self.inputFrameSize)
    local g = gi:select(4, 1):transpose(2, 3):contiguous()
    self.gradInput = single and g:select(1, 1) or g
    return self.gradInput
@@ -103,9 +86,9 @@ function Sub:accGradParameters(input, gradOutput, scale)
    check_grad(self, input, gradOutput)
    local F = self.inputFrameSize
    local gk = input.new(F, 1, self.kW, 1):zero()
-   check(C.mt_conv2d_backward_params(gk.h, self.gradBias.h, as4d(input, single).h, as4d(gradOutput, single).h,
-      scale or 1, 1, self.dW, 0, 0, 1, 1, F))
-   self.gradWeight:add(gk:view(F, self.kW):sum(2):view(F))
+   cc.backward_params(gk, self.gradBias, as4d(input, single), as4d(gradOutput, single), scale or 1, 1, self.dW, 0, 0,
+      F)
+   self.gradWeight:add(cc.kernel_sums(gk, F))
 end
 
 return Sub

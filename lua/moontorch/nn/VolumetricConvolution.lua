@@ -11,24 +11,20 @@ local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
 local C, check = T.C, T.check
+local cc = require 'moontorch.nn.conv_common'
 
 local Conv, parent = torch.class('nn.VolumetricConvolution', 'nn.Module')
 
-local function posint(v, what, name, level)
-   if type(v) ~= 'number' or v ~= math.floor(v) or v < 1 then
-      error(('%s: %s must be a positive integer, got %s'):format(name, what, tostring(v)), level or 4)
-   end
-end
-Conv._posint = posint
+Conv._posint = cc.posint
 
 local function init(self, name, nIn, nOut, kT, kW, kH, dT, dW, dH, padT, padW, padH, dilT, dilW, dilH)
    parent.__init(self)
-   posint(nIn, 'nInputPlane', name); posint(nOut, 'nOutputPlane', name)
-   posint(kT, 'kT', name); posint(kW, 'kW', name); posint(kH, 'kH', name)
+   cc.posint(nIn, 'nInputPlane', name); cc.posint(nOut, 'nOutputPlane', name)
+   cc.posint(kT, 'kT', name); cc.posint(kW, 'kW', name); cc.posint(kH, 'kH', name)
    self.nInputPlane, self.nOutputPlane = nIn, nOut
    self.kT, self.kW, self.kH = kT, kW, kH
    self.dT, self.dW, self.dH = dT or 1, dW or 1, dH or 1
-   posint(self.dT, 'dT', name); posint(self.dW, 'dW', name); posint(self.dH, 'dH', name)
+   cc.posint(self.dT, 'dT', name); cc.posint(self.dW, 'dW', name); cc.posint(self.dH, 'dH', name)
    self.padT = padT or 0
    self.padW = padW or self.padT
    self.padH = padH or self.padW
@@ -37,8 +33,8 @@ local function init(self, name, nIn, nOut, kT, kW, kH, dT, dW, dH, padT, padW, p
    end
    if dilT then
       self.dilationT, self.dilationW, self.dilationH = dilT or 1, dilW or 1, dilH or 1
-      posint(self.dilationT, 'dilationT', name); posint(self.dilationW, 'dilationW', name)
-      posint(self.dilationH, 'dilationH', name)
+      cc.posint(self.dilationT, 'dilationT', name); cc.posint(self.dilationW, 'dilationW', name)
+      cc.posint(self.dilationH, 'dilationH', name)
    end
    self.weight = torch.Tensor(nOut, nIn, kT, kH, kW)
    self.bias = torch.Tensor(nOut)
@@ -52,22 +48,10 @@ function Conv:__init(nIn, nOut, kT, kW, kH, dT, dW, dH, padT, padW, padH)
    init(self, 'nn.VolumetricConvolution', nIn, nOut, kT, kW, kH, dT, dW, dH, padT, padW, padH)
 end
 
-function Conv:noBias()
-   self.bias, self.gradBias = nil, nil
-   return self
-end
+Conv.noBias = cc.noBias
 
 -- Torch7's default: uniform in +-1/sqrt(kT*kW*kH*nInputPlane)
-function Conv:reset(stdv)
-   if stdv then
-      stdv = stdv * math.sqrt(3)
-   else
-      stdv = 1 / math.sqrt(self.kT * self.kW * self.kH * self.nInputPlane)
-   end
-   self.weight:uniform(-stdv, stdv)
-   if self.bias then self.bias:uniform(-stdv, stdv) end
-   return self
-end
+function Conv:reset(stdv) return cc.reset(self, stdv, self.kT * self.kW * self.kH * self.nInputPlane) end
 
 -- geometry {dT, dW, dH, padT, padW, padH, dilT, dilW, dilH} of a module
 function Conv._geometry(m)

@@ -8,6 +8,7 @@
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
+local cc = require 'moontorch.nn.conv_common'
 require 'moontorch.nn.VolumetricConvolution'
 local VC = nn.VolumetricConvolution
 
@@ -17,7 +18,7 @@ local NAME = 'nn.VolumetricFullConvolution'
 
 function Full:__init(nIn, nOut, kT, kW, kH, dT, dW, dH, padT, padW, padH, adjT, adjW, adjH)
    parent.__init(self)
-   local posint = VC._posint
+   local posint = cc.posint
    posint(nIn, 'nInputPlane', NAME, 3); posint(nOut, 'nOutputPlane', NAME, 3)
    posint(kT, 'kT', NAME, 3); posint(kW, 'kW', NAME, 3); posint(kH, 'kH', NAME, 3)
    self.nInputPlane, self.nOutputPlane = nIn, nOut
@@ -41,22 +42,10 @@ function Full:__init(nIn, nOut, kT, kW, kH, dT, dW, dH, padT, padW, padH, adjT, 
    self:reset()
 end
 
-function Full:noBias()
-   self.bias, self.gradBias = nil, nil
-   return self
-end
+Full.noBias = cc.noBias
 
 -- Torch7's default: uniform in +-1/sqrt(kT*kW*kH*nInputPlane)
-function Full:reset(stdv)
-   if stdv then
-      stdv = stdv * math.sqrt(3)
-   else
-      stdv = 1 / math.sqrt(self.kT * self.kW * self.kH * self.nInputPlane)
-   end
-   self.weight:uniform(-stdv, stdv)
-   if self.bias then self.bias:uniform(-stdv, stdv) end
-   return self
-end
+function Full:reset(stdv) return cc.reset(self, stdv, self.kT * self.kW * self.kH * self.nInputPlane) end
 
 -- Modules saved by old Torch7 versions have no adj fields, name the padding pT/pW/pH and hold
 -- the weight (and its gradient) as nOut x nIn x ...: bring them to the current layout once.
