@@ -6,7 +6,7 @@
 -- (ImageNet, batch 64, 3x224x224) is worth adding to -models; each step is bracketed by a
 -- device synchronize.
 --   luajit bench/train_step.lua [-threads 2] [-reps 10] [-warmup 3] [-models small_cnn,resnet18]
---                               [-precision fp32,bf16] [-device cpu|cuda] [-nopeer] [-profile]
+--                               [-precision fp32,bf16] [-device cpu|cuda] [-batch N] [-nopeer] [-profile]
 -- -precision (any of fp32, bf16, fp16): moontorch converts the model, the criterion and the
 -- input with :type() to FloatTensor, BFloat16Tensor or HalfTensor and steps with optim.sgd on
 -- the flat parameters as for float32 (optim.sgd keeps a float32 master copy of half or bfloat16
@@ -29,6 +29,7 @@ local opt = options.parse(arg, {
    { 'threads', 2, 'CPU threads (PyTorch gets the same)' },
    { 'reps', 10, 'timed steps per model (the median is shown)' },
    { 'warmup', 3, 'untimed steps first' },
+   { 'batch', 0, "batch size of every model (0: each model's own, shown in its row)" },
    { 'models', 'small_cnn,resnet18', 'comma-separated: small_cnn, resnet18, resnet50' },
    { 'precision', 'fp32,bf16', 'comma-separated: fp32, bf16, fp16 (see the top of this file)' },
    { 'device', 'cpu', 'cpu or cuda' },
@@ -56,6 +57,15 @@ local cases = {
    resnet50 = { make = function() return models.resnet{ depth = 50 } end, shape = { 64, 3, 224, 224 },
       classes = 1000, desc = 'ResNet-50 (ImageNet), batch 64, 3x224x224' },
 }
+if opt.batch ~= 0 then -- one batch size for all: the rows say it
+   if opt.batch < 1 or opt.batch ~= math.floor(opt.batch) then
+      error('train_step: -batch must be a positive integer (or 0), got ' .. tostring(opt.batch))
+   end
+   for _, c in pairs(cases) do
+      c.shape[1] = opt.batch
+      c.desc = c.desc:gsub('batch %d+', 'batch ' .. opt.batch)
+   end
+end
 
 -- wrap every leaf module's passes with timers, summed by type
 local prof = {}
@@ -192,8 +202,9 @@ end
 
 if not opt.nopeer then
    -- MT_PEER_PYTHON names another interpreter (on the GPU machine, the one with CUDA PyTorch)
-   local cmd = ('%s bench/train_step_peer.py --threads %d --reps %d --warmup %d --models %s --precision %s%s 2>&1')
-      :format(os.getenv('MT_PEER_PYTHON') or '/usr/bin/python3', opt.threads, opt.reps, opt.warmup, table.concat(order, ','),
+   local cmd = ('%s bench/train_step_peer.py --threads %d --reps %d --warmup %d --batch %d --models %s --precision %s%s 2>&1')
+      :format(os.getenv('MT_PEER_PYTHON') or '/usr/bin/python3', opt.threads, opt.reps, opt.warmup, opt.batch,
+         table.concat(order, ','),
          table.concat(precisions, ','), (gpu and ' --cuda' or '') .. (opt.peerTF32 and ' --tf32' or ''))
    local p = io.popen(cmd)
    local out = p:read('*a')

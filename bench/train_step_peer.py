@@ -125,6 +125,7 @@ def main():
     ap.add_argument('--threads', type=int, default=2)
     ap.add_argument('--reps', type=int, default=10)
     ap.add_argument('--warmup', type=int, default=3)
+    ap.add_argument('--batch', type=int, default=0, help="every model's batch size (0: its own)")
     ap.add_argument('--models', default='small_cnn,resnet18')
     ap.add_argument('--precision', default='fp32,bf16', help='comma-separated: fp32, bf16, fp16')
     ap.add_argument('--cuda', action='store_true', help='run on the GPU')
@@ -144,6 +145,8 @@ def main():
     sync = torch.cuda.synchronize if a.cuda else (lambda: None)
     for name in a.models.split(','):
         make, shape, classes = CASES[name]
+        if a.batch:
+            shape = (a.batch,) + tuple(shape[1:])
         for prec in precisions:
             if prec == 'fp16' and not a.cuda:
                 print(name, prec, 'n/a', flush=True)
