@@ -176,6 +176,16 @@ function T.sizes(t)
    return s
 end
 
+-- out delivered into res (resized to out's sizes, then copied) when res is given, else out
+-- itself: the result-first form of functions that compute into a fresh tensor, so that res
+-- may alias an input.
+function T.deliver(res, out)
+   if res == nil then return out end
+   check(C.mt_tensor_resize(res.h, T.sizes_buf(T.sizes(out))))
+   check(C.mt_copy(res.h, out.h))
+   return res
+end
+
 -- The strides of a tensor as a Lua array (as C has them: T.sizes' companion).
 function T.strides(t)
    local h = T.h(t)

@@ -31,13 +31,7 @@ return function(torch, T)
       return v
    end
 
-   -- out into res (resized to out's sizes) when res is given, else out itself
-   local function deliver(res, out)
-      if res == nil then return out end
-      check(C.mt_tensor_resize(res.h, T.sizes_buf(T.sizes(out))))
-      check(C.mt_copy(res.h, out.h))
-      return res
-   end
+   local deliver = T.deliver
 
    local function as_strided(t, sizes, strides, offset)
       local n, sz = T.sizes_buf(sizes)

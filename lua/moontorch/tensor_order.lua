@@ -40,12 +40,7 @@ return function(torch, T)
       return d
    end
 
-   local function deliver(res, out)
-      if res == nil then return out end
-      check(C.mt_tensor_resize(res.h, T.sizes_buf(T.sizes(out))))
-      check(C.mt_copy(res.h, out.h))
-      return res
-   end
+   local deliver = T.deliver
 
    -- torch.f's leading result tensors: the first tensor followed by a non-tensor is the input
    local function split_results(nres, ...)
