@@ -111,13 +111,7 @@ function Full:updateGradInput(input, gradOutput)
    check(C.mt_conv2d_forward(gi.h, as4d(gradOutput).h, self.weight.h, nil, self.dW, self.dH, self.padW, self.padH,
       1, 1, 1))
    local g = unbatched and gi:select(1, 1) or gi
-   if torch.type(input) == 'table' then
-      -- the target only sets the output size: its gradient is zero
-      self.gradInput = { g, input[2].new():resizeAs(input[2]):zero() }
-   else
-      self.gradInput = g
-   end
-   return self.gradInput
+   return cc.full_grad_input(self, input, g)
 end
 
 function Full:accGradParameters(input, gradOutput, scale)

@@ -101,13 +101,7 @@ function Full:updateGradInput(input, gradOutput)
    local dy = VC._batched(self, gradOutput, 'gradOutput', self.nOutputPlane)
    local gi = VC._forward(VC._result(self, '_gradInput', x), dy, self.weight, nil, geometry(self))
    local g = single and gi:select(1, 1) or gi
-   if torch.type(input) == 'table' then
-      -- the target only sets the output size: its gradient is zero
-      self.gradInput = { g, input[2].new():resizeAs(input[2]):zero() }
-   else
-      self.gradInput = g
-   end
-   return self.gradInput
+   return cc.full_grad_input(self, input, g)
 end
 
 function Full:accGradParameters(input, gradOutput, scale)

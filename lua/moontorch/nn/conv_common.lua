@@ -81,6 +81,17 @@ function M.grad4d(name, x, gradOutput, single)
    return gradOutput
 end
 
+-- A full (transposed) convolution's gradInput: g, or {g, zeros like the target} when the input
+-- was Torch7's {input, target} form (the target only sets the output size).
+function M.full_grad_input(self, input, g)
+   if type(input) == 'table' then -- tensors are cdata
+      self.gradInput = { g, input[2].new():resizeAs(input[2]):zero() }
+   else
+      self.gradInput = g
+   end
+   return self.gradInput
+end
+
 -- Grouped-kernel assembly for the sub-samplings: one weight per plane, filled into an
 -- n x 1 x kH x kW kernel (groups = n), and that kernel's gradient summed back to one per plane.
 function M.filled_kernel(weight, n, kH, kW)
