@@ -520,6 +520,80 @@ describe('fill and copy', function()
       util.assert_close(h, { 0.0999755859375, 0.0999755859375, 0.0999755859375 }, EXACT, 'half rounding of 0.1')
    end)
 
+   -- float16 <-> float32 copies of contiguous runs take F16C where the CPU has it, strided ones
+   -- the scalar code: both must give the IEEE answer, computed here from the bit fields
+   it('converts every float16 to float32 and random float32 bits to float16 exactly (F16C and scalar)', function()
+      local ffi = require 'ffi'
+      local function half_value(b) -- the exact value of half bits b, as a double
+         local sign = b >= 0x8000 and -1 or 1
+         local e, m = floor(b / 1024) % 32, b % 1024
+         if e == 31 then return m == 0 and sign * math.huge or 0 / 0 end
+         if e == 0 then return sign * m * 2 ^ -24 end
+         return sign * (1 + m / 1024) * 2 ^ (e - 15)
+      end
+      local function to_half_bits(v) -- round-to-nearest-even float16 bits of the double v
+         if v ~= v then return nil end
+         local sign = (v < 0 or 1 / v < 0) and 0x8000 or 0
+         local a = abs(v)
+         if a >= 65520 then return sign + 0x7c00 end
+         local _, ex = math.frexp(a) -- a = f * 2^ex, f in [0.5, 1)
+         local q = math.max(ex - 11, -24) -- the ulp's exponent in this binade (subnormals: 2^-24)
+         local r = a / 2 ^ q
+         local n = floor(r)
+         local d = r - n
+         if d > 0.5 or (d == 0.5 and n % 2 == 1) then n = n + 1 end
+         -- n * 2^q is the rounded value; rebuild its bits (n may have carried into a new binade)
+         if n == 0 then return sign end
+         local v2 = n * 2 ^ q
+         if v2 >= 65520 then return sign + 0x7c00 end
+         local _, e2 = math.frexp(v2)
+         if e2 - 1 < -14 then return sign + n end -- subnormal: mantissa counts 2^-24
+         return sign + (e2 - 1 + 15) * 1024 + (v2 / 2 ^ (e2 - 1) - 1) * 1024
+      end
+      local n = 65536
+      local h = torch.HalfTensor(2, n)
+      local hp = h:data()
+      for i = 0, n - 1 do hp[i], hp[n + i] = i, i end
+      local dense, strided = torch.FloatTensor(n), torch.FloatTensor(n, 2)
+      dense:copy(h[1])
+      strided:select(2, 1):copy(h[2])
+      local dp, sp = dense:data(), strided:data()
+      -- NaNs are checked on the bits: LuaJIT reads some negative NaN floats as a tagged value
+      local dbits, sbits = ffi.cast('uint32_t *', dp), ffi.cast('uint32_t *', sp)
+      for i = 0, n - 1 do
+         local want = half_value(i)
+         for k, got in ipairs { dp[i], sp[2 * i] } do
+            if want ~= want then
+               local b = k == 1 and dbits[i] or sbits[2 * i]
+               assert(b % 0x80000000 > 0x7f800000, ('half bits 0x%04x should give NaN, got 0x%08x'):format(i, b))
+            elseif got ~= want then
+               error(('half bits 0x%04x: want %.17g, got %.17g'):format(i, want, got))
+            end
+         end
+      end
+      -- float32 -> float16 on random bit patterns of every exponent, plus the edges
+      local m = 40000
+      local f = torch.FloatTensor(m)
+      local fb = ffi.cast('uint32_t *', f:data())
+      local edges = { 0x00000000, 0x80000000, 0x7f800000, 0xff800000, 0x477fefff, 0x477ff000, 0x33000000,
+         0x33000001, 0x387fc000, 0x38800000, 0x7fc00001, 0x7f800001 }
+      for i = 0, m - 1 do fb[i] = edges[i + 1] or math.random(0, 0xffffffff) end
+      local hd, hs = torch.HalfTensor(m), torch.HalfTensor(m, 3)
+      hd:copy(f)
+      hs:select(2, 2):copy(f)
+      local hdp, hsp = hd:data(), hs:data()
+      for i = 0, m - 1 do
+         local want = to_half_bits(f[i + 1])
+         for _, got in ipairs { hdp[i], hsp[3 * i + 1] } do
+            if want == nil then -- NaN stays a NaN
+               assert(got % 0x8000 > 0x7c00, ('float bits 0x%08x: want a NaN, got 0x%04x'):format(fb[i], got))
+            elseif got ~= want then
+               error(('float bits 0x%08x (%.9g): want half 0x%04x, got 0x%04x'):format(fb[i], f[i + 1], want, got))
+            end
+         end
+      end
+   end)
+
    it('converts between every pair of dtypes (ints truncate, bool is nonzero)', function()
       local all = { 'torch.DoubleTensor', 'torch.FloatTensor', 'torch.HalfTensor', 'torch.BFloat16Tensor',
          'torch.IntTensor', 'torch.LongTensor', 'torch.ByteTensor', 'torch.BoolTensor' }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cpu.h"
+#include "../core/half_bulk.h"
 #include "../core/dtype.h"
 #include "../core/error.h"
 
@@ -90,14 +91,29 @@ static void mat_scale(int dtype, const mat *m, double beta) {
 
 /* pack a strided matrix into a contiguous float/double buffer (widening f16/bf16) and back;
  * serial on purpose: OpenMP workers still spinning afterwards would slow the BLAS threads */
+/* contiguous rows of float16 convert eight at a time (F16C, half_bulk.c); the others answer 0
+ * and take the element loop */
+static int row_widen_f16(float *d, const uint16_t *s, int64_t n) { mt__half_to_float_n(d, s, (size_t)n); return 1; }
+static int row_narrow_f16(uint16_t *d, const float *s, int64_t n) { mt__float_to_half_n(d, s, (size_t)n); return 1; }
+#define NO_ROW_FN(N, T, D)                                                                       \
+  static int row_widen_##N(D *d, const T *s, int64_t n) { (void)d, (void)s, (void)n; return 0; } \
+  static int row_narrow_##N(T *d, const D *s, int64_t n) { (void)d, (void)s, (void)n; return 0; }
+NO_ROW_FN(f32, float, float)
+NO_ROW_FN(f64, double, double)
+NO_ROW_FN(bf16, uint16_t, float)
+#undef NO_ROW_FN
 #define PACK_FN(N, T, D)                                                         \
   static void pack_##N(const mat *m, D *dst) {                                   \
-    for (int64_t i = 0; i < m->r; i++)                                           \
+    for (int64_t i = 0; i < m->r; i++) {                                         \
+      if (m->s1 == 1 && row_widen_##N(dst + i * m->c, (const T *)m->p + i * m->s0, m->c)) continue; \
       for (int64_t j = 0; j < m->c; j++) dst[i * m->c + j] = mt_ld_##N((const T *)m->p + i * m->s0 + j * m->s1); \
+    }                                                                            \
   }                                                                              \
   static void unpack_##N(const mat *m, const D *src) {                           \
-    for (int64_t i = 0; i < m->r; i++)                                           \
+    for (int64_t i = 0; i < m->r; i++) {                                         \
+      if (m->s1 == 1 && row_narrow_##N((T *)m->p + i * m->s0, src + i * m->c, m->c)) continue; \
       for (int64_t j = 0; j < m->c; j++) mt_st_##N((T *)m->p + i * m->s0 + j * m->s1, src[i * m->c + j]); \
+    }                                                                            \
   }
 #define PACK_DT(E, N, T, CT) PACK_FN(N, T, CT)
 MT_FLOAT_DTYPE_LIST(PACK_DT)

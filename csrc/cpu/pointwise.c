@@ -1,6 +1,7 @@
 /* pointwise.c: CPU fill, copy (with dtype conversion), masked_fill, masked_select, arange. */
 #include <stdlib.h>
 #include "pointwise.h"
+#include "../core/half_bulk.h"
 
 /* ---- fill ---- */
 
@@ -58,6 +59,27 @@ MT_DTYPE_PAIRS(COPY_FN)
 
 #define COPY_ENT(SE, SN, ST, SCT, DE, DN, DT, DCT) [DE][SE] = copy_##SN##_to_##DN,
 static const copy_fn copy_table[MT_NUM_DTYPES][MT_NUM_DTYPES] = {MT_DTYPE_PAIRS(COPY_ENT)};
+
+/* float16 <-> float32, the copies around every half GEMM and convolution: contiguous runs go
+ * through F16C (half_bulk.c, same bits as the loops above) */
+static void copy_f16_to_f32_bulk(const mt_iter *it) {
+  MT_ITER_RUNS(it, n, p, s, {
+    if (s[0] == 4 && s[1] == 2) {
+      mt__half_to_float_n((float *)p[0], (const uint16_t *)p[1], (size_t)n);
+    } else {
+      for (int64_t i = 0; i < n; i++) *(float *)(p[0] + i * s[0]) = mt_ld_f16((const uint16_t *)(p[1] + i * s[1]));
+    }
+  });
+}
+static void copy_f32_to_f16_bulk(const mt_iter *it) {
+  MT_ITER_RUNS(it, n, p, s, {
+    if (s[0] == 2 && s[1] == 4) {
+      mt__float_to_half_n((uint16_t *)p[0], (const float *)p[1], (size_t)n);
+    } else {
+      for (int64_t i = 0; i < n; i++) mt_st_f16((uint16_t *)(p[0] + i * s[0]), *(const float *)(p[1] + i * s[1]));
+    }
+  });
+}
 
 /* Same dtype: move the bits (keeps NaN payloads, no conversion), memcpy for contiguous runs. */
 #define RAW_COPY_FN(BITS)                                                         \
@@ -137,6 +159,10 @@ mt_status mt__cpu_copy(mt_tensor *dst, const mt_tensor *src) {
     tiled_copy_for((size_t)es)(&it);
   else if (dst->dtype == src->dtype)
     raw_copy_for((size_t)es)(&it);
+  else if (dst->dtype == MT_F32 && src->dtype == MT_F16)
+    copy_f16_to_f32_bulk(&it);
+  else if (dst->dtype == MT_F16 && src->dtype == MT_F32)
+    copy_f32_to_f16_bulk(&it);
   else
     copy_table[dst->dtype][src->dtype](&it);
   return MT_OK;

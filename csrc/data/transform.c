@@ -24,6 +24,7 @@
 #include <string.h>
 #include "../core/dtype.h"
 #include "../core/error.h"
+#include "../core/half_bulk.h"
 #include "../core/philox.h"
 #include "../core/tensor.h"
 #include "image.h"
@@ -267,28 +268,6 @@ static void colour_affine(const mt_transform *t, uint64_t seed, uint64_t base, c
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
-#define MT_HAVE_F16C 1
-/* F16C rounds to nearest even, as mt_float_to_half does: the same bits, 8 at a time */
-__attribute__((target("avx,f16c"))) static void to_half_f16c(uint16_t *d, const float *s, size_t n) {
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    _mm_storeu_si128((__m128i *)(d + i), _mm256_cvtps_ph(_mm256_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT));
-  for (; i < n; i++) d[i] = mt_float_to_half(s[i]);
-}
-#endif
-
-static void to_half(uint16_t *d, const float *s, size_t n, int f16c) {
-#ifdef MT_HAVE_F16C
-  if (f16c) {
-    to_half_f16c(d, s, n);
-    return;
-  }
-#endif
-  for (size_t i = 0; i < n; i++) d[i] = mt_float_to_half(s[i]);
-}
-
 static inline uint8_t to_u8(float v) { /* clamp, then round half up */
   v = v > 0.0f ? v : 0.0f;
   v = v < 255.0f ? v : 255.0f;
@@ -343,11 +322,6 @@ static void write_output(const mt_transform *t, const float *img, size_t npix, c
     for (int j = 0; j < 3; j++) k[i][j] = (float)(s * a->m[i][j]);
     k[i][3] = (float)(s * a->c[i] - off);
   }
-  int f16c = 0;
-#ifdef MT_HAVE_F16C
-  /* every CPU with AVX2 has F16C (and clang 14 cannot ask for "f16c" by name) */
-  if (t->dtype == MT_F16) f16c = __builtin_cpu_supports("avx2");
-#endif
   const int nhwc = t->nhwc != 0;
   float buf[3][MT_CHUNK];
   uint16_t hbuf[3][MT_CHUNK];
@@ -370,10 +344,10 @@ static void write_output(const mt_transform *t, const float *img, size_t npix, c
     } else {
       uint16_t *d = dst;
       if (nhwc) {
-        for (int c = 0; c < 3; c++) to_half(hbuf[c], buf[c], m, f16c);
+        for (int c = 0; c < 3; c++) mt__float_to_half_n(hbuf[c], buf[c], m);
         interleave_u16(d + 3 * p0, hbuf[0], hbuf[1], hbuf[2], m);
       } else {
-        for (int c = 0; c < 3; c++) to_half(d + c * npix + p0, buf[c], m, f16c);
+        for (int c = 0; c < 3; c++) mt__float_to_half_n(d + c * npix + p0, buf[c], m);
       }
     }
   }
