@@ -1,6 +1,7 @@
 -- dist_rgc_resume_spec.lua: the Fashion-MNIST recipe on 4 ranks (mpirun) with residual
 -- gradient compression, interrupted mid-epoch and resumed, ends bit for bit where the
--- uninterrupted run ends: the shared checkpoint and every rank's residual file. Needs Open MPI
+-- uninterrupted run ends: the shared checkpoint and every rank's residual file; a float16 model
+-- trains through the loss scaler with compression. Needs Open MPI
 -- and Debian's dataset-fashion-mnist (pending, visibly, without them).
 local torch = require 'moontorch'
 local ck = require 'moontorch.checkpoint'
@@ -55,5 +56,27 @@ describe('Fashion-MNIST with -compress rgc on 4 ranks', function()
          assert.is_true(m > 0 and la['v.1']:double():abs():sum() > 0)
       end
       os.execute('rm -rf ' .. whole .. ' ' .. interrupted)
+   end)
+
+   -- a float16 model: the compressor works in float32 on the unscaled gradient, and an initial
+   -- loss scale of 2^30 overflows until the ranks, agreeing on every skip, have halved it enough
+   it('trains a float16 model through the loss scaler, skipping the overflowing steps on every rank', function()
+      local dir = os.tmpname()
+      os.remove(dir)
+      local out, c = sh(RUN:gsub('%-np 4', '-np 2'):gsub('%-nEpochs 2', '-nEpochs 1')
+         .. ' -precision fp16 -lossScale 1073741824 -save ' .. dir)
+      assert.equal(0, c, out)
+      local ckpt, meta = ck.load(dir .. '/checkpoint.safetensors')
+      local skipped, scale = meta.optim.skippedSteps, meta.optim.lossScale
+      assert.is_true(skipped >= 1 and skipped < 20, out)
+      assert.equal(2 ^ 30 / 2 ^ skipped, scale) -- halved once per skip, no growth within 2000 steps
+      local acc = tonumber(out:match('final test accuracy: ([%d.]+)%%'))
+      assert.is_true(acc and acc > 40, out) -- the steps taken train well past chance (10%)
+      for k, t in pairs(ckpt) do
+         if t:type():find('Float') or t:type():find('Half') then
+            assert.is_true(t:double():ne(t:double()):sum() == 0, 'NaN in ' .. k)
+         end
+      end
+      os.execute('rm -rf ' .. dir)
    end)
 end)

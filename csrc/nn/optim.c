@@ -21,8 +21,10 @@ mt_status mt_sgd_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *buf, const m
   if (n == 0) return MT_OK;
   const mt_backend *be = mt__nn_backend(x, op);
   if (!be) return mt_last_status();
-  return be->sgd_step(x, dx, momentum != 0 ? buf : NULL, lrs, wds, lr, momentum, dampening, weight_decay, nesterov,
-                      first, grad_scale, copy);
+  mt_tensor *fused = mt__optim_fused_copy(x, dx, copy);
+  mt_status st = be->sgd_step(x, dx, momentum != 0 ? buf : NULL, lrs, wds, lr, momentum, dampening, weight_decay,
+                  nesterov, first, grad_scale, fused);
+  return mt__optim_copy_after(st, x, dx, copy);
 }
 
 mt_status mt_adam_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *m, mt_tensor *v, double lr, double beta1,
@@ -39,7 +41,9 @@ mt_status mt_adam_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *m, mt_tenso
   double wd_l2 = decoupled ? 0 : weight_decay, decay = decoupled ? 1 - lr * weight_decay : 1;
   const mt_backend *be = mt__nn_backend(x, op);
   if (!be) return mt_last_status();
-  return be->adam_step(x, dx, m, v, beta1, beta2, eps, wd_l2, decay, step, inv_sqrt_bc2, grad_scale, copy);
+  mt_tensor *fused = mt__optim_fused_copy(x, dx, copy);
+  mt_status st = be->adam_step(x, dx, m, v, beta1, beta2, eps, wd_l2, decay, step, inv_sqrt_bc2, grad_scale, fused);
+  return mt__optim_copy_after(st, x, dx, copy);
 }
 
 mt_status mt_grad_check(const mt_tensor *g, int64_t *nonfinite, double *sumsq) {

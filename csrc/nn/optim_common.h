@@ -36,7 +36,8 @@ static inline mt_status mt__optim_check_like(const char *op, const char *name, c
 
 /* The gradient and the mixed-precision extras: dx is floating with x's numel and device and
  * may have another dtype than x (x is then the master copy); grad_scale is finite and > 0;
- * copy, when given, has dx's dtype, x's numel and device, and is none of x and dx. */
+ * copy, when given, is floating (usually dx's dtype: the model's), has x's numel and device,
+ * and is none of x and dx. */
 static inline mt_status mt__optim_check_grad(const char *op, const mt_tensor *x, const mt_tensor *dx,
                                              double grad_scale, const mt_tensor *copy) {
   char b1[96], b2[96];
@@ -55,9 +56,8 @@ static inline mt_status mt__optim_check_grad(const char *op, const mt_tensor *x,
     return mt__error(MT_ERR_ARG, "%s: gradient scale must be finite and > 0, got %g", op, grad_scale);
   if (copy) {
     MT_CHECK_TENSOR(copy, op, "parameter copy");
-    if (copy->dtype != dx->dtype)
-      return mt__error(MT_ERR_DTYPE, "%s: parameter copy is %s but the gradient is %s (they are the model's dtype)", op,
-                       mt_dtype_name(copy->dtype), mt_dtype_name(dx->dtype));
+    if (!mt_dtype_is_floating(copy->dtype))
+      return mt__error(MT_ERR_DTYPE, "%s: parameter copy must be floating point, got %s", op, mt_dtype_name(copy->dtype));
     if (copy->device != x->device)
       return mt__error(MT_ERR_DEVICE, "%s: parameter copy is on %s but the master parameters are on %s", op,
                        mt__device_str(copy->device, b1, sizeof b1), mt__device_str(x->device, b2, sizeof b2));
@@ -70,6 +70,17 @@ static inline mt_status mt__optim_check_grad(const char *op, const mt_tensor *x,
                        mt__data(copy) == mt__data(x) ? "master parameters" : "gradient");
   }
   return MT_OK;
+}
+
+/* A copy of another dtype than the gradient (a half model whose update reaches the step in
+ * float32, from dist.rgc): the CPU pass stores any dtype, but the CUDA kernels write the copy
+ * in the gradient's type, so there the step runs without it and the copy is refreshed after. */
+static inline mt_tensor *mt__optim_fused_copy(const mt_tensor *x, const mt_tensor *dx, mt_tensor *copy) {
+  return copy && copy->dtype != dx->dtype && x->device >= 0 ? NULL : copy;
+}
+static inline mt_status mt__optim_copy_after(mt_status st, const mt_tensor *x, const mt_tensor *dx, mt_tensor *copy) {
+  if (st == MT_OK && copy && !mt__optim_fused_copy(x, dx, copy)) st = mt_copy(copy, x);
+  return st;
 }
 
 /* Adam's and LAMB's shared arguments: x, its gradient and both moments, betas in [0, 1), and

@@ -34,8 +34,10 @@ mt_status mt_lars_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *buf, int ns
   MT_TRY(check_segments(op, n, nseg, seg_offset, seg_length));
   const mt_backend *be = mt__nn_backend(x, op);
   if (!be) return mt_last_status();
-  return be->lars_step(x, dx, momentum != 0 ? buf : NULL, nseg, seg_offset, seg_length, seg_exclude, lr, momentum,
-                       weight_decay, eta, eps, first, trust_out, grad_scale, copy);
+  mt_tensor *fused = mt__optim_fused_copy(x, dx, copy);
+  mt_status st = be->lars_step(x, dx, momentum != 0 ? buf : NULL, nseg, seg_offset, seg_length, seg_exclude, lr,
+                  momentum, weight_decay, eta, eps, first, trust_out, grad_scale, fused);
+  return mt__optim_copy_after(st, x, dx, copy);
 }
 
 mt_status mt_lamb_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *m, mt_tensor *v, int nseg,
@@ -49,6 +51,8 @@ mt_status mt_lamb_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *m, mt_tenso
   double ibc1 = 1 / (1 - pow(beta1, (double)t)), ibc2 = 1 / (1 - pow(beta2, (double)t));
   const mt_backend *be = mt__nn_backend(x, op);
   if (!be) return mt_last_status();
-  return be->lamb_step(x, dx, m, v, nseg, seg_offset, seg_length, seg_exclude, beta1, beta2, ibc1, ibc2, lr, eps,
-                       weight_decay, max_trust, trust_out, grad_scale, copy);
+  mt_tensor *fused = mt__optim_fused_copy(x, dx, copy);
+  mt_status st = be->lamb_step(x, dx, m, v, nseg, seg_offset, seg_length, seg_exclude, beta1, beta2, ibc1, ibc2, lr,
+                  eps, weight_decay, max_trust, trust_out, grad_scale, fused);
+  return mt__optim_copy_after(st, x, dx, copy);
 }

@@ -109,6 +109,46 @@ describe('compressor', function()
       end)
    end
 
+   -- a half model's gradient is loss-scaled by a power of two, so unscaling it into float32 is
+   -- exact: the half path must then do bit for bit what the float32 path does on that gradient
+   for _, ty in ipairs { 'torch.HalfTensor', 'torch.BFloat16Tensor' } do
+      it(('compresses %s gradients in float32, unscaled, the same bits as a float32 compressor'):format(ty), function()
+         local units, n = layout()
+         local opts = { density = 0.01, momentum = 0.9, weightDecay = 1e-3, denseFallback = false }
+         local hgrad, fgrad = torch.Tensor(n):type(ty), torch.FloatTensor(n)
+         local hc, fc = rgc.Compressor(units, hgrad, opts, dist), rgc.Compressor(units, fgrad, opts, dist)
+         assert.equal('torch.FloatTensor', hc.work:type())
+         torch.manualSeed(seed + 7 + R)
+         local params = torch.randn(n):type(ty)
+         local S = 2 ^ 12
+         for step = 1, 5 do
+            torch.manualSeed(seed + 100 * step + R)
+            hgrad:copy(torch.randn(n):mul(S))
+            fgrad:copy(hgrad):div(S)
+            local hs = hc:step(hgrad, params, S)
+            local fs = fc:step(fgrad, params:float())
+            assert.is_nil(hs.overflow)
+            assert.equal(fs.sent, hs.sent)
+            assert.equal(0, maxdiff(hc.work, fgrad:clone():mul(S)), ('step %d: update differs'):format(step))
+            for i, u in ipairs(hc.sparse) do
+               assert.equal(0, maxdiff(u.v, fc.sparse[i].v), ('step %d: residual %d differs'):format(step, i))
+            end
+         end
+         -- an inf on one rank: every rank skips (update inf, residuals and step count untouched)
+         local before = {}
+         for i, u in ipairs(hc.sparse) do before[i] = u.v:clone() end
+         local steps = hc.steps
+         hgrad:copy(torch.randn(n))
+         if R == N - 1 then hgrad[7] = math.huge end
+         local st = hc:step(hgrad, params, S)
+         assert.is_true(st.overflow)
+         assert.is_true(require('moontorch.optim').GradScaler.check(hc.work) > 0)
+         assert.equal(steps, hc.steps)
+         for i, u in ipairs(hc.sparse) do assert.equal(0, maxdiff(u.v, before[i])) end
+         assert.error_matches(function() hc:step(hgrad, params, 0) end, 'loss scale')
+      end)
+   end
+
    it('selects about density of each compressed parameter and counts its bytes', function()
       local units, n = layout()
       local grad = torch.FloatTensor(n)
@@ -252,6 +292,34 @@ describe('DataParallel compress = rgc', function()
       local other = dist.DataParallel(model():float(), { compress = 'rgc', minSize = 100 })
       assert.error_matches(function() other:setLocalState(t, m) end, 'another layout')
       assert.error_matches(function() dist.DataParallel(model():float()):setLocalState(t, m) end, 'does not compress')
+   end)
+
+   it('trains a float16 model through a loss scaler: an overflow on one rank skips the step on all', function()
+      local dp = dist.DataParallel(model():type('torch.HalfTensor'), { compress = 'rgc', density = 0.01, momentum = 0.9,
+         minSize = 1000 })
+      local crit = nn.CrossEntropyCriterion():type('torch.HalfTensor')
+      local p, gp = dp:getParameters()
+      assert.equal('torch.FloatTensor', dp:updates():type())
+      local scaler = optim.GradScaler { initScale = 2 ^ 8 }
+      local config, state = { learningRate = 0.05 }, {}
+      for step = 1, 4 do
+         local x, y = batch(step)
+         dp.lossScale = scaler:getScale(state)
+         local _, _, stepped = scaler:step(optim.sgd, function()
+            gp:zero()
+            local out = dp:forward(x:half())
+            local loss = crit:forward(out, y)
+            if step == 3 and R == 0 then dp.module:get(1).gradWeight[1][1] = math.huge end
+            dp:backward(x:half(), scaler:scale(crit:backward(out, y)))
+            return loss, dp:updates()
+         end, p, config, state)
+         assert.equal(step ~= 3, stepped, 'step ' .. step)
+      end
+      assert.equal(1, state.skippedSteps)
+      assert.equal(2 ^ 7, scaler:getScale(state))
+      local all = dist.allgather(torch.FloatTensor(N * p:nElement()), p:float())
+      for r = 0, N - 1 do assert.equal(0, maxdiff(all:narrow(1, r * p:nElement() + 1, p:nElement()), p)) end
+      assert.is_true(p:float():abs():max() < math.huge)
    end)
 
    it('rejects compression options without compress = rgc, and unknown ones', function()

@@ -14,7 +14,11 @@
 -- warmupSteps. Momentum and weight decay then live here (momentum correction): run the optimizer
 -- with momentum = 0 and weightDecay = 0. The exchange happens once backward has finished (no
 -- bucket overlap); dp.stats holds the last step's counters (bytes, density, selectTime,
--- exchangeTime, ...). Float32 gradients only.
+-- exchangeTime, ...). Float32 gradients, or float16/bfloat16 ones of a half model: then the
+-- residuals and the update are float32, the update is dp:updates() (not the model's gradient
+-- tensor), and dp.lossScale (default 1) must be the loss scaler's scale of the step (the
+-- Trainer sets it); an overflow on any rank makes the update inf on every rank, so every
+-- rank's scaler skips that step and the residuals stay as they were.
 -- How: construction flattens the parameters (getParameters), checks every rank has the same
 -- layout, and broadcasts rank 0's parameters and buffers (running_* of BatchNormalization).
 -- The flat gradient is cut into buckets (dist/buckets.lua); the modules owning parameters get
@@ -269,7 +273,7 @@ end
 function DataParallel:_finish()
    self._active = false
    if self.compressor then
-      self.stats = self.compressor:step(self.gradParams, self.params)
+      self.stats = self.compressor:step(self.gradParams, self.params, self.lossScale)
       return
    end
    for b = self._next, #self.buckets do self:_launch(b) end
@@ -358,6 +362,12 @@ end
 
 function DataParallel:parameters() return self.module:parameters() end
 function DataParallel:getParameters() return self.params, self.gradParams end
+
+-- the tensor holding the averaged update after backward: the gradients, or the compressor's
+-- float32 update of a half model
+function DataParallel:updates()
+   return self.compressor and self.compressor.work or self.gradParams
+end
 
 function DataParallel:zeroGradParameters()
    if self.gradParams:nElement() > 0 then self.gradParams:zero() end

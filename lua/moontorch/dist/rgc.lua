@@ -96,14 +96,23 @@ local Compressor = {}
 Compressor.__index = Compressor
 
 -- units: { {lo =, hi =}, ... } 0-based [lo, hi) element ranges of grad (disjoint)
+-- grad: float32, or float16/bfloat16 (a half model): then the residuals, velocities and the
+-- update stay float32 in self.work (see step)
+local HALVES = { [T.HALF] = true, [T.BF16] = true }
 function rgc.Compressor(units, grad, opts, dist)
    local o = rgc.options(opts)
-   if grad:type() ~= 'torch.FloatTensor' and grad:type() ~= 'torch.CudaTensor' then
-      fail('gradients must be float32 (FloatTensor or CudaTensor), got %s; keep float32 master weights', grad:type())
+   local dt = grad:dtype()
+   if dt ~= T.FLOAT and not HALVES[dt] then
+      fail('gradients must be float32, float16 or bfloat16, got %s', grad:type())
    end
    local self = setmetatable({ o = o, dist = dist, steps = 0 }, Compressor)
    self.device = tonumber(C.mt_tensor_device(grad.h))
    self.n = grad:nElement()
+   if HALVES[dt] then
+      self.work = self:_new(T.FLOAT, math.max(self.n, 1)):narrow(1, 1, math.max(self.n, 1))
+      if self.n == 0 then self.work = nil end
+      self.bad, self.ss = ffi.new('int64_t[1]'), ffi.new('double[1]')
+   end
    self.sparse, self.dense = {}, {}
    local list = {}
    for _, u in ipairs(units) do list[#list + 1] = { lo = u.lo, hi = u.hi } end
@@ -200,7 +209,13 @@ function Compressor:_ensure(name, dtype, n)
 end
 
 -- One step: grad becomes the averaged update direction. Returns the step's counters.
-function Compressor:step(grad, params)
+-- Half gradients (fp16/bf16, scaled by a loss scaler's `scale`) go through float32: every rank
+-- counts its inf/NaN elements and one tiny allreduce makes them agree; on overflow anywhere the
+-- residuals are left alone and the update is inf, so each rank's scaler skips the same step;
+-- otherwise the unscaled float32 gradient is compressed and the update, times scale again (fp32
+-- has the range), is left in self.work for the optimizer (through its loss scaler).
+function Compressor:step(grad, params, scale)
+   if self.work then return self:_halfStep(grad, params, scale or 1) end
    local o, d = self.o, self.dist
    local N = d.size()
    local t0 = now()
@@ -316,6 +331,34 @@ function Compressor:step(grad, params)
       sparseElements = self.sparseElements, denseElements = self.denseElements, sent = pos,
       selectTime = t1 - t0, exchangeTime = t2 - t1,
    }
+end
+
+function Compressor:_halfStep(grad, params, scale)
+   if type(scale) ~= 'number' or not (scale > 0) or scale == math.huge then
+      fail('the loss scale must be a finite number > 0, got %s', tostring(scale))
+   end
+   T.check(C.mt_grad_check(grad.h, self.bad, self.ss), 'dist.rgc')
+   self.cnt[1] = tonumber(self.bad[0])
+   self.dist.allreduce(self.cnt, 'sum')
+   local work = self.work
+   if self.cnt[1] > 0 then
+      work:fill(math.huge)
+      return { step = self.steps, overflow = true, density = 0, target = self:density(), dense = false, bytes = 8,
+         denseBytes = self.n * 4, sparseElements = self.sparseElements, denseElements = self.denseElements, sent = 0,
+         selectTime = 0, exchangeTime = 0 }
+   end
+   work:copy(grad)
+   if scale ~= 1 then work:mul(1 / scale) end
+   local p32
+   if params and self.o.weightDecay > 0 then
+      p32 = self:_ensure('p32', T.FLOAT, self.n):narrow(1, 1, self.n):copy(params)
+   end
+   self.work = nil -- the float32 path below, on the float32 gradient
+   local ok, stats = pcall(self.step, self, work, p32)
+   self.work = work
+   if not ok then error(stats, 0) end
+   if scale ~= 1 then work:mul(scale) end
+   return stats
 end
 
 -- The per-rank state (residuals, velocities, step count) as tensors by name and metadata, for

@@ -39,10 +39,6 @@ function P.problem(opt)
    end
    if not (opt.scaleWindow >= 1) then return ('-scaleWindow must be >= 1, got %s'):format(tostring(opt.scaleWindow)) end
    if not (opt.clip >= 0) then return ('-clip must be >= 0, got %s'):format(tostring(opt.clip)) end
-   -- the compressor's residuals and selection assume fp32 gradients; not combined yet
-   if opt.dist and opt.compress == 'rgc' and P.isHalf(opt.precision) then
-      return ('-compress rgc works on fp32/fp64 models, not with -precision %s'):format(opt.precision)
-   end
 end
 
 -- the CPU tensor type of the model's parameters, activations and inputs

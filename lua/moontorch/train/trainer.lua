@@ -195,6 +195,10 @@ function Trainer:step(x, y)
    local n = x:size(1)
    local k = math.min(self.accumulate, n)
    local sync = k > 1 and model.noSync
+   -- a compressing DataParallel of a half model hands the update over in float32, unscaled
+   -- and scaled again by the scale it is told
+   local updates = model.updates and model:updates() or self.gradParams
+   if scaler and model.updates then model.lossScale = scaler:getScale(self.optimState) end
    local function feval()
       self.gradParams:zero()
       loss, correct = 0, 0
@@ -211,7 +215,7 @@ function Trainer:step(x, y)
          model:backward(xi, gradOut, w)
          loss, correct = loss + l * w, correct + topk(out, yi, { 1 })[1]
       end
-      return loss, self.gradParams
+      return loss, updates
    end
    if scaler then
       local _, _, stepped = scaler:step(self.optimizer, feval, self.params, self.config, self.optimState)
@@ -252,9 +256,11 @@ function Trainer:trainEpoch(epoch)
          -- and step, so take part with a zero gradient and take the same step
          self.config.learningRate = lr
          self.gradParams:zero()
+         if self.scaler and self.model.updates then self.model.lossScale = self.scaler:getScale(self.optimState) end
          self.model:allreduceGradients()
          -- (through the scaler too: every rank must skip the same overflowing steps)
-         local feval = function() return 0, self.gradParams end
+         local updates = self.model.updates and self.model:updates() or self.gradParams
+         local feval = function() return 0, updates end
          if self.scaler then self.scaler:step(self.optimizer, feval, self.params, self.config, self.optimState)
          else self.optimizer(feval, self.params, self.config, self.optimState) end
       elseif info.count > 0 then -- (0 when every image of the batch was undecodable)
