@@ -104,7 +104,10 @@ function Conv._forward(y, x, w, bias, g)
    for kt = 1, kT do
       local to, ti = frames(g, kt, T_in, oT, x)
       if to then
-         check(C.mt_conv2d_forward(y2.h, gather(x, ti).h, w:select(3, kt):contiguous().h, nil, g.dW, g.dH, g.padW,
+         -- temporaries bound to locals: a handle taken from an unnamed cdata may be collected
+         -- while the next argument allocates
+         local xs, ws = gather(x, ti), w:select(3, kt):contiguous()
+         check(C.mt_conv2d_forward(y2.h, xs.h, ws.h, nil, g.dW, g.dH, g.padW,
             g.padH, g.dilW, g.dilH, 1))
          y:indexAdd(3, to, scatter_view(y2, N))
       end
@@ -123,7 +126,8 @@ function Conv._backwardInput(gi, size, dy, w, g)
       if to then
          g2:resize(N * to:size(1), size[2], size[4], size[5])
          -- the C routine reads its 'input' argument for the size only
-         check(C.mt_conv2d_backward_input(g2.h, g2.h, gather(dy, to).h, w:select(3, kt):contiguous().h, g.dW, g.dH,
+         local ds, ws = gather(dy, to), w:select(3, kt):contiguous()
+         check(C.mt_conv2d_backward_input(g2.h, g2.h, ds.h, ws.h, g.dW, g.dH,
             g.padW, g.padH, g.dilW, g.dilH, 1))
          gi:indexAdd(3, ti, scatter_view(g2, N))
       end
@@ -139,7 +143,8 @@ function Conv._backwardParams(gw, x, dy, scale, g)
       local to, ti = frames(g, kt, T_in, oT, x)
       if to then
          tmp:resize(gw:size(1), gw:size(2), gw:size(4), gw:size(5)):zero()
-         check(C.mt_conv2d_backward_params(tmp.h, nil, gather(x, ti).h, gather(dy, to).h, scale, g.dW, g.dH, g.padW,
+         local xs, ds = gather(x, ti), gather(dy, to)
+         check(C.mt_conv2d_backward_params(tmp.h, nil, xs.h, ds.h, scale, g.dW, g.dH, g.padW,
             g.padH, g.dilW, g.dilH, 1))
          gw:select(3, kt):add(tmp)
       end
