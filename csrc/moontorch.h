@@ -404,7 +404,7 @@ mt_status mt_adaptive_avgpool2d_backward(mt_tensor *gradInput, const mt_tensor *
 /* nn: normalization, activations, softmax, losses (csrc/nn/batchnorm.c, activation.c, loss.c) */
 /* CPU, float dtypes. Activations: forward may be in place (out == input); backward takes the
  * input (ReLU, LeakyReLU) or the output (Sigmoid, Tanh) as `saved`. */
-enum { MT_ACT_RELU = 0, MT_ACT_LEAKY_RELU = 1, MT_ACT_SIGMOID = 2, MT_ACT_TANH = 3 };
+enum { MT_ACT_RELU = 0, MT_ACT_LEAKY_RELU = 1, MT_ACT_SIGMOID = 2, MT_ACT_TANH = 3, MT_ACT_ELU = 4 };
 mt_status mt_nn_activation_forward(mt_tensor *out, const mt_tensor *input, int kind, double alpha);
 mt_status mt_nn_activation_backward(mt_tensor *gradInput, const mt_tensor *gradOutput, const mt_tensor *saved,
                                     int kind, double alpha);
