@@ -201,7 +201,8 @@ for o in outs:
    it('SoftMin and SpatialSoftMax normalise over the feature dimension of 1-d to 4-d inputs', function()
       -- sizes and the dimension normalised over, as Torch7's SoftMax: last of 1-d/2-d, first
       -- of 3-d, second of 4-d
-      for _, c in ipairs { { { 7 }, 1 }, { { 3, 5 }, 2 }, { { 5, 3, 3 }, 1 }, { { 2, 5, 3, 2 }, 2 } } do
+      -- (2 x 3 x 17 x 19: 323 positions, more than one block of 256 columns in the C loop)
+      for _, c in ipairs { { { 7 }, 1 }, { { 3, 5 }, 2 }, { { 5, 3, 3 }, 1 }, { { 2, 5, 3, 2 }, 2 }, { { 2, 3, 17, 19 }, 2 } } do
          local sizes, dim = c[1], c[2]
          local x = away(sizes, -3, 3)
          for _, k in ipairs { { 'SoftMin', nn.SoftMin(), -1 }, { 'SpatialSoftMax', nn.SpatialSoftMax(), 1 } } do
