@@ -55,49 +55,54 @@ for name in opt.models:gmatch('[^,]+') do
    for _, s in ipairs(shapes[name] or error('conv_layers: unknown model ' .. name)) do cases[#cases + 1] = s end
 end
 
-local function conv_table()
-   local peer = {}
-   if not opt.nopeer then
-      local spec = {}
-      for _, s in ipairs(cases) do spec[#spec + 1] = table.concat(s, 'x') end
-      local cmd = ('/usr/bin/python3 bench/conv_layers_peer.py --threads %d --reps %d --warmup %d --shapes %s 2>&1')
-         :format(opt.threads, opt.reps, opt.warmup, table.concat(spec, ','))
-      local p = io.popen(cmd)
-      local out = p:read('*a')
-      p:close()
-      for key, f, gi, gw in out:gmatch('(%S+) ([%d.]+) ([%d.]+) ([%d.]+)\n') do
-         peer[key] = { tonumber(f), tonumber(gi), tonumber(gw) }
-      end
-      if not next(peer) then io.stderr:write('conv_layers: PyTorch peer gave no timings:\n', out, '\n') end
-   end
-
-   print(('SpatialConvolution, %d threads, median of %d (ms per call; PyTorch in brackets)'):format(opt.threads, opt.reps))
-   print(('%-30s %16s %16s %16s %7s'):format('N x Cin -> Cout, k/s, HxW', 'forward', 'gradInput', 'gradWeight', 'ratio'))
-   local tot, tot_peer = { 0, 0, 0 }, { 0, 0, 0 }
-   for _, s in ipairs(cases) do
-      local n, cin, cout, k, st, pad, h = (table.unpack or unpack)(s)
-      local conv = nn.SpatialConvolution(cin, cout, k, k, st, st, pad, pad):noBias():float()
-      local x = torch.randn(n, cin, h, h):float()
-      local y = conv:forward(x)
-      local dy = torch.randn(y:size()):float()
-      local t = {
-         time_ms(function() conv:updateOutput(x) end),
-         time_ms(function() conv:updateGradInput(x, dy) end),
-         time_ms(function() conv:accGradParameters(x, dy) end),
-      }
-      local p = peer[table.concat(s, 'x')]
-      local cell = function(i) return p and ('%7.2f (%6.2f)'):format(t[i], p[i]) or ('%7.2f'):format(t[i]) end
-      for i = 1, 3 do
-         tot[i] = tot[i] + t[i]
-         if p then tot_peer[i] = tot_peer[i] + p[i] end
-      end
-      print(('%-30s %16s %16s %16s %7s'):format(('%d x %d -> %d, %d/%d, %dx%d'):format(n, cin, cout, k, st, h, h), cell(1),
-         cell(2), cell(3), p and ('%.2f'):format((t[1] + t[2] + t[3]) / (p[1] + p[2] + p[3])) or '-'))
-   end
-   local any = next(peer) ~= nil
-   local cell = function(i) return any and ('%7.2f (%6.2f)'):format(tot[i], tot_peer[i]) or ('%7.2f'):format(tot[i]) end
-   print(('%-30s %16s %16s %16s %7s'):format('sum', cell(1), cell(2), cell(3),
-      any and ('%.2f'):format((tot[1] + tot[2] + tot[3]) / (tot_peer[1] + tot_peer[2] + tot_peer[3])) or '-'))
+local function layers_table()
+   if opt.layers ~= 'none' then dofile('bench/layers_table.lua')(opt, time_ms) end
 end
-if #cases > 0 then conv_table() end
-if opt.layers ~= 'none' then dofile('bench/layers_table.lua')(opt, time_ms) end
+if #cases == 0 then
+   layers_table()
+   return
+end
+
+local peer = {}
+if not opt.nopeer then
+   local spec = {}
+   for _, s in ipairs(cases) do spec[#spec + 1] = table.concat(s, 'x') end
+   local cmd = ('/usr/bin/python3 bench/conv_layers_peer.py --threads %d --reps %d --warmup %d --shapes %s 2>&1')
+      :format(opt.threads, opt.reps, opt.warmup, table.concat(spec, ','))
+   local p = io.popen(cmd)
+   local out = p:read('*a')
+   p:close()
+   for key, f, gi, gw in out:gmatch('(%S+) ([%d.]+) ([%d.]+) ([%d.]+)\n') do
+      peer[key] = { tonumber(f), tonumber(gi), tonumber(gw) }
+   end
+   if not next(peer) then io.stderr:write('conv_layers: PyTorch peer gave no timings:\n', out, '\n') end
+end
+
+print(('SpatialConvolution, %d threads, median of %d (ms per call; PyTorch in brackets)'):format(opt.threads, opt.reps))
+print(('%-30s %16s %16s %16s %7s'):format('N x Cin -> Cout, k/s, HxW', 'forward', 'gradInput', 'gradWeight', 'ratio'))
+local tot, tot_peer = { 0, 0, 0 }, { 0, 0, 0 }
+for _, s in ipairs(cases) do
+   local n, cin, cout, k, st, pad, h = (table.unpack or unpack)(s)
+   local conv = nn.SpatialConvolution(cin, cout, k, k, st, st, pad, pad):noBias():float()
+   local x = torch.randn(n, cin, h, h):float()
+   local y = conv:forward(x)
+   local dy = torch.randn(y:size()):float()
+   local t = {
+      time_ms(function() conv:updateOutput(x) end),
+      time_ms(function() conv:updateGradInput(x, dy) end),
+      time_ms(function() conv:accGradParameters(x, dy) end),
+   }
+   local p = peer[table.concat(s, 'x')]
+   local cell = function(i) return p and ('%7.2f (%6.2f)'):format(t[i], p[i]) or ('%7.2f'):format(t[i]) end
+   for i = 1, 3 do
+      tot[i] = tot[i] + t[i]
+      if p then tot_peer[i] = tot_peer[i] + p[i] end
+   end
+   print(('%-30s %16s %16s %16s %7s'):format(('%d x %d -> %d, %d/%d, %dx%d'):format(n, cin, cout, k, st, h, h), cell(1),
+      cell(2), cell(3), p and ('%.2f'):format((t[1] + t[2] + t[3]) / (p[1] + p[2] + p[3])) or '-'))
+end
+local any = next(peer) ~= nil
+local cell = function(i) return any and ('%7.2f (%6.2f)'):format(tot[i], tot_peer[i]) or ('%7.2f'):format(tot[i]) end
+print(('%-30s %16s %16s %16s %7s'):format('sum', cell(1), cell(2), cell(3),
+   any and ('%.2f'):format((tot[1] + tot[2] + tot[3]) / (tot_peer[1] + tot_peer[2] + tot_peer[3])) or '-'))
+layers_table()
