@@ -33,7 +33,7 @@ end
 local function repeats(self, n, like)
    local c = self._rep or {}
    self._rep = c
-   local key = n .. ':' .. like:device()
+   local key = n .. 'x' .. self.scale_factor .. ':' .. like:device()
    if not c[key] then
       local t = torch.LongTensor(n * self.scale_factor)
       for i = 1, n * self.scale_factor do t[i] = math.floor((i - 1) / self.scale_factor) + 1 end
