@@ -3,6 +3,11 @@
 -- (bench/conv_layers_peer.py) on the same shapes and thread count.
 --   luajit bench/conv_layers.lua [-threads 2] [-reps 20] [-models resnet18,small_cnn] [-nopeer]
 -- Prints median ms per call; "ratio" is moontorch / PyTorch for the three together.
+-- With -layers all (or a comma-separated list of module names) a second table follows: the nn
+-- issue's other layers (bench/layers_cases.lua), forward and backward (updateGradInput +
+-- accGradParameters) against bench/layers_peer.py, which also recomputes every output and
+-- gradient from the same inputs and parameters (passed through files) and reports the largest
+-- absolute difference. -models none skips the convolution table.
 local torch = require 'moontorch' -- run from the repository root: its loader finds lua/ and recipes/
 local nn = require 'moontorch.nn'
 local options = require 'moontorch.util.options'
@@ -14,6 +19,7 @@ local opt = options.parse(arg, {
    { 'warmup', 3, 'untimed calls first' },
    { 'models', 'resnet18,small_cnn', 'comma-separated: resnet18, small_cnn' },
    { 'nopeer', false, 'skip PyTorch' },
+   { 'layers', 'none', 'second table: none, all, or comma-separated module names' },
 }, 'bench/conv_layers.lua: ms per convolution call, moontorch vs PyTorch (CPU)\nOptions:')
 torch.setnumthreads(opt.threads)
 
@@ -45,7 +51,16 @@ end
 
 local cases = {}
 for name in opt.models:gmatch('[^,]+') do
+   if name == 'none' then break end
    for _, s in ipairs(shapes[name] or error('conv_layers: unknown model ' .. name)) do cases[#cases + 1] = s end
+end
+
+local function layers_table()
+   if opt.layers ~= 'none' then dofile('bench/layers_table.lua')(opt, time_ms) end
+end
+if #cases == 0 then
+   layers_table()
+   return
 end
 
 local peer = {}
@@ -90,3 +105,4 @@ local any = next(peer) ~= nil
 local cell = function(i) return any and ('%7.2f (%6.2f)'):format(tot[i], tot_peer[i]) or ('%7.2f'):format(tot[i]) end
 print(('%-30s %16s %16s %16s %7s'):format('sum', cell(1), cell(2), cell(3),
    any and ('%.2f'):format((tot[1] + tot[2] + tot[3]) / (tot_peer[1] + tot_peer[2] + tot_peer[3])) or '-'))
+layers_table()

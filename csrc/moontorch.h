@@ -401,10 +401,15 @@ mt_status mt_avgpool2d_backward(mt_tensor *gradInput, const mt_tensor *gradOutpu
                                 int kH, int dW, int dH, int padW, int padH, int ceil_mode, int count_include_pad);
 mt_status mt_adaptive_avgpool2d_forward(mt_tensor *out, const mt_tensor *input, int oW, int oH);
 mt_status mt_adaptive_avgpool2d_backward(mt_tensor *gradInput, const mt_tensor *gradOutput, const mt_tensor *input);
+/* max over the windows rows [hs, he) x columns [ws, we) (0-based; int64 P x oH and P x oW, P = 1 or
+ * the number of planes) of each H x W plane of a 3-d/4-d input (csrc/nn/window_pool.c): adaptive
+ * and fractional max pooling. indices: int64 flat 1-based positions in the whole input. */
+mt_status mt_nn_window_maxpool2d(mt_tensor *out, mt_tensor *indices, const mt_tensor *input, const mt_tensor *hs,
+                                 const mt_tensor *he, const mt_tensor *ws, const mt_tensor *we);
 /* nn: normalization, activations, softmax, losses (csrc/nn/batchnorm.c, activation.c, loss.c) */
 /* CPU, float dtypes. Activations: forward may be in place (out == input); backward takes the
  * input (ReLU, LeakyReLU) or the output (Sigmoid, Tanh) as `saved`. */
-enum { MT_ACT_RELU = 0, MT_ACT_LEAKY_RELU = 1, MT_ACT_SIGMOID = 2, MT_ACT_TANH = 3 };
+enum { MT_ACT_RELU = 0, MT_ACT_LEAKY_RELU = 1, MT_ACT_SIGMOID = 2, MT_ACT_TANH = 3, MT_ACT_ELU = 4 };
 mt_status mt_nn_activation_forward(mt_tensor *out, const mt_tensor *input, int kind, double alpha);
 mt_status mt_nn_activation_backward(mt_tensor *gradInput, const mt_tensor *gradOutput, const mt_tensor *saved,
                                     int kind, double alpha);

@@ -1,4 +1,4 @@
-/* nn_activation.cu: ReLU/LeakyReLU/Sigmoid/Tanh and (log-)softmax on CUDA, the formulas of
+/* nn_activation.cu: ReLU/LeakyReLU/Sigmoid/Tanh/ELU and (log-)softmax on CUDA, the formulas of
  * csrc/nn/activation.c and loss.c. Inputs and results are contiguous (see csrc/core/backend.h). */
 #include "nn_common.cuh"
 
@@ -13,6 +13,7 @@ __global__ void nnk_act_fwd(const T *x, T *y, int64_t n, double alpha) {
     if (K == MT_ACT_RELU) r = v > 0 ? v : (CT)0;
     else if (K == MT_ACT_LEAKY_RELU) r = v > 0 ? v : v * a;
     else if (K == MT_ACT_SIGMOID) r = (CT)1 / ((CT)1 + exp(-v));
+    else if (K == MT_ACT_ELU) r = v > 0 ? v : a * expm1(v);
     else r = tanh(v);
     mtk_st(y + i, r);
   }
@@ -27,6 +28,7 @@ __global__ void nnk_act_bwd(const T *g, const T *z, T *r, int64_t n, double alph
     if (K == MT_ACT_RELU) o = v > 0 ? go : (CT)0;
     else if (K == MT_ACT_LEAKY_RELU) o = v > 0 ? go : go * a;
     else if (K == MT_ACT_SIGMOID) o = go * v * ((CT)1 - v);
+    else if (K == MT_ACT_ELU) o = v > 0 ? go : go * (v + a);
     else o = go * ((CT)1 - v * v);
     mtk_st(r + i, o);
   }
@@ -37,6 +39,7 @@ static const char *act_op(int kind) {
   case MT_ACT_RELU: return "nn.ReLU";
   case MT_ACT_LEAKY_RELU: return "nn.LeakyReLU";
   case MT_ACT_SIGMOID: return "nn.Sigmoid";
+  case MT_ACT_ELU: return "nn.ELU";
   default: return "nn.Tanh";
   }
 }
@@ -48,6 +51,7 @@ template <class F> static void act_kind(int kind, F &&f) {
   case MT_ACT_RELU: f(std::integral_constant<int, MT_ACT_RELU>()); break;
   case MT_ACT_LEAKY_RELU: f(std::integral_constant<int, MT_ACT_LEAKY_RELU>()); break;
   case MT_ACT_SIGMOID: f(std::integral_constant<int, MT_ACT_SIGMOID>()); break;
+  case MT_ACT_ELU: f(std::integral_constant<int, MT_ACT_ELU>()); break;
   default: f(std::integral_constant<int, MT_ACT_TANH>()); break;
   }
 }

@@ -215,6 +215,23 @@ describe('nn convolution group', function()
          jac(nn.SpatialAdaptiveMaxPooling(3, 2), rand(2, 3, 5), 'adaptive max single')
       end)
 
+      it('SpatialAdaptiveMaxPooling passes NaN on; the C window max rejects windows outside the input', function()
+         local x = rand(2, 3, 6, 5)
+         x[1][2][4][1] = 0 / 0
+         local m = nn.SpatialAdaptiveMaxPooling(2, 2)
+         local y = m:forward(x)
+         assert.is_true(y[1][2][2][1] ~= y[1][2][2][1], 'the cell holding the NaN gives NaN')
+         assert.are.equal(0, y:ne(y):sum() - 1, 'and no other cell does')
+         local g = m:backward(x, torch.ones(2, 3, 2, 2))
+         assert.are.equal(1, g[1][2][4][1], 'its gradient goes to the NaN')
+         local s, e = torch.LongTensor { { 0, 3 } }, torch.LongTensor { { 3, 7 } }
+         local ok, err = pcall(function()
+            T.check(T.C.mt_nn_window_maxpool2d(torch.Tensor().h, torch.LongTensor().h, x.h, s.h, e.h, s.h, s:clone():add(1).h))
+         end)
+         assert(not ok and err:find('window_maxpool2d: row window 1 is %[3, 7%), not a non%-empty range inside 0..6'),
+            tostring(err))
+      end)
+
       it('SpatialAdaptiveAveragePooling matches F.adaptive_avg_pool2d', function()
          check_case('adaptive_avg')
          jac(nn.SpatialAdaptiveAveragePooling(2, 3), rand(2, 2, 5, 4), 'adaptive avg')

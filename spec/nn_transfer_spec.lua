@@ -201,7 +201,8 @@ for o in outs:
    it('SoftMin and SpatialSoftMax normalise over the feature dimension of 1-d to 4-d inputs', function()
       -- sizes and the dimension normalised over, as Torch7's SoftMax: last of 1-d/2-d, first
       -- of 3-d, second of 4-d
-      for _, c in ipairs { { { 7 }, 1 }, { { 3, 5 }, 2 }, { { 5, 3, 3 }, 1 }, { { 2, 5, 3, 2 }, 2 } } do
+      -- (2 x 3 x 17 x 19: 323 positions, more than one block of 256 columns in the C loop)
+      for _, c in ipairs { { { 7 }, 1 }, { { 3, 5 }, 2 }, { { 5, 3, 3 }, 1 }, { { 2, 5, 3, 2 }, 2 }, { { 2, 3, 17, 19 }, 2 } } do
          local sizes, dim = c[1], c[2]
          local x = away(sizes, -3, 3)
          for _, k in ipairs { { 'SoftMin', nn.SoftMin(), -1 }, { 'SpatialSoftMax', nn.SpatialSoftMax(), 1 } } do
@@ -342,6 +343,28 @@ for o in outs:
       util.assert_close(g, { 0, sigmoid(-60), sigmoid(19.8), 1, 1, 1 }, { atol = 1e-300, rtol = 1e-9 }, 'SoftPlus slopes')
       util.assert_close(nn.LogSigmoid():forward(torch.Tensor { -800, 800, -40 }), { -800, 0, -40 - math.exp(-40) },
          { atol = 1e-300, rtol = 1e-14 }, 'LogSigmoid extremes')
+   end)
+
+   it('ELU in float32 (its own branch-free exp) stays within 2e-7 of float64 and passes NaN on', function()
+      local x = torch.randn(20000):mul(6)
+      x[1], x[2], x[3], x[4], x[5] = -1e-30, -1e-6, -100, 0, -0.3466
+      for _, a in ipairs { 1, 0.3 } do
+         local yd = nn.ELU(a):forward(x)
+         local mf = nn.ELU(a):float()
+         local yf = mf:forward(x:float()):double()
+         local rel = (yf - yd):abs():cdiv(torch.abs(yd):add(1e-300)):max()
+         assert.is_true(rel < 2e-7, ('ELU(%g) float32 relative error %g'):format(a, rel))
+         local gd = nn.ELU(a)
+         gd:forward(x)
+         local dy = torch.randn(20000)
+         local gf = mf:backward(x:float(), dy:float()):double()
+         util.assert_close(gf, gd:backward(x, dy), { atol = 1e-6, rtol = 1e-6 }, 'ELU float32 gradient')
+      end
+      local m = nn.ELU():float()
+      local y = m:forward(torch.FloatTensor { 0 / 0, 1, -1 })
+      assert.is_true(y[1] ~= y[1], 'a NaN input gives a NaN output')
+      local g = m:backward(torch.FloatTensor { 0 / 0, 1, -1 }, torch.FloatTensor { 1, 1, 1 })
+      assert.is_true(g[1] ~= g[1], 'and a NaN gradient')
    end)
 
    it('name the module and the problem on bad input', function()

@@ -107,6 +107,10 @@ typedef struct mt_pool_geom {
       int count_include_pad))                                                                                       \
   X(P, mt_status, adaptive_avgpool2d_forward, (mt_tensor *y, const mt_tensor *x, const mt_pool_geom *g))            \
   X(P, mt_status, adaptive_avgpool2d_backward, (mt_tensor *dx, const mt_tensor *dy, const mt_pool_geom *g))         \
+  /* max over windows [hs, he) x [ws, we) given per output row / column (int64 P x oH, P x oW;                      \
+   * P = planes when per_plane, else 1); idx: flat 1-based positions in the whole input */                        \
+  X(P, mt_status, window_maxpool2d, (mt_tensor *y, mt_tensor *idx, const mt_tensor *x, const mt_tensor *hs,         \
+      const mt_tensor *he, const mt_tensor *ws, const mt_tensor *we, const mt_pool_geom *g, int per_plane))         \
   /* activations (MT_ACT_* kinds): y = f(x); r = f'(saved) * g (saved: the input for ReLU and                       \
    * LeakyReLU, the output for Sigmoid and Tanh) */                                                                 \
   X(P, mt_status, activation_forward, (mt_tensor *y, const mt_tensor *x, int kind, double alpha))                   \

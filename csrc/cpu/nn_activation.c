@@ -1,7 +1,8 @@
-/* nn_activation.c: the CPU backend's pointwise activations (ReLU, LeakyReLU, Sigmoid, Tanh),
+/* nn_activation.c: the CPU backend's pointwise activations (ReLU, LeakyReLU, Sigmoid, Tanh, ELU),
  * forward and backward, any float dtype, over contiguous buffers; csrc/nn/activation.c checks
  * the arguments. Forward may run in place (y == x). */
 #include <math.h>
+#include <string.h>
 #include "../core/dtype.h"
 #include "cpu.h"
 
@@ -9,6 +10,41 @@
  * MT_EXP and MT_TANH are unary ops (moontorch.h) */
 #define ACT_EXP(CT, x) (sizeof(CT) == 4 ? (CT)expf((float)(x)) : (CT)exp((double)(x)))
 #define ACT_TANH(CT, x) (sizeof(CT) == 4 ? (CT)tanhf((float)(x)) : (CT)tanh((double)(x)))
+/* ELU, forward and backward (from the output). Both arms are computed before the select: the
+ * compiler will not speculate float arithmetic out of a branch, and a branch on the sign of random
+ * data mispredicts half the time (backward: m + (1 - m) s with m = [v > 0], exact either way).
+ * Double keeps libm's expm1 (the gradient checks run in double). */
+/* expm1(x) for x <= 0 in float, without a libm call so the loop vectorizes: x = n ln2 + r with
+ * |r| <= ln2/2, q = e^r - 1 by its Taylor series to r^7 (truncation below 1e-8), and
+ * e^x - 1 = q 2^n + (2^n - 1), which keeps the relative accuracy near 0 (n = 0 there). */
+static inline float elu_expm1_neg(float x) {
+  x = x < -87.0f ? -87.0f : x; /* below, e^x - 1 is -1 in float; keeps 2^n a normal number */
+  float n = (x * 1.44269504f + 12582912.0f) - 12582912.0f; /* round to nearest by 1.5*2^23, no call */
+  float r = (x - n * 0.693359375f) + n * 2.12194440e-4f; /* ln2 in two parts */
+  float q = r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720 + r * (1.0f / 5040)))))));
+  int32_t bits = ((int32_t)n + 127) << 23;
+  float p2;
+  memcpy(&p2, &bits, sizeof p2);
+  return q * p2 + (p2 - 1.0f);
+}
+static inline float elu_fwd_f(float v, float a) {
+  float e = a * elu_expm1_neg(v > 0 ? 0.0f : v); /* a NaN input goes on to the output */
+  return v > 0 ? v : e;
+}
+static inline double elu_fwd_d(double v, double a) {
+  double e = a * expm1(v > 0 ? 0.0 : v);
+  return v > 0 ? v : e;
+}
+static inline float elu_bwd_f(float go, float v, float a) {
+  float m = (float)(v > 0), s = (v > 0 ? 0.0f : v) + a; /* a NaN output stays in s */
+  return go * (m + (1.0f - m) * s);
+}
+static inline double elu_bwd_d(double go, double v, double a) {
+  double m = (double)(v > 0), s = (v > 0 ? 0.0 : v) + a; /* a NaN output stays in s */
+  return go * (m + (1.0 - m) * s);
+}
+#define ELU_FWD(CT, v, a) _Generic((CT)0, float: elu_fwd_f, default: elu_fwd_d)((v), (CT)(a))
+#define ELU_BWD(CT, go, v, a) _Generic((CT)0, float: elu_bwd_f, default: elu_bwd_d)((go), (v), (CT)(a))
 
 #define FWD_LOOP(N, TT, CT, EXPR)                                               \
   {                                                                             \
@@ -27,6 +63,7 @@
     case MT_ACT_RELU: FWD_LOOP(N, TT, CT, v > 0 ? v : (CT)0) break;                        \
     case MT_ACT_LEAKY_RELU: FWD_LOOP(N, TT, CT, v > 0 ? v : (CT)(v * a)) break;            \
     case MT_ACT_SIGMOID: FWD_LOOP(N, TT, CT, (CT)1 / ((CT)1 + ACT_EXP(CT, -v))) break;         \
+    case MT_ACT_ELU: FWD_LOOP(N, TT, CT, ELU_FWD(CT, v, a)) break;                         \
     default: FWD_LOOP(N, TT, CT, ACT_TANH(CT, v)) break;                                      \
     }                                                                                       \
     break;
@@ -62,6 +99,7 @@ mt_status mt__cpu_activation_forward(mt_tensor *y, const mt_tensor *x, int kind,
     case MT_ACT_RELU: BWD_LOOP(N, TT, CT, v > 0 ? go : (CT)0) break;                   \
     case MT_ACT_LEAKY_RELU: BWD_LOOP(N, TT, CT, v > 0 ? go : (CT)(go * a)) break;      \
     case MT_ACT_SIGMOID: BWD_LOOP(N, TT, CT, go * v * (1 - v)) break;                  \
+    case MT_ACT_ELU: BWD_LOOP(N, TT, CT, ELU_BWD(CT, go, v, a)) break;                 \
     default: BWD_LOOP(N, TT, CT, go * (1 - v * v)) break;                              \
     }                                                                                   \
     break;

@@ -1,6 +1,6 @@
-/* activation.c: pointwise activations for nn (ReLU, LeakyReLU, Sigmoid, Tanh), forward and
+/* activation.c: pointwise activations for nn (ReLU, LeakyReLU, Sigmoid, Tanh, ELU), forward and
  * backward, any float dtype. Forward may run in place (out == input). Backward reads the input
- * for ReLU/LeakyReLU and the output for Sigmoid/Tanh (what Torch7 keeps), so an in-place ReLU
+ * for ReLU/LeakyReLU and the output for Sigmoid/Tanh/ELU (what Torch7 keeps), so an in-place ReLU
  * can pass its output: its sign matches the input's. Checks here; the loops are the backends'. */
 #include <stdio.h>
 #include "nn_common.h"
@@ -11,12 +11,13 @@ static const char *act_name(int kind) {
   case MT_ACT_LEAKY_RELU: return "LeakyReLU";
   case MT_ACT_SIGMOID: return "Sigmoid";
   case MT_ACT_TANH: return "Tanh";
+  case MT_ACT_ELU: return "ELU";
   default: return "activation";
   }
 }
 
 mt_status mt_nn_activation_forward(mt_tensor *out, const mt_tensor *input, int kind, double alpha) {
-  if (kind < MT_ACT_RELU || kind > MT_ACT_TANH) return mt__error(MT_ERR_ARG, "activation: unknown kind %d", kind);
+  if (kind < MT_ACT_RELU || kind > MT_ACT_ELU) return mt__error(MT_ERR_ARG, "activation: unknown kind %d", kind);
   char nm[32];
   snprintf(nm, sizeof nm, "nn.%s", act_name(kind));
   MT_CHECK_TENSOR(input, act_name(kind), "input");
@@ -38,7 +39,7 @@ mt_status mt_nn_activation_forward(mt_tensor *out, const mt_tensor *input, int k
 
 mt_status mt_nn_activation_backward(mt_tensor *gradInput, const mt_tensor *gradOutput, const mt_tensor *saved,
                                     int kind, double alpha) {
-  if (kind < MT_ACT_RELU || kind > MT_ACT_TANH) return mt__error(MT_ERR_ARG, "activation: unknown kind %d", kind);
+  if (kind < MT_ACT_RELU || kind > MT_ACT_ELU) return mt__error(MT_ERR_ARG, "activation: unknown kind %d", kind);
   const char *what = kind >= MT_ACT_SIGMOID ? "output" : "input";
   char nm[32], b1[64], b2[64];
   snprintf(nm, sizeof nm, "nn.%s", act_name(kind));

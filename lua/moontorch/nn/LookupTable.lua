@@ -127,6 +127,12 @@ function LookupTable:accGradParameters(input, gradOutput, scale)
          input:dim() == 2 and ('%dx%dx%d'):format(input:size(1), input:size(2), d) or ('%dx%d'):format(n, d)), 3)
    end
    if n == 0 then return end
+   local go = gradOutput:isContiguous() and gradOutput or gradOutput:contiguous()
+   if (self.paddingValue or 0) < 1 and not self.shouldScaleGradByFreq then
+      -- no index can be the padding one (they start at 1) and rows are not reweighted: one pass
+      self.gradWeight:indexAdd(1, idx, go:view(n, d), scale)
+      return
+   end
    -- per-index weights of each gradient row: 0 at the padding index, 1/frequency if asked
    local w = torch.ne(idx, self.paddingValue or 0):typeAs(gradOutput)
    if self.shouldScaleGradByFreq then
@@ -134,7 +140,7 @@ function LookupTable:accGradParameters(input, gradOutput, scale)
       count:indexAdd(1, idx, T.new(gradOutput:dtype(), gradOutput:device(), { n }):fill(1))
       w:cdiv(count:index(1, idx))
    end
-   local g = torch.cmul(utils.result(self, '_gradRows', gradOutput), gradOutput:contiguous():view(n, d),
+   local g = torch.cmul(utils.result(self, '_gradRows', gradOutput), go:view(n, d),
       w:view(n, 1))
    self.gradWeight:indexAdd(1, idx, g:mul(scale))
 end

@@ -35,27 +35,34 @@ local function slopeView(self, input)
    return self.weight:contiguous():view(sizes)
 end
 
+-- the passes write into buffers kept on the module (_neg, _pos): fresh full-size temporaries
+-- cost more than the arithmetic
 function PReLU:updateOutput(input)
    P.checkInput(self, input)
    local w = slopeView(self, input)
-   -- max(x, 0) + w * min(x, 0): for each x one term is exactly zero
-   local neg = input:clone():clamp(-math.huge, 0):cmul(w)
-   return P.output(self, input, false):clamp(0, math.huge):add(neg)
+   local neg = torch.cmin(P.buffer(self, '_neg', input), input, 0):cmul(w)
+   return torch.cmax(P.buffer(self, 'output', input), input, 0):add(neg)
 end
 
 function PReLU:updateGradInput(input, gradOutput)
    P.checkInput(self, input)
    gradOutput = P.checkGradOutput(self, input, gradOutput)
-   local factor = P.mask(input, 'le', 0):cmul(slopeView(self, input)):add(P.mask(input, 'gt', 0))
-   return P.gradInput(self, gradOutput, false):cmul(factor)
+   -- slope w where x <= 0, 1 where x > 0
+   local factor = P.buffer(self, '_neg', input):le(input, 0):cmul(slopeView(self, input))
+   factor:add(P.buffer(self, '_pos', input):gt(input, 0))
+   return torch.cmul(P.buffer(self, 'gradInput', gradOutput), gradOutput, factor)
 end
 
--- d/dw = sum of gradOutput * x over the x <= 0 of each plane (or of all elements when shared)
+function PReLU:clearState()
+   self._neg, self._pos = nil, nil
+   return parent.clearState(self)
+end
+
 function PReLU:accGradParameters(input, gradOutput, scale)
    scale = scale or 1
    gradOutput = P.checkGradOutput(self, input, gradOutput)
    slopeView(self, input)   -- checks the planes
-   local prod = input:clone():clamp(-math.huge, 0):cmul(gradOutput)
+   local prod = torch.cmin(P.buffer(self, '_neg', input), input, 0):cmul(gradOutput)
    if self.nOutputPlane == 0 then
       self.gradWeight:add(scale * prod:sum())
    else

@@ -2,6 +2,7 @@
 -- 0.5 z^2 where |z| < 1, |z| - 0.5 elsewhere (z = input - target); mean or sum.
 local torch = require 'moontorch'
 require 'moontorch.nn'
+local utils = require 'moontorch.nn.utils'
 
 local SmoothL1, parent = torch.class('nn.SmoothL1Criterion', 'nn.Criterion')
 
@@ -19,12 +20,14 @@ local function args(input, target)
    return target:view(input:size())
 end
 
+-- buffers kept on the criterion (no fresh tensors per call; pow(2) is a generic powf, so squares
+-- go through dot)
 function SmoothL1:updateOutput(input, target)
    target = args(input, target)
-   local z = (input - target):abs()
-   local zc = z:clone():clamp(0, 1)
+   local z = utils.result(self, '_diff', input):resizeAs(input):copy(input):csub(target):abs()
+   local zc = utils.result(self, '_clamped', input):resizeAs(z):copy(z):clamp(0, 1)
    -- 0.5 min(z,1)^2 + (z - min(z,1)) is both branches at once
-   self.output = zc:clone():pow(2):mul(0.5):add(z):csub(zc):sum()
+   self.output = 0.5 * zc:dot(zc) + z:sum() - zc:sum()
    if self.sizeAverage then self.output = self.output / input:nElement() end
    return self.output
 end
@@ -32,6 +35,12 @@ end
 function SmoothL1:updateGradInput(input, target)
    target = args(input, target)
    local norm = self.sizeAverage and 1 / input:nElement() or 1
-   self.gradInput = (input - target):clamp(-1, 1):mul(norm)
+   self.gradInput = utils.result(self, 'gradInput', input):resizeAs(input):copy(input):csub(target):clamp(-1, 1)
+      :mul(norm)
    return self.gradInput
+end
+
+function SmoothL1:clearState()
+   self._diff, self._clamped = nil, nil
+   return parent.clearState(self)
 end

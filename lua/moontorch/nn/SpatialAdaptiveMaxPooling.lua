@@ -1,8 +1,8 @@
 -- nn.SpatialAdaptiveMaxPooling(W, H) as in Torch7: the maximum over each cell of an H x W grid laid
 -- on the last two dimensions of a 3-d or 4-d input, whatever its size; cell i of n covers input
--- rows floor(i*in/n) .. ceil((i+1)*in/n)-1 (cells may overlap). Composed per cell from narrow and
--- max; self.indices keeps the flat 1-based position of each maximum in the input, so the gradient
--- is one indexAdd (any device).
+-- rows floor(i*in/n) .. ceil((i+1)*in/n)-1 (cells may overlap). One C pass over all cells
+-- (mt_nn_window_maxpool2d); self.indices keeps the flat 1-based position of each maximum in the
+-- input, so the gradient is one indexAdd (any device).
 local torch = require 'moontorch'
 local T = require 'moontorch.internal'
 local P = require 'moontorch.nn.pooling_common'
@@ -22,48 +22,37 @@ function Pool:__init(W, H)
    self.W, self.H = W, H
 end
 
-local on = P.on
+-- cell i of n over a dimension of size len: 0-based rows [floor(i*len/n), ceil((i+1)*len/n))
+local function cells(len, n)
+   local s, e = torch.LongTensor(1, n), torch.LongTensor(1, n)
+   for i = 0, n - 1 do
+      s[1][i + 1] = math.floor(i * len / n)
+      e[1][i + 1] = math.ceil((i + 1) * len / n)
+   end
+   return s, e
+end
 
+-- one C pass over all cells (mt_nn_window_maxpool2d); the bounds are cached per input size
 function Pool:updateOutput(input)
    T.expect_tensor(input, NAME, 'input', 3)
    local d = input:dim()
    if d ~= 3 and d ~= 4 then error(('%s: expected a 3-d or 4-d input, got %d-d'):format(NAME, d), 2) end
    local iH, iW = input:size(d - 1), input:size(d)
-   local oH, oW = self.H, self.W
-   local n = input:nElement() / (iH * iW)
-   local x = input:contiguous():view(n, iH, iW)
-   local out = input.new():resize(n, oH * oW)
-   -- everything indexing the input lives on its device
-   local idx = T.empty(torch.LongTensor():dtype(), input:device()):resize(n, oH * oW)
-   -- first flat position (0-based) of every plane
-   local base = on(torch.range(0, n - 1):long():mul(iH * iW), input)
-   for i = 0, oH - 1 do
-      local hs, he = math.floor(i * iH / oH), math.ceil((i + 1) * iH / oH)
-      for j = 0, oW - 1 do
-         local ws, we = math.floor(j * iW / oW), math.ceil((j + 1) * iW / oW)
-         local hl, wl = he - hs, we - ws
-         local cell = x:narrow(2, hs + 1, hl):narrow(3, ws + 1, wl):contiguous():view(n, hl * wl)
-         local v, k = cell:max(2)
-         local c = i * oW + j + 1
-         out:select(2, c):copy(v:view(n))
-         -- the cell's k-th element (1-based) lies at row hs + (k-1) // wl, column ws + (k-1) % wl
-         local pos = {}
-         for r = 0, hl - 1 do for s = 0, wl - 1 do pos[#pos + 1] = (hs + r) * iW + ws + s + 1 end end
-         local p = on(torch.LongTensor(pos), input):index(1, k:contiguous():view(n))
-         idx:select(2, c):copy(p:add(base))
-      end
+   local key = ('%dx%d'):format(iH, iW)
+   local b = self._cells
+   if not b or b.key ~= key or b.oH ~= self.H or b.oW ~= self.W then
+      local hs, he = cells(iH, self.H)
+      local ws, we = cells(iW, self.W)
+      b = { key = key, oH = self.H, oW = self.W, hs, he, ws, we }
+      self._cells = b
    end
-   self.indices = idx
-   local sz = T.sizes(input)
-   sz[d - 1], sz[d] = oH, oW
-   self.output = out:view(torch.LongStorage(sz))
-   return self.output
+   return P.window_max(self, input, b[1], b[2], b[3], b[4])
 end
 
 Pool.updateGradInput = P.indexBackward(NAME, 3)
 
 function Pool:clearState()
-   self.indices = nil
+   self.indices, self._cells = nil, nil
    return parent.clearState(self)
 end
 

@@ -1,10 +1,11 @@
 -- nn.SpatialMaxUnpooling(poolingModule) as in Torch7: the inverse of a (non-overlapping)
 -- nn.SpatialMaxPooling: each input value goes back to the position its maximum came from in the
 -- pooling's last input, zeros elsewhere. Uses the pooling module's indices (0-based within a
--- plane) and its input size (iheight, iwidth); forward is an indexCopy, backward an index.
+-- plane) and its input size (iheight, iwidth); forward is the pooling's C backward (a scatter),
+-- backward a gather.
 local torch = require 'moontorch'
 local T = require 'moontorch.internal'
-local P = require 'moontorch.nn.pooling_common'
+local utils = require 'moontorch.nn.utils'
 
 local Unpool, parent = torch.class('nn.SpatialMaxUnpooling', 'nn.Module')
 
@@ -32,21 +33,54 @@ function Unpool:setParams()
 end
 
 -- flat 1-based positions in the unpooled output of each input element
-function Unpool:_positions(input)
+local function checkInput(self, input, what)
    if input:nElement() ~= self.indices:nElement() then
-      error(('%s: input has size %s but the pooling produced %s'):format(NAME, table.concat(T.sizes(input), 'x'),
+      error(('%s: %s has size %s but the pooling produced %s'):format(NAME, what, table.concat(T.sizes(input), 'x'),
          table.concat(T.sizes(self.indices), 'x')), 3)
    end
-   local d = input:dim()
-   local plane = self.oheight * self.owidth
-   local n, L = input:nElement() / (input:size(d - 1) * input:size(d)), input:size(d - 1) * input:size(d)
-   local base = torch.range(0, n - 1):long():mul(plane):add(1)
-   if base:device() ~= input:device() then base = T.empty(base:dtype(), input:device()):resize(n):copy(base) end
-   return self.indices:contiguous():view(n, L):clone():add(base:view(n, 1):expand(n, L)):view(n * L), n * plane
 end
 
--- forward an indexCopy, backward an index (output sizes: the pooling's input sizes)
-P.unpoolMethods(Unpool, NAME, 2, { 'oheight', 'owidth' })
+-- Unpooling is max pooling's backward with the input as gradOutput (the windows do not
+-- overlap: kernel = stride), so forward is that one C scatter. The C op reads its 'input'
+-- argument for the size only: _shape has the pooling input's size but is never written or read
+-- (its pages are never touched).
+function Unpool:updateOutput(input)
+   T.expect_tensor(input, NAME, 'input', 2)
+   self:setParams()
+   checkInput(self, input, 'input')
+   local sz = T.sizes(input)
+   sz[#sz - 1], sz[#sz] = self.oheight, self.owidth
+   local shape = utils.result(self, '_shape', input)
+   if table.concat(T.sizes(shape), 'x') ~= table.concat(sz, 'x') then shape:resize(torch.LongStorage(sz)) end
+   local p = self.pooling
+   T.check(T.C.mt_maxpool2d_backward(utils.result(self, 'output', input).h, input.h, self.indices.h, shape.h, p.kW,
+      p.kH, p.dW, p.dH, p.padW, p.padH, p.ceil_mode and 1 or 0))
+   return self.output
+end
+
+-- the gradient gathers gradOutput at the indices (0-based within a plane, hence + 1)
+function Unpool:updateGradInput(input, gradOutput)
+   T.expect_tensor(gradOutput, NAME, 'gradOutput', 2)
+   self:setParams()
+   checkInput(self, input, 'input')
+   local plane = self.oheight * self.owidth
+   local d = input:dim()
+   local L = input:size(d - 1) * input:size(d)
+   local n = input:nElement() / L
+   if gradOutput:nElement() ~= n * plane then
+      error(('%s: gradOutput has %d elements, expected %d'):format(NAME, gradOutput:nElement(), n * plane), 2)
+   end
+   local idx = utils.result(self, '_idx1', self.indices):resize(n, L):copy(self.indices:view(n, L)):add(1)
+   local g = gradOutput:isContiguous() and gradOutput or gradOutput:contiguous()
+   local gi = torch.gather(utils.result(self, '_gi', gradOutput), g:view(n, plane), 2, idx)
+   self.gradInput = gi:view(T.sizes(input))
+   return self.gradInput
+end
+
+function Unpool:clearState()
+   self._shape, self._idx1, self._gi = nil, nil, nil
+   return parent.clearState(self)
+end
 
 function Unpool:__tostring__()
    return ('%s associated to %s'):format(torch.type(self), tostring(self.pooling))

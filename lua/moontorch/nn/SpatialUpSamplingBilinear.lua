@@ -1,11 +1,13 @@
 -- nn.SpatialUpSamplingBilinear(scale) or ({oheight=, owidth=}) as in Torch7: bilinear interpolation
 -- of the last two dimensions of a 3-d or 4-d input with the corners aligned (output pixel o reads
 -- input position o * (H - 1) / (oH - 1)); with a scale the output is H*scale x W*scale. The
--- interpolation is separable, so it is two matrix products with oH x H and oW x W weight matrices,
--- and the gradient is the same products transposed (mm, so any device).
+-- interpolation is separable, so it is two matrix products with oH x H and oW x W weight matrices
+-- (an mm over all rows, then a bmm over the planes), and the gradient is the same products
+-- transposed (mm / bmm, so any device).
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
+local utils = require 'moontorch.nn.utils'
 
 local Up, parent = torch.class('nn.SpatialUpSamplingBilinear', 'nn.Module')
 
@@ -49,21 +51,36 @@ local function planes(t, what)
    return t:nElement() / (t:size(d - 1) * t:size(d)), t:size(d - 1), t:size(d)
 end
 
--- X (n planes of h x w) -> Mh^T X Mw for Mh h x h', Mw w x w'
-local function apply(x, n, h, w, Mh, Mw)
-   local h2, w2 = Mh:size(2), Mw:size(2)
-   local y = x:contiguous():view(n * h, w):mm(Mw):view(n, h, w2):transpose(2, 3):contiguous():view(n * w2, h)
-   return y:mm(Mh):view(n, w2, h2):transpose(2, 3):contiguous()
+-- X (n planes of h x w) -> L X R for L h' x h, R w x w' (both contiguous): one mm over all rows,
+-- then one bmm with L broadcast over the planes (no transposed copies); y and out are buffers
+local function apply(y, out, x, n, h, w, L, R)
+   local h2, w2 = L:size(1), R:size(2)
+   x = x:isContiguous() and x or x:contiguous()
+   torch.mm(y, x:view(n * h, w), R)
+   return torch.bmm(out, L:view(1, h2, h):expand(n, h2, h), y:view(n, h, w2))
+end
+
+-- the interpolation matrices for these sizes, type and device, kept until they change:
+-- _Ah (oH x H), _Aw (oW x W) as Torch7 names them, and the layouts apply wants
+local function matrices(self, H, W, oH, oW, like)
+   local key = ('%d %d %d %d %s %d'):format(H, W, oH, oW, like:type(), like:device())
+   if self._key ~= key or not self._Ah then
+      self._Ah, self._Aw = weights(oH, H, like), weights(oW, W, like)
+      self._AwT, self._AhT = self._Aw:t():contiguous(), self._Ah:t():contiguous()
+      self._key = key
+   end
 end
 
 function Up:updateOutput(input)
    local n, H, W = planes(input, 'input')
    local oH = self.scale_factor and H * self.scale_factor or self.oheight
    local oW = self.scale_factor and W * self.scale_factor or self.owidth
-   self._Ah, self._Aw = weights(oH, H, input), weights(oW, W, input)
+   matrices(self, H, W, oH, oW, input)
    local sz = T.sizes(input)
    sz[#sz - 1], sz[#sz] = oH, oW
-   self.output = apply(input, n, H, W, self._Ah:t(), self._Aw:t()):view(torch.LongStorage(sz))
+   local out = apply(utils.result(self, '_y', input), utils.result(self, '_out', input), input, n, H, W, self._Ah,
+      self._AwT)
+   self.output = out:view(torch.LongStorage(sz))
    return self.output
 end
 
@@ -73,12 +90,15 @@ function Up:updateGradInput(input, gradOutput)
    if gradOutput:nElement() ~= n * oH * oW then
       error(('%s: gradOutput has %d elements, expected %d'):format(NAME, gradOutput:nElement(), n * oH * oW), 2)
    end
-   self.gradInput = apply(gradOutput, n, oH, oW, self._Ah, self._Aw):view(T.sizes(input))
+   local gi = apply(utils.result(self, '_y', gradOutput), utils.result(self, '_gi', gradOutput), gradOutput, n, oH,
+      oW, self._AhT, self._Aw)
+   self.gradInput = gi:view(T.sizes(input))
    return self.gradInput
 end
 
 function Up:clearState()
-   self._Ah, self._Aw = nil, nil
+   self._Ah, self._Aw, self._AhT, self._AwT, self._key = nil, nil, nil, nil, nil
+   self._y, self._out, self._gi = nil, nil, nil
    return parent.clearState(self)
 end
 

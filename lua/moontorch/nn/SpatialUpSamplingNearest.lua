@@ -1,9 +1,11 @@
 -- nn.SpatialUpSamplingNearest(scale) as in Torch7: each pixel of the last two dimensions of a 3-d
--- or 4-d input becomes a scale x scale block. The output is an expanded view made contiguous; the
--- gradient sums each block (views and sums, so any device).
+-- or 4-d input becomes a scale x scale block: index along the columns, then along the rows; the
+-- gradient sums each block by indexAdd the same two ways (any device).
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
+local utils = require 'moontorch.nn.utils'
+local P = require 'moontorch.nn.pooling_common'
 
 local Up, parent = torch.class('nn.SpatialUpSamplingNearest', 'nn.Module')
 
@@ -25,13 +27,30 @@ local function planes(self, t, what)
    return n, t:size(d - 1), t:size(d)
 end
 
+-- the repeat indices 1,1,..,2,2,.. (each `s` times) for n positions, cached per size and
+-- device; the copies are index / indexAdd along one dimension at a time (an expand with stride-0
+-- dims copied elementwise cost several times more)
+local function repeats(self, n, like)
+   local c = self._rep or {}
+   self._rep = c
+   local key = n .. 'x' .. self.scale_factor .. ':' .. like:device()
+   if not c[key] then
+      local t = torch.LongTensor(n * self.scale_factor)
+      for i = 1, n * self.scale_factor do t[i] = math.floor((i - 1) / self.scale_factor) + 1 end
+      c[key] = P.on(t, like)
+   end
+   return c[key]
+end
+
 function Up:updateOutput(input)
    local n, H, W = planes(self, input, 'input')
    local s = self.scale_factor
    local sz = T.sizes(input)
    sz[#sz - 1], sz[#sz] = H * s, W * s
    local x = input:isContiguous() and input or input:contiguous()
-   self.output = x:view(n, H, 1, W, 1):expand(n, H, s, W, s):contiguous():view(torch.LongStorage(sz))
+   local wide = torch.index(utils.result(self, '_wide', x), x:view(n * H, W), 2, repeats(self, W, x))
+   local out = torch.index(utils.result(self, '_out', x), wide:view(n, H, W * s), 2, repeats(self, H, x))
+   self.output = out:view(torch.LongStorage(sz))
    return self.output
 end
 
@@ -43,8 +62,17 @@ function Up:updateGradInput(input, gradOutput)
          n * H * s * W * s), 2)
    end
    local g = gradOutput:isContiguous() and gradOutput or gradOutput:contiguous()
-   self.gradInput = g:view(n, H, s, W, s):sum(5):sum(3):view(T.sizes(input))
+   local rows = utils.result(self, '_wide', g):resize(n, H, W * s):zero()
+   rows:indexAdd(2, repeats(self, H, g), g:view(n, H * s, W * s))
+   local gi = utils.result(self, '_gi', g):resize(n * H, W):zero()
+   gi:indexAdd(2, repeats(self, W, g), rows:view(n * H, W * s))
+   self.gradInput = gi:view(T.sizes(input))
    return self.gradInput
+end
+
+function Up:clearState()
+   self._rep, self._wide, self._out, self._gi = nil, nil, nil, nil
+   return parent.clearState(self)
 end
 
 function Up:__tostring__() return ('%s(%d)'):format(torch.type(self), self.scale_factor) end

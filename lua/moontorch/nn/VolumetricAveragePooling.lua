@@ -58,7 +58,9 @@ function Pool:updateGradInput(input, gradOutput)
    local shape = x.new():resize(N * P, 1, Ti, oH * oW)
    check(C.mt_avgpool2d_backward(ghw.h, dy.h, shape.h, 1, self.kT, 1, self.dT, 0, 0, 0, 1))
    local gi = x.new()
-   check(C.mt_avgpool2d_backward(gi.h, ghw:view(N, P * Ti, oH, oW).h, x:view(N, P * Ti, H, W).h, self.kW, self.kH,
+   -- views bound to locals: an unnamed one may be collected while the next is made
+   local g4, x4 = ghw:view(N, P * Ti, oH, oW), x:view(N, P * Ti, H, W)
+   check(C.mt_avgpool2d_backward(gi.h, g4.h, x4.h, self.kW, self.kH,
       self.dW, self.dH, 0, 0, 0, 1))
    self.gradInput = gi:view(T.sizes(input))
    return self.gradInput

@@ -76,15 +76,30 @@ local function frames(g, kt, T_in, T_out, like)
    return a, b
 end
 
--- frames idx of a 5-d N x P x T x H x W tensor as an (N*n) x P x H x W batch of planes
-local function gather(x, idx)
-   local s = x:index(3, idx):transpose(2, 3):contiguous()
-   return s:view(s:size(1) * s:size(2), s:size(3), s:size(4), s:size(5))
+-- Scratch tensors of the passes below, by role, type and device, shared by every module (the
+-- passes never nest): fresh ones each call cost more in page faults than the copies themselves.
+-- Weak values: the collector may take them back between calls.
+local scratch = setmetatable({}, { __mode = 'v' })
+local function buf(role, like)
+   local key = role .. ' ' .. like:type() .. ' ' .. like:device()
+   local b = scratch[key]
+   if not b then
+      b = like.new()
+      scratch[key] = b
+   end
+   return b
 end
 
--- an (N*n) x P x H x W batch back to N x P x n x H x W (a view)
-local function scatter_view(y, N)
-   return y:view(N, y:size(1) / N, y:size(2), y:size(3), y:size(4)):transpose(2, 3)
+-- N x P x T x H x W as frame-major N x T x P x H x W (contiguous, in scratch `role`): the passes
+-- transpose once in and once out, and every frame selection in between copies whole P x H x W blocks
+local function frame_major(x, role)
+   return buf(role, x):resize(x:size(1), x:size(3), x:size(2), x:size(4), x:size(5)):copy(x:transpose(2, 3))
+end
+
+-- frames idx of a frame-major N x T x P x H x W tensor as an (N*n) x P x H x W batch of planes
+local function gather(xt, idx, role)
+   local s = torch.index(buf(role, xt), xt, 2, idx)
+   return s:view(s:size(1) * s:size(2), s:size(3), s:size(4), s:size(5))
 end
 
 local function conv_out(n, k, d, pad, dil)
@@ -94,21 +109,26 @@ Conv._outSize = conv_out
 
 -- y = conv3d(x, w) + bias; x: N x C x T x H x W, w: O x C x kT x kH x kW; y is resized.
 function Conv._forward(y, x, w, bias, g)
-   local N, T_in = x:size(1), x:size(3)
+   local N, T_in, O = x:size(1), x:size(3), w:size(1)
    local kT = w:size(3)
    local oT = conv_out(T_in, kT, g.dT, g.padT, g.dilT)
    local oH = conv_out(x:size(4), w:size(4), g.dH, g.padH, g.dilH)
    local oW = conv_out(x:size(5), w:size(5), g.dW, g.padW, g.dilW)
-   y:resize(N, w:size(1), oT, oH, oW):zero()
-   local y2 = x.new()
+   local xt = frame_major(x, 'x')
+   local yt = buf('y', x):resize(N, oT, O, oH, oW):zero()
+   local y2 = buf('y2', x)
    for kt = 1, kT do
       local to, ti = frames(g, kt, T_in, oT, x)
       if to then
-         check(C.mt_conv2d_forward(y2.h, gather(x, ti).h, w:select(3, kt):contiguous().h, nil, g.dW, g.dH, g.padW,
+         -- temporaries bound to locals: a handle taken from an unnamed cdata may be collected
+         -- while the next argument allocates
+         local xs, ws = gather(xt, ti, 'xs'), w:select(3, kt):contiguous()
+         check(C.mt_conv2d_forward(y2.h, xs.h, ws.h, nil, g.dW, g.dH, g.padW,
             g.padH, g.dilW, g.dilH, 1))
-         y:indexAdd(3, to, scatter_view(y2, N))
+         yt:indexAdd(2, to, y2:view(N, to:size(1), O, oH, oW))
       end
    end
+   y:resize(N, O, oT, oH, oW):copy(yt:transpose(2, 3))
    if bias then y:add(bias:view(1, bias:size(1), 1, 1, 1):expandAs(y)) end
    return y
 end
@@ -116,30 +136,35 @@ end
 -- gi (resized to size, N x C x T x H x W) = the input gradient of conv3d for gradOutput dy
 function Conv._backwardInput(gi, size, dy, w, g)
    local N, T_in, oT = size[1], size[3], dy:size(3)
-   gi:resize(torch.LongStorage(size)):zero()
-   local g2 = dy.new()
+   local dyt = frame_major(dy, 'dy')
+   local git = buf('gi', dy):resize(N, T_in, size[2], size[4], size[5]):zero()
+   local g2 = buf('g2', dy)
    for kt = 1, w:size(3) do
       local to, ti = frames(g, kt, T_in, oT, dy)
       if to then
          g2:resize(N * to:size(1), size[2], size[4], size[5])
          -- the C routine reads its 'input' argument for the size only
-         check(C.mt_conv2d_backward_input(g2.h, g2.h, gather(dy, to).h, w:select(3, kt):contiguous().h, g.dW, g.dH,
+         local ds, ws = gather(dyt, to, 'ds'), w:select(3, kt):contiguous()
+         check(C.mt_conv2d_backward_input(g2.h, g2.h, ds.h, ws.h, g.dW, g.dH,
             g.padW, g.padH, g.dilW, g.dilH, 1))
-         gi:indexAdd(3, ti, scatter_view(g2, N))
+         git:indexAdd(2, ti, g2:view(N, to:size(1), size[2], size[4], size[5]))
       end
    end
+   gi:resize(torch.LongStorage(size)):copy(git:transpose(2, 3))
    return gi
 end
 
 -- gw += scale * dL/dw of conv3d(x, w) for gradOutput dy (gw: O x C x kT x kH x kW)
 function Conv._backwardParams(gw, x, dy, scale, g)
    local N, T_in, oT = x:size(1), x:size(3), dy:size(3)
-   local tmp = gw.new()
+   local xt, dyt = frame_major(x, 'x'), frame_major(dy, 'dy')
+   local tmp = buf('gw', gw)
    for kt = 1, gw:size(3) do
       local to, ti = frames(g, kt, T_in, oT, x)
       if to then
          tmp:resize(gw:size(1), gw:size(2), gw:size(4), gw:size(5)):zero()
-         check(C.mt_conv2d_backward_params(tmp.h, nil, gather(x, ti).h, gather(dy, to).h, scale, g.dW, g.dH, g.padW,
+         local xs, ds = gather(xt, ti, 'xs'), gather(dyt, to, 'ds')
+         check(C.mt_conv2d_backward_params(tmp.h, nil, xs.h, ds.h, scale, g.dW, g.dH, g.padW,
             g.padH, g.dilW, g.dilH, 1))
          gw:select(3, kt):add(tmp)
       end

@@ -1,9 +1,10 @@
 -- nn.VolumetricMaxPooling(kT, kW, kH, [dT=kT], [dW=kW], [dH=kH], [padT=0], [padW=0], [padH=0]) with
 -- :ceil()/:floor(), as in Torch7. Input: C x T x H x W or N x C x T x H x W. A max over a box is
--- separable, so the module pools along W, then H, then T, each a 1-d max over unfolded windows of
--- a -inf padded copy, and composes the winners' positions with gathers. self.indices (int64, the
--- output's size) holds each maximum's 0-based position within its T x H x W input volume, which
--- nn.VolumetricMaxUnpooling and the backward pass (an indexAdd) use. Dilation (the fields of
+-- separable, so the module pools H x W by the C 2-d max pooling (undilated) or along W then H, and
+-- then along T, each 1-d pass a max over unfolded windows of a -inf padded copy, and composes the
+-- winners' positions with gathers. self.indices (int64, the output's size) holds each maximum's
+-- 0-based position within its T x H x W input volume, which nn.VolumetricMaxUnpooling and the
+-- backward pass (an indexAdd) use. Dilation (the fields of
 -- nn.VolumetricDilatedMaxPooling) spaces the window's taps.
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
@@ -102,6 +103,20 @@ function Pool:updateOutput(input)
    if oT < 1 or oH < 1 or oW < 1 then
       error(('%s: input %dx%dx%d (TxHxW) is too small: output would be %dx%dx%d'):format(torch.type(self), Ti, H, W,
          oT, oH, oW), 2)
+   end
+   if dilW == 1 and dilH == 1 then
+      -- the H x W part by the C 2-d max pooling over the frames as planes (same output-size
+      -- rule), then T over the 1/(kH kW) as large result
+      local N, P = x:size(1), x:size(2)
+      local v2, i2 = x.new(), T.empty(T.LONG, x:device())
+      local planes = x:view(N, P * Ti, H, W)
+      T.check(T.C.mt_maxpool2d_forward(v2.h, i2.h, planes.h, self.kW, self.kH, self.dW, self.dH, self.padW,
+         self.padH, ceil and 1 or 0))
+      local vt, pt = pool1d(v2:view(N, P, Ti, oH, oW), 3, self.kT, self.dT, self.padT, dilT, ceil)
+      self.indices = pt:clone():mul(H * W):add(i2:view(N, P, Ti, oH, oW):gather(3, pt:add(1)))
+      self.output = single and vt:select(1, 1) or vt
+      if single then self.indices = self.indices:select(1, 1) end
+      return self.output
    end
    local vw, pw = pool1d(x, 5, self.kW, self.dW, self.padW, dilW, ceil)
    local vh, ph = pool1d(vw, 4, self.kH, self.dH, self.padH, dilH, ceil)

@@ -52,6 +52,20 @@ function P.running_max(x, corner, strides, sizes)
    return best, bestIdx
 end
 
+-- Max over windows given per output row and column (the C op mt_nn_window_maxpool2d): hs, he
+-- (P x oH) and ws, we (P x oW) are 0-based [start, end) bounds as LongTensors, P = 1 or one row
+-- per plane of the input. Sets self.output (the input's leading sizes, oH x oW) and
+-- self.indices (flat 1-based positions in the whole input, for indexBackward).
+function P.window_max(self, input, hs, he, ws, we)
+   local out = utils.result(self, 'output', input)
+   if not torch.isTensor(self.indices) or self.indices:device() ~= input:device() then
+      self.indices = T.empty(T.LONG, input:device())
+   end
+   hs, he, ws, we = P.on(hs, input), P.on(he, input), P.on(ws, input), P.on(we, input)
+   T.check(T.C.mt_nn_window_maxpool2d(out.h, self.indices.h, input.h, hs.h, he.h, ws.h, we.h))
+   return out
+end
+
 -- The fractional max poolings' methods, set on class Pool: fixPoolingRegions, updateOutput,
 -- updateGradInput and clearState. axes names the D pooled trailing dimensions, outermost first
 -- ({ 'H', 'W' } or { 'T', 'H', 'W' }), through Torch7's fields poolSize<a> and out<a> or ratio<a>;
@@ -94,6 +108,26 @@ function P.fractionalMethods(Pool, name, axes, cols)
       local n, L, plane, strides = N * C, 1, 1, {}
       for k = D, 1, -1 do strides[k], plane, L = plane, plane * sizes[k], L * outs[k] end
       -- 1-based flat position in its plane of each window's first element: n x outs[1] x ... x outs[D]
+      if D == 2 then
+         -- window starts per plane for rows and columns, through the C window max
+         -- (samples and starts through raw pointers: a tensor per plane would cost more than the pooling)
+         local st, ud = {}, u:contiguous():data()
+         for k = 1, 2 do
+            local o, len, pool = outs[k], sizes[k], pools[k]
+            local t = torch.LongTensor(n, o)
+            local sd = t:data()
+            local alpha = o > 1 and (len - pool) / (o - 1) or 0
+            for p = 0, n - 1 do
+               local sample = ud[p * D + cols[k] - 1]
+               local first = math.floor(sample * alpha)
+               for i = 0, o - 2 do sd[p * o + i] = math.floor((i + sample) * alpha) - first end
+               sd[p * o + o - 1] = len - pool
+            end
+            st[k] = t
+         end
+         P.window_max(self, input, st[1], st[1] + pools[1], st[2], st[2] + pools[2])
+         return self.output
+      end
       local shape, corner = { n, table.unpack(outs) }, nil
       for k = 1, D do
          local starts = {}
