@@ -152,7 +152,8 @@ return function(torch, T)
       if n ~= m then
          error(('copy: %s of size %d cannot take the %d elements of a %s'):format(typename(h), n, m, typename(src.h)), 2)
       end
-      check(C.mt_copy(stensor(s).h, stensor(src).h), 'copy')
+      local dst_t, src_t = stensor(s), stensor(src) -- named: an unnamed one may be collected early
+      check(C.mt_copy(dst_t.h, src_t.h), 'copy')
       return s
    end
 

@@ -37,8 +37,8 @@ return function(torch, T)
          T.argerror(name, ('expected a tensor or a number, got %s'):format(type(b)), 3)
       end
       res = result(res, a, name)
-      local bt = is_tensor(b) and T.h(b, name) or scalar_tensor(b, a).h
-      check(C.mt_binary(op, res.h, a.h, bt, 1), name, true, 3)
+      local bt = is_tensor(b) and b or scalar_tensor(b, a) -- the tensor, not its handle, stays referenced
+      check(C.mt_binary(op, res.h, a.h, is_tensor(b) and T.h(b, name) or bt.h, 1), name, true, 3)
       return res
    end
 

@@ -88,9 +88,11 @@ return function(torch, T)
       local tmp = T.empty(dtype(a), device(a))
       for i = 1, 3 do
          local j, k = i % 3 + 1, (i + 1) % 3 + 1 -- out_i = a_j b_k - a_k b_j
-         local o = c(out, i)
-         check(C.mt_binary(C.MT_MUL, o.h, c(a, j).h, c(b, k).h, 1), 'cross', true)
-         check(C.mt_binary(C.MT_MUL, tmp.h, c(a, k).h, c(b, j).h, 1), 'cross', true)
+         -- every view bound to a local: a handle taken from an unnamed view dangles once the
+         -- collector, run by the next allocation, has finalized the view
+         local o, aj, bk, ak, bj = c(out, i), c(a, j), c(b, k), c(a, k), c(b, j)
+         check(C.mt_binary(C.MT_MUL, o.h, aj.h, bk.h, 1), 'cross', true)
+         check(C.mt_binary(C.MT_MUL, tmp.h, ak.h, bj.h, 1), 'cross', true)
          check(C.mt_binary(C.MT_SUB, o.h, o.h, tmp.h, 1), 'cross', true)
       end
       return deliver(res, out)
