@@ -98,6 +98,13 @@ bool mt__is_channels_last(const mt_tensor *t) {
   return true;
 }
 
+bool mt__set_layout(mt_tensor *t, bool cl) {
+  if (t->ndim != 4 || !(mt__is_contiguous(t) || mt__is_channels_last(t))) return false;
+  if (cl) mt__channels_last_strides(t->sizes, t->strides);
+  else mt__contiguous_strides(4, t->sizes, t->strides);
+  return true;
+}
+
 /* product of sizes with overflow detection; -1 on overflow or negative size */
 static int64_t checked_numel(int ndim, const int64_t *sizes) {
   int64_t n = 1;

@@ -44,6 +44,10 @@ bool mt__is_contiguous(const mt_tensor *t);
  * ignores strides of size-1 dimensions and is false for a tensor that is also contiguous. */
 bool mt__is_channels_last(const mt_tensor *t);
 void mt__channels_last_strides(const int64_t *sizes, int64_t *strides);
+/* A dense 4-d tensor (contiguous or channels-last, so one block of numel elements either way)
+ * restrided in place to channels-last (cl) or NCHW over the same elements; values are not
+ * moved. False (t unchanged) for anything else. */
+bool mt__set_layout(mt_tensor *t, bool cl);
 /* address of element 0 (host or device pointer) */
 static inline char *mt__data(const mt_tensor *t) {
   /* an empty storage has no data: no pointer arithmetic on NULL */
