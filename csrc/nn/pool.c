@@ -86,8 +86,8 @@ mt_status mt_maxpool2d_forward(mt_tensor *out, mt_tensor *indices, const mt_tens
   MT_CHECK_TENSOR(indices, MP, "indices");
   MT_TRY(mt__prepare_out(out, input->dtype, input->device, input->ndim, osz, MP));
   MT_TRY(mt__prepare_out(indices, MT_I64, input->device, input->ndim, osz, MP));
-  mt__nn_follow(out, g.cs > 1);
-  mt__nn_follow(indices, g.cs > 1);
+  mt__nn_follow(out, mt__nn_cl(input));
+  mt__nn_follow(indices, mt__nn_cl(input));
   if (g.planes == 0) return MT_OK;
   return pool_run(MAX_FWD, out, indices, input, &g, 0, MP);
 }
@@ -107,7 +107,7 @@ mt_status mt_maxpool2d_backward(mt_tensor *gradInput, const mt_tensor *gradOutpu
                      mt_dtype_name(indices->dtype), mt__shape_str(indices, b1, sizeof b1));
   MT_CHECK_TENSOR(gradInput, MP, "gradInput");
   MT_TRY(mt__prepare_out(gradInput, input->dtype, input->device, input->ndim, input->sizes, MP));
-  mt__nn_follow(gradInput, g.cs > 1);
+  mt__nn_follow(gradInput, mt__nn_cl(input));
   if (g.planes == 0) return MT_OK;
   return pool_run(MAX_BWD, gradInput, (mt_tensor *)indices, gradOutput, &g, 0, MP);
 }
@@ -120,7 +120,7 @@ mt_status mt_avgpool2d_forward(mt_tensor *out, const mt_tensor *input, int kW, i
   MT_TRY(pool_check(&g, osz, input, kW, kH, dW, dH, padW, padH, ceil_mode, AP));
   MT_CHECK_TENSOR(out, AP, "output");
   MT_TRY(mt__prepare_out(out, input->dtype, input->device, input->ndim, osz, AP));
-  mt__nn_follow(out, g.cs > 1);
+  mt__nn_follow(out, mt__nn_cl(input));
   if (g.planes == 0) return MT_OK;
   return pool_run(AVG_FWD, out, NULL, input, &g, count_include_pad, AP);
 }
@@ -133,7 +133,7 @@ mt_status mt_avgpool2d_backward(mt_tensor *gradInput, const mt_tensor *gradOutpu
   MT_TRY(mt__nn_check_like(gradOutput, input, input->ndim, osz, AP, "gradOutput"));
   MT_CHECK_TENSOR(gradInput, AP, "gradInput");
   MT_TRY(mt__prepare_out(gradInput, input->dtype, input->device, input->ndim, input->sizes, AP));
-  mt__nn_follow(gradInput, g.cs > 1);
+  mt__nn_follow(gradInput, mt__nn_cl(input));
   if (g.planes == 0) return MT_OK;
   return pool_run(AVG_BWD, gradInput, NULL, gradOutput, &g, count_include_pad, AP);
 }
@@ -165,7 +165,7 @@ mt_status mt_adaptive_avgpool2d_forward(mt_tensor *out, const mt_tensor *input, 
   MT_TRY(adaptive_check(&g, osz, input, oW, oH));
   MT_CHECK_TENSOR(out, AD, "output");
   MT_TRY(mt__prepare_out(out, input->dtype, input->device, input->ndim, osz, AD));
-  mt__nn_follow(out, g.cs > 1);
+  mt__nn_follow(out, mt__nn_cl(input));
   if (g.planes == 0) return MT_OK;
   return pool_run(AD_FWD, out, NULL, input, &g, 0, AD);
 }
@@ -184,7 +184,7 @@ mt_status mt_adaptive_avgpool2d_backward(mt_tensor *gradInput, const mt_tensor *
   MT_TRY(mt__nn_check_like(gradOutput, input, nd, osz, AD, "gradOutput"));
   MT_CHECK_TENSOR(gradInput, AD, "gradInput");
   MT_TRY(mt__prepare_out(gradInput, input->dtype, input->device, nd, input->sizes, AD));
-  mt__nn_follow(gradInput, g.cs > 1);
+  mt__nn_follow(gradInput, mt__nn_cl(input));
   if (g.planes == 0) return MT_OK;
   return pool_run(AD_BWD, gradInput, NULL, gradOutput, &g, 0, AD);
 }

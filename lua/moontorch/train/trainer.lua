@@ -50,7 +50,9 @@ local SCALER_COLUMNS = { 'loss_scale', 'skipped_steps' }
 -- metadata), columns + row(epoch, tr, va) (CSV), plot = { title =, acc = column },
 -- tensorboard = { tag = column }, report(epoch, tr, va), quiet, showWait, scaler
 -- (optim.GradScaler), accumulate (micro-batches per batch, default 1), inputType (the tensor
--- type inputs are converted to, for a model in another dtype than its data).
+-- type inputs are converted to, for a model in another dtype than its data), layout ('nchw',
+-- the default, or 'nhwc': the model's convolution weights and each 4-d input batch are stored
+-- channels-last, nn.Module:channelsLast; the values, and so the losses, are the same).
 local function new(o)
    local self = setmetatable({}, Trainer)
    for k, v in pairs(o) do self[k] = v end
@@ -61,6 +63,11 @@ local function new(o)
    self.trainBatches = math.min(self.trainBatches or math.huge, self.train:nbatches())
    self.valBatches = math.min(self.valBatches or math.huge, self.val:nbatches())
    if self.trainBatches < 1 then self:fail('the training data do not make one batch') end
+   self.layout = self.layout or 'nchw'
+   if self.layout ~= 'nchw' and self.layout ~= 'nhwc' then
+      self:fail("layout must be 'nchw' or 'nhwc', got %s", tostring(self.layout))
+   end
+   if self.layout == 'nhwc' then self.model:channelsLast() end
    self.params, self.gradParams = self.model:getParameters()
    self.optimState, self.startEpoch, self.firstBatch = {}, 1, 1
    self.best, self.last, self.reported, self.buf = { top1 = -1, top5 = 0, epoch = 0 }, {}, {}, {}
@@ -178,6 +185,11 @@ function Trainer:toDevice(x, y)
    if x:type() ~= want then
       if not buf.x or buf.x:type() ~= want then buf.x = x:type(want) else buf.x:resize(x:size()):copy(x) end
       x = buf.x
+   end
+   if self.layout == 'nhwc' and x:dim() == 4 and not x:isChannelsLast() then
+      if buf.xcl and buf.xcl:type() == x:type() and buf.xcl:isSameSizeAs(x) then buf.xcl:copy(x)
+      else buf.xcl = x:channelsLast() end
+      x = buf.xcl
    end
    if cuda then
       buf.y = buf.y or torch.CudaLongTensor()
