@@ -113,6 +113,11 @@ describe('train.Trainer', function()
          assert.is_true(conv.weight:isChannelsLast() and conv.output:isChannelsLast(), c[1] .. ': ran channels-last')
       end
       util.assert_error(function() classifier(nil, { layout = 'nchwc' }) end, "layout must be 'nchw' or 'nhwc'")
+      -- the optimizer's flat state is in the layout's order: a checkpoint resumes in its own layout only
+      local dir = tmpdir .. '/nhwc'
+      classifier(dir, { layout = 'nhwc', stopAfterIter = 2 }):fit()
+      util.assert_error(function() classifier(dir):resume(dir) end, 'written with layout nhwc', '-layout nhwc')
+      classifier(dir, { layout = 'nhwc' }):resume(dir)
    end)
 
    it('refuses a checkpoint of another format', function()

@@ -108,7 +108,7 @@ function Trainer:checkpoint(epochsDone, batch, partial)
       iteration = epochsDone * self.trainBatches + batch, rng = batch > 0 and torch.getRNGState():totable() or nil, -- JSON: the state's bytes
       train_loss = self.last.loss, val_top1 = num(self.last.top1), val_top5 = num(self.last.top5),
       best_top1 = self.best.top1 >= 0 and self.best.top1 or nil, best_top5 = self.best.top5,
-      best_epoch = self.best.epoch }
+      best_epoch = self.best.epoch, layout = self.layout ~= 'nchw' and self.layout or nil }
    for k, v in pairs(self.meta or {}) do meta[k] = v end
    state.save(self.save .. '/checkpoint.safetensors', self.model, self.optimState, meta)
 end
@@ -135,7 +135,16 @@ end
 function Trainer:resume(path, check)
    if fs.isdir(path) then path = path .. '/checkpoint.safetensors' end
    if not fs.isfile(path) then self:fail('-resume %s: no such checkpoint', path) end
-   local ok, st, meta = pcall(state.load, path, self.model, { format = self.format, check = check })
+   -- the optimizer's flat state lists each channels-last weight in NHWC order: it only lines up
+   -- with a model in the layout it was written from
+   local function check_layout(meta, p)
+      local was = meta.layout or 'nchw'
+      if was ~= self.layout then
+         error(('%s was written with layout %s; resume it with layout %s (-layout %s)'):format(p, was, was, was), 0)
+      end
+      if check then check(meta, p) end
+   end
+   local ok, st, meta = pcall(state.load, path, self.model, { format = self.format, check = check_layout })
    if not ok then
       if tostring(st):sub(1, #self.name + 2) == self.name .. ': ' then error(st, 0) end
       self:fail('-resume %s', tostring(st))
