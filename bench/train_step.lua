@@ -17,10 +17,12 @@
 -- no float16, so there the peer column says n/a.
 -- Each precision's first-step loss is checked against float32's on the same weights, batch and
 -- dropout draw (the bench stops on a NaN or a loss too far off) and shown in the last column.
--- -layout (nchw, nhwc): nhwc stores the model's convolution weights and the input channels-last
--- (model:channelsLast(), x:channelsLast(); PyTorch: .to(memory_format=torch.channels_last)), so
--- each layer that keeps the layout runs on NHWC tensors (cuDNN's NHWC kernels on the GPU; the
--- CPU convolution copies to NCHW). Its first-step loss is checked against float32 NCHW's too.
+-- -layout (nchw, nhwc): nhwc stores the input channels-last, and on the GPU the model's
+-- convolution weights too, as train.Trainer{layout = 'nhwc'} does (x:channelsLast(),
+-- model:channelsLast(); PyTorch: model and input .to(memory_format=torch.channels_last) on
+-- either device), so each layer that keeps the layout runs on NHWC tensors (cuDNN's NHWC
+-- kernels on the GPU; the CPU convolution and BatchNorm copy to NCHW). Its first-step loss is
+-- checked against float32 NCHW's too.
 -- Prints median ms/step and the ratio moontorch / PyTorch (below 1: we are faster).
 -- -profile adds where the time goes: seconds per step by layer type, forward and backward.
 local torch = require 'moontorch' -- run from the repository root: its loader finds lua/ and recipes/
@@ -165,7 +167,7 @@ for name in opt.models:gmatch('[^,]+') do
       criterion:type(ty)
       x = x:type(ty)
       if v.layout == 'nhwc' then
-         model:channelsLast()
+         if gpu then model:channelsLast() end
          x = x:channelsLast()
       end
       local params, grads = model:getParameters()

@@ -3,8 +3,8 @@
 --   fp16  float16 model with fp32 master weights and optimizer state, dynamic loss scaling
 --   bf16  bfloat16 model with fp32 master weights and optimizer state, no scaling
 --   fp64  float64 everywhere
--- and -layout nchw|nhwc: nhwc stores the model's convolution weights and the input batches
--- channels-last (train.Trainer{layout = }), which cuDNN runs as NHWC; same values either way.
+-- and -layout nchw|nhwc: nhwc stores the input batches channels-last, and on CUDA the model's
+-- convolution weights too (train.Trainer{layout = }), which cuDNN runs as NHWC; same values.
 -- Plain Lua: a recipe can list its flags without loading the library.
 --   for _, row in ipairs(precision.recipeOptions()) do spec[#spec + 1] = row end
 --   local typename = precision.typename(opt.precision)

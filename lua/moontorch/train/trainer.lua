@@ -51,8 +51,10 @@ local SCALER_COLUMNS = { 'loss_scale', 'skipped_steps' }
 -- tensorboard = { tag = column }, report(epoch, tr, va), quiet, showWait, scaler
 -- (optim.GradScaler), accumulate (micro-batches per batch, default 1), inputType (the tensor
 -- type inputs are converted to, for a model in another dtype than its data), layout ('nchw',
--- the default, or 'nhwc': the model's convolution weights and each 4-d input batch are stored
--- channels-last, nn.Module:channelsLast; the values, and so the losses, are the same).
+-- the default, or 'nhwc': each 4-d input batch is stored channels-last, and on CUDA the
+-- model's convolution weights too (nn.Module:channelsLast, so cuDNN reads NHWC filters as they
+-- are; the CPU convolution wants NCHW filters and would copy NHWC ones on every pass); the
+-- values, and so the losses, are the same).
 local function new(o)
    local self = setmetatable({}, Trainer)
    for k, v in pairs(o) do self[k] = v end
@@ -67,7 +69,7 @@ local function new(o)
    if self.layout ~= 'nchw' and self.layout ~= 'nhwc' then
       self:fail("layout must be 'nchw' or 'nhwc', got %s", tostring(self.layout))
    end
-   if self.layout == 'nhwc' then self.model:channelsLast() end
+   if self.layout == 'nhwc' and self.device == 'cuda' then self.model:channelsLast() end
    self.params, self.gradParams = self.model:getParameters()
    self.optimState, self.startEpoch, self.firstBatch = {}, 1, 1
    self.best, self.last, self.reported, self.buf = { top1 = -1, top5 = 0, epoch = 0 }, {}, {}, {}
