@@ -6,7 +6,8 @@
 -- (ImageNet, batch 64, 3x224x224) is worth adding to -models; each step is bracketed by a
 -- device synchronize.
 --   luajit bench/train_step.lua [-threads 2] [-reps 10] [-warmup 3] [-models small_cnn,resnet18]
---                               [-precision fp32,bf16] [-device cpu|cuda] [-batch N] [-nopeer] [-profile]
+--                               [-precision fp32,bf16] [-layout nchw,nhwc] [-device cpu|cuda] [-batch N]
+--                               [-nopeer] [-profile]
 -- -precision (any of fp32, bf16, fp16): moontorch converts the model, the criterion and the
 -- input with :type() to FloatTensor, BFloat16Tensor or HalfTensor and steps with optim.sgd on
 -- the flat parameters as for float32 (optim.sgd keeps a float32 master copy of half or bfloat16
@@ -16,6 +17,12 @@
 -- no float16, so there the peer column says n/a.
 -- Each precision's first-step loss is checked against float32's on the same weights, batch and
 -- dropout draw (the bench stops on a NaN or a loss too far off) and shown in the last column.
+-- -layout (nchw, nhwc): nhwc stores the input channels-last, and on the GPU the model's
+-- convolution weights too, as train.Trainer{layout = 'nhwc'} does (x:channelsLast(),
+-- model:channelsLast(); PyTorch: model and input .to(memory_format=torch.channels_last) on
+-- either device), so each layer that keeps the layout runs on NHWC tensors (cuDNN's NHWC
+-- kernels on the GPU; the CPU convolution and BatchNorm copy to NCHW). Its first-step loss is
+-- checked against float32 NCHW's too.
 -- Prints median ms/step and the ratio moontorch / PyTorch (below 1: we are faster).
 -- -profile adds where the time goes: seconds per step by layer type, forward and backward.
 local torch = require 'moontorch' -- run from the repository root: its loader finds lua/ and recipes/
@@ -32,6 +39,7 @@ local opt = options.parse(arg, {
    { 'batch', 0, "batch size of every model (0: each model's own, shown in its row)" },
    { 'models', 'small_cnn,resnet18', 'comma-separated: small_cnn, resnet18, resnet50' },
    { 'precision', 'fp32,bf16', 'comma-separated: fp32, bf16, fp16 (see the top of this file)' },
+   { 'layout', 'nchw', 'comma-separated: nchw, nhwc (channels-last model and input)' },
    { 'device', 'cpu', 'cpu or cuda' },
    { 'peerTF32', false, "let PyTorch use TF32 in cuDNN convolutions (its GPU default; we compute float32)" },
    { 'nopeer', false, 'skip PyTorch' },
@@ -109,6 +117,17 @@ for p in opt.precision:gmatch('[^,]+') do
    precisions[#precisions + 1] = p
 end
 if #precisions == 0 then error('train_step: -precision names none of fp32, bf16, fp16') end
+local layouts = {}
+for l in opt.layout:gmatch('[^,]+') do
+   if l ~= 'nchw' and l ~= 'nhwc' then error('train_step: unknown layout ' .. l .. ' (nchw, nhwc)') end
+   layouts[#layouts + 1] = l
+end
+if #layouts == 0 then error('train_step: -layout names none of nchw, nhwc') end
+-- the rows of a model: every precision in every layout, keyed "fp32/nhwc" (also the peer's key)
+local variants = {}
+for _, prec in ipairs(precisions) do
+   for _, l in ipairs(layouts) do variants[#variants + 1] = { prec = prec, layout = l, key = prec .. '/' .. l } end
+end
 
 local function finite(v) return v == v and v ~= math.huge and v ~= -math.huge end
 
@@ -133,8 +152,9 @@ for name in opt.models:gmatch('[^,]+') do
    order[#order + 1] = name
    results[name] = {}
    local ref -- float32's first-step loss
-   for _, prec in ipairs(precisions) do
-      if not ref and prec ~= 'fp32' then -- no float32 run before this one: one float32 forward
+   for _, v in ipairs(variants) do
+      local prec = v.prec
+      if not ref and v.key ~= 'fp32/nchw' then -- no float32 run before this one: one float32 forward
          local model, criterion, x, y = build(c)
          ref = criterion:forward(model:forward(x), y)
          model = nil
@@ -146,6 +166,10 @@ for name in opt.models:gmatch('[^,]+') do
       model:type(ty)
       criterion:type(ty)
       x = x:type(ty)
+      if v.layout == 'nhwc' then
+         if gpu then model:channelsLast() end
+         x = x:channelsLast()
+      end
       local params, grads = model:getParameters()
       local config, state = { learningRate = 0.01, momentum = 0.9, weightDecay = 5e-4 }, {}
       local last
@@ -160,11 +184,11 @@ for name in opt.models:gmatch('[^,]+') do
       local function step() optim.sgd(feval, params, config, state) end
       step() -- the first warm-up step: its loss is checked against float32's
       local first = last
-      if prec == 'fp32' and not ref then ref = first end
+      if v.key == 'fp32/nchw' and not ref then ref = first end
       local rel = (first - ref) / math.max(math.abs(ref), 1e-12)
       if not finite(first) or not (math.abs(rel) <= P.tol) then
          error(('train_step: %s %s: first-step loss %s against float32\'s %.6f (relative %.3g, allowed %g)')
-            :format(name, prec, tostring(first), ref, rel, P.tol))
+            :format(name, v.key, tostring(first), ref, rel, P.tol))
       end
       for _ = 2, opt.warmup do step() end
       sync()
@@ -176,10 +200,10 @@ for name in opt.models:gmatch('[^,]+') do
          times[i] = (progress.now() - t0) * 1000
       end
       if not finite(last) then
-         error(('train_step: %s %s: the loss became %s after %d steps'):format(name, prec, tostring(last),
+         error(('train_step: %s %s: the loss became %s after %d steps'):format(name, v.key, tostring(last),
             math.max(opt.warmup, 1) + opt.reps))
       end
-      results[name][prec] = { ours = median(times), loss = first, rel = rel }
+      results[name][v.key] = { ours = median(times), loss = first, rel = rel }
       if opt.profile then
          instrument(model)
          prof = {}
@@ -189,8 +213,8 @@ for name in opt.models:gmatch('[^,]+') do
          local keys, layers = {}, 0
          for k, v in pairs(prof) do keys[#keys + 1] = k; layers = layers + v / 3 end
          table.sort(keys, function(a, b) return prof[a] > prof[b] end)
-         print(('where the time goes, %s, %s (%.1f ms/step; layers %.1f ms, rest: criterion, sgd, containers):')
-            :format(c.desc, P.desc, total * 1000, layers * 1000))
+         print(('where the time goes, %s, %s %s (%.1f ms/step; layers %.1f ms, rest: criterion, sgd, containers):')
+            :format(c.desc, P.desc, v.layout, total * 1000, layers * 1000))
          for _, k in ipairs(keys) do
             print(('  %-44s %8.2f ms  %5.1f%%'):format(k, prof[k] / 3 * 1000, 100 * prof[k] / 3 / total))
          end
@@ -202,15 +226,16 @@ end
 
 if not opt.nopeer then
    -- MT_PEER_PYTHON names another interpreter (on the GPU machine, the one with CUDA PyTorch)
-   local cmd = ('%s bench/train_step_peer.py --threads %d --reps %d --warmup %d --batch %d --models %s --precision %s%s 2>&1')
+   local cmd = ('%s bench/train_step_peer.py --threads %d --reps %d --warmup %d --batch %d --models %s --precision %s'
+      .. ' --layout %s%s 2>&1')
       :format(os.getenv('MT_PEER_PYTHON') or '/usr/bin/python3', opt.threads, opt.reps, opt.warmup, opt.batch,
-         table.concat(order, ','),
-         table.concat(precisions, ','), (gpu and ' --cuda' or '') .. (opt.peerTF32 and ' --tf32' or ''))
+         table.concat(order, ','), table.concat(precisions, ','), table.concat(layouts, ','),
+         (gpu and ' --cuda' or '') .. (opt.peerTF32 and ' --tf32' or ''))
    local p = io.popen(cmd)
    local out = p:read('*a')
    p:close()
-   -- one line per model and precision: "<name> <precision> <ms> <first-step loss>", or
-   -- "<name> <precision> n/a" where PyTorch has no such mode on this device
+   -- one line per model, precision and layout: "<name> <precision>/<layout> <ms> <first-step
+   -- loss>", or "<name> <precision>/<layout> n/a" where PyTorch has no such mode on this device
    local any = false
    for line in out:gmatch('[^\n]+') do
       local name, prec, ms, loss = line:match('^(%S+) (%S+) (%S+) ?(%S*)$')
@@ -232,13 +257,13 @@ end
 
 print(('\none training step on %s, median of %d (ms/step)')
    :format(gpu and ('CUDA (' .. torch.cuda.getDeviceName() .. ')') or ('the CPU, ' .. opt.threads .. ' threads'), opt.reps))
-print(('%-40s %-9s %12s %12s %8s   %s'):format('model', 'precision', 'moontorch', 'PyTorch', 'ratio',
-   'step-1 loss (vs fp32)'))
+print(('%-40s %-9s %-6s %12s %12s %8s   %s'):format('model', 'precision', 'layout', 'moontorch', 'PyTorch', 'ratio',
+   'step-1 loss (vs fp32 nchw)'))
 for _, name in ipairs(order) do
-   for _, prec in ipairs(precisions) do
-      local r = results[name][prec]
+   for _, v in ipairs(variants) do
+      local r = results[name][v.key]
       local peer = r.peer
-      print(('%-40s %-9s %12.2f %12s %8s   %.4f (%+.3f%%)'):format(cases[name].desc, prec, r.ours,
+      print(('%-40s %-9s %-6s %12.2f %12s %8s   %.4f (%+.3f%%)'):format(cases[name].desc, v.prec, v.layout, r.ours,
          type(peer) == 'number' and ('%.2f'):format(peer) or peer or '-',
          type(peer) == 'number' and ('%.2f'):format(r.ours / peer) or (peer or '-'), r.loss, 100 * r.rel))
    end

@@ -2,14 +2,15 @@
 # backward, SGD update) of the same models, batch sizes and thread count, on the CPU.
 # With --cuda, on the GPU, each step bracketed by torch.cuda.synchronize().
 #   python3 bench/train_step_peer.py --threads 2 --reps 10 --warmup 3 [--models small_cnn,resnet18]
-#                                    [--precision fp32,bf16] [--cuda]
+#                                    [--precision fp32,bf16] [--layout nchw,nhwc] [--cuda]
 # --precision, PyTorch's usual way to train in each (parameters and SGD stay float32 in all):
 #   fp32  plain float32
 #   bf16  torch.autocast(<device>, dtype=torch.bfloat16) around forward and loss
 #   fp16  torch.autocast('cuda', dtype=torch.float16) and a GradScaler, GPU only: PyTorch 1.13's
 #         CPU autocast has no float16, so on the CPU this prints n/a instead of a time
-# Prints one line per model and precision: "<name> <precision> <median ms/step> <first-step
-# loss>", or "<name> <precision> n/a".
+# --layout nhwc: model and input .to(memory_format=torch.channels_last).
+# Prints one line per model, precision and layout: "<name> <precision>/<layout> <median ms/step>
+# <first-step loss>", or "<name> <precision>/<layout> n/a".
 import argparse, time, statistics
 import torch
 import torch.nn as nn
@@ -128,6 +129,7 @@ def main():
     ap.add_argument('--batch', type=int, default=0, help="every model's batch size (0: its own)")
     ap.add_argument('--models', default='small_cnn,resnet18')
     ap.add_argument('--precision', default='fp32,bf16', help='comma-separated: fp32, bf16, fp16')
+    ap.add_argument('--layout', default='nchw', help='comma-separated: nchw, nhwc (torch.channels_last)')
     ap.add_argument('--cuda', action='store_true', help='run on the GPU')
     ap.add_argument('--tf32', action='store_true',
                     help="PyTorch's default on the GPU: TF32 in cuDNN convolutions. Without it the peer "
@@ -143,19 +145,26 @@ def main():
     torch.set_num_threads(a.threads)
     dev = 'cuda' if a.cuda else 'cpu'
     sync = torch.cuda.synchronize if a.cuda else (lambda: None)
+    layouts = a.layout.split(',')
+    for lay in layouts:
+        if lay not in ('nchw', 'nhwc'):
+            ap.error('unknown layout %s (nchw, nhwc)' % lay)
+    variants = [(prec, lay) for prec in precisions for lay in layouts]
     for name in a.models.split(','):
         make, shape, classes = CASES[name]
         if a.batch:
             shape = (a.batch,) + tuple(shape[1:])
-        for prec in precisions:
+        for prec, lay in variants:
+            key = prec + '/' + lay
             if prec == 'fp16' and not a.cuda:
-                print(name, prec, 'n/a', flush=True)
+                print(name, key, 'n/a', flush=True)
                 continue
+            fmt = torch.channels_last if lay == 'nhwc' else torch.contiguous_format
             torch.manual_seed(0)
-            model = make().train().to(dev)
+            model = make().train().to(dev).to(memory_format=fmt)
             opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
             crit = nn.CrossEntropyLoss()
-            x = torch.randn(*shape, device=dev)
+            x = torch.randn(*shape, device=dev).contiguous(memory_format=fmt)
             y = torch.randint(0, classes, (shape[0],), device=dev)
             step = make_step(model, crit, opt, x, y, prec, a.cuda)
             first = step().item()  # the first warm-up step
@@ -168,7 +177,7 @@ def main():
                 step()
                 sync()
                 times.append((time.perf_counter() - t0) * 1000)
-            print(name, prec, '%.3f' % statistics.median(times), '%.6f' % first, flush=True)
+            print(name, key, '%.3f' % statistics.median(times), '%.6f' % first, flush=True)
             del model, opt, step
 
 

@@ -251,7 +251,8 @@ int64_t mt_tensor_numel(const mt_tensor *t);
 int mt_tensor_dtype(const mt_tensor *t);
 int mt_tensor_device(const mt_tensor *t);
 int mt_tensor_is_contiguous(const mt_tensor *t);
-/* 1 for a 4-d N x C x H x W tensor stored channels-last (strides H*W*C, 1, W*C, C), not also contiguous */
+/* 1 for a 4-d N x C x H x W tensor stored channels-last (strides H*W*C, 1, W*C, C), not also contiguous
+ * unless its size-1 dimensions have exactly those strides too (a 1-channel channels-last image) */
 int mt_tensor_is_channels_last(const mt_tensor *t);
 int mt_tensor_is_pinned(const mt_tensor *t);
 void *mt_tensor_data(const mt_tensor *t);            /* address of the first element */

@@ -3,7 +3,7 @@
 -- each epoch, a checkpoint with its CSV log and SVG plot beside it, the final test accuracy.
 --   luajit recipes/fashion_mnist.lua [-nEpochs 8] [-batchSize 64] [-LR 0.05] [-optimizer sgd]
 --         [-threads 2] [-seed 1] [-device cpu] [-precision fp32|tf32|fp16|bf16|fp64] [-accumulate K]
---         [-lossScale 65536] [-clip 0] [-save runs/fashion_mnist]
+--         [-lossScale 65536] [-clip 0] [-layout nchw|nhwc] [-save runs/fashion_mnist]
 --         [-resume runs/fashion_mnist/checkpoint.safetensors] [-checkpointEvery N] [-data DIR]
 --   mpirun -np 4 luajit recipes/fashion_mnist.lua -dist [-allreduce auto] [-bucketMB 25]
 --         [-compress rgc -density 0.001 -densityWarmup 1 -rgcMethod exact -wire float]
@@ -17,7 +17,8 @@
 -- its fused pass), and runs every step through optim.GradScaler: fp16 with dynamic loss scaling
 -- (from -lossScale, halved on overflow, doubled after -scaleWindow clean steps), bf16 unscaled;
 -- both skip steps whose gradients are not finite. -accumulate K cuts each batch into K
--- micro-batches whose gradients add up before one step.
+-- micro-batches whose gradients add up before one step. -layout nhwc stores the convolution
+-- weights and the batches channels-last (the same losses; cuDNN's NHWC kernels on CUDA).
 --
 -- Reproducibility: epoch e draws its shuffling, flips and dropout masks from the seed (seed, e),
 -- and checkpoints inside an epoch keep the generator's state, so `-resume` gives the numbers of
@@ -211,7 +212,7 @@ function M.main(args)
    if scaler then columns[#columns + 1], columns[#columns + 2] = 'loss_scale', 'skipped_steps' end
    local trainer = train.Trainer{ name = 'fashion_mnist', model = model, criterion = criterion, dist = dist,
       optimizer = optim[opt.optimizer], config = config, device = opt.device, nEpochs = opt.nEpochs,
-      scaler = scaler, accumulate = opt.accumulate,
+      scaler = scaler, accumulate = opt.accumulate, layout = opt.layout,
       train = trainIt,
       val = batches(testSet, opt.testBatchSize, { rank = rank, world = world }),
       trainBatches = opt.limitBatches > 0 and opt.limitBatches or nil,

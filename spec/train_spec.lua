@@ -86,6 +86,47 @@ describe('train.Trainer', function()
       util.assert_close(sb['optim.dfdx'], sa['optim.dfdx'], { atol = 0, rtol = 0 }, 'momentum')
    end)
 
+   -- channels-last changes strides only: every op computes the same values in the same order
+   -- (the CPU convolution and batch norm work on NCHW copies), so the losses match bit for bit
+   it("layout = 'nhwc' trains the small CNN and a ResNet to the nchw losses bit for bit", function()
+      local models = require 'recipes.models'
+      -- cl_weights: the convolution weights channels-last too (Trainer does it on CUDA only),
+      -- inside the flat parameters the optimizer steps
+      local function losses(layout, build, shape, cl_weights)
+         torch.manualSeed(7)
+         local model = build()
+         if cl_weights then model:channelsLast() end
+         local src = data.Synthetic{ n = 12, batchSize = 4, shape = shape, nClasses = 10, seed = 3 }
+         local t = train.Trainer{ model = model, criterion = nn.CrossEntropyCriterion(), optimizer = optim.sgd,
+            config = { learningRate = 0.1, momentum = 0.9, weightDecay = 1e-4 }, schedule = function() return 0.1 end,
+            train = src, val = src, nEpochs = 1, quiet = true, layout = layout }
+         t:fit()
+         return t.losses, model
+      end
+      for _, c in ipairs { { 'small CNN', function() return models.small_cnn{ nClasses = 10, width = 8 } end, { 1, 28, 28 } },
+         { 'ResNet-8', function() return models.resnet{ depth = 8, dataset = 'cifar10' } end, { 3, 32, 32 } } } do
+         local a = losses('nchw', c[2], c[3])
+         local b, model = losses('nhwc', c[2], c[3])
+         local w, wmodel = losses('nhwc', c[2], c[3], true)
+         assert.are.equal(3, #b)
+         for i = 1, #a do
+            assert.is_true(a[i] == a[i] and a[i] > 0, c[1] .. ': a real loss')
+            assert.are.equal(a[i], b[i], c[1] .. ' loss ' .. i)
+            assert.are.equal(a[i], w[i], c[1] .. ' loss ' .. i .. ' with channels-last weights')
+         end
+         local conv = model:findModules('nn.SpatialConvolution')[1]
+         assert.is_true(conv.output:isChannelsLast(), c[1] .. ': ran channels-last')
+         assert.is_false(conv.weight:isChannelsLast(), c[1] .. ': NCHW weights on the CPU')
+         assert.is_true(wmodel:findModules('nn.SpatialConvolution')[1].weight:isChannelsLast())
+      end
+      util.assert_error(function() classifier(nil, { layout = 'nchwc' }) end, "layout must be 'nchw' or 'nhwc'")
+      -- the optimizer's flat state is in the layout's order: a checkpoint resumes in its own layout only
+      local dir = tmpdir .. '/nhwc'
+      classifier(dir, { layout = 'nhwc', stopAfterIter = 2 }):fit()
+      util.assert_error(function() classifier(dir):resume(dir) end, 'written with layout nhwc', '-layout nhwc')
+      classifier(dir, { layout = 'nhwc' }):resume(dir)
+   end)
+
    it('refuses a checkpoint of another format', function()
       local t = classifier(nil, { format = 'other 1', name = 'spec' })
       util.assert_error(function() t:resume(tmpdir .. '/a') end, 'not a checkpoint of this recipe', 'spec 1')

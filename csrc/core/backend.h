@@ -23,9 +23,11 @@ typedef struct mt_conv_geom {
 } mt_conv_geom;
 
 /* Geometry of a 2-d pooling over `planes` H x W planes into oH x oW ones (adaptive pooling
- * leaves kernel, stride and padding 0). */
+ * leaves kernel, stride and padding 0). cs is 1 for NCHW planes (plane p at p*H*W, pixel i at
+ * +i) and C for channels-last operands (N x H x W x C in memory: plane p = n*C + c at
+ * n*H*W*C + c, pixel i at +i*C); inputs, results and max-pool indices share that layout. */
 typedef struct mt_pool_geom {
-  int64_t planes, H, W, oH, oW;
+  int64_t planes, H, W, oH, oW, cs;
   int kW, kH, dW, dH, pW, pH;
 } mt_pool_geom;
 
@@ -95,7 +97,7 @@ typedef struct mt_pool_geom {
       const mt_conv_geom *g))                                                                                       \
   X(P, mt_status, conv2d_backward_params, (mt_tensor *dw, mt_tensor *db, const mt_tensor *x, const mt_tensor *dy,   \
       double scale, const mt_conv_geom *g))                                                                         \
-  /* pooling over g->planes contiguous H x W planes; max-pool indices are int64, 0-based within a                   \
+  /* pooling over g->planes dense H x W planes (layout g->cs); max-pool indices are int64, 0-based within a         \
    * plane (the backward reports an index outside its plane, or skips it where checking would                       \
    * cost a device sync) */                                                                                         \
   X(P, mt_status, maxpool2d_forward, (mt_tensor *y, mt_tensor *indices, const mt_tensor *x, const mt_pool_geom *g)) \

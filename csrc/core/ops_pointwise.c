@@ -70,6 +70,18 @@ static void broadcast_view(mt_tensor *v, const mt_tensor *t, int ndim, const int
 
 static const mt_backend *backend(const mt_tensor *t, const char *op) { return mt__backend_for(t->device, op); }
 
+/* mt__prepare_out for a pointwise result. As in PyTorch, a result this call (re)sizes takes
+ * the channels-last layout of the first operand of the result's size (a or b) when that one is
+ * channels-last; a result that already had the right size keeps its own strides (Torch7). */
+static mt_status prepare_pointwise(mt_tensor *out, mt_dtype dtype, const mt_tensor *a, const mt_tensor *b, int ndim,
+                                   const int64_t *sizes, const char *op) {
+  bool fresh = !(same_sizes(out, ndim, sizes) && out->storage);
+  MT_TRY(mt__prepare_out(out, dtype, a->device, ndim, sizes, op));
+  const mt_tensor *like = same_sizes(a, ndim, sizes) ? a : b && same_sizes(b, ndim, sizes) ? b : NULL;
+  if (fresh && like && mt__is_channels_last(like)) mt__set_layout(out, true);
+  return MT_OK;
+}
+
 /* ---- fill, copy ---- */
 
 mt_status mt_fill(mt_tensor *t, double v) {
@@ -173,7 +185,7 @@ mt_status mt_unary(int op, mt_tensor *out, const mt_tensor *a, double p1, double
   if (op == MT_CLAMP && (p1 > p2))
     return mt__error(MT_ERR_ARG, "clamp: lower bound %g is greater than upper bound %g", p1, p2);
   int cmp = unary_kind[op] == KIND_CMP;
-  MT_TRY(mt__prepare_out(out, cmp ? MT_U8 : a->dtype, a->device, a->ndim, a->sizes, name));
+  MT_TRY(prepare_pointwise(out, cmp ? MT_U8 : a->dtype, a, NULL, a->ndim, a->sizes, name));
   const mt_backend *be = backend(a, name);
   if (!be) return mt_last_status();
   return be->unary((mt_unary_op)op, out, a, p1, p2);
@@ -187,7 +199,7 @@ static mt_status binary(int op, const char *name, mt_tensor *out, const mt_tenso
   MT_TRY(check_inplace(name, out, a, nd, sizes));
   MT_TRY(check_inplace(name, out, b, nd, sizes));
   int cmp = binary_kind[op] == KIND_CMP;
-  MT_TRY(mt__prepare_out(out, cmp ? MT_U8 : a->dtype, a->device, nd, sizes, name));
+  MT_TRY(prepare_pointwise(out, cmp ? MT_U8 : a->dtype, a, b, nd, sizes, name));
   const mt_backend *be = backend(a, name);
   if (!be) return mt_last_status();
   mt_tensor av, bv;
@@ -246,7 +258,7 @@ static mt_status addc_shaped(const char *name, int div, mt_tensor *out, const mt
   MT_TRY(check_inplace(name, out, a, nd, sizes));
   MT_TRY(check_inplace(name, out, b, nd, sizes));
   MT_TRY(check_inplace(name, out, c, nd, sizes));
-  MT_TRY(mt__prepare_out(out, a->dtype, a->device, nd, sizes, name));
+  MT_TRY(prepare_pointwise(out, a->dtype, a, b, nd, sizes, name));
   const mt_backend *be = backend(a, name);
   if (!be) return mt_last_status();
   mt_tensor av, bv, cv;

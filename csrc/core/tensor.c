@@ -90,11 +90,23 @@ void mt__channels_last_strides(const int64_t *s, int64_t *st) {
 }
 
 bool mt__is_channels_last(const mt_tensor *t) {
-  if (t->ndim != 4 || mt__is_contiguous(t)) return false;
-  int64_t want[4];
+  if (t->ndim != 4) return false;
+  int64_t want[4], row[4];
   mt__channels_last_strides(t->sizes, want);
+  mt__contiguous_strides(4, t->sizes, row);
+  /* exactly the strides channelsLast gives (as PyTorch, the size-1 dimensions' strides tell
+   * a 1-channel or 1x1 channels-last tensor from an NCHW one) */
+  if (!memcmp(t->strides, want, sizeof want) && memcmp(want, row, sizeof row)) return true;
+  if (mt__is_contiguous(t)) return false;
   for (int i = 0; i < 4; i++)
     if (t->sizes[i] > 1 && t->strides[i] != want[i]) return false;
+  return true;
+}
+
+bool mt__set_layout(mt_tensor *t, bool cl) {
+  if (t->ndim != 4 || !(mt__is_contiguous(t) || mt__is_channels_last(t))) return false;
+  if (cl) mt__channels_last_strides(t->sizes, t->strides);
+  else mt__contiguous_strides(4, t->sizes, t->strides);
   return true;
 }
 

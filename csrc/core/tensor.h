@@ -41,9 +41,15 @@ size_t mt__dtype_size(int dtype);
 int64_t mt__numel(const mt_tensor *t);
 bool mt__is_contiguous(const mt_tensor *t);
 /* Channels-last (NHWC in memory) 4-d N x C x H x W tensors: strides H*W*C, 1, W*C, C. The check
- * ignores strides of size-1 dimensions and is false for a tensor that is also contiguous. */
+ * is true for exactly those strides, and otherwise ignores strides of size-1 dimensions and is
+ * false for a tensor that is also contiguous: a 1-channel (or 1x1) tensor, which is both, counts
+ * as channels-last only when its size-1 dimensions have their channels-last strides too. */
 bool mt__is_channels_last(const mt_tensor *t);
 void mt__channels_last_strides(const int64_t *sizes, int64_t *strides);
+/* A dense 4-d tensor (contiguous or channels-last, so one block of numel elements either way)
+ * restrided in place to channels-last (cl) or NCHW over the same elements; values are not
+ * moved. False (t unchanged) for anything else. */
+bool mt__set_layout(mt_tensor *t, bool cl);
 /* address of element 0 (host or device pointer) */
 static inline char *mt__data(const mt_tensor *t) {
   /* an empty storage has no data: no pointer arithmetic on NULL */

@@ -1,6 +1,6 @@
-/* nn_pool.c: the CPU backend's 2-d max, average and adaptive average pooling (NCHW, float
- * dtypes) over contiguous planes; csrc/nn/pool.c checks the arguments and sizes the outputs.
- * Work is split over the N*C planes. */
+/* nn_pool.c: the CPU backend's 2-d max, average and adaptive average pooling (float dtypes)
+ * over dense planes, NCHW or channels-last (g->cs: a plane's pixels are cs elements apart);
+ * csrc/nn/pool.c checks the arguments and sizes the outputs. Work is split over the N*C planes. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +10,9 @@
 
 typedef mt_pool_geom pool_geom;
 
+/* offset of plane p (= n*C + c) of hw pixels: p*hw for NCHW (cs 1), n*hw*C + c channels-last */
+static inline int64_t pbase(int64_t p, int64_t hw, int64_t cs) { return (p / cs) * hw * cs + p % cs; }
+
 /* ---- max pooling: indices hold the 0-based flat position of each maximum in its H x W plane;
  * NaN wins (propagates) as in PyTorch. */
 #define MAX_FWD(E, N, T, CT)                                                                          \
@@ -18,7 +21,8 @@ typedef mt_pool_geom pool_geom;
     (void)work;                                                                                       \
     _Pragma("omp parallel for if(work > MT_PARALLEL_GRAIN)")                                          \
     for (int64_t p = 0; p < g->planes; p++) {                                                         \
-      const T *xp = x + p * g->H * g->W;                                                              \
+      const T *xp = x + pbase(p, g->H * g->W, g->cs);                                                 \
+      int64_t yb = pbase(p, g->oH * g->oW, g->cs), cs = g->cs;                                        \
       for (int64_t oy = 0; oy < g->oH; oy++)                                                          \
         for (int64_t ox = 0; ox < g->oW; ox++) {                                                      \
           int64_t y0 = oy * g->dH - g->pH, x0 = ox * g->dW - g->pW;                                   \
@@ -29,7 +33,7 @@ typedef mt_pool_geom pool_geom;
           int64_t bi = y0 * g->W + x0;                                                                \
           for (int64_t iy = y0; iy < y1; iy++)                                                        \
             for (int64_t ix = x0; ix < x1; ix++) {                                                    \
-              CT v = mt_ld_##N(xp + iy * g->W + ix);                                                  \
+              CT v = mt_ld_##N(xp + (iy * g->W + ix) * cs);                                           \
               if (v > best || v != v) {                                                               \
                 best = v;                                                                             \
                 bi = iy * g->W + ix;                                                                  \
@@ -37,7 +41,7 @@ typedef mt_pool_geom pool_geom;
               }                                                                                       \
             }                                                                                         \
         done_##N:;                                                                                    \
-          int64_t o = (p * g->oH + oy) * g->oW + ox;                                                  \
+          int64_t o = yb + (oy * g->oW + ox) * cs;                                                    \
           mt_st_##N(y + o, best);                                                                     \
           idx[o] = bi;                                                                                \
         }                                                                                             \
@@ -48,11 +52,13 @@ typedef mt_pool_geom pool_geom;
     (void)work;                                                                                       \
     _Pragma("omp parallel for if(work > MT_PARALLEL_GRAIN)")                                          \
     for (int64_t p = 0; p < g->planes; p++) {                                                         \
-      T *dxp = dx + p * g->H * g->W;                                                                  \
-      for (int64_t i = 0; i < g->H * g->W; i++) mt_st_##N(dxp + i, 0);                                \
-      for (int64_t o = p * g->oH * g->oW; o < (p + 1) * g->oH * g->oW; o++) {                        \
-        CT s = mt_ld_##N(dxp + idx[o]) + mt_ld_##N(dy + o);                                           \
-        mt_st_##N(dxp + idx[o], s);                                                                   \
+      int64_t cs = g->cs, yb = pbase(p, g->oH * g->oW, cs);                                           \
+      T *dxp = dx + pbase(p, g->H * g->W, cs);                                                        \
+      for (int64_t i = 0; i < g->H * g->W; i++) mt_st_##N(dxp + i * cs, 0);                           \
+      for (int64_t j = 0; j < g->oH * g->oW; j++) {                                                   \
+        int64_t o = yb + j * cs;                                                                      \
+        CT s = mt_ld_##N(dxp + idx[o] * cs) + mt_ld_##N(dy + o);                                      \
+        mt_st_##N(dxp + idx[o] * cs, s);                                                              \
       }                                                                                               \
     }                                                                                                 \
   }
@@ -96,15 +102,16 @@ static inline void ad_window(const pool_geom *g, int64_t oy, int64_t ox, int cip
     (void)work;                                                                                       \
     _Pragma("omp parallel for if(work > MT_PARALLEL_GRAIN)")                                          \
     for (int64_t p = 0; p < g->planes; p++) {                                                         \
-      const T *xp = x + p * g->H * g->W;                                                              \
+      int64_t cs = g->cs, yb = pbase(p, g->oH * g->oW, cs);                                           \
+      const T *xp = x + pbase(p, g->H * g->W, cs);                                                    \
       for (int64_t oy = 0; oy < g->oH; oy++)                                                          \
         for (int64_t ox = 0; ox < g->oW; ox++) {                                                      \
           int64_t y0, y1, x0, x1, div;                                                                \
           WIN(g, oy, ox, cip, &y0, &y1, &x0, &x1, &div);                                              \
           CT s = 0;                                                                                   \
           for (int64_t iy = y0; iy < y1; iy++)                                                        \
-            for (int64_t ix = x0; ix < x1; ix++) s += mt_ld_##N(xp + iy * g->W + ix);                 \
-          mt_st_##N(y + (p * g->oH + oy) * g->oW + ox, div > 0 ? s / (CT)div : (CT)0);                \
+            for (int64_t ix = x0; ix < x1; ix++) s += mt_ld_##N(xp + (iy * g->W + ix) * cs);          \
+          mt_st_##N(y + yb + (oy * g->oW + ox) * cs, div > 0 ? s / (CT)div : (CT)0);                  \
         }                                                                                             \
     }                                                                                                 \
   }                                                                                                   \
@@ -113,17 +120,18 @@ static inline void ad_window(const pool_geom *g, int64_t oy, int64_t ox, int cip
     (void)work;                                                                                       \
     _Pragma("omp parallel for if(work > MT_PARALLEL_GRAIN)")                                          \
     for (int64_t p = 0; p < g->planes; p++) {                                                         \
-      T *dxp = dx + p * g->H * g->W;                                                                  \
-      for (int64_t i = 0; i < g->H * g->W; i++) mt_st_##N(dxp + i, 0);                                \
+      int64_t cs = g->cs, yb = pbase(p, g->oH * g->oW, cs);                                           \
+      T *dxp = dx + pbase(p, g->H * g->W, cs);                                                        \
+      for (int64_t i = 0; i < g->H * g->W; i++) mt_st_##N(dxp + i * cs, 0);                           \
       for (int64_t oy = 0; oy < g->oH; oy++)                                                          \
         for (int64_t ox = 0; ox < g->oW; ox++) {                                                      \
           int64_t y0, y1, x0, x1, div;                                                                \
           WIN(g, oy, ox, cip, &y0, &y1, &x0, &x1, &div);                                              \
           if (div <= 0) continue;                                                                     \
-          CT v = mt_ld_##N(dy + (p * g->oH + oy) * g->oW + ox) / (CT)div;                            \
+          CT v = mt_ld_##N(dy + yb + (oy * g->oW + ox) * cs) / (CT)div;                               \
           for (int64_t iy = y0; iy < y1; iy++)                                                        \
             for (int64_t ix = x0; ix < x1; ix++) {                                                    \
-              T *q = dxp + iy * g->W + ix;                                                            \
+              T *q = dxp + (iy * g->W + ix) * cs;                                                     \
               mt_st_##N(q, mt_ld_##N(q) + v);                                                         \
             }                                                                                         \
         }                                                                                             \

@@ -23,12 +23,16 @@ mt_status mt_nn_activation_forward(mt_tensor *out, const mt_tensor *input, int k
   MT_CHECK_TENSOR(input, act_name(kind), "input");
   MT_TRY(mt__nn_check_float(input, nm, "input"));
   MT_CHECK_TENSOR(out, act_name(kind), "output");
-  if (out != input) MT_TRY(mt__prepare_out(out, input->dtype, input->device, input->ndim, input->sizes, nm));
+  int cl = mt__nn_cl(input); /* the loops are elementwise: any layout shared by x and y will do */
+  if (out != input) {
+    MT_TRY(mt__prepare_out(out, input->dtype, input->device, input->ndim, input->sizes, nm));
+    mt__nn_follow(out, cl);
+  }
   const mt_backend *be = mt__nn_backend(input, nm);
   if (!be) return mt_last_status();
   mt_tensor *xc = NULL, *yc = NULL;
-  MT_TRY(mt__nn_contig(input, &xc, nm));
-  mt_status st = mt__nn_result_buf(out, NULL, NULL, 0, &yc, nm);
+  MT_TRY(mt__nn_dense(input, cl, &xc, nm));
+  mt_status st = mt__nn_result_dense(out, cl, 0, &yc, nm);
   if (st == MT_OK) {
     if (mt__numel(input) > 0) st = be->activation_forward(yc, xc, kind, alpha);
     st = mt__nn_result_done(out, yc, st);
@@ -59,14 +63,18 @@ mt_status mt_nn_activation_backward(mt_tensor *gradInput, const mt_tensor *gradO
   if (!same)
     return mt__error(MT_ERR_SHAPE, "%s: gradOutput of size %s does not match %s of size %s", nm,
                      mt__shape_str(gradOutput, b1, sizeof b1), what, mt__shape_str(saved, b2, sizeof b2));
-  if (gradInput != gradOutput && gradInput != saved)
+  /* gradInput follows the input's layout, or gradOutput's when it is gradOutput (in place) */
+  int cl = mt__nn_cl(gradInput == gradOutput ? gradOutput : saved);
+  if (gradInput != gradOutput && gradInput != saved) {
     MT_TRY(mt__prepare_out(gradInput, saved->dtype, saved->device, saved->ndim, saved->sizes, nm));
+    mt__nn_follow(gradInput, cl);
+  }
   const mt_backend *be = mt__nn_backend(saved, nm);
   if (!be) return mt_last_status();
   mt_tensor *t[3] = {NULL, NULL, NULL}; /* g, saved, r */
-  mt_status st = mt__nn_contig(gradOutput, &t[0], nm);
-  if (st == MT_OK) st = mt__nn_contig(saved, &t[1], nm);
-  if (st == MT_OK) st = mt__nn_result_buf(gradInput, NULL, NULL, 0, &t[2], nm);
+  mt_status st = mt__nn_dense(gradOutput, cl, &t[0], nm);
+  if (st == MT_OK) st = mt__nn_dense(saved, cl, &t[1], nm);
+  if (st == MT_OK) st = mt__nn_result_dense(gradInput, cl, 0, &t[2], nm);
   if (st == MT_OK) {
     if (mt__numel(saved) > 0) st = be->activation_backward(t[2], t[0], t[1], kind, alpha);
     st = mt__nn_result_done(gradInput, t[2], st);

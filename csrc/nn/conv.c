@@ -58,10 +58,13 @@ static mt_status conv_check(mt_conv_geom *g, const mt_tensor *input, const mt_te
 }
 
 
-/* Channels-last on CUDA. cuDNN reads and writes NHWC tensors (a 4-d N x C x H x W tensor with
- * strides H*W*C, 1, W*C, C) as they are, so the CUDA backend (csrc/cuda/cudnn_conv.c) takes
- * them without a copy to NCHW; the CPU backend still gets contiguous tensors. These two helpers
- * stand in for mt__nn_contig / mt__nn_result_buf in the three entry points below. */
+/* Channels-last. On every device a channels-last input gives a channels-last output and
+ * gradInput (conv_result_layout). cuDNN reads and writes NHWC tensors (a 4-d N x C x H x W
+ * tensor with strides H*W*C, 1, W*C, C) as they are, so the CUDA backend
+ * (csrc/cuda/cudnn_conv.c) takes them without a copy to NCHW; the CPU backend's im2col and
+ * Winograd want NCHW, so on the CPU channels-last operands are copied to contiguous ones and
+ * results computed in a contiguous buffer copied back. These two helpers stand in for
+ * mt__nn_contig / mt__nn_result_buf in the three entry points below. */
 static int cl_cuda(const mt_tensor *t) { return t->device >= 0 && mt__is_channels_last(t); }
 static mt_status conv_operand(const mt_tensor *t, mt_tensor **out) {
   if (!cl_cuda(t)) return mt__nn_contig(t, out, OP);
@@ -73,12 +76,9 @@ static mt_status conv_result(mt_tensor *out, int keep_values, mt_tensor **buf) {
   *buf = mt__tensor_alias(out);
   return *buf ? MT_OK : mt__error(MT_ERR_MEMORY, OP ": out of memory");
 }
-/* A result (output, gradInput) follows a channels-last CUDA input: a contiguous result of the
- * right size, as mt__prepare_out leaves it, is restrided channels-last over the same elements. */
-static void conv_result_layout(mt_tensor *out, const mt_tensor *input) {
-  if (!cl_cuda(input) || !mt__is_contiguous(out) || out->ndim != 4) return;
-  mt__channels_last_strides(out->sizes, out->strides);
-}
+/* A result (output, gradInput) follows its input's layout: a dense result of the right size,
+ * as mt__prepare_out leaves it, is restrided channels-last (or back to NCHW) in place. */
+static void conv_result_layout(mt_tensor *out, const mt_tensor *input) { mt__nn_follow(out, mt__nn_cl(input)); }
 
 
 mt_status mt_conv2d_forward(mt_tensor *out, const mt_tensor *input, const mt_tensor *weight, const mt_tensor *bias,

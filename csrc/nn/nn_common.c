@@ -66,6 +66,52 @@ mt_status mt__nn_result_done(mt_tensor *out, mt_tensor *buf, mt_status st) {
   return st;
 }
 
+int mt__nn_cl(const mt_tensor *t) { return t->ndim == 4 && mt__is_channels_last(t); }
+
+void mt__nn_follow(mt_tensor *out, int cl) {
+  if (out->ndim == 4 && out->storage) mt__set_layout(out, cl);
+}
+
+/* t already dense in layout cl (contiguous when not cl); size-1 dimensions' strides do not
+ * count, so a 1x1 pooled map can be both */
+static int in_layout(const mt_tensor *t, int cl) {
+  if (!cl) return mt__is_contiguous(t);
+  if (t->ndim != 4) return 0;
+  int64_t want[4];
+  mt__channels_last_strides(t->sizes, want);
+  for (int i = 0; i < 4; i++)
+    if (t->sizes[i] > 1 && t->strides[i] != want[i]) return 0;
+  return 1;
+}
+
+mt_status mt__nn_dense(const mt_tensor *t, int cl, mt_tensor **out, const char *op) {
+  if (!cl) return mt__nn_contig(t, out, op);
+  if (in_layout(t, cl)) {
+    *out = mt__tensor_alias(t);
+    return *out ? MT_OK : mt__error(MT_ERR_MEMORY, "%s: out of memory", op);
+  }
+  MT_TRY(mt__tensor_empty(out, t->dtype, t->device, t->ndim, t->sizes));
+  mt__set_layout(*out, true);
+  mt_status st = mt_copy(*out, t);
+  if (st != MT_OK) {
+    mt_tensor_release(*out);
+    *out = NULL;
+  }
+  return st;
+}
+
+mt_status mt__nn_result_dense(mt_tensor *out, int cl, int keep_values, mt_tensor **buf, const char *op) {
+  if (!cl) return mt__nn_result_buf(out, NULL, NULL, keep_values, buf, op);
+  if (in_layout(out, cl)) {
+    *buf = mt__tensor_alias(out);
+    return *buf ? MT_OK : mt__error(MT_ERR_MEMORY, "%s: out of memory", op);
+  }
+  if (keep_values) return mt__nn_dense(out, cl, buf, op);
+  MT_TRY(mt__tensor_empty(buf, out->dtype, out->device, out->ndim, out->sizes));
+  mt__set_layout(*buf, true);
+  return MT_OK;
+}
+
 void mt__nn_release(mt_tensor **ts, int n) {
   for (int i = 0; i < n; i++)
     if (ts[i]) mt_tensor_release(ts[i]);

@@ -26,6 +26,16 @@ mt_status mt__nn_contig(const mt_tensor *t, mt_tensor **out, const char *op);
 mt_status mt__nn_result_buf(mt_tensor *out, const mt_tensor *avoid1, const mt_tensor *avoid2, int keep_values,
                             mt_tensor **buf, const char *op);
 mt_status mt__nn_result_done(mt_tensor *out, mt_tensor *buf, mt_status st);
+/* Channels-last (PyTorch's memory format): a 4-d input stored channels-last gives results
+ * stored channels-last, with the values of the NCHW computation. mt__nn_cl: whether t is such
+ * an input. mt__nn_follow: a module result `out` (already sized, dense: contiguous or
+ * channels-last, not the input itself) restrided in place to channels-last (cl) or NCHW, so it
+ * follows its input from call to call. mt__nn_dense / mt__nn_result_dense are mt__nn_contig /
+ * mt__nn_result_buf for layout cl: dense channels-last tensors when cl is set. */
+int mt__nn_cl(const mt_tensor *t);
+void mt__nn_follow(mt_tensor *out, int cl);
+mt_status mt__nn_dense(const mt_tensor *t, int cl, mt_tensor **out, const char *op);
+mt_status mt__nn_result_dense(mt_tensor *out, int cl, int keep_values, mt_tensor **buf, const char *op);
 /* Release the non-NULL tensors of ts. */
 void mt__nn_release(mt_tensor **ts, int n);
 #endif

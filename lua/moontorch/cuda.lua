@@ -126,24 +126,10 @@ return function(torch, T)
       return old_mode, old_mb
    end
 
-   -- channelsLast(t) -> a copy of the 4-d tensor t (N x C x H x W, any device) stored
-   -- channels-last: same sizes and values, strides (H*W*C, 1, W*C, C). The CUDA convolution
-   -- reads such tensors as cuDNN's NHWC layout. Also t:channelsLast().
-   function cuda.channelsLast(t)
-      local h = T.h(t, 'channelsLast')
-      local nd = C.mt_tensor_ndim(h)
-      if nd ~= 4 then
-         error(('channelsLast: expected a 4-d tensor (N x C x H x W), got %d dimensions'):format(nd), 2)
-      end
-      return t:permute(1, 3, 4, 2):contiguous():permute(1, 4, 2, 3)
-   end
-   methods.channelsLast = cuda.channelsLast
-
-   -- isChannelsLast(t): whether a 4-d tensor is stored channels-last (and not also contiguous)
-   function cuda.isChannelsLast(t)
-      return C.mt_tensor_is_channels_last(T.h(t, 'isChannelsLast')) == 1
-   end
-   methods.isChannelsLast = cuda.isChannelsLast
+   -- torch.cuda.channelsLast(t), torch.cuda.isChannelsLast(t): t:channelsLast() and
+   -- t:isChannelsLast() (tensor_layout.lua, any device), under their earlier names
+   cuda.channelsLast = methods.channelsLast
+   cuda.isChannelsLast = methods.isChannelsLast
 
    ---------------------------------------------------------------------------------------------
    -- moving tensors

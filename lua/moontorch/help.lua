@@ -204,8 +204,8 @@ torch.cuda.resetPeakMemoryStats :: torch.cuda.resetPeakMemoryStats([device]) :: 
 torch.cuda.emptyCache :: torch.cuda.emptyCache() :: return cached free GPU memory to the driver
 torch.cuda.allowTF32 :: torch.cuda.allowTF32([on]) :: let float32 GEMMs and convolutions use TF32 tensor cores (off by default); returns the previous setting
 torch.cuda.convAlgorithm :: torch.cuda.convAlgorithm([mode [, workspaceMB]]) :: cuDNN algorithm choice, 'heuristic' or 'search' (timed, cached per shape), and its workspace limit; returns the previous ones
-torch.cuda.channelsLast :: torch.cuda.channelsLast(t) :: a channels-last (NHWC-strided) copy of a 4-d tensor, which cuDNN convolutions take without copying
-torch.Tensor.channelsLast :: t:channelsLast() :: a channels-last (NHWC-strided) copy of a 4-d tensor
+torch.cuda.channelsLast :: torch.cuda.channelsLast(t) :: t:channelsLast() under its earlier name
+torch.Tensor.channelsLast :: t:channelsLast() :: the 4-d tensor stored channels-last (NHWC strides; a copy unless it already is), any device; convolutions, pooling, activations and pointwise ops keep that layout
 torch.Tensor.isChannelsLast :: t:isChannelsLast() :: true for a 4-d tensor stored channels-last
 help :: help([x]) :: one-line help for a moontorch function or name ('torch.zeros'); help() for the REPL's help
 torch.Timer :: torch.Timer() :: a timer counting from now: t:time() -> {real=, user=, sys=} seconds; t:stop(), t:resume(), t:reset()

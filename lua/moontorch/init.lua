@@ -14,6 +14,7 @@ local C = T.C
 local parts = {
    'tensor_new',      -- constructors, factories, totable
    'tensor_view',     -- view/reshape/narrow/select/transpose/permute/expand/squeeze/..., copy, type conversion
+   'tensor_layout',   -- channelsLast, isChannelsLast (NHWC storage of 4-d tensors)
    'tensor_index',    -- t[i], t[{{1,2},3}], t[mask]
    'tensor_gather',   -- index, indexSelect, indexAdd, indexFill, gather, scatter, cat
    'tensor_print',    -- tostring(t)

@@ -52,7 +52,8 @@ M.spec = {
    { 'bucketMB', 25, 'gradient bucket size in MB with -dist' },
    { 'timeout', 300, 'seconds a rank waits for the others before failing, with -dist' },
 }
--- -precision fp32|tf32|fp16|bf16|fp64, -lossScale, -scaleWindow, -clip, -accumulate (moontorch.train.precision)
+-- -precision fp32|tf32|fp16|bf16|fp64, -lossScale, -scaleWindow, -clip, -accumulate, -layout nchw|nhwc
+-- (moontorch.train.precision)
 local precision = require 'moontorch.train.precision'
 for _, row in ipairs(precision.recipeOptions()) do M.spec[#M.spec + 1] = row end
 -- -compress rgc and its flags (moontorch.dist.rgcflags), a four-epoch density warm-up by default as in DGC

@@ -48,7 +48,7 @@ function M.trainer(opt, model, criterion, config, trainSrc, valSrc, nClasses, di
       format = checkpoints.FORMAT, meta = checkpoints.meta(opt, nClasses), quiet = opt.quiet,
       showWait = not opt.synthetic, report = report,
       -- -precision fp16/bf16: loss scaling (and -clip), inputs converted to the model's dtype
-      scaler = precision.scaler(opt), accumulate = opt.accumulate,
+      scaler = precision.scaler(opt), accumulate = opt.accumulate, layout = opt.layout,
       inputType = precision.isHalf(opt.precision) and precision.typename(opt.precision) or nil,
       plot = { acc = 'val_top1', title = ('ResNet-%d, %s (validation top-1 on the right)'):format(opt.depth, opt.optimizer) },
       tensorboard = { ['train/loss'] = 'train_loss', ['train/top1'] = 'train_top1', ['val/loss'] = 'val_loss',

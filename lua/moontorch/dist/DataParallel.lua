@@ -309,6 +309,14 @@ end
 ---------------------------------------------------------------------------------------------
 -- The module interface
 
+-- channelsLast(): the wrapped model's convolution weights stored channels-last
+-- (nn.Module:channelsLast); flat parameters and buckets keep their spans, so every rank must
+-- do it alike (train.Trainer{layout = 'nhwc'} does).
+function DataParallel:channelsLast()
+   self.module:channelsLast()
+   return self
+end
+
 function DataParallel:updateOutput(input)
    self.output = self.module:updateOutput(input)
    return self.output

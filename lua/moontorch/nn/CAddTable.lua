@@ -23,7 +23,7 @@ function CAddTable:updateOutput(input)
       self.output:set(input[1])
    else
       if self.output:type() ~= input[1]:type() then self.output = T.empty(input[1]:dtype(), input[1]:device()) end
-      self.output:resizeAs(input[1]):copy(input[1])
+      T.follow_layout(self.output:resizeAs(input[1]), input[1]):copy(input[1]) -- keeps a channels-last layout
    end
    for i = 2, #input do self.output:add(input[i]) end
    return self.output
@@ -36,7 +36,7 @@ function CAddTable:updateGradInput(input, gradOutput)
          self.gradInput[i]:set(gradOutput)
       else
          if self.gradInput[i]:type() ~= gradOutput:type() then self.gradInput[i] = T.empty(gradOutput:dtype(), gradOutput:device()) end
-         self.gradInput[i]:resizeAs(input[i]):copy(gradOutput)
+         T.follow_layout(self.gradInput[i]:resizeAs(input[i]), input[i]):copy(gradOutput)
       end
    end
    for i = #input + 1, #self.gradInput do self.gradInput[i] = nil end

@@ -3,17 +3,19 @@
 -- The mask comes from the torch RNG (bernoulli) and is kept in self.noise.
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
+local T = require 'moontorch.internal'
 
 local Dropout, parent = torch.class('nn.Dropout', 'nn.Module')
 local result = nn.utils.result
 
 -- The forward and backward passes start alike: self[field] becomes src itself in place, else a
--- copy of src in a buffer of src's type (remade after :type() or a device move).
+-- copy of src in a buffer of src's type (remade after :type() or a device move) and layout
+-- (channels-last or not). The noise stays NCHW, so its values do not depend on the layout.
 local function startFrom(self, field, src)
    if self.inplace then
       self[field]:set(src)
    else
-      result(self, field, src):resizeAs(src):copy(src)
+      T.follow_layout(result(self, field, src):resizeAs(src), src):copy(src)
    end
 end
 

@@ -288,6 +288,34 @@ end
 
 ---------------------------------------------------------------------------------------------
 -- traversal
+-- channelsLast(): stores the 4-d weights (and gradWeight) of every convolution in the module
+-- channels-last (NHWC strides over the elements they already cover), moving their values, so
+-- a channels-last input meets filters in its own layout (cuDNN then runs NHWC without
+-- converting the filter on each call; the CPU convolution copies them to NCHW, which costs
+-- little). Sizes, values, storage sharing between modules and getParameters' flat vectors
+-- are kept: a tensor seen again (same storage and offset) is only restrided. Call it before
+-- the optimizer keeps per-parameter state, whose order would no longer match. Returns self.
+function Module:channelsLast()
+   local moved = {}
+   local function convert(t)
+      if not torch.isTensor(t) or t:dim() ~= 4 or t:isChannelsLast() or t:nElement() == 0 then return end
+      if not t:isContiguous() then error('nn.Module:channelsLast: a convolution weight is neither NCHW nor NHWC', 3) end
+      local key = skey(t) .. ':' .. t:storageOffset()
+      local values = not moved[key] and t:clone() or nil
+      moved[key] = true
+      local s = T.sizes(t)
+      t:set(t:storage(), t:storageOffset(), s, T.channels_last_strides(s))
+      if values then t:copy(values) end
+   end
+   for _, m in ipairs(self:listModules()) do
+      if torch.isTypeOf(m, 'nn.SpatialConvolution') then
+         convert(m.weight)
+         convert(m.gradWeight)
+      end
+   end
+   return self
+end
+
 function Module:apply(callback)
    callback(self)
    if self.modules then

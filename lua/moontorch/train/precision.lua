@@ -3,6 +3,8 @@
 --   fp16  float16 model with fp32 master weights and optimizer state, dynamic loss scaling
 --   bf16  bfloat16 model with fp32 master weights and optimizer state, no scaling
 --   fp64  float64 everywhere
+-- and -layout nchw|nhwc: nhwc stores the input batches channels-last, and on CUDA the model's
+-- convolution weights too (train.Trainer{layout = }), which cuDNN runs as NHWC; same values.
 -- Plain Lua: a recipe can list its flags without loading the library.
 --   for _, row in ipairs(precision.recipeOptions()) do spec[#spec + 1] = row end
 --   local typename = precision.typename(opt.precision)
@@ -22,6 +24,8 @@ function P.recipeOptions()
       { 'scaleWindow', 2000, 'clean steps before the loss scale doubles (fp16)' },
       { 'clip', 0, 'clip the global gradient norm to this (0: no clipping)' },
       { 'accumulate', 1, 'micro-batches per batch (gradient accumulation; -batchSize stays the batch of one step)' },
+      { 'layout', 'nchw', 'nchw | nhwc (channels-last weights and batches; cuDNN NHWC kernels on CUDA)',
+         choices = { 'nchw', 'nhwc' } },
    }
 end
 

@@ -50,7 +50,11 @@ local SCALER_COLUMNS = { 'loss_scale', 'skipped_steps' }
 -- metadata), columns + row(epoch, tr, va) (CSV), plot = { title =, acc = column },
 -- tensorboard = { tag = column }, report(epoch, tr, va), quiet, showWait, scaler
 -- (optim.GradScaler), accumulate (micro-batches per batch, default 1), inputType (the tensor
--- type inputs are converted to, for a model in another dtype than its data).
+-- type inputs are converted to, for a model in another dtype than its data), layout ('nchw',
+-- the default, or 'nhwc': each 4-d input batch is stored channels-last, and on CUDA the
+-- model's convolution weights too (nn.Module:channelsLast, so cuDNN reads NHWC filters as they
+-- are; the CPU convolution wants NCHW filters and would copy NHWC ones on every pass); the
+-- values, and so the losses, are the same).
 local function new(o)
    local self = setmetatable({}, Trainer)
    for k, v in pairs(o) do self[k] = v end
@@ -61,6 +65,11 @@ local function new(o)
    self.trainBatches = math.min(self.trainBatches or math.huge, self.train:nbatches())
    self.valBatches = math.min(self.valBatches or math.huge, self.val:nbatches())
    if self.trainBatches < 1 then self:fail('the training data do not make one batch') end
+   self.layout = self.layout or 'nchw'
+   if self.layout ~= 'nchw' and self.layout ~= 'nhwc' then
+      self:fail("layout must be 'nchw' or 'nhwc', got %s", tostring(self.layout))
+   end
+   if self.layout == 'nhwc' and self.device == 'cuda' then self.model:channelsLast() end
    self.params, self.gradParams = self.model:getParameters()
    self.optimState, self.startEpoch, self.firstBatch = {}, 1, 1
    self.best, self.last, self.reported, self.buf = { top1 = -1, top5 = 0, epoch = 0 }, {}, {}, {}
@@ -101,7 +110,7 @@ function Trainer:checkpoint(epochsDone, batch, partial)
       iteration = epochsDone * self.trainBatches + batch, rng = batch > 0 and torch.getRNGState():totable() or nil, -- JSON: the state's bytes
       train_loss = self.last.loss, val_top1 = num(self.last.top1), val_top5 = num(self.last.top5),
       best_top1 = self.best.top1 >= 0 and self.best.top1 or nil, best_top5 = self.best.top5,
-      best_epoch = self.best.epoch }
+      best_epoch = self.best.epoch, layout = self.layout ~= 'nchw' and self.layout or nil }
    for k, v in pairs(self.meta or {}) do meta[k] = v end
    state.save(self.save .. '/checkpoint.safetensors', self.model, self.optimState, meta)
 end
@@ -128,7 +137,16 @@ end
 function Trainer:resume(path, check)
    if fs.isdir(path) then path = path .. '/checkpoint.safetensors' end
    if not fs.isfile(path) then self:fail('-resume %s: no such checkpoint', path) end
-   local ok, st, meta = pcall(state.load, path, self.model, { format = self.format, check = check })
+   -- the optimizer's flat state lists each channels-last weight in NHWC order: it only lines up
+   -- with a model in the layout it was written from
+   local function check_layout(meta, p)
+      local was = meta.layout or 'nchw'
+      if was ~= self.layout then
+         error(('%s was written with layout %s; resume it with layout %s (-layout %s)'):format(p, was, was, was), 0)
+      end
+      if check then check(meta, p) end
+   end
+   local ok, st, meta = pcall(state.load, path, self.model, { format = self.format, check = check_layout })
    if not ok then
       if tostring(st):sub(1, #self.name + 2) == self.name .. ': ' then error(st, 0) end
       self:fail('-resume %s', tostring(st))
@@ -178,6 +196,11 @@ function Trainer:toDevice(x, y)
    if x:type() ~= want then
       if not buf.x or buf.x:type() ~= want then buf.x = x:type(want) else buf.x:resize(x:size()):copy(x) end
       x = buf.x
+   end
+   if self.layout == 'nhwc' and x:dim() == 4 and not x:isChannelsLast() then
+      if buf.xcl and buf.xcl:type() == x:type() and buf.xcl:isSameSizeAs(x) then buf.xcl:copy(x)
+      else buf.xcl = x:channelsLast() end
+      x = buf.xcl
    end
    if cuda then
       buf.y = buf.y or torch.CudaLongTensor()
