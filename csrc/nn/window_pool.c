@@ -72,7 +72,7 @@ mt_status mt_nn_window_maxpool2d(mt_tensor *out, mt_tensor *indices, const mt_te
   mt_status st = mt__nn_contig(input, &x, WP);
   if (st == MT_OK) st = mt__nn_result_buf(out, NULL, NULL, 0, &y, WP);
   if (st == MT_OK) {
-    mt_pool_geom g = {planes, H, W, oH, oW, 0, 0, 0, 0, 0, 0};
+    mt_pool_geom g = {.planes = planes, .H = H, .W = W, .oH = oH, .oW = oW, .cs = 1}; /* NCHW: x is contiguous */
     st = be->window_maxpool2d(y, indices, x, hs, he, ws, we, &g, P1 > 1);
     st = mt__nn_result_done(out, y, st);
   }
