@@ -501,6 +501,103 @@ describe('nn.SpatialConvolution', function()
    end)
 end)
 
+-- torch.convBackend: float32 convolutions through oneDNN ('onednn' forced, or 'auto' timing it
+-- against the native kernels once per shape) against the float64 loops above and the native
+-- float32 path. Without oneDNN in the build these show as pending.
+describe('torch.convBackend (oneDNN)', function()
+   local onednn_it = torch.hasOneDNN() and it or function(name) pending('[built without oneDNN] ' .. name) end
+   local TOLD = { atol = 1e-4, rtol = 1e-4 } -- float32 sums over hundreds of products
+   -- forward, gradInput, then gradWeight/gradBias accumulated twice (scale 1 and 0.5) under mode
+   local function passes(m, x, gy, mode)
+      local old = torch.convBackend(mode)
+      local ok, r = pcall(function()
+         m:zeroGradParameters()
+         local y = m:forward(x):clone()
+         local gi = m:updateGradInput(x, gy):clone()
+         m:accGradParameters(x, gy, 1)
+         m:accGradParameters(x, gy, 0.5)
+         return { y, gi, m.gradWeight:clone(), m.bias and m.gradBias:clone() or nil }
+      end)
+      torch.convBackend(old)
+      if not ok then error(r, 0) end
+      return r
+   end
+   local names = { 'output', 'gradInput', 'gradWeight', 'gradBias' }
+
+   it('reads, sets and checks the mode', function()
+      local old = torch.convBackend()
+      assert.are.equal('auto', old)
+      assert.are.equal('auto', torch.convBackend('native'))
+      assert.are.equal('native', torch.convBackend())
+      util.assert_error(function() torch.convBackend('mkl') end, 'convBackend', "'native', 'onednn' or 'onednn_nchw'",
+         'mkl')
+      if not torch.hasOneDNN() then
+         util.assert_error(function() torch.convBackend('onednn') end, 'convBackend', 'no oneDNN', 'libdnnl-dev')
+      end
+      torch.convBackend(old)
+   end)
+
+   onednn_it("'onednn' and 'onednn_nchw' match float64 loops and native (stride, padding, dilation, groups, no bias)",
+      function()
+      for _, cfg in ipairs(cfgs()) do
+         local m = conv_module(cfg):float()
+         local x, xf = util.rand_tensor({ cfg.N, cfg.C, cfg.H, cfg.W }, F32)
+         local gy, gyf = util.rand_tensor({ cfg.N, cfg.O, conv_out_size(cfg) }, F32)
+         local w = util.flat(m.weight)
+         local y = ref_conv(xf, w, m.bias and util.flat(m.bias), cfg)
+         local gx, gw, gb = ref_conv_backward(xf, w, gyf, cfg)
+         for i = 1, #gw do gw[i] = gw[i] * 1.5 end
+         for i = 1, #gb do gb[i] = gb[i] * 1.5 end
+         local ref = { y, gx, gw, m.bias and gb or nil }
+         local native = passes(m, x, gy, 'native')
+         for _, mode in ipairs { 'onednn', 'onednn_nchw' } do
+            local dnn = passes(m, x, gy, mode)
+            for i = 1, 4 do
+               if ref[i] then
+                  util.assert_close(dnn[i], ref[i], TOL32, cfg_str(cfg) .. ' ' .. mode .. ' ' .. names[i])
+                  util.assert_close(dnn[i], native[i], TOL32, cfg_str(cfg) .. ' ' .. mode .. ' vs native ' .. names[i])
+               end
+            end
+         end
+      end
+   end)
+
+   onednn_it("'auto' and 'onednn' on shapes large enough to be timed match float64 and native, on 1 and 2 threads",
+      function()
+      local n0 = torch.getnumthreads()
+      local big = {
+         { N = 2, C = 32, H = 19, W = 21, O = 24, kW = 3, kH = 3, dW = 1, dH = 1, padW = 1, padH = 1, dilW = 1, dilH = 1,
+           groups = 1 },
+         { N = 4, C = 48, H = 23, W = 17, O = 64, kW = 3, kH = 3, dW = 2, dH = 2, padW = 1, padH = 0, dilW = 1, dilH = 1,
+           groups = 2, nobias = true },
+         { N = 6, C = 96, H = 15, W = 16, O = 128, kW = 1, kH = 1, dW = 2, dH = 2, padW = 0, padH = 0, dilW = 1,
+           dilH = 1, groups = 1 },
+      }
+      for k, cfg in ipairs(big) do
+         local md = conv_module(cfg)
+         local xd = util.rand_tensor({ cfg.N, cfg.C, cfg.H, cfg.W })
+         local gyd = util.rand_tensor({ cfg.N, cfg.O, conv_out_size(cfg) })
+         local m, x, gy = md:clone():float(), xd:float(), gyd:float()
+         local ref = passes(md, xd:double(), gyd, 'native') -- float64: the native kernels only
+         for _, nt in ipairs(k == 1 and { 1, 2 } or { 2 }) do -- choices are kept per thread count
+            torch.setnumthreads(nt)
+            local native = passes(m, x, gy, 'native')
+            for _, mode in ipairs { 'auto', 'auto', 'onednn' } do -- the second 'auto' uses its cached choice
+               local r = passes(m, x, gy, mode)
+               for i = 1, 4 do
+                  if ref[i] then
+                     local what = ('%s %s %d threads %s'):format(cfg_str(cfg), mode, nt, names[i])
+                     util.assert_close(r[i], util.flat(ref[i]), TOLD, what)
+                     util.assert_close(r[i], util.flat(native[i]), TOLD, what .. ' vs native')
+                  end
+               end
+            end
+         end
+         torch.setnumthreads(n0)
+      end
+   end)
+end)
+
 ---------------------------------------------------------------------------------------------
 local POOLS = {
    { kW = 2, kH = 2, dW = 2, dH = 2, padW = 0, padH = 0, ceil = false },

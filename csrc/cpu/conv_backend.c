@@ -1,6 +1,8 @@
 /* conv_backend.c: which implementation runs a float32 CPU convolution (torch.convBackend):
- * 'native' (im2col + GEMM or Winograd, nn_conv.c), 'onednn' (onednn_conv.c) or 'auto', which
- * times both once per shape and pass, like cuDNN's algorithm search, and keeps the faster.
+ * 'native' (im2col + GEMM or Winograd, nn_conv.c), 'onednn' / 'onednn_nchw' (onednn_conv.c's
+ * two layout variants) or 'auto', which
+ * times the native kernels and oneDNN's two layout variants once per shape and pass, like
+ * cuDNN's algorithm search, and keeps the fastest.
  *
  * Why global state: the setting describes how a whole run computes, like the CUDA backend's
  * convAlgorithm (csrc/cuda/settings.c) and PyTorch's torch.backends.mkldnn.enabled; it is read
@@ -22,10 +24,11 @@ int mt_cpu_onednn_available(void) { return mt__onednn_available(); }
 
 mt_status mt_cpu_set_conv_backend(int backend, int *previous) {
   const char *op = "convBackend";
-  if (backend != MT_CONV_BACKEND_AUTO && backend != MT_CONV_BACKEND_NATIVE && backend != MT_CONV_BACKEND_ONEDNN)
-    return mt__error(MT_ERR_ARG, "%s: backend %d is none of auto (%d), native (%d), onednn (%d)", op, backend,
-                     MT_CONV_BACKEND_AUTO, MT_CONV_BACKEND_NATIVE, MT_CONV_BACKEND_ONEDNN);
-  if (backend == MT_CONV_BACKEND_ONEDNN && !mt__onednn_available())
+  if (backend < MT_CONV_BACKEND_AUTO || backend > MT_CONV_BACKEND_ONEDNN_NCHW)
+    return mt__error(MT_ERR_ARG, "%s: backend %d is none of auto (%d), native (%d), onednn (%d), onednn_nchw (%d)", op,
+                     backend, MT_CONV_BACKEND_AUTO, MT_CONV_BACKEND_NATIVE, MT_CONV_BACKEND_ONEDNN,
+                     MT_CONV_BACKEND_ONEDNN_NCHW);
+  if (backend >= MT_CONV_BACKEND_ONEDNN && !mt__onednn_available())
     return mt__error(MT_ERR_UNSUPPORTED, "%s: this build has no oneDNN (install libdnnl-dev and rebuild)", op);
   int old = atomic_exchange_explicit(&backend_mode, backend, memory_order_relaxed);
   if (previous) *previous = old;
@@ -46,7 +49,7 @@ static struct {
   int next;
   struct {
     int64_t key[KEY_LEN];
-    int choice; /* 1 + (0 native, 1 oneDNN); 0: empty */
+    int choice; /* 1 + the choice (CHOICE_NATIVE or 1 + a oneDNN variant); 0: empty */
   } slot[SLOTS];
 } choices = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -57,7 +60,7 @@ static void make_key(int64_t *k, const mt__conv_call *c, const mt_conv_geom *g) 
   memcpy(k, v, sizeof v);
 }
 
-/* the choice made for key k: 0 native, 1 oneDNN, -1 none yet */
+/* the choice made for key k, -1 if none yet */
 static int choice_get(const int64_t *k) {
   int r = -1;
   pthread_mutex_lock(&choices.lock);
@@ -83,9 +86,19 @@ static double now(void) {
   return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
-/* 'auto' on a new shape: times oneDNN (after one untimed call, which also makes its primitive)
- * and the native kernels, the faster of two calls each, on scratch outputs (the gradWeight pass
- * accumulates, so it must not run into the caller's twice); *choice: 1 when oneDNN is faster. */
+/* The candidates 'auto' times: CHOICE_NATIVE, or oneDNN in layout variant (choice - 1). */
+enum { CHOICE_NATIVE = 0, NCHOICE = 3 };
+
+static mt_status run_choice(const mt__conv_call *c, const mt_conv_geom *g, mt__conv_native_fn native, int choice,
+                            int *ran) {
+  *ran = 1;
+  if (choice == CHOICE_NATIVE) return native(c, g);
+  return mt__onednn_conv(c, g, choice - 1, ran);
+}
+
+/* 'auto' on a new shape: times each candidate (oneDNN after one untimed call, which makes its
+ * primitive), the fastest of two calls each, on scratch outputs (the gradWeight pass
+ * accumulates, so it must not run into the caller's twice); *choice: the fastest. */
 static mt_status search(const mt__conv_call *c, const mt_conv_geom *g, mt__conv_native_fn native, int *choice) {
   const int64_t wsz = g->O * g->Cg * g->kH * g->kW;
   const int64_t n = c->dir == MT__CONV_FWD ? g->N * g->O * g->oH * g->oW
@@ -96,39 +109,42 @@ static mt_status search(const mt__conv_call *c, const mt_conv_geom *g, mt__conv_
   mt__conv_call t = *c;
   t.out = tmp;
   if (c->dir == MT__CONV_BWD_WEIGHTS && c->out2) t.out2 = tmp + wsz;
-  int ran = 0;
-  double best[2] = {1e30, 1e30};
-  mt_status st = mt__onednn_conv(&t, g, &ran);
-  for (int rep = 0; rep < 2 && st == MT_OK && ran; rep++) {
-    double t0 = now();
-    st = mt__onednn_conv(&t, g, &ran);
-    double t1 = now();
-    if (st == MT_OK) st = native(&t, g);
-    double t2 = now();
-    if (t1 - t0 < best[1]) best[1] = t1 - t0;
-    if (t2 - t1 < best[0]) best[0] = t2 - t1;
-  }
+  double best[NCHOICE];
+  int ran[NCHOICE];
+  mt_status st = MT_OK;
+  for (int k = 1; k < NCHOICE && st == MT_OK; k++) st = run_choice(&t, g, native, k, &ran[k]);
+  ran[CHOICE_NATIVE] = 1;
+  for (int k = 0; k < NCHOICE; k++) best[k] = 1e30;
+  for (int rep = 0; rep < 2 && st == MT_OK; rep++)
+    for (int k = 0; k < NCHOICE && st == MT_OK; k++) {
+      if (!ran[k]) continue;
+      double t0 = now();
+      st = run_choice(&t, g, native, k, &ran[k]);
+      double dt = now() - t0;
+      if (dt < best[k]) best[k] = dt;
+    }
   free(tmp);
-  *choice = ran && best[1] < best[0];
+  *choice = CHOICE_NATIVE;
+  for (int k = 1; k < NCHOICE; k++)
+    if (ran[k] && best[k] < best[*choice]) *choice = k;
   return st;
 }
 
 mt_status mt__conv_f32(const mt__conv_call *c, const mt_conv_geom *g, mt__conv_native_fn native) {
   const int mode = atomic_load_explicit(&backend_mode, memory_order_relaxed);
   if (mode == MT_CONV_BACKEND_NATIVE || !mt__onednn_available()) return native(c, g);
-  int choice = 1;
+  int choice = 1 + (mode == MT_CONV_BACKEND_ONEDNN_NCHW ? MT__ONEDNN_NCHW : MT__ONEDNN_BLOCKED);
   if (mode == MT_CONV_BACKEND_AUTO) {
     int64_t k[KEY_LEN];
     make_key(k, c, g);
     double macs = (double)g->N * g->O * g->oH * g->oW * g->Cg * g->kH * g->kW;
-    choice = macs < AUTO_MIN_MACS ? 0 : choice_get(k);
+    choice = macs < AUTO_MIN_MACS ? CHOICE_NATIVE : choice_get(k);
     if (choice < 0) {
       MT_TRY(search(c, g, native, &choice));
       choice_put(k, choice);
     }
   }
-  if (choice == 0) return native(c, g);
   int ran;
-  MT_TRY(mt__onednn_conv(c, g, &ran));
+  MT_TRY(run_choice(c, g, native, choice, &ran));
   return ran ? MT_OK : native(c, g); /* oneDNN has no implementation for this shape */
 }

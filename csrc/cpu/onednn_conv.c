@@ -1,8 +1,11 @@
 /* onednn_conv.c: 2-d float32 convolution through oneDNN (Debian's libdnnl, 2.x C API): the
  * forward, gradInput, and gradWeight + gradBias passes on the contiguous NCHW / OIHW tensors the
- * CPU backend holds. oneDNN picks its own layouts (format `any`: blocked ones such as nChw8c
- * where its JIT kernels want them); the operands are reordered into those and the result back
- * by reorder primitives made with the convolution. conv_backend.c decides when this runs.
+ * CPU backend holds, in one of two variants: MT__ONEDNN_BLOCKED lets oneDNN pick the layouts
+ * (format `any`: blocked ones such as nChw8c where its direct JIT kernels want them) and
+ * reorders the operands into them and the result back, by reorder primitives made with the
+ * convolution; MT__ONEDNN_NCHW keeps the activations as they are (oneDNN then mostly runs its
+ * own im2col + GEMM), reordering only the weights. Neither wins everywhere (stride 2 favours
+ * NCHW here), so conv_backend.c times them. It also decides when this runs at all.
  * Without MT_ONEDNN only the stub at the end is compiled. */
 #include "onednn_conv.h"
 #include "../core/error.h"
@@ -14,10 +17,11 @@
 #include <string.h>
 #include <dnnl.h>
 
-/* What a convolution is keyed by: its geometry, pass, bias or not, and the thread count (oneDNN
+/* What a convolution is keyed by: its geometry, pass, bias or not, the layout variant, and the
+ * thread count (oneDNN
  * cuts its work for the OpenMP thread count at creation; Debian's build runs on the same
  * libgomp as the rest of the backend, so torch.setnumthreads sets its threads too). */
-#define KEY_LEN 20
+#define KEY_LEN 21
 typedef struct entry {
   int64_t key[KEY_LEN];
   uint64_t stamp; /* last use, for replacing the least recently used */
@@ -65,9 +69,9 @@ static void entry_clear(entry *e) {
   memset(e, 0, sizeof *e);
 }
 
-static void make_key(int64_t *k, const mt_conv_geom *g, int dir, int bias, int nth) {
-  const int64_t v[KEY_LEN] = {g->N,  g->C,  g->H,  g->W,  g->O,  g->Cg,     g->kH, g->kW, g->oH, g->oW,
-                              g->sW, g->sH, g->pW, g->pH, g->dW, g->dH, g->groups, dir,   bias,  nth};
+static void make_key(int64_t *k, const mt_conv_geom *g, int dir, int bias, int variant, int nth) {
+  const int64_t v[KEY_LEN] = {g->N,  g->C,  g->H,  g->W,  g->O,  g->Cg, g->kH, g->kW,   g->oH, g->oW, g->sW,
+                              g->sH, g->pW, g->pH, g->dW, g->dH, g->groups, dir, bias, variant, nth};
   memcpy(k, v, sizeof v);
 }
 
@@ -89,7 +93,7 @@ static const int ARGS[3][3] = {{DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST},
                                {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS}};
 
 /* Makes e's primitives; dnnl_unimplemented where oneDNN has none for the shape. */
-static dnnl_status_t entry_make(entry *e, const mt_conv_geom *g, int dir, int bias) {
+static dnnl_status_t entry_make(entry *e, const mt_conv_geom *g, int dir, int bias, int variant) {
   const int grouped = g->groups > 1;
   dnnl_dims_t xd = {g->N, g->C, g->H, g->W}, yd = {g->N, g->O, g->oH, g->oW}, bd = {g->O};
   dnnl_dims_t wd = {g->O, g->Cg, g->kH, g->kW};
@@ -110,8 +114,9 @@ static dnnl_status_t entry_make(entry *e, const mt_conv_geom *g, int dir, int bi
     if ((s = (call)) != dnnl_success) goto done; \
   } while (0)
   dnnl_primitive_attr_t attr = NULL;
-  TRY(dnnl_memory_desc_init_by_tag(&x, 4, xd, dnnl_f32, dnnl_format_tag_any));
-  TRY(dnnl_memory_desc_init_by_tag(&y, 4, yd, dnnl_f32, dnnl_format_tag_any));
+  const dnnl_format_tag_t act = variant == MT__ONEDNN_NCHW ? dnnl_nchw : dnnl_format_tag_any;
+  TRY(dnnl_memory_desc_init_by_tag(&x, 4, xd, dnnl_f32, act));
+  TRY(dnnl_memory_desc_init_by_tag(&y, 4, yd, dnnl_f32, act));
   TRY(dnnl_memory_desc_init_by_tag(&w, wn, wd, dnnl_f32, dnnl_format_tag_any));
   TRY(dnnl_memory_desc_init_by_tag(&b, 1, bd, dnnl_f32, dnnl_x));
   TRY(dnnl_memory_desc_init_by_tag(&ux, 4, xd, dnnl_f32, dnnl_nchw));
@@ -165,9 +170,9 @@ static void *buf(int i, size_t n) {
 }
 
 /* the entry for key (made now when missing), or NULL with *st set */
-static entry *lookup(const mt_conv_geom *g, int dir, int bias, mt_status *st) {
+static entry *lookup(const mt_conv_geom *g, int dir, int bias, int variant, mt_status *st) {
   int64_t k[KEY_LEN];
-  make_key(k, g, dir, bias, mt_get_num_threads());
+  make_key(k, g, dir, bias, variant, mt_get_num_threads());
   entry *e = NULL, *lru = &ctx.slots[0];
   for (int i = 0; i < SLOTS && !e; i++) {
     entry *s = &ctx.slots[i];
@@ -179,7 +184,7 @@ static entry *lookup(const mt_conv_geom *g, int dir, int bias, mt_status *st) {
     entry_clear(e);
     memcpy(e->key, k, sizeof k);
     e->used = 1;
-    dnnl_status_t s = entry_make(e, g, dir, bias);
+    dnnl_status_t s = entry_make(e, g, dir, bias, variant);
     if (s != dnnl_success) {
       entry_clear(e);
       memcpy(e->key, k, sizeof k);
@@ -259,7 +264,7 @@ static mt_status entry_run(entry *e, const mt__conv_call *c, const mt_conv_geom 
   return MT_OK;
 }
 
-mt_status mt__onednn_conv(const mt__conv_call *c, const mt_conv_geom *g, int *ran) {
+mt_status mt__onednn_conv(const mt__conv_call *c, const mt_conv_geom *g, int variant, int *ran) {
   *ran = 0;
   const int bias = c->dir == MT__CONV_FWD ? c->bias != NULL : c->dir == MT__CONV_BWD_WEIGHTS && c->out2 != NULL;
   mt_status st = MT_OK;
@@ -271,7 +276,7 @@ mt_status mt__onednn_conv(const mt__conv_call *c, const mt_conv_geom *g, int *ra
                     : -1;
   }
   if (ctx.state == 1) {
-    entry *e = lookup(g, c->dir, bias, &st);
+    entry *e = lookup(g, c->dir, bias, variant, &st);
     if (e && e->ok) {
       st = entry_run(e, c, g);
       *ran = st == MT_OK;
@@ -285,7 +290,7 @@ mt_status mt__onednn_conv(const mt__conv_call *c, const mt_conv_geom *g, int *ra
 
 int mt__onednn_available(void) { return 0; }
 
-mt_status mt__onednn_conv(const mt__conv_call *c, const mt_conv_geom *g, int *ran) {
+mt_status mt__onednn_conv(const mt__conv_call *c, const mt_conv_geom *g, int variant, int *ran) {
   *ran = 0;
   return MT_OK;
 }

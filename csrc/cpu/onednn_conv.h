@@ -23,10 +23,13 @@ typedef struct mt__conv_call {
 
 typedef mt_status (*mt__conv_native_fn)(const mt__conv_call *c, const mt_conv_geom *g);
 
-/* onednn_conv.c: 1 when oneDNN is compiled in. mt__onednn_conv runs c through oneDNN and sets
- * *ran; *ran = 0 (and MT_OK) where oneDNN has no implementation for the shape or is absent. */
+/* onednn_conv.c: 1 when oneDNN is compiled in. mt__onednn_conv runs c through oneDNN in the
+ * layout variant given and sets *ran; *ran = 0 (and MT_OK) where oneDNN has no implementation
+ * for the shape or is absent. Variants: activations in oneDNN's own (blocked) layouts, reordered
+ * on the way in and out, or in NCHW as they are. */
+enum { MT__ONEDNN_BLOCKED = 0, MT__ONEDNN_NCHW = 1 };
 int mt__onednn_available(void);
-mt_status mt__onednn_conv(const mt__conv_call *c, const mt_conv_geom *g, int *ran);
+mt_status mt__onednn_conv(const mt__conv_call *c, const mt_conv_geom *g, int variant, int *ran);
 
 /* conv_backend.c: runs c by oneDNN or by `native`, as torch.convBackend says */
 mt_status mt__conv_f32(const mt__conv_call *c, const mt_conv_geom *g, mt__conv_native_fn native);
