@@ -1,7 +1,7 @@
 -- bench/conv_layers.lua: SpatialConvolution alone, per layer shape of the train_step models,
 -- forward / gradInput / gradWeight timed separately, next to PyTorch's CPU build
 -- (bench/conv_layers_peer.py) on the same shapes and thread count.
---   luajit bench/conv_layers.lua [-threads 2] [-reps 20] [-models resnet18,small_cnn] [-nopeer] [-algo auto]
+--   luajit bench/conv_layers.lua [-threads 2] [-reps 20] [-models resnet18,small_cnn] [-nopeer] [-algo native]
 -- Prints median ms per call; "ratio" is moontorch / PyTorch for the three together.
 local torch = require 'moontorch' -- run from the repository root: its loader finds lua/ and recipes/
 local nn = require 'moontorch.nn'
@@ -14,7 +14,7 @@ local opt = options.parse(arg, {
    { 'warmup', 3, 'untimed calls first' },
    { 'models', 'resnet18,small_cnn', 'comma-separated: resnet18, small_cnn' },
    { 'nopeer', false, 'skip PyTorch' },
-   { 'algo', 'auto', 'float32 convolutions by native, onednn or auto (torch.convBackend)' },
+   { 'algo', 'native', 'float32 convolutions by native, onednn, onednn_nchw or auto (torch.convBackend)' },
 }, 'bench/conv_layers.lua: ms per convolution call, moontorch vs PyTorch (CPU)\nOptions:')
 torch.setnumthreads(opt.threads)
 torch.convBackend(opt.algo)

@@ -37,7 +37,7 @@ local opt = options.parse(arg, {
    { 'peerTF32', false, "let PyTorch use TF32 in cuDNN convolutions (its GPU default; we compute float32)" },
    { 'nopeer', false, 'skip PyTorch' },
    { 'profile', false, 'time each layer type' },
-   { 'algo', 'auto', 'CPU float32 convolutions by native, onednn, onednn_nchw or auto (torch.convBackend)' },
+   { 'algo', 'native', 'CPU float32 convolutions by native, onednn, onednn_nchw or auto (torch.convBackend)' },
 }, 'bench/train_step.lua: ms per training step, moontorch vs PyTorch\nOptions:')
 torch.setnumthreads(opt.threads)
 torch.convBackend(opt.algo)

@@ -526,9 +526,9 @@ describe('torch.convBackend (oneDNN)', function()
 
    it('reads, sets and checks the mode', function()
       local old = torch.convBackend()
-      assert.are.equal('auto', old)
-      assert.are.equal('auto', torch.convBackend('native'))
-      assert.are.equal('native', torch.convBackend())
+      assert.are.equal('native', old)
+      assert.are.equal('native', torch.convBackend('auto'))
+      assert.are.equal('auto', torch.convBackend())
       util.assert_error(function() torch.convBackend('mkl') end, 'convBackend', "'native', 'onednn' or 'onednn_nchw'",
          'mkl')
       if not torch.hasOneDNN() then

@@ -18,7 +18,9 @@
 #include "../core/error.h"
 #include "../moontorch.h"
 
-static atomic_int backend_mode; /* mt_conv_backend; AUTO (0) by default */
+/* mt_conv_backend. NATIVE by default: 'auto' chooses by timing, so two runs may round
+ * differently, and resuming a run must end bit for bit where the whole run ends */
+static atomic_int backend_mode = MT_CONV_BACKEND_NATIVE;
 
 int mt_cpu_onednn_available(void) { return mt__onednn_available(); }
 

@@ -68,12 +68,13 @@ function torch.setnumthreads(n)
 end
 function torch.getnumthreads() return C.mt_get_num_threads() end
 
--- convBackend([mode]) -> the previous mode: how float32 CPU convolutions run. 'native': im2col +
--- GEMM or Winograd; 'onednn': oneDNN in its own blocked layouts (reordered to and from NCHW);
+-- convBackend([mode]) -> the previous mode: how float32 CPU convolutions run. 'native' (the
+-- default): im2col + GEMM or Winograd; 'onednn': oneDNN in its own blocked layouts (reordered to and from NCHW);
 -- 'onednn_nchw': oneDNN on the NCHW tensors as they are (both an error in a build without it;
--- see torch.hasOneDNN); 'auto' (the default): the three are timed once per shape, pass and
--- thread count, and the fastest kept (like cuda.convAlgorithm's 'search'). Results agree within
--- float32 rounding. Without an argument, only reads.
+-- see torch.hasOneDNN); 'auto': the three are timed once per shape, pass and thread count, and
+-- the fastest kept (like cuda.convAlgorithm's 'search'). Results agree within float32 rounding,
+-- but a timed choice may differ between runs, so 'auto' is not bit-reproducible (and not the
+-- default). Without an argument, only reads.
 local CONV_BACKENDS = { auto = C.MT_CONV_BACKEND_AUTO, native = C.MT_CONV_BACKEND_NATIVE, onednn = C.MT_CONV_BACKEND_ONEDNN,
    onednn_nchw = C.MT_CONV_BACKEND_ONEDNN_NCHW }
 local conv_backend_names = {}
