@@ -112,7 +112,7 @@ static mt_status search(const mt__conv_call *c, const mt_conv_geom *g, mt__conv_
   t.out = tmp;
   if (c->dir == MT__CONV_BWD_WEIGHTS && c->out2) t.out2 = tmp + wsz;
   double best[NCHOICE];
-  int ran[NCHOICE];
+  int ran[NCHOICE] = {0};
   mt_status st = MT_OK;
   for (int k = 1; k < NCHOICE && st == MT_OK; k++) st = run_choice(&t, g, native, k, &ran[k]);
   ran[CHOICE_NATIVE] = 1;
