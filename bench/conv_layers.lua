@@ -1,7 +1,7 @@
 -- bench/conv_layers.lua: SpatialConvolution alone, per layer shape of the train_step models,
 -- forward / gradInput / gradWeight timed separately, next to PyTorch's CPU build
 -- (bench/conv_layers_peer.py) on the same shapes and thread count.
---   luajit bench/conv_layers.lua [-threads 2] [-reps 20] [-models resnet18,small_cnn] [-nopeer]
+--   luajit bench/conv_layers.lua [-threads 2] [-reps 20] [-models resnet18,small_cnn] [-nopeer] [-algo native]
 -- Prints median ms per call; "ratio" is moontorch / PyTorch for the three together.
 -- With -layers all (or a comma-separated list of module names) a second table follows: the nn
 -- issue's other layers (bench/layers_cases.lua), forward and backward (updateGradInput +
@@ -20,8 +20,10 @@ local opt = options.parse(arg, {
    { 'models', 'resnet18,small_cnn', 'comma-separated: resnet18, small_cnn' },
    { 'nopeer', false, 'skip PyTorch' },
    { 'layers', 'none', 'second table: none, all, or comma-separated module names' },
+   { 'algo', 'native', 'float32 convolutions by native, onednn, onednn_nchw or auto (torch.convBackend)' },
 }, 'bench/conv_layers.lua: ms per convolution call, moontorch vs PyTorch (CPU)\nOptions:')
 torch.setnumthreads(opt.threads)
+torch.convBackend(opt.algo)
 
 -- { batch, nIn, nOut, k, stride, pad, H (=W) }: each distinct conv of the model once
 local shapes = {
@@ -78,7 +80,7 @@ if not opt.nopeer then
    if not next(peer) then io.stderr:write('conv_layers: PyTorch peer gave no timings:\n', out, '\n') end
 end
 
-print(('SpatialConvolution, %d threads, median of %d (ms per call; PyTorch in brackets)'):format(opt.threads, opt.reps))
+print(('SpatialConvolution (%s), %d threads, median of %d (ms per call; PyTorch in brackets)'):format(opt.algo, opt.threads, opt.reps))
 print(('%-30s %16s %16s %16s %7s'):format('N x Cin -> Cout, k/s, HxW', 'forward', 'gradInput', 'gradWeight', 'ratio'))
 local tot, tot_peer = { 0, 0, 0 }, { 0, 0, 0 }
 for _, s in ipairs(cases) do

@@ -7,7 +7,7 @@
 -- device synchronize.
 --   luajit bench/train_step.lua [-threads 2] [-reps 10] [-warmup 3] [-models small_cnn,resnet18]
 --                               [-precision fp32,bf16] [-layout nchw,nhwc] [-device cpu|cuda] [-batch N]
---                               [-nopeer] [-profile]
+--                               [-nopeer] [-profile] [-algo auto|native|onednn|onednn_nchw]
 -- -precision (any of fp32, bf16, fp16): moontorch converts the model, the criterion and the
 -- input with :type() to FloatTensor, BFloat16Tensor or HalfTensor and steps with optim.sgd on
 -- the flat parameters as for float32 (optim.sgd keeps a float32 master copy of half or bfloat16
@@ -44,8 +44,10 @@ local opt = options.parse(arg, {
    { 'peerTF32', false, "let PyTorch use TF32 in cuDNN convolutions (its GPU default; we compute float32)" },
    { 'nopeer', false, 'skip PyTorch' },
    { 'profile', false, 'time each layer type' },
+   { 'algo', 'native', 'CPU float32 convolutions by native, onednn, onednn_nchw or auto (torch.convBackend)' },
 }, 'bench/train_step.lua: ms per training step, moontorch vs PyTorch\nOptions:')
 torch.setnumthreads(opt.threads)
+torch.convBackend(opt.algo)
 if opt.device ~= 'cpu' and opt.device ~= 'cuda' then
    error("train_step: -device must be 'cpu' or 'cuda', got " .. tostring(opt.device))
 end
@@ -256,7 +258,8 @@ if not opt.nopeer then
 end
 
 print(('\none training step on %s, median of %d (ms/step)')
-   :format(gpu and ('CUDA (' .. torch.cuda.getDeviceName() .. ')') or ('the CPU, ' .. opt.threads .. ' threads'), opt.reps))
+   :format(gpu and ('CUDA (' .. torch.cuda.getDeviceName() .. ')') or ('the CPU, ' .. opt.threads .. ' threads, convBackend '
+      .. opt.algo), opt.reps))
 print(('%-40s %-9s %-6s %12s %12s %8s   %s'):format('model', 'precision', 'layout', 'moontorch', 'PyTorch', 'ratio',
    'step-1 loss (vs fp32 nchw)'))
 for _, name in ipairs(order) do

@@ -203,6 +203,24 @@ const char *mt_dtype_ctype(int dtype);      /* storage C type: "float", "uint16_
 const char *mt_unary_op_name(int op);      /* Torch7's name of a unary op: "exp", "cinv"; NULL if invalid */
 void mt_set_num_threads(int n);
 int mt_get_num_threads(void);
+/* CPU float32 convolutions (csrc/cpu/conv_backend.c): MT_CONV_BACKEND_NATIVE (default) runs
+ * im2col + GEMM or Winograd; MT_CONV_BACKEND_ONEDNN runs oneDNN in its own (blocked) layouts, reordering to and
+ * from NCHW, and MT_CONV_BACKEND_ONEDNN_NCHW on the NCHW tensors as they are (both
+ * MT_ERR_UNSUPPORTED in a build without oneDNN; the native kernels run where oneDNN has no
+ * implementation); MT_CONV_BACKEND_AUTO times the three once per shape, pass and thread count
+ * (cached) and keeps the fastest: like cudnn.benchmark, a timed choice may differ between runs, and
+ * with it the rounding, so it is not the default (resumed runs end bit for bit where whole ones
+ * do). A process-wide setting, like PyTorch's torch.backends flags; *previous (may be NULL) gets
+ * the old one. */
+typedef enum {
+  MT_CONV_BACKEND_AUTO = 0,
+  MT_CONV_BACKEND_NATIVE = 1,
+  MT_CONV_BACKEND_ONEDNN = 2,
+  MT_CONV_BACKEND_ONEDNN_NCHW = 3
+} mt_conv_backend;
+mt_status mt_cpu_set_conv_backend(int backend, int *previous);
+int mt_cpu_get_conv_backend(void);
+int mt_cpu_onednn_available(void); /* 1 when built with oneDNN (libdnnl-dev) */
 
 /* memory */
 mt_status mt_memory_stats_get(int device, mt_memory_stats *out);

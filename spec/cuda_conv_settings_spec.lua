@@ -1,5 +1,6 @@
 -- cuda_conv_settings_spec.lua: the CUDA numerics settings (torch.cuda.allowTF32,
--- torch.cuda.convAlgorithm) and channels-last convolution. The settings' argument checks and
+-- torch.cuda.convAlgorithm) and channels-last convolution; at the end, the CPU's counterpart,
+-- torch.convBackend (oneDNN or native float32 convolutions). The settings' argument checks and
 -- the channels-last helper run everywhere; the convolutions compare a GPU run (channels-last
 -- operands, heuristic or searched algorithms, small or no workspace, TF32 on or off) with the
 -- CPU's NCHW result on the same fresh random inputs, and show as pending without a GPU.
@@ -155,5 +156,93 @@ describe('CUDA convolution layouts and algorithms against the CPU', function()
          torch.cuda.allowTF32(false)
          cu.same(a:mm(b), a:cuda():mm(b:cuda()), 'torch.FloatTensor', 'mm with TF32 off again', 30)
       end)
+   end)
+end)
+
+-- torch.convBackend: the CPU's float32 convolutions through oneDNN ('onednn' and 'onednn_nchw'
+-- forced, or 'auto' timing them against the native kernels once per shape), against the float64
+-- path (native kernels, which nn_conv_spec checks against Lua loops) and the native float32 path,
+-- on fresh random inputs of odd shapes. Without oneDNN in the build these show as pending.
+describe('torch.convBackend (CPU, oneDNN)', function()
+   local onednn_it = torch.hasOneDNN() and it or function(name) pending('[built without oneDNN] ' .. name) end
+   local TOL = { atol = 1e-4, rtol = 1e-4 } -- float32 sums over up to a few thousand products
+   local names = { 'output', 'gradInput', 'gradWeight', 'gradBias' }
+   -- forward, gradInput, then gradWeight/gradBias accumulated twice (scale 1 and 0.5) under mode
+   local function passes(m, x, gy, mode)
+      local old = torch.convBackend(mode)
+      local ok, r = pcall(function()
+         m:zeroGradParameters()
+         local y = m:forward(x):clone()
+         local gi = m:updateGradInput(x, gy):clone()
+         m:accGradParameters(x, gy, 1)
+         m:accGradParameters(x, gy, 0.5)
+         return { y, gi, m.gradWeight:clone(), m.bias and m.gradBias:clone() or nil }
+      end)
+      torch.convBackend(old)
+      if not ok then error(r, 0) end
+      return r
+   end
+   -- { N, C, H, W, O, kW, kH, sW, sH, padW, padH, dilW, dilH, groups, bias }
+   local function check(cfgs, modes, threads)
+      local n0 = torch.getnumthreads()
+      for k, c in ipairs(cfgs) do
+         local N, C, H, W, O, kW, kH, sW, sH, pW, pH, dW, dH, g, bias = table.unpack(c)
+         local md = nn.SpatialConvolution(C, O, kW, kH, sW, sH, pW, pH, g):double()
+         md.dilationW, md.dilationH = dW, dH
+         if not bias then md:noBias() end
+         local xd = rand({ N, C, H, W })
+         local yd = md:forward(xd)
+         local gyd = rand(T.sizes(yd))
+         local ref = passes(md, xd, gyd, 'native') -- float64: the native kernels only
+         local m, x, gy = md:clone():float(), xd:float(), gyd:float()
+         for _, nt in ipairs(threads(k)) do
+            torch.setnumthreads(nt)
+            local native = passes(m, x, gy, 'native')
+            for _, mode in ipairs(modes) do
+               local r = passes(m, x, gy, mode)
+               for i = 1, 4 do
+                  if ref[i] then
+                     local what = ('%s %s %d threads %s'):format(table.concat(c, ',', 1, 14), mode, nt, names[i])
+                     util.assert_close(r[i], util.flat(ref[i]), TOL, what)
+                     util.assert_close(r[i], util.flat(native[i]), TOL, what .. ' vs native')
+                  end
+               end
+            end
+         end
+         torch.setnumthreads(n0)
+      end
+   end
+
+   it('reads, sets and checks the mode (native by default)', function()
+      local old = torch.convBackend()
+      assert.are.equal('native', old)
+      assert.are.equal('native', torch.convBackend('auto'))
+      assert.are.equal('auto', torch.convBackend())
+      util.assert_error(function() torch.convBackend('mkl') end, 'convBackend', "'native', 'onednn' or 'onednn_nchw'",
+         'mkl')
+      if not torch.hasOneDNN() then
+         util.assert_error(function() torch.convBackend('onednn') end, 'convBackend', 'no oneDNN', 'libdnnl-dev')
+      end
+      torch.convBackend(old)
+   end)
+
+   onednn_it("'onednn' and 'onednn_nchw' match float64 and native (stride, padding, dilation, groups, no bias)", function()
+      check({
+         { 2, 3, 7, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, true },
+         { 1, 2, 9, 8, 3, 3, 2, 2, 2, 1, 0, 1, 1, 1, true },
+         { 3, 4, 6, 7, 6, 3, 3, 1, 2, 0, 1, 1, 1, 2, true },
+         { 2, 3, 9, 9, 2, 3, 3, 1, 1, 2, 2, 2, 2, 1, false },
+         { 3, 4, 5, 3, 2, 1, 1, 2, 1, 0, 1, 1, 1, 2, true },
+         { 1, 4, 8, 5, 4, 5, 3, 2, 1, 2, 1, 1, 2, 4, true },
+         { 5, 3, 4, 5, 5, 2, 4, 3, 1, 0, 2, 1, 1, 1, true },
+      }, { 'onednn', 'onednn_nchw' }, function() return { torch.getnumthreads() } end)
+   end)
+
+   onednn_it("'auto' (timed, then cached) and 'onednn' on larger shapes, on 1 and 2 threads", function()
+      check({ -- large enough for 'auto' to time them (4e6 multiply-adds)
+         { 2, 32, 19, 21, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, true },
+         { 4, 48, 23, 17, 64, 3, 3, 2, 2, 1, 0, 1, 1, 2, false },
+         { 6, 96, 15, 16, 128, 1, 1, 2, 2, 0, 0, 1, 1, 1, true },
+      }, { 'auto', 'auto', 'onednn' }, function(k) return k == 1 and { 1, 2 } or { 2 } end)
    end)
 end)

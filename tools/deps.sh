@@ -8,7 +8,7 @@
 set -euo pipefail
 
 base=(build-essential cmake luajit libluajit-5.1-dev lua-busted luarocks
-      libopenblas-dev libcjson-dev libreadline-dev zlib1g-dev libjpeg62-turbo-dev libpng-dev
+      libopenblas-dev libdnnl-dev libcjson-dev libreadline-dev zlib1g-dev libjpeg62-turbo-dev libpng-dev
       clang libclang-rt-14-dev libomp-14-dev
       libopenmpi-dev openmpi-bin            # the distributed layer (csrc/dist, mpirun in the specs)
       python3-torch python3-torchvision)  # PyTorch: reference values in the specs, the bench peers

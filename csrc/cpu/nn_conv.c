@@ -2,6 +2,7 @@
  * im2col + GEMM, an image or a group of small images per GEMM (1x1 stride-1 unpadded
  * convolutions skip im2col), or Winograd F(2x2, 3x3). The math is in nn_conv_kernels.h and
  * nn_winograd.h; this file plans how the work is cut over threads and dispatches on dtype.
+ * float32 may run through oneDNN instead, per shape, as torch.convBackend says (conv_backend.c).
  * csrc/nn/conv.c has checked the arguments and made every tensor contiguous. */
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "../core/error.h"
 #include "../core/dtype.h"
 #include "cpu.h"
+#include "onednn_conv.h"
 
 typedef mt_conv_geom conv_geom;
 
@@ -146,6 +148,30 @@ static inline conv_run conv_same_run(const conv_geom *g, int64_t ky, int64_t off
 #undef SFX
 #undef GEMM
 
+/* float32: the native kernels behind conv_backend.c's choice (onednn_conv.h) */
+static mt_status native_f32(const mt__conv_call *c, const conv_geom *g) {
+  if (c->dir == MT__CONV_FWD) return conv_fwd_f32(c->a, c->b, c->bias, c->out, g);
+  if (c->dir == MT__CONV_BWD_DATA) return conv_bwd_input_f32(c->a, c->b, c->out, g);
+  return conv_bwd_params_f32(c->a, c->b, c->out, c->out2, c->scale, g);
+}
+static mt_status pick_fwd_f32(const float *x, const float *w, const float *b, float *y, const conv_geom *g) {
+  mt__conv_call c = {MT__CONV_FWD, x, w, b, y, NULL, 1};
+  return mt__conv_f32(&c, g, native_f32);
+}
+static mt_status pick_bwd_input_f32(const float *dy, const float *w, float *dx, const conv_geom *g) {
+  mt__conv_call c = {MT__CONV_BWD_DATA, dy, w, NULL, dx, NULL, 1};
+  return mt__conv_f32(&c, g, native_f32);
+}
+static mt_status pick_bwd_params_f32(const float *x, const float *dy, float *dw, float *db, float scale,
+                                     const conv_geom *g) {
+  mt__conv_call c = {MT__CONV_BWD_WEIGHTS, x, dy, NULL, dw, db, scale};
+  return mt__conv_f32(&c, g, native_f32);
+}
+/* float64 has only the native kernels */
+#define pick_fwd_f64 conv_fwd_f64
+#define pick_bwd_input_f64 conv_bwd_input_f64
+#define pick_bwd_params_f64 conv_bwd_params_f64
+
 /* ---- dispatch on MT_FLOAT_DTYPE_LIST by compute type: float32 and float64 run their own
  * kernels; a dtype stored in another type than its compute type (float16, bfloat16) runs the
  * compute type's kernels on copies, GEMM having no half-precision kernels on the CPU. */
@@ -172,7 +198,7 @@ static void release_all(mt_tensor **ts, int n) {
 #define CONV_TYPED(SFX_, T, DT)                                                                        \
   static mt_status fwd_##T(mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b,     \
                            const conv_geom *g) {                                                       \
-    if (x->dtype == DT) return conv_fwd_##SFX_(D(x, const T), D(w, const T), b ? D(b, const T) : NULL, D(y, T), g); \
+    if (x->dtype == DT) return pick_fwd_##SFX_(D(x, const T), D(w, const T), b ? D(b, const T) : NULL, D(y, T), g); \
     mt_tensor *t[4] = {NULL, NULL, NULL, NULL}; /* x, w, b, y */                                       \
     mt_status st = as_dtype(x, DT, &t[0]);                                                             \
     if (st == MT_OK) st = as_dtype(w, DT, &t[1]);                                                      \
@@ -184,7 +210,7 @@ static void release_all(mt_tensor **ts, int n) {
     return st;                                                                                         \
   }                                                                                                    \
   static mt_status bwd_input_##T(mt_tensor *dx, const mt_tensor *dy, const mt_tensor *w, const conv_geom *g) { \
-    if (dy->dtype == DT) return conv_bwd_input_##SFX_(D(dy, const T), D(w, const T), D(dx, T), g);       \
+    if (dy->dtype == DT) return pick_bwd_input_##SFX_(D(dy, const T), D(w, const T), D(dx, T), g);       \
     mt_tensor *t[3] = {NULL, NULL, NULL}; /* dy, w, dx */                                              \
     mt_status st = as_dtype(dy, DT, &t[0]);                                                            \
     if (st == MT_OK) st = as_dtype(w, DT, &t[1]);                                                      \
@@ -198,7 +224,7 @@ static void release_all(mt_tensor **ts, int n) {
   static mt_status bwd_params_##T(mt_tensor *dw, mt_tensor *db, const mt_tensor *x, const mt_tensor *dy, \
                                   double scale, const conv_geom *g) {                                  \
     if (x->dtype == DT)                                                                                \
-      return conv_bwd_params_##SFX_(D(x, const T), D(dy, const T), D(dw, T), db ? D(db, T) : NULL, (T)scale, g); \
+      return pick_bwd_params_##SFX_(D(x, const T), D(dy, const T), D(dw, T), db ? D(db, T) : NULL, (T)scale, g); \
     mt_tensor *t[4] = {NULL, NULL, NULL, NULL}; /* dw, db, x, dy */                                    \
     mt_status st = as_dtype(dw, DT, &t[0]);                                                            \
     if (st == MT_OK) st = as_dtype(db, DT, &t[1]);                                                     \

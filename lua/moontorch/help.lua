@@ -44,6 +44,8 @@ torch.typename :: torch.typename(x) :: 'torch.FloatTensor'-style name of a tenso
 torch.type :: torch.type(x) :: torch.typename(x) for tensors, type(x) otherwise
 torch.setnumthreads :: torch.setnumthreads(n) :: number of CPU threads used by tensor ops
 torch.getnumthreads :: torch.getnumthreads() :: number of CPU threads used by tensor ops
+torch.convBackend :: torch.convBackend([mode]) :: float32 CPU convolutions by 'native' kernels (default), 'onednn' (blocked layouts), 'onednn_nchw' or 'auto' (each timed once per shape, the fastest kept; not bit-reproducible); returns the previous mode
+torch.hasOneDNN :: torch.hasOneDNN() :: true when moontorch was built with oneDNN (libdnnl-dev)
 torch.memoryStats :: torch.memoryStats() :: CPU tensor memory: {allocated=, reserved=, peak=, peakReserved=, allocs=}
 torch.version :: torch.version :: moontorch's version string
 torch.setprintoptions :: torch.setprintoptions{precision=, threshold=, edgeitems=, linewidth=} :: how tensors print (true restores the defaults)

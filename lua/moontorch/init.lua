@@ -69,6 +69,31 @@ function torch.setnumthreads(n)
 end
 function torch.getnumthreads() return C.mt_get_num_threads() end
 
+-- convBackend([mode]) -> the previous mode: how float32 CPU convolutions run. 'native' (the
+-- default): im2col + GEMM or Winograd; 'onednn': oneDNN in its own blocked layouts (reordered to and from NCHW);
+-- 'onednn_nchw': oneDNN on the NCHW tensors as they are (both an error in a build without it;
+-- see torch.hasOneDNN); 'auto': the three are timed once per shape, pass and thread count, and
+-- the fastest kept (like cuda.convAlgorithm's 'search'). Results agree within float32 rounding,
+-- but a timed choice may differ between runs, so 'auto' is not bit-reproducible (and not the
+-- default). Without an argument, only reads.
+local CONV_BACKENDS = { auto = C.MT_CONV_BACKEND_AUTO, native = C.MT_CONV_BACKEND_NATIVE, onednn = C.MT_CONV_BACKEND_ONEDNN,
+   onednn_nchw = C.MT_CONV_BACKEND_ONEDNN_NCHW }
+local conv_backend_names = {}
+for name, v in pairs(CONV_BACKENDS) do conv_backend_names[tonumber(v)] = name end
+local prevbuf = ffi.new('int[1]')
+function torch.convBackend(mode)
+   if mode == nil then return conv_backend_names[C.mt_cpu_get_conv_backend()] end
+   if CONV_BACKENDS[mode] == nil then
+      error(("convBackend: mode must be 'auto', 'native', 'onednn' or 'onednn_nchw', got %s"):format(tostring(mode)), 2)
+   end
+   if mode:match('^onednn') and not torch.hasOneDNN() then
+      error("convBackend: this build has no oneDNN (install libdnnl-dev and rebuild)", 2)
+   end
+   T.check(C.mt_cpu_set_conv_backend(CONV_BACKENDS[mode], prevbuf))
+   return conv_backend_names[prevbuf[0]]
+end
+function torch.hasOneDNN() return C.mt_cpu_onednn_available() ~= 0 end
+
 -- Memory held by tensors on the CPU (bytes): allocated, peak, ...
 function torch.memoryStats()
    local s = ffi.new('mt_memory_stats')
