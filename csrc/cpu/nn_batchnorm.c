@@ -1,8 +1,16 @@
-/* nn_batchnorm.c: the CPU backend's batch normalization over dim 1 of a contiguous N x C x S
- * buffer, any float dtype (statistics accumulate in double); csrc/nn/batchnorm.c checks the
+/* nn_batchnorm.c: the CPU backend's batch normalization over dim 1 of an N x C x S buffer, NCHW
+ * ((n C + c) S + s) or channels-last ((n S + s) C + c), any float dtype (statistics accumulate in
+ * double), alone or fused with a residual add and a ReLU; csrc/nn/batchnorm.c checks the
  * arguments. Work is split over channels. Training uses the batch statistics (biased variance
  * to normalise, unbiased for the running variance, running = (1-momentum) running + momentum
- * batch); evaluation uses the running statistics. Stat tensors are contiguous size C. */
+ * batch); evaluation uses the running statistics. Stat and parameter tensors are contiguous
+ * size C, of the input's dtype or float32, read and written through double accessors.
+ *
+ * The fused forward rounds the BN output to the dtype, adds the residual in the dtype's compute
+ * type and rounds again, then clamps at 0, which is what SpatialBatchNormalization -> CAddTable
+ * -> ReLU do, so the results are bit-identical to that chain. Both layouts run the same loops
+ * (the same summation order) with the channel and spatial strides as macro arguments, so that
+ * the NCHW inner loop keeps its unit stride. */
 #include <math.h>
 #include "../core/dtype.h"
 #include "cpu.h"
@@ -37,55 +45,72 @@ static double bn_lanes_total(const double *acc) {
   return t;
 }
 
-/* channel c of a contiguous N x C x S buffer: sum, then sum of squares about the mean */
-#define STATS_CASE(E, N_, TT, CT)                                                \
+/* Element (n, c, s) of the buffer is at n C S + c CS + s SS: (CS, SS) = (S, 1) for NCHW and
+ * (1, C) for channels-last. The case macros take CS and SS as arguments. */
+
+/* channel c: sum, then sum of squares about the mean */
+#define STATS_CASE(E, N_, TT, CT, CS, SS)                                        \
   case E: {                                                                      \
     const TT *x = (const TT *)xp;                                                \
     double acc[BN_LANES] = {0};                                                  \
     for (int64_t n = 0; n < N; n++) {                                            \
-      const TT *row = x + (n * C + c) * S;                                       \
+      const TT *row = x + n * C * S + c * (CS);                                  \
       int64_t s = 0;                                                             \
       for (; s + BN_LANES <= S; s += BN_LANES)                                   \
-        for (int j = 0; j < BN_LANES; j++) acc[j] += (double)mt_ld_##N_(row + s + j); \
-      for (; s < S; s++) acc[0] += (double)mt_ld_##N_(row + s);                  \
+        for (int j = 0; j < BN_LANES; j++) acc[j] += (double)mt_ld_##N_(row + (s + j) * (SS)); \
+      for (; s < S; s++) acc[0] += (double)mt_ld_##N_(row + s * (SS));           \
     }                                                                            \
     sum = bn_lanes_total(acc);                                                   \
     double m = sum / (double)(N * S);                                            \
     for (int j = 0; j < BN_LANES; j++) acc[j] = 0;                               \
     for (int64_t n = 0; n < N; n++) {                                            \
-      const TT *row = x + (n * C + c) * S;                                       \
+      const TT *row = x + n * C * S + c * (CS);                                  \
       int64_t s = 0;                                                             \
       for (; s + BN_LANES <= S; s += BN_LANES)                                   \
         for (int j = 0; j < BN_LANES; j++) {                                     \
-          double v = (double)mt_ld_##N_(row + s + j) - m;                        \
+          double v = (double)mt_ld_##N_(row + (s + j) * (SS)) - m;               \
           acc[j] += v * v;                                                       \
         }                                                                        \
       for (; s < S; s++) {                                                       \
-        double v = (double)mt_ld_##N_(row + s) - m;                              \
+        double v = (double)mt_ld_##N_(row + s * (SS)) - m;                       \
         acc[0] += v * v;                                                         \
       }                                                                          \
     }                                                                            \
     sq = bn_lanes_total(acc);                                                    \
   } break;
 
-/* y = (x - mean) * invstd * w + b for channel c */
-#define NORM_CASE(E, N_, TT, CT)                                                 \
+/* channel c: y = (x - mean) * k + b, rounded; then + residual, rounded; then max(0, .) */
+#define NORM_CASE(E, N_, TT, CT, CS, SS)                                         \
   case E: {                                                                      \
-    const TT *x = (const TT *)xp;                                                \
+    const TT *x = (const TT *)xp, *res = (const TT *)rsp;                        \
     TT *y = (TT *)yp;                                                            \
     for (int64_t n = 0; n < N; n++) {                                            \
-      const TT *row = x + (n * C + c) * S;                                       \
-      TT *out = y + (n * C + c) * S;                                             \
-      for (int64_t s = 0; s < S; s++)                                            \
-        mt_st_##N_(out + s, (CT)(((double)mt_ld_##N_(row + s) - mean) * k + b)); \
+      int64_t o = n * C * S + c * (CS);                                          \
+      if (!res && !relu) {                                                       \
+        for (int64_t s = 0; s < S; s++)                                          \
+          mt_st_##N_(y + o + s * (SS), (CT)(((double)mt_ld_##N_(x + o + s * (SS)) - mean) * k + b)); \
+        continue;                                                                \
+      }                                                                          \
+      for (int64_t s = 0; s < S; s++) {                                          \
+        int64_t i = o + s * (SS);                                                \
+        TT t;                                                                    \
+        mt_st_##N_(&t, (CT)(((double)mt_ld_##N_(x + i) - mean) * k + b));        \
+        CT v = mt_ld_##N_(&t);                                                   \
+        if (res) {                                                               \
+          mt_st_##N_(&t, v + (CT)mt_ld_##N_(res + i));                           \
+          v = mt_ld_##N_(&t);                                                    \
+        }                                                                        \
+        if (relu) v = v > 0 ? v : (CT)0;                                         \
+        mt_st_##N_(y + i, v);                                                    \
+      }                                                                          \
     }                                                                            \
   } break;
 
-mt_status mt__cpu_batchnorm_forward(mt_tensor *y, const mt_tensor *x, const mt_tensor *weight,
+mt_status mt__cpu_batchnorm_forward(mt_tensor *y, const mt_tensor *x, const mt_tensor *res, const mt_tensor *weight,
                                        const mt_tensor *bias, mt_tensor *running_mean, mt_tensor *running_var,
                                        mt_tensor *save_mean, mt_tensor *save_invstd, int train, double momentum,
-                                       double eps, int64_t N, int64_t C, int64_t S) {
-  const void *xp = mt__data(x);
+                                       double eps, int relu, int64_t N, int64_t C, int64_t S, int cl) {
+  const void *xp = mt__data(x), *rsp = res ? mt__data(res) : NULL;
   void *yp = mt__data(y);
   int64_t M = N * S;
   mt_dtype dt = x->dtype;
@@ -94,9 +119,16 @@ mt_status mt__cpu_batchnorm_forward(mt_tensor *y, const mt_tensor *x, const mt_t
     double mean, invstd;
     if (train) {
       double sum = 0, sq = 0;
-      switch (dt) {
-        MT_FLOAT_DTYPE_LIST(STATS_CASE)
-      default: break;
+      if (cl) {
+        switch (dt) {
+          MT_FLOAT_DTYPE_LIST_X(STATS_CASE, 1, C)
+        default: break;
+        }
+      } else {
+        switch (dt) {
+          MT_FLOAT_DTYPE_LIST_X(STATS_CASE, S, 1)
+        default: break;
+        }
       }
       mean = sum / (double)M;
       double var = sq / (double)M;
@@ -112,59 +144,73 @@ mt_status mt__cpu_batchnorm_forward(mt_tensor *y, const mt_tensor *x, const mt_t
     }
     double k = invstd * (weight ? vget(weight, c) : 1.0);
     double b = bias ? vget(bias, c) : 0.0;
-    switch (dt) {
-      MT_FLOAT_DTYPE_LIST(NORM_CASE)
-    default: break;
+    if (cl) {
+      switch (dt) {
+        MT_FLOAT_DTYPE_LIST_X(NORM_CASE, 1, C)
+      default: break;
+      }
+    } else {
+      switch (dt) {
+        MT_FLOAT_DTYPE_LIST_X(NORM_CASE, S, 1)
+      default: break;
+      }
     }
   }
   return MT_OK;
 }
 
+/* gradOutput at i, masked by the ReLU (output > 0) when the forward had one */
+#define BN_GO(N_, i) (yv && !(mt_ld_##N_(yv + (i)) > 0) ? 0.0 : (double)mt_ld_##N_(g + (i)))
+
 /* channel c: sum(go) and sum(go * (x - mean)) */
-#define DOT_CASE(E, N_, TT, CT)                                                  \
+#define DOT_CASE(E, N_, TT, CT, CS, SS)                                          \
   case E: {                                                                      \
-    const TT *x = (const TT *)xp, *g = (const TT *)gp;                           \
+    const TT *x = (const TT *)xp, *g = (const TT *)gp, *yv = (const TT *)yp;     \
     double ag[BN_LANES] = {0}, agx[BN_LANES] = {0};                              \
     for (int64_t n = 0; n < N; n++) {                                            \
-      int64_t o = (n * C + c) * S, s = 0;                                        \
+      int64_t o = n * C * S + c * (CS), s = 0;                                   \
       for (; s + BN_LANES <= S; s += BN_LANES)                                   \
         for (int j = 0; j < BN_LANES; j++) {                                     \
-          double gv = (double)mt_ld_##N_(g + o + s + j);                         \
+          int64_t i = o + (s + j) * (SS);                                        \
+          double gv = BN_GO(N_, i);                                              \
           ag[j] += gv;                                                           \
-          agx[j] += gv * ((double)mt_ld_##N_(x + o + s + j) - mean);             \
+          agx[j] += gv * ((double)mt_ld_##N_(x + i) - mean);                     \
         }                                                                        \
       for (; s < S; s++) {                                                       \
-        double gv = (double)mt_ld_##N_(g + o + s);                               \
+        int64_t i = o + s * (SS);                                                \
+        double gv = BN_GO(N_, i);                                                \
         ag[0] += gv;                                                             \
-        agx[0] += gv * ((double)mt_ld_##N_(x + o + s) - mean);                   \
+        agx[0] += gv * ((double)mt_ld_##N_(x + i) - mean);                       \
       }                                                                          \
     }                                                                            \
     sg = bn_lanes_total(ag);                                                     \
     sgx = bn_lanes_total(agx);                                                   \
   } break;
 
-/* gi = k * (go - a - (x - mean) * bcoef) (train) or k * go (eval) */
-#define GI_CASE(E, N_, TT, CT)                                                   \
+/* gi = k * (go - a - (x - mean) * bcoef) (train) or k * go (eval); gres = go (masked) */
+#define GI_CASE(E, N_, TT, CT, CS, SS)                                           \
   case E: {                                                                      \
-    const TT *x = (const TT *)xp, *g = (const TT *)gp;                           \
-    TT *r = (TT *)rp;                                                            \
+    const TT *x = (const TT *)xp, *g = (const TT *)gp, *yv = (const TT *)yp;     \
+    TT *r = (TT *)rp, *gres = (TT *)grp;                                         \
     for (int64_t n = 0; n < N; n++) {                                            \
-      int64_t o = (n * C + c) * S;                                               \
+      int64_t o = n * C * S + c * (CS);                                          \
       for (int64_t s = 0; s < S; s++) {                                          \
-        double gv = (double)mt_ld_##N_(g + o + s);                               \
-        double xv = (double)mt_ld_##N_(x + o + s) - mean;                        \
-        mt_st_##N_(r + o + s, (CT)(k * (gv - a - xv * bcoef)));                  \
+        int64_t i = o + s * (SS);                                                \
+        double gv = BN_GO(N_, i);                                                \
+        if (gres) mt_st_##N_(gres + i, (CT)gv);                                  \
+        if (r) mt_st_##N_(r + i, (CT)(k * (gv - a - ((double)mt_ld_##N_(x + i) - mean) * bcoef))); \
       }                                                                          \
     }                                                                            \
   } break;
 
-mt_status mt__cpu_batchnorm_backward(mt_tensor *r, mt_tensor *gradWeight, mt_tensor *gradBias, const mt_tensor *x,
-                                        const mt_tensor *g, const mt_tensor *weight, const mt_tensor *running_mean,
+mt_status mt__cpu_batchnorm_backward(mt_tensor *r, mt_tensor *gr, mt_tensor *gradWeight, mt_tensor *gradBias,
+                                        const mt_tensor *x, const mt_tensor *g, const mt_tensor *y,
+                                        const mt_tensor *weight, const mt_tensor *running_mean,
                                         const mt_tensor *running_var, const mt_tensor *save_mean,
                                         const mt_tensor *save_invstd, int train, double scale, double eps, int64_t N,
-                                        int64_t C, int64_t S) {
-  const void *xp = mt__data(x), *gp = mt__data(g);
-  void *rp = r ? mt__data(r) : NULL;
+                                        int64_t C, int64_t S, int cl) {
+  const void *xp = mt__data(x), *gp = mt__data(g), *yp = y ? mt__data(y) : NULL;
+  void *rp = r ? mt__data(r) : NULL, *grp = gr ? mt__data(gr) : NULL;
   int64_t M = N * S;
   mt_dtype dt = x->dtype;
 #pragma omp parallel for if (N * C * S > MT_PARALLEL_GRAIN)
@@ -172,22 +218,36 @@ mt_status mt__cpu_batchnorm_backward(mt_tensor *r, mt_tensor *gradWeight, mt_ten
     double mean = train ? vget(save_mean, c) : vget(running_mean, c);
     double invstd = train ? vget(save_invstd, c) : 1.0 / sqrt(vget(running_var, c) + eps);
     double sg = 0, sgx = 0;
-    switch (dt) {
-      MT_FLOAT_DTYPE_LIST(DOT_CASE)
-    default: break;
+    if (cl) {
+      switch (dt) {
+        MT_FLOAT_DTYPE_LIST_X(DOT_CASE, 1, C)
+      default: break;
+      }
+    } else {
+      switch (dt) {
+        MT_FLOAT_DTYPE_LIST_X(DOT_CASE, S, 1)
+      default: break;
+      }
     }
     if (gradWeight) vset(gradWeight, c, vget(gradWeight, c) + scale * sgx * invstd);
     if (gradBias) vset(gradBias, c, vget(gradBias, c) + scale * sg);
-    if (rp) {
+    if (rp || grp) {
       double w = weight ? vget(weight, c) : 1.0;
       double k = w * invstd, a = 0, bcoef = 0;
       if (train) { /* d/dx through the batch mean and variance */
         a = sg / (double)M;
         bcoef = sgx / (double)M * invstd * invstd;
       }
-      switch (dt) {
-        MT_FLOAT_DTYPE_LIST(GI_CASE)
-      default: break;
+      if (cl) {
+        switch (dt) {
+          MT_FLOAT_DTYPE_LIST_X(GI_CASE, 1, C)
+        default: break;
+        }
+      } else {
+        switch (dt) {
+          MT_FLOAT_DTYPE_LIST_X(GI_CASE, S, 1)
+        default: break;
+        }
       }
     }
   }
