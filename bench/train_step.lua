@@ -6,7 +6,7 @@
 -- (ImageNet, batch 64, 3x224x224) is worth adding to -models; each step is bracketed by a
 -- device synchronize.
 --   luajit bench/train_step.lua [-threads 2] [-reps 10] [-warmup 3] [-models small_cnn,resnet18]
---                               [-precision fp32,bf16] [-device cpu|cuda] [-batch N] [-nopeer] [-profile]
+--                               [-precision fp32,bf16] [-device cpu|cuda] [-batch N] [-nopeer] [-profile] [-fuse]
 -- -precision (any of fp32, bf16, fp16): moontorch converts the model, the criterion and the
 -- input with :type() to FloatTensor, BFloat16Tensor or HalfTensor and steps with optim.sgd on
 -- the flat parameters as for float32 (optim.sgd keeps a float32 master copy of half or bfloat16
@@ -18,6 +18,9 @@
 -- dropout draw (the bench stops on a NaN or a loss too far off) and shown in the last column.
 -- Prints median ms/step and the ratio moontorch / PyTorch (below 1: we are faster).
 -- -profile adds where the time goes: seconds per step by layer type, forward and backward.
+-- -fuse times every model and precision twice, as built and rewritten by nn.utils.fuseBatchNorm
+-- (BN+ReLU and the ResNet block's BN+add+ReLU fused; rows "<precision>+fuse", PyTorch's time
+-- beside both); on the CPU the fused first-step loss must equal the unfused one exactly.
 local torch = require 'moontorch' -- run from the repository root: its loader finds lua/ and recipes/
 local nn = require 'moontorch.nn'
 local optim = require 'moontorch.optim'
@@ -36,6 +39,7 @@ local opt = options.parse(arg, {
    { 'peerTF32', false, "let PyTorch use TF32 in cuDNN convolutions (its GPU default; we compute float32)" },
    { 'nopeer', false, 'skip PyTorch' },
    { 'profile', false, 'time each layer type' },
+   { 'fuse', false, 'also time each model with fused batch norm (nn.utils.fuseBatchNorm)' },
 }, 'bench/train_step.lua: ms per training step, moontorch vs PyTorch\nOptions:')
 torch.setnumthreads(opt.threads)
 if opt.device ~= 'cpu' and opt.device ~= 'cuda' then
@@ -109,6 +113,12 @@ for p in opt.precision:gmatch('[^,]+') do
    precisions[#precisions + 1] = p
 end
 if #precisions == 0 then error('train_step: -precision names none of fp32, bf16, fp16') end
+-- what each model runs: every precision, unfused then (with -fuse) fused
+local runs = {}
+for _, p in ipairs(precisions) do
+   runs[#runs + 1] = { prec = p, fused = false, key = p }
+   if opt.fuse then runs[#runs + 1] = { prec = p, fused = true, key = p .. '+fuse' } end
+end
 
 local function finite(v) return v == v and v ~= math.huge and v ~= -math.huge end
 
@@ -133,7 +143,8 @@ for name in opt.models:gmatch('[^,]+') do
    order[#order + 1] = name
    results[name] = {}
    local ref -- float32's first-step loss
-   for _, prec in ipairs(precisions) do
+   for _, run in ipairs(runs) do
+      local prec, fused = run.prec, run.fused
       if not ref and prec ~= 'fp32' then -- no float32 run before this one: one float32 forward
          local model, criterion, x, y = build(c)
          ref = criterion:forward(model:forward(x), y)
@@ -143,6 +154,7 @@ for name in opt.models:gmatch('[^,]+') do
       local P = PRECISIONS[prec]
       local ty = gpu and P.cuda or P.cpu
       local model, criterion, x, y = build(c)
+      if fused then model:fuseBatchNorm() end
       model:type(ty)
       criterion:type(ty)
       x = x:type(ty)
@@ -161,6 +173,11 @@ for name in opt.models:gmatch('[^,]+') do
       step() -- the first warm-up step: its loss is checked against float32's
       local first = last
       if prec == 'fp32' and not ref then ref = first end
+      local unfused = results[name][prec]
+      if fused and not gpu and unfused and first ~= unfused.loss then
+         error(('train_step: %s %s: the fused model\'s first-step loss %.17g differs from the unfused %.17g')
+            :format(name, prec, first, unfused.loss))
+      end
       local rel = (first - ref) / math.max(math.abs(ref), 1e-12)
       if not finite(first) or not (math.abs(rel) <= P.tol) then
          error(('train_step: %s %s: first-step loss %s against float32\'s %.6f (relative %.3g, allowed %g)')
@@ -179,7 +196,7 @@ for name in opt.models:gmatch('[^,]+') do
          error(('train_step: %s %s: the loss became %s after %d steps'):format(name, prec, tostring(last),
             math.max(opt.warmup, 1) + opt.reps))
       end
-      results[name][prec] = { ours = median(times), loss = first, rel = rel }
+      results[name][run.key] = { ours = median(times), loss = first, rel = rel }
       if opt.profile then
          instrument(model)
          prof = {}
@@ -215,6 +232,7 @@ if not opt.nopeer then
    for line in out:gmatch('[^\n]+') do
       local name, prec, ms, loss = line:match('^(%S+) (%S+) (%S+) ?(%S*)$')
       local r = name and results[name] and results[name][prec]
+      if r and results[name][prec .. '+fuse'] then results[name][prec .. '+fuse'].peer = tonumber(ms) or ms end
       if r then
          any = true
          if ms == 'n/a' then
@@ -232,13 +250,14 @@ end
 
 print(('\none training step on %s, median of %d (ms/step)')
    :format(gpu and ('CUDA (' .. torch.cuda.getDeviceName() .. ')') or ('the CPU, ' .. opt.threads .. ' threads'), opt.reps))
-print(('%-40s %-9s %12s %12s %8s   %s'):format('model', 'precision', 'moontorch', 'PyTorch', 'ratio',
+print(('%-40s %-10s %12s %12s %8s   %s'):format('model', 'precision', 'moontorch', 'PyTorch', 'ratio',
    'step-1 loss (vs fp32)'))
 for _, name in ipairs(order) do
-   for _, prec in ipairs(precisions) do
+   for _, run in ipairs(runs) do
+      local prec = run.key
       local r = results[name][prec]
       local peer = r.peer
-      print(('%-40s %-9s %12.2f %12s %8s   %.4f (%+.3f%%)'):format(cases[name].desc, prec, r.ours,
+      print(('%-40s %-10s %12.2f %12s %8s   %.4f (%+.3f%%)'):format(cases[name].desc, prec, r.ours,
          type(peer) == 'number' and ('%.2f'):format(peer) or peer or '-',
          type(peer) == 'number' and ('%.2f'):format(r.ours / peer) or (peer or '-'), r.loss, 100 * r.rel))
    end
