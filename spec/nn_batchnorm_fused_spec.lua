@@ -96,6 +96,23 @@ describe('batch norm with float32 statistics for half inputs', function()
       end
    end)
 
+   it('t7 round trip of a half model keeps the float32 statistics and the results', function()
+      local m = nn.Sequential():add(randomBN(nn.SpatialBatchNormalization, 3, 'torch.FloatTensor', true))
+         :add(nn.ReLU()):half()
+      local x = rnd({ 2, 3, 4, 5 }, 'torch.HalfTensor')
+      m:forward(x)
+      for _, fmt in ipairs { 'binary', 'ascii' } do
+         local c = torch.deserialize(torch.serialize(m, fmt), fmt)
+         local bn = c.modules[1]
+         assert.are.equal('torch.FloatTensor', bn.running_mean:type())
+         assert.are.equal('torch.HalfTensor', bn.weight:type())
+         util.assert_close(bn.running_var, m.modules[1].running_var, EXACT, 'running_var ' .. fmt)
+         c:evaluate(); m:evaluate()
+         util.assert_close(c:forward(x):double(), m:forward(x):double(), EXACT, 'eval output ' .. fmt)
+         m:training()
+      end
+   end)
+
    it('rejects statistics of another dtype naming the allowed ones', function()
       local x = torch.randn(4, 3):half()
       local y, sm, sv = torch.HalfTensor(), torch.FloatTensor(), torch.FloatTensor()
