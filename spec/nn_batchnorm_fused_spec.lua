@@ -327,7 +327,9 @@ describe('batch norm on CUDA', function()
                local shape = { 4, 6, 5, 3 }
                local m = randomBN(cls, 6, ty, true)
                local g = copyBN(randomBN(cls, 6, ty, true), m)
-               g:type(ty:gsub('torch%.', 'torch.Cuda'):gsub('CudaFloatTensor', 'CudaTensor'))
+               local cudaType = ({ ['torch.FloatTensor'] = 'torch.CudaTensor', ['torch.HalfTensor'] = 'torch.CudaHalfTensor',
+                  ['torch.BFloat16Tensor'] = 'torch.CudaBFloat16Tensor' })[ty]
+               g:type(cudaType)
                assert.are.equal('torch.CudaTensor', g.running_mean:type())
                local x, r, go = rnd(shape, ty), rnd(shape, ty), rnd(shape, ty)
                local add = cls == nn.BatchNormAddReLU
