@@ -4,6 +4,8 @@
 -- fields as SpatialBatchNormalization (weight, bias, running_mean, running_var, save_*), so
 -- weights, getParameters and checkpoints carry; nn.utils.fuseBatchNorm builds it from a
 -- [BN, ReLU] pair sharing their tensors (then nDim is the BN's, so 2-d BN fuses too).
+-- Backward reads the output for the ReLU's mask, as nn.ReLU(true) does: an in-place module after
+-- it that changes that output (CAddTable(true) with it as first input) changes the gradient.
 local torch = require 'moontorch'
 require 'moontorch.nn'
 require 'moontorch.nn.SpatialBatchNormalization'
