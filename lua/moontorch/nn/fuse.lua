@@ -4,7 +4,10 @@
 --   [ConcatTable{Sequential{..., BN}, shortcut}, CAddTable, ReLU] (the ResNet block)
 --        -> [ConcatTable{Sequential{...}, shortcut}, nn.BatchNormAddReLU]
 -- where BN is an nn.BatchNormalization / SpatialBatchNormalization / VolumetricBatchNormalization
--- and ReLU a plain nn.ReLU. The fused modules take over the BN's tensors (weight, bias, their
+-- and ReLU a plain nn.ReLU in place (nn.ReLU(true), as the recipes' models have it): the fused
+-- backward reads the output for the mask as ReLU(true) does, so a later in-place module that
+-- changes that output has the same effect on both (ReLU(false) reads its input instead, which
+-- fusing would not keep). The fused modules take over the BN's tensors (weight, bias, their
 -- gradients, running and saved statistics: no copy, so flattened parameters stay flattened)
 -- and compute bit-identical results on the CPU. The module list changes, so a checkpoint of
 -- train.state (which names tensors by module index) resumes a model fused the same way.
@@ -17,7 +20,7 @@ local FIELDS = { 'weight', 'bias', 'gradWeight', 'gradBias', 'running_mean', 'ru
 
 local function isBN(m) return m ~= nil and BN_TYPES[torch.type(m)] == true end
 local function isReLU(m)
-   return m ~= nil and torch.type(m) == 'nn.ReLU' and (m.threshold or 0) == 0 and (m.val or 0) == 0
+   return m ~= nil and torch.type(m) == 'nn.ReLU' and m.inplace == true and (m.threshold or 0) == 0 and (m.val or 0) == 0
 end
 
 -- a fused module of class cls holding bn's tensors and settings
