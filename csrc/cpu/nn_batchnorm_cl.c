@@ -4,28 +4,17 @@
  * filled in the NCHW path's order, so statistics and gradients are bit-identical to NCHW's. The
  * elementwise passes run over the buffer in memory order, split over rows (n, s), with the
  * per-channel coefficients that nn_batchnorm.h computes for both layouts. On one thread, a
- * 32x64x32x32 float32 forward + backward takes 1.1-1.2x the NCHW time (a strided loop per
- * channel, reading every cache line C / 16 times, took 8x). */
+ * 32x64x32x32 float32 forward + backward took 1.1-1.4x the NCHW time on a loaded machine (a
+ * strided loop per channel, reading every cache line C / 16 times, took 8x). */
 #include <stdlib.h>
 #include "../core/error.h"
 #include "nn_batchnorm.h"
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
-/* channels per block: a multiple of 16 (a cache line of floats), as wide as the threads allow
- * (wider blocks read longer runs of each row), at most BN_CB */
+/* channels per block: 64 (four cache lines of floats); blocks are what threads share in the
+ * sums, so channel counts of 128 and up use several threads there */
 #define BN_CB 64
-static int64_t cl_block(int64_t C) {
-  int64_t t = 1;
-#ifdef _OPENMP
-  t = omp_get_max_threads();
-#endif
-  int64_t cb = (C + t - 1) / t;
-  cb = (cb + 15) / 16 * 16;
-  return cb < 16 ? 16 : cb > BN_CB ? BN_CB : cb;
-}
+/* rows per chunk of the elementwise passes, which threads share */
+#define CL_ROWS 256
 
 /* the lanes are stored lane-major (acc[j][b]) so that the inner loop over the block's channels
  * runs over adjacent accumulators as it runs over adjacent values, and vectorizes; added up in
@@ -80,8 +69,7 @@ static inline double cl_lanes_total(double acc[BN_LANES][BN_CB], int64_t b) {
     const TT *x = (const TT *)xp, *res = (const TT *)rsp;                        \
     TT *y = (TT *)yp;                                                            \
     const double *cm = coef, *ck = coef + C, *cb = coef + 2 * C;                 \
-    _Pragma("omp parallel for if(rows * C > MT_PARALLEL_GRAIN)")               \
-    for (int64_t row = 0; row < rows; row++) {                                   \
+    for (int64_t row = r0; row < r1; row++) {                                    \
       if (!res && !relu) {                                                       \
         for (int64_t c = 0; c < C; c++)                                          \
           mt_st_##N_(y + row * C + c, (CT)(((double)mt_ld_##N_(x + row * C + c) - cm[c]) * ck[c] + cb[c])); \
@@ -96,7 +84,7 @@ mt_status mt__cpu_bn_forward_cl(mt_tensor *y, const mt_tensor *x, const mt_tenso
   const void *xp = mt__data(x), *rsp = res ? mt__data(res) : NULL;
   void *yp = mt__data(y);
   mt_dtype dt = x->dtype;
-  int64_t rows = N * S, cb = cl_block(C), nblk = (C + cb - 1) / cb;
+  int64_t rows = N * S, cb = BN_CB, nblk = (C + cb - 1) / cb;
   double *coef = malloc((size_t)(C > 0 ? C : 1) * 3 * sizeof *coef);
   if (!coef) return mt__error(MT_ERR_MEMORY, "nn.BatchNormalization: out of host memory");
 #pragma omp parallel for if (N * C * S > MT_PARALLEL_GRAIN)
@@ -115,9 +103,13 @@ mt_status mt__cpu_bn_forward_cl(mt_tensor *y, const mt_tensor *x, const mt_tenso
       coef[c0 + b] = k[0], coef[C + c0 + b] = k[1], coef[2 * C + c0 + b] = k[2];
     }
   }
-  switch (dt) {
-    MT_FLOAT_DTYPE_LIST(CL_NORM_CASE)
-  default: break;
+#pragma omp parallel for if (rows * C > MT_PARALLEL_GRAIN)
+  for (int64_t r0 = 0; r0 < rows; r0 += CL_ROWS) {
+    int64_t r1 = rows - r0 < CL_ROWS ? rows : r0 + CL_ROWS;
+    switch (dt) {
+      MT_FLOAT_DTYPE_LIST(CL_NORM_CASE)
+    default: break;
+    }
   }
   free(coef);
   return MT_OK;
@@ -160,8 +152,7 @@ mt_status mt__cpu_bn_forward_cl(mt_tensor *y, const mt_tensor *x, const mt_tenso
     const TT *x = (const TT *)xp, *g = (const TT *)gp, *yv = (const TT *)yp;     \
     TT *r = (TT *)rp, *gres = (TT *)grp;                                         \
     (void)yv, (void)r, (void)gres, (void)x;                                      \
-    _Pragma("omp parallel for if(rows * C > MT_PARALLEL_GRAIN)")               \
-    for (int64_t row = 0; row < rows; row++)                                     \
+    for (int64_t row = r0; row < r1; row++)                                      \
       for (int64_t c = 0; c < C; c++) {                                          \
         int64_t i = row * C + c;                                                 \
         BN_GO(gv, N_, i, MASK);                                                  \
@@ -190,7 +181,7 @@ mt_status mt__cpu_bn_backward_cl(mt_tensor *r, mt_tensor *gr, const mt_tensor *x
   void *rp = r ? mt__data(r) : NULL, *grp = gr ? mt__data(gr) : NULL;
   mt_dtype dt = x->dtype;
   int masked = yp != NULL;
-  int64_t rows = N * S, cb = cl_block(C), nblk = (C + cb - 1) / cb;
+  int64_t rows = N * S, cb = BN_CB, nblk = (C + cb - 1) / cb;
   double *coef = malloc((size_t)(C > 0 ? C : 1) * 4 * sizeof *coef);
   if (!coef) return mt__error(MT_ERR_MEMORY, "nn.BatchNormalization: out of host memory");
 #pragma omp parallel for if (N * C * S > MT_PARALLEL_GRAIN)
@@ -202,7 +193,11 @@ mt_status mt__cpu_bn_backward_cl(mt_tensor *r, mt_tensor *gr, const mt_tensor *x
     for (int64_t b = 0; b < nb; b++) bn_backward_channel(a, c0 + b, mean[b], invstd[b], sg[b], sgx[b], coef + 4 * (c0 + b));
   }
   if (rp || grp) {
-    if (masked) { CL_GI_ANY(1) } else { CL_GI_ANY(0) }
+#pragma omp parallel for if (rows * C > MT_PARALLEL_GRAIN)
+    for (int64_t r0 = 0; r0 < rows; r0 += CL_ROWS) {
+      int64_t r1 = rows - r0 < CL_ROWS ? rows : r0 + CL_ROWS;
+      if (masked) { CL_GI_ANY(1) } else { CL_GI_ANY(0) }
+    }
   }
   free(coef);
   return MT_OK;
