@@ -7,7 +7,7 @@
 -- device synchronize.
 --   luajit bench/train_step.lua [-threads 2] [-reps 10] [-warmup 3] [-models small_cnn,resnet18]
 --                               [-precision fp32,bf16] [-layout nchw,nhwc] [-device cpu|cuda] [-batch N]
---                               [-nopeer] [-profile] [-algo auto|native|onednn|onednn_nchw]
+--                               [-nopeer] [-profile] [-algo auto|native|onednn|onednn_nchw] [-fuse]
 -- -precision (any of fp32, bf16, fp16): moontorch converts the model, the criterion and the
 -- input with :type() to FloatTensor, BFloat16Tensor or HalfTensor and steps with optim.sgd on
 -- the flat parameters as for float32 (optim.sgd keeps a float32 master copy of half or bfloat16
@@ -25,6 +25,10 @@
 -- checked against float32 NCHW's too.
 -- Prints median ms/step and the ratio moontorch / PyTorch (below 1: we are faster).
 -- -profile adds where the time goes: seconds per step by layer type, forward and backward.
+-- -fuse times every model, precision and layout twice, as built and rewritten by
+-- nn.utils.fuseBatchNorm (BN+ReLU and the ResNet block's BN+add+ReLU fused; rows keyed
+-- "<precision>/<layout>+fuse", PyTorch's time beside both); on the CPU the fused first-step loss
+-- must equal the unfused one exactly.
 local torch = require 'moontorch' -- run from the repository root: its loader finds lua/ and recipes/
 local nn = require 'moontorch.nn'
 local optim = require 'moontorch.optim'
@@ -45,6 +49,7 @@ local opt = options.parse(arg, {
    { 'nopeer', false, 'skip PyTorch' },
    { 'profile', false, 'time each layer type' },
    { 'algo', 'native', 'CPU float32 convolutions by native, onednn, onednn_nchw or auto (torch.convBackend)' },
+   { 'fuse', false, 'also time each model with fused batch norm (nn.utils.fuseBatchNorm)' },
 }, 'bench/train_step.lua: ms per training step, moontorch vs PyTorch\nOptions:')
 torch.setnumthreads(opt.threads)
 torch.convBackend(opt.algo)
@@ -128,7 +133,11 @@ if #layouts == 0 then error('train_step: -layout names none of nchw, nhwc') end
 -- the rows of a model: every precision in every layout, keyed "fp32/nhwc" (also the peer's key)
 local variants = {}
 for _, prec in ipairs(precisions) do
-   for _, l in ipairs(layouts) do variants[#variants + 1] = { prec = prec, layout = l, key = prec .. '/' .. l } end
+   for _, l in ipairs(layouts) do
+      local key = prec .. '/' .. l
+      variants[#variants + 1] = { prec = prec, layout = l, key = key, peer = key }
+      if opt.fuse then variants[#variants + 1] = { prec = prec, layout = l, key = key .. '+fuse', peer = key, fused = true } end
+   end
 end
 
 local function finite(v) return v == v and v ~= math.huge and v ~= -math.huge end
@@ -165,6 +174,7 @@ for name in opt.models:gmatch('[^,]+') do
       local P = PRECISIONS[prec]
       local ty = gpu and P.cuda or P.cpu
       local model, criterion, x, y = build(c)
+      if v.fused then model:fuseBatchNorm() end
       model:type(ty)
       criterion:type(ty)
       x = x:type(ty)
@@ -187,6 +197,11 @@ for name in opt.models:gmatch('[^,]+') do
       step() -- the first warm-up step: its loss is checked against float32's
       local first = last
       if v.key == 'fp32/nchw' and not ref then ref = first end
+      local unfused = results[name][v.peer]
+      if v.fused and not gpu and unfused and first ~= unfused.loss then
+         error(('train_step: %s %s: the fused model\'s first-step loss %.17g differs from the unfused %.17g')
+            :format(name, v.key, first, unfused.loss))
+      end
       local rel = (first - ref) / math.max(math.abs(ref), 1e-12)
       if not finite(first) or not (math.abs(rel) <= P.tol) then
          error(('train_step: %s %s: first-step loss %s against float32\'s %.6f (relative %.3g, allowed %g)')
@@ -255,18 +270,25 @@ if not opt.nopeer then
       end
    end
    if not any then io.stderr:write('train_step: PyTorch peer gave no timings:\n', out, '\n') end
+   -- a fused row has the unfused row's peer
+   for name, rs in pairs(results) do
+      for _, v in ipairs(variants) do
+         if v.fused and rs[v.key] and rs[v.peer] then rs[v.key].peer = rs[v.peer].peer end
+      end
+   end
 end
 
 print(('\none training step on %s, median of %d (ms/step)')
    :format(gpu and ('CUDA (' .. torch.cuda.getDeviceName() .. ')') or ('the CPU, ' .. opt.threads .. ' threads, convBackend '
       .. opt.algo), opt.reps))
-print(('%-40s %-9s %-6s %12s %12s %8s   %s'):format('model', 'precision', 'layout', 'moontorch', 'PyTorch', 'ratio',
+print(('%-40s %-9s %-11s %12s %12s %8s   %s'):format('model', 'precision', 'layout', 'moontorch', 'PyTorch', 'ratio',
    'step-1 loss (vs fp32 nchw)'))
 for _, name in ipairs(order) do
    for _, v in ipairs(variants) do
       local r = results[name][v.key]
       local peer = r.peer
-      print(('%-40s %-9s %-6s %12.2f %12s %8s   %.4f (%+.3f%%)'):format(cases[name].desc, v.prec, v.layout, r.ours,
+      print(('%-40s %-9s %-11s %12.2f %12s %8s   %.4f (%+.3f%%)'):format(cases[name].desc, v.prec,
+         v.layout .. (v.fused and '+fuse' or ''), r.ours,
          type(peer) == 'number' and ('%.2f'):format(peer) or peer or '-',
          type(peer) == 'number' and ('%.2f'):format(r.ours / peer) or (peer or '-'), r.loss, 100 * r.rel))
    end

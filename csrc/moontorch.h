@@ -445,6 +445,22 @@ mt_status mt_nn_batchnorm_backward(mt_tensor *gradInput, mt_tensor *gradWeight, 
                                    const mt_tensor *running_mean, const mt_tensor *running_var,
                                    const mt_tensor *save_mean, const mt_tensor *save_invstd, int train, double scale,
                                    double eps);
+/* Stats and parameters may be float32 for a float16/bfloat16 input (else the input's dtype).
+ * Fused batch norm: out = relu(bn(input) + residual) with residual (input's size) optional (NULL)
+ * and the ReLU applied when relu != 0, rounded as the separate ops round (bn output, then the sum,
+ * in the dtype). Backward takes the forward's output (for the ReLU mask; NULL without relu) and
+ * writes gradInput and gradResidual (each may be NULL). A channels-last 4-d input gives
+ * channels-last results. */
+mt_status mt_nn_batchnorm_act_forward(mt_tensor *out, const mt_tensor *input, const mt_tensor *residual,
+                                      const mt_tensor *weight, const mt_tensor *bias, mt_tensor *running_mean,
+                                      mt_tensor *running_var, mt_tensor *save_mean, mt_tensor *save_invstd, int train,
+                                      double momentum, double eps, int relu);
+mt_status mt_nn_batchnorm_act_backward(mt_tensor *gradInput, mt_tensor *gradResidual, mt_tensor *gradWeight,
+                                       mt_tensor *gradBias, const mt_tensor *input, const mt_tensor *output,
+                                       const mt_tensor *gradOutput, const mt_tensor *weight,
+                                       const mt_tensor *running_mean, const mt_tensor *running_var,
+                                       const mt_tensor *save_mean, const mt_tensor *save_invstd, int train,
+                                       double scale, double eps, int relu);
 /* (log-)softmax along dim (0-based); backward takes the forward's output. */
 mt_status mt_nn_softmax_forward(mt_tensor *out, const mt_tensor *input, int dim, int log);
 mt_status mt_nn_softmax_backward(mt_tensor *gradInput, const mt_tensor *gradOutput, const mt_tensor *output, int dim,

@@ -191,7 +191,7 @@ function M.main(args)
    precision.apply(opt)
    torch.manualSeed(opt.seed)
    local trainSet, testSet = M.load(opt.data, 'train', typename), M.load(opt.data, 'test', typename)
-   local model = models.small_cnn{ nClasses = 10, width = opt.width }:type(typename)
+   local model = precision.fuse(models.small_cnn{ nClasses = 10, width = opt.width }:type(typename), opt)
    local criterion = nn.CrossEntropyCriterion(nil, opt.labelSmoothing > 0 and opt.labelSmoothing or nil):type(typename)
    if opt.device == 'cuda' then model:cuda() criterion:cuda() end
    local config = { learningRate = opt.LR, weightDecay = opt.weightDecay }
@@ -218,7 +218,7 @@ function M.main(args)
       trainBatches = opt.limitBatches > 0 and opt.limitBatches or nil,
       valBatches = opt.limitTestBatches > 0 and opt.limitTestBatches or nil,
       save = opt.save ~= '' and opt.save or nil, checkpointEvery = opt.checkpointEvery, format = 'moontorch fashion_mnist 2',
-      meta = { seed = opt.seed, optimizer = opt.optimizer, precision = opt.precision }, stopAfter = opt.stopAfter, stopAfterIter = opt.stopAfterIter,
+      meta = { seed = opt.seed, optimizer = opt.optimizer, precision = opt.precision, fuse = opt.fuse }, stopAfter = opt.stopAfter, stopAfterIter = opt.stopAfterIter,
       quiet = opt.quiet,
       columns = columns,
       row = function(epoch, tr, va)
@@ -251,7 +251,10 @@ function M.main(args)
       if opt.optimizer == 'lars' then config.eta = opt.eta end
    end
    if opt.resume ~= '' then
-      trainer:resume(opt.resume)
+      trainer:resume(opt.resume, function(meta, path)
+         local bad = precision.fuseMismatch(meta, opt)
+         if bad then error(path .. ': ' .. bad, 0) end
+      end)
       -- the warm-up goes on from there; residuals are per rank and start empty (not checkpointed)
       if compressing then
          model.compressor:schedule(model.compressor.o.warmupSteps, (trainer.startEpoch - 1) * trainer.trainBatches + trainer.firstBatch - 1)

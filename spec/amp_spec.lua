@@ -300,6 +300,48 @@ describe('mixed-precision checkpoints', function()
       assert.are.equal(sta.skippedSteps, stb.skippedSteps)
       assert.are.equal(sta.lossScaleGrowth, stb.lossScaleGrowth)
    end)
+
+   it('a half model with BatchNorm keeps fp32 running statistics through steps, checkpoint and resume', function()
+      local dir = util.tmpdir()
+      local function make()
+         torch.manualSeed(12)
+         return nn.Sequential():add(nn.Linear(12, 20)):add(nn.BatchNormalization(20, 1e-5, 0.01))
+            :add(nn.ReLU(true)):add(nn.Linear(20, 3)):half()
+      end
+      torch.manualSeed(6)
+      local batches = {}
+      for i = 1, 6 do batches[i] = { torch.randn(16, 12):half(), torch.LongTensor(16):random(1, 3) } end
+      local crit = nn.CrossEntropyCriterion():half()
+      local scaler = optim.GradScaler{ initScale = 2 ^ 10 }
+      local function steps(model, st, from, to)
+         local p, g = model:getParameters()
+         for i = from, to do
+            local x, y = batches[i][1], batches[i][2]
+            scaler:step(optim.sgd, function()
+               g:zero()
+               local out = model:forward(x)
+               local l = crit:forward(out, y)
+               model:backward(x, scaler:scale(crit:backward(out, y)))
+               return l, g
+            end, p, { learningRate = 0.05, momentum = 0.9 }, st)
+         end
+         return p
+      end
+      local a, sta = make(), {}
+      local bn = a.modules[2]
+      assert.are.equal('torch.FloatTensor', bn.running_var:type())
+      assert.are.equal('torch.HalfTensor', bn.weight:type())
+      steps(a, sta, 1, 3)
+      tstate.save(dir .. '/bn.safetensors', a, sta, { iteration = 3 })
+      local pa = steps(a, sta, 4, 6)
+      local b = make()
+      local stb = tstate.load(dir .. '/bn.safetensors', b, {})
+      local pb = steps(b, stb, 4, 6)
+      assert.are.equal('torch.HalfTensor', pb:type())
+      same_bits(pb, pa, 'parameters after resume')
+      same_bits(b.modules[2].running_mean, bn.running_mean, 'running_mean after resume')
+      same_bits(b.modules[2].running_var, bn.running_var, 'running_var after resume')
+   end)
 end)
 
 describe('gradient accumulation (train.Trainer accumulate = K)', function()

@@ -264,6 +264,14 @@ C.PartialLinear = function()
    return m, R(2, 5)
 end
 
+-- fused batch norm (issue 12)
+C.BatchNormReLU = function() return nn.BatchNormReLU(3), R(2, 3, 5, 3) end
+C.BatchNormAddReLU = function() return nn.BatchNormAddReLU(3), { R(2, 3, 5, 3), R(2, 3, 5, 3) } end
+C['BatchNormAddReLU#evaluate'] = function()
+   return nn.BatchNormAddReLU(3), { R(2, 3, 5, 3), R(2, 3, 5, 3) }, nil,
+      { setup = function(m, x) m:forward(x) end, evaluate = true }
+end
+
 -- classes that cannot be run on their own: abstract bases and tools
 local exempt = { Module = 'abstract', Container = 'abstract', Criterion = 'abstract', Jacobian = 'a test tool' }
 

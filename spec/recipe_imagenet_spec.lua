@@ -189,6 +189,27 @@ describe('recipes/resnet50_imagenet.lua', function()
       end
    end)
 
+   it('-fuse (fused BatchNorm) repeats the unfused synthetic run exactly, and resumes only with -fuse', function()
+      local args = TINY .. ' -synthetic -lrSchedule cosine -seed 5 -precision bf16'
+      local a, b = tmp('unfused'), tmp('fused')
+      local out1, code1 = run(('%s -save %q'):format(args, a))
+      assert.are.equal(0, code1, out1)
+      local out2, code2 = run(('%s -fuse -save %q'):format(args, b))
+      assert.are.equal(0, code2, out2)
+      assert.truthy(out1:match('final: train loss (%S+)'), out1)
+      assert.are.equal(out1:match('final: train loss (%S+)'), out2:match('final: train loss (%S+)'))
+      local _, ra = logger.read(a .. '/log.csv')
+      local _, rb = logger.read(b .. '/log.csv')
+      for e = 1, 2 do
+         for _, c in ipairs { 'train_loss', 'val_top1', 'val_top5' } do assert.are.equal(ra[e][c], rb[e][c], c) end
+      end
+      local tb = ck.load(b .. '/checkpoint.safetensors')
+      assert.are.equal('torch.FloatTensor', tb['optim.master']:type())
+      local out3, code3 = run(('%s -save %q -resume %q'):format(args, tmp('cross'), b))
+      assert.are_not.equal(0, code3)
+      assert.truthy(out3:find('written with -fuse', 1, true), out3)
+   end)
+
    describe('on an ImageFolder', function()
       local data = require 'moontorch.data'
       local root = tmp('imagenet')

@@ -279,6 +279,43 @@ describe('recipes/fashion_mnist.lua', function()
       assert.are.equal('torch.BFloat16Tensor', ck.load(tmp('b') .. '/checkpoint.safetensors')['2.weight']:type())
    end)
 
+   it('-fuse (fused BatchNorm+ReLU) trains bit for bit like the unfused model and resumes only with -fuse', function()
+      local out1, ok1 = run(('-seed 5 -save %q'):format(tmp('nf')))
+      assert.is_true(ok1, out1)
+      local out2, ok2 = run(('-seed 5 -fuse -save %q'):format(tmp('f')))
+      assert.is_true(ok2, out2)
+      local _, a = logger.read(tmp('nf') .. '/log.csv')
+      local _, b = logger.read(tmp('f') .. '/log.csv')
+      for e = 1, 2 do
+         for _, c in ipairs({ 'train_loss', 'train_acc', 'test_acc' }) do assert.are.equal(a[e][c], b[e][c], c) end
+      end
+      -- the model's tensors in module order (the fused model has fewer modules, so other indices)
+      local ck = require 'moontorch.checkpoint'
+      local function ordered(t)
+         local names = {}
+         for k in pairs(t) do if k:match('^%d+%.') then names[#names + 1] = k end end
+         table.sort(names, function(x, y)
+            local ix, fx = x:match('^(%d+)%.(.*)$')
+            local iy, fy = y:match('^(%d+)%.(.*)$')
+            if ix ~= iy then return tonumber(ix) < tonumber(iy) end
+            return fx < fy
+         end)
+         local out = {}
+         for _, k in ipairs(names) do out[#out + 1] = t[k] end
+         return out
+      end
+      local ta, tb = ck.load(tmp('nf') .. '/checkpoint.safetensors'), ck.load(tmp('f') .. '/checkpoint.safetensors')
+      local la, lb = ordered(ta), ordered(tb)
+      assert.are.equal(#la, #lb)
+      for i = 1, #la do util.assert_close(lb[i], la[i], { atol = 0, rtol = 0 }, 'model tensor ' .. i) end
+      for name, t in pairs(ta) do
+         if name:find('^optim%.') then util.assert_close(tb[name], t, { atol = 0, rtol = 0 }, name) end
+      end
+      local out3, ok3 = run(('-seed 5 -fuse -resume %q'):format(tmp('nf')))
+      assert.is_false(ok3)
+      assert.truthy(out3:find('written without -fuse', 1, true), out3)
+   end)
+
    it('counts correct predictions of large batches', function()
       local R = require 'recipes.fashion_mnist'
       for _, n in ipairs({ 7, 300, 1000 }) do

@@ -118,15 +118,20 @@ typedef struct mt_pool_geom {
   X(P, mt_status, activation_forward, (mt_tensor *y, const mt_tensor *x, int kind, double alpha))                   \
   X(P, mt_status, activation_backward, (mt_tensor *r, const mt_tensor *g, const mt_tensor *saved, int kind,         \
       double alpha))                                                                                                \
-  /* batch norm over an N x C x S buffer; the C-sized stat tensors have the input's dtype, any of                   \
-   * them may be NULL where moontorch.h allows it */                                                                \
-  X(P, mt_status, batchnorm_forward, (mt_tensor *y, const mt_tensor *x, const mt_tensor *weight,                    \
-      const mt_tensor *bias, mt_tensor *running_mean, mt_tensor *running_var, mt_tensor *save_mean,                 \
-      mt_tensor *save_invstd, int train, double momentum, double eps, int64_t N, int64_t C, int64_t S))             \
-  X(P, mt_status, batchnorm_backward, (mt_tensor *r, mt_tensor *gradWeight, mt_tensor *gradBias,                    \
-      const mt_tensor *x, const mt_tensor *g, const mt_tensor *weight, const mt_tensor *running_mean,               \
-      const mt_tensor *running_var, const mt_tensor *save_mean, const mt_tensor *save_invstd, int train,            \
-      double scale, double eps, int64_t N, int64_t C, int64_t S))                                                   \
+  /* batch norm over an N x C x S buffer, element (n, c, s) at (n C + c) S + s, or with cl set                      \
+   * (channels-last) at (n S + s) C + c. The C-sized stat and parameter tensors have the input's                    \
+   * dtype or float32 (input f16/bf16); any of them may be NULL where moontorch.h allows it.                        \
+   * Fused forward: y = relu(bn(x) + res), res and relu optional, each step rounded to the dtype                    \
+   * as the separate ops round it. Backward: g masked by y > 0 when y is given; gr = masked g.                      \
+   * r, gr, gradWeight, gradBias may each be NULL. */                                                               \
+  X(P, mt_status, batchnorm_forward, (mt_tensor *y, const mt_tensor *x, const mt_tensor *res,                       \
+      const mt_tensor *weight, const mt_tensor *bias, mt_tensor *running_mean, mt_tensor *running_var,              \
+      mt_tensor *save_mean, mt_tensor *save_invstd, int train, double momentum, double eps, int relu, int64_t N,    \
+      int64_t C, int64_t S, int cl))                                                                                \
+  X(P, mt_status, batchnorm_backward, (mt_tensor *r, mt_tensor *gr, mt_tensor *gradWeight, mt_tensor *gradBias,     \
+      const mt_tensor *x, const mt_tensor *g, const mt_tensor *y, const mt_tensor *weight,                          \
+      const mt_tensor *running_mean, const mt_tensor *running_var, const mt_tensor *save_mean,                      \
+      const mt_tensor *save_invstd, int train, double scale, double eps, int64_t N, int64_t C, int64_t S, int cl))  \
   /* (log-)softmax over the middle dim of an outer x D x inner buffer */                                            \
   X(P, mt_status, softmax_forward, (mt_tensor *y, const mt_tensor *x, int64_t outer, int64_t D, int64_t inner,      \
       int log))                                                                                                     \

@@ -1,43 +1,20 @@
-/* nn_batchnorm.c: the CPU backend's batch normalization over dim 1 of a contiguous N x C x S
- * buffer, any float dtype (statistics accumulate in double); csrc/nn/batchnorm.c checks the
- * arguments. Work is split over channels. Training uses the batch statistics (biased variance
+/* nn_batchnorm.c: the CPU backend's batch normalization over dim 1 of an N x C x S buffer, any
+ * float dtype (statistics accumulate in double), alone or fused with a residual add and a ReLU;
+ * csrc/nn/batchnorm.c checks the arguments. Training uses the batch statistics (biased variance
  * to normalise, unbiased for the running variance, running = (1-momentum) running + momentum
- * batch); evaluation uses the running statistics. Stat tensors are contiguous size C. */
-#include <math.h>
-#include "../core/dtype.h"
-#include "cpu.h"
+ * batch); evaluation uses the running statistics. Stat and parameter tensors are contiguous
+ * size C, of the input's dtype or float32, read and written through double accessors.
+ *
+ * The fused forward rounds the BN output to the dtype, adds the residual in the dtype's compute
+ * type and rounds again, then clamps at 0, which is what SpatialBatchNormalization -> CAddTable
+ * -> ReLU do, so the results are bit-identical to that chain; the fused backward masks
+ * gradOutput by output > 0 as the ReLU's backward does.
+ *
+ * This file: NCHW, element (n, c, s) at (n C + c) S + s, work split over channels. Channels-last
+ * buffers go to nn_batchnorm_cl.c, which sums in the same order (nn_batchnorm.h). */
+#include "nn_batchnorm.h"
 
-/* per-channel double accessors over a stat tensor of any float dtype */
-static double vget(const mt_tensor *v, int64_t c) {
-  const char *p = mt__data(v);
-  switch (v->dtype) {
-  case MT_F32: return ((const float *)p)[c];
-  case MT_F64: return ((const double *)p)[c];
-  case MT_F16: return mt_half_to_float(((const uint16_t *)p)[c]);
-  default: return mt_bf16_to_float(((const uint16_t *)p)[c]);
-  }
-}
-static void vset(mt_tensor *v, int64_t c, double x) {
-  char *p = mt__data(v);
-  switch (v->dtype) {
-  case MT_F32: ((float *)p)[c] = (float)x; break;
-  case MT_F64: ((double *)p)[c] = x; break;
-  case MT_F16: mt_st_f16((uint16_t *)p + c, (float)x); break;
-  default: mt_st_bf16((uint16_t *)p + c, (float)x); break;
-  }
-}
-
-/* The per-channel sums below run in BN_LANES independent double accumulators, added up at the
- * end: one accumulator is a chain of dependent adds, bound by the add latency (4 cycles per
- * element), which made the statistics passes the slowest part of batch normalization. */
-#define BN_LANES 8
-static double bn_lanes_total(const double *acc) {
-  double t = 0;
-  for (int j = 0; j < BN_LANES; j++) t += acc[j];
-  return t;
-}
-
-/* channel c of a contiguous N x C x S buffer: sum, then sum of squares about the mean */
+/* channel c: sum, then sum of squares about the mean */
 #define STATS_CASE(E, N_, TT, CT)                                                \
   case E: {                                                                      \
     const TT *x = (const TT *)xp;                                                \
@@ -68,50 +45,42 @@ static double bn_lanes_total(const double *acc) {
     sq = bn_lanes_total(acc);                                                    \
   } break;
 
-/* y = (x - mean) * invstd * w + b for channel c */
+/* channel c: y = (x - mean) * k + b, then (fused) + residual and max(0, .) */
 #define NORM_CASE(E, N_, TT, CT)                                                 \
   case E: {                                                                      \
-    const TT *x = (const TT *)xp;                                                \
+    const TT *x = (const TT *)xp, *res = (const TT *)rsp;                        \
     TT *y = (TT *)yp;                                                            \
     for (int64_t n = 0; n < N; n++) {                                            \
-      const TT *row = x + (n * C + c) * S;                                       \
-      TT *out = y + (n * C + c) * S;                                             \
-      for (int64_t s = 0; s < S; s++)                                            \
-        mt_st_##N_(out + s, (CT)(((double)mt_ld_##N_(row + s) - mean) * k + b)); \
+      int64_t o = (n * C + c) * S;                                               \
+      if (!res && !relu) {                                                       \
+        for (int64_t s = 0; s < S; s++)                                          \
+          mt_st_##N_(y + o + s, (CT)(((double)mt_ld_##N_(x + o + s) - coef[0]) * coef[1] + coef[2])); \
+        continue;                                                                \
+      }                                                                          \
+      for (int64_t s = 0; s < S; s++) BN_NORM_ELEM(N_, TT, CT, o + s, coef[0], coef[1], coef[2]) \
     }                                                                            \
   } break;
 
-mt_status mt__cpu_batchnorm_forward(mt_tensor *y, const mt_tensor *x, const mt_tensor *weight,
+mt_status mt__cpu_batchnorm_forward(mt_tensor *y, const mt_tensor *x, const mt_tensor *res, const mt_tensor *weight,
                                        const mt_tensor *bias, mt_tensor *running_mean, mt_tensor *running_var,
                                        mt_tensor *save_mean, mt_tensor *save_invstd, int train, double momentum,
-                                       double eps, int64_t N, int64_t C, int64_t S) {
-  const void *xp = mt__data(x);
+                                       double eps, int relu, int64_t N, int64_t C, int64_t S, int cl) {
+  bn_cpu_ctx a = {weight, bias, running_mean, running_var, save_mean, save_invstd, NULL, NULL, train, momentum,
+                  eps, 1.0, N * S};
+  if (cl) return mt__cpu_bn_forward_cl(y, x, res, &a, relu, N, C, S);
+  const void *xp = mt__data(x), *rsp = res ? mt__data(res) : NULL;
   void *yp = mt__data(y);
-  int64_t M = N * S;
   mt_dtype dt = x->dtype;
 #pragma omp parallel for if (N * C * S > MT_PARALLEL_GRAIN)
   for (int64_t c = 0; c < C; c++) {
-    double mean, invstd;
+    double sum = 0, sq = 0, coef[3];
     if (train) {
-      double sum = 0, sq = 0;
       switch (dt) {
         MT_FLOAT_DTYPE_LIST(STATS_CASE)
       default: break;
       }
-      mean = sum / (double)M;
-      double var = sq / (double)M;
-      invstd = 1.0 / sqrt(var + eps);
-      vset(save_mean, c, mean);
-      vset(save_invstd, c, invstd);
-      if (running_mean) vset(running_mean, c, (1 - momentum) * vget(running_mean, c) + momentum * mean);
-      if (running_var)
-        vset(running_var, c, (1 - momentum) * vget(running_var, c) + momentum * sq / (double)(M - 1));
-    } else {
-      mean = vget(running_mean, c);
-      invstd = 1.0 / sqrt(vget(running_var, c) + eps);
     }
-    double k = invstd * (weight ? vget(weight, c) : 1.0);
-    double b = bias ? vget(bias, c) : 0.0;
+    bn_forward_channel(&a, c, sum, sq, coef);
     switch (dt) {
       MT_FLOAT_DTYPE_LIST(NORM_CASE)
     default: break;
@@ -121,74 +90,83 @@ mt_status mt__cpu_batchnorm_forward(mt_tensor *y, const mt_tensor *x, const mt_t
 }
 
 /* channel c: sum(go) and sum(go * (x - mean)) */
-#define DOT_CASE(E, N_, TT, CT)                                                  \
+#define DOT_CASE(E, N_, TT, CT, MASK)                                            \
   case E: {                                                                      \
-    const TT *x = (const TT *)xp, *g = (const TT *)gp;                           \
+    const TT *x = (const TT *)xp, *g = (const TT *)gp, *yv = (const TT *)yp;     \
+    (void)yv;                                                                    \
     double ag[BN_LANES] = {0}, agx[BN_LANES] = {0};                              \
     for (int64_t n = 0; n < N; n++) {                                            \
       int64_t o = (n * C + c) * S, s = 0;                                        \
       for (; s + BN_LANES <= S; s += BN_LANES)                                   \
         for (int j = 0; j < BN_LANES; j++) {                                     \
-          double gv = (double)mt_ld_##N_(g + o + s + j);                         \
+          int64_t i = o + s + j;                                                 \
+          BN_GO(gv, N_, i, MASK);                                                \
           ag[j] += gv;                                                           \
-          agx[j] += gv * ((double)mt_ld_##N_(x + o + s + j) - mean);             \
+          agx[j] += gv * ((double)mt_ld_##N_(x + i) - mean);                     \
         }                                                                        \
       for (; s < S; s++) {                                                       \
-        double gv = (double)mt_ld_##N_(g + o + s);                               \
+        int64_t i = o + s;                                                       \
+        BN_GO(gv, N_, i, MASK);                                                  \
         ag[0] += gv;                                                             \
-        agx[0] += gv * ((double)mt_ld_##N_(x + o + s) - mean);                   \
+        agx[0] += gv * ((double)mt_ld_##N_(x + i) - mean);                       \
       }                                                                          \
     }                                                                            \
     sg = bn_lanes_total(ag);                                                     \
     sgx = bn_lanes_total(agx);                                                   \
   } break;
 
-/* gi = k * (go - a - (x - mean) * bcoef) (train) or k * go (eval) */
-#define GI_CASE(E, N_, TT, CT)                                                   \
+/* channel c: gradInput when R, gradResidual when GR */
+#define GI_CASE(E, N_, TT, CT, MASK, R, GR)                                      \
   case E: {                                                                      \
-    const TT *x = (const TT *)xp, *g = (const TT *)gp;                           \
-    TT *r = (TT *)rp;                                                            \
+    const TT *x = (const TT *)xp, *g = (const TT *)gp, *yv = (const TT *)yp;     \
+    TT *r = (TT *)rp, *gres = (TT *)grp;                                         \
+    (void)yv, (void)r, (void)gres, (void)x;                                      \
     for (int64_t n = 0; n < N; n++) {                                            \
       int64_t o = (n * C + c) * S;                                               \
       for (int64_t s = 0; s < S; s++) {                                          \
-        double gv = (double)mt_ld_##N_(g + o + s);                               \
-        double xv = (double)mt_ld_##N_(x + o + s) - mean;                        \
-        mt_st_##N_(r + o + s, (CT)(k * (gv - a - xv * bcoef)));                  \
+        BN_GO(gv, N_, o + s, MASK);                                              \
+        BN_GI_ELEM(N_, TT, CT, o + s, gv, coef, R, GR)                           \
       }                                                                          \
     }                                                                            \
   } break;
 
-mt_status mt__cpu_batchnorm_backward(mt_tensor *r, mt_tensor *gradWeight, mt_tensor *gradBias, const mt_tensor *x,
-                                        const mt_tensor *g, const mt_tensor *weight, const mt_tensor *running_mean,
+/* the loops above for the compile-time flags (constants, so the plain loops stay plain) */
+#define BN_DOT(MASK)                                                             \
+  switch (dt) {                                                                  \
+    MT_FLOAT_DTYPE_LIST_X(DOT_CASE, MASK)                                        \
+  default: break;                                                                \
+  }
+#define BN_GI(MASK, R, GR)                                                       \
+  switch (dt) {                                                                  \
+    MT_FLOAT_DTYPE_LIST_X(GI_CASE, MASK, R, GR)                                  \
+  default: break;                                                                \
+  }
+#define BN_GI_ANY(MASK)                                                          \
+  if (rp && grp) { BN_GI(MASK, 1, 1) }                                           \
+  else if (rp) { BN_GI(MASK, 1, 0) }                                             \
+  else { BN_GI(MASK, 0, 1) }
+
+mt_status mt__cpu_batchnorm_backward(mt_tensor *r, mt_tensor *gr, mt_tensor *gradWeight, mt_tensor *gradBias,
+                                        const mt_tensor *x, const mt_tensor *g, const mt_tensor *y,
+                                        const mt_tensor *weight, const mt_tensor *running_mean,
                                         const mt_tensor *running_var, const mt_tensor *save_mean,
                                         const mt_tensor *save_invstd, int train, double scale, double eps, int64_t N,
-                                        int64_t C, int64_t S) {
-  const void *xp = mt__data(x), *gp = mt__data(g);
-  void *rp = r ? mt__data(r) : NULL;
-  int64_t M = N * S;
+                                        int64_t C, int64_t S, int cl) {
+  bn_cpu_ctx a = {weight, NULL, running_mean, running_var, save_mean, save_invstd, gradWeight, gradBias, train, 0.0,
+                  eps, scale, N * S};
+  if (cl) return mt__cpu_bn_backward_cl(r, gr, x, g, y, &a, N, C, S);
+  const void *xp = mt__data(x), *gp = mt__data(g), *yp = y ? mt__data(y) : NULL;
+  void *rp = r ? mt__data(r) : NULL, *grp = gr ? mt__data(gr) : NULL;
   mt_dtype dt = x->dtype;
+  int masked = yp != NULL;
 #pragma omp parallel for if (N * C * S > MT_PARALLEL_GRAIN)
   for (int64_t c = 0; c < C; c++) {
-    double mean = train ? vget(save_mean, c) : vget(running_mean, c);
-    double invstd = train ? vget(save_invstd, c) : 1.0 / sqrt(vget(running_var, c) + eps);
-    double sg = 0, sgx = 0;
-    switch (dt) {
-      MT_FLOAT_DTYPE_LIST(DOT_CASE)
-    default: break;
-    }
-    if (gradWeight) vset(gradWeight, c, vget(gradWeight, c) + scale * sgx * invstd);
-    if (gradBias) vset(gradBias, c, vget(gradBias, c) + scale * sg);
-    if (rp) {
-      double w = weight ? vget(weight, c) : 1.0;
-      double k = w * invstd, a = 0, bcoef = 0;
-      if (train) { /* d/dx through the batch mean and variance */
-        a = sg / (double)M;
-        bcoef = sgx / (double)M * invstd * invstd;
-      }
-      switch (dt) {
-        MT_FLOAT_DTYPE_LIST(GI_CASE)
-      default: break;
-      }
+    double mean, invstd, sg = 0, sgx = 0, coef[4];
+    bn_backward_stats(&a, c, &mean, &invstd);
+    if (masked) { BN_DOT(1) } else { BN_DOT(0) }
+    bn_backward_channel(&a, c, mean, invstd, sg, sgx, coef);
+    if (rp || grp) {
+      if (masked) { BN_GI_ANY(1) } else { BN_GI_ANY(0) }
     }
   }
   return MT_OK;

@@ -8,7 +8,7 @@ M.FORMAT = 'moontorch resnet_imagenet 1'
 -- the run's description saved with every checkpoint
 function M.meta(opt, nClasses)
    return { depth = opt.depth, nClasses = nClasses, optimizer = opt.optimizer, batchSize = opt.batchSize,
-      cropSize = opt.cropSize, seed = opt.seed, precision = opt.precision }
+      cropSize = opt.cropSize, seed = opt.seed, precision = opt.precision, fuse = opt.fuse }
 end
 
 -- refuse a checkpoint another model or optimizer wrote (its tensors would not fit or mean
@@ -19,6 +19,8 @@ function M.check(opt)
          opts.fail('-resume %s: the checkpoint is a ResNet-%s, this run asks for -depth %d', path, tostring(meta.depth),
             opt.depth)
       end
+      local bad = require('moontorch.train.precision').fuseMismatch(meta, opt)
+      if bad then opts.fail('-resume %s: %s', path, bad) end
       if meta.optimizer ~= opt.optimizer then
          opts.fail('-resume %s: the checkpoint was trained with -optimizer %s, not %s', path, tostring(meta.optimizer),
             opt.optimizer)

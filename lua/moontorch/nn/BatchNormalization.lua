@@ -46,6 +46,15 @@ end
 
 local function h(t) return t and t.h or nil end
 
+-- the statistics' type for an input type: the same, or float32 (on the same device) for
+-- float16/bfloat16 inputs
+local HALVES = { [T.HALF] = true, [T.BF16] = true }
+local STATS = { 'running_mean', 'running_var', 'save_mean', 'save_std' }
+local function statsOk(input, stat)
+   if input:type() == stat:type() then return true end
+   return HALVES[input:dtype()] and stat:dtype() == T.FLOAT and stat:device() == input:device()
+end
+
 function BN:checkInputDim(input)
    T.expect_tensor(input, torch.type(self), 'input', 3)
    local nd = self.nDim
@@ -58,10 +67,30 @@ function BN:checkInputDim(input)
       error(('%s: got %d features (size %s), expected %d'):format(torch.type(self), input:size(2),
          table.concat(T.sizes(input), 'x'), self.running_mean:nElement()), 3)
    end
-   if input:type() ~= self.running_mean:type() then
+   if not statsOk(input, self.running_mean) then
       error(('%s: input is a %s but the module holds %s (convert with :type())'):format(torch.type(self), input:type(),
          self.running_mean:type()), 3)
    end
+end
+
+-- type(t): as nn.Module's, except that a float16/bfloat16 type keeps the statistics (running
+-- and saved) in float32 on the target device, as PyTorch and cuDNN do: running averages with a
+-- small momentum would otherwise lose most updates to half precision rounding. The weight and
+-- bias follow t, so that getParameters flattens them with the other parameters.
+function BN:type(typename, tensorCache)
+   if not typename then return parent.type(self) end
+   local dtype = T.parse_typename(typename)
+   if not HALVES[dtype] then return parent.type(self, typename, tensorCache) end
+   local kept = {}
+   for _, k in ipairs(STATS) do
+      kept[k], self[k] = self[k], nil
+   end
+   parent.type(self, typename, tensorCache)
+   local ftype = typename:find('Cuda') and 'torch.CudaTensor' or 'torch.FloatTensor'
+   for _, k in ipairs(STATS) do
+      if kept[k] then self[k] = kept[k]:type(ftype) end
+   end
+   return self
 end
 
 function BN:updateOutput(input)

@@ -163,4 +163,9 @@ load 'VolumetricMaxUnpooling'
 load 'VolumetricReplicationPadding'
 load 'VolumetricFractionalMaxPooling' -- the 3-d form of SpatialFractionalMaxPooling
 
+-- fused batch norm (issue 12): BN + ReLU and BN + residual add + ReLU, and the model rewrite
+load 'BatchNormReLU'
+load 'BatchNormAddReLU'
+load 'fuse'
+
 return nn

@@ -26,7 +26,24 @@ function P.recipeOptions()
       { 'accumulate', 1, 'micro-batches per batch (gradient accumulation; -batchSize stays the batch of one step)' },
       { 'layout', 'nchw', 'nchw | nhwc (channels-last weights and batches; cuDNN NHWC kernels on CUDA)',
          choices = { 'nchw', 'nhwc' } },
+      { 'fuse', false, 'fuse BatchNorm+ReLU and BatchNorm+residual add+ReLU into one pass each (nn.utils.fuseBatchNorm; same results)' },
    }
+end
+
+-- -fuse: the model rewritten in place by nn.utils.fuseBatchNorm (bit-identical on the CPU); the
+-- module list changes, so checkpoints record the flag and resume only with the same one
+function P.fuse(model, opt)
+   if opt.fuse then require('moontorch.nn').utils.fuseBatchNorm(model) end
+   return model
+end
+
+-- the error message for a checkpoint written with another -fuse (nil: it fits)
+function P.fuseMismatch(meta, opt)
+   local saved = meta.fuse == true or meta.fuse == 'true'
+   if saved ~= (opt.fuse == true) then
+      return ('the checkpoint was written %s -fuse and this run is %s it (the module lists differ)'):format(
+         saved and 'with' or 'without', opt.fuse and 'with' or 'without')
+   end
 end
 
 -- whether the model is in a half dtype (fp32 master weights in the optimizer)

@@ -57,7 +57,7 @@ function state.load(path, model, opts)
             src:nElement(), t:nElement())
       end
       t:copy(src:contiguous():view(t:size())) -- copy converts dtype and device
-      ptype = ptype or t:type()
+      if not name:find('running_', 1, true) then ptype = ptype or t:type() end -- BN stats may be fp32
    end
    local st = optim.stateFromCheckpoint(tensors, meta.optim, 'optim.')
    local cuda = ptype and ptype:find('Cuda')
