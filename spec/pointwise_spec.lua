@@ -583,7 +583,9 @@ describe('fill and copy', function()
       hs:select(2, 2):copy(f)
       local hdp, hsp = hd:data(), hs:data()
       for i = 0, m - 1 do
-         local want = to_half_bits(f[i + 1])
+         -- a NaN is told by its bits: LuaJIT may read some NaN floats as a tagged non-number
+         local is_nan = fb[i] % 0x80000000 > 0x7f800000
+         local want = not is_nan and to_half_bits(f[i + 1]) or nil
          for _, got in ipairs { hdp[i], hsp[3 * i + 1] } do
             if want == nil then -- NaN stays a NaN
                assert(got % 0x8000 > 0x7c00, ('float bits 0x%08x: want a NaN, got 0x%04x'):format(fb[i], got))
