@@ -345,15 +345,17 @@ for o in outs:
          { atol = 1e-300, rtol = 1e-14 }, 'LogSigmoid extremes')
    end)
 
-   it('ELU in float32 (its own branch-free exp) stays within 2e-7 of float64 and passes NaN on', function()
+   it('ELU in float32 (its own branch-free exp) stays within 3e-7 (2.5 float ulps) of float64 and passes NaN on', function()
       local x = torch.randn(20000):mul(6)
       x[1], x[2], x[3], x[4], x[5] = -1e-30, -1e-6, -100, 0, -0.3466
+      -- the float64 reference sees the same float32-rounded input, so only the kernel's error counts
+      x = x:float():double()
       for _, a in ipairs { 1, 0.3 } do
          local yd = nn.ELU(a):forward(x)
          local mf = nn.ELU(a):float()
          local yf = mf:forward(x:float()):double()
          local rel = (yf - yd):abs():cdiv(torch.abs(yd):add(1e-300)):max()
-         assert.is_true(rel < 2e-7, ('ELU(%g) float32 relative error %g'):format(a, rel))
+         assert.is_true(rel < 3e-7, ('ELU(%g) float32 relative error %g'):format(a, rel))
          local gd = nn.ELU(a)
          gd:forward(x)
          local dy = torch.randn(20000)
