@@ -19,10 +19,11 @@
  * e^x - 1 = q 2^n + (2^n - 1), which keeps the relative accuracy near 0 (n = 0 there). */
 static inline float elu_expm1_neg(float x) {
   x = x < -87.0f ? -87.0f : x; /* below, e^x - 1 is -1 in float; keeps 2^n a normal number */
-  float n = (x * 1.44269504f + 12582912.0f) - 12582912.0f; /* round to nearest by 1.5*2^23, no call */
+  float xn = x == x ? x : 0.0f; /* n from a number (NaN has no exponent); a NaN goes on through r */
+  float n = (xn * 1.44269504f + 12582912.0f) - 12582912.0f; /* round to nearest by 1.5*2^23, no call */
   float r = (x - n * 0.693359375f) + n * 2.12194440e-4f; /* ln2 in two parts */
   float q = r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720 + r * (1.0f / 5040)))))));
-  int32_t bits = ((int32_t)n + 127) << 23;
+  uint32_t bits = (uint32_t)((int32_t)n + 127) << 23;
   float p2;
   memcpy(&p2, &bits, sizeof p2);
   return q * p2 + (p2 - 1.0f);
