@@ -25,11 +25,11 @@ FUZZ_TARGETS := $(basename $(notdir $(wildcard fuzz/fuzz_*.c)))
 # detect_leaks=0: LuaJIT's own allocator (and memory still owned by the GC at exit) confuses
 # LeakSanitizer into reporting "leaks" that are not ours; leaks are checked by memory_spec.
 # Skipped under the sanitizers: install_spec rebuilds the library without them, memory_spec
-# measures RSS (which ASan's shadow memory distorts), models_spec repeats what the nn specs
-# already cover at ten times the run time, the mixed-precision and large-batch trainings repeat
-# code paths the shorter specs run; of the distributed specs, the 3- and 4-rank runs and
+# measures RSS (which ASan's shadow memory distorts), models_spec and recipe_imagenet_spec repeat
+# what the nn, data and recipe specs already cover at several times the run time, the
+# mixed-precision and large-batch trainings repeat code paths the shorter specs run; of the distributed specs, the 3- and 4-rank runs and
 # the Fashion-MNIST training repeat the 1- and 2-rank code paths at several times the cost.
-ASAN_SKIP := install_spec|memory_spec|models_spec|amp_fashion_mnist_spec|large_batch_spec|dist_fashion_mnist_spec|dist_rgc_resume_spec|dist_.*_np3|dist_.*_np4
+ASAN_SKIP := install_spec|memory_spec|models_spec|recipe_imagenet_spec|amp_fashion_mnist_spec|large_batch_spec|dist_fashion_mnist_spec|dist_rgc_resume_spec|dist_.*_np3|dist_.*_np4
 SANITIZER_ENV = LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
                 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
                 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1

@@ -1,9 +1,11 @@
 -- dist_fashion_mnist_spec.lua: the default recipe trained data-parallel on 4 ranks (mpirun,
 -- dense gradients averaged by dist.DataParallel) reaches the single-process test accuracy,
--- within 0.5 points, at the same global batch, seed and schedule. The longest spec (two short
--- trainings); needs Open MPI and Debian's dataset-fashion-mnist.
+-- within 0.5 points, at the same global batch, seed and schedule. The longest spec (three short
+-- trainings, on the recipe's CNN at half its default width to keep CI short: the comparison is
+-- between runs, not against a published accuracy); needs Open MPI and Debian's
+-- dataset-fashion-mnist.
 
-local ARGS = '-nEpochs 2 -batchSize 128 -LR 0.05 -seed 3 -quiet -save ""'
+local ARGS = '-nEpochs 2 -batchSize 128 -LR 0.05 -seed 3 -width 16 -quiet -save ""'
 
 local util = require 'spec.util'
 local sh = util.sh
@@ -54,7 +56,7 @@ describe('Fashion-MNIST data-parallel', function()
       for m, d in out:gmatch('rgc: ([%d.]+) MB/step sent, density ([%d.]+)') do mb, density = tonumber(m), tonumber(d) end
       assert.is_number(density, out)
       assert.is_true(density >= 0.001 and density < 0.0012, out)
-      assert.is_true(mb < 0.05, out) -- the dense gradient is 1.7 MB
+      assert.is_true(mb < 0.05, out) -- the dense gradient is 0.83 MB
       assert.is_number(dense4, 'the dense 4-rank run did not finish')
       io.stderr:write(('[fashion-mnist: 4 ranks dense %.2f%%, rgc 0.1%% %.2f%%]\n'):format(dense4, a))
       assert.is_true(math.abs(a - dense4) <= 0.5, ('4 ranks dense %.2f%%, rgc at 0.1%% %.2f%%'):format(dense4, a))
