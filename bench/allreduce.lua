@@ -27,10 +27,7 @@ local R, N = dist.rank(), dist.size()
 local algs = {}
 for a in opt.algorithms:gmatch('[^,]+') do algs[#algs + 1] = a end
 
-local function median(t)
-   table.sort(t)
-   return t[math.floor((#t + 1) / 2)]
-end
+local median = require('bench.timing').median
 
 -- seconds of one allreduce: the slowest rank's, median over reps
 local function time(buf, alg, reps)

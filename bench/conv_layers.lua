@@ -11,7 +11,6 @@
 local torch = require 'moontorch' -- run from the repository root: its loader finds lua/ and recipes/
 local nn = require 'moontorch.nn'
 local options = require 'moontorch.util.options'
-local progress = require 'moontorch.util.progress'
 
 local opt = options.parse(arg, {
    { 'threads', 2, 'CPU threads' },
@@ -36,19 +35,9 @@ local shapes = {
    small_cnn = { { 64, 1, 32, 3, 1, 1, 28 }, { 64, 32, 64, 3, 1, 1, 14 } },
 }
 
-local function median(t)
-   table.sort(t)
-   return t[math.floor((#t + 1) / 2)]
-end
+local timing = require 'bench.timing'
 local function time_ms(fn)
-   for _ = 1, opt.warmup do fn() end
-   local t = {}
-   for i = 1, opt.reps do
-      local t0 = progress.now()
-      fn()
-      t[i] = (progress.now() - t0) * 1000
-   end
-   return median(t)
+   return timing.time_ms(fn, opt.reps, opt.warmup)
 end
 
 local cases = {}

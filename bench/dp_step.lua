@@ -388,13 +388,7 @@ local rank, size = dist.rank(), dist.size()
 local master = rank == 0
 local function say(...) if master then io.write(string.format(...)); io.stdout:flush() end end
 
-local function median(t)
-   local s = {}
-   for i, v in ipairs(t) do s[i] = v end
-   table.sort(s)
-   local n = #s
-   return n % 2 == 1 and s[(n + 1) / 2] or (s[n / 2] + s[n / 2 + 1]) / 2
-end
+local median = require('bench.timing').median
 
 local slowest = torch.DoubleTensor(1)
 local function max_over_ranks(x)

@@ -9,7 +9,6 @@
 local torch = require 'moontorch' -- run from the repository root
 local nn = require 'moontorch.nn'
 local options = require 'moontorch.util.options'
-local progress = require 'moontorch.util.progress'
 
 local opt = options.parse(arg, {
    { 'threads', 2, 'CPU threads (oneDNN gets the same through OMP_NUM_THREADS)' },
@@ -24,19 +23,9 @@ local cases = {
    { 'bn', 8, 1024, 14, 14 }, { 'bn', 8, 2048, 7, 7 },
 }
 
-local function median(t)
-   table.sort(t)
-   return t[math.floor((#t + 1) / 2)]
-end
+local timing = require 'bench.timing'
 local function time_ms(fn)
-   fn()
-   local t = {}
-   for i = 1, opt.reps do
-      local t0 = progress.now()
-      fn()
-      t[i] = (progress.now() - t0) * 1000
-   end
-   return median(t)
+   return timing.time_ms(fn, opt.reps, 1)
 end
 
 local bin = os.tmpname()

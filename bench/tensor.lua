@@ -42,29 +42,14 @@ if opt.quick then opt.reps = 3 end
 ---------------------------------------------------------------------------------------------
 -- timing
 pcall(ffi.cdef, [[
-   struct mt_bench_timespec { long tv_sec; long tv_nsec; };
-   int clock_gettime(int clk, struct mt_bench_timespec *ts);
    void *memcpy(void *dst, const void *src, size_t n);
 ]])
-local ts = ffi.new('struct mt_bench_timespec')
-local function now()
-   ffi.C.clock_gettime(1, ts) -- CLOCK_MONOTONIC
-   return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9
-end
 
 local sync = function() end
+local timing = require 'bench.timing'
+-- seconds
 local function median_time(fn)
-   for _ = 1, opt.warmup do fn() end
-   sync()
-   local t = {}
-   for i = 1, opt.reps do
-      local t0 = now()
-      fn()
-      sync()
-      t[i] = now() - t0
-   end
-   table.sort(t)
-   return t[math.floor((#t + 1) / 2)]
+   return timing.time_ms(fn, opt.reps, opt.warmup, sync) / 1000
 end
 
 ---------------------------------------------------------------------------------------------

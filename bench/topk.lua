@@ -9,7 +9,6 @@
 local torch = require 'moontorch'
 local topk = require 'moontorch.dist.topk'
 local options = require 'moontorch.util.options'
-local progress = require 'moontorch.util.progress'
 
 local opt = options.parse(arg, {
    { 'sizes', '1e5,1e6,1e7,2.5e7', 'comma-separated element counts' },
@@ -28,17 +27,8 @@ end
 local sizes, threads = list(opt.sizes), list(opt.threads)
 local d, reps = opt.density, opt.reps
 
-local function median(f)
-   f()
-   local t = {}
-   for i = 1, reps do
-      local t0 = progress.now()
-      f()
-      t[i] = (progress.now() - t0) * 1000
-   end
-   table.sort(t)
-   return t[math.floor((reps + 1) / 2)]
-end
+local timing = require 'bench.timing'
+local function median(f) return timing.time_ms(f, reps, 1) end
 
 -- PyTorch's side: one line per cell, "<n> <threads> <median ms>"
 local peer = {}

@@ -104,11 +104,7 @@ local function instrument(model)
    end
 end
 
-local function median(t)
-   table.sort(t)
-   local n = #t
-   return n % 2 == 1 and t[(n + 1) / 2] or (t[n / 2] + t[n / 2 + 1]) / 2
-end
+local median = require('bench.timing').median
 
 -- per precision: moontorch's tensor type on each device, and how far the first-step loss may
 -- stray from float32's (relative) before the bench refuses the run: bfloat16 keeps 8 significant
