@@ -316,6 +316,20 @@ describe('nn convolution group', function()
          assert.are.same({ m.oH, m.oW, 2, 2, 3, 2 }, T.sizes(m.weight))
          jac(m, rand(2, 2, 5, 4), 'local')
          jac(nn.SpatialConvolutionLocal(1, 2, 3, 3, 2, 2), rand(1, 3, 3), 'local single')
+         -- accGradParameters reuses updateGradInput's permuted gradOutput only for that same
+         -- tensor: another gradOutput, or a call without updateGradInput, gives fresh gradients
+         local x, g1, g2 = rand(2, 2, 5, 4), rand(2, 2, m.oH, m.oW), rand(2, 2, m.oH, m.oW)
+         local fresh = m:clone()
+         m:zeroGradParameters(); fresh:zeroGradParameters()
+         m:forward(x); fresh:forward(x)
+         m:updateGradInput(x, g1)
+         m:accGradParameters(x, g2)
+         fresh:accGradParameters(x, g2)
+         assert.are.equal(0, (m.gradWeight - fresh.gradWeight):abs():max())
+         m:accGradParameters(x, g2) -- no updateGradInput before it: nothing cached is taken
+         fresh:accGradParameters(x, g2)
+         assert.are.equal(0, (m.gradWeight - fresh.gradWeight):abs():max())
+         assert.are.equal(0, (m.gradBias - fresh.gradBias):abs():max())
          local ok, err = pcall(function() m:forward(rand(2, 5, 5)) end)
          assert(not ok and err:find('nn.SpatialConvolutionLocal: expected an input of size 2x5x4 (or a batch of them), ' ..
             'got 2x5x5', 1, true), err)

@@ -78,15 +78,22 @@ function Local:updateOutput(input)
    return self.output
 end
 
--- gradOutput as oH*oW x nOut x N
-function Local:_grad(gradOutput, N)
+-- gradOutput as oH*oW x nOut x N. updateGradInput leaves its permuted copy for the
+-- accGradParameters that follows it in the same backward (the same gradOutput tensor, which, as
+-- the input since forward, must not change in between); that call takes it once.
+function Local:_grad(gradOutput, N, take)
    T.expect_tensor(gradOutput, NAME, 'gradOutput', 4)
    if gradOutput:nElement() ~= N * self.nOutputPlane * self.oH * self.oW then
       error(('%s: gradOutput has size %s, expected %dx%dx%d per sample'):format(NAME,
          table.concat(T.sizes(gradOutput), 'x'), self.nOutputPlane, self.oH, self.oW), 3)
    end
+   local c = self._gradCache
+   self._gradCache = nil
+   if take and c and c.src == gradOutput and c.N == N then return c.g end
    local g = gradOutput:contiguous():view(N, self.nOutputPlane, self.oH, self.oW)
-   return g:permute(3, 4, 2, 1):contiguous():view(self.oH * self.oW, self.nOutputPlane, N)
+   g = g:permute(3, 4, 2, 1):contiguous():view(self.oH * self.oW, self.nOutputPlane, N)
+   if not take then self._gradCache = { src = gradOutput, N = N, g = g } end
+   return g
 end
 
 function Local:updateGradInput(input, gradOutput)
@@ -117,13 +124,13 @@ function Local:accGradParameters(input, gradOutput, scale)
    scale = scale or 1
    local x = as4d(self, input)
    local N = x:size(1)
-   local g = self:_grad(gradOutput, N)
-   mats(self, self.gradWeight):add(scale, torch.bmm(g, self.finput:transpose(2, 3)))
+   local g = self:_grad(gradOutput, N, true)
+   mats(self, self.gradWeight):baddbmm(1, scale, g, self.finput:transpose(2, 3))
    self.gradBias:add(scale, g:sum(3):view(self.oH, self.oW, self.nOutputPlane):permute(3, 1, 2))
 end
 
 function Local:clearState()
-   self.finput = nil
+   self.finput, self._gradCache = nil, nil
    return parent.clearState(self)
 end
 
