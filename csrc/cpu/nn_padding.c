@@ -86,8 +86,35 @@ mt_status mt__cpu_pad2d_forward(mt_tensor *yt, const mt_tensor *xt, const mt_poo
     }                                                                                             \
   } break;
 
+/* zero padding: each input pixel has one output pixel or none (cropped), so its gradient is a
+ * copy of the output gradient's middle, zeros where cropped: rows of memcpy, any dtype */
+static void zero_pad_backward(mt_tensor *dxt, const mt_tensor *dyt, const mt_pool_geom *g) {
+  int64_t H = g->H, W = g->W, oH = g->oH, oW = g->oW, l = g->pW, t = g->pH;
+  size_t es = mt__dtype_size(dxt->dtype);
+  int64_t c0 = l < 0 ? -l : 0, c1 = oW - l < W ? oW - l : W; /* input columns [c0, c1) have an output */
+  const char *dy = (const char *)mt__data(dyt);
+  char *dx = (char *)mt__data(dxt);
+  int64_t rows = g->planes * H;
+#pragma omp parallel for schedule(static) if (rows * W > MT_PARALLEL_GRAIN)
+  for (int64_t r = 0; r < rows; r++) {
+    int64_t pl = r / H, oh = r % H + t;
+    char *dr = dx + (size_t)r * W * es;
+    if (oh < 0 || oh >= oH || c1 <= c0) {
+      memset(dr, 0, (size_t)W * es);
+      continue;
+    }
+    memset(dr, 0, (size_t)c0 * es);
+    memcpy(dr + c0 * es, dy + ((size_t)(pl * oH + oh) * oW + c0 + l) * es, (size_t)(c1 - c0) * es);
+    memset(dr + c1 * es, 0, (size_t)(W - c1) * es);
+  }
+}
+
 mt_status mt__cpu_pad2d_backward(mt_tensor *dxt, const mt_tensor *dyt, const mt_pool_geom *g, int mode) {
   int64_t H = g->H, W = g->W, oH = g->oH, oW = g->oW, l = g->pW, t = g->pH;
+  if (mode == MT_PAD_ZERO) {
+    zero_pad_backward(dxt, dyt, g);
+    return MT_OK;
+  }
   int64_t lo = l > 0 ? l : 0, hi = oW - (oW - l - W > 0 ? oW - l - W : 0);
   int64_t nbuf = PAD_THREADS(); /* one accumulation plane per thread */
   int64_t *col = (int64_t *)malloc((size_t)oW * sizeof *col);

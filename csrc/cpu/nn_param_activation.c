@@ -44,13 +44,19 @@ mt_status mt__cpu_prelu_forward(mt_tensor *yt, const mt_tensor *xt, const mt_ten
     for (int64_t p = 0; p < outer * C; p++) {                                           \
       CT a = mt_ld_##N(w + p % C);                                                      \
       const TT *xp = x + p * inner, *gp = g + p * inner;                                \
-      if (part) {                                                                       \
-        double s = 0;                                                                   \
-        for (int64_t i = 0; i < inner; i++) {                                           \
+      if (part) { /* min(x, 0) by a select (no branch on random signs), four sums in turn */ \
+        double s[4] = {0, 0, 0, 0};                                                     \
+        int64_t i = 0;                                                                  \
+        for (; i + 4 <= inner; i += 4)                                                  \
+          for (int k = 0; k < 4; k++) {                                                 \
+            CT v = mt_ld_##N(xp + i + k);                                               \
+            s[k] += (double)(v > 0 ? (CT)0 : v) * (double)mt_ld_##N(gp + i + k);        \
+          }                                                                             \
+        for (; i < inner; i++) {                                                        \
           CT v = mt_ld_##N(xp + i);                                                     \
-          s += v > 0 ? 0.0 : (double)v * (double)mt_ld_##N(gp + i);                     \
+          s[0] += (double)(v > 0 ? (CT)0 : v) * (double)mt_ld_##N(gp + i);              \
         }                                                                               \
-        part[p] = s;                                                                    \
+        part[p] = (s[0] + s[1]) + (s[2] + s[3]);                                        \
       }                                                                                 \
       if (r) {                                                                          \
         TT *rp = r + p * inner;                                                         \
@@ -103,22 +109,34 @@ static inline void step_down(void *p, size_t size) {
   }
 }
 
+/* in chunks: a branch-free pass keeps positive elements (slope 1) and lists the others, then
+ * only the listed ones draw (the signs of random data would mispredict a branch half the time) */
+#define RRELU_CHUNK 512
 #define RRELU_CASE(E, N, TT, CT)                                                        \
   case E: {                                                                             \
     const TT *x = (const TT *)mt__data(xt);                                             \
     TT *y = (TT *)mt__data(yt), *z = (TT *)mt__data(zt);                                \
+    int64_t nch = (n + RRELU_CHUNK - 1) / RRELU_CHUNK;                                  \
+    TT one;                                                                             \
+    mt_st_##N(&one, (CT)1);                                                             \
     _Pragma("omp parallel for schedule(static) if(n > MT_PARALLEL_GRAIN / 16)")         \
-    for (int64_t i = 0; i < n; i++) {                                                   \
-      CT v = mt_ld_##N(x + i);                                                          \
-      if (v > 0) {                                                                      \
-        mt_st_##N(z + i, (CT)1);                                                        \
-        mt_st_##N(y + i, v);                                                            \
-      } else {                                                                          \
+    for (int64_t ch = 0; ch < nch; ch++) {                                              \
+      int64_t i0 = ch * RRELU_CHUNK, i1 = i0 + RRELU_CHUNK < n ? i0 + RRELU_CHUNK : n;  \
+      int32_t idx[RRELU_CHUNK];                                                         \
+      int k = 0;                                                                        \
+      for (int64_t i = i0; i < i1; i++) {                                               \
+        z[i] = one;                                                                     \
+        y[i] = x[i];                                                                    \
+        idx[k] = (int32_t)(i - i0);                                                     \
+        k += !(mt_ld_##N(x + i) > 0);                                                   \
+      }                                                                                 \
+      for (int j = 0; j < k; j++) {                                                     \
+        int64_t i = i0 + idx[j];                                                        \
         TT s;                                                                           \
         mt_st_##N(&s, lo + (hi - lo) * mt_philox_uniform(seed, offset + (uint64_t)i));  \
         if ((double)mt_ld_##N(&s) >= hi && hi > lo) step_down(&s, sizeof s);            \
         z[i] = s;                                                                       \
-        mt_st_##N(y + i, (CT)(v * mt_ld_##N(&s)));                                      \
+        mt_st_##N(y + i, (CT)(mt_ld_##N(x + i) * mt_ld_##N(&s)));                       \
       }                                                                                 \
     }                                                                                   \
   } break;
