@@ -432,6 +432,27 @@ enum { MT_ACT_RELU = 0, MT_ACT_LEAKY_RELU = 1, MT_ACT_SIGMOID = 2, MT_ACT_TANH =
 mt_status mt_nn_activation_forward(mt_tensor *out, const mt_tensor *input, int kind, double alpha);
 mt_status mt_nn_activation_backward(mt_tensor *gradInput, const mt_tensor *gradOutput, const mt_tensor *saved,
                                     int kind, double alpha);
+/* PReLU (csrc/nn/param_activation.c): weight holds 1 shared slope or one per plane (dim 1, or 0
+ * of a vector). Backward writes gradInput (may be NULL; may be gradOutput) and adds scale *
+ * dL/dweight to gradWeight (may be NULL). RReLU in training: noise (resized to the input) gets
+ * slope 1 where x > 0, else a draw from U(lower, upper) by g (counter offset + i, g->offset
+ * advanced by numel); out = x * noise, may be the input. */
+mt_status mt_nn_prelu_forward(mt_tensor *out, const mt_tensor *input, const mt_tensor *weight);
+mt_status mt_nn_prelu_backward(mt_tensor *gradInput, mt_tensor *gradWeight, const mt_tensor *gradOutput,
+                               const mt_tensor *input, const mt_tensor *weight, double scale);
+mt_status mt_nn_rrelu_forward(mt_tensor *out, mt_tensor *noise, const mt_tensor *input, mt_generator *g, double lower,
+                              double upper);
+/* LP pooling as Torch7's nn.SpatialLPPooling: (sum over each window of x^p)^(1/p), 3-d/4-d input,
+ * no padding; backward takes the forward's output (csrc/nn/lppool.c) */
+mt_status mt_nn_lppool2d_forward(mt_tensor *out, const mt_tensor *input, double p, int kW, int kH, int dW, int dH);
+mt_status mt_nn_lppool2d_backward(mt_tensor *gradInput, const mt_tensor *gradOutput, const mt_tensor *input,
+                                  const mt_tensor *output, double p, int kW, int kH, int dW, int dH);
+/* 2-d padding of the last two dims of a 3-d/4-d input by pads left, right, top, bottom
+ * (csrc/nn/padding.c): zeros (negative pads crop), reflection (pads < size) or replication */
+enum { MT_PAD_ZERO = 0, MT_PAD_REFLECT = 1, MT_PAD_REPLICATE = 2 };
+mt_status mt_nn_pad2d_forward(mt_tensor *out, const mt_tensor *input, int mode, int l, int r, int t, int b);
+mt_status mt_nn_pad2d_backward(mt_tensor *gradInput, const mt_tensor *gradOutput, const mt_tensor *input, int mode,
+                               int l, int r, int t, int b);
 /* Batch norm over dim 1 of an N x C [x ...] input. train: batch statistics (biased variance
  * normalises; running stats, when given, move by momentum with the unbiased variance) saved in
  * save_mean/save_invstd (resized to C); eval: running stats. weight/bias may be NULL. Backward

@@ -187,6 +187,50 @@ describe('nn convolution group', function()
          check_case('replicate_pad')
          jac(nn.SpatialReplicationPadding(3, 1, 2, 4), rand(1, 2, 2, 3), 'replicate')
       end)
+
+      it('padding in one C pass: the three modes against float64 loops, float32, non-contiguous', function()
+         local function src(o, n, before, mode)
+            local i = o - before
+            if i >= 0 and i < n then return i end
+            if mode == 'Zero' then return nil end
+            if mode == 'Reflection' then return i < 0 and -i or 2 * (n - 1) - i end
+            return i < 0 and 0 or n - 1
+         end
+         local function ref(x, go, mode, l, r, t, b)
+            local N, C, H, W = x:size(1), x:size(2), x:size(3), x:size(4)
+            local oH, oW = H + t + b, W + l + r
+            local y, gi = torch.zeros(N, C, oH, oW), torch.zeros(N, C, H, W)
+            for n = 1, N do for c = 1, C do
+               local xp, yp, gp, gip = x[n][c], y[n][c], go[n][c], gi[n][c]
+               for oh = 0, oH - 1 do for ow = 0, oW - 1 do
+                  local ih, iw = src(oh, H, t, mode), src(ow, W, l, mode)
+                  if ih and iw then
+                     yp[oh + 1][ow + 1] = xp[ih + 1][iw + 1]
+                     gip[ih + 1][iw + 1] = gip[ih + 1][iw + 1] + gp[oh + 1][ow + 1]
+                  end
+               end end
+            end end
+            return y, gi
+         end
+         for _, c in ipairs { { 'Zero', 1, 2, 3, 4 }, { 'Zero', -2, 3, 1, -3 }, { 'Reflection', 1, 2, 3, 4 },
+                              { 'Reflection', 6, 0, 2, 8 }, { 'Replication', 1, 2, 3, 4 }, { 'Replication', 9, 0, 0, 5 } } do
+            local mode, l, r, t, b = unpack(c)
+            local x = torch.randn(2, 3, 7, 9):transpose(3, 4)   -- 2x3x9x7, non-contiguous
+            local go = torch.randn(2, 3, 9 + t + b, 7 + l + r)
+            local y, gi = ref(x:contiguous(), go, mode, l, r, t, b)
+            for _, tp in ipairs { 'torch.DoubleTensor', 'torch.FloatTensor' } do
+               local m = nn['Spatial' .. mode .. 'Padding'](l, r, t, b):type(tp)
+               local what = ('%s pad %d,%d,%d,%d %s'):format(mode, l, r, t, b, tp)
+               local tol = tp == 'torch.DoubleTensor' and { atol = 1e-14, rtol = 1e-14 } or { atol = 1e-6, rtol = 1e-6 }
+               util.assert_close(m:forward(x:type(tp)), y, tol, what)
+               util.assert_close(m:backward(x:type(tp), go:type(tp)), gi, tol, what .. ' backward')
+            end
+            jac(nn['Spatial' .. mode .. 'Padding'](l, r, t, b), rand(1, 2, 9, 7), mode .. ' pad jacobian')
+         end
+         local ok, err = pcall(function() nn.SpatialReflectionPadding(0, 0, 3, 0):forward(rand(1, 3, 4)) end)
+         assert(not ok and err:find('nn.SpatialReflectionPadding: height pads 3,0 must be smaller than the input size 3',
+            1, true), err)
+      end)
    end)
 
    describe('up-sampling', function()
@@ -294,6 +338,49 @@ describe('nn convolution group', function()
          local ok, err = pcall(function() nn.SpatialLPPooling(3, 2, 2, 2):forward(rand(2, 4, 4)) end)
          assert(not ok and err:find('nn.SpatialLPPooling: expected a 3-d or 4-d input with 3 planes, got size 2x4x4',
             1, true), err)
+      end)
+
+      it('SpatialLPPooling in one C pass: p = 1, 2, 3, 2.5 against float64 loops, float32, non-contiguous', function()
+         local function ref(x, go, p, kW, kH, dW, dH)
+            local N, C, H, W = x:size(1), x:size(2), x:size(3), x:size(4)
+            local oH, oW = math.floor((H - kH) / dH) + 1, math.floor((W - kW) / dW) + 1
+            local y, gi = torch.zeros(N, C, oH, oW), torch.zeros(N, C, H, W)
+            for n = 1, N do for c = 1, C do
+               local xp, yp, gp, gip = x[n][c], nil, go[n][c], gi[n][c]
+               yp = y[n][c]
+               for oh = 1, oH do for ow = 1, oW do
+                  local s = 0
+                  for kh = 0, kH - 1 do for kw = 0, kW - 1 do
+                     s = s + xp[(oh - 1) * dH + kh + 1][(ow - 1) * dW + kw + 1] ^ p
+                  end end
+                  yp[oh][ow] = s ^ (1 / p)
+                  local f = gp[oh][ow] * s ^ (1 / p - 1)
+                  for kh = 0, kH - 1 do for kw = 0, kW - 1 do
+                     local h, w = (oh - 1) * dH + kh + 1, (ow - 1) * dW + kw + 1
+                     gip[h][w] = gip[h][w] + f * xp[h][w] ^ (p - 1)
+                  end end
+               end end
+            end end
+            return y, gi
+         end
+         for _, c in ipairs { { 1, 3, 2, 2, 1 }, { 2, 2, 3, 1, 2 }, { 3, 2, 2, 2, 2 }, { 2.5, 3, 3, 2, 2 } } do
+            local p, kW, kH, dW, dH = unpack(c)
+            local x = torch.Tensor(2, 3, 7, 9):uniform(0.1, 2):transpose(3, 4)   -- 2x3x9x7, non-contiguous
+            local y0 = ref(x:contiguous(), torch.zeros(2, 3, 9, 7), p, kW, kH, dW, dH)
+            local go = torch.randn(y0:size())
+            local y, gi = ref(x:contiguous(), go, p, kW, kH, dW, dH)
+            for _, tp in ipairs { 'torch.DoubleTensor', 'torch.FloatTensor' } do
+               local tol = tp == 'torch.DoubleTensor' and { atol = 1e-12, rtol = 1e-11 } or { atol = 2e-5, rtol = 2e-5 }
+               local m = nn.SpatialLPPooling(3, p, kW, kH, dW, dH):type(tp)
+               local what = ('LP p=%g k%dx%d s%dx%d %s'):format(p, kW, kH, dW, dH, tp)
+               util.assert_close(m:forward(x:type(tp)), y, tol, what)
+               util.assert_close(m:backward(x:type(tp), go:type(tp)), gi, tol, what .. ' backward')
+            end
+         end
+         jac(nn.SpatialLPPooling(2, 1, 2, 3, 1, 2), rand(2, 2, 5, 4), 'lp1')
+         jac(nn.SpatialLPPooling(2, 2.5, 2, 2, 1, 1), rand(2, 4, 5), 'lp2.5', 0.2, 1)
+         local ok, err = pcall(function() nn.SpatialLPPooling(2, 2, 4, 4):forward(rand(2, 3, 5)) end)
+         assert(not ok and err:find('nn.SpatialLPPooling: input image 3x5 is smaller than the kernel 4x4', 1, true), err)
       end)
 
       it('SpatialMaxUnpooling matches F.max_unpool2d and has correct gradients', function()

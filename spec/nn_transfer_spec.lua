@@ -266,6 +266,91 @@ for o in outs:
       util.assert_error(function() nn.PReLU(0) end, 'nn.PReLU', 'nOutputPlane')
    end)
 
+   it('PReLU in one C pass: float32 and float64 against a float64 reference, odd sizes, non-contiguous', function()
+      -- N x C x H x W with odd sizes, large enough for the threaded loops; read through a transpose
+      local function ref(x, go, w, C)
+         local xf, gf = util.flat(x), util.flat(go)
+         local inner = #xf / (x:size(1) * C)
+         local y, gi, gw = {}, {}, {}
+         for c = 1, C do gw[c] = 0 end
+         for i = 1, #xf do
+            local c = C == 1 and 1 or math.floor((i - 1) / inner) % C + 1
+            local v, g = xf[i], gf[i]
+            y[i], gi[i] = v > 0 and v or w[c] * v, v > 0 and g or w[c] * g
+            if v <= 0 then gw[c] = gw[c] + v * g end
+         end
+         return y, gi, gw
+      end
+      for _, C in ipairs { 7, 1 } do
+         local x = torch.randn(5, 7, 11, 9):transpose(3, 4)
+         local go = torch.randn(5, 7, 9, 11)
+         local w = torch.Tensor(C):uniform(-0.5, 1)
+         local y, gi, gw = ref(x, go, util.flat(w), C)
+         for _, tp in ipairs { 'torch.DoubleTensor', 'torch.FloatTensor' } do
+            local tol = tp == 'torch.DoubleTensor' and { atol = 1e-12, rtol = 1e-12 } or { atol = 1e-6, rtol = 1e-6 }
+            local m = (C > 1 and nn.PReLU(C) or nn.PReLU()):type(tp)
+            m.weight:copy(w)
+            local what = ('PReLU(%d) %s'):format(C, tp)
+            local xt, got = x:type(tp), go:type(tp)
+            util.assert_close(m:forward(xt), y, tol, what .. ' forward')
+            m:zeroGradParameters()
+            util.assert_close(m:backward(xt, got, 0.5), gi, tol, what .. ' gradInput')
+            m:backward(xt, got, 0.5)   -- accumulates: twice half the gradient
+            util.assert_close(m.gradWeight, gw, tp == 'torch.DoubleTensor' and { atol = 1e-10, rtol = 1e-12 }
+               or { atol = 1e-3, rtol = 1e-5 }, what .. ' gradWeight')
+         end
+      end
+      util.assert_error(function() nn.PReLU(7):forward(torch.randn(2, 6, 3)) end, 'nn.PReLU', '7 input planes')
+   end)
+
+   it('RReLU in training: one C pass, the draws of uniform() at the same seed, any thread count', function()
+      local l, u = 0.15, 0.45
+      for _, tp in ipairs { 'torch.DoubleTensor', 'torch.FloatTensor' } do
+         local x = torch.randn(3, 5, 37, 41):type(tp)   -- odd sizes, about 23k elements
+         local m = nn.RReLU(l, u):type(tp)
+         local seed = 1000 + math.random(1000)
+         torch.manualSeed(seed)
+         local ref = torch.Tensor():type(tp):resizeAs(x):uniform(l, u)   -- what t:uniform draws there
+         local after = torch.uniform()                                 -- the stream moves by numel
+         local nth = torch.getnumthreads()
+         local ys, ns = {}, {}
+         for k, th in ipairs { 1, 2 } do
+            torch.setnumthreads(th)
+            torch.manualSeed(seed)
+            ys[k], ns[k] = m:forward(x):clone(), m.noise:clone()
+            assert(torch.uniform() == after, tp .. ': the generator moved by the number of elements')
+         end
+         torch.setnumthreads(nth)
+         util.assert_close(ys[2], ys[1], { atol = 0, rtol = 0 }, tp .. ' RReLU output, 1 vs 2 threads')
+         util.assert_close(ns[2], ns[1], { atol = 0, rtol = 0 }, tp .. ' RReLU noise, 1 vs 2 threads')
+         local xf, nf, rf, yf = util.flat(x), util.flat(ns[1]), util.flat(ref), util.flat(ys[1])
+         local neg = 0
+         for i = 1, #xf do
+            if xf[i] > 0 then
+               assert(nf[i] == 1 and yf[i] == xf[i], 'positive input changed')
+            else
+               neg = neg + 1
+               assert(nf[i] == rf[i] and nf[i] >= l and nf[i] < u, ('%s: slope %g, uniform drew %g'):format(tp, nf[i], rf[i]))
+            end
+         end
+         assert(neg > 0.4 * #xf and neg < 0.6 * #xf)
+         util.assert_close(ys[1], torch.cmul(x, ns[1]), { atol = 0, rtol = 0 }, tp .. ' RReLU output = x noise')
+         local go = torch.randn(3, 5, 37, 41):type(tp)
+         util.assert_close(m:backward(x, go), torch.cmul(go, m.noise), { atol = 0, rtol = 0 }, tp .. ' RReLU backward')
+         -- evaluate: the mean slope, forward and backward, against float64
+         m:evaluate()
+         local xd, gd = x:double(), go:double()
+         local yw, gw, xdf = {}, {}, util.flat(xd)
+         for i, g in ipairs(util.flat(gd)) do
+            local v = xdf[i]
+            yw[i], gw[i] = v > 0 and v or v * (l + u) / 2, v > 0 and g or g * (l + u) / 2
+         end
+         local tol = tp == 'torch.DoubleTensor' and { atol = 1e-14, rtol = 1e-14 } or { atol = 1e-6, rtol = 1e-6 }
+         util.assert_close(m:forward(x), yw, tol, tp .. ' RReLU evaluate')
+         util.assert_close(m:backward(x, go), gw, tol, tp .. ' RReLU evaluate backward')
+      end
+   end)
+
    it('RReLU draws slopes from U(l, u) at a fixed seed, and uses their mean in evaluate()', function()
       local l, u, n = 0.1, 0.4, 6000
       local x = torch.Tensor(n):uniform(-2, -0.1)

@@ -118,6 +118,21 @@ typedef struct mt_pool_geom {
   X(P, mt_status, activation_forward, (mt_tensor *y, const mt_tensor *x, int kind, double alpha))                   \
   X(P, mt_status, activation_backward, (mt_tensor *r, const mt_tensor *g, const mt_tensor *saved, int kind,         \
       double alpha))                                                                                                \
+  /* PReLU over an outer x C x inner buffer, slope w[c] (r, gw may each be NULL; gw += scale dL/dw);               \
+   * RReLU in training: z = 1 or lo + (hi - lo) philox_uniform(seed, offset + i), y = x z;                           \
+   * LP pooling (floor sizes, no padding) and 2-d padding (MT_PAD_* mode; g->pW, g->pH: left and top                 \
+   * pads, negative crops in zero mode; output oH x oW) over g->planes NCHW planes */                               \
+  X(P, mt_status, prelu_forward, (mt_tensor *y, const mt_tensor *x, const mt_tensor *w, int64_t outer, int64_t C,    \
+      int64_t inner))                                                                                               \
+  X(P, mt_status, prelu_backward, (mt_tensor *r, mt_tensor *gw, const mt_tensor *g, const mt_tensor *x,             \
+      const mt_tensor *w, double scale, int64_t outer, int64_t C, int64_t inner))                                   \
+  X(P, mt_status, rrelu_forward, (mt_tensor *y, mt_tensor *z, const mt_tensor *x, uint64_t seed, uint64_t offset,   \
+      double lo, double hi))                                                                                        \
+  X(P, mt_status, lppool2d_forward, (mt_tensor *y, const mt_tensor *x, const mt_pool_geom *g, double p))            \
+  X(P, mt_status, lppool2d_backward, (mt_tensor *dx, const mt_tensor *dy, const mt_tensor *x, const mt_tensor *y,   \
+      const mt_pool_geom *g, double p))                                                                             \
+  X(P, mt_status, pad2d_forward, (mt_tensor *y, const mt_tensor *x, const mt_pool_geom *g, int mode))               \
+  X(P, mt_status, pad2d_backward, (mt_tensor *dx, const mt_tensor *dy, const mt_pool_geom *g, int mode))            \
   /* batch norm over an N x C x S buffer, element (n, c, s) at (n C + c) S + s, or with cl set                      \
    * (channels-last) at (n S + s) C + c. The C-sized stat and parameter tensors have the input's                    \
    * dtype or float32 (input f16/bf16); any of them may be NULL where moontorch.h allows it.                        \

@@ -19,57 +19,42 @@ function PReLU:__init(nOutputPlane)
    self.gradWeight = torch.Tensor(nOutputPlane or 1):zero()
 end
 
--- The weight viewed to broadcast against input: all ones but the plane dimension.
-local function slopeView(self, input)
-   local d = input:dim()
-   local sizes = {}
-   for i = 1, d do sizes[i] = 1 end
+local C, check = T.C, T.check
+
+-- the planes must match the slopes (the C op checks too; this names the module's sizes)
+local function checkPlanes(self, input)
    if self.nOutputPlane > 0 then
+      local d = input:dim()
       local pd = d > 1 and 2 or 1
       if input:size(pd) ~= self.nOutputPlane then
          error(('nn.PReLU: expected %d input planes in dimension %d, got input of size %s'):format(self.nOutputPlane,
             pd, table.concat(T.sizes(input), 'x')), 4)
       end
-      sizes[pd] = self.nOutputPlane
    end
-   return self.weight:contiguous():view(sizes)
 end
 
--- the passes write into buffers kept on the module (_neg, _pos): fresh full-size temporaries
--- cost more than the arithmetic
+-- one C pass each way (mt_nn_prelu_forward / _backward), Torch7's THNN formulas
 function PReLU:updateOutput(input)
    P.checkInput(self, input)
-   local w = slopeView(self, input)
-   local neg = torch.cmin(P.buffer(self, '_neg', input), input, 0):cmul(w)
-   return torch.cmax(P.buffer(self, 'output', input), input, 0):add(neg)
+   checkPlanes(self, input)
+   local out = P.buffer(self, 'output', input)
+   check(C.mt_nn_prelu_forward(out.h, input.h, self.weight.h))
+   return out
 end
 
 function PReLU:updateGradInput(input, gradOutput)
    P.checkInput(self, input)
+   checkPlanes(self, input)
    gradOutput = P.checkGradOutput(self, input, gradOutput)
-   -- slope w where x <= 0, 1 where x > 0
-   local factor = P.buffer(self, '_neg', input):le(input, 0):cmul(slopeView(self, input))
-   factor:add(P.buffer(self, '_pos', input):gt(input, 0))
-   return torch.cmul(P.buffer(self, 'gradInput', gradOutput), gradOutput, factor)
-end
-
-function PReLU:clearState()
-   self._neg, self._pos = nil, nil
-   return parent.clearState(self)
+   local gi = P.buffer(self, 'gradInput', gradOutput)
+   check(C.mt_nn_prelu_backward(gi.h, nil, gradOutput.h, input.h, self.weight.h, 1))
+   return gi
 end
 
 function PReLU:accGradParameters(input, gradOutput, scale)
    scale = scale or 1
+   checkPlanes(self, input)
    gradOutput = P.checkGradOutput(self, input, gradOutput)
-   slopeView(self, input)   -- checks the planes
-   local prod = torch.cmin(P.buffer(self, '_neg', input), input, 0):cmul(gradOutput)
-   if self.nOutputPlane == 0 then
-      self.gradWeight:add(scale * prod:sum())
-   else
-      local d, C = input:dim(), self.nOutputPlane
-      local bs = d > 1 and input:size(1) or 1
-      local perPlane = prod:view(bs, C, input:nElement() / (bs * C)):sum(3):sum(1):view(C)
-      self.gradWeight:add(scale, perPlane)
-   end
+   check(C.mt_nn_prelu_backward(nil, self.gradWeight.h, gradOutput.h, input.h, self.weight.h, scale))
    return self.gradWeight
 end

@@ -1,10 +1,15 @@
 -- nn.RReLU([l = 1/8, u = 1/3] [, inplace]): x where x > 0, a * x otherwise. In training each
 -- non-positive element draws its slope a from U(l, u) (torch's generator, so torch.manualSeed
 -- repeats it); self.noise keeps the slopes (1 for positive inputs) for backward. In evaluate()
--- the slope is the mean (l + u) / 2, as LeakyReLU.
+-- the slope is the mean (l + u) / 2, as LeakyReLU. Training draws and applies the slopes in one
+-- C pass (mt_nn_rrelu_forward: element i uses counter offset + i of the generator, so the numbers
+-- are those of noise:uniform(l, u) and do not depend on the thread count); evaluation and its
+-- backward are the LeakyReLU C op with that mean slope.
 local torch = require 'moontorch'
 require 'moontorch.nn'
 local P = require 'moontorch.nn.pointwise'
+local T = require 'moontorch.internal'
+local C, check = T.C, T.check
 
 local RReLU, parent = torch.class('nn.RReLU', 'nn.Module')
 
@@ -20,35 +25,35 @@ function RReLU:__init(l, u, ip)
    self.inplace = P.checkInplace('nn.RReLU', ip)
 end
 
--- slope where x <= 0, 1 elsewhere; each product with x is exact
-local function slopes(input, slope)
-   return P.mask(input, 'le', 0):mul(slope):add(P.mask(input, 'gt', 0))
-end
+local LEAKY = 1 -- MT_ACT_LEAKY_RELU
 
 function RReLU:updateOutput(input)
    P.checkInput(self, input)
-   local factor
+   local out = self.inplace and input or P.buffer(self, 'output', input)
+   self.output = out
    if self.train then
-      factor = P.buffer(self, 'noise', input):uniform(self.lower, self.upper):maskedFill(input:gt(0), 1)
+      local noise = P.buffer(self, 'noise', input)
+      check(C.mt_nn_rrelu_forward(out.h, noise.h, input.h, torch._generator, self.lower, self.upper))
    else
-      factor = slopes(input, (self.lower + self.upper) / 2)
+      check(C.mt_nn_activation_forward(out.h, input.h, LEAKY, (self.lower + self.upper) / 2))
    end
-   return P.output(self, input, self.inplace):cmul(factor)
+   return out
 end
 
 -- In place the input holds the output, whose sign is the input's (slopes are >= 0).
 function RReLU:updateGradInput(input, gradOutput)
    gradOutput = P.checkGradOutput(self, input, gradOutput)
-   local factor
+   local gi = self.inplace and gradOutput or P.buffer(self, 'gradInput', gradOutput)
+   self.gradInput = gi
    if self.train and self.upper - self.lower > 1e-6 then
       if not self.noise:isSameSizeAs(input) then
          error('nn.RReLU: backward needs the noise of a forward in training on an input of this size', 3)
       end
-      factor = self.noise
+      torch.cmul(gi, gradOutput, self.noise)
    else
-      factor = slopes(input, (self.lower + self.upper) / 2)
+      check(C.mt_nn_activation_backward(gi.h, gradOutput.h, input.h, LEAKY, (self.lower + self.upper) / 2))
    end
-   return P.gradInput(self, gradOutput, self.inplace):cmul(factor)
+   return gi
 end
 
 function RReLU:__tostring__() return ('%s (l:%f, u:%f)'):format(torch.type(self), self.lower, self.upper) end

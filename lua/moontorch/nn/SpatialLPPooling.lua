@@ -1,7 +1,7 @@
 -- nn.SpatialLPPooling(nInputPlane, pnorm, kW, kH, [dW=kW], [dH=kH]) as in Torch7: the p-norm
 -- (sum of x^p)^(1/p) over each kW x kH window of a C x H x W or N x C x H x W input (x^p itself,
--- so odd p wants non-negative inputs, as in Torch7). Composed from tensor powers and the
--- average pooling's C passes (csrc/nn/pool.c) rescaled to sums. Torch7 builds it as a Sequential
+-- so odd p wants non-negative inputs, as in Torch7). One C pass each way (mt_nn_lppool2d_*,
+-- csrc/nn/lppool.c; the backward reads the forward's output). Torch7 builds it as a Sequential
 -- (Power, SpatialAveragePooling, MulConstant, Power) and keeps no pnorm field: a module read from
 -- a Torch7 file takes p from its first layer (nn.Square: 2, nn.Power: its `pow`).
 local torch = require 'moontorch'
@@ -48,29 +48,22 @@ end
 
 function LP:updateOutput(input)
    check_input(self, input)
-   local p, kk = pnorm(self), self.kW * self.kH
-   self._sum = input.new()
-   check(C.mt_avgpool2d_forward(self._sum.h, input:clone():pow(p).h, self.kW, self.kH, self.dW, self.dH, 0, 0, 0, 1))
-   self._sum:mul(kk)
-   self.output = self._sum:clone():pow(1 / p)
-   return self.output
+   self.output = torch.isTensor(self.output) and self.output:type() == input:type() and self.output ~= input
+      and self.output or input.new()
+   local out = self.output
+   check(C.mt_nn_lppool2d_forward(out.h, input.h, pnorm(self), self.kW, self.kH, self.dW, self.dH))
+   return out
 end
 
 function LP:updateGradInput(input, gradOutput)
    check_input(self, input)
    T.expect_tensor(gradOutput, NAME, 'gradOutput', 4)
-   local p, kk = pnorm(self), self.kW * self.kH
-   -- d out / d sum = out / (p * sum); d sum / d x = p * x^(p-1) on each window holding x
-   local gs = gradOutput:clone():cmul(self.output):cdiv(self._sum):mul(kk / p)
-   local gi = input.new()
-   check(C.mt_avgpool2d_backward(gi.h, gs.h, input.h, self.kW, self.kH, self.dW, self.dH, 0, 0, 0, 1))
-   self.gradInput = gi:cmul(input:clone():pow(p - 1)):mul(p)
-   return self.gradInput
-end
-
-function LP:clearState()
-   self._sum = nil
-   return parent.clearState(self)
+   self.gradInput = torch.isTensor(self.gradInput) and self.gradInput:type() == input:type()
+      and self.gradInput ~= input and self.gradInput ~= gradOutput and self.gradInput or input.new()
+   local gi, out = self.gradInput, self.output
+   check(C.mt_nn_lppool2d_backward(gi.h, gradOutput.h, input.h, out.h, pnorm(self), self.kW, self.kH, self.dW,
+      self.dH))
+   return gi
 end
 
 function LP:__tostring__()

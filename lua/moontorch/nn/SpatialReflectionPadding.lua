@@ -1,11 +1,12 @@
 -- nn.SpatialReflectionPadding(pad_l, [pad_r=pad_l], [pad_t=pad_l], [pad_b=pad_l]) as in Torch7: pads
 -- the last two dimensions of a 3-d or 4-d input with its mirror image (the border is not repeated);
--- each pad must be smaller than that dimension. The output gathers input rows and columns through
--- index tensors, and the gradient adds them back with indexAdd, so it runs wherever those ops do.
--- nn.SpatialReplicationPadding reuses this with the border repeated instead.
+-- each pad must be smaller than that dimension. One C pass each way (mt_nn_pad2d_forward /
+-- _backward, csrc/nn/padding.c, which also checks the pads against the input);
+-- nn.SpatialReplicationPadding reuses this with the border repeated instead (its _mode).
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
+local C, check = T.C, T.check
 
 local Pad, parent = torch.class('nn.SpatialReflectionPadding', 'nn.Module')
 
@@ -23,30 +24,7 @@ function Pad:__init(pad_l, pad_r, pad_t, pad_b)
    end
 end
 
--- 0-based source of output position o (0-based) along a dimension of size n padded by `before`
-function Pad:_source(o, n, before)
-   local i = o - before
-   if i < 0 then return -i end
-   if i >= n then return 2 * (n - 1) - i end
-   return i
-end
-
--- pads must leave every source inside the input (reflection needs pad < size)
-function Pad:_checkSize(n, before, after, what)
-   if before >= n or after >= n then
-      error(('%s: %s pads %d,%d must be smaller than the input size %d'):format(torch.type(self), what, before, after,
-         n), 4)
-   end
-end
-
--- 1-based index tensor (on the input's device) of the sources of a padded dimension
-local function indices(self, n, before, after, like)
-   local t = {}
-   for o = 0, n + before + after - 1 do t[o + 1] = self:_source(o, n, before) + 1 end
-   local cpu = torch.LongTensor(t)
-   if like:device() == cpu:device() then return cpu end
-   return T.empty(cpu:dtype(), like:device()):resize(#t):copy(cpu)
-end
+Pad._mode = 1 -- MT_PAD_REFLECT
 
 local function check_input(self, input, what)
    T.expect_tensor(input, torch.type(self), what, 4)
@@ -57,34 +35,20 @@ end
 
 function Pad:updateOutput(input)
    check_input(self, input, 'input')
-   local d = input:dim()
-   local H, W = input:size(d - 1), input:size(d)
-   self:_checkSize(H, self.pad_t, self.pad_b, 'height')
-   self:_checkSize(W, self.pad_l, self.pad_r, 'width')
-   self._ih = indices(self, H, self.pad_t, self.pad_b, input)
-   self._iw = indices(self, W, self.pad_l, self.pad_r, input)
-   self.output = input:index(d - 1, self._ih):index(d, self._iw)
-   return self.output
+   local out = nn.utils.result(self, 'output', input)
+   if out == input then out = T.empty(input:dtype(), input:device()); self.output = out end
+   check(C.mt_nn_pad2d_forward(out.h, input.h, self._mode, self.pad_l, self.pad_r, self.pad_t, self.pad_b))
+   return out
 end
 
 function Pad:updateGradInput(input, gradOutput)
    check_input(self, input, 'input')
    check_input(self, gradOutput, 'gradOutput')
-   local d = input:dim()
-   -- sum the padded columns back onto their sources, then the rows
-   local sz = T.sizes(gradOutput)
-   sz[d] = input:size(d)
-   local cols = gradOutput.new():resize(torch.LongStorage(sz)):zero()
-   cols:indexAdd(d, self._iw, gradOutput)
    local gi = nn.utils.result(self, 'gradInput', input)
-   gi:resizeAs(input):zero()
-   gi:indexAdd(d - 1, self._ih, cols)
-   return self.gradInput
-end
-
-function Pad:clearState()
-   self._ih, self._iw = nil, nil
-   return parent.clearState(self)
+   if gi == gradOutput then gi = T.empty(input:dtype(), input:device()); self.gradInput = gi end
+   check(C.mt_nn_pad2d_backward(gi.h, gradOutput.h, input.h, self._mode, self.pad_l, self.pad_r, self.pad_t,
+      self.pad_b))
+   return gi
 end
 
 function Pad:__tostring__()

@@ -1,8 +1,11 @@
 -- nn.SpatialZeroPadding(pad_l, [pad_r=pad_l], [pad_t=pad_l], [pad_b=pad_l]) as in Torch7: pads the
 -- last two dimensions of a 3-d or 4-d input with zeros; a negative pad crops that side instead.
+-- One C pass each way (mt_nn_pad2d_forward / _backward in zero mode, csrc/nn/padding.c).
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
+local C, check = T.C, T.check
+local ZERO = 0 -- MT_PAD_ZERO
 
 local Pad, parent = torch.class('nn.SpatialZeroPadding', 'nn.Module')
 
@@ -19,18 +22,6 @@ function Pad:__init(pad_l, pad_r, pad_t, pad_b)
    self.pad_t = pad_t or pad_l
    self.pad_b = pad_b or pad_l
    int(self.pad_l, 'pad_l'); int(self.pad_r, 'pad_r'); int(self.pad_t, 'pad_t'); int(self.pad_b, 'pad_b')
-end
-
--- The part of a (H x W, last two dims) tensor that survives cropping by the negative pads
--- (crop = true) or that the input fills in the padded output (crop = false).
-local function inner(t, self, crop)
-   local d = t:dim()
-   local function cut(x, dim, before, after)
-      if crop then before, after = -before, -after end
-      before, after = math.max(before, 0), math.max(after, 0)
-      return x:narrow(dim, before + 1, x:size(dim) - before - after)
-   end
-   return cut(cut(t, d - 1, self.pad_t, self.pad_b), d, self.pad_l, self.pad_r)
 end
 
 local function check_input(self, input, what)
@@ -50,20 +41,19 @@ function Pad:updateOutput(input)
       error(('nn.SpatialZeroPadding: input %dx%d is too small for pads l%d r%d t%d b%d'):format(sz[d - 1], sz[d],
          self.pad_l, self.pad_r, self.pad_t, self.pad_b), 2)
    end
-   sz[d - 1], sz[d] = h, w
    local out = nn.utils.result(self, 'output', input)
-   out:resize(torch.LongStorage(sz)):zero()
-   inner(out, self, false):copy(inner(input, self, true))
-   return self.output
+   if out == input then out = T.empty(input:dtype(), input:device()); self.output = out end
+   check(C.mt_nn_pad2d_forward(out.h, input.h, ZERO, self.pad_l, self.pad_r, self.pad_t, self.pad_b))
+   return out
 end
 
 function Pad:updateGradInput(input, gradOutput)
    check_input(self, input, 'input')
    check_input(self, gradOutput, 'gradOutput')
    local gi = nn.utils.result(self, 'gradInput', input)
-   gi:resizeAs(input):zero()
-   inner(gi, self, true):copy(inner(gradOutput, self, false))
-   return self.gradInput
+   if gi == gradOutput then gi = T.empty(input:dtype(), input:device()); self.gradInput = gi end
+   check(C.mt_nn_pad2d_backward(gi.h, gradOutput.h, input.h, ZERO, self.pad_l, self.pad_r, self.pad_t, self.pad_b))
+   return gi
 end
 
 function Pad:__tostring__()
