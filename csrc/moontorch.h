@@ -484,6 +484,11 @@ mt_status mt_nn_cross_entropy_forward(double *loss, double *total_weight, mt_ten
 mt_status mt_nn_cross_entropy_backward(mt_tensor *gradInput, const mt_tensor *input, const mt_tensor *lse,
                                        const mt_tensor *target, const mt_tensor *weights, int64_t base,
                                        double ignore_index, int size_average, double smoothing, double scale);
+/* nn.Normalize: each row of a vector or N x D input divided by (sum |x|^p + eps)^(1/p), or by
+ * max |x| + eps for p = INFINITY (csrc/nn/normalize.c); backward takes the forward's input. */
+mt_status mt_nn_normalize_forward(mt_tensor *out, const mt_tensor *input, double p, double eps);
+mt_status mt_nn_normalize_backward(mt_tensor *gradInput, const mt_tensor *input, const mt_tensor *gradOutput, double p,
+                                   double eps);
 /* mean (size_average) or sum of squared differences; backward: 2 (x - t) [/ n] * scale */
 mt_status mt_nn_mse_forward(double *loss, const mt_tensor *input, const mt_tensor *target, int size_average);
 mt_status mt_nn_mse_backward(mt_tensor *gradInput, const mt_tensor *input, const mt_tensor *target, int size_average,

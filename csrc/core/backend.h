@@ -152,6 +152,11 @@ typedef struct mt_pool_geom {
       const int64_t *t, const double *w, int64_t N, int64_t C))                                                     \
   X(P, mt_status, cross_entropy_backward, (mt_tensor *r, const mt_tensor *x, const mt_tensor *lse,                  \
       const int64_t *t, const double *w, int64_t N, int64_t C, double smoothing, double norm))                      \
+  /* p-norm normalization of the rows of an N x D buffer (p = INFINITY: the max norm) */                            \
+  X(P, mt_status, normalize_forward, (mt_tensor *y, const mt_tensor *x, int64_t N, int64_t D, double p,             \
+      double eps))                                                                                                  \
+  X(P, mt_status, normalize_backward, (mt_tensor *r, const mt_tensor *x, const mt_tensor *g, int64_t N, int64_t D,  \
+      double p, double eps))                                                                                        \
   /* MSE: *acc = sum (x - y)^2; r = k (x - y) */                                                                    \
   X(P, mt_status, mse_forward, (double *acc, const mt_tensor *x, const mt_tensor *y))                               \
   X(P, mt_status, mse_backward, (mt_tensor *r, const mt_tensor *x, const mt_tensor *y, double k))                   \
