@@ -493,6 +493,11 @@ mt_status mt_nn_normalize_backward(mt_tensor *gradInput, const mt_tensor *input,
 mt_status mt_nn_mse_forward(double *loss, const mt_tensor *input, const mt_tensor *target, int size_average);
 mt_status mt_nn_mse_backward(mt_tensor *gradInput, const mt_tensor *input, const mt_tensor *target, int size_average,
                              double scale);
+/* SmoothL1 (Huber, threshold 1): mean or sum of 0.5 d^2 (|d| < 1) or |d| - 0.5, d = input - target;
+ * backward: clamp(d, -1, 1) [/ n] * scale */
+mt_status mt_nn_smoothl1_forward(double *loss, const mt_tensor *input, const mt_tensor *target, int size_average);
+mt_status mt_nn_smoothl1_backward(mt_tensor *gradInput, const mt_tensor *input, const mt_tensor *target,
+                                  int size_average, double scale);
 /* optim: fused optimizer steps (csrc/nn/optim*.c) */
 /* One fused pass over a contiguous flat parameter vector x; every state tensor has x's dtype
  * and numel. lr arrives already decayed/scheduled. Optional (NULL) lrs/wds are per-element

@@ -265,6 +265,37 @@ describe('nn.MSECriterion', function()
       end
    end)
 
+   -- MSE and SmoothL1 sum in fixed blocks of double lanes: a long input (several blocks and a
+   -- tail) against a plain float64 sum, the float dtypes against it, a transposed target
+   it('MSE and SmoothL1: long inputs in every float dtype against a float64 reference', function()
+      local huber = function(d) d = math.abs(d) return d < 1 and 0.5 * d * d or d - 0.5 end
+      local clamp = function(d) return math.max(-1, math.min(1, d)) end
+      for _, kind in ipairs { { nn.MSECriterion, function(d) return d * d end, function(d) return 2 * d end },
+         { nn.SmoothL1Criterion, huber, clamp } } do
+         for _, ty in ipairs { 'torch.DoubleTensor', 'torch.FloatTensor', 'torch.HalfTensor' } do
+            local x, xf = util.rand_tensor({ 3, 3001 }, ty, -3, 3)
+            local y = util.rand_tensor({ 3001, 3 }, ty, -3, 3):t()
+            local yf = util.flat(y)
+            for _, sa in ipairs { true, false } do
+               local n = sa and #xf or 1
+               local s, g = 0, {}
+               for i = 1, #xf do
+                  s = s + kind[2](xf[i] - yf[i])
+                  g[i] = kind[3](xf[i] - yf[i]) / n
+               end
+               local crit = kind[1](sa)
+               local what = ('%s %s sizeAverage=%s'):format(torch.type(crit), ty, tostring(sa))
+               local tol = ty == 'torch.DoubleTensor' and { atol = 1e-12, rtol = 1e-12 } or { atol = 1e-9, rtol = 1e-9 }
+               util.assert_close({ crit:forward(x, y) }, { s / n }, tol, what)
+               util.assert_close(crit:backward(x, y), g, util.tol[ty], what .. ' grad')
+            end
+         end
+      end
+      gradcheck(nn.SmoothL1Criterion(), rand({ 3, 4 }, -3, 3), rand({ 12 }, -3, 3), 'smoothl1 target of another shape')
+      util.assert_error(function() nn.SmoothL1Criterion():forward(torch.randn(3), torch.randn(3):double()) end,
+         'SmoothL1Criterion', 'float64')
+   end)
+
    it('rejects mismatched sizes and dtypes', function()
       util.assert_error(function() nn.MSECriterion():forward(torch.randn(3, 4), torch.randn(4, 4)) end, 'MSECriterion', '3x4', '4x4')
       util.assert_error(function() nn.MSECriterion():forward(torch.randn(3), torch.randn(3):double()) end, 'MSECriterion', 'float64')

@@ -160,6 +160,9 @@ typedef struct mt_pool_geom {
   /* MSE: *acc = sum (x - y)^2; r = k (x - y) */                                                                    \
   X(P, mt_status, mse_forward, (double *acc, const mt_tensor *x, const mt_tensor *y))                               \
   X(P, mt_status, mse_backward, (mt_tensor *r, const mt_tensor *x, const mt_tensor *y, double k))                   \
+  /* SmoothL1 (Huber, threshold 1): *acc = sum h(x - y); r = k clamp(x - y, -1, 1) */                                \
+  X(P, mt_status, smoothl1_forward, (double *acc, const mt_tensor *x, const mt_tensor *y))                          \
+  X(P, mt_status, smoothl1_backward, (mt_tensor *r, const mt_tensor *x, const mt_tensor *y, double k))              \
   /* fused optimizer steps, same formulas as mt_sgd_step & co.; buf is NULL without momentum;                       \
    * segments (lars, lamb) are validated host arrays. dx has x's dtype or another floating one; it is               \
    * read times gscale; copy (NULL or dx's dtype, x's numel) receives the updated x. */                             \

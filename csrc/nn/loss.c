@@ -1,6 +1,6 @@
 /* loss.c: softmax / log-softmax along a dimension, class NLL (with class weights and label
- * smoothing, which makes LogSoftMax + NLL PyTorch's cross-entropy), and MSE, for the float
- * dtypes. Checks here (targets and class weights are validated and read on the host); the loops
+ * smoothing, which makes LogSoftMax + NLL PyTorch's cross-entropy), the two fused as
+ * cross-entropy, MSE and SmoothL1, for the float dtypes. Checks here (targets and class weights are validated and read on the host); the loops
  * are the backends'. Inputs are made contiguous and seen as outer x D x inner for softmax. */
 #include <math.h>
 #include <stdlib.h>
@@ -280,9 +280,10 @@ mt_status mt_nn_cross_entropy_backward(mt_tensor *gradInput, const mt_tensor *in
   return mt__nn_result_done(gradInput, rc, st);
 }
 
-/* ---- MSE ---------------------------------------------------------------------------------- */
-mt_status mt_nn_mse_forward(double *loss, const mt_tensor *input, const mt_tensor *target, int size_average) {
-  const char *op = "nn.MSECriterion";
+/* ---- MSE and SmoothL1: a sum over the elements of input - target (same number of them) ---- */
+static mt_status pw_forward(double *loss, const mt_tensor *input, const mt_tensor *target, int size_average,
+                            int smoothl1) {
+  const char *op = smoothl1 ? "nn.SmoothL1Criterion" : "nn.MSECriterion";
   if (!loss) return mt__error(MT_ERR_ARG, "%s: loss is NULL", op);
   MT_TRY(mt__nn_check_float(input, op, "input"));
   MT_TRY(mt__nn_check_float(target, op, "target"));
@@ -296,7 +297,7 @@ mt_status mt_nn_mse_forward(double *loss, const mt_tensor *input, const mt_tenso
   if (st == MT_OK) {
     int64_t n = mt__numel(input);
     double acc = 0;
-    if (n > 0) st = be->mse_forward(&acc, xc, yc);
+    if (n > 0) st = smoothl1 ? be->smoothl1_forward(&acc, xc, yc) : be->mse_forward(&acc, xc, yc);
     *loss = size_average && n > 0 ? acc / (double)n : acc;
   }
   if (xc) mt_tensor_release(xc);
@@ -304,9 +305,9 @@ mt_status mt_nn_mse_forward(double *loss, const mt_tensor *input, const mt_tenso
   return st;
 }
 
-mt_status mt_nn_mse_backward(mt_tensor *gradInput, const mt_tensor *input, const mt_tensor *target, int size_average,
-                             double scale) {
-  const char *op = "nn.MSECriterion";
+static mt_status pw_backward(mt_tensor *gradInput, const mt_tensor *input, const mt_tensor *target, int size_average,
+                             double scale, int smoothl1) {
+  const char *op = smoothl1 ? "nn.SmoothL1Criterion" : "nn.MSECriterion";
   MT_TRY(mt__nn_check_float(input, op, "input"));
   MT_TRY(mt__nn_check_float(target, op, "target"));
   MT_CHECK_TENSOR(gradInput, op, "gradInput");
@@ -321,10 +322,25 @@ mt_status mt_nn_mse_backward(mt_tensor *gradInput, const mt_tensor *input, const
   if (st == MT_OK) st = mt__nn_result_buf(gradInput, input, target, 0, &rc, op);
   if (st == MT_OK) {
     int64_t n = mt__numel(input);
-    double k = 2.0 * scale / (size_average && n > 0 ? (double)n : 1.0);
-    if (n > 0) st = be->mse_backward(rc, xc, yc, k);
+    double k = (smoothl1 ? 1.0 : 2.0) * scale / (size_average && n > 0 ? (double)n : 1.0);
+    if (n > 0) st = smoothl1 ? be->smoothl1_backward(rc, xc, yc, k) : be->mse_backward(rc, xc, yc, k);
   }
   if (xc) mt_tensor_release(xc);
   if (yc) mt_tensor_release(yc);
   return mt__nn_result_done(gradInput, rc, st);
+}
+
+mt_status mt_nn_mse_forward(double *loss, const mt_tensor *input, const mt_tensor *target, int size_average) {
+  return pw_forward(loss, input, target, size_average, 0);
+}
+mt_status mt_nn_mse_backward(mt_tensor *gradInput, const mt_tensor *input, const mt_tensor *target, int size_average,
+                             double scale) {
+  return pw_backward(gradInput, input, target, size_average, scale, 0);
+}
+mt_status mt_nn_smoothl1_forward(double *loss, const mt_tensor *input, const mt_tensor *target, int size_average) {
+  return pw_forward(loss, input, target, size_average, 1);
+}
+mt_status mt_nn_smoothl1_backward(mt_tensor *gradInput, const mt_tensor *input, const mt_tensor *target,
+                                  int size_average, double scale) {
+  return pw_backward(gradInput, input, target, size_average, scale, 1);
 }
