@@ -61,11 +61,16 @@ local function weights_h(self, input)
    return w.h
 end
 
+-- Each criterion's per-row log-sum-exp from its last forward: float64 whatever the input's type
+-- (the composition's bits depend on it), so kept beside the module rather than in a field that
+-- :type() would convert; scratch, not state (clone and serialization leave it out).
+local lse_of = setmetatable({}, { __mode = 'k' })
+
 local function lse_buf(self, input)
-   local b = self._lse
-   if not b or b:device() ~= input:device() or b:dtype() ~= T.DOUBLE then
+   local b = lse_of[self]
+   if not b or b:device() ~= input:device() then
       b = T.empty(T.DOUBLE, input:device())
-      self._lse = b
+      lse_of[self] = b
    end
    return b
 end
@@ -83,14 +88,15 @@ end
 function CE:updateGradInput(input, target)
    T.expect_tensor(input, 'nn.CrossEntropyCriterion', 'input')
    local t = target_tensor(input, target)
-   if not self._lse then error('nn.CrossEntropyCriterion: backward needs a forward on the same input first', 2) end
+   local lse = lse_of[self]
+   if not lse then error('nn.CrossEntropyCriterion: backward needs a forward on the same input first', 2) end
    if self.gradInput:type() ~= input:type() then self.gradInput = T.empty(input:dtype(), input:device()) end
-   check(C.mt_nn_cross_entropy_backward(self.gradInput.h, input.h, self._lse.h, t.h, weights_h(self, input), 1,
+   check(C.mt_nn_cross_entropy_backward(self.gradInput.h, input.h, lse.h, t.h, weights_h(self, input), 1,
       self.ignoreIndex or -100, self.sizeAverage and 1 or 0, self.labelSmoothing or 0, 1))
    return self.gradInput
 end
 
 function CE:clearState()
-   self._lse = nil
+   lse_of[self] = nil
    return parent.clearState(self)
 end
