@@ -172,7 +172,8 @@ extern "C" mt_status mt__cuda_smoothl1_backward(mt_tensor *r, const mt_tensor *x
   cudaStream_t s = mt__cuda_stream(x->device);
   return nnk_dispatch_float(x->dtype, SL1_OP, [&](auto tag) -> mt_status {
     using T = typename decltype(tag)::type;
-    nnk_sl1_bwd<T><<<mtk_blocks(n, NNK_THREADS), NNK_THREADS, 0, s>>>(mtk_ptr<T>(r), mtk_ptr<T>(x), mtk_ptr<T>(y), n, k);
+    nnk_sl1_bwd<T><<<mtk_blocks(n, NNK_THREADS), NNK_THREADS, 0, s>>>(mtk_ptr<T>(r), mtk_ptr<T>(x), mtk_ptr<T>(y), n,
+                                                                       k);
     MT_CUDA_LAUNCH_CHECK(SL1_OP);
     return MT_OK;
   });

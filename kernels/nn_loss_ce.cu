@@ -57,6 +57,11 @@ __global__ void nnk_ce_nll(const T *x, const double *lse, const int64_t *t, cons
   nnk_block_sum2_add(a, b, sh, acc);
 }
 
+/* the class NLL gradient of class c for target ti (-1: ignored), as mt_nn_class_nll_backward's */
+MTK_D double ce_grad(int64_t ti, int64_t c, const double *w, int64_t C, double eps, double norm) {
+  return ti < 0 ? 0.0 : c == ti ? -(eps / (double)C + (1 - eps)) * w[ti] * norm : -eps / (double)C * w[c] * norm;
+}
+
 /* per row: g = the rounded NLL gradient, s = sum g, r = g - exp(y) s */
 template <class T>
 __global__ void nnk_ce_bwd(T *r, const T *x, const double *lse, const int64_t *t, const double *w, int64_t N,
@@ -69,8 +74,7 @@ __global__ void nnk_ce_bwd(T *r, const T *x, const double *lse, const int64_t *t
     int64_t ti = t[row];
     double s = 0;
     for (int64_t c = threadIdx.x; c < C; c += blockDim.x) {
-      double g = ti < 0 ? 0.0 : c == ti ? -(eps / (double)C + (1 - eps)) * w[ti] * norm : -eps / (double)C * w[c] * norm;
-      s += ce_round<T>(g);
+      s += ce_round<T>(ce_grad(ti, c, w, C, eps, norm));
     }
     s = nnk_block_sum(s, sh);
     if (threadIdx.x == 0) bc = s;
@@ -78,7 +82,7 @@ __global__ void nnk_ce_bwd(T *r, const T *x, const double *lse, const int64_t *t
     s = bc;
     double L = lse[row];
     for (int64_t c = threadIdx.x; c < C; c += blockDim.x) {
-      double g = ti < 0 ? 0.0 : c == ti ? -(eps / (double)C + (1 - eps)) * w[ti] * norm : -eps / (double)C * w[c] * norm;
+      double g = ce_grad(ti, c, w, C, eps, norm);
       double y = ce_round<T>((double)mtk_ld(xr + c) - L);
       mtk_st(rr + c, (typename mtk_ct<T>::type)(ce_round<T>(g) - exp(y) * s));
     }

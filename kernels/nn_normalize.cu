@@ -106,14 +106,17 @@ __global__ void nnk_normalize_bwd(const T *x, const T *g, T *r, int64_t N, int64
 #define NRM_OP "nn.Normalize"
 
 static int nrmk_kind(double p) { return isinf(p) ? NRM_PINF : p == 2 ? NRM_P2 : p == 1 ? NRM_P1 : NRM_PANY; }
-static unsigned nrmk_blocks(int64_t rows) { return (unsigned)(rows < MTK_MAX_BLOCKS ? (rows < 1 ? 1 : rows) : MTK_MAX_BLOCKS); }
+static unsigned nrmk_blocks(int64_t rows) {
+  return (unsigned)(rows < MTK_MAX_BLOCKS ? (rows < 1 ? 1 : rows) : MTK_MAX_BLOCKS);
+}
 
 extern "C" mt_status mt__cuda_normalize_forward(mt_tensor *y, const mt_tensor *x, int64_t N, int64_t D, double p,
                                                 double eps) {
   cudaStream_t s = mt__cuda_stream(x->device);
   return nnk_dispatch_float(x->dtype, NRM_OP, [&](auto tag) -> mt_status {
     using T = typename decltype(tag)::type;
-    nnk_normalize_fwd<T><<<nrmk_blocks(N), NNK_THREADS, 0, s>>>(mtk_ptr<T>(x), mtk_ptr<T>(y), N, D, p, eps, nrmk_kind(p));
+    nnk_normalize_fwd<T><<<nrmk_blocks(N), NNK_THREADS, 0, s>>>(mtk_ptr<T>(x), mtk_ptr<T>(y), N, D, p, eps,
+                                                                nrmk_kind(p));
     MT_CUDA_LAUNCH_CHECK(NRM_OP);
     return MT_OK;
   });

@@ -1,7 +1,7 @@
 /* loss.c: softmax / log-softmax along a dimension, class NLL (with class weights and label
  * smoothing, which makes LogSoftMax + NLL PyTorch's cross-entropy), the two fused as
- * cross-entropy, MSE and SmoothL1, for the float dtypes. Checks here (targets and class weights are validated and read on the host); the loops
- * are the backends'. Inputs are made contiguous and seen as outer x D x inner for softmax. */
+ * cross-entropy, MSE and SmoothL1, for the float dtypes. Checks here (targets and class weights
+ * are validated and read on the host); the loops are the backends'. Inputs are made contiguous and seen as outer x D x inner for softmax. */
 #include <math.h>
 #include <stdlib.h>
 #include "../core/dtype.h"
@@ -120,7 +120,8 @@ static void nll_free(nll_geom *g) {
 }
 
 /* validate, make the input contiguous, read targets (each checked to lie in base..base+C-1,
- * or equal to *ignore and then stored as -1; ignore may be NULL) and weights into plain arrays so the loops below need no per-element dtype dispatch */
+ * or equal to *ignore and then stored as -1; ignore may be NULL) and weights into plain arrays
+ * so the loops below need no per-element dtype dispatch */
 static mt_status nll_prepare(nll_geom *g, const mt_tensor *input, const mt_tensor *target, const mt_tensor *weights,
                              int64_t base, double smoothing, const double *ignore, const char *op) {
   char b1[64], b2[64];
