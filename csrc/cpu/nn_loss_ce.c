@@ -6,7 +6,9 @@
  * fusion saves is the N x C log-softmax and NLL-gradient tensors and their extra passes: the
  * forward writes one log-sum-exp per row, the backward recomputes the log-softmax from it. */
 #include <math.h>
+#include <stdlib.h>
 #include "../core/dtype.h"
+#include "../core/error.h"
 #include "cpu.h"
 
 /* v rounded to the dtype as a store and a load round it (the composition's saved log-softmax) */
@@ -59,9 +61,12 @@ mt_status mt__cpu_cross_entropy_forward(double *nll_out, double *smooth_out, mt_
   return MT_OK;
 }
 
-/* Per row: the NLL gradient g (rounded to the dtype, parked in r) and its sum s, then
- * r = g - exp(y) s with y the rounded log-softmax (LogSoftMax's backward). An ignored row has
- * g = 0, as the composition's zero-filled gradient. */
+/* Per row: the NLL gradient g (rounded to the dtype), its sum s in class order, then
+ * r = g - exp(y) s with y the rounded log-softmax (LogSoftMax's backward). g takes one of two
+ * values per class, gn[c] off the target and gt[c] on it, computed once per call (the same
+ * products in the same order as class_nll_backward's, hence the same values). Without
+ * smoothing every gn[c] is a zero, and a sum of zeros and one gt[t] from +0 is +0 + gt[t]:
+ * no per-row pass for s. An ignored row has g = 0, as the composition's zero-filled gradient. */
 #define CEB_CASE(E, N_, TT, CT)                                                    \
   case E: {                                                                        \
     const TT *x = (const TT *)mt__data(xt);                                        \
@@ -72,28 +77,42 @@ mt_status mt__cpu_cross_entropy_forward(double *nll_out, double *smooth_out, mt_
       TT *rr = r + i * C;                                                          \
       int64_t t = tg[i];                                                           \
       double s = 0, L = lse[i];                                                    \
+      if (t >= 0 && zeros)                                                         \
+        s = 0.0 + gt[t];                                                           \
+      else if (t >= 0)                                                             \
+        for (int64_t c = 0; c < C; c++) s += c == t ? gt[t] : gn[c];               \
       for (int64_t c = 0; c < C; c++) {                                            \
-        double g = t < 0    ? 0.0                                                  \
-                   : c == t ? -(smoothing / (double)C + (1 - smoothing)) * w[t] * norm \
-                            : -smoothing / (double)C * w[c] * norm;                \
-        mt_st_##N_(rr + c, (CT)g);                                                 \
-        s += (double)mt_ld_##N_(rr + c);                                           \
-      }                                                                            \
-      for (int64_t c = 0; c < C; c++) {                                            \
-        double gv = (double)mt_ld_##N_(rr + c);                                    \
+        double gv = t < 0 ? 0.0 : c == t ? gt[t] : gn[c];                          \
         double yv = CE_ROUND(N_, TT, CT, (double)mt_ld_##N_(row + c) - L);         \
         mt_st_##N_(rr + c, (CT)(gv - exp(yv) * s));                                \
       }                                                                            \
     }                                                                              \
   } break;
 
+#define CEG_CASE(E, N_, TT, CT)                                                    \
+  case E:                                                                          \
+    for (int64_t c = 0; c < C; c++) {                                              \
+      gn[c] = CE_ROUND(N_, TT, CT, -smoothing / (double)C * w[c] * norm);          \
+      gt[c] = CE_ROUND(N_, TT, CT, -(smoothing / (double)C + (1 - smoothing)) * w[c] * norm); \
+      zeros &= gn[c] == 0;                                                         \
+    }                                                                              \
+    break;
+
 mt_status mt__cpu_cross_entropy_backward(mt_tensor *rt, const mt_tensor *xt, const mt_tensor *lse_t,
                                          const int64_t *tg, const double *w, int64_t N, int64_t C, double smoothing,
                                          double norm) {
   const double *lse = (const double *)mt__data(lse_t);
+  double *gn = malloc((size_t)C * 2 * sizeof *gn), *gt = gn + C;
+  if (!gn) return mt__error(MT_ERR_MEMORY, "nn.CrossEntropyCriterion: out of memory");
+  int zeros = 1;
+  switch (xt->dtype) {
+    MT_FLOAT_DTYPE_LIST(CEG_CASE)
+  default: break;
+  }
   switch (xt->dtype) {
     MT_FLOAT_DTYPE_LIST(CEB_CASE)
   default: break;
   }
+  free(gn);
   return MT_OK;
 }
