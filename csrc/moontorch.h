@@ -495,10 +495,30 @@ mt_status mt_nn_class_nll_forward(double *loss, double *total_weight, const mt_t
 mt_status mt_nn_class_nll_backward(mt_tensor *gradInput, const mt_tensor *input, const mt_tensor *target,
                                    const mt_tensor *weights, int64_t base, int size_average, double smoothing,
                                    double scale);
+/* Cross-entropy of raw scores (C or N x C): LogSoftMax then ClassNLL in one op, with the bits of
+ * that composition (mt_nn_softmax_forward with log, then mt_nn_class_nll_*). Samples whose target
+ * equals ignore_index add nothing. Forward writes each row's log-sum-exp into lse (resized to N,
+ * float64, on the input's device); backward takes it back with the same input and target. */
+mt_status mt_nn_cross_entropy_forward(double *loss, double *total_weight, mt_tensor *lse, const mt_tensor *input,
+                                      const mt_tensor *target, const mt_tensor *weights, int64_t base,
+                                      double ignore_index, int size_average, double smoothing);
+mt_status mt_nn_cross_entropy_backward(mt_tensor *gradInput, const mt_tensor *input, const mt_tensor *lse,
+                                       const mt_tensor *target, const mt_tensor *weights, int64_t base,
+                                       double ignore_index, int size_average, double smoothing, double scale);
+/* nn.Normalize: each row of a vector or N x D input divided by (sum |x|^p + eps)^(1/p), or by
+ * max |x| + eps for p = INFINITY (csrc/nn/normalize.c); backward takes the forward's input. */
+mt_status mt_nn_normalize_forward(mt_tensor *out, const mt_tensor *input, double p, double eps);
+mt_status mt_nn_normalize_backward(mt_tensor *gradInput, const mt_tensor *input, const mt_tensor *gradOutput, double p,
+                                   double eps);
 /* mean (size_average) or sum of squared differences; backward: 2 (x - t) [/ n] * scale */
 mt_status mt_nn_mse_forward(double *loss, const mt_tensor *input, const mt_tensor *target, int size_average);
 mt_status mt_nn_mse_backward(mt_tensor *gradInput, const mt_tensor *input, const mt_tensor *target, int size_average,
                              double scale);
+/* SmoothL1 (Huber, threshold 1): mean or sum of 0.5 d^2 (|d| < 1) or |d| - 0.5, d = input - target;
+ * backward: clamp(d, -1, 1) [/ n] * scale */
+mt_status mt_nn_smoothl1_forward(double *loss, const mt_tensor *input, const mt_tensor *target, int size_average);
+mt_status mt_nn_smoothl1_backward(mt_tensor *gradInput, const mt_tensor *input, const mt_tensor *target,
+                                  int size_average, double scale);
 /* optim: fused optimizer steps (csrc/nn/optim*.c) */
 /* One fused pass over a contiguous flat parameter vector x; every state tensor has x's dtype
  * and numel. lr arrives already decayed/scheduled. Optional (NULL) lrs/wds are per-element

@@ -1,4 +1,4 @@
-/* nn_loss.cu: class NLL (class weights, label smoothing) and MSE on CUDA, the formulas of
+/* nn_loss.cu: class NLL (class weights, label smoothing), MSE and SmoothL1 on CUDA, the formulas of
  * csrc/nn/loss.c. Targets and class weights arrive validated as host arrays (0-based int64,
  * double); the losses are summed in double and read back (the criterions return a number). */
 #include "nn_common.cuh"
@@ -120,6 +120,61 @@ extern "C" mt_status mt__cuda_mse_backward(mt_tensor *r, const mt_tensor *x, con
     using T = typename decltype(tag)::type;
     nnk_mse_bwd<T><<<mtk_blocks(n, NNK_THREADS), NNK_THREADS, 0, s>>>(mtk_ptr<T>(r), mtk_ptr<T>(x), mtk_ptr<T>(y), n, k);
     MT_CUDA_LAUNCH_CHECK(MSE_OP);
+    return MT_OK;
+  });
+}
+
+/* ---- SmoothL1 (Huber, threshold 1) ---- */
+template <class T>
+__global__ void nnk_sl1_fwd(const T *x, const T *y, int64_t n, double *acc) {
+  __shared__ double sh[32];
+  double a = 0;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+    double d = fabs((double)mtk_ld(x + i) - (double)mtk_ld(y + i)), m = d < 1 ? d : 1;
+    a += 0.5 * m * m + (d - m);
+  }
+  a = nnk_block_sum(a, sh);
+  if (threadIdx.x == 0) atomicAdd(acc, a);
+}
+
+template <class T>
+__global__ void nnk_sl1_bwd(T *r, const T *x, const T *y, int64_t n, double k) {
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+    double d = (double)mtk_ld(x + i) - (double)mtk_ld(y + i);
+    d = d < -1 ? -1 : d > 1 ? 1 : d;
+    mtk_st(r + i, (typename mtk_ct<T>::type)(k * d));
+  }
+}
+
+#define SL1_OP "nn.SmoothL1Criterion"
+
+extern "C" mt_status mt__cuda_smoothl1_forward(double *out, const mt_tensor *x, const mt_tensor *y) {
+  int64_t n = mt__numel(x);
+  *out = 0;
+  if (n == 0) return MT_OK;
+  int device = x->device;
+  cudaStream_t s = mt__cuda_stream(device);
+  mtk_temp acc;
+  MT_TRY(nnk_zeros(acc, device, s, 1, SL1_OP));
+  unsigned blocks = nnk_red_blocks(n);
+  MT_TRY(nnk_dispatch_float(x->dtype, SL1_OP, [&](auto tag) -> mt_status {
+    using T = typename decltype(tag)::type;
+    nnk_sl1_fwd<T><<<blocks, NNK_THREADS, 0, s>>>(mtk_ptr<T>(x), mtk_ptr<T>(y), n, acc.as<double>());
+    MT_CUDA_LAUNCH_CHECK(SL1_OP);
+    return MT_OK;
+  }));
+  return nnk_download(out, acc, 1, s, SL1_OP);
+}
+
+extern "C" mt_status mt__cuda_smoothl1_backward(mt_tensor *r, const mt_tensor *x, const mt_tensor *y, double k) {
+  int64_t n = mt__numel(x);
+  if (n == 0) return MT_OK;
+  cudaStream_t s = mt__cuda_stream(x->device);
+  return nnk_dispatch_float(x->dtype, SL1_OP, [&](auto tag) -> mt_status {
+    using T = typename decltype(tag)::type;
+    nnk_sl1_bwd<T><<<mtk_blocks(n, NNK_THREADS), NNK_THREADS, 0, s>>>(mtk_ptr<T>(r), mtk_ptr<T>(x), mtk_ptr<T>(y), n,
+                                                                       k);
+    MT_CUDA_LAUNCH_CHECK(SL1_OP);
     return MT_OK;
   });
 }

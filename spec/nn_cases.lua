@@ -206,6 +206,12 @@ C['LogSoftMax#nobatch'] = function() return nn.LogSoftMax(), R(5) end
 C['MSECriterion#sum'] = function() return nn.MSECriterion(false), R(3, 5), R(3, 5) end
 C['ClassNLLCriterion#weights'] = function() return nn.ClassNLLCriterion(U(0.5, 2, 5)), P(3, 5), I(5, 3) end
 C['CrossEntropyCriterion#nobatch'] = function() return nn.CrossEntropyCriterion(), R(5), 3 end
+C['CrossEntropyCriterion#weights_smooth'] = function()
+   return nn.CrossEntropyCriterion(U(0.5, 2, 5), 0.1), R(3, 5), I(5, 3)
+end
+C['SmoothL1Criterion#sum'] = function() return nn.SmoothL1Criterion(false), U(-3, 3, 3, 5), R(3, 5) end
+C['Normalize#inf'] = function() return nn.Normalize(math.huge), R(3, 5) end
+C['Normalize#p1.5'] = function() return nn.Normalize(1.5), R(3, 5) end
 
 -- misc group (issue 14, merged later)
 C.AddConstant = function() return nn.AddConstant(0.7), R(3, 5) end

@@ -178,6 +178,51 @@ describe('nn.CrossEntropyCriterion', function()
       end
    end)
 
+   -- The fused op must give the composition's bits (the recipes train with this loss): every
+   -- value equal, zeros with their sign, on random inputs of several shapes and options.
+   local function same_bits(a, b, what)
+      local fa = type(a) == 'number' and { a } or util.flat(a)
+      local fb = type(b) == 'number' and { b } or util.flat(b)
+      assert.are.equal(#fb, #fa, what)
+      for i = 1, #fa do
+         local x, y = fa[i], fb[i]
+         if not (x == y and (x ~= 0 or 1 / x == 1 / y)) then
+            error(('%s: element %d is %.17g, the composition gives %.17g'):format(what, i, x, y))
+         end
+      end
+   end
+
+   it('is bit-identical to LogSoftMax + ClassNLLCriterion (float32, float64, half)', function()
+      for _, ty in ipairs { 'torch.FloatTensor', 'torch.DoubleTensor', 'torch.HalfTensor' } do
+         for _, case in ipairs { { 0, 7 }, { 1, 9 }, { 6, 13 }, { 33, 100 }, { 20, 1000 } } do
+            local N, Cn = case[1], case[2]
+            for _, opt in ipairs { { eps = 0 }, { eps = 0.1, w = true }, { eps = 0, w = true, sum = true },
+               { eps = 0.3, ignore = true }, { eps = 0, ignore = true, sum = true } } do
+               local what = ('%s %dx%d eps=%g w=%s sum=%s ignore=%s'):format(ty, N, Cn, opt.eps, tostring(opt.w),
+                  tostring(opt.sum), tostring(opt.ignore))
+               local x = N == 0 and util.rand_tensor({ Cn }, ty, -6, 6) or util.rand_tensor({ N, Cn }, ty, -6, 6)
+               local t = N == 0 and math.random(1, Cn) or rand_targets(N, Cn)
+               if opt.ignore then
+                  if N == 0 then t = 2 else t[1] = 2; if N > 2 then t[N] = 2 end end
+               end
+               local w = opt.w and util.rand_tensor({ Cn }, ty, 0.2, 2) or nil
+               local ce = nn.CrossEntropyCriterion(w and w:clone(), opt.eps)
+               local lsm, nll = nn.LogSoftMax():type(ty), nn.ClassNLLCriterion(w and w:clone(), not opt.sum,
+                  opt.ignore and 2 or nil)
+               nll.smoothing = opt.eps
+               ce.sizeAverage = not opt.sum
+               if opt.ignore then ce.ignoreIndex = 2 end
+               local l = ce:forward(x, t)
+               local lr = nll:forward(lsm:forward(x), t)
+               same_bits(l, lr, what .. ' loss')
+               local g = ce:backward(x, t)
+               local gr = lsm:backward(x, nll:backward(lsm.output, t))
+               same_bits(g, gr, what .. ' gradInput')
+            end
+         end
+      end
+   end)
+
    it('rejects bad smoothing and targets', function()
       util.assert_error(function() nn.CrossEntropyCriterion(nil, 1.5) end, 'label smoothing', '1.5')
       util.assert_error(function() nn.CrossEntropyCriterion():forward(torch.randn(2, 3), torch.LongTensor({ 4, 1 })) end,
@@ -218,6 +263,37 @@ describe('nn.MSECriterion', function()
          util.assert_close({ crit:forward(f.mse_x, f.mse_t) }, f[c[1]], dtol, c[1])
          util.assert_close(crit:backward(f.mse_x, f.mse_t), f[c[1] .. '_g'], dtol, c[1] .. ' grad')
       end
+   end)
+
+   -- MSE and SmoothL1 sum in fixed blocks of double lanes: a long input (several blocks and a
+   -- tail) against a plain float64 sum, the float dtypes against it, a transposed target
+   it('MSE and SmoothL1: long inputs in every float dtype against a float64 reference', function()
+      local huber = function(d) d = math.abs(d) return d < 1 and 0.5 * d * d or d - 0.5 end
+      local clamp = function(d) return math.max(-1, math.min(1, d)) end
+      for _, kind in ipairs { { nn.MSECriterion, function(d) return d * d end, function(d) return 2 * d end },
+         { nn.SmoothL1Criterion, huber, clamp } } do
+         for _, ty in ipairs { 'torch.DoubleTensor', 'torch.FloatTensor', 'torch.HalfTensor' } do
+            local x, xf = util.rand_tensor({ 3, 3001 }, ty, -3, 3)
+            local y = util.rand_tensor({ 3001, 3 }, ty, -3, 3):t()
+            local yf = util.flat(y)
+            for _, sa in ipairs { true, false } do
+               local n = sa and #xf or 1
+               local s, g = 0, {}
+               for i = 1, #xf do
+                  s = s + kind[2](xf[i] - yf[i])
+                  g[i] = kind[3](xf[i] - yf[i]) / n
+               end
+               local crit = kind[1](sa)
+               local what = ('%s %s sizeAverage=%s'):format(torch.type(crit), ty, tostring(sa))
+               local tol = ty == 'torch.DoubleTensor' and { atol = 1e-12, rtol = 1e-12 } or { atol = 1e-9, rtol = 1e-9 }
+               util.assert_close({ crit:forward(x, y) }, { s / n }, tol, what)
+               util.assert_close(crit:backward(x, y), g, util.tol[ty], what .. ' grad')
+            end
+         end
+      end
+      gradcheck(nn.SmoothL1Criterion(), rand({ 3, 4 }, -3, 3), rand({ 12 }, -3, 3), 'smoothl1 target of another shape')
+      util.assert_error(function() nn.SmoothL1Criterion():forward(torch.randn(3), torch.randn(3):double()) end,
+         'SmoothL1Criterion', 'float64')
    end)
 
    it('rejects mismatched sizes and dtypes', function()

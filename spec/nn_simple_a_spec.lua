@@ -384,6 +384,27 @@ describe('nn simple layers (a1)', function()
          end)
       end
 
+      it('long rows (lane sums and a tail), float32 and half against float64, transposed input', function()
+         for _, p in ipairs { 1, 2, 2.5, math.huge } do
+            local x = randn(5, 37)
+            local r = ref(x, p, 1e-10)
+            close(nn.Normalize(p):forward(x), r, dtol, 'Normalize 5x37')
+            close(nn.Normalize(p):forward(x:float()), r, { atol = 1e-6, rtol = 1e-6 }, 'Normalize float32')
+            close(nn.Normalize(p):forward(x:half()), r, { atol = 2e-3, rtol = 2e-3 }, 'Normalize half')
+            local xt = randn(19, 3):t()
+            close(nn.Normalize(p):forward(xt), ref(xt:contiguous(), p, 1e-10), dtol, 'Normalize transposed')
+            assert(J.testJacobian(nn.Normalize(p), torch.Tensor(3, 19)) < TOL, 'jacobian 3x19')
+            -- float32 gradient against the float64 one
+            local m64, m32 = nn.Normalize(p), nn.Normalize(p)
+            local go = randn(5, 37)
+            m64:forward(x)
+            m32:forward(x:float())
+            close(m32:backward(x:float(), go:float()), util.flat(m64:backward(x, go)), { atol = 1e-5, rtol = 1e-5 },
+               'Normalize float32 gradient')
+         end
+         util.assert_error(function() nn.Normalize(2):backward(randn(2, 3), randn(3, 2)) end, 'nn.Normalize', '3x2')
+      end)
+
       it('eps, printing and errors', function()
          local x = randn(2, 3)
          close(nn.Normalize(2, 0.5):forward(x), ref(x, 2, 0.5), dtol, 'Normalize eps')

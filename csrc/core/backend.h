@@ -160,9 +160,24 @@ typedef struct mt_pool_geom {
       const double *w, int64_t N, int64_t C))                                                                       \
   X(P, mt_status, class_nll_backward, (mt_tensor *r, const int64_t *t, const double *w, int64_t N, int64_t C,       \
       double smoothing, double norm))                                                                               \
+  /* cross-entropy over an N x C buffer of scores (t: 0-based targets, -1 for an ignored sample).                \
+   * Forward: lse[i] = log-sum-exp of row i (float64), *nll and *smooth as class_nll_forward's on                   \
+   * the log-softmax rounded to x's dtype; backward: r = the gradient of LogSoftMax + class NLL. */                  \
+  X(P, mt_status, cross_entropy_forward, (double *nll, double *smooth, mt_tensor *lse, const mt_tensor *x,          \
+      const int64_t *t, const double *w, int64_t N, int64_t C))                                                     \
+  X(P, mt_status, cross_entropy_backward, (mt_tensor *r, const mt_tensor *x, const mt_tensor *lse,                  \
+      const int64_t *t, const double *w, int64_t N, int64_t C, double smoothing, double norm))                      \
+  /* p-norm normalization of the rows of an N x D buffer (p = INFINITY: the max norm) */                            \
+  X(P, mt_status, normalize_forward, (mt_tensor *y, const mt_tensor *x, int64_t N, int64_t D, double p,             \
+      double eps))                                                                                                  \
+  X(P, mt_status, normalize_backward, (mt_tensor *r, const mt_tensor *x, const mt_tensor *g, int64_t N, int64_t D,  \
+      double p, double eps))                                                                                        \
   /* MSE: *acc = sum (x - y)^2; r = k (x - y) */                                                                    \
   X(P, mt_status, mse_forward, (double *acc, const mt_tensor *x, const mt_tensor *y))                               \
   X(P, mt_status, mse_backward, (mt_tensor *r, const mt_tensor *x, const mt_tensor *y, double k))                   \
+  /* SmoothL1 (Huber, threshold 1): *acc = sum h(x - y); r = k clamp(x - y, -1, 1) */                                \
+  X(P, mt_status, smoothl1_forward, (double *acc, const mt_tensor *x, const mt_tensor *y))                          \
+  X(P, mt_status, smoothl1_backward, (mt_tensor *r, const mt_tensor *x, const mt_tensor *y, double k))              \
   /* fused optimizer steps, same formulas as mt_sgd_step & co.; buf is NULL without momentum;                       \
    * segments (lars, lamb) are validated host arrays. dx has x's dtype or another floating one; it is               \
    * read times gscale; copy (NULL or dx's dtype, x's numel) receives the updated x. */                             \

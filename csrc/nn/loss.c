@@ -1,7 +1,7 @@
 /* loss.c: softmax / log-softmax along a dimension, class NLL (with class weights and label
- * smoothing, which makes LogSoftMax + NLL PyTorch's cross-entropy), and MSE, for the float
- * dtypes. Checks here (targets and class weights are validated and read on the host); the loops
- * are the backends'. Inputs are made contiguous and seen as outer x D x inner for softmax. */
+ * smoothing, which makes LogSoftMax + NLL PyTorch's cross-entropy), the two fused as
+ * cross-entropy, MSE and SmoothL1, for the float dtypes. Checks here (targets and class weights
+ * are validated and read on the host); the loops are the backends'. Inputs are made contiguous and seen as outer x D x inner for softmax. */
 #include <math.h>
 #include <stdlib.h>
 #include "../core/dtype.h"
@@ -119,11 +119,11 @@ static void nll_free(nll_geom *g) {
   free(g->w);
 }
 
-/* validate, make the input contiguous, read targets (each checked to lie in base..base+C-1)
- * and weights into plain arrays so the loops below need no per-element dtype dispatch */
+/* validate, make the input contiguous, read targets (each checked to lie in base..base+C-1,
+ * or equal to *ignore and then stored as -1; ignore may be NULL) and weights into plain arrays
+ * so the loops below need no per-element dtype dispatch */
 static mt_status nll_prepare(nll_geom *g, const mt_tensor *input, const mt_tensor *target, const mt_tensor *weights,
-                             int64_t base, double smoothing) {
-  const char *op = "nn.ClassNLLCriterion";
+                             int64_t base, double smoothing, const double *ignore, const char *op) {
   char b1[64], b2[64];
   g->x = NULL, g->t = NULL, g->w = NULL;
   MT_TRY(mt__nn_check_float(input, op, "input"));
@@ -159,7 +159,9 @@ static mt_status nll_prepare(nll_geom *g, const mt_tensor *input, const mt_tenso
   if (st == MT_OK && weights) st = host_contig(weights, &wc, op);
   for (int64_t i = 0; st == MT_OK && i < g->N; i++) {
     double v = ld_any(tc, i);
-    if (v != floor(v) || v < (double)base || v > (double)(base + g->C - 1))
+    if (ignore && v == *ignore)
+      g->t[i] = -1; /* ignored sample: no loss, no weight, no gradient */
+    else if (v != floor(v) || v < (double)base || v > (double)(base + g->C - 1))
       st = mt__error(MT_ERR_INDEX, "%s: target %g of sample %lld out of range %lld..%lld", op, v,
                      (long long)(i + base), (long long)base, (long long)(base + g->C - 1));
     else
@@ -176,7 +178,7 @@ mt_status mt_nn_class_nll_forward(double *loss, double *total_weight, const mt_t
                                   const mt_tensor *weights, int64_t base, int size_average, double smoothing) {
   if (!loss) return mt__error(MT_ERR_ARG, "nn.ClassNLLCriterion: loss is NULL");
   nll_geom g;
-  MT_TRY(nll_prepare(&g, input, target, weights, base, smoothing));
+  MT_TRY(nll_prepare(&g, input, target, weights, base, smoothing, NULL, "nn.ClassNLLCriterion"));
   double nll = 0, smooth = 0, tw = 0;
   const mt_backend *be = mt__nn_backend(input, "nn.ClassNLLCriterion");
   mt_status st = be ? be->class_nll_forward(&nll, smoothing > 0 ? &smooth : NULL, g.x, g.t, g.w, g.N, g.C)
@@ -200,7 +202,7 @@ mt_status mt_nn_class_nll_backward(mt_tensor *gradInput, const mt_tensor *input,
   const char *op = "nn.ClassNLLCriterion";
   MT_CHECK_TENSOR(gradInput, op, "gradInput");
   nll_geom g;
-  MT_TRY(nll_prepare(&g, input, target, weights, base, smoothing));
+  MT_TRY(nll_prepare(&g, input, target, weights, base, smoothing, NULL, "nn.ClassNLLCriterion"));
   double tw = 0;
   for (int64_t i = 0; i < g.N; i++) tw += g.w[g.t[i]];
   double norm = scale * (size_average ? 1.0 / tw : 1.0);
@@ -214,9 +216,75 @@ mt_status mt_nn_class_nll_backward(mt_tensor *gradInput, const mt_tensor *input,
   return mt__nn_result_done(gradInput, rc, st);
 }
 
-/* ---- MSE ---------------------------------------------------------------------------------- */
-mt_status mt_nn_mse_forward(double *loss, const mt_tensor *input, const mt_tensor *target, int size_average) {
-  const char *op = "nn.MSECriterion";
+/* ---- cross-entropy: log-softmax and class NLL in one op ------------------------------------ */
+static double kept_weight(const nll_geom *g) { /* total weight of the samples not ignored, in order */
+  double tw = 0;
+  for (int64_t i = 0; i < g->N; i++)
+    if (g->t[i] >= 0) tw += g->w[g->t[i]];
+  return tw;
+}
+
+mt_status mt_nn_cross_entropy_forward(double *loss, double *total_weight, mt_tensor *lse, const mt_tensor *input,
+                                      const mt_tensor *target, const mt_tensor *weights, int64_t base,
+                                      double ignore_index, int size_average, double smoothing) {
+  const char *op = "nn.CrossEntropyCriterion";
+  if (!loss) return mt__error(MT_ERR_ARG, "%s: loss is NULL", op);
+  MT_CHECK_TENSOR(lse, op, "lse");
+  nll_geom g;
+  MT_TRY(nll_prepare(&g, input, target, weights, base, smoothing, &ignore_index, op));
+  int64_t n1 = g.N;
+  mt_status st = mt__prepare_out(lse, MT_F64, input->device, 1, &n1, op);
+  const mt_backend *be = st == MT_OK ? mt__nn_backend(input, op) : NULL;
+  if (st == MT_OK && !be) st = mt_last_status();
+  if (st == MT_OK && !mt__is_contiguous(lse))
+    st = mt__error(MT_ERR_ARG, "%s: lse must be contiguous", op);
+  double nll = 0, smooth = 0;
+  if (st == MT_OK && g.N * g.C > 0)
+    st = be->cross_entropy_forward(&nll, smoothing > 0 ? &smooth : NULL, lse, g.x, g.t, g.w, g.N, g.C);
+  if (st == MT_OK) {
+    double tw = kept_weight(&g);
+    /* the expression of mt_nn_class_nll_forward, so the loss has its bits */
+    double l = (1 - smoothing) * nll + smoothing / (double)g.C * smooth;
+    if (size_average) l /= tw;
+    int64_t kept = 0;
+    for (int64_t i = 0; i < g.N; i++) kept += g.t[i] >= 0;
+    *loss = kept == 0 && g.N > 0 ? 0.0 : l; /* every sample ignored: 0, not 0/0 */
+    if (total_weight) *total_weight = tw;
+  }
+  nll_free(&g);
+  return st;
+}
+
+mt_status mt_nn_cross_entropy_backward(mt_tensor *gradInput, const mt_tensor *input, const mt_tensor *lse,
+                                       const mt_tensor *target, const mt_tensor *weights, int64_t base,
+                                       double ignore_index, int size_average, double smoothing, double scale) {
+  const char *op = "nn.CrossEntropyCriterion";
+  char b1[64];
+  MT_CHECK_TENSOR(gradInput, op, "gradInput");
+  MT_CHECK_TENSOR(lse, op, "lse");
+  nll_geom g;
+  MT_TRY(nll_prepare(&g, input, target, weights, base, smoothing, &ignore_index, op));
+  mt_status st = MT_OK;
+  if (lse->dtype != MT_F64 || lse->device != input->device || lse->ndim != 1 || lse->sizes[0] != g.N ||
+      !mt__is_contiguous(lse))
+    st = mt__error(MT_ERR_SHAPE, "%s: lse of size %s does not come from a forward on this input (%lld float64 values)",
+                   op, mt__shape_str(lse, b1, sizeof b1), (long long)g.N);
+  double tw = kept_weight(&g);
+  double norm = scale * (size_average ? 1.0 / tw : 1.0);
+  if (st == MT_OK) st = mt__prepare_out(gradInput, input->dtype, input->device, input->ndim, input->sizes, op);
+  mt_tensor *rc = NULL;
+  if (st == MT_OK) st = mt__nn_result_buf(gradInput, input, NULL, 0, &rc, op);
+  const mt_backend *be = st == MT_OK ? mt__nn_backend(input, op) : NULL;
+  if (st == MT_OK && !be) st = mt_last_status();
+  if (st == MT_OK && g.N * g.C > 0) st = be->cross_entropy_backward(rc, g.x, lse, g.t, g.w, g.N, g.C, smoothing, norm);
+  nll_free(&g);
+  return mt__nn_result_done(gradInput, rc, st);
+}
+
+/* ---- MSE and SmoothL1: a sum over the elements of input - target (same number of them) ---- */
+static mt_status pw_forward(double *loss, const mt_tensor *input, const mt_tensor *target, int size_average,
+                            int smoothl1) {
+  const char *op = smoothl1 ? "nn.SmoothL1Criterion" : "nn.MSECriterion";
   if (!loss) return mt__error(MT_ERR_ARG, "%s: loss is NULL", op);
   MT_TRY(mt__nn_check_float(input, op, "input"));
   MT_TRY(mt__nn_check_float(target, op, "target"));
@@ -230,7 +298,7 @@ mt_status mt_nn_mse_forward(double *loss, const mt_tensor *input, const mt_tenso
   if (st == MT_OK) {
     int64_t n = mt__numel(input);
     double acc = 0;
-    if (n > 0) st = be->mse_forward(&acc, xc, yc);
+    if (n > 0) st = smoothl1 ? be->smoothl1_forward(&acc, xc, yc) : be->mse_forward(&acc, xc, yc);
     *loss = size_average && n > 0 ? acc / (double)n : acc;
   }
   if (xc) mt_tensor_release(xc);
@@ -238,9 +306,9 @@ mt_status mt_nn_mse_forward(double *loss, const mt_tensor *input, const mt_tenso
   return st;
 }
 
-mt_status mt_nn_mse_backward(mt_tensor *gradInput, const mt_tensor *input, const mt_tensor *target, int size_average,
-                             double scale) {
-  const char *op = "nn.MSECriterion";
+static mt_status pw_backward(mt_tensor *gradInput, const mt_tensor *input, const mt_tensor *target, int size_average,
+                             double scale, int smoothl1) {
+  const char *op = smoothl1 ? "nn.SmoothL1Criterion" : "nn.MSECriterion";
   MT_TRY(mt__nn_check_float(input, op, "input"));
   MT_TRY(mt__nn_check_float(target, op, "target"));
   MT_CHECK_TENSOR(gradInput, op, "gradInput");
@@ -255,10 +323,25 @@ mt_status mt_nn_mse_backward(mt_tensor *gradInput, const mt_tensor *input, const
   if (st == MT_OK) st = mt__nn_result_buf(gradInput, input, target, 0, &rc, op);
   if (st == MT_OK) {
     int64_t n = mt__numel(input);
-    double k = 2.0 * scale / (size_average && n > 0 ? (double)n : 1.0);
-    if (n > 0) st = be->mse_backward(rc, xc, yc, k);
+    double k = (smoothl1 ? 1.0 : 2.0) * scale / (size_average && n > 0 ? (double)n : 1.0);
+    if (n > 0) st = smoothl1 ? be->smoothl1_backward(rc, xc, yc, k) : be->mse_backward(rc, xc, yc, k);
   }
   if (xc) mt_tensor_release(xc);
   if (yc) mt_tensor_release(yc);
   return mt__nn_result_done(gradInput, rc, st);
+}
+
+mt_status mt_nn_mse_forward(double *loss, const mt_tensor *input, const mt_tensor *target, int size_average) {
+  return pw_forward(loss, input, target, size_average, 0);
+}
+mt_status mt_nn_mse_backward(mt_tensor *gradInput, const mt_tensor *input, const mt_tensor *target, int size_average,
+                             double scale) {
+  return pw_backward(gradInput, input, target, size_average, scale, 0);
+}
+mt_status mt_nn_smoothl1_forward(double *loss, const mt_tensor *input, const mt_tensor *target, int size_average) {
+  return pw_forward(loss, input, target, size_average, 1);
+}
+mt_status mt_nn_smoothl1_backward(mt_tensor *gradInput, const mt_tensor *input, const mt_tensor *target,
+                                  int size_average, double scale) {
+  return pw_backward(gradInput, input, target, size_average, scale, 1);
 }

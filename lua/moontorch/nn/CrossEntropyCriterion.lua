@@ -1,9 +1,15 @@
 -- nn.CrossEntropyCriterion([weights] [, sizeAverage = true | labelSmoothing = 0]): LogSoftMax
 -- followed by ClassNLLCriterion on raw scores (C or N x C) with class targets 1..C. A boolean
 -- second argument is Torch7's sizeAverage; a number is the label smoothing eps: the target
--- distribution is then (1-eps) one-hot + eps/C uniform, as PyTorch's label_smoothing.
+-- distribution is then (1-eps) one-hot + eps/C uniform, as PyTorch's label_smoothing. Samples
+-- whose target is ignoreIndex (-100; a field, as ClassNLLCriterion's) add nothing.
+-- One C op each way (mt_nn_cross_entropy_*) gives the composition's results bit for bit without
+-- its N x C intermediates; the forward keeps each row's log-sum-exp for the backward.
 local torch = require 'moontorch'
-local nn = require 'moontorch.nn'
+require 'moontorch.nn'
+local T = require 'moontorch.internal'
+local C, check = T.C, T.check
+local ffi = require 'ffi'
 
 local CE, parent = torch.class('nn.CrossEntropyCriterion', 'nn.Criterion')
 
@@ -16,30 +22,81 @@ function CE:__init(weights, labelSmoothing)
    if type(labelSmoothing) ~= 'number' or labelSmoothing < 0 or labelSmoothing > 1 then
       error('nn.CrossEntropyCriterion: label smoothing must be between 0 and 1, got ' .. tostring(labelSmoothing), 2)
    end
-   self.lsm = nn.LogSoftMax()
-   self.nll = nn.ClassNLLCriterion(weights)
-   self.nll.smoothing = labelSmoothing
+   if weights ~= nil and (not torch.isTensor(weights) or weights:dim() ~= 1) then
+      error('nn.CrossEntropyCriterion: weights must be a 1-d tensor', 2)
+   end
+   self.weights = weights
    self.labelSmoothing = labelSmoothing
    self.sizeAverage = sizeAverage
+   self.ignoreIndex = -100
+end
+
+local loss_buf, tw_buf = ffi.new('double[1]'), ffi.new('double[1]')
+local target_buf = {}
+
+-- the target as a tensor on the input's device (a number becomes a 1-element tensor)
+local function target_tensor(input, target)
+   if type(target) == 'number' then
+      local t = target_buf[input:device()]
+      if not t then
+         t = T.new(T.LONG, input:device(), { 1 })
+         target_buf[input:device()] = t
+      end
+      return t:fill(target)
+   end
+   if not torch.isTensor(target) then
+      error(('nn.CrossEntropyCriterion: expected a number or a tensor of class indices as target, got %s'):format(
+         torch.type(target)), 3)
+   end
+   return target
+end
+
+local function weights_h(self, input)
+   local w = self.weights
+   if w == nil then return nil end
+   if w:type() ~= input:type() then
+      w = w:type(input:type())
+      self.weights = w
+   end
+   return w.h
+end
+
+-- Each criterion's per-row log-sum-exp from its last forward: float64 whatever the input's type
+-- (the composition's bits depend on it), so kept beside the module rather than in a field that
+-- :type() would convert; scratch, not state (clone and serialization leave it out).
+local lse_of = setmetatable({}, { __mode = 'k' })
+
+local function lse_buf(self, input)
+   local b = lse_of[self]
+   if not b or b:device() ~= input:device() then
+      b = T.empty(T.DOUBLE, input:device())
+      lse_of[self] = b
+   end
+   return b
 end
 
 function CE:updateOutput(input, target)
-   self.lsm:updateOutput(input)
-   self.nll.sizeAverage = self.sizeAverage
-   self.nll.smoothing = self.labelSmoothing
-   self.output = self.nll:updateOutput(self.lsm.output, target)
+   T.expect_tensor(input, 'nn.CrossEntropyCriterion', 'input')
+   local t = target_tensor(input, target)
+   check(C.mt_nn_cross_entropy_forward(loss_buf, tw_buf, lse_buf(self, input).h, input.h, t.h, weights_h(self, input),
+      1, self.ignoreIndex or -100, self.sizeAverage and 1 or 0, self.labelSmoothing or 0))
+   self.output = loss_buf[0]
+   self.total_weight = tw_buf[0]
    return self.output
 end
 
 function CE:updateGradInput(input, target)
-   self.nll.sizeAverage = self.sizeAverage
-   self.nll:updateGradInput(self.lsm.output, target)
-   self.gradInput = self.lsm:updateGradInput(input, self.nll.gradInput)
+   T.expect_tensor(input, 'nn.CrossEntropyCriterion', 'input')
+   local t = target_tensor(input, target)
+   local lse = lse_of[self]
+   if not lse then error('nn.CrossEntropyCriterion: backward needs a forward on the same input first', 2) end
+   if self.gradInput:type() ~= input:type() then self.gradInput = T.empty(input:dtype(), input:device()) end
+   check(C.mt_nn_cross_entropy_backward(self.gradInput.h, input.h, lse.h, t.h, weights_h(self, input), 1,
+      self.ignoreIndex or -100, self.sizeAverage and 1 or 0, self.labelSmoothing or 0, 1))
    return self.gradInput
 end
 
 function CE:clearState()
-   self.lsm:clearState()
-   self.nll:clearState()
+   lse_of[self] = nil
    return parent.clearState(self)
 end

@@ -1,0 +1,118 @@
+/* nn_loss_ce.c: the CPU backend's cross-entropy (LogSoftMax + class NLL in one op) over a
+ * contiguous N x C buffer of scores; csrc/nn/loss.c checks the arguments and reads targets and
+ * class weights. Every value is computed as the two-op composition computes it (the recipes
+ * train with this loss and their results must not move by an ulp): exp and log in double, the
+ * log-softmax rounded to the dtype before NLL reads it, the loss summed in row order. What the
+ * fusion saves is the N x C log-softmax and NLL-gradient tensors and their extra passes: the
+ * forward writes one log-sum-exp per row, the backward recomputes the log-softmax from it. */
+#include <math.h>
+#include <stdlib.h>
+#include "../core/dtype.h"
+#include "../core/error.h"
+#include "cpu.h"
+
+/* v rounded to the dtype as a store and a load round it (the composition's saved log-softmax) */
+#define CE_ROUND(N_, TT, CT, v) ce_round_##N_(v)
+#define CE_ROUND_FN(E, N_, TT, CT)                                                                  \
+  static inline double ce_round_##N_(double v) {                                                    \
+    TT q;                                                                                           \
+    mt_st_##N_(&q, (CT)v);                                                                          \
+    return (double)mt_ld_##N_(&q);                                                                  \
+  }
+MT_FLOAT_DTYPE_LIST(CE_ROUND_FN)
+
+/* rows in parallel (each row's max and exp sum in the order nn.LogSoftMax sums them), then the
+ * loss terms serially in the order class_nll_forward adds them */
+#define CEF_CASE(E, N_, TT, CT)                                                    \
+  case E: {                                                                        \
+    const TT *x = (const TT *)mt__data(xt);                                        \
+    _Pragma("omp parallel for if(N * C > MT_PARALLEL_GRAIN)")                      \
+    for (int64_t i = 0; i < N; i++) {                                              \
+      const TT *row = x + i * C;                                                   \
+      double mx = -INFINITY, sum = 0;                                              \
+      for (int64_t c = 0; c < C; c++) {                                            \
+        double v = (double)mt_ld_##N_(row + c);                                    \
+        if (v > mx || isnan(v)) mx = v;                                            \
+      }                                                                            \
+      for (int64_t c = 0; c < C; c++) sum += exp((double)mt_ld_##N_(row + c) - mx); \
+      lse[i] = mx + log(sum);                                                      \
+    }                                                                              \
+    for (int64_t i = 0; i < N; i++) {                                              \
+      const TT *row = x + i * C;                                                   \
+      int64_t t = tg[i];                                                           \
+      if (t < 0) continue;                                                         \
+      nll -= w[t] * CE_ROUND(N_, TT, CT, (double)mt_ld_##N_(row + t) - lse[i]);    \
+      if (smoothing)                                                               \
+        for (int64_t c = 0; c < C; c++)                                            \
+          smooth -= w[c] * CE_ROUND(N_, TT, CT, (double)mt_ld_##N_(row + c) - lse[i]); \
+    }                                                                              \
+  } break;
+
+mt_status mt__cpu_cross_entropy_forward(double *nll_out, double *smooth_out, mt_tensor *lse_t, const mt_tensor *xt,
+                                        const int64_t *tg, const double *w, int64_t N, int64_t C) {
+  double nll = 0, smooth = 0, *lse = (double *)mt__data(lse_t);
+  int smoothing = smooth_out != NULL;
+  switch (xt->dtype) {
+    MT_FLOAT_DTYPE_LIST(CEF_CASE)
+  default: break;
+  }
+  *nll_out = nll;
+  if (smooth_out) *smooth_out = smooth;
+  return MT_OK;
+}
+
+/* Per row: the NLL gradient g (rounded to the dtype), its sum s in class order, then
+ * r = g - exp(y) s with y the rounded log-softmax (LogSoftMax's backward). g takes one of two
+ * values per class, gn[c] off the target and gt[c] on it, computed once per call (the same
+ * products in the same order as class_nll_backward's, hence the same values). Without
+ * smoothing every gn[c] is a zero, and a sum of zeros and one gt[t] from +0 is +0 + gt[t]:
+ * no per-row pass for s. An ignored row has g = 0, as the composition's zero-filled gradient. */
+#define CEB_CASE(E, N_, TT, CT)                                                    \
+  case E: {                                                                        \
+    const TT *x = (const TT *)mt__data(xt);                                        \
+    TT *r = (TT *)mt__data(rt);                                                    \
+    _Pragma("omp parallel for if(N * C > MT_PARALLEL_GRAIN)")                      \
+    for (int64_t i = 0; i < N; i++) {                                              \
+      const TT *row = x + i * C;                                                   \
+      TT *rr = r + i * C;                                                          \
+      int64_t t = tg[i];                                                           \
+      double s = 0, L = lse[i];                                                    \
+      if (t >= 0 && zeros)                                                         \
+        s = 0.0 + gt[t];                                                           \
+      else if (t >= 0)                                                             \
+        for (int64_t c = 0; c < C; c++) s += c == t ? gt[t] : gn[c];               \
+      for (int64_t c = 0; c < C; c++) {                                            \
+        double gv = t < 0 ? 0.0 : c == t ? gt[t] : gn[c];                          \
+        double yv = CE_ROUND(N_, TT, CT, (double)mt_ld_##N_(row + c) - L);         \
+        mt_st_##N_(rr + c, (CT)(gv - exp(yv) * s));                                \
+      }                                                                            \
+    }                                                                              \
+  } break;
+
+#define CEG_CASE(E, N_, TT, CT)                                                    \
+  case E:                                                                          \
+    for (int64_t c = 0; c < C; c++) {                                              \
+      gn[c] = CE_ROUND(N_, TT, CT, -smoothing / (double)C * w[c] * norm);          \
+      gt[c] = CE_ROUND(N_, TT, CT, -(smoothing / (double)C + (1 - smoothing)) * w[c] * norm); \
+      zeros &= gn[c] == 0;                                                         \
+    }                                                                              \
+    break;
+
+mt_status mt__cpu_cross_entropy_backward(mt_tensor *rt, const mt_tensor *xt, const mt_tensor *lse_t,
+                                         const int64_t *tg, const double *w, int64_t N, int64_t C, double smoothing,
+                                         double norm) {
+  const double *lse = (const double *)mt__data(lse_t);
+  double *gn = malloc((size_t)C * 2 * sizeof *gn), *gt = gn + C;
+  if (!gn) return mt__error(MT_ERR_MEMORY, "nn.CrossEntropyCriterion: out of memory");
+  int zeros = 1;
+  switch (xt->dtype) {
+    MT_FLOAT_DTYPE_LIST(CEG_CASE)
+  default: break;
+  }
+  switch (xt->dtype) {
+    MT_FLOAT_DTYPE_LIST(CEB_CASE)
+  default: break;
+  }
+  free(gn);
+  return MT_OK;
+}
