@@ -441,6 +441,15 @@ mt_status mt_nn_maxpool3d_forward(mt_tensor *out, mt_tensor *indices, const mt_t
 mt_status mt_nn_maxpool3d_backward(mt_tensor *gradInput, const mt_tensor *gradOutput, const mt_tensor *indices,
                                    const mt_tensor *input, int kT, int kW, int kH, int dT, int dW, int dH, int padT,
                                    int padW, int padH, int dilT, int dilW, int dilH, int ceil_mode);
+/* float32 3-d convolution through oneDNN on the CPU (csrc/cpu/nn_vol_onednn.c), the fast path of
+ * nn.VolumetricConvolution: pass 0 forward (out, resized, = conv(a = input, b = weight) + bias),
+ * 1 gradInput (out, already of the input's size, from a = gradOutput, b = weight), 2 weight
+ * gradients (out += scale * dW, out2 += scale * dbias when given, from a = input, b = gradOutput).
+ * 5-d contiguous float32 CPU tensors; *ran = 0 (and MT_OK) where oneDNN is absent or has no
+ * implementation for the shape: the caller then takes the vol2col path. */
+mt_status mt_nn_conv3d_onednn(int pass, mt_tensor *out, mt_tensor *out2, const mt_tensor *a, const mt_tensor *b,
+                              const mt_tensor *bias, double scale, int dT, int dW, int dH, int padT, int padW,
+                              int padH, int dilT, int dilW, int dilH, int *ran);
 /* nn: normalization, activations, softmax, losses (csrc/nn/batchnorm.c, activation.c, loss.c) */
 /* CPU, float dtypes. Activations: forward may be in place (out == input); backward takes the
  * input (ReLU, LeakyReLU) or the output (Sigmoid, Tanh) as `saved`. */

@@ -120,6 +120,15 @@ describe('nn volumetric group', function()
       util.assert_close(yf:double(), y, { atol = 1e-5, rtol = 1e-5 }, 'float32 output')
       util.assert_close(gif:double(), gi, { atol = 1e-5, rtol = 1e-5 }, 'float32 gradInput')
       util.assert_close(f.gradWeight:double(), gw, { atol = 1e-4, rtol = 1e-4 }, 'float32 gradWeight')
+      -- large enough for oneDNN (forward and gradInput; float64 takes vol2col)
+      local b = nn.VolumetricConvolution(8, 8, 3, 3, 2, 1, 1, 2, 1, 1, 0)
+      local xb, dyb = rand(2, 8, 7, 12, 11), rand(2, 8, 7, 6, 11)
+      local yb, gib = b:forward(xb):clone(), b:updateGradInput(xb, dyb):clone()
+      local bf, calls = b:clone():float(), nn.VolumetricConvolution._onednnCalls
+      util.assert_close(bf:forward(xb:float()):double(), yb, { atol = 1e-5, rtol = 1e-5 }, 'float32 output, large')
+      util.assert_close(bf:updateGradInput(xb:float(), dyb:float()):double(), gib, { atol = 1e-5, rtol = 1e-5 },
+         'float32 gradInput, large')
+      assert.are.equal(torch.hasOneDNN() and calls + 2 or calls, nn.VolumetricConvolution._onednnCalls)
       -- the C columns: vol2col of a too small volume is an error naming the op
       local ok, err = pcall(function() T.check(T.C.mt_nn_vol2col(x.new().h, rand(2, 1, 1, 1).h, 3, 3, 3, 1, 1, 1,
          0, 0, 0, 1, 1, 1)) end)
