@@ -33,19 +33,33 @@ static void taps(int64_t s, int64_t l, int64_t k, int64_t n, int64_t *lo, int64_
           for (int64_t ox = 0; ox < g->oW; ox++) {                                                       \
             int64_t x0 = ox * g->dW - g->pW, c0, c1;                                                     \
             taps(x0, g->lW, g->kW, g->W, &c0, &c1);                                                      \
-            int64_t best = -1;                                                                           \
-            CT bv = -INFINITY;                                                                           \
-            for (int64_t i = a0; i < a1 && !isnan((double)bv); i++)                                      \
-              for (int64_t j = b0; j < b1 && !isnan((double)bv); j++) {                                  \
-                const int64_t row = ((t0 + i * g->lT) * g->H + y0 + j * g->lH) * g->W + x0;              \
-                for (int64_t k = c0; k < c1; k++) {                                                      \
-                  CT v = mt_ld_##N(xp + row + k * g->lW);                                                \
-                  if (best < 0 || v > bv || isnan((double)v)) {                                          \
-                    bv = v, best = row + k * g->lW;                                                      \
-                    if (isnan((double)v)) break;                                                         \
-                  }                                                                                      \
-                }                                                                                        \
-              }                                                                                          \
+            /* branch-free max (strictly larger wins: ties keep the first); a NaN, rare, is found \
+             * by a second pass that takes the first one */                                        \
+            int64_t best = -1;                                                                    \
+            CT bv = -INFINITY;                                                                    \
+            int nan = 0;                                                                          \
+            for (int64_t i = a0; i < a1; i++)                                                     \
+              for (int64_t j = b0; j < b1; j++) {                                                 \
+                const int64_t row = ((t0 + i * g->lT) * g->H + y0 + j * g->lH) * g->W + x0;       \
+                for (int64_t k = c0; k < c1; k++) {                                               \
+                  const int64_t pos = row + k * g->lW;                                            \
+                  CT v = mt_ld_##N(xp + pos);                                                     \
+                  int gt = v > bv || best < 0;                                                    \
+                  bv = gt ? v : bv, best = gt ? pos : best;                                       \
+                  nan |= v != v;                                                                  \
+                }                                                                                 \
+              }                                                                                   \
+            for (int64_t i = a0; nan && i < a1; i++)                                              \
+              for (int64_t j = b0; nan && j < b1; j++) {                                          \
+                const int64_t row = ((t0 + i * g->lT) * g->H + y0 + j * g->lH) * g->W + x0;       \
+                for (int64_t k = c0; k < c1; k++) {                                               \
+                  CT v = mt_ld_##N(xp + row + k * g->lW);                                         \
+                  if (v != v) {                                                                   \
+                    bv = v, best = row + k * g->lW, nan = 0;                                      \
+                    break;                                                                        \
+                  }                                                                               \
+                }                                                                                 \
+              }                                                                                   \
             const int64_t o = p * O + (ot * g->oH + oy) * g->oW + ox;                                    \
             mt_st_##N(y + o, bv);                                                                        \
             ip[o] = best < 0 ? 0 : best;                                                                 \

@@ -3,8 +3,9 @@
 -- inputFrameSize). Weight: outputFrameSize x (kW*inputFrameSize), frame-major. Output frame t is
 -- sum over k of W_k * x[t*dW + k] (W_k: the weight's k-th block of inputFrameSize columns), so
 -- for each k the frames x[k], x[k + dW], ... read as they lie form a strided matrix (row stride
--- dW*inputFrameSize), and each pass is kW batched GEMMs on such views: no unfold, no transposed
--- copy (the GEMMs read strided operands in place, csrc/cpu/blas.c).
+-- dW*inputFrameSize), and each pass is kW GEMMs on such views (over the whole batch at once
+-- where dW divides nInputFrame, else batched per sample): no unfold, no transposed copy (the
+-- GEMMs read strided operands in place, csrc/cpu/blas.c).
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
@@ -66,6 +67,37 @@ end
 
 local function nOutFrames(self, nF) return math.floor((nF - self.kW) / self.dW) + 1 end
 
+-- Flat layout, where dW divides nInputFrame: the whole batch as one N*nF x F matrix, whose rows
+-- k, k + dW, ... (R of them) hold, for every sample n, the frames output t of n reads at tap k,
+-- at row r = n*nF/dW + t (the other rows straddle two samples: garbage in the forward, zeros in
+-- the gradients). So each pass is kW GEMMs with the batch in the rows instead of N*kW small
+-- ones (with threads, each GEMM a parallel region: far fewer of them).
+local function flatRows(N, nF, kW, dW) return math.floor((N * nF - kW) / dW) + 1 end
+
+-- rows k, k + dW, ... of the contiguous tensor t seen as an M x F matrix: R x F, row stride dW*F
+local function flatFrames(t, k, R, dW, F)
+   return t.new():set(t:storage(), t:storageOffset() + k * F, { R, F }, { dW * F, 1 })
+end
+
+-- the N x oF x nOut rows of an R x nOut flat result (r = n*nF/dW + t)
+local function flatOut(buf, N, oF, nF, dW, nOut)
+   return buf.new():set(buf:storage(), buf:storageOffset(), { N, oF, nOut }, { nF / dW * nOut, nOut, 1 })
+end
+
+local function scratch(self, field, like)
+   local b = self[field]
+   if not torch.isTensor(b) or b:type() ~= like:type() then b = like.new(); self[field] = b end
+   return b
+end
+
+-- gradOutput in the flat layout: R x nOut, zeros in the rows no output maps to
+local function flatGrad(self, dy, N, oF, nF, nOut)
+   local R = flatRows(N, nF, self.kW, self.dW)
+   local g = scratch(self, '_flatGrad', dy):resize(R, nOut):zero()
+   flatOut(g, N, oF, nF, self.dW, nOut):copy(dy)
+   return g, R
+end
+
 function TConv:updateOutput(input)
    local x, single = as3d(self, input, 'input')
    local N, F, nOut = x:size(1), x:size(3), self.outputFrameSize
@@ -74,6 +106,19 @@ function TConv:updateOutput(input)
    local y = self._output3
    if not torch.isTensor(y) or y:type() ~= x:type() then y = x.new(); self._output3 = y end
    y:resize(N, oF, nOut)
+   local nF = x:size(2)
+   if N > 1 and nF % self.dW == 0 then
+      local R = flatRows(N, nF, self.kW, self.dW)
+      local buf = scratch(self, '_flatOut', x):resize(R, nOut)
+      if self.bias then buf:copy(self.bias:view(1, nOut):expand(R, nOut)) else buf:zero() end
+      for k = 0, self.kW - 1 do
+         local xk, wk = flatFrames(x, k, R, self.dW, F), w:narrow(2, k * F + 1, F)
+         buf:addmm(1, buf, 1, xk, wk:t())
+      end
+      y:copy(flatOut(buf, N, oF, nF, self.dW, nOut))
+      self.output = single and y:select(1, 1) or y
+      return self.output
+   end
    if self.bias then y:copy(self.bias:view(1, 1, nOut):expand(N, oF, nOut)) else y:zero() end
    for k = 0, self.kW - 1 do
       local xk, wk = frames(x, k, oF, self.dW), wblock(w, k, N, F, true)
@@ -105,6 +150,16 @@ function TConv:updateGradInput(input, gradOutput)
    local gi = self._gradInput3
    if not torch.isTensor(gi) or gi:type() ~= x:type() then gi = x.new(); self._gradInput3 = gi end
    gi:resizeAs(x):zero()
+   local nF = x:size(2)
+   if N > 1 and nF % self.dW == 0 then
+      local g, R = flatGrad(self, dy, N, oF, nF, self.outputFrameSize)
+      for k = 0, self.kW - 1 do
+         local gk, wk = flatFrames(gi, k, R, self.dW, F), w:narrow(2, k * F + 1, F)
+         gk:addmm(1, gk, 1, g, wk)
+      end
+      self.gradInput = single and gi:select(1, 1) or gi
+      return self.gradInput
+   end
    -- frames k + t*dW receive dy[t] * W_k; for dW < kW the passes overlap and add up
    for k = 0, self.kW - 1 do
       local gk, wk = frames(gi, k, oF, self.dW), wblock(w, k, N, F, false)
@@ -121,6 +176,16 @@ function TConv:accGradParameters(input, gradOutput, scale)
    local oF = nOutFrames(self, x:size(2))
    local dy = grad3d(self, gradOutput, single, N, oF)
    local gw = self.gradWeight
+   local nF = x:size(2)
+   if N > 1 and nF % self.dW == 0 then
+      local g, R = flatGrad(self, dy, N, oF, nF, nOut)
+      for k = 0, self.kW - 1 do
+         local gk, xk = gw:narrow(2, k * F + 1, F), flatFrames(x, k, R, self.dW, F)
+         gk:addmm(1, gk, scale, g:t(), xk)
+      end
+      if self.gradBias then self.gradBias:add(scale, dy:view(N * oF, nOut):sum(1):view(nOut)) end
+      return
+   end
    local dyT = dy:transpose(2, 3)
    for k = 0, self.kW - 1 do
       local gk, xk = gw:narrow(2, k * F + 1, F), frames(x, k, oF, self.dW)
@@ -130,7 +195,7 @@ function TConv:accGradParameters(input, gradOutput, scale)
 end
 
 function TConv:clearState()
-   self._output3, self._gradInput3 = nil, nil
+   self._output3, self._gradInput3, self._flatOut, self._flatGrad = nil, nil, nil, nil
    return parent.clearState(self)
 end
 
