@@ -425,6 +425,31 @@ mt_status mt_adaptive_avgpool2d_backward(mt_tensor *gradInput, const mt_tensor *
  * and fractional max pooling. indices: int64 flat 1-based positions in the whole input. */
 mt_status mt_nn_window_maxpool2d(mt_tensor *out, mt_tensor *indices, const mt_tensor *input, const mt_tensor *hs,
                                  const mt_tensor *he, const mt_tensor *ws, const mt_tensor *we);
+/* 3-d convolution columns (csrc/nn/vol.c): input C x T x H x W (one sample) -> col
+ * (C*kT*kH*kW) x (oT*oH*oW), rows ordered (c, kt, ky, kx) like an O x C x kT x kH x kW weight,
+ * zeros where a tap falls in the padding; col2vol is its adjoint: out (resized to C x T x H x W)
+ * = the columns summed back into the volume. 3-d max pooling (csrc/nn/vol_pool.c): input
+ * [N x] C x T x H x W, Torch7's ceil mode; indices int64, 0-based within each T x H x W volume. */
+mt_status mt_nn_vol2col(mt_tensor *col, const mt_tensor *input, int kT, int kW, int kH, int dT, int dW, int dH,
+                        int padT, int padW, int padH, int dilT, int dilW, int dilH);
+mt_status mt_nn_col2vol(mt_tensor *out, const mt_tensor *col, int64_t C, int64_t T, int64_t H, int64_t W, int kT,
+                        int kW, int kH, int dT, int dW, int dH, int padT, int padW, int padH, int dilT, int dilW,
+                        int dilH);
+mt_status mt_nn_maxpool3d_forward(mt_tensor *out, mt_tensor *indices, const mt_tensor *input, int kT, int kW, int kH,
+                                  int dT, int dW, int dH, int padT, int padW, int padH, int dilT, int dilW, int dilH,
+                                  int ceil_mode);
+mt_status mt_nn_maxpool3d_backward(mt_tensor *gradInput, const mt_tensor *gradOutput, const mt_tensor *indices,
+                                   const mt_tensor *input, int kT, int kW, int kH, int dT, int dW, int dH, int padT,
+                                   int padW, int padH, int dilT, int dilW, int dilH, int ceil_mode);
+/* float32 3-d convolution through oneDNN on the CPU (csrc/cpu/nn_vol_onednn.c), the fast path of
+ * nn.VolumetricConvolution: pass 0 forward (out, resized, = conv(a = input, b = weight) + bias),
+ * 1 gradInput (out, already of the input's size, from a = gradOutput, b = weight), 2 weight
+ * gradients (out += scale * dW, out2 += scale * dbias when given, from a = input, b = gradOutput).
+ * 5-d contiguous float32 CPU tensors; *ran = 0 (and MT_OK) where oneDNN is absent or has no
+ * implementation for the shape: the caller then takes the vol2col path. */
+mt_status mt_nn_conv3d_onednn(int pass, mt_tensor *out, mt_tensor *out2, const mt_tensor *a, const mt_tensor *b,
+                              const mt_tensor *bias, double scale, int dT, int dW, int dH, int padT, int padW,
+                              int padH, int dilT, int dilW, int dilH, int *ran);
 /* nn: normalization, activations, softmax, losses (csrc/nn/batchnorm.c, activation.c, loss.c) */
 /* CPU, float dtypes. Activations: forward may be in place (out == input); backward takes the
  * input (ReLU, LeakyReLU) or the output (Sigmoid, Tanh) as `saved`. */

@@ -61,6 +61,10 @@ describe('nn convolution group', function()
       local xt = rand(2, 9, 3)
       case('temporal_conv', tc:forward(xt), ('F.conv1d(%s.transpose(1,2), %s.reshape(4,3,3).permute(0,2,1), %s, ' ..
          'stride=2).transpose(1,2)'):format(py(xt), py(tc.weight), py(tc.bias)))
+      local tco = nn.TemporalConvolution(5, 3, 4, 3)
+      local xto = rand(3, 15, 5) -- 3 divides 15: the flat layout (one GEMM per tap for the batch)
+      case('temporal_conv_odd', tco:forward(xto), ('F.conv1d(%s.transpose(1,2), %s.reshape(3,4,5).permute(0,2,1), %s, ' ..
+         'stride=3).transpose(1,2)'):format(py(xto), py(tco.weight), py(tco.bias)))
       case('temporal_conv_single', tc:forward(xt[2]), ('F.conv1d(%s[1].t().unsqueeze(0), %s.reshape(4,3,3)' ..
          '.permute(0,2,1), %s, stride=2)[0].t()'):format(py(xt), py(tc.weight), py(tc.bias)))
       case('temporal_max', nn.TemporalMaxPooling(3, 2):forward(xt),
@@ -288,6 +292,19 @@ describe('nn convolution group', function()
          check_case('temporal_conv_single')
          jac(nn.TemporalConvolution(2, 3, 3, 2), rand(2, 7, 2), 'temporal conv')
          jac(nn.TemporalConvolution(3, 2, 2), rand(5, 3), 'temporal conv single')
+         check_case('temporal_conv_odd')
+         jac(nn.TemporalConvolution(3, 2, 4, 3), rand(2, 11, 3), 'temporal conv k4 d3')
+         jac(nn.TemporalConvolution(3, 2, 4, 3), rand(2, 12, 3), 'temporal conv k4 d3, flat')
+         -- float32 (strided GEMMs in place) against float64, with accumulated gradients
+         local m64 = nn.TemporalConvolution(6, 5, 3, 2)
+         local x, dy = rand(3, 10, 6), rand(3, 4, 5)
+         local y, gi = m64:forward(x):clone(), m64:backward(x, dy):clone()
+         local m32 = m64:clone():float()
+         m32:backward(x:float(), dy:float(), 0.5)
+         util.assert_close(m32:forward(x:float()):double(), y, { atol = 1e-5, rtol = 1e-5 }, 'float32 output')
+         util.assert_close(m32:backward(x:float(), dy:float(), 0):double(), gi, { atol = 1e-5, rtol = 1e-5 }, 'float32 gradInput')
+         util.assert_close(m32.gradWeight:double(), m64.gradWeight:clone():mul(1.5), { atol = 1e-4, rtol = 1e-4 }, 'float32 gradWeight')
+         util.assert_close(m32.gradBias:double(), m64.gradBias:clone():mul(1.5), { atol = 1e-4, rtol = 1e-4 }, 'float32 gradBias')
          local m = nn.TemporalConvolution(3, 2, 4)
          local ok, err = pcall(function() m:forward(rand(6, 2)) end)
          assert(not ok and err:find('nn.TemporalConvolution: input frames have 2 features, expected inputFrameSize 3',

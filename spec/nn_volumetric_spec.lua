@@ -30,6 +30,11 @@ describe('nn volumetric group', function()
       local xd = rand(2, 2, 7, 5, 6)
       case('dilated_conv', dc:forward(xd), ('F.conv3d(%s, %s, %s, stride=(1,1,2), padding=(1,0,1), ' ..
          'dilation=(2,2,1))'):format(py(xd), py(dc.weight), py(dc.bias)))
+      -- non-cubic kernel, a different stride and padding per dimension (vol2col + GEMM)
+      local co = nn.VolumetricConvolution(3, 4, 2, 3, 1, 1, 2, 3, 1, 1, 0)
+      local xo = rand(3, 3, 5, 7, 6)
+      case('conv_odd', co:forward(xo), ('F.conv3d(%s, %s, %s, stride=(1,3,2), padding=(1,0,1))'):format(py(xo),
+         py(co.weight), py(co.bias)))
       -- weight nIn x nOut x kT x kH x kW is conv_transpose3d's layout
       local f = nn.VolumetricFullConvolution(3, 2, 2, 3, 2, 2, 3, 1, 1, 0, 1, 1, 2, 0)
       local xf = rand(2, 3, 3, 4, 5)
@@ -49,6 +54,11 @@ describe('nn volumetric group', function()
          :format(py(xm)))
       case('max_ceil_idx', mp.indices:double(), ('F.max_pool3d(%s, (3,3,2), (2,2,2), (1,0,1), ceil_mode=True, ' ..
          'return_indices=True)[1]'):format(py(xm)))
+      local mo = nn.VolumetricMaxPooling(2, 3, 1, 1, 2, 1, 1, 1, 0):ceil()
+      local xmo = rand(2, 3, 6, 5, 8)
+      case('max_odd', mo:forward(xmo), ('F.max_pool3d(%s, (2,1,3), (1,1,2), (1,0,1), ceil_mode=True)'):format(py(xmo)))
+      case('max_odd_idx', mo.indices:double(), ('F.max_pool3d(%s, (2,1,3), (1,1,2), (1,0,1), ceil_mode=True, ' ..
+         'return_indices=True)[1]'):format(py(xmo)))
       local xm4 = rand(3, 5, 4, 7)
       case('max_single', nn.VolumetricMaxPooling(2, 3, 2):forward(xm4),
          ('F.max_pool3d(%s.unsqueeze(0), (2,2,3))[0]'):format(py(xm4)))
@@ -85,7 +95,7 @@ describe('nn volumetric group', function()
       jac(m, rand(2, 2, 5, 3, 4), 'conv batch')
       jac(nn.VolumetricConvolution(2, 2, 3, 1, 2), rand(2, 4, 3, 3), 'conv single')
       -- accGradParameters scales what it adds
-      local x, dy = rand(2, 2, 5, 3, 4), rand(2, 3, 2, 1, 4)
+      local x, dy = rand(2, 2, 5, 3, 4), rand(2, 3, 3, 1, 4)
       m:zeroGradParameters(); m:accGradParameters(x, dy, 1)
       local gw, gb = m.gradWeight:clone(), m.gradBias:clone()
       m:accGradParameters(x, dy, -0.5)
@@ -93,6 +103,36 @@ describe('nn volumetric group', function()
       util.assert_close(m.gradBias, gb:mul(0.5), dtol, 'scaled gradBias')
       assert.has_error(function() m:forward(rand(3, 5, 3, 4)) end)
       assert.has_error(function() m:forward(rand(5, 3, 4)) end)
+      local ok, err = pcall(function() m:backward(x, rand(2, 3, 2, 1, 4)) end)
+      assert(not ok and err:find('gradOutput has size 2x3x2x1x4, expected 2x3x3x1x4', 1, true), err)
+   end)
+
+   it('VolumetricConvolution: odd geometry, float32 against float64', function()
+      check_case('conv_odd')
+      jac(nn.VolumetricConvolution(2, 3, 2, 3, 1, 1, 2, 3, 1, 1, 0), rand(2, 2, 4, 7, 5), 'conv odd')
+      local m = nn.VolumetricConvolution(3, 4, 3, 2, 2, 2, 1, 1, 1, 0, 1)
+      local x, dy = rand(2, 3, 6, 5, 7), rand(2, 4, 3, 6, 6)
+      local y, gi = m:forward(x):clone(), m:backward(x, dy):clone()
+      local gw = m.gradWeight:clone()
+      local f = m:clone():float()
+      f:zeroGradParameters()
+      local yf, gif = f:forward(x:float()), f:backward(x:float(), dy:float())
+      util.assert_close(yf:double(), y, { atol = 1e-5, rtol = 1e-5 }, 'float32 output')
+      util.assert_close(gif:double(), gi, { atol = 1e-5, rtol = 1e-5 }, 'float32 gradInput')
+      util.assert_close(f.gradWeight:double(), gw, { atol = 1e-4, rtol = 1e-4 }, 'float32 gradWeight')
+      -- large enough for oneDNN (forward and gradInput; float64 takes vol2col)
+      local b = nn.VolumetricConvolution(8, 8, 3, 3, 2, 1, 1, 2, 1, 1, 0)
+      local xb, dyb = rand(2, 8, 7, 12, 11), rand(2, 8, 7, 6, 11)
+      local yb, gib = b:forward(xb):clone(), b:updateGradInput(xb, dyb):clone()
+      local bf, calls = b:clone():float(), nn.VolumetricConvolution._onednnCalls
+      util.assert_close(bf:forward(xb:float()):double(), yb, { atol = 1e-5, rtol = 1e-5 }, 'float32 output, large')
+      util.assert_close(bf:updateGradInput(xb:float(), dyb:float()):double(), gib, { atol = 1e-5, rtol = 1e-5 },
+         'float32 gradInput, large')
+      assert.are.equal(torch.hasOneDNN() and calls + 2 or calls, nn.VolumetricConvolution._onednnCalls)
+      -- the C columns: vol2col of a too small volume is an error naming the op
+      local ok, err = pcall(function() T.check(T.C.mt_nn_vol2col(x.new().h, rand(2, 1, 1, 1).h, 3, 3, 3, 1, 1, 1,
+         0, 0, 0, 1, 1, 1)) end)
+      assert(not ok and err:find('vol2col: volume 1x1x1', 1, true), err)
    end)
 
    it('VolumetricDilatedConvolution matches conv3d with dilation', function()
@@ -130,6 +170,23 @@ describe('nn volumetric group', function()
       jac(nn.VolumetricMaxPooling(3, 2, 2), rand(2, 5, 3, 4), 'max single')
       assert.has_error(function() nn.VolumetricMaxPooling(2, 2, 2, 2, 2, 2, 2) end)
       assert.has_error(function() nn.VolumetricMaxPooling(2, 2, 2):forward(rand(3, 4)) end)
+   end)
+
+   it('VolumetricMaxPooling: odd geometry, NaN, bad indices', function()
+      check_case('max_odd'); check_case('max_odd_idx')
+      jac(nn.VolumetricMaxPooling(2, 3, 1, 1, 2, 1, 1, 1, 0):ceil(), rand(2, 2, 5, 3, 6), 'max odd')
+      -- a NaN wins its windows and only those
+      local x = rand(1, 4, 4, 4)
+      x[1][2][3][1] = 0 / 0
+      local p = nn.VolumetricMaxPooling(2, 2, 2)
+      local y = p:forward(x)
+      assert(y[1][1][2][1] ~= y[1][1][2][1], 'NaN window')
+      assert.are.equal(1, y:ne(y):sum())
+      assert.are.equal(1 * 16 + 2 * 4 + 0, p.indices[1][1][2][1])
+      -- an index outside the volume is an error, not a write out of bounds
+      p.indices:fill(64)
+      local ok, err = pcall(function() p:backward(x, y:clone():fill(1)) end)
+      assert(not ok and err:find('index outside its 64-element volume', 1, true), err)
    end)
 
    it('VolumetricDilatedMaxPooling matches max_pool3d with dilation', function()

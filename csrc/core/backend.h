@@ -31,6 +31,14 @@ typedef struct mt_pool_geom {
   int kW, kH, dW, dH, pW, pH;
 } mt_pool_geom;
 
+/* Geometry of 3-d convolution columns and 3-d max pooling (csrc/nn/vol.c, vol_pool.c): C planes
+ * (channels of one sample, or all planes of a batch for pooling) of T x H x W into oT x oH x oW;
+ * kernel k, stride d, padding p and dilation l per dimension. */
+typedef struct mt_vol_geom {
+  int64_t C, T, H, W, oT, oH, oW;
+  int kT, kH, kW, dT, dH, dW, pT, pH, pW, lT, lH, lW;
+} mt_vol_geom;
+
 /* The table's slots, one list: X(P, RET, NAME, (ARGS)) for each. It gives the struct below,
  * each backend's declarations (MT_BACKEND_DECLARE with its prefix: mt__cpu_conv2d_forward, ...)
  * and each backend's table (MT_BACKEND_ENTRY), so a slot is written once and a backend that
@@ -113,6 +121,14 @@ typedef struct mt_pool_geom {
    * P = planes when per_plane, else 1); idx: flat 1-based positions in the whole input */                        \
   X(P, mt_status, window_maxpool2d, (mt_tensor *y, mt_tensor *idx, const mt_tensor *x, const mt_tensor *hs,         \
       const mt_tensor *he, const mt_tensor *ws, const mt_tensor *we, const mt_pool_geom *g, int per_plane))         \
+  /* 3-d convolution columns, all contiguous: x C x T x H x W <-> col (C kT kH kW) x (oT oH oW);                   \
+   * col2vol overwrites x with the sum of the columns (the adjoint). 3-d max pooling over g->C                      \
+   * planes; idx: int64, 0-based positions within a T x H x W volume. */                                           \
+  X(P, mt_status, vol2col, (mt_tensor *col, const mt_tensor *x, const mt_vol_geom *g))                              \
+  X(P, mt_status, col2vol, (mt_tensor *x, const mt_tensor *col, const mt_vol_geom *g))                              \
+  X(P, mt_status, maxpool3d_forward, (mt_tensor *y, mt_tensor *idx, const mt_tensor *x, const mt_vol_geom *g))      \
+  X(P, mt_status, maxpool3d_backward, (mt_tensor *dx, const mt_tensor *dy, const mt_tensor *idx,                    \
+      const mt_vol_geom *g))                                                                                        \
   /* activations (MT_ACT_* kinds): y = f(x); r = f'(saved) * g (saved: the input for ReLU and                       \
    * LeakyReLU, the output for Sigmoid and Tanh) */                                                                 \
   X(P, mt_status, activation_forward, (mt_tensor *y, const mt_tensor *x, int kind, double alpha))                   \

@@ -1,16 +1,16 @@
 -- nn.VolumetricConvolution(nIn, nOut, kT, kW, kH, [dT=1], [dW=1], [dH=1], [padT=0], [padW=padT],
 -- [padH=padW]) as in Torch7. Input: nIn x T x H x W or batch x nIn x T x H x W; weight:
--- nOut x nIn x kT x kH x kW. A 3-d convolution is a sum over the kernel's depth of 2-d ones: for
--- kernel slice kt, output time t reads input time t*dT - padT + kt*dilT (0-based), so the module
--- gathers those input frames into the batch dimension, runs the C 2-d convolution (csrc/nn/conv.c)
--- with weight[:, :, kt] and adds the result into the matching output frames. Frames that fall in
--- the time padding are skipped (they would contribute zeros). The three passes below (_forward,
--- _backwardInput, _backwardParams) are shared with nn.VolumetricFullConvolution and
--- nn.VolumetricDilatedConvolution.
+-- nOut x nIn x kT x kH x kW. Each sample's input is unfolded into columns, one row per (plane,
+-- kt, ky, kx) tap and one column per output cell (C vol2col, csrc/nn/vol.c), so the convolution
+-- is one GEMM with the weight as an nOut x (nIn*kT*kH*kW) matrix; the input gradient folds the
+-- transposed product back (col2vol). The GEMMs split over threads themselves (gemm_par.c). The
+-- three passes below (_forward, _backwardInput, _backwardParams) are shared with
+-- nn.VolumetricFullConvolution and nn.VolumetricDilatedConvolution.
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
 local C, check = T.C, T.check
+local ffi = require 'ffi'
 local cc = require 'moontorch.nn.conv_common'
 
 local Conv, parent = torch.class('nn.VolumetricConvolution', 'nn.Module')
@@ -59,29 +59,12 @@ function Conv._geometry(m)
       dilT = m.dilationT or 1, dilW = m.dilationW or 1, dilH = m.dilationH or 1 }
 end
 
--- For kernel slice kt (1-based): the output frames (1-based) whose input frame lies inside the
--- input, and those input frames, as LongTensors on the input's device; nil when none does.
-local function frames(g, kt, T_in, T_out, like)
-   local to, ti = {}, {}
-   for t = 0, T_out - 1 do
-      local i = t * g.dT - g.padT + (kt - 1) * g.dilT
-      if i >= 0 and i < T_in then to[#to + 1], ti[#ti + 1] = t + 1, i + 1 end
-   end
-   if #to == 0 then return nil end
-   local a, b = torch.LongTensor(to), torch.LongTensor(ti)
-   if like:device() ~= a:device() then
-      a = T.empty(a:dtype(), like:device()):resize(#to):copy(a)
-      b = T.empty(b:dtype(), like:device()):resize(#ti):copy(b)
-   end
-   return a, b
-end
-
--- Scratch tensors of the passes below, by role, type and device, shared by every module (the
--- passes never nest): fresh ones each call cost more in page faults than the copies themselves.
--- Weak values: the collector may take them back between calls.
+-- Scratch columns, by type and device, shared by every module (the passes never nest): fresh
+-- ones each call cost more in page faults than the copies into them. Weak values: the collector
+-- may take them back between calls.
 local scratch = setmetatable({}, { __mode = 'v' })
-local function buf(role, like)
-   local key = role .. ' ' .. like:type() .. ' ' .. like:device()
+local function colbuf(like)
+   local key = like:type() .. ' ' .. like:device()
    local b = scratch[key]
    if not b then
       b = like.new()
@@ -90,85 +73,112 @@ local function buf(role, like)
    return b
 end
 
--- N x P x T x H x W as frame-major N x T x P x H x W (contiguous, in scratch `role`): the passes
--- transpose once in and once out, and every frame selection in between copies whole P x H x W blocks
-local function frame_major(x, role)
-   return buf(role, x):resize(x:size(1), x:size(3), x:size(2), x:size(4), x:size(5)):copy(x:transpose(2, 3))
-end
-
--- frames idx of a frame-major N x T x P x H x W tensor as an (N*n) x P x H x W batch of planes
-local function gather(xt, idx, role)
-   local s = torch.index(buf(role, xt), xt, 2, idx)
-   return s:view(s:size(1) * s:size(2), s:size(3), s:size(4), s:size(5))
-end
-
 local function conv_out(n, k, d, pad, dil)
    return math.floor((n + 2 * pad - dil * (k - 1) - 1) / d) + 1
 end
 Conv._outSize = conv_out
 
--- y = conv3d(x, w) + bias; x: N x C x T x H x W, w: O x C x kT x kH x kW; y is resized.
+-- dy must be N x O x oT x oH x oW, the size of the convolution's output
+local function expect_grad(dy, N, O, oT, oH, oW)
+   if dy:size(1) ~= N or dy:size(2) ~= O or dy:size(3) ~= oT or dy:size(4) ~= oH or dy:size(5) ~= oW then
+      error(('3-d convolution: gradOutput has size %s, expected %dx%dx%dx%dx%d'):format(
+         table.concat(T.sizes(dy), 'x'), N, O, oT, oH, oW), 4)
+   end
+end
+
+-- the columns of sample xn (C x T x H x W) for a kernel kT x kH x kW, into the scratch buffer
+local function vol2col(xn, kT, kH, kW, g)
+   local col = colbuf(xn)
+   check(C.mt_nn_vol2col(col.h, xn.h, kT, kW, kH, g.dT, g.dW, g.dH, g.padT, g.padW, g.padH, g.dilT, g.dilW,
+      g.dilH))
+   return col
+end
+
+-- float32 on the CPU: oneDNN's 3-d convolution (csrc/cpu/nn_vol_onednn.c) where it is built in and
+-- has an implementation for the shape; false otherwise (the caller takes the vol2col path). Used
+-- for the forward and the input gradient (3x faster than vol2col + GEMM on the bench layer, one
+-- thread), not for the weight gradient (oneDNN's was 15% slower there). Below ONEDNN_MACS
+-- multiply-adds vol2col runs: a oneDNN call costs a parallel region and its barriers whatever
+-- the size, which on a loaded machine cost more than the whole small convolution. Unlike 2-d
+-- convolutions (torch.convBackend) the choice is fixed, so results are reproducible from run
+-- to run.
+local ONEDNN_MACS = 2 ^ 20
+Conv._onednnCalls = 0
+local ran = ffi.new('int[1]')
+local function onednn(pass, out, out2, a, b, bias, scale, g, macs)
+   if a:type() ~= 'torch.FloatTensor' or macs < ONEDNN_MACS then return false end
+   local w = b:isContiguous() and b or b:contiguous()
+   check(C.mt_nn_conv3d_onednn(pass, out.h, out2 and out2.h or nil, a.h, w.h, bias and bias.h or nil, scale, g.dT,
+      g.dW, g.dH, g.padT, g.padW, g.padH, g.dilT, g.dilW, g.dilH, ran))
+   if ran[0] == 1 then Conv._onednnCalls = Conv._onednnCalls + 1 end
+   return ran[0] == 1
+end
+
+-- y = conv3d(x, w) + bias; x: N x C x T x H x W, w: O x C x kT x kH x kW; y is resized. One GEMM per
+-- sample on its columns (csrc/nn/vol.c): y[n] (O x oT*oH*oW) = w (O x C*kT*kH*kW) * cols(x[n]).
 function Conv._forward(y, x, w, bias, g)
-   local N, T_in, O = x:size(1), x:size(3), w:size(1)
-   local kT = w:size(3)
-   local oT = conv_out(T_in, kT, g.dT, g.padT, g.dilT)
-   local oH = conv_out(x:size(4), w:size(4), g.dH, g.padH, g.dilH)
-   local oW = conv_out(x:size(5), w:size(5), g.dW, g.padW, g.dilW)
-   local xt = frame_major(x, 'x')
-   local yt = buf('y', x):resize(N, oT, O, oH, oW):zero()
-   local y2 = buf('y2', x)
-   for kt = 1, kT do
-      local to, ti = frames(g, kt, T_in, oT, x)
-      if to then
-         -- temporaries bound to locals: a handle taken from an unnamed cdata may be collected
-         -- while the next argument allocates
-         local xs, ws = gather(xt, ti, 'xs'), w:select(3, kt):contiguous()
-         check(C.mt_conv2d_forward(y2.h, xs.h, ws.h, nil, g.dW, g.dH, g.padW,
-            g.padH, g.dilW, g.dilH, 1))
-         yt:indexAdd(2, to, y2:view(N, to:size(1), O, oH, oW))
+   local N, O, kT, kH, kW = x:size(1), w:size(1), w:size(3), w:size(4), w:size(5)
+   local oT = conv_out(x:size(3), kT, g.dT, g.padT, g.dilT)
+   local oH = conv_out(x:size(4), kH, g.dH, g.padH, g.dilH)
+   local oW = conv_out(x:size(5), kW, g.dW, g.padW, g.dilW)
+   local L = oT * oH * oW
+   y:resize(N, O, oT, oH, oW)
+   if onednn(0, y, nil, x, w, bias, 1, g, N * O * L * x:size(2) * kT * kH * kW) then return y end
+   local w2 = w:contiguous()
+   w2 = w2:view(O, w2:nElement() / O)
+   for n = 1, N do
+      local xn = x:select(1, n)
+      local col = vol2col(xn, kT, kH, kW, g)
+      local yn = y:select(1, n):view(O, L)
+      if bias then
+         yn:copy(bias:view(O, 1):expand(O, L))
+         yn:addmm(1, yn, 1, w2, col)
+      else
+         yn:addmm(0, yn, 1, w2, col)
       end
    end
-   y:resize(N, O, oT, oH, oW):copy(yt:transpose(2, 3))
-   if bias then y:add(bias:view(1, bias:size(1), 1, 1, 1):expandAs(y)) end
    return y
 end
 
--- gi (resized to size, N x C x T x H x W) = the input gradient of conv3d for gradOutput dy
+-- gi (resized to size, N x C x T x H x W) = the input gradient of conv3d for gradOutput dy: per
+-- sample the columns w^T * dy[n] summed back into the volume (col2vol)
 function Conv._backwardInput(gi, size, dy, w, g)
-   local N, T_in, oT = size[1], size[3], dy:size(3)
-   local dyt = frame_major(dy, 'dy')
-   local git = buf('gi', dy):resize(N, T_in, size[2], size[4], size[5]):zero()
-   local g2 = buf('g2', dy)
-   for kt = 1, w:size(3) do
-      local to, ti = frames(g, kt, T_in, oT, dy)
-      if to then
-         g2:resize(N * to:size(1), size[2], size[4], size[5])
-         -- the C routine reads its 'input' argument for the size only
-         local ds, ws = gather(dyt, to, 'ds'), w:select(3, kt):contiguous()
-         check(C.mt_conv2d_backward_input(g2.h, g2.h, ds.h, ws.h, g.dW, g.dH,
-            g.padW, g.padH, g.dilW, g.dilH, 1))
-         git:indexAdd(2, ti, g2:view(N, to:size(1), size[2], size[4], size[5]))
-      end
+   local N, O, Cin, kT, kH, kW = size[1], w:size(1), size[2], w:size(3), w:size(4), w:size(5)
+   expect_grad(dy, N, O, conv_out(size[3], kT, g.dT, g.padT, g.dilT), conv_out(size[4], kH, g.dH, g.padH, g.dilH),
+      conv_out(size[5], kW, g.dW, g.padW, g.dilW))
+   local L = dy:size(3) * dy:size(4) * dy:size(5)
+   gi:resize(torch.LongStorage(size))
+   if onednn(1, gi, nil, dy, w, nil, 1, g, N * O * L * Cin * kT * kH * kW) then return gi end
+   local w2 = w:contiguous()
+   w2 = w2:view(O, w2:nElement() / O)
+   local col = colbuf(dy)
+   col:resize(w2:size(2), L)
+   for n = 1, N do
+      local dn = dy:select(1, n):view(O, L)
+      col:addmm(0, col, 1, w2:t(), dn)
+      local gn = gi:select(1, n)
+      check(C.mt_nn_col2vol(gn.h, col.h, Cin, size[3], size[4], size[5], kT, kW, kH, g.dT, g.dW, g.dH, g.padT,
+         g.padW, g.padH, g.dilT, g.dilW, g.dilH))
    end
-   gi:resize(torch.LongStorage(size)):copy(git:transpose(2, 3))
    return gi
 end
 
--- gw += scale * dL/dw of conv3d(x, w) for gradOutput dy (gw: O x C x kT x kH x kW)
+-- gw += scale * dL/dw of conv3d(x, w) for gradOutput dy (gw: O x C x kT x kH x kW, contiguous):
+-- per sample gw += scale * dy[n] * cols(x[n])^T
 function Conv._backwardParams(gw, x, dy, scale, g)
-   local N, T_in, oT = x:size(1), x:size(3), dy:size(3)
-   local xt, dyt = frame_major(x, 'x'), frame_major(dy, 'dy')
-   local tmp = buf('gw', gw)
-   for kt = 1, gw:size(3) do
-      local to, ti = frames(g, kt, T_in, oT, x)
-      if to then
-         tmp:resize(gw:size(1), gw:size(2), gw:size(4), gw:size(5)):zero()
-         local xs, ds = gather(xt, ti, 'xs'), gather(dyt, to, 'ds')
-         check(C.mt_conv2d_backward_params(tmp.h, nil, xs.h, ds.h, scale, g.dW, g.dH, g.padW,
-            g.padH, g.dilW, g.dilH, 1))
-         gw:select(3, kt):add(tmp)
-      end
+   local N, O, kT, kH, kW = x:size(1), gw:size(1), gw:size(3), gw:size(4), gw:size(5)
+   expect_grad(dy, N, O, conv_out(x:size(3), kT, g.dT, g.padT, g.dilT), conv_out(x:size(4), kH, g.dH, g.padH, g.dilH),
+      conv_out(x:size(5), kW, g.dW, g.padW, g.dilW))
+   local L = dy:size(3) * dy:size(4) * dy:size(5)
+   local gw2 = gw:isContiguous() and gw or gw:contiguous()
+   local m = gw2:view(O, gw2:nElement() / O)
+   for n = 1, N do
+      local xn = x:select(1, n)
+      local col = vol2col(xn, kT, kH, kW, g)
+      local dn = dy:select(1, n):view(O, L)
+      m:addmm(1, m, scale, dn, col:t())
    end
+   if gw2 ~= gw then gw:copy(gw2) end
 end
 
 -- the per-plane sums of a 5-d N x P x ... tensor

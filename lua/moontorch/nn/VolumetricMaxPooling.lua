@@ -1,10 +1,8 @@
 -- nn.VolumetricMaxPooling(kT, kW, kH, [dT=kT], [dW=kW], [dH=kH], [padT=0], [padW=0], [padH=0]) with
--- :ceil()/:floor(), as in Torch7. Input: C x T x H x W or N x C x T x H x W. A max over a box is
--- separable, so the module pools H x W by the C 2-d max pooling (undilated) or along W then H, and
--- then along T, each 1-d pass a max over unfolded windows of a -inf padded copy, and composes the
--- winners' positions with gathers. self.indices (int64, the output's size) holds each maximum's
--- 0-based position within its T x H x W input volume, which nn.VolumetricMaxUnpooling and the
--- backward pass (an indexAdd) use. Dilation (the fields of
+-- :ceil()/:floor(), as in Torch7. Input: C x T x H x W or N x C x T x H x W. One C op each way
+-- (csrc/nn/vol_pool.c): the forward takes each window's maximum (a NaN wins) and keeps in
+-- self.indices (int64, the output's size) its 0-based position within its T x H x W input volume,
+-- which nn.VolumetricMaxUnpooling and the backward pass use. Dilation (the fields of
 -- nn.VolumetricDilatedMaxPooling) spaces the window's taps.
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
@@ -44,39 +42,6 @@ end
 function Pool:ceil() self.ceil_mode = true return self end
 function Pool:floor() self.ceil_mode = false return self end
 
--- output length of one dimension (Torch7's rule: in ceil mode the last window must start
--- inside the input or its left padding)
-local function outLen(n, k, d, pad, dil, ceil)
-   local span = n + 2 * pad - dil * (k - 1) - 1
-   local o = (ceil and math.ceil(span / d) or math.floor(span / d)) + 1
-   if ceil and (o - 1) * d >= n + pad then o = o - 1 end
-   return o
-end
-Pool._outLen = outLen
-
--- 1-d max pooling of x along dim: values and the winners' 0-based positions along dim
-local function pool1d(x, dim, k, d, pad, dil, ceil)
-   local n = x:size(dim)
-   local o = outLen(n, k, d, pad, dil, ceil)
-   local e = dil * (k - 1) + 1
-   local sz = T.sizes(x)
-   sz[dim] = math.max(n + 2 * pad, (o - 1) * d + e)
-   local p = x.new():resize(torch.LongStorage(sz)):fill(-math.huge)
-   p:narrow(dim, pad + 1, n):copy(x)
-   local last = #sz + 1
-   local w = p:unfold(dim, e, d):narrow(dim, 1, o):unfold(last, 1, dil):select(last + 1, 1)
-   local v, a = w:max(last)
-   v, a = v:select(last, 1), a:select(last, 1)
-   -- window start o_i*d - pad plus tap (a-1)*dil
-   local osz = T.sizes(v)
-   local shape = {}
-   for i = 1, #osz do shape[i] = i == dim and o or 1 end
-   local start = torch.range(0, o - 1):long():mul(d):add(-pad)
-   if start:device() ~= a:device() then start = T.empty(start:dtype(), a:device()):resize(o):copy(start) end
-   local pos = a:add(-1):mul(dil):add(start:view(torch.LongStorage(shape)):expandAs(a))
-   return v, pos
-end
-
 -- (5-d contiguous input, was it 4-d?)
 local function batched(self, input, what)
    local name = torch.type(self)
@@ -91,45 +56,47 @@ local function batched(self, input, what)
 end
 Pool._batched = batched
 
+-- the window arguments of the C op: kernel, stride, padding, dilation, ceil mode
+local function window(self)
+   return self.kT, self.kW, self.kH, self.dT, self.dW, self.dH, self.padT, self.padW, self.padH,
+      self.dilationT or 1, self.dilationW or 1, self.dilationH or 1, self.ceil_mode and 1 or 0
+end
+
 function Pool:updateOutput(input)
-   local x, single = batched(self, input, 'input')
-   local Ti, H, W = x:size(3), x:size(4), x:size(5)
+   local name = torch.type(self)
+   T.expect_tensor(input, name, 'input', 3)
+   local d = input:dim()
+   if d ~= 4 and d ~= 5 then
+      error(('%s: expected a 4-d or 5-d input, got size %s'):format(name, table.concat(T.sizes(input), 'x')), 2)
+   end
+   checkWindow(self, 3)
    -- Torch7's fields: nn.VolumetricMaxUnpooling restores this size
-   self.itime, self.iheight, self.iwidth = Ti, H, W
-   local dilT, dilW, dilH = self.dilationT or 1, self.dilationW or 1, self.dilationH or 1
-   local ceil = self.ceil_mode
-   local oT, oH, oW = outLen(Ti, self.kT, self.dT, self.padT, dilT, ceil),
-      outLen(H, self.kH, self.dH, self.padH, dilH, ceil), outLen(W, self.kW, self.dW, self.padW, dilW, ceil)
-   if oT < 1 or oH < 1 or oW < 1 then
-      error(('%s: input %dx%dx%d (TxHxW) is too small: output would be %dx%dx%d'):format(torch.type(self), Ti, H, W,
-         oT, oH, oW), 2)
+   self.itime, self.iheight, self.iwidth = input:size(d - 2), input:size(d - 1), input:size(d)
+   local y = self.output
+   if not torch.isTensor(y) or y:type() ~= input:type() or y == input then y = input.new(); self.output = y end
+   if not torch.isTensor(self.indices) or self.indices:device() ~= input:device() then
+      self.indices = T.empty(T.LONG, input:device())
    end
-   if dilW == 1 and dilH == 1 then
-      -- the H x W part by the C 2-d max pooling over the frames as planes (same output-size
-      -- rule), then T over the 1/(kH kW) as large result
-      local N, P = x:size(1), x:size(2)
-      local v2, i2 = x.new(), T.empty(T.LONG, x:device())
-      local planes = x:view(N, P * Ti, H, W)
-      T.check(T.C.mt_maxpool2d_forward(v2.h, i2.h, planes.h, self.kW, self.kH, self.dW, self.dH, self.padW,
-         self.padH, ceil and 1 or 0))
-      local vt, pt = pool1d(v2:view(N, P, Ti, oH, oW), 3, self.kT, self.dT, self.padT, dilT, ceil)
-      self.indices = pt:clone():mul(H * W):add(i2:view(N, P, Ti, oH, oW):gather(3, pt:add(1)))
-      self.output = single and vt:select(1, 1) or vt
-      if single then self.indices = self.indices:select(1, 1) end
-      return self.output
-   end
-   local vw, pw = pool1d(x, 5, self.kW, self.dW, self.padW, dilW, ceil)
-   local vh, ph = pool1d(vw, 4, self.kH, self.dH, self.padH, dilH, ceil)
-   pw = pw:gather(4, ph + 1)
-   local vt, pt = pool1d(vh, 3, self.kT, self.dT, self.padT, dilT, ceil)
-   ph, pw = ph:gather(3, pt + 1), pw:gather(3, pt + 1)
-   self.indices = pt:mul(H):add(ph):mul(W):add(pw)
-   self.output = single and vt:select(1, 1) or vt
-   if single then self.indices = self.indices:select(1, 1) end
+   T.check(T.C.mt_nn_maxpool3d_forward(y.h, self.indices.h, input.h, window(self)))
    return self.output
 end
 
+function Pool:updateGradInput(input, gradOutput)
+   local name = torch.type(self)
+   T.expect_tensor(gradOutput, name, 'gradOutput', 3)
+   if gradOutput:nElement() ~= self.indices:nElement() then
+      error(('%s: gradOutput has size %s but the output has %s'):format(name,
+         table.concat(T.sizes(gradOutput), 'x'), table.concat(T.sizes(self.indices), 'x')), 2)
+   end
+   local gi = self.gradInput
+   if not torch.isTensor(gi) or gi:type() ~= input:type() then gi = input.new(); self.gradInput = gi end
+   local dy = gradOutput:dim() == self.indices:dim() and gradOutput or gradOutput:view(T.sizes(self.indices))
+   T.check(T.C.mt_nn_maxpool3d_backward(gi.h, dy.h, self.indices.h, input.h, window(self)))
+   return self.gradInput
+end
+
 -- flat 1-based positions, in an N*C*T*H*W vector, of the elements the indices name
+-- (nn.VolumetricMaxUnpooling)
 function Pool._positions(indices, planes, volume)
    local n = indices:nElement() / planes
    local base = torch.range(0, planes - 1):long():mul(volume):add(1)
@@ -138,21 +105,6 @@ function Pool._positions(indices, planes, volume)
    end
    return indices:contiguous():view(planes, n):clone():add(base:view(planes, 1):expand(planes, n))
       :view(planes * n)
-end
-
-function Pool:updateGradInput(input, gradOutput)
-   local x = batched(self, input, 'input')
-   T.expect_tensor(gradOutput, torch.type(self), 'gradOutput', 4)
-   if gradOutput:nElement() ~= self.indices:nElement() then
-      error(('%s: gradOutput has size %s but the output has %s'):format(torch.type(self),
-         table.concat(T.sizes(gradOutput), 'x'), table.concat(T.sizes(self.indices), 'x')), 2)
-   end
-   local planes = x:size(1) * x:size(2)
-   local pos = Pool._positions(self.indices, planes, x:size(3) * x:size(4) * x:size(5))
-   local gi = x.new():resize(x:nElement()):zero()
-   gi:indexAdd(1, pos, gradOutput:contiguous():view(gradOutput:nElement()))
-   self.gradInput = gi:view(T.sizes(input))
-   return self.gradInput
 end
 
 Pool.clearState = P.clearIndices
