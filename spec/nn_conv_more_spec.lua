@@ -319,6 +319,43 @@ describe('nn convolution group', function()
          jac(nn.TemporalMaxPooling(2, 1), rand(2, 6, 3), 'temporal max')
          jac(nn.TemporalMaxPooling(3), rand(7, 2), 'temporal max single')
       end)
+
+      -- its row-against-row C path: ties (small integers) keep the first frame, the first NaN of
+      -- a window wins; against a Lua loop, in float32, with 1 and 2 threads
+      it('TemporalMaxPooling keeps the first of equal maxima and the first NaN (float32, 1 and 2 threads)', function()
+         local x = torch.FloatTensor(3, 9, 37):random(1, 3)
+         for _ = 1, 12 do x[math.random(3)][math.random(9)][math.random(37)] = 0 / 0 end
+         local threads = torch.getnumthreads()
+         for _, nt in ipairs { 1, 2 } do
+            torch.setnumthreads(nt)
+            local m = nn.TemporalMaxPooling(3, 2)
+            local y = m:forward(x)
+            assert.are.same({ 3, 4, 37 }, T.sizes(y))
+            for n = 1, 3 do
+               for t = 1, 4 do
+                  for f = 1, 37 do
+                     local best, bi
+                     for k = 0, 2 do
+                        local v = x[n][(t - 1) * 2 + 1 + k][f]
+                        if not best or (best == best and (v > best or v ~= v)) then best, bi = v, k end
+                     end
+                     local got = y[n][t][f]
+                     assert(got == best or (got ~= got and best ~= best), ('y[%d][%d][%d] = %s, want %s'):format(n, t, f,
+                        tostring(got), tostring(best)))
+                     -- the gradient of a unit gradOutput lands on the chosen frame
+                     local g = torch.FloatTensor(3, 4, 37):zero()
+                     if f == 1 then
+                        g[n][t][f] = 1
+                        local gi = m:updateGradInput(x, g)
+                        assert.are.equal(1, gi[n][(t - 1) * 2 + 1 + bi][f])
+                        assert.are.equal(1, gi:sum())
+                     end
+                  end
+               end
+            end
+         end
+         torch.setnumthreads(threads)
+      end)
    end)
 
    describe('VolumetricBatchNormalization', function()

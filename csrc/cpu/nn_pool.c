@@ -15,8 +15,46 @@ static inline int64_t pbase(int64_t p, int64_t hw, int64_t cs) { return (p / cs)
 
 /* ---- max pooling: indices hold the 0-based flat position of each maximum in its H x W plane;
  * NaN wins (propagates) as in PyTorch. */
+/* Windows one column wide over whole rows (kW = dW = 1, no column padding, NCHW: what
+ * TemporalMaxPooling asks for): the maximum of kH rows taken row against row, a pass along
+ * contiguous memory per input row instead of a window walk per output cell. Same results as the
+ * general loop: the first NaN wins, then the first of equal maxima. */
+#define MAX_ROWS(N, T, CT)                                                                            \
+  static void maxrows_##N(const T *x, T *y, int64_t *idx, const pool_geom *g) {                       \
+    int64_t W = g->W, work = g->planes * g->oH * W * g->kH;                                           \
+    (void)work;                                                                                       \
+    _Pragma("omp parallel for if(work > MT_PARALLEL_GRAIN)")                                          \
+    for (int64_t p = 0; p < g->planes; p++) {                                                         \
+      const T *xp = x + p * g->H * W;                                                                 \
+      for (int64_t oy = 0; oy < g->oH; oy++) {                                                        \
+        int64_t y0 = oy * g->dH - g->pH, y1 = y0 + g->kH < g->H ? y0 + g->kH : g->H;                  \
+        if (y0 < 0) y0 = 0;                                                                           \
+        T *yr = y + (p * g->oH + oy) * W;                                                             \
+        int64_t *ir = idx + (p * g->oH + oy) * W;                                                     \
+        for (int64_t ix = 0; ix < W; ix++) ir[ix] = y0 * W + ix;                                      \
+        if (y0 >= y1) { /* a window wholly in the padding, as the general loop leaves it */           \
+          for (int64_t ix = 0; ix < W; ix++) mt_st_##N(yr + ix, -INFINITY);                           \
+          continue;                                                                                   \
+        }                                                                                             \
+        for (int64_t ix = 0; ix < W; ix++) yr[ix] = xp[y0 * W + ix];                                  \
+        for (int64_t iy = y0 + 1; iy < y1; iy++)                                                      \
+          for (int64_t ix = 0; ix < W; ix++) {                                                        \
+            CT v = mt_ld_##N(xp + iy * W + ix), b = mt_ld_##N(yr + ix);                               \
+            int take = (v > b) | ((v != v) & (b == b)); /* selects, not branches: random signs */    \
+            mt_st_##N(yr + ix, take ? v : b);                                                         \
+            ir[ix] = take ? iy * W + ix : ir[ix];                                                     \
+          }                                                                                           \
+      }                                                                                               \
+    }                                                                                                 \
+  }
 #define MAX_FWD(E, N, T, CT)                                                                          \
+  MAX_ROWS(N, T, CT)                                                                                  \
   static void maxfwd_##N(const T *x, T *y, int64_t *idx, const pool_geom *g) {                        \
+    if (g->kW == 1 && g->dW == 1 && g->pW == 0 && g->cs == 1 && g->oW == g->W && g->oH > 0 &&          \
+        g->H > 0) {                                                                                   \
+      maxrows_##N(x, y, idx, g);                                                                      \
+      return;                                                                                         \
+    }                                                                                                 \
     int64_t work = g->planes * g->oH * g->oW * g->kH * g->kW;                                         \
     (void)work;                                                                                       \
     _Pragma("omp parallel for if(work > MT_PARALLEL_GRAIN)")                                          \

@@ -5,6 +5,7 @@
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
+local utils = require 'moontorch.nn.utils'
 local P = require 'moontorch.nn.pooling_common'
 local C, check = T.C, T.check
 
@@ -43,7 +44,7 @@ function Pool:updateOutput(input)
    if not torch.isTensor(self.indices) or self.indices:device() ~= input:device() then
       self.indices = T.empty(torch.LongTensor():dtype(), input:device())
    end
-   local y = input.new()
+   local y = utils.result(self, '_y', input) -- reused between calls, as Torch7 reuses output
    check(C.mt_maxpool2d_forward(y.h, self.indices.h, x.h, 1, self.kW, 1, self.dW, 0, 0, 0))
    local sz = T.sizes(input)
    sz[#sz - 1] = y:size(3)
@@ -54,13 +55,16 @@ end
 function Pool:updateGradInput(input, gradOutput)
    local x = as4d(input, 'input')
    local g = as4d(gradOutput, 'gradOutput')
-   local gi = input.new()
+   local gi = utils.result(self, '_gi', input)
    check(C.mt_maxpool2d_backward(gi.h, g.h, self.indices.h, x.h, 1, self.kW, 1, self.dW, 0, 0, 0))
    self.gradInput = gi:view(T.sizes(input))
    return self.gradInput
 end
 
-Pool.clearState = P.clearIndices
+function Pool:clearState()
+   self._y, self._gi = nil, nil
+   return P.clearIndices(self)
+end
 
 function Pool:__tostring__() return ('%s(%d, %d)'):format(torch.type(self), self.kW, self.dW) end
 
