@@ -5,6 +5,7 @@
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
+local utils = require 'moontorch.nn.utils'
 local C, check = T.C, T.check
 require 'moontorch.nn.VolumetricMaxPooling'
 
@@ -34,11 +35,13 @@ end
 function Pool:updateOutput(input)
    local x, single, oT, oH, oW = geometry(self, input)
    local N, P, Ti, H, W = x:size(1), x:size(2), x:size(3), x:size(4), x:size(5)
-   local hw = x.new()
-   check(C.mt_avgpool2d_forward(hw.h, x:view(N, P * Ti, H, W).h, self.kW, self.kH, self.dW, self.dH, 0, 0, 0, 1))
-   self._hw = hw
-   local y = x.new()
-   check(C.mt_avgpool2d_forward(y.h, hw:view(N * P, 1, Ti, oH * oW).h, 1, self.kT, 1, self.dT, 0, 0, 0, 1))
+   -- buffers reused between calls; views bound to locals (an unnamed one may be collected while
+   -- the next argument is made)
+   local hw, y = utils.result(self, '_hw', x), utils.result(self, '_y', x)
+   local x4 = x:view(N, P * Ti, H, W)
+   check(C.mt_avgpool2d_forward(hw.h, x4.h, self.kW, self.kH, self.dW, self.dH, 0, 0, 0, 1))
+   local hw4 = hw:view(N * P, 1, Ti, oH * oW)
+   check(C.mt_avgpool2d_forward(y.h, hw4.h, 1, self.kT, 1, self.dT, 0, 0, 0, 1))
    y = y:view(N, P, oT, oH, oW)
    self.output = single and y:select(1, 1) or y
    return self.output
@@ -53,11 +56,12 @@ function Pool:updateGradInput(input, gradOutput)
          table.concat(T.sizes(gradOutput), 'x'), N, P, oT, oH, oW), 2)
    end
    local dy = gradOutput:contiguous():view(N * P, 1, oT, oH * oW)
-   local ghw = x.new()
-   -- the C backward reads its input argument for the size only
-   local shape = x.new():resize(N * P, 1, Ti, oH * oW)
+   local ghw = utils.result(self, '_ghw', x)
+   -- the C backward reads its input argument for the size only: the forward's time-pass input
+   local shape = (self._hw and self._hw:nElement() == N * P * Ti * oH * oW) and self._hw:view(N * P, 1, Ti, oH * oW)
+      or x.new():resize(N * P, 1, Ti, oH * oW)
    check(C.mt_avgpool2d_backward(ghw.h, dy.h, shape.h, 1, self.kT, 1, self.dT, 0, 0, 0, 1))
-   local gi = x.new()
+   local gi = utils.result(self, '_gi', x)
    -- views bound to locals: an unnamed one may be collected while the next is made
    local g4, x4 = ghw:view(N, P * Ti, oH, oW), x:view(N, P * Ti, H, W)
    check(C.mt_avgpool2d_backward(gi.h, g4.h, x4.h, self.kW, self.kH,
@@ -67,7 +71,7 @@ function Pool:updateGradInput(input, gradOutput)
 end
 
 function Pool:clearState()
-   self._hw = nil
+   self._hw, self._y, self._ghw, self._gi = nil, nil, nil, nil
    return parent.clearState(self)
 end
 
