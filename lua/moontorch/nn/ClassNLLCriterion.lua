@@ -28,8 +28,10 @@ end
 local loss_buf, tw_buf = ffi.new('double[1]'), ffi.new('double[1]')
 local target_buf = {}
 
--- the target as a tensor on the input's device (a number becomes a 1-element tensor)
-local function target_tensor(input, target)
+-- The target as a tensor on the input's device (a number becomes a 1-element tensor), and the
+-- class weights' handle in the input's type: shared with nn.CrossEntropyCriterion (`name` is the
+-- error prefix).
+function NLL._target(input, target, name)
    if type(target) == 'number' then
       local t = target_buf[input:device()]
       if not t then
@@ -39,13 +41,14 @@ local function target_tensor(input, target)
       return t:fill(target)
    end
    if not torch.isTensor(target) then
-      error(('%s: expected a number or a tensor of class indices as target, got %s'):format('nn.ClassNLLCriterion',
+      error(('%s: expected a number or a tensor of class indices as target, got %s'):format(name or 'nn.ClassNLLCriterion',
          torch.type(target)), 3)
    end
    return target
 end
+local target_tensor = NLL._target
 
-local function weights_h(self, input)
+function NLL._weights_h(self, input)
    local w = self.weights
    if w == nil then return nil end
    if w:type() ~= input:type() then
@@ -54,6 +57,7 @@ local function weights_h(self, input)
    end
    return w.h
 end
+local weights_h = NLL._weights_h
 
 function NLL:__len() return self.weights and self.weights:nElement() or 0 end
 

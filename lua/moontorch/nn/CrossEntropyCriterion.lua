@@ -6,7 +6,7 @@
 -- One C op each way (mt_nn_cross_entropy_*) gives the composition's results bit for bit without
 -- its N x C intermediates; the forward keeps each row's log-sum-exp for the backward.
 local torch = require 'moontorch'
-require 'moontorch.nn'
+local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
 local C, check = T.C, T.check
 local ffi = require 'ffi'
@@ -32,34 +32,11 @@ function CE:__init(weights, labelSmoothing)
 end
 
 local loss_buf, tw_buf = ffi.new('double[1]'), ffi.new('double[1]')
-local target_buf = {}
-
--- the target as a tensor on the input's device (a number becomes a 1-element tensor)
+-- the target and weight helpers are ClassNLLCriterion's (loaded before this file)
 local function target_tensor(input, target)
-   if type(target) == 'number' then
-      local t = target_buf[input:device()]
-      if not t then
-         t = T.new(T.LONG, input:device(), { 1 })
-         target_buf[input:device()] = t
-      end
-      return t:fill(target)
-   end
-   if not torch.isTensor(target) then
-      error(('nn.CrossEntropyCriterion: expected a number or a tensor of class indices as target, got %s'):format(
-         torch.type(target)), 3)
-   end
-   return target
+   return nn.ClassNLLCriterion._target(input, target, 'nn.CrossEntropyCriterion')
 end
-
-local function weights_h(self, input)
-   local w = self.weights
-   if w == nil then return nil end
-   if w:type() ~= input:type() then
-      w = w:type(input:type())
-      self.weights = w
-   end
-   return w.h
-end
+local function weights_h(self, input) return nn.ClassNLLCriterion._weights_h(self, input) end
 
 -- Each criterion's per-row log-sum-exp from its last forward: float64 whatever the input's type
 -- (the composition's bits depend on it), so kept beside the module rather than in a field that
