@@ -274,6 +274,7 @@ static mt_status entry_run(entry *e, const mt__conv_call *c, const mt__dnn_shape
 
 mt_status mt__onednn_run(const mt__conv_call *c, const mt__dnn_shape *sh, int variant, const char *op, int *ran) {
   *ran = 0;
+  if (sh->sp < 2 || sh->sp > 3) return mt__error(MT_ERR_INTERNAL, "%s: oneDNN path given %d spatial dims", op, sh->sp);
   const int bias = c->dir == MT__CONV_FWD ? c->bias != NULL : c->dir == MT__CONV_BWD_WEIGHTS && c->out2 != NULL;
   mt_status st = MT_OK;
   pthread_mutex_lock(&ctx.lock);
