@@ -2,11 +2,11 @@
  * fast path of nn.VolumetricConvolution and its variants. Why: their GEMM on vol2col columns
  * (csrc/nn/vol.c) has few rows (the output planes), where OpenBLAS runs at about the speed of
  * PyTorch's matrix product but half that of its 3-d convolution, which is oneDNN's direct JIT
- * kernels on blocked layouts. As csrc/cpu/onednn_conv.c does for 2-d convolutions (same
- * library, separate cache so the two never evict each other), each pass is a primitive made
- * once per shape, with `any` (blocked) layouts and reorders from and to the caller's NCDHW /
- * OIDHW tensors. Without oneDNN, or where it has no implementation, *ran is 0 and the caller
- * takes the vol2col path. */
+ * kernels on blocked layouts. This file only checks the operands: the pass runs through
+ * csrc/cpu/onednn_conv.c's code for 2-d convolutions (one primitive per shape, kept in its
+ * cache, `any` layouts with reorders from and to the caller's NCDHW / OIDHW tensors). Without
+ * oneDNN, or where it has no implementation, *ran is 0 and the caller takes the vol2col path. */
+#include "onednn_conv.h"
 #include "../core/error.h"
 #include "../core/tensor.h"
 #include "../moontorch.h"
@@ -40,248 +40,19 @@ static mt_status vol_dnn_check(int pass, const mt_tensor *out, const mt_tensor *
   return MT_OK;
 }
 
-#ifdef MT_ONEDNN
-#include <pthread.h>
-#include <stdlib.h>
-#include <string.h>
-#include <dnnl.h>
-
-/* key: sizes (15), geometry (9), pass, bias, threads */
-#define KEY_LEN 27
-typedef struct ventry {
-  int64_t key[KEY_LEN];
-  uint64_t stamp;
-  int used, ok;
-  dnnl_primitive_desc_t fwd_pd, pd;
-  dnnl_primitive_t conv, rin[2], rout;
-  dnnl_memory_desc_t umd[3], cmd[3], bias_md;
-  size_t scratch;
-} ventry;
-
-#define SLOTS 12
-enum { B_A, B_B, B_OUT, B_DW, B_DB, B_SCRATCH, NB };
-static struct {
-  pthread_mutex_t lock;
-  int state;
-  dnnl_engine_t eng;
-  dnnl_stream_t stream;
-  uint64_t clock;
-  ventry slots[SLOTS];
-  void *buf[NB];
-  size_t bufsz[NB];
-} vctx = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-static const int VARGS[3][3] = {{DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST},
-                                {DNNL_ARG_DIFF_DST, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_SRC},
-                                {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS}};
-
-static void ventry_clear(ventry *e) {
-  if (e->conv) dnnl_primitive_destroy(e->conv);
-  for (int i = 0; i < 2; i++)
-    if (e->rin[i]) dnnl_primitive_destroy(e->rin[i]);
-  if (e->rout) dnnl_primitive_destroy(e->rout);
-  if (e->pd) dnnl_primitive_desc_destroy(e->pd);
-  if (e->fwd_pd) dnnl_primitive_desc_destroy(e->fwd_pd);
-  memset(e, 0, sizeof *e);
-}
-
-static dnnl_status_t vreorder_make(dnnl_primitive_t *r, const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to) {
-  *r = NULL;
-  if (dnnl_memory_desc_equal(from, to)) return dnnl_success;
-  dnnl_primitive_desc_t pd;
-  dnnl_status_t s = dnnl_reorder_primitive_desc_create(&pd, from, vctx.eng, to, vctx.eng, NULL);
-  if (s != dnnl_success) return s;
-  s = dnnl_primitive_create(r, pd);
-  dnnl_primitive_desc_destroy(pd);
-  return s;
-}
-
-static dnnl_status_t ventry_make(ventry *e, const int64_t *d, const int *geo, int pass, int bias) {
-  dnnl_dims_t xd = {d[0], d[1], d[2], d[3], d[4]}, wd = {d[5], d[6], d[7], d[8], d[9]};
-  dnnl_dims_t yd = {d[10], d[11], d[12], d[13], d[14]}, bd = {d[5]};
-  dnnl_dims_t st = {geo[0], geo[1], geo[2]}, pl = {geo[3], geo[4], geo[5]};
-  dnnl_dims_t dil = {geo[6] - 1, geo[7] - 1, geo[8] - 1}, pr;
-  for (int i = 0; i < 3; i++) { /* padding after the input that gives our (floored) output size */
-    int64_t p = (d[12 + i] - 1) * geo[i] + (int64_t)geo[6 + i] * (d[7 + i] - 1) + 1 - d[2 + i] - geo[3 + i];
-    pr[i] = p > 0 ? p : 0;
-  }
-  dnnl_memory_desc_t x, y, w, b, ux, uy, uw;
-  dnnl_primitive_attr_t attr = NULL;
-  dnnl_status_t s;
-#define TRY(call)                                \
-  do {                                           \
-    if ((s = (call)) != dnnl_success) goto done; \
-  } while (0)
-  TRY(dnnl_memory_desc_init_by_tag(&x, 5, xd, dnnl_f32, dnnl_format_tag_any));
-  TRY(dnnl_memory_desc_init_by_tag(&y, 5, yd, dnnl_f32, dnnl_format_tag_any));
-  TRY(dnnl_memory_desc_init_by_tag(&w, 5, wd, dnnl_f32, dnnl_format_tag_any));
-  TRY(dnnl_memory_desc_init_by_tag(&b, 1, bd, dnnl_f32, dnnl_x));
-  TRY(dnnl_memory_desc_init_by_tag(&ux, 5, xd, dnnl_f32, dnnl_ncdhw));
-  TRY(dnnl_memory_desc_init_by_tag(&uy, 5, yd, dnnl_f32, dnnl_ncdhw));
-  TRY(dnnl_memory_desc_init_by_tag(&uw, 5, wd, dnnl_f32, dnnl_oidhw));
-  e->bias_md = b;
-  TRY(dnnl_primitive_attr_create(&attr));
-  TRY(dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user));
-  dnnl_convolution_desc_t fd, bdsc;
-  TRY(dnnl_dilated_convolution_forward_desc_init(&fd, dnnl_forward_training, dnnl_convolution_direct, &x, &w,
-                                                 pass == 0 && bias ? &b : NULL, &y, st, dil, pl, pr));
-  TRY(dnnl_primitive_desc_create(&e->fwd_pd, &fd, attr, vctx.eng, NULL));
-  if (pass == 0) {
-    e->pd = e->fwd_pd, e->fwd_pd = NULL;
-  } else {
-    if (pass == 1)
-      TRY(dnnl_dilated_convolution_backward_data_desc_init(&bdsc, dnnl_convolution_direct, &x, &w, &y, st, dil, pl, pr));
-    else
-      TRY(dnnl_dilated_convolution_backward_weights_desc_init(&bdsc, dnnl_convolution_direct, &x, &w, bias ? &b : NULL,
-                                                              &y, st, dil, pl, pr));
-    TRY(dnnl_primitive_desc_create(&e->pd, &bdsc, attr, vctx.eng, e->fwd_pd));
-  }
-  TRY(dnnl_primitive_create(&e->conv, e->pd));
-  const dnnl_memory_desc_t *user[3][3] = {{&ux, &uw, &uy}, {&uy, &uw, &ux}, {&ux, &uy, &uw}};
-  for (int i = 0; i < 3; i++) {
-    e->umd[i] = *user[pass][i];
-    e->cmd[i] = *dnnl_primitive_desc_query_md(e->pd, dnnl_query_exec_arg_md, VARGS[pass][i]);
-  }
-  TRY(vreorder_make(&e->rin[0], &e->umd[0], &e->cmd[0]));
-  TRY(vreorder_make(&e->rin[1], &e->umd[1], &e->cmd[1]));
-  TRY(vreorder_make(&e->rout, &e->cmd[2], &e->umd[2]));
-  e->scratch = dnnl_memory_desc_get_size(dnnl_primitive_desc_query_md(e->pd, dnnl_query_scratchpad_md, 0));
-  e->ok = 1;
-done:
-#undef TRY
-  if (attr) dnnl_primitive_attr_destroy(attr);
-  return s;
-}
-
-static void *vbuf(int i, size_t n) {
-  if (n == 0) n = 64;
-  if (vctx.bufsz[i] >= n) return vctx.buf[i];
-  free(vctx.buf[i]);
-  n = (n + 4095) & ~(size_t)4095;
-  vctx.buf[i] = aligned_alloc(64, n);
-  vctx.bufsz[i] = vctx.buf[i] ? n : 0;
-  return vctx.buf[i];
-}
-
-static ventry *vlookup(const int64_t *d, const int *geo, int pass, int bias, mt_status *st) {
-  int64_t k[KEY_LEN];
-  for (int i = 0; i < 15; i++) k[i] = d[i];
-  for (int i = 0; i < 9; i++) k[15 + i] = geo[i];
-  k[24] = pass, k[25] = bias, k[26] = mt_get_num_threads();
-  ventry *e = NULL, *lru = &vctx.slots[0];
-  for (int i = 0; i < SLOTS && !e; i++) {
-    ventry *s = &vctx.slots[i];
-    if (s->used && !memcmp(s->key, k, sizeof k)) e = s;
-    if (!s->used || (lru->used && s->stamp < lru->stamp)) lru = s;
-  }
-  if (!e) {
-    e = lru;
-    ventry_clear(e);
-    memcpy(e->key, k, sizeof k);
-    e->used = 1;
-    dnnl_status_t s = ventry_make(e, d, geo, pass, bias);
-    if (s != dnnl_success) {
-      ventry_clear(e);
-      memcpy(e->key, k, sizeof k);
-      e->used = 1; /* remembered as unimplemented (ok 0) */
-      if (s != dnnl_unimplemented) {
-        e->used = 0;
-        *st = mt__error(s == dnnl_out_of_memory ? MT_ERR_MEMORY : MT_ERR_INTERNAL,
-                        OP ": oneDNN could not make the convolution (status %d)", (int)s);
-        return NULL;
-      }
-    }
-  }
-  e->stamp = ++vctx.clock;
-  return e;
-}
-
-static dnnl_status_t vexec(dnnl_primitive_t p, int n, const int *arg, dnnl_memory_t *mem) {
-  dnnl_exec_arg_t a[6];
-  for (int i = 0; i < n; i++) a[i].arg = arg[i], a[i].memory = mem[i];
-  dnnl_status_t s = dnnl_primitive_execute(p, vctx.stream, n, a);
-  return s == dnnl_success ? dnnl_stream_wait(vctx.stream) : s;
-}
-
-static dnnl_status_t vreorder(dnnl_primitive_t r, dnnl_memory_t from, dnnl_memory_t to) {
-  static const int arg[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
-  dnnl_memory_t m[2] = {from, to};
-  return vexec(r, 2, arg, m);
-}
-
-/* memories 0..2 the caller's a, b, out; 3..5 oneDNN's layouts where they differ; 6 bias; 7 scratch */
-static mt_status ventry_run(ventry *e, int pass, float *out, float *out2, const float *a, const float *b,
-                            const float *bias_in, float scale, const int64_t *d) {
-  const size_t wsz = (size_t)(d[5] * d[6] * d[7] * d[8] * d[9]);
-  void *user[3] = {(void *)a, (void *)b, out};
-  if (pass == 2) user[2] = vbuf(B_DW, wsz * sizeof(float)); /* then added to out */
-  void *side[3];
-  for (int i = 0; i < 3; i++) {
-    const int r = i < 2 ? e->rin[i] != NULL : e->rout != NULL;
-    side[i] = r ? vbuf(B_A + i, dnnl_memory_desc_get_size(&e->cmd[i])) : user[i];
-  }
-  void *bias = pass == 0 ? (void *)bias_in : pass == 2 && out2 ? vbuf(B_DB, (size_t)d[5] * sizeof(float)) : NULL;
-  void *scratch = vbuf(B_SCRATCH, e->scratch);
+/* one pass through the oneDNN path shared with the 2-d convolutions (onednn_conv.c), in its
+ * blocked variant; d and geo as vol_dnn_check has them (T, H, W order) */
+static mt_status vol_dnn_run(int pass, float *out, float *out2, const float *a, const float *b, const float *bias,
+                             float scale, const int64_t *d, const int *geo, int *ran) {
+  mt__dnn_shape sh = {.sp = 3, .N = d[0], .C = d[1], .Cg = d[6], .O = d[5], .groups = 1};
   for (int i = 0; i < 3; i++)
-    if (!user[i] || !side[i]) return mt__error(MT_ERR_MEMORY, OP ": out of memory for oneDNN's buffers");
-  if (!scratch || (pass == 2 && out2 && !bias)) return mt__error(MT_ERR_MEMORY, OP ": out of memory for oneDNN's buffers");
-  dnnl_memory_t m[8] = {NULL};
-  dnnl_status_t s = dnnl_success;
-  for (int i = 0; i < 3 && s == dnnl_success; i++) {
-    s = dnnl_memory_create(&m[i], &e->umd[i], vctx.eng, user[i]);
-    if (s == dnnl_success && side[i] != user[i]) s = dnnl_memory_create(&m[3 + i], &e->cmd[i], vctx.eng, side[i]);
-  }
-  if (s == dnnl_success && bias) s = dnnl_memory_create(&m[6], &e->bias_md, vctx.eng, bias);
-  if (s == dnnl_success)
-    s = dnnl_memory_create(&m[7], dnnl_primitive_desc_query_md(e->pd, dnnl_query_scratchpad_md, 0), vctx.eng, scratch);
-  for (int i = 0; i < 2 && s == dnnl_success; i++)
-    if (e->rin[i]) s = vreorder(e->rin[i], m[i], m[3 + i]);
-  if (s == dnnl_success) {
-    int arg[5] = {VARGS[pass][0], VARGS[pass][1], VARGS[pass][2], DNNL_ARG_SCRATCHPAD,
-                  pass == 0 ? DNNL_ARG_BIAS : DNNL_ARG_DIFF_BIAS};
-    dnnl_memory_t cm[5] = {m[3] ? m[3] : m[0], m[4] ? m[4] : m[1], m[5] ? m[5] : m[2], m[7], m[6]};
-    s = vexec(e->conv, bias ? 5 : 4, arg, cm);
-  }
-  if (s == dnnl_success && e->rout) s = vreorder(e->rout, m[5], m[2]);
-  for (int i = 0; i < 8; i++)
-    if (m[i]) dnnl_memory_destroy(m[i]);
-  if (s != dnnl_success) return mt__error(MT_ERR_INTERNAL, OP ": oneDNN failed to run the convolution (status %d)", (int)s);
-  if (pass == 2) { /* accumulate, as the vol2col path does */
-    const float *dw = user[2], *db = bias;
-#pragma omp parallel for if (wsz > 65536) schedule(static)
-    for (size_t i = 0; i < wsz; i++) out[i] += scale * dw[i];
-    if (out2)
-      for (int64_t o = 0; o < d[5]; o++) out2[o] += scale * db[o];
-  }
-  return MT_OK;
+    sh.in[i] = d[2 + i], sh.k[i] = d[7 + i], sh.out[i] = d[12 + i], sh.stride[i] = geo[i], sh.pad[i] = geo[3 + i],
+    sh.dil[i] = geo[6 + i];
+  /* bias only feeds the forward, gradBias only the gradWeight pass */
+  const mt__conv_call c = {.dir = pass, .a = a, .b = b, .bias = pass == 0 ? bias : NULL, .out = out,
+                           .out2 = pass == 2 ? out2 : NULL, .scale = scale};
+  return mt__onednn_run(&c, &sh, MT__ONEDNN_BLOCKED, OP, ran);
 }
-
-static mt_status vol_dnn_run(int pass, float *out, float *out2, const float *a, const float *b, const float *bias,
-                             float scale, const int64_t *d, const int *geo, int *ran) {
-  const int hasb = pass == 0 ? bias != NULL : pass == 2 && out2 != NULL;
-  mt_status st = MT_OK;
-  pthread_mutex_lock(&vctx.lock);
-  if (vctx.state == 0)
-    vctx.state = dnnl_engine_create(&vctx.eng, dnnl_cpu, 0) == dnnl_success &&
-                         dnnl_stream_create(&vctx.stream, vctx.eng, dnnl_stream_default_flags) == dnnl_success
-                     ? 1
-                     : -1;
-  if (vctx.state == 1) {
-    ventry *e = vlookup(d, geo, pass, hasb, &st);
-    if (e && e->ok) {
-      st = ventry_run(e, pass, out, out2, a, b, bias, scale, d);
-      *ran = st == MT_OK;
-    }
-  }
-  pthread_mutex_unlock(&vctx.lock);
-  return st;
-}
-#else
-static mt_status vol_dnn_run(int pass, float *out, float *out2, const float *a, const float *b, const float *bias,
-                             float scale, const int64_t *d, const int *geo, int *ran) {
-  return MT_OK;
-}
-#endif
 
 mt_status mt_nn_conv3d_onednn(int pass, mt_tensor *out, mt_tensor *out2, const mt_tensor *a, const mt_tensor *b,
                               const mt_tensor *bias, double scale, int dT, int dW, int dH, int padT, int padW,

@@ -6,7 +6,9 @@
  * convolution; MT__ONEDNN_NCHW keeps the activations as they are (oneDNN then mostly runs its
  * own im2col + GEMM), reordering only the weights. Neither wins everywhere (stride 2 favours
  * NCHW here), so conv_backend.c times them. It also decides when this runs at all.
- * Without MT_ONEDNN only the stub at the end is compiled. */
+ * The same code runs the 3-d convolutions of nn_vol_onednn.c (NCDHW / OIDHW, blocked variant):
+ * mt__onednn_run takes 2 or 3 spatial dimensions, and only the dims and memory tags differ.
+ * Without MT_ONEDNN only the stubs at the end are compiled. */
 #include "onednn_conv.h"
 #include "../core/error.h"
 #include "../moontorch.h"
@@ -17,11 +19,11 @@
 #include <string.h>
 #include <dnnl.h>
 
-/* What a convolution is keyed by: its geometry, pass, bias or not, the layout variant, and the
- * thread count (oneDNN
- * cuts its work for the OpenMP thread count at creation; Debian's build runs on the same
- * libgomp as the rest of the backend, so torch.setnumthreads sets its threads too). */
-#define KEY_LEN 21
+/* What a convolution is keyed by: its shape (spatial rank included), pass, bias or not, the
+ * layout variant, and the thread count (oneDNN cuts its work for the OpenMP thread count at
+ * creation; Debian's build runs on the same libgomp as the rest of the backend, so
+ * torch.setnumthreads sets its threads too). */
+#define KEY_LEN 28
 typedef struct entry {
   int64_t key[KEY_LEN];
   uint64_t stamp; /* last use, for replacing the least recently used */
@@ -37,7 +39,8 @@ typedef struct entry {
  * functions are free functions like OpenBLAS's), oneDNN wants one engine for the CPU, and
  * making a convolution primitive JIT-compiles its kernels (milliseconds), so they are kept
  * between calls: in a bounded cache (SLOTS entries, least recently used replaced; ResNet-50
- * trains with about 60: 20 shapes x 3 passes). One mutex guards it and is held while a
+ * trains with about 60: 20 shapes x 3 passes; the 3-d convolutions share it, so a step of
+ * both still fits without either evicting the other). One mutex guards it and is held while a
  * convolution runs: each one already uses every OpenMP thread, so two at once would only share
  * the cores, and this lets the context own the scratchpad and reorder buffers (grown as needed,
  * freed never: the same few sizes come back every step) instead of allocating them per call.
@@ -55,8 +58,6 @@ static struct {
   size_t bufsz[NBUF];
 } ctx = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-#define OP "SpatialConvolution"
-
 int mt__onednn_available(void) { return 1; }
 
 static void entry_clear(entry *e) {
@@ -69,10 +70,15 @@ static void entry_clear(entry *e) {
   memset(e, 0, sizeof *e);
 }
 
-static void make_key(int64_t *k, const mt_conv_geom *g, int dir, int bias, int variant, int nth) {
-  const int64_t v[KEY_LEN] = {g->N,  g->C,  g->H,  g->W,  g->O,  g->Cg, g->kH, g->kW,   g->oH, g->oW, g->sW,
-                              g->sH, g->pW, g->pH, g->dW, g->dH, g->groups, dir, bias, variant, nth};
-  memcpy(k, v, sizeof v);
+static void make_key(int64_t *k, const mt__dnn_shape *sh, int dir, int bias, int variant, int nth) {
+  memset(k, 0, KEY_LEN * sizeof *k);
+  int64_t *p = k;
+  *p++ = sh->sp, *p++ = sh->N, *p++ = sh->C, *p++ = sh->Cg, *p++ = sh->O, *p++ = sh->groups;
+  for (int i = 0; i < sh->sp; i++)
+    p[i] = sh->in[i], p[3 + i] = sh->k[i], p[6 + i] = sh->out[i], p[9 + i] = sh->stride[i], p[12 + i] = sh->pad[i],
+    p[15 + i] = sh->dil[i];
+  p += 18;
+  *p++ = dir, *p++ = bias, *p++ = variant, *p = nth;
 }
 
 /* a reorder from -> to, or NULL where the layouts are the same */
@@ -93,20 +99,21 @@ static const int ARGS[3][3] = {{DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST},
                                {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS}};
 
 /* Makes e's primitives; dnnl_unimplemented where oneDNN has none for the shape. */
-static dnnl_status_t entry_make(entry *e, const mt_conv_geom *g, int dir, int bias, int variant) {
-  const int grouped = g->groups > 1;
-  dnnl_dims_t xd = {g->N, g->C, g->H, g->W}, yd = {g->N, g->O, g->oH, g->oW}, bd = {g->O};
-  dnnl_dims_t wd = {g->O, g->Cg, g->kH, g->kW};
-  if (grouped) {
-    wd[0] = g->groups, wd[1] = g->O / g->groups, wd[2] = g->Cg, wd[3] = g->kH, wd[4] = g->kW;
+static dnnl_status_t entry_make(entry *e, const mt__dnn_shape *sh, int dir, int bias, int variant) {
+  const int sp = sh->sp, grouped = sh->groups > 1, an = 2 + sp, wn = an + grouped;
+  dnnl_dims_t xd = {sh->N, sh->C}, yd = {sh->N, sh->O}, wd = {sh->O, sh->Cg}, bd = {sh->O};
+  if (grouped) wd[0] = sh->groups, wd[1] = sh->O / sh->groups, wd[2] = sh->Cg;
+  dnnl_dims_t st = {0}, dil = {0}, pl = {0}, pr = {0};
+  for (int i = 0; i < sp; i++) {
+    xd[2 + i] = sh->in[i], yd[2 + i] = sh->out[i], wd[wn - sp + i] = sh->k[i];
+    st[i] = sh->stride[i], dil[i] = sh->dil[i] - 1, pl[i] = sh->pad[i];
+    /* padding after the image: what makes oneDNN's output size ours (never below 0: the floor
+     * in our output size already drops the rows a stride would not reach) */
+    int64_t p = (sh->out[i] - 1) * sh->stride[i] + sh->dil[i] * (sh->k[i] - 1) + 1 - sh->in[i] - sh->pad[i];
+    pr[i] = p > 0 ? p : 0;
   }
-  const int wn = grouped ? 5 : 4;
-  /* padding after the image: what makes oneDNN's output size ours (never below 0: the floor in
-   * our output size already drops the rows a stride would not reach) */
-  int64_t prH = (g->oH - 1) * g->sH + g->dH * (g->kH - 1) + 1 - g->H - g->pH;
-  int64_t prW = (g->oW - 1) * g->sW + g->dW * (g->kW - 1) + 1 - g->W - g->pW;
-  dnnl_dims_t st = {g->sH, g->sW}, dil = {g->dH - 1, g->dW - 1}, pl = {g->pH, g->pW};
-  dnnl_dims_t pr = {prH > 0 ? prH : 0, prW > 0 ? prW : 0};
+  const dnnl_format_tag_t utag = sp == 2 ? dnnl_nchw : dnnl_ncdhw;
+  const dnnl_format_tag_t wtag = sp == 2 ? (grouped ? dnnl_goihw : dnnl_oihw) : (grouped ? dnnl_goidhw : dnnl_oidhw);
   dnnl_memory_desc_t x, y, w, b, ux, uy, uw;
   dnnl_status_t s;
 #define TRY(call)                          \
@@ -114,14 +121,14 @@ static dnnl_status_t entry_make(entry *e, const mt_conv_geom *g, int dir, int bi
     if ((s = (call)) != dnnl_success) goto done; \
   } while (0)
   dnnl_primitive_attr_t attr = NULL;
-  const dnnl_format_tag_t act = variant == MT__ONEDNN_NCHW ? dnnl_nchw : dnnl_format_tag_any;
-  TRY(dnnl_memory_desc_init_by_tag(&x, 4, xd, dnnl_f32, act));
-  TRY(dnnl_memory_desc_init_by_tag(&y, 4, yd, dnnl_f32, act));
+  const dnnl_format_tag_t act = variant == MT__ONEDNN_NCHW ? utag : dnnl_format_tag_any;
+  TRY(dnnl_memory_desc_init_by_tag(&x, an, xd, dnnl_f32, act));
+  TRY(dnnl_memory_desc_init_by_tag(&y, an, yd, dnnl_f32, act));
   TRY(dnnl_memory_desc_init_by_tag(&w, wn, wd, dnnl_f32, dnnl_format_tag_any));
   TRY(dnnl_memory_desc_init_by_tag(&b, 1, bd, dnnl_f32, dnnl_x));
-  TRY(dnnl_memory_desc_init_by_tag(&ux, 4, xd, dnnl_f32, dnnl_nchw));
-  TRY(dnnl_memory_desc_init_by_tag(&uy, 4, yd, dnnl_f32, dnnl_nchw));
-  TRY(dnnl_memory_desc_init_by_tag(&uw, wn, wd, dnnl_f32, grouped ? dnnl_goihw : dnnl_oihw));
+  TRY(dnnl_memory_desc_init_by_tag(&ux, an, xd, dnnl_f32, utag));
+  TRY(dnnl_memory_desc_init_by_tag(&uy, an, yd, dnnl_f32, utag));
+  TRY(dnnl_memory_desc_init_by_tag(&uw, wn, wd, dnnl_f32, wtag));
   e->bias_md = b;
   /* our buffers hold the scratchpad (one per context, not one per primitive) */
   TRY(dnnl_primitive_attr_create(&attr));
@@ -170,9 +177,9 @@ static void *buf(int i, size_t n) {
 }
 
 /* the entry for key (made now when missing), or NULL with *st set */
-static entry *lookup(const mt_conv_geom *g, int dir, int bias, int variant, mt_status *st) {
+static entry *lookup(const mt__dnn_shape *sh, int dir, int bias, int variant, const char *op, mt_status *st) {
   int64_t k[KEY_LEN];
-  make_key(k, g, dir, bias, variant, mt_get_num_threads());
+  make_key(k, sh, dir, bias, variant, mt_get_num_threads());
   entry *e = NULL, *lru = &ctx.slots[0];
   for (int i = 0; i < SLOTS && !e; i++) {
     entry *s = &ctx.slots[i];
@@ -184,7 +191,7 @@ static entry *lookup(const mt_conv_geom *g, int dir, int bias, int variant, mt_s
     entry_clear(e);
     memcpy(e->key, k, sizeof k);
     e->used = 1;
-    dnnl_status_t s = entry_make(e, g, dir, bias, variant);
+    dnnl_status_t s = entry_make(e, sh, dir, bias, variant);
     if (s != dnnl_success) {
       entry_clear(e);
       memcpy(e->key, k, sizeof k);
@@ -192,7 +199,7 @@ static entry *lookup(const mt_conv_geom *g, int dir, int bias, int variant, mt_s
       if (s != dnnl_unimplemented) {
         e->used = 0;
         *st = mt__error(s == dnnl_out_of_memory ? MT_ERR_MEMORY : MT_ERR_INTERNAL,
-                        OP ": oneDNN could not make the convolution (status %d)", (int)s);
+                        "%s: oneDNN could not make the convolution (status %d)", op, (int)s);
         return NULL;
       }
     }
@@ -217,21 +224,22 @@ static dnnl_status_t reorder(dnnl_primitive_t r, dnnl_memory_t from, dnnl_memory
 
 /* Runs e on the caller's pointers: reorders a and b in, the convolution, out back. Memories:
  * 0..2 the caller's a, b, out; 3..5 their oneDNN layouts where those differ; 6 bias; 7 scratch. */
-static mt_status entry_run(entry *e, const mt__conv_call *c, const mt_conv_geom *g) {
+static mt_status entry_run(entry *e, const mt__conv_call *c, const mt__dnn_shape *sh, const char *op) {
   const int dir = c->dir;
-  const size_t wsz = (size_t)(g->O * g->Cg * g->kH * g->kW);
+  size_t wsz = (size_t)(sh->O * sh->Cg);
+  for (int i = 0; i < sh->sp; i++) wsz *= (size_t)sh->k[i];
   void *user[3] = {(void *)c->a, (void *)c->b, c->out};
   if (dir == MT__CONV_BWD_WEIGHTS) user[2] = buf(BUF_DW, wsz * sizeof(float)); /* then added to out */
   void *conv_side[3] = {e->rin[0] ? buf(BUF_A, dnnl_memory_desc_get_size(&e->cmd[0])) : user[0],
                         e->rin[1] ? buf(BUF_B, dnnl_memory_desc_get_size(&e->cmd[1])) : user[1],
                         e->rout ? buf(BUF_OUT, dnnl_memory_desc_get_size(&e->cmd[2])) : user[2]};
   void *bias = dir == MT__CONV_FWD ? (void *)c->bias
-               : dir == MT__CONV_BWD_WEIGHTS && c->out2 ? buf(BUF_DB, (size_t)g->O * sizeof(float))
+               : dir == MT__CONV_BWD_WEIGHTS && c->out2 ? buf(BUF_DB, (size_t)sh->O * sizeof(float))
                                                        : NULL;
   void *scratch = buf(BUF_SCRATCH, e->scratch);
   for (int i = 0; i < 3; i++)
-    if (!user[i] || !conv_side[i]) return mt__error(MT_ERR_MEMORY, OP ": out of memory for oneDNN's buffers");
-  if (!scratch || (c->out2 && !bias)) return mt__error(MT_ERR_MEMORY, OP ": out of memory for oneDNN's buffers");
+    if (!user[i] || !conv_side[i]) return mt__error(MT_ERR_MEMORY, "%s: out of memory for oneDNN's buffers", op);
+  if (!scratch || (c->out2 && !bias)) return mt__error(MT_ERR_MEMORY, "%s: out of memory for oneDNN's buffers", op);
   dnnl_memory_t m[8] = {NULL};
   dnnl_status_t s = dnnl_success;
   for (int i = 0; i < 3 && s == dnnl_success; i++) {
@@ -252,20 +260,21 @@ static mt_status entry_run(entry *e, const mt__conv_call *c, const mt_conv_geom 
   if (s == dnnl_success && e->rout) s = reorder(e->rout, m[5], m[2]);
   for (int i = 0; i < 8; i++)
     if (m[i]) dnnl_memory_destroy(m[i]);
-  if (s != dnnl_success) return mt__error(MT_ERR_INTERNAL, OP ": oneDNN failed to run the convolution (status %d)", (int)s);
+  if (s != dnnl_success) return mt__error(MT_ERR_INTERNAL, "%s: oneDNN failed to run the convolution (status %d)", op, (int)s);
   if (dir == MT__CONV_BWD_WEIGHTS) { /* accumulate, as the native kernels do */
     const float *dw = user[2], *db = bias, sc = c->scale;
     float *out = c->out;
 #pragma omp parallel for if (wsz > 65536) schedule(static)
     for (size_t i = 0; i < wsz; i++) out[i] += sc * dw[i];
     if (c->out2)
-      for (int64_t o = 0; o < g->O; o++) c->out2[o] += sc * db[o];
+      for (int64_t o = 0; o < sh->O; o++) c->out2[o] += sc * db[o];
   }
   return MT_OK;
 }
 
-mt_status mt__onednn_conv(const mt__conv_call *c, const mt_conv_geom *g, int variant, int *ran) {
+mt_status mt__onednn_run(const mt__conv_call *c, const mt__dnn_shape *sh, int variant, const char *op, int *ran) {
   *ran = 0;
+  if (sh->sp < 2 || sh->sp > 3) return mt__error(MT_ERR_INTERNAL, "%s: oneDNN path given %d spatial dims", op, sh->sp);
   const int bias = c->dir == MT__CONV_FWD ? c->bias != NULL : c->dir == MT__CONV_BWD_WEIGHTS && c->out2 != NULL;
   mt_status st = MT_OK;
   pthread_mutex_lock(&ctx.lock);
@@ -276,9 +285,9 @@ mt_status mt__onednn_conv(const mt__conv_call *c, const mt_conv_geom *g, int var
                     : -1;
   }
   if (ctx.state == 1) {
-    entry *e = lookup(g, c->dir, bias, variant, &st);
+    entry *e = lookup(sh, c->dir, bias, variant, op, &st);
     if (e && e->ok) {
-      st = entry_run(e, c, g);
+      st = entry_run(e, c, sh, op);
       *ran = st == MT_OK;
     }
   }
@@ -290,8 +299,16 @@ mt_status mt__onednn_conv(const mt__conv_call *c, const mt_conv_geom *g, int var
 
 int mt__onednn_available(void) { return 0; }
 
-mt_status mt__onednn_conv(const mt__conv_call *c, const mt_conv_geom *g, int variant, int *ran) {
+mt_status mt__onednn_run(const mt__conv_call *c, const mt__dnn_shape *sh, int variant, const char *op, int *ran) {
   *ran = 0;
   return MT_OK;
 }
 #endif
+
+/* the 2-d geometry as a shape of the shared path (H then W, as oneDNN orders them) */
+mt_status mt__onednn_conv(const mt__conv_call *c, const mt_conv_geom *g, int variant, int *ran) {
+  const mt__dnn_shape sh = {.sp = 2, .N = g->N, .C = g->C, .Cg = g->Cg, .O = g->O, .groups = g->groups,
+                            .in = {g->H, g->W}, .k = {g->kH, g->kW}, .out = {g->oH, g->oW},
+                            .stride = {g->sH, g->sW}, .pad = {g->pH, g->pW}, .dil = {g->dH, g->dW}};
+  return mt__onednn_run(c, &sh, variant, "SpatialConvolution", ran);
+}
