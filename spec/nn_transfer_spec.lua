@@ -220,6 +220,54 @@ for o in outs:
       end
    end)
 
+   it('SoftMax and LogSoftMax match libm exp on long rows, tiny exps, and carry NaN', function()
+      -- the C loops exp four values to a vector (within about an ulp of libm's) and reduce rows
+      -- in 1024-value chunks: rows across chunk edges, float64, against Lua's math.exp
+      local function ref(row)
+         local mx = -huge
+         for _, v in ipairs(row) do mx = math.max(mx, v) end
+         local e, s = {}, 0
+         for i, v in ipairs(row) do e[i] = math.exp(v - mx); s = s + e[i] end
+         local sm, lsm = {}, {}
+         for i, v in ipairs(row) do sm[i] = e[i] / s; lsm[i] = v - mx - math.log(s) end
+         return sm, lsm
+      end
+      local rows = {}
+      for _, n in ipairs { 1, 2, 5, 1023, 1024, 1025, 3001 } do
+         local r = {}
+         for i = 1, n do r[i] = (math.random() * 2 - 1) * 50 end
+         rows[#rows + 1] = r
+      end
+      -- exps that underflow to subnormals and to zero, and one past double's range
+      rows[#rows + 1] = { 0, -700.25, -720.5, -740.75, -745.1, -746, -1000, 3.5, -708.4 }
+      rows[#rows + 1] = { 700, 709.5, 650, -10 }
+      for k, row in ipairs(rows) do
+         local x = torch.DoubleTensor(row)
+         local sm, lsm = ref(row)
+         local what = ('row %d (%d values)'):format(k, #row)
+         util.assert_close(nn.SoftMax():forward(x), sm, { atol = 1e-320, rtol = 1e-13 }, 'SoftMax ' .. what)
+         util.assert_close(nn.LogSoftMax():forward(x), lsm, { atol = 1e-12, rtol = 1e-14 }, 'LogSoftMax ' .. what)
+         -- the backward: gi = go - exp(y) sum(go), from the module's own output
+         local m = nn.LogSoftMax()
+         local y = m:forward(x)
+         local go = torch.DoubleTensor(#row):uniform(-1, 1)
+         local gi, s = m:backward(x, go), go:sum()
+         local want = {}
+         for i = 1, #row do want[i] = go[i] - math.exp(y[i]) * s end
+         util.assert_close(gi, want, { atol = 1e-14, rtol = 1e-13 }, 'LogSoftMax backward ' .. what)
+      end
+      -- a NaN anywhere in a row makes the whole row NaN, in every chunk
+      local x = torch.DoubleTensor(2, 2500):uniform(-5, 5)
+      x[1][2400] = 0 / 0
+      for _, m in ipairs { nn.SoftMax(), nn.LogSoftMax() } do
+         local y = m:forward(x)
+         for j = 1, 2500 do
+            assert(y[1][j] ~= y[1][j], ('%s: element %d of the NaN row is %g'):format(torch.type(m), j, y[1][j]))
+            assert(y[2][j] == y[2][j], ('%s: element %d of the clean row is NaN'):format(torch.type(m), j))
+         end
+      end
+   end)
+
    it('PReLU: one shared slope or one per plane (dim 1 of a vector, dim 2 of batches), learnt', function()
       local function ref(x, w, pd)
          local out = x:clone()

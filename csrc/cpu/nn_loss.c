@@ -6,14 +6,14 @@
 #include <string.h>
 #include "../core/dtype.h"
 #include "cpu.h"
+#include "vec_exp.h"
 
 /* ---- softmax ------------------------------------------------------------------------------ */
-/* exp in double for every dtype: expf would be a third of the cost, but it moves float
- * results by an ulp, and every trained model's numbers with them (the large-batch spec's
- * LARS-vs-SGD comparison depends on them to a tenth of a point) */
-#define SMAX_EXP(CT, x) ((void)sizeof(CT), exp((double)(x)))
+/* exp in double for every dtype (expf would move float results by an ulp against a float64
+ * reference), through mt__exp_shifted, four to a vector; row maxima and sums go in the
+ * lane order of vec_exp.h, which the fused cross-entropy repeats. */
 
-/* one exp per element: softmax keeps e = exp(x - max) in y and scales it by 1/sum afterwards */
+/* softmax keeps e = exp(x - max) in y and scales it by 1/sum afterwards */
 #define SMAX_CASE(E, N, TT, CT)                                                    \
   case E: {                                                                        \
     const TT *x = (const TT *)xp;                                                  \
@@ -23,23 +23,14 @@
       int64_t o = r / inner, i = r % inner;                                        \
       const TT *xr = x + o * D * inner + i;                                        \
       TT *yr = y + o * D * inner + i;                                              \
-      double mx = -INFINITY;                                                       \
-      for (int64_t d = 0; d < D; d++) {                                            \
-        double v = (double)mt_ld_##N(xr + d * inner);                              \
-        if (v > mx || isnan(v)) mx = v;                                            \
-      }                                                                            \
-      double sum = 0;                                                              \
+      double buf[MT_ROW_CHUNK], mx, sum;                                           \
+      MT_SOFTMAX_ROW(N, xr, inner, D, buf, mx, sum, c0, nc,                              \
+               if (!logsm) for (int64_t j = 0; j < nc; j++) mt_st_##N(yr + (c0 + j) * inner, (CT)buf[j])); \
       if (logsm) {                                                                 \
-        for (int64_t d = 0; d < D; d++) sum += SMAX_EXP(CT, (double)mt_ld_##N(xr + d * inner) - mx); \
         double lse = mx + log(sum);                                                \
         for (int64_t d = 0; d < D; d++)                                            \
           mt_st_##N(yr + d * inner, (CT)((double)mt_ld_##N(xr + d * inner) - lse)); \
       } else {                                                                     \
-        for (int64_t d = 0; d < D; d++) {                                          \
-          double e = SMAX_EXP(CT, (double)mt_ld_##N(xr + d * inner) - mx);         \
-          sum += e;                                                                \
-          mt_st_##N(yr + d * inner, (CT)e);                                        \
-        }                                                                          \
         double inv = 1 / sum;                                                      \
         for (int64_t d = 0; d < D; d++)                                            \
           mt_st_##N(yr + d * inner, (CT)((double)mt_ld_##N(yr + d * inner) * inv)); \
@@ -62,19 +53,20 @@
       int64_t len = inner - i0 < SMAX_B ? inner - i0 : SMAX_B;                     \
       const TT *xb = x + o * D * inner + i0;                                       \
       TT *yb = y + o * D * inner + i0;                                             \
-      double mx[SMAX_B], sum[SMAX_B];                                              \
+      double mx[SMAX_B], sum[SMAX_B], e[SMAX_B];                                   \
       for (int64_t j = 0; j < len; j++) mx[j] = -INFINITY, sum[j] = 0;             \
       for (int64_t d = 0; d < D; d++)                                              \
         for (int64_t j = 0; j < len; j++) {                                        \
           double v = (double)mt_ld_##N(xb + d * inner + j);                        \
-          mx[j] = (v > mx[j] || isnan(v)) ? v : mx[j];                             \
+          mx[j] = (v > mx[j] || v != v) ? v : mx[j];                               \
         }                                                                          \
-      for (int64_t d = 0; d < D; d++)                                              \
-        for (int64_t j = 0; j < len; j++) {                                        \
-          double e = SMAX_EXP(CT, (double)mt_ld_##N(xb + d * inner + j) - mx[j]);  \
-          sum[j] += e;                                                             \
-          if (!logsm) mt_st_##N(yb + d * inner + j, (CT)e);                        \
-        }                                                                          \
+      for (int64_t d = 0; d < D; d++) {                                            \
+        for (int64_t j = 0; j < len; j++) e[j] = (double)mt_ld_##N(xb + d * inner + j) - mx[j]; \
+        mt__exp_shifted(e, len, 0.0);                                              \
+        for (int64_t j = 0; j < len; j++) sum[j] += e[j];                          \
+        if (!logsm)                                                                \
+          for (int64_t j = 0; j < len; j++) mt_st_##N(yb + d * inner + j, (CT)e[j]); \
+      }                                                                            \
       for (int64_t j = 0; j < len; j++) sum[j] = logsm ? mx[j] + log(sum[j]) : 1 / sum[j]; \
       for (int64_t d = 0; d < D; d++)                                              \
         for (int64_t j = 0; j < len; j++) {                                        \
@@ -103,7 +95,8 @@ mt_status mt__cpu_softmax_forward(mt_tensor *y, const mt_tensor *x, int64_t oute
   return MT_OK;
 }
 
-/* softmax: gi = y (go - sum go y); log-softmax: gi = go - exp(y) sum go */
+/* softmax: gi = y (go - sum go y); log-softmax: gi = go - exp(y) sum go (the sum in the lane
+ * order of vec_exp.h) */
 #define SMAXB_CASE(E, N, TT, CT)                                                   \
   case E: {                                                                        \
     const TT *g = (const TT *)gp, *y = (const TT *)yp;                             \
@@ -111,15 +104,26 @@ mt_status mt__cpu_softmax_forward(mt_tensor *y, const mt_tensor *x, int64_t oute
     _Pragma("omp parallel for if(outer * D * inner > MT_PARALLEL_GRAIN)")          \
     for (int64_t q = 0; q < outer * inner; q++) {                                  \
       int64_t base = (q / inner) * D * inner + q % inner;                          \
-      double s = 0;                                                                \
-      for (int64_t d = 0; d < D; d++) {                                            \
-        double gv = (double)mt_ld_##N(g + base + d * inner);                       \
-        s += logsm ? gv : gv * (double)mt_ld_##N(y + base + d * inner);            \
+      double buf[MT_ROW_CHUNK], s4[MT_ROW_LANES] = {0};                            \
+      for (int64_t c0 = 0; c0 < D; c0 += MT_ROW_CHUNK) {                           \
+        int64_t nc = D - c0 < MT_ROW_CHUNK ? D - c0 : MT_ROW_CHUNK;                \
+        for (int64_t j = 0; j < nc; j++) {                                         \
+          int64_t k = base + (c0 + j) * inner;                                     \
+          double gv = (double)mt_ld_##N(g + k);                                    \
+          buf[j] = logsm ? gv : gv * (double)mt_ld_##N(y + k);                     \
+        }                                                                          \
+        mt__row_sum_add(s4, buf, nc);                                              \
       }                                                                            \
-      for (int64_t d = 0; d < D; d++) {                                            \
-        int64_t k = base + d * inner;                                              \
-        double gv = (double)mt_ld_##N(g + k), yv = (double)mt_ld_##N(y + k);       \
-        mt_st_##N(r + k, (CT)(logsm ? gv - SMAX_EXP(CT, yv) * s : yv * (gv - s))); \
+      double s = mt__row_sum_end(s4);                                              \
+      for (int64_t c0 = 0; c0 < D; c0 += MT_ROW_CHUNK) {                           \
+        int64_t nc = D - c0 < MT_ROW_CHUNK ? D - c0 : MT_ROW_CHUNK;                \
+        for (int64_t j = 0; j < nc; j++) buf[j] = (double)mt_ld_##N(y + base + (c0 + j) * inner); \
+        if (logsm) mt__exp_shifted(buf, nc, 0.0);                                  \
+        for (int64_t j = 0; j < nc; j++) {                                         \
+          int64_t k = base + (c0 + j) * inner;                                     \
+          double gv = (double)mt_ld_##N(g + k);                                    \
+          mt_st_##N(r + k, (CT)(logsm ? gv - buf[j] * s : buf[j] * (gv - s)));     \
+        }                                                                          \
       }                                                                            \
     }                                                                              \
   } break;
@@ -134,19 +138,22 @@ mt_status mt__cpu_softmax_forward(mt_tensor *y, const mt_tensor *x, int64_t oute
       int64_t o = q / nb, i0 = (q % nb) * SMAX_B;                                  \
       int64_t len = inner - i0 < SMAX_B ? inner - i0 : SMAX_B;                     \
       int64_t base = o * D * inner + i0;                                           \
-      double s[SMAX_B];                                                            \
+      double s[SMAX_B], e[SMAX_B];                                                 \
       for (int64_t j = 0; j < len; j++) s[j] = 0;                                  \
       for (int64_t d = 0; d < D; d++)                                              \
         for (int64_t j = 0; j < len; j++) {                                        \
           double gv = (double)mt_ld_##N(g + base + d * inner + j);                 \
           s[j] += logsm ? gv : gv * (double)mt_ld_##N(y + base + d * inner + j);   \
         }                                                                          \
-      for (int64_t d = 0; d < D; d++)                                              \
+      for (int64_t d = 0; d < D; d++) {                                            \
+        for (int64_t j = 0; j < len; j++) e[j] = (double)mt_ld_##N(y + base + d * inner + j); \
+        if (logsm) mt__exp_shifted(e, len, 0.0);                                   \
         for (int64_t j = 0; j < len; j++) {                                        \
           int64_t k = base + d * inner + j;                                        \
-          double gv = (double)mt_ld_##N(g + k), yv = (double)mt_ld_##N(y + k);     \
-          mt_st_##N(r + k, (CT)(logsm ? gv - SMAX_EXP(CT, yv) * s[j] : yv * (gv - s[j]))); \
+          double gv = (double)mt_ld_##N(g + k);                                    \
+          mt_st_##N(r + k, (CT)(logsm ? gv - e[j] * s[j] : e[j] * (gv - s[j])));   \
         }                                                                          \
+      }                                                                            \
     }                                                                              \
   } break;
 

@@ -1,15 +1,17 @@
 /* nn_loss_ce.c: the CPU backend's cross-entropy (LogSoftMax + class NLL in one op) over a
  * contiguous N x C buffer of scores; csrc/nn/loss.c checks the arguments and reads targets and
  * class weights. Every value is computed as the two-op composition computes it (the recipes
- * train with this loss and their results must not move by an ulp): exp and log in double, the
- * log-softmax rounded to the dtype before NLL reads it, the loss summed in row order. What the
- * fusion saves is the N x C log-softmax and NLL-gradient tensors and their extra passes: the
- * forward writes one log-sum-exp per row, the backward recomputes the log-softmax from it. */
+ * train with this loss): exp and log in double, the row reductions of vec_exp.h as
+ * nn.LogSoftMax does them, the log-softmax rounded to the dtype before NLL reads it, the loss
+ * summed in row order. What the fusion saves is the N x C log-softmax and NLL-gradient
+ * tensors and their extra passes: the forward writes one log-sum-exp per row, the backward
+ * recomputes the log-softmax from it. */
 #include <math.h>
 #include <stdlib.h>
 #include "../core/dtype.h"
 #include "../core/error.h"
 #include "cpu.h"
+#include "vec_exp.h"
 
 /* v rounded to the dtype as a store and a load round it (the composition's saved log-softmax) */
 #define CE_ROUND(N_, TT, CT, v) ce_round_##N_(v)
@@ -21,20 +23,15 @@
   }
 MT_FLOAT_DTYPE_LIST(CE_ROUND_FN)
 
-/* rows in parallel (each row's max and exp sum in the order nn.LogSoftMax sums them), then the
+/* rows in parallel (each row's max and exp sum as nn.LogSoftMax computes them), then the
  * loss terms serially in the order class_nll_forward adds them */
 #define CEF_CASE(E, N_, TT, CT)                                                    \
   case E: {                                                                        \
     const TT *x = (const TT *)mt__data(xt);                                        \
     _Pragma("omp parallel for if(N * C > MT_PARALLEL_GRAIN)")                      \
     for (int64_t i = 0; i < N; i++) {                                              \
-      const TT *row = x + i * C;                                                   \
-      double mx = -INFINITY, sum = 0;                                              \
-      for (int64_t c = 0; c < C; c++) {                                            \
-        double v = (double)mt_ld_##N_(row + c);                                    \
-        if (v > mx || isnan(v)) mx = v;                                            \
-      }                                                                            \
-      for (int64_t c = 0; c < C; c++) sum += exp((double)mt_ld_##N_(row + c) - mx); \
+      double buf[MT_ROW_CHUNK], mx, sum;                                           \
+      MT_SOFTMAX_ROW(N_, x + i * C, 1, C, buf, mx, sum, c0, nc, (void)0);          \
       lse[i] = mx + log(sum);                                                      \
     }                                                                              \
     for (int64_t i = 0; i < N; i++) {                                              \
@@ -61,12 +58,13 @@ mt_status mt__cpu_cross_entropy_forward(double *nll_out, double *smooth_out, mt_
   return MT_OK;
 }
 
-/* Per row: the NLL gradient g (rounded to the dtype), its sum s in class order, then
- * r = g - exp(y) s with y the rounded log-softmax (LogSoftMax's backward). g takes one of two
- * values per class, gn[c] off the target and gt[c] on it, computed once per call (the same
+/* Per row: the NLL gradient g (rounded to the dtype), its sum s in LogSoftMax's lane order,
+ * then r = g - exp(y) s with y the rounded log-softmax (LogSoftMax's backward). g takes one of
+ * two values per class, gn[c] off the target and gt[c] on it, computed once per call (the same
  * products in the same order as class_nll_backward's, hence the same values). Without
- * smoothing every gn[c] is a zero, and a sum of zeros and one gt[t] from +0 is +0 + gt[t]:
- * no per-row pass for s. An ignored row has g = 0, as the composition's zero-filled gradient. */
+ * smoothing every gn[c] is a zero, and a lane sum of zeros and one gt[t] from +0 is
+ * +0 + gt[t]: no per-row pass for s. An ignored row has g = 0, as the composition's
+ * zero-filled gradient. */
 #define CEB_CASE(E, N_, TT, CT)                                                    \
   case E: {                                                                        \
     const TT *x = (const TT *)mt__data(xt);                                        \
@@ -76,15 +74,28 @@ mt_status mt__cpu_cross_entropy_forward(double *nll_out, double *smooth_out, mt_
       const TT *row = x + i * C;                                                   \
       TT *rr = r + i * C;                                                          \
       int64_t t = tg[i];                                                           \
-      double s = 0, L = lse[i];                                                    \
+      double s = 0, L = lse[i], buf[MT_ROW_CHUNK];                                 \
       if (t >= 0 && zeros)                                                         \
         s = 0.0 + gt[t];                                                           \
-      else if (t >= 0)                                                             \
-        for (int64_t c = 0; c < C; c++) s += c == t ? gt[t] : gn[c];               \
-      for (int64_t c = 0; c < C; c++) {                                            \
-        double gv = t < 0 ? 0.0 : c == t ? gt[t] : gn[c];                          \
-        double yv = CE_ROUND(N_, TT, CT, (double)mt_ld_##N_(row + c) - L);         \
-        mt_st_##N_(rr + c, (CT)(gv - exp(yv) * s));                                \
+      else if (t >= 0) {                                                           \
+        double s4[MT_ROW_LANES] = {0};                                             \
+        for (int64_t c0 = 0; c0 < C; c0 += MT_ROW_CHUNK) {                         \
+          int64_t nc = C - c0 < MT_ROW_CHUNK ? C - c0 : MT_ROW_CHUNK;              \
+          for (int64_t j = 0; j < nc; j++) buf[j] = c0 + j == t ? gt[t] : gn[c0 + j]; \
+          mt__row_sum_add(s4, buf, nc);                                            \
+        }                                                                          \
+        s = mt__row_sum_end(s4);                                                   \
+      }                                                                            \
+      for (int64_t c0 = 0; c0 < C; c0 += MT_ROW_CHUNK) {                           \
+        int64_t nc = C - c0 < MT_ROW_CHUNK ? C - c0 : MT_ROW_CHUNK;                \
+        for (int64_t j = 0; j < nc; j++)                                           \
+          buf[j] = CE_ROUND(N_, TT, CT, (double)mt_ld_##N_(row + c0 + j) - L);     \
+        mt__exp_shifted(buf, nc, 0.0);                                             \
+        for (int64_t j = 0; j < nc; j++) {                                         \
+          int64_t c = c0 + j;                                                      \
+          double gv = t < 0 ? 0.0 : c == t ? gt[t] : gn[c];                        \
+          mt_st_##N_(rr + c, (CT)(gv - buf[j] * s));                               \
+        }                                                                          \
       }                                                                            \
     }                                                                              \
   } break;

@@ -1,0 +1,129 @@
+/* vec_exp.c: exp over runs of doubles (see vec_exp.h). x = k ln2 + r with k = round(x / ln2)
+ * and |r| <= ln2 / 2; exp(r) is a degree-11 polynomial fitted on that interval (Chebyshev
+ * interpolation computed in 50-digit arithmetic; fit error under 0.1 ulp), 2^k is built in the
+ * exponent bits as two factors so that subnormal results round once. No tables and no
+ * branches, so the loop vectorizes; the AVX2 + FMA body is compiled for that target only and
+ * chosen per call, as in core/half_bulk.c. */
+#include "vec_exp.h"
+#include <string.h>
+
+#define LOG2E 0x1.71547652b82fep+0
+/* ln2 split so that k * LN2_HI is exact for |k| < 2^11 */
+#define LN2_HI 0x1.62e42fefa3800p-1
+#define LN2_LO 0x1.ef35793c76730p-45
+/* adding 1.5 * 2^52 rounds a double of magnitude under 2^51 to an integer, held in the low bits */
+#define SHIFT 0x1.8p52
+
+static inline uint64_t bits_of(double d) {
+  uint64_t u;
+  memcpy(&u, &d, sizeof u);
+  return u;
+}
+
+static inline double double_of(uint64_t u) {
+  double d;
+  memcpy(&d, &u, sizeof d);
+  return d;
+}
+
+/* 2^k for an integer-valued k in [-1022, 1023], from its shifted form k + SHIFT */
+static inline double pow2_of_shifted(double ks) { return double_of((bits_of(ks) - bits_of(SHIFT) + 1023) << 52); }
+
+static inline double exp_one(double x) {
+  /* beyond these exp is 0 or inf in double; NaN fails both tests and stays NaN */
+  x = x < -746.0 ? -746.0 : x;
+  x = x > 710.0 ? 710.0 : x;
+  double k = (x * LOG2E + SHIFT) - SHIFT;
+  double r = (x - k * LN2_HI) - k * LN2_LO;
+  /* q = c2 + c3 r + ... + c11 r^9 by Estrin's scheme: a chain of four multiply-adds where
+   * Horner's has nine (the loop is bound by that latency, not by the arithmetic) */
+  double r2 = r * r, r4 = r2 * r2, r8 = r4 * r4;
+  double a0 = 0x1.0000000000011p-1 + 0x1.555555555555bp-3 * r;
+  double a1 = 0x1.555555554ef30p-5 + 0x1.111111110f1a5p-7 * r;
+  double a2 = 0x1.6c16c188520d2p-10 + 0x1.a01a01b1787c9p-13 * r;
+  double a3 = 0x1.a01990c65f90cp-16 + 0x1.71ddf4e706bc4p-19 * r;
+  double a4 = 0x1.28b4d9fb226a0p-22 + 0x1.af64226efc778p-26 * r;
+  double q = (a0 + a1 * r2) + (a2 + a3 * r2) * r4 + a4 * r8;
+  double p = 1.0 + (r + r2 * q);
+  /* k in [-1077, 1025]: 2^k = 2^k1 2^k2 with both factors normal; p 2^k1 is exact */
+  double k1 = (k * 0.5 + SHIFT) - SHIFT, k2 = k - k1;
+  return (p * pow2_of_shifted(k1 + SHIFT)) * pow2_of_shifted(k2 + SHIFT);
+}
+
+#define EXP_LOOP                                                                                    \
+  for (int64_t j = 0; j < n; j++) v[j] = exp_one(v[j] - shift);
+
+/* lane l of a row takes its elements l, l + MT_ROW_LANES, ...: a vector of MT_ROW_LANES holds
+ * one of each, so the wider body and the plain one give the same bits */
+#define MAX_LOOP                                                                                    \
+  double a[MT_ROW_LANES];                                                                           \
+  int64_t j = 0;                                                                                    \
+  memcpy(a, m, sizeof a);                                                                           \
+  for (; j + MT_ROW_LANES <= n; j += MT_ROW_LANES)                                                  \
+    for (int l = 0; l < MT_ROW_LANES; l++) a[l] = mt__max_nan(a[l], v[j + l]);                      \
+  for (; j < n; j++) a[j % MT_ROW_LANES] = mt__max_nan(a[j % MT_ROW_LANES], v[j]);                  \
+  memcpy(m, a, sizeof a);
+
+#define SUM_LOOP                                                                                    \
+  double a[MT_ROW_LANES];                                                                           \
+  int64_t j = 0;                                                                                    \
+  memcpy(a, s, sizeof a);                                                                           \
+  for (; j + MT_ROW_LANES <= n; j += MT_ROW_LANES)                                                  \
+    for (int l = 0; l < MT_ROW_LANES; l++) a[l] += v[j + l];                                        \
+  for (; j < n; j++) a[j % MT_ROW_LANES] += v[j];                                                   \
+  memcpy(s, a, sizeof a);
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define MT_HAVE_AVX2_EXP 1
+__attribute__((target("avx2,fma"))) static void exp_avx2(double *v, int64_t n, double shift) { EXP_LOOP }
+#include <immintrin.h>
+_Static_assert(MT_ROW_LANES == 4, "max_avx2 holds the lanes in one register of four doubles");
+/* MAX_LOOP with the lanes in one register (GCC turns the NaN test into branches) */
+__attribute__((target("avx2"))) static void max_avx2(double *m, const double *v, int64_t n) {
+  __m256d a = _mm256_loadu_pd(m);
+  int64_t j = 0;
+  for (; j + MT_ROW_LANES <= n; j += MT_ROW_LANES) {
+    __m256d x = _mm256_loadu_pd(v + j);
+    __m256d take = _mm256_or_pd(_mm256_cmp_pd(x, a, _CMP_GT_OQ), _mm256_cmp_pd(x, x, _CMP_UNORD_Q));
+    a = _mm256_blendv_pd(a, x, take);
+  }
+  _mm256_storeu_pd(m, a);
+  for (; j < n; j++) m[j % MT_ROW_LANES] = mt__max_nan(m[j % MT_ROW_LANES], v[j]);
+}
+__attribute__((target("avx2"))) static void sum_avx2(double *s, const double *v, int64_t n) { SUM_LOOP }
+static int have_avx2_fma(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+#endif
+
+static void exp_plain(double *v, int64_t n, double shift) { EXP_LOOP }
+static void max_plain(double *m, const double *v, int64_t n) { MAX_LOOP }
+static void sum_plain(double *s, const double *v, int64_t n) { SUM_LOOP }
+
+void mt__exp_shifted(double *v, int64_t n, double shift) {
+#ifdef MT_HAVE_AVX2_EXP
+  if (have_avx2_fma()) {
+    exp_avx2(v, n, shift);
+    return;
+  }
+#endif
+  exp_plain(v, n, shift);
+}
+
+void mt__row_max_add(double m[MT_ROW_LANES], const double *v, int64_t n) {
+#ifdef MT_HAVE_AVX2_EXP
+  if (have_avx2_fma()) {
+    max_avx2(m, v, n);
+    return;
+  }
+#endif
+  max_plain(m, v, n);
+}
+
+void mt__row_sum_add(double s[MT_ROW_LANES], const double *v, int64_t n) {
+#ifdef MT_HAVE_AVX2_EXP
+  if (have_avx2_fma()) {
+    sum_avx2(s, v, n);
+    return;
+  }
+#endif
+  sum_plain(s, v, n);
+}
