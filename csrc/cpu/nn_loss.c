@@ -67,7 +67,10 @@
         if (!logsm)                                                                \
           for (int64_t j = 0; j < len; j++) mt_st_##N(yb + d * inner + j, (CT)e[j]); \
       }                                                                            \
-      for (int64_t j = 0; j < len; j++) sum[j] = logsm ? mx[j] + log(sum[j]) : 1 / sum[j]; \
+      if (logsm)                                                                   \
+        for (int64_t j = 0; j < len; j++) sum[j] = mx[j] + log(sum[j]);            \
+      else                                                                         \
+        for (int64_t j = 0; j < len; j++) sum[j] = 1 / sum[j];                     \
       for (int64_t d = 0; d < D; d++)                                              \
         for (int64_t j = 0; j < len; j++) {                                        \
           TT *yp_ = yb + d * inner + j;                                            \
@@ -77,7 +80,7 @@
     }                                                                              \
   } break;
 
-mt_status mt__cpu_softmax_forward(mt_tensor *y, const mt_tensor *x, int64_t outer, int64_t D, int64_t inner,
+MT_AVX2_CLONES mt_status mt__cpu_softmax_forward(mt_tensor *y, const mt_tensor *x, int64_t outer, int64_t D, int64_t inner,
                                      int logsm) {
   const void *xp = mt__data(x);
   void *yp = mt__data(y);
@@ -140,24 +143,30 @@ mt_status mt__cpu_softmax_forward(mt_tensor *y, const mt_tensor *x, int64_t oute
       int64_t base = o * D * inner + i0;                                           \
       double s[SMAX_B], e[SMAX_B];                                                 \
       for (int64_t j = 0; j < len; j++) s[j] = 0;                                  \
-      for (int64_t d = 0; d < D; d++)                                              \
-        for (int64_t j = 0; j < len; j++) {                                        \
-          double gv = (double)mt_ld_##N(g + base + d * inner + j);                 \
-          s[j] += logsm ? gv : gv * (double)mt_ld_##N(y + base + d * inner + j);   \
-        }                                                                          \
       for (int64_t d = 0; d < D; d++) {                                            \
-        for (int64_t j = 0; j < len; j++) e[j] = (double)mt_ld_##N(y + base + d * inner + j); \
-        if (logsm) mt__exp_shifted(e, len, 0.0);                                   \
-        for (int64_t j = 0; j < len; j++) {                                        \
-          int64_t k = base + d * inner + j;                                        \
-          double gv = (double)mt_ld_##N(g + k);                                    \
-          mt_st_##N(r + k, (CT)(logsm ? gv - e[j] * s[j] : e[j] * (gv - s[j])));   \
+        const TT *yd = y + base + d * inner, *gd = g + base + d * inner;           \
+        if (logsm)                                                                 \
+          for (int64_t j = 0; j < len; j++) s[j] += (double)mt_ld_##N(gd + j);     \
+        else                                                                       \
+          for (int64_t j = 0; j < len; j++) s[j] += (double)mt_ld_##N(gd + j) * (double)mt_ld_##N(yd + j); \
+      }                                                                            \
+      for (int64_t d = 0; d < D; d++) {                                            \
+        const TT *yd = y + base + d * inner, *gd = g + base + d * inner;           \
+        TT *rd = r + base + d * inner;                                             \
+        if (logsm) {                                                               \
+          for (int64_t j = 0; j < len; j++) e[j] = (double)mt_ld_##N(yd + j);      \
+          mt__exp_shifted(e, len, 0.0);                                            \
+          for (int64_t j = 0; j < len; j++)                                        \
+            mt_st_##N(rd + j, (CT)((double)mt_ld_##N(gd + j) - e[j] * s[j]));      \
+        } else {                                                                   \
+          for (int64_t j = 0; j < len; j++)                                        \
+            mt_st_##N(rd + j, (CT)((double)mt_ld_##N(yd + j) * ((double)mt_ld_##N(gd + j) - s[j]))); \
         }                                                                          \
       }                                                                            \
     }                                                                              \
   } break;
 
-mt_status mt__cpu_softmax_backward(mt_tensor *r, const mt_tensor *g, const mt_tensor *y, int64_t outer, int64_t D,
+MT_AVX2_CLONES mt_status mt__cpu_softmax_backward(mt_tensor *r, const mt_tensor *g, const mt_tensor *y, int64_t outer, int64_t D,
                                       int64_t inner, int logsm) {
   const void *gp = mt__data(g), *yp = mt__data(y);
   void *rp = mt__data(r);

@@ -45,7 +45,7 @@ MT_FLOAT_DTYPE_LIST(CE_ROUND_FN)
     }                                                                              \
   } break;
 
-mt_status mt__cpu_cross_entropy_forward(double *nll_out, double *smooth_out, mt_tensor *lse_t, const mt_tensor *xt,
+MT_AVX2_CLONES mt_status mt__cpu_cross_entropy_forward(double *nll_out, double *smooth_out, mt_tensor *lse_t, const mt_tensor *xt,
                                         const int64_t *tg, const double *w, int64_t N, int64_t C) {
   double nll = 0, smooth = 0, *lse = (double *)mt__data(lse_t);
   int smoothing = smooth_out != NULL;
@@ -109,7 +109,7 @@ mt_status mt__cpu_cross_entropy_forward(double *nll_out, double *smooth_out, mt_
     }                                                                              \
     break;
 
-mt_status mt__cpu_cross_entropy_backward(mt_tensor *rt, const mt_tensor *xt, const mt_tensor *lse_t,
+MT_AVX2_CLONES mt_status mt__cpu_cross_entropy_backward(mt_tensor *rt, const mt_tensor *xt, const mt_tensor *lse_t,
                                          const int64_t *tg, const double *w, int64_t N, int64_t C, double smoothing,
                                          double norm) {
   const double *lse = (const double *)mt__data(lse_t);
