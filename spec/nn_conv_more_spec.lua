@@ -178,6 +178,31 @@ describe('nn convolution group', function()
          assert(not ok and err:find('nn.SpatialZeroPadding: input 4x5 is too small', 1, true), err)
       end)
 
+      it('pads float16, bfloat16 and float64 exactly as float32 (loops by element size)', function()
+         -- padding moves values, so each dtype's result is float32's result in that dtype
+         local x = torch.FloatTensor(2, 3, 5, 7):uniform(-4, 4)
+         for _, mk in ipairs { function() return nn.SpatialZeroPadding(1, -2, 2, 1) end, -- 8 x 6 (cropped)
+            function() return nn.SpatialReflectionPadding(1, 0, 2, 1) end, -- 8 x 8,
+            function() return nn.SpatialReplicationPadding(2, 1, 1, 2) end } do
+            local ref = mk()
+            local y = ref:forward(x)
+            assert.are.same({ 2, 3, 8 }, { y:size(1), y:size(2), y:size(3) })
+            local go = y:clone():uniform(-4, 4)
+            local gi = ref:backward(x, go)
+            for _, ty in ipairs { 'torch.HalfTensor', 'torch.BFloat16Tensor', 'torch.DoubleTensor' } do
+               local m = mk():type(ty)
+               local what = torch.type(ref) .. ' ' .. ty
+               util.assert_close(m:forward(x:type(ty)):float(), y:type(ty):float(), { atol = 0, rtol = 0 }, what)
+               -- the backward sums at most a few values per element: compare against float64's
+               -- sums of the dtype's values, within the dtype's rounding
+               local g = m:backward(x:type(ty), go:type(ty)):float()
+               local want = mk():double():backward(x:double(), go:type(ty):double()):type(ty):float()
+               util.assert_close(g, want, util.tol[ty], what .. ' backward')
+               assert.are.equal(0, gi:ne(gi):sum(), 'no NaN')
+            end
+         end
+      end)
+
       it('SpatialReflectionPadding matches mode="reflect"', function()
          check_case('reflect_pad')
          check_case('reflect_pad3')

@@ -20,4 +20,13 @@ void mt__sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, con
                const float *b, int64_t ldb, float beta, float *c, int64_t ldc, int nth);
 void mt__dgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t lda,
                const double *b, int64_t ldb, double beta, double *c, int64_t ldc, int nth);
+/* for hot entry points whose loops the compiler vectorizes: an AVX2 clone (with its OpenMP
+ * bodies), chosen at load time, runs them eight floats or four doubles to a vector. Without FMA
+ * there are no contracted multiply-adds, so both clones give the same bits. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define MT_AVX2_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define MT_AVX2_CLONES
+#endif
+
 #endif

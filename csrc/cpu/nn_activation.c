@@ -69,7 +69,7 @@ static inline double elu_bwd_d(double go, double v, double a) {
     }                                                                                       \
     break;
 
-mt_status mt__cpu_activation_forward(mt_tensor *y, const mt_tensor *x, int kind, double alpha) {
+MT_AVX2_CLONES mt_status mt__cpu_activation_forward(mt_tensor *y, const mt_tensor *x, int kind, double alpha) {
   int64_t n = mt__numel(x);
   const void *xp = mt__data(x);
   void *yp = mt__data(y);
@@ -105,7 +105,7 @@ mt_status mt__cpu_activation_forward(mt_tensor *y, const mt_tensor *x, int kind,
     }                                                                                   \
     break;
 
-mt_status mt__cpu_activation_backward(mt_tensor *r, const mt_tensor *g, const mt_tensor *saved, int kind,
+MT_AVX2_CLONES mt_status mt__cpu_activation_backward(mt_tensor *r, const mt_tensor *g, const mt_tensor *saved, int kind,
                                          double alpha) {
   int64_t n = mt__numel(saved);
   const void *gp = mt__data(g), *zp = mt__data(saved);

@@ -48,7 +48,7 @@ enum { P1, P2, PG };
     else LPF_BODY(N, TT, CT, LP_POW(CT, v, p), LP_POW(CT, s, 1.0 / p))                            \
   } break;
 
-mt_status mt__cpu_lppool2d_forward(mt_tensor *yt, const mt_tensor *xt, const mt_pool_geom *g, double p) {
+MT_AVX2_CLONES mt_status mt__cpu_lppool2d_forward(mt_tensor *yt, const mt_tensor *xt, const mt_pool_geom *g, double p) {
   int64_t H = g->H, W = g->W, oH = g->oH, oW = g->oW;
   int mode = p == 1 ? P1 : p == 2 ? P2 : PG;
   switch (xt->dtype) {
@@ -92,7 +92,7 @@ mt_status mt__cpu_lppool2d_forward(mt_tensor *yt, const mt_tensor *xt, const mt_
     else LPB_BODY(N, TT, CT, go * LP_POW(CT, yv, 1.0 - p), LP_POW(CT, v, p - 1.0))                \
   } break;
 
-mt_status mt__cpu_lppool2d_backward(mt_tensor *dxt, const mt_tensor *dyt, const mt_tensor *xt, const mt_tensor *yt,
+MT_AVX2_CLONES mt_status mt__cpu_lppool2d_backward(mt_tensor *dxt, const mt_tensor *dyt, const mt_tensor *xt, const mt_tensor *yt,
                                     const mt_pool_geom *g, double p) {
   int64_t H = g->H, W = g->W, oH = g->oH, oW = g->oW;
   int mode = p == 1 ? P1 : p == 2 ? P2 : PG;

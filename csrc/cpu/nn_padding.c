@@ -4,6 +4,7 @@
  * through a column table; the dtype only matters through the element size (a zero pad is
  * all-zero bytes in every float dtype). Backward: per plane, each output row adds onto its
  * source row, in the compute type; a plane is one thread's, so no atomics and a fixed order. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "../core/error.h"
@@ -28,7 +29,7 @@ static inline int64_t pad_src(int64_t o, int64_t n, int64_t before, int mode) {
   return i < 0 ? 0 : n - 1;
 }
 
-mt_status mt__cpu_pad2d_forward(mt_tensor *yt, const mt_tensor *xt, const mt_pool_geom *g, int mode) {
+MT_AVX2_CLONES mt_status mt__cpu_pad2d_forward(mt_tensor *yt, const mt_tensor *xt, const mt_pool_geom *g, int mode) {
   int64_t H = g->H, W = g->W, oH = g->oH, oW = g->oW, l = g->pW, t = g->pH;
   size_t es = mt__dtype_size(xt->dtype);
   int64_t *col = (int64_t *)malloc((size_t)oW * sizeof *col);
@@ -39,25 +40,32 @@ mt_status mt__cpu_pad2d_forward(mt_tensor *yt, const mt_tensor *xt, const mt_poo
   const char *x = (const char *)mt__data(xt);
   char *y = (char *)mt__data(yt);
   int64_t rows = g->planes * oH;
-#pragma omp parallel for schedule(static) if (rows * oW > MT_PARALLEL_GRAIN)
-  for (int64_t r = 0; r < rows; r++) {
-    int64_t pl = r / oH, ih = pad_src(r % oH, H, t, mode);
-    char *yr = y + (size_t)r * oW * es;
-    if (ih < 0) {
-      memset(yr, 0, (size_t)oW * es);
-      continue;
-    }
-    const char *xr = x + ((size_t)pl * H + ih) * W * es;
-    for (int64_t o = 0; o < lo; o++) {
-      if (col[o] < 0) memset(yr + o * es, 0, es);
-      else memcpy(yr + o * es, xr + col[o] * es, es);
-    }
-    if (hi > lo) memcpy(yr + lo * es, xr + (lo - l) * es, (size_t)(hi - lo) * es);
-    for (int64_t o = hi; o < oW; o++) {
-      if (col[o] < 0) memset(yr + o * es, 0, es);
-      else memcpy(yr + o * es, xr + col[o] * es, es);
-    }
+  /* the borders element by element, as unsigned integers of the element's size (a call to
+   * memcpy per border element cost more than the rows' middles) */
+#define PAD_ROWS(U)                                                                                 \
+  _Pragma("omp parallel for schedule(static) if (rows * oW > MT_PARALLEL_GRAIN)")                  \
+  for (int64_t r = 0; r < rows; r++) {                                                              \
+    int64_t pl = r / oH, ih = pad_src(r % oH, H, t, mode);                                          \
+    U *yr = (U *)y + r * oW;                                                                        \
+    if (ih < 0) {                                                                                   \
+      memset(yr, 0, (size_t)oW * sizeof(U));                                                        \
+      continue;                                                                                     \
+    }                                                                                               \
+    const U *xr = (const U *)x + (pl * H + ih) * W;                                                 \
+    for (int64_t o = 0; o < lo; o++) yr[o] = col[o] < 0 ? 0 : xr[col[o]];                           \
+    if (hi > lo) memcpy(yr + lo, xr + (lo - l), (size_t)(hi - lo) * sizeof(U));                     \
+    for (int64_t o = hi; o < oW; o++) yr[o] = col[o] < 0 ? 0 : xr[col[o]];                          \
   }
+  switch (es) {
+  case 1: PAD_ROWS(uint8_t) break;
+  case 2: PAD_ROWS(uint16_t) break;
+  case 4: PAD_ROWS(uint32_t) break;
+  case 8: PAD_ROWS(uint64_t) break;
+  default:
+    free(col);
+    return mt__error(MT_ERR_DTYPE, "pad2d: no padding loop for %zu-byte elements", es);
+  }
+#undef PAD_ROWS
   free(col);
   return MT_OK;
 }
@@ -95,21 +103,29 @@ static void zero_pad_backward(mt_tensor *dxt, const mt_tensor *dyt, const mt_poo
   const char *dy = (const char *)mt__data(dyt);
   char *dx = (char *)mt__data(dxt);
   int64_t rows = g->planes * H;
-#pragma omp parallel for schedule(static) if (rows * W > MT_PARALLEL_GRAIN)
-  for (int64_t r = 0; r < rows; r++) {
-    int64_t pl = r / H, oh = r % H + t;
-    char *dr = dx + (size_t)r * W * es;
-    if (oh < 0 || oh >= oH || c1 <= c0) {
-      memset(dr, 0, (size_t)W * es);
-      continue;
-    }
-    memset(dr, 0, (size_t)c0 * es);
-    memcpy(dr + c0 * es, dy + ((size_t)(pl * oH + oh) * oW + c0 + l) * es, (size_t)(c1 - c0) * es);
-    memset(dr + c1 * es, 0, (size_t)(W - c1) * es);
+#define ZPB_ROWS(U)                                                                                 \
+  _Pragma("omp parallel for schedule(static) if (rows * W > MT_PARALLEL_GRAIN)")                   \
+  for (int64_t r = 0; r < rows; r++) {                                                              \
+    int64_t pl = r / H, oh = r % H + t;                                                             \
+    U *dr = (U *)dx + r * W;                                                                        \
+    if (oh < 0 || oh >= oH || c1 <= c0) {                                                           \
+      memset(dr, 0, (size_t)W * sizeof(U));                                                         \
+      continue;                                                                                     \
+    }                                                                                               \
+    for (int64_t i = 0; i < c0; i++) dr[i] = 0;                                                     \
+    memcpy(dr + c0, (const U *)dy + (pl * oH + oh) * oW + c0 + l, (size_t)(c1 - c0) * sizeof(U));   \
+    for (int64_t i = c1; i < W; i++) dr[i] = 0;                                                     \
   }
+  switch (es) {
+  case 1: ZPB_ROWS(uint8_t) break;
+  case 2: ZPB_ROWS(uint16_t) break;
+  case 4: ZPB_ROWS(uint32_t) break;
+  default: ZPB_ROWS(uint64_t) break; /* callers pass float dtypes only: 2, 4 or 8 bytes */
+  }
+#undef ZPB_ROWS
 }
 
-mt_status mt__cpu_pad2d_backward(mt_tensor *dxt, const mt_tensor *dyt, const mt_pool_geom *g, int mode) {
+MT_AVX2_CLONES mt_status mt__cpu_pad2d_backward(mt_tensor *dxt, const mt_tensor *dyt, const mt_pool_geom *g, int mode) {
   int64_t H = g->H, W = g->W, oH = g->oH, oW = g->oW, l = g->pW, t = g->pH;
   if (mode == MT_PAD_ZERO) {
     zero_pad_backward(dxt, dyt, g);

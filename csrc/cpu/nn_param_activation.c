@@ -23,7 +23,7 @@
     }                                                                                   \
   } break;
 
-mt_status mt__cpu_prelu_forward(mt_tensor *yt, const mt_tensor *xt, const mt_tensor *wt, int64_t outer, int64_t C,
+MT_AVX2_CLONES mt_status mt__cpu_prelu_forward(mt_tensor *yt, const mt_tensor *xt, const mt_tensor *wt, int64_t outer, int64_t C,
                                  int64_t inner) {
   switch (xt->dtype) {
     MT_FLOAT_DTYPE_LIST(PRELU_FWD_CASE)
@@ -77,7 +77,7 @@ mt_status mt__cpu_prelu_forward(mt_tensor *yt, const mt_tensor *xt, const mt_ten
     }                                                                                   \
   } break;
 
-mt_status mt__cpu_prelu_backward(mt_tensor *rt, mt_tensor *gwt, const mt_tensor *gt, const mt_tensor *xt,
+MT_AVX2_CLONES mt_status mt__cpu_prelu_backward(mt_tensor *rt, mt_tensor *gwt, const mt_tensor *gt, const mt_tensor *xt,
                                  const mt_tensor *wt, double scale, int64_t outer, int64_t C, int64_t inner) {
   double *part = NULL;
   if (gwt) {
@@ -141,7 +141,7 @@ static inline void step_down(void *p, size_t size) {
     }                                                                                   \
   } break;
 
-mt_status mt__cpu_rrelu_forward(mt_tensor *yt, mt_tensor *zt, const mt_tensor *xt, uint64_t seed, uint64_t offset,
+MT_AVX2_CLONES mt_status mt__cpu_rrelu_forward(mt_tensor *yt, mt_tensor *zt, const mt_tensor *xt, uint64_t seed, uint64_t offset,
                                 double lo, double hi) {
   int64_t n = mt__numel(xt);
   switch (xt->dtype) {

@@ -32,15 +32,6 @@ static inline double mt__row_max_end(const double m[MT_ROW_LANES]) {
 
 static inline double mt__row_sum_end(const double s[MT_ROW_LANES]) { return (s[0] + s[1]) + (s[2] + s[3]); }
 
-/* for the softmax and cross-entropy entry points: an AVX2 clone, chosen at load time, runs the
- * float<->double conversions and elementwise arithmetic four or eight to a vector; without
- * FMA (no contracted multiply-adds) both clones give the same bits */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define MT_AVX2_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define MT_AVX2_CLONES
-#endif
-
 /* mx and sum of exp(x - mx) over a row of D values at stride st, read in chunks of
  * MT_ROW_CHUNK into the double buffer buf; STORE runs once per chunk with buf holding the
  * exps of the values from C0 on, NC of them (a row that fits one chunk is read once) */
