@@ -58,8 +58,11 @@ local peer = {}
 if not opt.nopeer then
    local spec = {}
    for _, s in ipairs(cases) do spec[#spec + 1] = table.concat(s, 'x') end
-   local cmd = ('/usr/bin/python3 bench/conv_layers_peer.py --threads %d --reps %d --warmup %d --shapes %s 2>&1')
-      :format(opt.threads, opt.reps, opt.warmup, table.concat(spec, ','))
+   -- OPENBLAS_NUM_THREADS: PyTorch's torch.set_num_threads does not reach Debian's pthread
+   -- OpenBLAS, whose pool would otherwise run PyTorch's GEMMs (mm, bmm, slow_conv*) on every core
+   local cmd = ('OPENBLAS_NUM_THREADS=%d /usr/bin/python3 bench/conv_layers_peer.py --threads %d --reps %d'
+      .. ' --warmup %d --shapes %s 2>&1')
+      :format(opt.threads, opt.threads, opt.reps, opt.warmup, table.concat(spec, ','))
    local p = io.popen(cmd)
    local out = p:read('*a')
    p:close()

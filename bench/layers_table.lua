@@ -80,8 +80,11 @@ return function(opt, time_ms)
 
    local peer = {}
    if not opt.nopeer then
-      local cmd = ('/usr/bin/python3 bench/layers_peer.py --threads %d --reps %d --warmup %d --dir %s 2>&1')
-         :format(opt.threads, opt.reps, opt.warmup, dir)
+      -- OPENBLAS_NUM_THREADS: PyTorch's torch.set_num_threads does not reach Debian's pthread
+      -- OpenBLAS, whose pool would otherwise run PyTorch's GEMMs (mm, bmm, slow_conv*) on every core
+      local cmd = ('OPENBLAS_NUM_THREADS=%d /usr/bin/python3 bench/layers_peer.py --threads %d --reps %d'
+         .. ' --warmup %d --dir %s 2>&1')
+         :format(opt.threads, opt.threads, opt.reps, opt.warmup, dir)
       local p = io.popen(cmd)
       local out = p:read('*a')
       p:close()

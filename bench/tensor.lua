@@ -78,7 +78,10 @@ local function run_peer(gemms, adds, cuda)
    for _, c in ipairs(gemms) do g[#g + 1] = ('%s:%dx%dx%d'):format(c.dt, c.m, c.k, c.n) end
    for _, c in ipairs(adds) do a[#a + 1] = ('%s:%d'):format(c.dt, c.n) end
    local here = debug.getinfo(1, 'S').source:match('^@(.*)/[^/]*$') or 'bench'
-   local cmd = ('%s %s/torch_peer.py --threads %d --reps %d --warmup %d --gemm %s --add %s%s 2>&1'):format(py, here,
+   -- OPENBLAS_NUM_THREADS: PyTorch's torch.set_num_threads does not reach Debian's pthread
+   -- OpenBLAS, whose pool would otherwise run PyTorch's GEMMs (mm, bmm, slow_conv*) on every core
+   local cmd = ('OPENBLAS_NUM_THREADS=%d %s %s/torch_peer.py --threads %d --reps %d --warmup %d --gemm %s'
+      .. ' --add %s%s 2>&1'):format(opt.threads, py, here,
       opt.threads, opt.reps, opt.warmup, table.concat(g, ','), table.concat(a, ','), cuda and ' --cuda' or '')
    local p = io.popen(cmd)
    local out = p:read('*a')

@@ -239,9 +239,11 @@ end
 
 if not opt.nopeer then
    -- MT_PEER_PYTHON names another interpreter (on the GPU machine, the one with CUDA PyTorch)
-   local cmd = ('%s bench/train_step_peer.py --threads %d --reps %d --warmup %d --batch %d --models %s --precision %s'
+   -- OPENBLAS_NUM_THREADS: PyTorch's torch.set_num_threads does not reach Debian's pthread
+   -- OpenBLAS, whose pool would otherwise run PyTorch's GEMMs (mm, bmm, slow_conv*) on every core
+   local cmd = ('OPENBLAS_NUM_THREADS=%d %s bench/train_step_peer.py --threads %d --reps %d --warmup %d --batch %d --models %s --precision %s'
       .. ' --layout %s%s 2>&1')
-      :format(os.getenv('MT_PEER_PYTHON') or '/usr/bin/python3', opt.threads, opt.reps, opt.warmup, opt.batch,
+      :format(opt.threads, os.getenv('MT_PEER_PYTHON') or '/usr/bin/python3', opt.threads, opt.reps, opt.warmup, opt.batch,
          table.concat(order, ','), table.concat(precisions, ','), table.concat(layouts, ','),
          (gpu and ' --cuda' or '') .. (opt.peerTF32 and ' --tf32' or ''))
    local p = io.popen(cmd)
