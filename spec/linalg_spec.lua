@@ -188,6 +188,38 @@ describe('mm', function()
       torch.setnumthreads(saved)
    end)
 
+   it('runs a batch of small products over the threads with the one-thread bits', function()
+      -- products too small to split go matrix by matrix over the threads (csrc/cpu/blas.c),
+      -- each with its own scratch for operands BLAS cannot read in place (a strided batch)
+      local saved = torch.getnumthreads()
+      for _, ty in ipairs { 'torch.FloatTensor', 'torch.DoubleTensor', 'torch.HalfTensor', 'torch.IntTensor' } do
+         local nb, n, k, m = 37, 5, 9, 7
+         local a = torch.DoubleTensor(nb, n, k):uniform(-2, 2)
+         local bw = torch.DoubleTensor(nb, m, 2 * k):uniform(-2, 2)
+         if ty == 'torch.IntTensor' then a:mul(3):floor(); bw:mul(3):floor() end
+         a = a:type(ty)
+         local b = bw:type(ty):narrow(3, 1, 2 * k - 1):narrow(3, 1, k):transpose(2, 3) -- strided, not BLAS-readable
+         local c0 = torch.DoubleTensor(nb, n, m):uniform(-1, 1):type(ty)
+         local want
+         for _, nth in ipairs { 1, 2, 3 } do
+            torch.setnumthreads(nth)
+            local r = torch.baddbmm(c0:clone(), 0.5, c0, 2, a, b):double()
+            if not want then
+               -- float64 reference from the same (dtype-rounded) operands
+               local ad, bd, cd = a:double(), b:double(), c0:double()
+               want = cd:clone():mul(0.5)
+               for i = 1, nb do want[i]:add(2, torch.mm(ad[i], bd[i])) end
+               local tol = ty == 'torch.HalfTensor' and { atol = 0.1, rtol = 1e-2 } or { atol = 1e-4, rtol = 1e-5 }
+               util.assert_close(r, want, tol, ty .. ' baddbmm against float64')
+               want = r
+            else
+               util.assert_close(r, want, { atol = 0, rtol = 0 }, ('%s baddbmm, %d threads vs 1'):format(ty, nth))
+            end
+         end
+      end
+      torch.setnumthreads(saved)
+   end)
+
    it('handles an empty inner size (a zero product)', function()
       local a = torch.DoubleTensor(3, 0)
       local b = torch.DoubleTensor(0, 4)

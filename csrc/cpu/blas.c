@@ -251,6 +251,21 @@ INT_GEMM_FN(MT_I16, i16, int16_t, int64_t)
 
 typedef mt_status (*gemm_one_fn)(int64_t, int64_t, int64_t, double, mat, mat, double, mat, scratch *);
 
+/* matrix i of a batched product */
+static mt_status gemm_batch_item(gemm_one_fn fn, mt_tensor *out, int64_t i, double beta, double alpha,
+                                 const mt_tensor *a, const mt_tensor *b, int64_t n, int64_t m, int64_t k, size_t es,
+                                 scratch *s) {
+  mat c = mat_of(out, i);
+  /* BLAS semantics: beta == 0 ignores out's values, even NaN; clearing first makes that hold
+   * for every path and BLAS version */
+  if (beta == 0) mat_zero(&c, es);
+  if (k == 0) {
+    if (beta != 0 && beta != 1) mat_scale(out->dtype, &c, beta);
+    return MT_OK;
+  }
+  return fn(n, m, k, alpha, mat_of(a, i), mat_of(b, i), beta, c, s);
+}
+
 mt_status mt__cpu_gemm(mt_tensor *out, double beta, double alpha, const mt_tensor *a, const mt_tensor *b) {
   mt__blas_init();
   int64_t nb = out->sizes[0], n = out->sizes[1], m = out->sizes[2], k = a->sizes[2];
@@ -272,19 +287,35 @@ mt_status mt__cpu_gemm(mt_tensor *out, double beta, double alpha, const mt_tenso
   if (n > INT_MAX || m > INT_MAX || k > INT_MAX)
     return mt__error(MT_ERR_UNSUPPORTED, "gemm: sizes %lldx%lldx%lld exceed the BLAS integer range", (long long)n,
                      (long long)k, (long long)m);
+  /* a batch of products each too small to split over the threads (bilinear upsampling's
+   * 64x32 by 32x64, attention-sized bmm) goes matrix by matrix over the threads instead, each
+   * product single-threaded as the serial loop would run it: the same bits either way. (Not
+   * one region with an if clause: libgomp then runs the larger products' own GEMM threads as
+   * nested regions, on one thread.) */
+  if (nb > 1 && omp_get_max_threads() > 1 && mt__gemm_threads(n, m, k) < omp_get_max_threads()) {
+    int failed = 0;
+#pragma omp parallel
+    {
+      scratch s = {{0}, {0}};
+      mt_status my = MT_OK;
+#pragma omp for schedule(static)
+      for (int64_t i = 0; i < nb; i++)
+        if (my == MT_OK) my = gemm_batch_item(fn, out, i, beta, alpha, a, b, n, m, k, es, &s);
+      scratch_free(&s);
+      if (my != MT_OK) {
+#pragma omp atomic write
+        failed = 1;
+      }
+    }
+    /* a worker's message was set on its own thread: say it here (only memory can fail) */
+    if (failed)
+      return mt__error(MT_ERR_MEMORY, "gemm: out of host memory for the temporaries of a %lldx%lldx%lld product",
+                       (long long)n, (long long)k, (long long)m);
+    return MT_OK;
+  }
   scratch s = {{0}, {0}};
   mt_status st = MT_OK;
-  for (int64_t i = 0; i < nb && st == MT_OK; i++) {
-    mat c = mat_of(out, i);
-    /* BLAS semantics: beta == 0 ignores out's values, even NaN; clearing first makes that hold
-     * for every path and BLAS version */
-    if (beta == 0) mat_zero(&c, es);
-    if (k == 0) {
-      if (beta != 0 && beta != 1) mat_scale(out->dtype, &c, beta);
-      continue;
-    }
-    st = fn(n, m, k, alpha, mat_of(a, i), mat_of(b, i), beta, c, &s);
-  }
+  for (int64_t i = 0; i < nb && st == MT_OK; i++) st = gemm_batch_item(fn, out, i, beta, alpha, a, b, n, m, k, es, &s);
   scratch_free(&s);
   return st;
 }
