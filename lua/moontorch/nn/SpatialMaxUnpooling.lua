@@ -58,7 +58,8 @@ function Unpool:updateOutput(input)
    return self.output
 end
 
--- the gradient gathers gradOutput at the indices (0-based within a plane, hence + 1)
+-- the gradient gathers gradOutput at the indices: the C gather reads them 0-based (base 0) as
+-- the pooling wrote them, with no 1-based copy
 function Unpool:updateGradInput(input, gradOutput)
    T.expect_tensor(gradOutput, NAME, 'gradOutput', 2)
    self:setParams()
@@ -70,15 +71,18 @@ function Unpool:updateGradInput(input, gradOutput)
    if gradOutput:nElement() ~= n * plane then
       error(('%s: gradOutput has %d elements, expected %d'):format(NAME, gradOutput:nElement(), n * plane), 2)
    end
-   local idx = utils.result(self, '_idx1', self.indices):resize(n, L):copy(self.indices:view(n, L)):add(1)
+   local ind = self.indices:isContiguous() and self.indices or self.indices:contiguous()
+   local idx = ind:view(n, L)
    local g = gradOutput:isContiguous() and gradOutput or gradOutput:contiguous()
-   local gi = torch.gather(utils.result(self, '_gi', gradOutput), g:view(n, plane), 2, idx)
+   local gv = g:view(n, plane)
+   local gi = utils.result(self, '_gi', gradOutput)
+   T.check(T.C.mt_gather(gi.h, gv.h, 1, idx.h, 0), NAME .. ' backward', 'gather')
    self.gradInput = gi:view(T.sizes(input))
    return self.gradInput
 end
 
 function Unpool:clearState()
-   self._shape, self._idx1, self._gi = nil, nil, nil
+   self._shape, self._gi = nil, nil
    return parent.clearState(self)
 end
 
