@@ -98,32 +98,13 @@ static void exp_plain(double *v, int64_t n, double shift) { EXP_LOOP }
 static void max_plain(double *m, const double *v, int64_t n) { MAX_LOOP }
 static void sum_plain(double *s, const double *v, int64_t n) { SUM_LOOP }
 
-void mt__exp_shifted(double *v, int64_t n, double shift) {
+/* the AVX2 body where the CPU has it, else the plain one */
 #ifdef MT_HAVE_AVX2_EXP
-  if (have_avx2_fma()) {
-    exp_avx2(v, n, shift);
-    return;
-  }
+#define PICK(name, ...) (have_avx2_fma() ? name##_avx2(__VA_ARGS__) : name##_plain(__VA_ARGS__))
+#else
+#define PICK(name, ...) name##_plain(__VA_ARGS__)
 #endif
-  exp_plain(v, n, shift);
-}
 
-void mt__row_max_add(double m[MT_ROW_LANES], const double *v, int64_t n) {
-#ifdef MT_HAVE_AVX2_EXP
-  if (have_avx2_fma()) {
-    max_avx2(m, v, n);
-    return;
-  }
-#endif
-  max_plain(m, v, n);
-}
-
-void mt__row_sum_add(double s[MT_ROW_LANES], const double *v, int64_t n) {
-#ifdef MT_HAVE_AVX2_EXP
-  if (have_avx2_fma()) {
-    sum_avx2(s, v, n);
-    return;
-  }
-#endif
-  sum_plain(s, v, n);
-}
+void mt__exp_shifted(double *v, int64_t n, double shift) { PICK(exp, v, n, shift); }
+void mt__row_max_add(double m[MT_ROW_LANES], const double *v, int64_t n) { PICK(max, m, v, n); }
+void mt__row_sum_add(double s[MT_ROW_LANES], const double *v, int64_t n) { PICK(sum, s, v, n); }
