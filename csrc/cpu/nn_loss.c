@@ -58,7 +58,7 @@
       for (int64_t d = 0; d < D; d++)                                              \
         for (int64_t j = 0; j < len; j++) {                                        \
           double v = (double)mt_ld_##N(xb + d * inner + j);                        \
-          mx[j] = (v > mx[j] || v != v) ? v : mx[j];                               \
+          mx[j] = mt__max_nan(mx[j], v);                                           \
         }                                                                          \
       for (int64_t d = 0; d < D; d++) {                                            \
         for (int64_t j = 0; j < len; j++) e[j] = (double)mt_ld_##N(xb + d * inner + j) - mx[j]; \
