@@ -266,6 +266,9 @@ describe('nn convolution group', function()
       it('SpatialUpSamplingNearest matches F.interpolate nearest', function()
          check_case('up_nearest')
          jac(nn.SpatialUpSamplingNearest(2), rand(2, 3, 3), 'nearest')
+         -- scale 1 (a copy) and 3 (a third term per sum), 4-d
+         jac(nn.SpatialUpSamplingNearest(1), rand(2, 2, 3, 2), 'nearest x1')
+         jac(nn.SpatialUpSamplingNearest(3), rand(2, 2, 3, 2), 'nearest x3')
          assert.has_error(function() nn.SpatialUpSamplingNearest(1.5) end,
             'nn.SpatialUpSamplingNearest: scale must be a positive integer, got 1.5')
       end)
@@ -422,6 +425,53 @@ describe('nn convolution group', function()
             end
          end
          torch.setnumthreads(threads)
+      end)
+
+      -- the general window loop (branch-free selects, then a pass for NaN): ties keep the first
+      -- cell in row order, the first NaN of a window wins, padding cells never win; against a Lua
+      -- loop on small integers, float32 and float64, NCHW and a channels-last view
+      it('SpatialMaxPooling keeps the first of equal maxima and the first NaN (3x3, stride 2, pad 1)', function()
+         for _, tname in ipairs { 'torch.FloatTensor', 'torch.DoubleTensor' } do
+            local x = torch.Tensor():type(tname):resize(2, 3, 9, 8):random(1, 3):add(-2)
+            for _ = 1, 10 do x[math.random(2)][math.random(3)][math.random(9)][math.random(8)] = 0 / 0 end
+            for _, layout in ipairs { 'nchw', 'nhwc' } do
+               local xin = x
+               if layout == 'nhwc' then xin = x:permute(1, 3, 4, 2):contiguous():permute(1, 4, 2, 3) end
+               local m = nn.SpatialMaxPooling(3, 3, 2, 2, 1, 1)
+               local y = m:forward(xin)
+               assert.are.same({ 2, 3, 5, 4 }, T.sizes(y))
+               for n = 1, 2 do
+                  for c = 1, 3 do
+                     for oy = 1, 5 do
+                        for ox = 1, 4 do
+                           local best, by, bx
+                           for ky = 0, 2 do
+                              for kx = 0, 2 do
+                                 local iy, ix = (oy - 1) * 2 + ky, (ox - 1) * 2 + kx -- 1-based after the pad
+                                 if iy >= 1 and iy <= 9 and ix >= 1 and ix <= 8 then
+                                    local v = x[n][c][iy][ix]
+                                    if not best or (best == best and (v > best or v ~= v)) then best, by, bx = v, iy, ix end
+                                 end
+                              end
+                           end
+                           local got = y[n][c][oy][ox]
+                           assert(got == best or (got ~= got and best ~= best),
+                              ('%s %s y[%d][%d][%d][%d] = %s, want %s'):format(tname, layout, n, c, oy, ox, tostring(got),
+                                 tostring(best)))
+                           -- the index names the chosen cell: a unit gradient lands there
+                           if n == 1 and c == 2 then
+                              local g = y:clone():zero()
+                              g[n][c][oy][ox] = 1
+                              local gi = m:updateGradInput(xin, g)
+                              assert.are.equal(1, gi[n][c][by][bx], ('%s %s cell %d,%d'):format(tname, layout, oy, ox))
+                              assert.are.equal(1, gi:sum())
+                           end
+                        end
+                     end
+                  end
+               end
+            end
+         end
       end)
    end)
 
