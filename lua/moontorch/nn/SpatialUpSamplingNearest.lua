@@ -1,6 +1,6 @@
 -- nn.SpatialUpSamplingNearest(scale) as in Torch7: each pixel of the last two dimensions of a 3-d
 -- or 4-d input becomes a scale x scale block: index along the columns, then along the rows; the
--- gradient sums each block by indexAdd the same two ways (any device).
+-- gradient adds up each block, its rows and then its columns, as slices in order (any device).
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
@@ -28,7 +28,7 @@ local function planes(self, t, what)
 end
 
 -- the repeat indices 1,1,..,2,2,.. (each `s` times) for n positions, cached per size and
--- device; the copies are index / indexAdd along one dimension at a time (an expand with stride-0
+-- device; the copies are an index along one dimension at a time (an expand with stride-0
 -- dims copied elementwise cost several times more)
 local function repeats(self, n, like)
    local c = self._rep or {}
@@ -40,6 +40,15 @@ local function repeats(self, n, like)
       c[key] = P.on(t, like)
    end
    return c[key]
+end
+
+-- r (a x b) = sum over k of v[{{}, k, {}}] for v of a x s x b, the terms added in order k = 1..s
+local function blocksum(r, v, a, b, s)
+   r:resize(a, b)
+   if s == 1 then return r:copy(v:select(2, 1)) end
+   torch.add(r, v:select(2, 1), v:select(2, 2)) -- the first two in one pass
+   for k = 3, s do r:add(v:select(2, k)) end
+   return r
 end
 
 function Up:updateOutput(input)
@@ -62,10 +71,11 @@ function Up:updateGradInput(input, gradOutput)
          n * H * s * W * s), 2)
    end
    local g = gradOutput:isContiguous() and gradOutput or gradOutput:contiguous()
-   local rows = utils.result(self, '_wide', g):resize(n, H, W * s):zero()
-   rows:indexAdd(2, repeats(self, H, g), g:view(n, H * s, W * s))
-   local gi = utils.result(self, '_gi', g):resize(n * H, W):zero()
-   gi:indexAdd(2, repeats(self, W, g), rows:view(n * H, W * s))
+   -- the s output rows of each input row added in order, then the s columns: one pass over a
+   -- slice per term (an indexAdd along the last dim scatters element by element, about twice
+   -- the time)
+   local rows = blocksum(utils.result(self, '_wide', g), g:view(n * H, s, W * s), n * H, W * s, s)
+   local gi = blocksum(utils.result(self, '_gi', g), rows:view(n * H * W, s, 1), n * H * W, 1, s)
    self.gradInput = gi:view(T.sizes(input))
    return self.gradInput
 end
