@@ -308,6 +308,40 @@ describe('nn convolution group', function()
             tostring(err))
       end)
 
+      -- the C window max (branch-free selects, then a pass for NaN) against a Lua loop on small
+      -- integers: ties keep the first cell in row order, the first NaN of a cell wins
+      it('SpatialAdaptiveMaxPooling keeps the first of equal maxima and the first NaN', function()
+         for _, tname in ipairs { 'torch.FloatTensor', 'torch.DoubleTensor' } do
+            local x = torch.Tensor():type(tname):resize(2, 3, 7, 9):random(1, 3)
+            for _ = 1, 10 do x[math.random(2)][math.random(3)][math.random(7)][math.random(9)] = 0 / 0 end
+            local m = nn.SpatialAdaptiveMaxPooling(4, 3) -- overlapping cells both ways
+            local y = m:forward(x)
+            local g = m:backward(x, y:clone():fill(1))
+            local hits = x:clone():zero()
+            for n = 1, 2 do
+               for c = 1, 3 do
+                  for i = 0, 2 do
+                     for j = 0, 3 do
+                        local best, by, bx
+                        for r = math.floor(i * 7 / 3), math.ceil((i + 1) * 7 / 3) - 1 do
+                           for q = math.floor(j * 9 / 4), math.ceil((j + 1) * 9 / 4) - 1 do
+                              local v = x[n][c][r + 1][q + 1]
+                              if not best or (best == best and (v > best or v ~= v)) then best, by, bx = v, r + 1, q + 1 end
+                           end
+                        end
+                        local got = y[n][c][i + 1][j + 1]
+                        assert(got == best or (got ~= got and best ~= best),
+                           ('%s y[%d][%d][%d][%d] = %s, want %s'):format(tname, n, c, i + 1, j + 1, tostring(got), tostring(best)))
+                        hits[n][c][by][bx] = hits[n][c][by][bx] + 1
+                     end
+                  end
+               end
+            end
+            -- each cell's unit gradient lands on the cell it chose
+            assert.are.equal(0, (g:double() - hits:double()):abs():max(), tname .. ' gradient')
+         end
+      end)
+
       it('SpatialAdaptiveAveragePooling matches F.adaptive_avg_pool2d', function()
          check_case('adaptive_avg')
          jac(nn.SpatialAdaptiveAveragePooling(2, 3), rand(2, 2, 5, 4), 'adaptive avg')

@@ -17,14 +17,24 @@
       const int64_t *ws = wsp + (per_plane ? p * g->oW : 0), *we = wep + (per_plane ? p * g->oW : 0); \
       for (int64_t i = 0; i < g->oH; i++)                                                          \
         for (int64_t j = 0; j < g->oW; j++) {                                                      \
+          /* selects, not branches (random data mispredicts "larger than the best so far"); a  \
+           * NaN, rare, is found by a second pass that takes the first one */                      \
           int64_t best = hs[i] * g->W + ws[j];                                                     \
           CT bv = mt_ld_##N(xp + best);                                                            \
-          for (int64_t r = hs[i]; r < he[i] && !isnan((double)bv); r++)                            \
+          int nan = 0;                                                                             \
+          for (int64_t r = hs[i]; r < he[i]; r++)                                                  \
             for (int64_t c = ws[j]; c < we[j]; c++) {                                              \
               CT v = mt_ld_##N(xp + r * g->W + c);                                                 \
-              if (v > bv || isnan((double)v)) {                                                    \
-                bv = v, best = r * g->W + c;                                                       \
-                if (isnan((double)v)) break;                                                       \
+              int take = v > bv;                                                                   \
+              bv = take ? v : bv, best = take ? r * g->W + c : best;                               \
+              nan |= v != v;                                                                       \
+            }                                                                                      \
+          for (int64_t r = hs[i]; nan && r < he[i]; r++)                                           \
+            for (int64_t c = ws[j]; c < we[j]; c++) {                                              \
+              CT v = mt_ld_##N(xp + r * g->W + c);                                                 \
+              if (v != v) {                                                                        \
+                bv = v, best = r * g->W + c, nan = 0;                                              \
+                break;                                                                             \
               }                                                                                    \
             }                                                                                      \
           int64_t o = (p * g->oH + i) * g->oW + j;                                                 \
