@@ -256,7 +256,7 @@ for o in outs:
          for i = 1, #row do want[i] = go[i] - math.exp(y[i]) * s end
          util.assert_close(gi, want, { atol = 1e-14, rtol = 1e-13 }, 'LogSoftMax backward ' .. what)
       end
-      -- over dim 2 of a 4-d input (columns in blocks of 256, 1500 of them here) the same
+      -- over dim 2 of a 4-d input (columns in blocks of 512, 1500 of them here) the same
       -- numbers as the row path on the permuted copy, forward and backward, soft and log
       local x4 = torch.DoubleTensor(2, 7, 5, 300):uniform(-20, 20)
       local g4 = torch.DoubleTensor(2, 7, 5, 300):uniform(-1, 1)
