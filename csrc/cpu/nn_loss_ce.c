@@ -91,11 +91,10 @@ MT_AVX2_CLONES mt_status mt__cpu_cross_entropy_forward(double *nll_out, double *
         for (int64_t j = 0; j < nc; j++)                                           \
           buf[j] = CE_ROUND(N_, TT, CT, (double)mt_ld_##N_(row + c0 + j) - L);     \
         mt__exp_shifted(buf, nc, 0.0);                                             \
-        for (int64_t j = 0; j < nc; j++) {                                         \
-          int64_t c = c0 + j;                                                      \
-          double gv = t < 0 ? 0.0 : c == t ? gt[t] : gn[c];                        \
-          mt_st_##N_(rr + c, (CT)(gv - buf[j] * s));                               \
-        }                                                                          \
+        /* every class as off-target (a loop the compiler vectorizes), then the target */ \
+        const double *gr = t < 0 ? zero : gn + c0;                                 \
+        for (int64_t j = 0; j < nc; j++) mt_st_##N_(rr + c0 + j, (CT)(gr[j] - buf[j] * s)); \
+        if (t >= c0 && t < c0 + nc) mt_st_##N_(rr + t, (CT)(gt[t] - buf[t - c0] * s)); \
       }                                                                            \
     }                                                                              \
   } break;
@@ -113,7 +112,8 @@ MT_AVX2_CLONES mt_status mt__cpu_cross_entropy_backward(mt_tensor *rt, const mt_
                                          const int64_t *tg, const double *w, int64_t N, int64_t C, double smoothing,
                                          double norm) {
   const double *lse = (const double *)mt__data(lse_t);
-  double *gn = malloc((size_t)C * 2 * sizeof *gn), *gt = gn + C;
+  /* gn, gt, and MT_ROW_CHUNK zeros: the g of an ignored row */
+  double *gn = calloc((size_t)C * 2 + MT_ROW_CHUNK, sizeof *gn), *gt = gn + C, *zero = gt + C;
   if (!gn) return mt__error(MT_ERR_MEMORY, "nn.CrossEntropyCriterion: out of memory");
   int zeros = 1;
   switch (xt->dtype) {
