@@ -57,25 +57,31 @@ function LRN:_offsets() local b = math.floor(self.size / 2) return b, self.size 
 function LRN:updateOutput(input)
    local x = as4d(input, 'input')
    local before, after = self:_offsets()
-   -- Torch7's field: the denominator before the power, kept for the backward pass
-   self.scale = window_sum(x:clone():pow(2), before, after):mul(self.alpha / self.size):add(self.k)
-   self.output = self.scale:clone():pow(-self.beta):cmul(x):view(T.sizes(input))
+   -- Torch7's field: the denominator before the power, kept for the backward pass, and its
+   -- power: the only pow of a forward-backward pair (a float pow costs more than the rest)
+   self.scale = window_sum(torch.cmul(x, x), before, after):mul(self.alpha / self.size):add(self.k)
+   self._scalePow = torch.pow(self._scalePow or x.new(), self.scale, -self.beta)
+   self.output = torch.cmul(self.output, self._scalePow, x):view(T.sizes(input))
    return self.output
 end
 
 function LRN:updateGradInput(input, gradOutput)
    local x = as4d(input, 'input')
    local g = as4d(gradOutput, 'gradOutput')
+   if not self._scalePow or self._scalePow:nElement() ~= x:nElement() then
+      error(('%s: updateGradInput needs the forward pass on this input first'):format(NAME), 2)
+   end
    local before, after = self:_offsets()
    -- d/dx_j of x_c * S_c^-beta: the direct term, plus x_j's share in every S_c whose window holds j
-   local inner = self.scale:clone():pow(-self.beta - 1):cmul(g):cmul(x)
+   -- (S^(-beta-1) as S^-beta / S)
+   local inner = torch.cmul(self._scalePow, g):cmul(x):cdiv(self.scale)
    local back = window_sum(inner, after, before):cmul(x):mul(-2 * self.beta * self.alpha / self.size)
-   self.gradInput = self.scale:clone():pow(-self.beta):cmul(g):add(back):view(T.sizes(input))
+   self.gradInput = torch.cmul(self.gradInput, self._scalePow, g):add(back):view(T.sizes(input))
    return self.gradInput
 end
 
 function LRN:clearState()
-   self.scale = nil
+   self.scale, self._scalePow = nil, nil
    return parent.clearState(self)
 end
 
