@@ -189,6 +189,50 @@ describe('nn volumetric group', function()
       assert(not ok and err:find('index outside its 64-element volume', 1, true), err)
    end)
 
+   -- the branch-free window loop against a Lua loop: small integers and -inf for ties (the first
+   -- tap in (t, y, x) order wins, also when every tap is -inf), NaN (the first one wins), padding
+   -- cells never chosen; value and the cell a unit gradient lands on, float32 and float64
+   it('VolumetricMaxPooling keeps the first of equal maxima, the first NaN, and skips padding', function()
+      for _, tname in ipairs { 'torch.FloatTensor', 'torch.DoubleTensor' } do
+         local x = torch.Tensor():type(tname):resize(2, 5, 4, 6):random(1, 3):add(-2)
+         for _ = 1, 12 do x[math.random(2)][math.random(5)][math.random(4)][math.random(6)] = -math.huge end
+         x[1]:narrow(1, 1, 2):narrow(2, 1, 2):narrow(3, 1, 2):fill(-math.huge) -- a window of only -inf
+         for _ = 1, 4 do x[math.random(2)][math.random(5)][math.random(4)][math.random(6)] = 0 / 0 end
+         local p = nn.VolumetricMaxPooling(2, 2, 2, 2, 2, 2, 1, 1, 1) -- kT kW kH dT dW dH padT padW padH
+         local y = p:forward(x)
+         local oT, oH, oW = y:size(2), y:size(3), y:size(4)
+         for c = 1, 2 do
+            for ot = 1, oT do
+               for oy = 1, oH do
+                  for ox = 1, oW do
+                     local best, bt, by, bx
+                     for kt = 0, 1 do
+                        for ky = 0, 1 do
+                           for kx = 0, 1 do
+                              local it, iy, ix = (ot - 1) * 2 - 1 + kt, (oy - 1) * 2 - 1 + ky, (ox - 1) * 2 - 1 + kx
+                              if it >= 0 and it < 5 and iy >= 0 and iy < 4 and ix >= 0 and ix < 6 then
+                                 local v = x[c][it + 1][iy + 1][ix + 1]
+                                 if not best or (best == best and (v > best or v ~= v)) then
+                                    best, bt, by, bx = v, it + 1, iy + 1, ix + 1
+                                 end
+                              end
+                           end
+                        end
+                     end
+                     local got = y[c][ot][oy][ox]
+                     assert(got == best or (got ~= got and best ~= best),
+                        ('%s y[%d][%d][%d][%d] = %s, want %s'):format(tname, c, ot, oy, ox, tostring(got), tostring(best)))
+                     local g = y:clone():zero()
+                     g[c][ot][oy][ox] = 1
+                     local gi = p:updateGradInput(x, g)
+                     assert.are.equal(1, gi[c][bt][by][bx], ('%s cell %d,%d,%d,%d'):format(tname, c, ot, oy, ox))
+                  end
+               end
+            end
+         end
+      end
+   end)
+
    it('VolumetricDilatedMaxPooling matches max_pool3d with dilation', function()
       check_case('dilated_max'); check_case('dilated_max_idx')
       jac(nn.VolumetricDilatedMaxPooling(2, 2, 3, 1, 2, 1, 1, 0, 1, 2, 2, 1), rand(2, 1, 5, 5, 4), 'dilated max')

@@ -4,6 +4,7 @@
  * order. Backward: each output gradient added at its index (planes are independent, so the
  * planes are split over threads). */
 #include <math.h>
+#include <stdlib.h>
 #include "../core/error.h"
 #include "../core/dtype.h"
 #include "cpu.h"
@@ -31,11 +32,12 @@ static void taps(int64_t s, int64_t l, int64_t k, int64_t n, int64_t *lo, int64_
           int64_t y0 = oy * g->dH - g->pH, b0, b1;                                                       \
           taps(y0, g->lH, g->kH, g->H, &b0, &b1);                                                        \
           for (int64_t ox = 0; ox < g->oW; ox++) {                                                       \
-            int64_t x0 = ox * g->dW - g->pW, c0, c1;                                                     \
-            taps(x0, g->lW, g->kW, g->W, &c0, &c1);                                                      \
+            const int64_t x0 = ox * g->dW - g->pW, c0 = ctab[2 * ox], c1 = ctab[2 * ox + 1];             \
             /* branch-free max (strictly larger wins: ties keep the first); a NaN, rare, is found \
              * by a second pass that takes the first one */                                        \
-            int64_t best = -1;                                                                    \
+            int64_t best = a0 < a1 && b0 < b1 && c0 < c1                                          \
+                               ? ((t0 + a0 * g->lT) * g->H + y0 + b0 * g->lH) * g->W + x0 + c0 * g->lW   \
+                               : -1; /* the first tap: it stays the maximum if nothing beats -inf */ \
             CT bv = -INFINITY;                                                                    \
             int nan = 0;                                                                          \
             for (int64_t i = a0; i < a1; i++)                                                     \
@@ -44,7 +46,7 @@ static void taps(int64_t s, int64_t l, int64_t k, int64_t n, int64_t *lo, int64_
                 for (int64_t k = c0; k < c1; k++) {                                               \
                   const int64_t pos = row + k * g->lW;                                            \
                   CT v = mt_ld_##N(xp + pos);                                                     \
-                  int gt = v > bv || best < 0;                                                    \
+                  int gt = v > bv;                                                                \
                   bv = gt ? v : bv, best = gt ? pos : best;                                       \
                   nan |= v != v;                                                                  \
                 }                                                                                 \
@@ -72,11 +74,18 @@ static void taps(int64_t s, int64_t l, int64_t k, int64_t n, int64_t *lo, int64_
 mt_status mt__cpu_maxpool3d_forward(mt_tensor *yt, mt_tensor *it, const mt_tensor *xt, const mt_vol_geom *g) {
   const int64_t V = g->T * g->H * g->W, O = g->oT * g->oH * g->oW;
   int64_t *ip = (int64_t *)mt__data(it);
+  /* each output column's taps, once per call: taps() divides twice, which per output cost more
+   * than the window's compares */
+  int64_t *ctab = (int64_t *)malloc((size_t)(2 * g->oW + 2) * sizeof *ctab);
+  if (!ctab) return mt__error(MT_ERR_MEMORY, "VolumetricMaxPooling: out of memory for a column table");
+  for (int64_t ox = 0; ox < g->oW; ox++) taps(ox * g->dW - g->pW, g->lW, g->kW, g->W, &ctab[2 * ox], &ctab[2 * ox + 1]);
+  mt_status st = MT_OK;
   switch (xt->dtype) {
     MT_FLOAT_DTYPE_LIST(MAX3_CASE)
-  default: return mt__error(MT_ERR_DTYPE, "VolumetricMaxPooling: dtype %s is not supported", mt_dtype_name(xt->dtype));
+  default: st = mt__error(MT_ERR_DTYPE, "VolumetricMaxPooling: dtype %s is not supported", mt_dtype_name(xt->dtype));
   }
-  return MT_OK;
+  free(ctab);
+  return st;
 }
 #undef MAX3_CASE
 
