@@ -1,7 +1,8 @@
 -- nn.VolumetricAveragePooling(kT, kW, kH, [dT=kT], [dW=kW], [dH=kH]) as in Torch7 (no padding, floor
 -- sizes). Input: C x T x H x W or N x C x T x H x W. A box mean is separable: the C 2-d average
--- pooling (csrc/nn/pool.c) runs over H x W with the frames folded into the planes, then over T
--- with a kT x 1 window on the frames x (oH*oW) planes; the backward pass runs the two in reverse.
+-- pooling (csrc/nn/pool.c) runs over T first, a kT x 1 window on frames x (H*W) planes (whole
+-- rows added against rows), then over H x W on the oT frames folded into the planes, so the
+-- per-window loop sees 1/kT of the frames; the backward pass runs the two in reverse.
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
@@ -37,11 +38,11 @@ function Pool:updateOutput(input)
    local N, P, Ti, H, W = x:size(1), x:size(2), x:size(3), x:size(4), x:size(5)
    -- buffers reused between calls; views bound to locals (an unnamed one may be collected while
    -- the next argument is made)
-   local hw, y = utils.result(self, '_hw', x), utils.result(self, '_y', x)
-   local x4 = x:view(N, P * Ti, H, W)
-   check(C.mt_avgpool2d_forward(hw.h, x4.h, self.kW, self.kH, self.dW, self.dH, 0, 0, 0, 1))
-   local hw4 = hw:view(N * P, 1, Ti, oH * oW)
-   check(C.mt_avgpool2d_forward(y.h, hw4.h, 1, self.kT, 1, self.dT, 0, 0, 0, 1))
+   local tm, y = utils.result(self, '_t', x), utils.result(self, '_y', x)
+   local x4 = x:view(N * P, 1, Ti, H * W)
+   check(C.mt_avgpool2d_forward(tm.h, x4.h, 1, self.kT, 1, self.dT, 0, 0, 0, 1))
+   local t4 = tm:view(N, P * oT, H, W)
+   check(C.mt_avgpool2d_forward(y.h, t4.h, self.kW, self.kH, self.dW, self.dH, 0, 0, 0, 1))
    y = y:view(N, P, oT, oH, oW)
    self.output = single and y:select(1, 1) or y
    return self.output
@@ -55,23 +56,23 @@ function Pool:updateGradInput(input, gradOutput)
       error(('%s: gradOutput has size %s, expected %dx%dx%dx%dx%d'):format(torch.type(self),
          table.concat(T.sizes(gradOutput), 'x'), N, P, oT, oH, oW), 2)
    end
-   local dy = gradOutput:contiguous():view(N * P, 1, oT, oH * oW)
-   local ghw = utils.result(self, '_ghw', x)
-   -- the C backward reads its input argument for the size only: the forward's time-pass input
-   local shape = (self._hw and self._hw:nElement() == N * P * Ti * oH * oW) and self._hw:view(N * P, 1, Ti, oH * oW)
-      or x.new():resize(N * P, 1, Ti, oH * oW)
-   check(C.mt_avgpool2d_backward(ghw.h, dy.h, shape.h, 1, self.kT, 1, self.dT, 0, 0, 0, 1))
+   local dy = gradOutput:contiguous():view(N, P * oT, oH, oW)
+   local gt = utils.result(self, '_gt', x)
+   -- the C backward reads its input argument for the size only: the forward's frame-pass output
+   -- and the input
+   local shape = (self._t and self._t:nElement() == N * P * oT * H * W) and self._t:view(N, P * oT, H, W)
+      or x.new():resize(N, P * oT, H, W)
+   check(C.mt_avgpool2d_backward(gt.h, dy.h, shape.h, self.kW, self.kH, self.dW, self.dH, 0, 0, 0, 1))
    local gi = utils.result(self, '_gi', x)
    -- views bound to locals: an unnamed one may be collected while the next is made
-   local g4, x4 = ghw:view(N, P * Ti, oH, oW), x:view(N, P * Ti, H, W)
-   check(C.mt_avgpool2d_backward(gi.h, g4.h, x4.h, self.kW, self.kH,
-      self.dW, self.dH, 0, 0, 0, 1))
+   local g4, x4 = gt:view(N * P, 1, oT, H * W), x:view(N * P, 1, Ti, H * W)
+   check(C.mt_avgpool2d_backward(gi.h, g4.h, x4.h, 1, self.kT, 1, self.dT, 0, 0, 0, 1))
    self.gradInput = gi:view(T.sizes(input))
    return self.gradInput
 end
 
 function Pool:clearState()
-   self._hw, self._y, self._ghw, self._gi = nil, nil, nil, nil
+   self._t, self._y, self._gt, self._gi = nil, nil, nil, nil
    return parent.clearState(self)
 end
 
