@@ -2,7 +2,6 @@
  * output cell, the maximum over rows [hs, he) x columns [ws, we) of its H x W plane and its flat
  * 1-based position in the whole input (what nn's indexAdd backward takes). A NaN wins, the first
  * one; among equal values the first in row-major order. */
-#include <math.h>
 #include "../core/dtype.h"
 #include "cpu.h"
 
