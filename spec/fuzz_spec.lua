@@ -401,17 +401,12 @@ function ops.index(t, m)
    sizes[d] = #idx
    assert(shape_str(T.sizes(r)) == shape_str(sizes), what .. ': wrong sizes ' .. shape_str(T.sizes(r)))
    -- expected values, row-major over the result
-   local expected, pos = {}, {}
-   local function walk(k)
-      if k > nd then
-         local p = m.offset
-         for i = 1, nd do p = p + (i == d and idx[pos[i]] - 1 or pos[i] - 1) * m.strides[i] end
-         expected[#expected + 1] = m.store[p + 1]
-         return
-      end
-      for i = 1, sizes[k] do pos[k] = i; walk(k + 1) end
-   end
-   walk(1)
+   local expected = {}
+   util.each_index(sizes, function(pos)
+      local p = m.offset
+      for i = 1, nd do p = p + (i == d and idx[pos[i]] - 1 or pos[i] - 1) * m.strides[i] end
+      expected[#expected + 1] = m.store[p + 1]
+   end)
    util.assert_close(util.flat(r), expected, { atol = 0, rtol = 0 }, what)
    counts.ok = counts.ok + 1
    return nil

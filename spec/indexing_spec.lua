@@ -165,16 +165,12 @@ describe('slice tables', function()
       return ranges, out
    end
    local function expected(flat, shape, ranges)
-      local r = {}
-      local function walk(d, idx)
-         if d > #shape then r[#r + 1] = at(flat, shape, (table.unpack or unpack)(idx)) return end
+      local r, sizes, lo = {}, {}, {}
+      for d = 1, #shape do
          local rg = ranges[d]
-         for i = rg[1], rg[2] or rg[1] do
-            idx[d] = i
-            walk(d + 1, idx)
-         end
+         lo[d], sizes[d] = rg[1], (rg[2] or rg[1]) - rg[1] + 1
       end
-      walk(1, {})
+      util.each_index(sizes, function(idx) r[#r + 1] = at(flat, shape, (table.unpack or unpack)(idx)) end, lo)
       return r
    end
    local function rand_entry(n)

@@ -104,14 +104,11 @@ local function view_flat(bflat, v)
    local sizes, strides, out = shape_of(v), {}, {}
    for i = 1, #sizes do strides[i] = v:stride(i) end
    local off = v:storageOffset() - 1
-   local function walk(d, pos)
-      if d > #sizes then
-         out[#out + 1] = bflat[pos + 1]
-         return
-      end
-      for i = 0, sizes[d] - 1 do walk(d + 1, pos + i * strides[d]) end
-   end
-   walk(1, off)
+   util.each_index(sizes, function(idx)
+      local pos = off
+      for d = 1, #sizes do pos = pos + (idx[d] - 1) * strides[d] end
+      out[#out + 1] = bflat[pos + 1]
+   end)
    return out
 end
 

@@ -38,15 +38,57 @@ function util.rand_tensor(shape, typename, lo, hi)
    return T.from_flat(flat, shape, dtype, T.CPU), flat
 end
 
--- flat row-major values of a tensor (any device/dtype) as Lua numbers
+-- flat row-major values of a tensor (any device/dtype) as Lua numbers. An explicit stack, not
+-- a recursive closure: Debian's LuaJIT (2.1.0-beta3, git 2022-03-20) can restore a bogus frame
+-- when a side trace of a recursive Lua function exits (SIGSEGV in lj_snap_restore, rarely,
+-- address-dependent); docs/design.md, "Lua code and Debian's LuaJIT".
 function util.flat(t)
-   local tab = t:totable()
-   local out = {}
-   local function walk(x)
-      if type(x) == 'table' then for _, v in ipairs(x) do walk(v) end else out[#out + 1] = x end
+   local top = t:totable()
+   if type(top) ~= 'table' then return { top } end -- a 0-dim tensor gives its number
+   local out, n = {}, 0
+   local tabs, pos, depth = { top }, { 0 }, 1
+   while depth > 0 do
+      local tab, i = tabs[depth], pos[depth] + 1
+      local v = tab[i]
+      if v == nil then
+         depth = depth - 1
+      else
+         pos[depth] = i
+         if type(v) == 'table' then
+            depth = depth + 1
+            tabs[depth], pos[depth] = v, 0
+         else
+            n = n + 1
+            out[n] = v
+         end
+      end
    end
-   walk(tab)
    return out
+end
+
+-- call fn(pos) for every multi-index of sizes in row-major order (pos: 1-based, reused between
+-- calls; lo, when given, is each dimension's first index instead of 1). A loop, not recursion,
+-- for the reason util.flat gives.
+function util.each_index(sizes, fn, lo)
+   local nd, pos = #sizes, {}
+   for k = 1, nd do
+      if sizes[k] <= 0 then return end
+      pos[k] = lo and lo[k] or 1
+   end
+   while true do
+      fn(pos)
+      local k = nd
+      while k > 0 do
+         local first = lo and lo[k] or 1
+         if pos[k] < first + sizes[k] - 1 then
+            pos[k] = pos[k] + 1
+            break
+         end
+         pos[k] = first
+         k = k - 1
+      end
+      if k == 0 then return end
+   end
 end
 
 -- assert every element is within atol + rtol*|expected|; NaN never passes unless expected NaN
