@@ -121,6 +121,17 @@ describe('construction', function()
       util.assert_error(function() return torch.Tensor { { 1, 2 }, 3 } end, 'ragged')
       util.assert_error(function() return torch.Tensor { 1, 'x' } end, 'string')
       util.assert_error(function() return torch.Tensor(2, -3) end, 'negative', '-3')
+      -- the message points at the caller's line at every depth of the table (not tail calls:
+      -- those leave no frame of their own to point at)
+      util.assert_error(function() local t = torch.Tensor { { { 1 }, { 2 } }, { { 3 }, { 4, 5 } } }; return t end,
+         'tensor_spec.lua:', 'dimension 3', '1 entries')
+      util.assert_error(function() local t = torch.FloatTensor { { 1, 2 }, { 3, {} } }; return t end,
+         'tensor_spec.lua:', 'table where')
+      util.assert_error(function() local t = torch.Tensor { 1, 'x' }; return t end, 'tensor_spec.lua:')
+      -- booleans are 1 and 0, empty tables give empty tensors, at any depth
+      assert.are.same({ 1, 0, 1 }, torch.ByteTensor({ true, false, true }):totable())
+      assert.are.same({ 2, 0 }, torch.Tensor({ {}, {} }):size():totable())
+      assert.are.same({ 2, 3, 1 }, torch.DoubleTensor({ { { 1 }, { 2 }, { 3 } }, { { 4 }, { 5 }, { 6 } } }):size():totable())
    end)
 
    it('shares storage with the sharing constructor', function()

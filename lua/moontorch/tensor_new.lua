@@ -16,17 +16,35 @@ return function(torch, T)
       return shape
    end
 
-   local function flatten(data, shape, depth, out)
-      if depth > #shape then
-         if type(data) == 'boolean' then data = data and 1 or 0 end
-         if type(data) ~= 'number' then error('tensor: table holds a ' .. type(data) .. ' where a number was expected', 5) end
-         out[#out + 1] = data
-         return
+   -- Row-major values of data (of the given shape) appended to out. A loop with an explicit
+   -- stack, not recursion: the error level is the same at every depth, and Debian's LuaJIT
+   -- can crash restoring a side trace of a recursive Lua function (docs/design.md).
+   local function flatten(data, shape, out)
+      local nd, n = #shape, #out
+      local nodes, pos, depth = { data }, { 0 }, 1
+      if nd == 0 or type(data) ~= 'table' then error('tensor: expected a nested table of numbers', 3) end
+      if #data ~= shape[1] then error(('tensor: ragged table: dimension 1 should have %d entries'):format(shape[1]), 3) end
+      while depth > 0 do
+         local i = pos[depth] + 1
+         if i > shape[depth] then
+            depth = depth - 1
+         else
+            pos[depth] = i
+            local v = nodes[depth][i]
+            if depth == nd then
+               if type(v) == 'boolean' then v = v and 1 or 0 end
+               if type(v) ~= 'number' then error('tensor: table holds a ' .. type(v) .. ' where a number was expected', 3) end
+               n = n + 1
+               out[n] = v
+            else
+               if type(v) ~= 'table' or #v ~= shape[depth + 1] then
+                  error(('tensor: ragged table: dimension %d should have %d entries'):format(depth + 1, shape[depth + 1]), 3)
+               end
+               depth = depth + 1
+               nodes[depth], pos[depth] = v, 0
+            end
+         end
       end
-      if type(data) ~= 'table' or #data ~= shape[depth] then
-         error(('tensor: ragged table: dimension %d should have %d entries'):format(depth, shape[depth]), 5)
-      end
-      for i = 1, shape[depth] do flatten(data[i], shape, depth + 1, out) end
    end
 
    -- A CPU tensor of dtype filled from a flat Lua array, moved to device afterwards.
@@ -54,7 +72,7 @@ return function(torch, T)
    local function from_table(data, dtype, device)
       local shape = table_shape(data)
       local flat = {}
-      flatten(data, shape, 1, flat)
+      flatten(data, shape, flat)
       return T.from_flat(flat, shape, dtype, device)
    end
 
