@@ -38,37 +38,16 @@ function util.rand_tensor(shape, typename, lo, hi)
    return T.from_flat(flat, shape, dtype, T.CPU), flat
 end
 
--- flat row-major values of a tensor (any device/dtype) as Lua numbers. An explicit stack, not
--- a recursive closure: Debian's LuaJIT (2.1.0-beta3, git 2022-03-20) can restore a bogus frame
--- when a side trace of a recursive Lua function exits (SIGSEGV in lj_snap_restore, rarely,
--- address-dependent); docs/design.md, "Lua code and Debian's LuaJIT".
+-- flat row-major values of a tensor (any device/dtype) as Lua numbers: the totable of a 1-d
+-- view, no walk over nested tables. (It was a recursive walk, the pattern Debian's LuaJIT
+-- 2.1.0-beta3 can crash on: docs/design.md, "Lua code and Debian's LuaJIT".)
 function util.flat(t)
-   local top = t:totable()
-   if type(top) ~= 'table' then return { top } end -- a 0-dim tensor gives its number
-   local out, n = {}, 0
-   local tabs, pos, depth = { top }, { 0 }, 1
-   while depth > 0 do
-      local tab, i = tabs[depth], pos[depth] + 1
-      local v = tab[i]
-      if v == nil then
-         depth = depth - 1
-      else
-         pos[depth] = i
-         if type(v) == 'table' then
-            depth = depth + 1
-            tabs[depth], pos[depth] = v, 0
-         else
-            n = n + 1
-            out[n] = v
-         end
-      end
-   end
-   return out
+   return t:contiguous():view(t:nElement()):totable()
 end
 
 -- call fn(pos) for every multi-index of sizes in row-major order (pos: 1-based, reused between
 -- calls; lo, when given, is each dimension's first index instead of 1). A loop, not recursion,
--- for the reason util.flat gives.
+-- for the reason util.flat's comment gives.
 function util.each_index(sizes, fn, lo)
    local nd, pos = #sizes, {}
    for k = 1, nd do

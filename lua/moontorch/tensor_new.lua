@@ -265,20 +265,30 @@ return function(torch, T)
       local p = ffi.cast('double*', C.mt_tensor_data(src.h))
       local sizes = T.sizes(t)
       if #sizes == 0 then return p[0] end
-      local pos = 0
-      local function build(d)
-         local r = {}
-         for i = 1, sizes[d] do
-            if d == #sizes then
-               r[i] = p[pos]
-               pos = pos + 1
+      -- nested tables built with a loop, rows filled whole (not a recursive closure per call:
+      -- docs/design.md, "Lua code and Debian's LuaJIT")
+      local nd, last = #sizes, sizes[#sizes]
+      local r = {}
+      local tabs, idx, d, pos = { r }, { 0 }, 1, 0
+      while d > 0 do
+         if d == nd then
+            local row = tabs[d]
+            for j = 1, last do row[j] = p[pos + j - 1] end
+            pos = pos + last
+            d = d - 1
+         else
+            local i = idx[d] + 1
+            if i > sizes[d] then
+               d = d - 1
             else
-               r[i] = build(d + 1)
+               idx[d] = i
+               local c = {}
+               tabs[d][i] = c
+               d = d + 1
+               tabs[d], idx[d] = c, 0
             end
          end
-         return r
       end
-      local r = build(1)
       -- p points into src's storage: keep src alive until the walk is done
       if src.h == nil then error('totable: tensor was freed', 2) end
       return r
