@@ -72,12 +72,20 @@ describe('files', function()
 
    -- write a scalar and a storage of every type, then read them back in the three forms
    local function round_trip(open_w, open_r, mode, what)
-      local data = {}
+      local data, split = {}, {}
       local f = open_w()
       f[mode](f)
       for _, d in ipairs(kinds) do
          local vals = rand_values(d, math.random(5, 13))
-         data[d.name] = vals
+         -- the storage is read back in two parts, the first k values, then the rest
+         local k = math.random(1, #vals - 1)
+         -- ascii bytes and chars are raw, and a read ends by eating the newline after it
+         -- (Torch7's format): a part that starts with a byte 10 would lose it. Any other 10
+         -- stays, and round trips.
+         if mode == 'ascii' and vals[k + 1] == 10 and (d.name == 'Byte' or d.name == 'Char') then
+            vals[k + 1] = 11
+         end
+         data[d.name], split[d.name] = vals, k
          f['write' .. d.name](f, vals[1])
          assert.are.equal(#vals, f['write' .. d.name](f, torch[d.name .. 'Storage'](vals)))
       end
@@ -89,7 +97,7 @@ describe('files', function()
          local vals, name = data[d.name], what .. ' ' .. mode .. ' ' .. d.name
          assert.are.equal(vals[1], f['read' .. d.name](f), name .. ' scalar')
          -- the storage in two parts: readT(n), then readT(storage)
-         local k = math.random(1, #vals - 1)
+         local k = split[d.name]
          local first = f['read' .. d.name](f, k)
          assert.are.equal('torch.' .. d.name .. 'Storage', torch.type(first))
          local rest = torch[d.name .. 'Storage'](#vals - k)
