@@ -2,8 +2,10 @@
 -- (moontorch.dist.topk: exact, threshold, trimmed) in GB/s of float32 scanned (4n bytes per
 -- call), beside a full sort of |v| (torch.sort) and PyTorch's torch.topk(v.abs(), k) on the CPU,
 -- run in the same invocation under /usr/bin/python3 with the same sizes, density and threads.
+-- With -device cuda the vector lives on the GPU (dist.topk's CUDA kernels), each call ends with a
+-- device synchronize, and the peer is PyTorch's CUDA build ($MT_PEER_PYTHON) on the same GPU.
 --   luajit bench/topk.lua [-sizes 1e5,1e6,1e7,2.5e7] [-density 0.001] [-threads 1,2] [-reps 5]
---                         [-nosort] [-nopeer]
+--                         [-nosort] [-nopeer] [-device cpu|cuda]
 -- Each cell is the median of -reps timed calls after one untimed call; the ratio columns are
 -- (PyTorch topk ms) / (ours ms): above 1 means ours is faster.
 local torch = require 'moontorch'
@@ -17,7 +19,16 @@ local opt = options.parse(arg, {
    { 'reps', 5, 'timed calls per cell (the median is shown)' },
    { 'nosort', false, 'skip the full sort' },
    { 'nopeer', false, 'skip PyTorch' },
-}, 'bench/topk.lua: top-k selection throughput, moontorch vs a full sort and PyTorch topk (CPU)\nOptions:')
+   { 'device', 'cpu', 'cpu or cuda' },
+}, 'bench/topk.lua: top-k selection throughput, moontorch vs a full sort and PyTorch topk\nOptions:')
+if opt.device ~= 'cpu' and opt.device ~= 'cuda' then
+   error("topk: -device must be 'cpu' or 'cuda', got " .. tostring(opt.device))
+end
+local gpu = opt.device == 'cuda'
+if gpu and not (torch.cuda.isAvailable and torch.cuda.isAvailable()) then
+   error('topk: -device cuda but no CUDA device (or a build without CUDA)')
+end
+local sync = gpu and function() torch.cuda.synchronize() end or function() end
 
 local function list(s)
    local out = {}
@@ -37,22 +48,26 @@ if not opt.nopeer then
    local f = assert(io.open(script, 'w'))
    f:write(([[
 import math, time, statistics, torch
-sizes, threads, d, reps = [%s], [%s], %.17g, %d
+sizes, threads, d, reps, dev = [%s], [%s], %.17g, %d, '%s'
+sync = torch.cuda.synchronize if dev == 'cuda' else (lambda: None)
 for n in sizes:
-    v = torch.randn(n)
+    v = torch.randn(n, device=dev)
     k = max(1, math.ceil(d * n))
     for nt in threads:
         torch.set_num_threads(nt)
         torch.topk(v.abs(), k)
+        sync()
         ts = []
         for _ in range(reps):
             t0 = time.perf_counter()
             torch.topk(v.abs(), k)
+            sync()
             ts.append((time.perf_counter() - t0) * 1000)
         print(n, nt, statistics.median(ts), flush=True)
-]]):format(table.concat(sizes, ','), table.concat(threads, ','), d, reps))
+]]):format(table.concat(sizes, ','), table.concat(threads, ','), d, reps, opt.device))
    f:close()
-   local p = io.popen('/usr/bin/python3 ' .. script .. ' 2>&1')
+   local py = gpu and os.getenv('MT_PEER_PYTHON') or '/usr/bin/python3'
+   local p = io.popen(py .. ' ' .. script .. ' 2>&1')
    local out = p:read('*a')
    p:close()
    os.remove(script)
@@ -65,6 +80,7 @@ print(('density %g, median of %d; GB/s = 4n bytes / time; ratio = PyTorch topk m
 print(('%-10s %3s  %-10s %10s %8s %8s %8s'):format('n', 'thr', 'method', 'ms', 'GB/s', 'k out', 'vs torch'))
 for _, n in ipairs(sizes) do
    local v = torch.randn(n):float()
+   if gpu then v = v:cuda() end
    for _, nt in ipairs(threads) do
       torch.setnumthreads(nt)
       local ref = peer[n .. ':' .. nt]
@@ -74,11 +90,11 @@ for _, n in ipairs(sizes) do
       end
       for _, m in ipairs({ 'exact', 'threshold', 'trimmed' }) do
          local got
-         local ms = median(function() got = topk(v, d, { method = m }):nElement() end)
+         local ms = median(function() got = topk(v, d, { method = m }):nElement(); sync() end)
          row(m, ms, got)
       end
       if not opt.nosort then
-         row('sort|v|', median(function() torch.sort(torch.abs(v), 1, true) end))
+         row('sort|v|', median(function() torch.sort(torch.abs(v), 1, true); sync() end))
       end
       if ref then row('torch.topk', ref) end
    end

@@ -46,6 +46,7 @@ local opt = options.parse(arg, {
    { 'layout', 'nchw', 'comma-separated: nchw, nhwc (channels-last model and input)' },
    { 'device', 'cpu', 'cpu or cuda' },
    { 'peerTF32', false, "let PyTorch use TF32 in cuDNN convolutions (its GPU default; we compute float32)" },
+   { 'tf32', false, 'both sides use TF32 tensor cores for float32 GEMMs and convolutions (torch.cuda.allowTF32)' },
    { 'nopeer', false, 'skip PyTorch' },
    { 'profile', false, 'time each layer type' },
    { 'algo', 'native', 'CPU float32 convolutions by native, onednn, onednn_nchw or auto (torch.convBackend)' },
@@ -62,6 +63,11 @@ if gpu and not (torch.cuda.isAvailable and torch.cuda.isAvailable()) then
    os.exit(3)
 end
 local sync = gpu and function() torch.cuda.synchronize() end or function() end
+if opt.tf32 then
+   if not gpu then error('train_step: -tf32 needs -device cuda') end
+   torch.cuda.allowTF32(true)
+   opt.peerTF32 = true
+end
 torch.manualSeed(0)
 
 local cases = {

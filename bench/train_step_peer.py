@@ -132,16 +132,17 @@ def main():
     ap.add_argument('--layout', default='nchw', help='comma-separated: nchw, nhwc (torch.channels_last)')
     ap.add_argument('--cuda', action='store_true', help='run on the GPU')
     ap.add_argument('--tf32', action='store_true',
-                    help="PyTorch's default on the GPU: TF32 in cuDNN convolutions. Without it the peer "
-                         "computes in plain float32 as moontorch does for FloatTensors")
+                    help="TF32 tensor cores in cuDNN convolutions and cuBLAS matmuls (moontorch's "
+                         "torch.cuda.allowTF32(true)). Without it the peer computes in plain float32 as "
+                         "moontorch does by default")
     a = ap.parse_args()
     precisions = a.precision.split(',')
     for prec in precisions:
         if prec not in ('fp32', 'bf16', 'fp16'):
             ap.error('unknown precision %s (fp32, bf16, fp16)' % prec)
-    if a.cuda and not a.tf32:
-        torch.backends.cudnn.allow_tf32 = False
-        torch.backends.cuda.matmul.allow_tf32 = False
+    if a.cuda:
+        torch.backends.cudnn.allow_tf32 = a.tf32
+        torch.backends.cuda.matmul.allow_tf32 = a.tf32
     torch.set_num_threads(a.threads)
     dev = 'cuda' if a.cuda else 'cpu'
     sync = torch.cuda.synchronize if a.cuda else (lambda: None)

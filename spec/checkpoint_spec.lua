@@ -39,7 +39,7 @@ local function assert_same(a, b, what)
    util.assert_close(a, b, { atol = 0, rtol = 0 }, what)
 end
 
-local PY = '/usr/bin/python3'
+local PY = util.PY
 local function have_torch_python()
    return os.execute(PY .. ' -c "import torch" >/dev/null 2>&1') == 0
 end

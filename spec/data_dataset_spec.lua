@@ -84,7 +84,7 @@ for p, c in ds.samples:
 ]]
    local sp = tmpdir .. '/tv.py'
    write_bytes(sp, script)
-   local out, rc = sh(('/usr/bin/python3 %q %q'):format(sp, root))
+   local out, rc = sh(('%s %q %q'):format(util.PY, sp, root))
    assert(rc == 0, 'torchvision failed: ' .. out)
    local classes, samples, past = {}, {}, false
    for line in out:gmatch('([^\n]*)\n') do

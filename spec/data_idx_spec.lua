@@ -179,7 +179,7 @@ end
 
 -- write a random IDX file with spec/fixtures/write_idx.py; returns its values
 local function python_idx(path, code, sizes)
-   local out, rc = run(('/usr/bin/python3 spec/fixtures/write_idx.py %q %d %d %s'):format(path, code,
+   local out, rc = run(('%s spec/fixtures/write_idx.py %q %d %d %s'):format(util.PY, path, code,
       math.random(0, 2 ^ 30), table.concat(sizes, ' ')))
    assert(rc == 0, out)
    local vals = {}

@@ -21,7 +21,7 @@ int mt__image_decode_region(const void *buf, size_t len, const char *name, int r
 void mt__decoded_free(mt__decoded *d);
 ]])
 
-local PY = '/usr/bin/python3'
+local PY = util.PY
 local function sh_ok(cmd)
    local rc = os.execute(cmd)
    return rc == 0 or rc == true

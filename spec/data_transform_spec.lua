@@ -32,7 +32,7 @@ end
 local function python(script)
    local path = tmp('script.py')
    write_file(path, script)
-   local p = io.popen(('/usr/bin/python3 %q 2>&1'):format(path))
+   local p = io.popen(('%s %q 2>&1'):format(util.PY, path))
    local out = p:read('*a')
    local ok = p:close()
    assert(ok == true or ok == 0, 'python failed:\n' .. out)

@@ -94,7 +94,7 @@ while i < len(lines) and lines[i]:
 ]]
    local script = os.tmpname()
    util.write_bytes(script, py)
-   local out, rc = util.sh(("/usr/bin/python3 %s %s"):format(script, inp))
+   local out, rc = util.sh(("%s %s %s"):format(util.PY, script, inp))
    os.remove(inp)
    os.remove(script)
    assert(rc == 0, 'numpy failed: ' .. out)

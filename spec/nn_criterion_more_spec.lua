@@ -7,7 +7,7 @@ local nn = require 'moontorch.nn'
 local util = require 'spec.util'
 local loss_diff = require('spec.nn_peer').loss_diff
 
-local PY = '/usr/bin/python3'
+local PY = util.PY
 local fwd_tol = { atol = 1e-10, rtol = 1e-9 }
 local grad_tol = { atol = 1e-6, rtol = 1e-5 }
 

@@ -98,7 +98,7 @@ describe('optim methods against PyTorch 1.13 on a quadratic', function()
       local w = assert(io.open(path, 'w'))
       w:write(json, '\n')
       w:close()
-      local out, rc = util.sh(('/usr/bin/python3 spec/fixtures/optim_torch_ref.py < %q'):format(path))
+      local out, rc = util.sh(('%s spec/fixtures/optim_torch_ref.py < %q'):format(util.PY, path))
       os.remove(path)
       assert(rc == 0, 'PyTorch reference failed:\n' .. out)
       ref = {}

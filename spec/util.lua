@@ -7,6 +7,9 @@ local seed = tonumber(os.getenv('MT_TEST_SEED')) or (os.time() + math.floor(os.c
 math.randomseed(seed)
 if torch.manualSeed then torch.manualSeed(seed) end
 util.seed = seed
+-- the Python that computes references: Debian's (PyTorch 1.13, numpy) unless MT_REF_PYTHON names
+-- another (the GPU machine's /usr/bin/python3 has neither; its PyTorch lives in a venv)
+util.PY = os.getenv('MT_REF_PYTHON') or '/usr/bin/python3'
 io.stderr:write(('[spec seed %d]\n'):format(seed))
 
 -- flat array of n uniform values in [lo, hi)
@@ -136,7 +139,7 @@ function util.python(code, ...)
    util.write_bytes(f, code)
    local args = {}
    for i, a in ipairs { ... } do args[i] = ("'%s'"):format(tostring(a)) end
-   local out, rc = util.sh('/usr/bin/python3 ' .. f .. ' ' .. table.concat(args, ' '))
+   local out, rc = util.sh(util.PY .. ' ' .. f .. ' ' .. table.concat(args, ' '))
    os.remove(f)
    assert(rc == 0, out)
    return (out:gsub('exit=%d+%s*$', ''))
@@ -149,7 +152,7 @@ function util.python_lines(code)
    local f = assert(io.open(path, 'w'))
    f:write(code)
    f:close()
-   local pf = io.popen('/usr/bin/python3 ' .. path .. ' 2>&1')
+   local pf = io.popen(util.PY .. ' ' .. path .. ' 2>&1')
    local lines = {}
    for line in pf:lines() do lines[#lines + 1] = line end
    pf:close()

@@ -76,7 +76,7 @@ constexpr int HIST_THREADS = 256;
 constexpr int TILE_THREADS = 256;
 constexpr int ITEMS = 16;
 constexpr int TILE = TILE_THREADS * ITEMS;
-constexpr int SCAN_THREADS = 1024;
+constexpr int SCAN_THREADS = 512;
 
 struct sel_state {
   uint32_t prefix;     /* digits of K chosen so far */
@@ -171,7 +171,10 @@ __global__ void pack_count(const float *__restrict__ v, long long n, const sel_s
 
 /* one block: how many ties to take (threshold: all of them when that stays within kmax),
  * then, tile by tile in order, the ties seen before each tile and each tile's output offset */
-__global__ void pack_offsets(const unsigned *tgt, const unsigned *teq, long long ntiles, sel_state *st,
+/* launch bounds: unbounded, the compiler gave this kernel 95 registers, and 1024 threads of
+ * that did not fit a multiprocessor's 64K (the launch failed on an H100); 512 threads fit
+ * without spills */
+__global__ void __launch_bounds__(SCAN_THREADS) pack_offsets(const unsigned *tgt, const unsigned *teq, long long ntiles, sel_state *st,
                              int threshold, long long kmax, long long *off, long long *eqb) {
   typedef cub::BlockScan<long long, SCAN_THREADS> scan_t;
   __shared__ typename scan_t::TempStorage tmp;
