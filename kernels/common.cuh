@@ -16,6 +16,7 @@ extern "C" {
 #include "../csrc/core/error.h"
 }
 #include "kernels.h"
+#include "dim_order.cuh"
 #include "../csrc/core/philox.h"
 
 #include <cuda_bf16.h>
@@ -245,6 +246,24 @@ static mt_status mtk_pointwise(int device, const char *op, int ndim, const int64
   else mtk_pointwise_kernel<N, false, F><<<mtk_blocks(n, MTK_THREADS), MTK_THREADS, 0, s>>>(f, c, n);
   MT_CUDA_LAUNCH_CHECK(op);
   return MT_OK;
+}
+
+/* mtk_pointwise for maps whose result does not depend on the visiting order (f ignores i):
+ * the dims are visited in operand 0's memory order (dim_order.cuh), so channels-last and other
+ * dense permuted layouts run as one contiguous loop. */
+template <int N, class F>
+static mt_status mtk_pointwise_any_order(int device, const char *op, int ndim, const int64_t *sizes,
+                                         const int64_t *const *strides, F f) {
+  int perm[MT_MAX_DIMS];
+  mtk_dim_order(ndim, N, strides, perm);
+  int64_t psizes[MT_MAX_DIMS], pst[N][MT_MAX_DIMS];
+  const int64_t *pstp[N];
+  for (int d = 0; d < ndim; d++) {
+    psizes[d] = sizes[perm[d]];
+    for (int k = 0; k < N; k++) pst[k][d] = strides[k][perm[d]];
+  }
+  for (int k = 0; k < N; k++) pstp[k] = pst[k];
+  return mtk_pointwise<N>(device, op, ndim, psizes, pstp, f);
 }
 
 /* ---- temporaries from the caching allocator (stream-ordered release) ---- */

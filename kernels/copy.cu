@@ -17,6 +17,7 @@ extern "C" {
 #include <cuda_fp16.h>
 #include <stdint.h>
 #include "kernels.h"
+#include "dim_order.cuh"
 
 static_assert(sizeof(std::atomic<int>) == sizeof(int), "atomic_int layout must match the C core");
 
@@ -171,10 +172,15 @@ extern "C" mt_status mt__cuda_convert(mt_tensor *dst, const mt_tensor *src) {
   if (dst->ndim != src->ndim) return mt__error(MT_ERR_SHAPE, "%s: internal: dimension counts differ", op);
   Launch a;
   a.n = 1;
-  // Drop size-1 dims and merge dims that are contiguous with their inner neighbour in both
-  // tensors, so common cases (contiguous, row slices) take the simplest kernel.
+  // Visit the dims in the destination's memory order (dim_order.cuh: a channels-last copy is
+  // then one contiguous run), drop size-1 dims and merge dims that are contiguous with their
+  // inner neighbour in both tensors, so common cases take the simplest kernel.
+  const int64_t *order_strides[2] = {dst->strides, src->strides};
+  int perm[MT_MAX_DIMS];
+  mtk_dim_order(dst->ndim, 2, order_strides, perm);
   a.L.ndim = 0;
-  for (int d = 0; d < dst->ndim; d++) {
+  for (int i = 0; i < dst->ndim; i++) {
+    int d = perm[i];
     if (dst->sizes[d] != src->sizes[d]) return mt__error(MT_ERR_SHAPE, "%s: internal: sizes differ", op);
     a.n *= dst->sizes[d];
     if (dst->sizes[d] == 1) continue;

@@ -209,7 +209,7 @@ static mt_status mtk_unary_run(mt_tensor *out, const mt_tensor *a, double p1, do
     typedef typename std::conditional<mtk_unary_is_cmp<OP>::value, uint8_t, T>::type OT;
     mtk_unary_f<OP, T, OT> f{mtk_ptr<OT>(out), mtk_ptr<T>(a), mtk_from_double<CT>(p1), mtk_from_double<CT>(p2), p1};
     const int64_t *st[2] = {out->strides, a->strides};
-    return mtk_pointwise<2>(out->device, "unary", out->ndim, out->sizes, st, f);
+    return mtk_pointwise_any_order<2>(out->device, "unary", out->ndim, out->sizes, st, f);
   });
 }
 
@@ -287,7 +287,7 @@ template <class T> static mt_status mtk_has_zero(const mt_tensor *t, int *found,
   MT_TRY(flag.alloc(t->device, sizeof(unsigned int)));
   MT_CUDA_TRY(cudaMemsetAsync(flag.as<void>(), 0, sizeof(unsigned int), s), op);
   const int64_t *st[1] = {t->strides};
-  MT_TRY(mtk_pointwise<1>(t->device, op, t->ndim, t->sizes, st, mtk_zero_f<T>{mtk_ptr<T>(t), flag.as<unsigned int>()}));
+  MT_TRY(mtk_pointwise_any_order<1>(t->device, op, t->ndim, t->sizes, st, mtk_zero_f<T>{mtk_ptr<T>(t), flag.as<unsigned int>()}));
   unsigned int h = 0;
   MT_CUDA_TRY(cudaMemcpyAsync(&h, flag.as<void>(), sizeof h, cudaMemcpyDeviceToHost, s), op);
   MT_CUDA_TRY(cudaStreamSynchronize(s), op);
@@ -319,7 +319,7 @@ static mt_status mtk_binary_run(mt_tensor *out, const mt_tensor *a, const mt_ten
       }
       mtk_binary_f<OP, T, OT> f{mtk_ptr<OT>(out), mtk_ptr<T>(a), mtk_ptr<T>(b), mtk_from_double<CT>(alpha)};
       const int64_t *st[3] = {out->strides, a->strides, b->strides};
-      return mtk_pointwise<3>(out->device, "binary", out->ndim, out->sizes, st, f);
+      return mtk_pointwise_any_order<3>(out->device, "binary", out->ndim, out->sizes, st, f);
     }
   });
 }
@@ -360,10 +360,10 @@ extern "C" mt_status mt__cuda_addc(int div, mt_tensor *out, const mt_tensor *a, 
     CT v = mtk_from_double<CT>(value);
     if (div) {
       mtk_addc_f<true, T> f{mtk_ptr<T>(out), mtk_ptr<T>(a), mtk_ptr<T>(b), mtk_ptr<T>(c), v};
-      return mtk_pointwise<4>(out->device, op, out->ndim, out->sizes, st, f);
+      return mtk_pointwise_any_order<4>(out->device, op, out->ndim, out->sizes, st, f);
     }
     mtk_addc_f<false, T> f{mtk_ptr<T>(out), mtk_ptr<T>(a), mtk_ptr<T>(b), mtk_ptr<T>(c), v};
-    return mtk_pointwise<4>(out->device, op, out->ndim, out->sizes, st, f);
+    return mtk_pointwise_any_order<4>(out->device, op, out->ndim, out->sizes, st, f);
   });
 }
 
@@ -396,7 +396,7 @@ extern "C" mt_status mt__cuda_fill(mt_tensor *t, double v) {
     typedef typename decltype(tag)::type T;
     mtk_fill_f<T> f{mtk_ptr<T>(t), mtk_fill_value<T>(v)};
     const int64_t *st[1] = {t->strides};
-    return mtk_pointwise<1>(t->device, "fill", t->ndim, t->sizes, st, f);
+    return mtk_pointwise_any_order<1>(t->device, "fill", t->ndim, t->sizes, st, f);
   });
 }
 
@@ -416,7 +416,7 @@ extern "C" mt_status mt__cuda_masked_fill(mt_tensor *t, const mt_tensor *mask, d
     typedef typename decltype(tag)::type T;
     mtk_masked_fill_f<T> f{mtk_ptr<T>(t), mtk_ptr<uint8_t>(mask), mtk_fill_value<T>(v)};
     const int64_t *st[2] = {t->strides, mask->strides};
-    return mtk_pointwise<2>(t->device, "maskedFill", t->ndim, t->sizes, st, f);
+    return mtk_pointwise_any_order<2>(t->device, "maskedFill", t->ndim, t->sizes, st, f);
   });
 }
 
@@ -455,7 +455,7 @@ template <class W> struct mtk_copy_f {
 template <class W> static mt_status mtk_copy_words(mt_tensor *dst, const mt_tensor *src, const char *op) {
   mtk_copy_f<W> f{mtk_ptr<W>(dst), mtk_ptr<W>(src)};
   const int64_t *st[2] = {dst->strides, src->strides};
-  return mtk_pointwise<2>(dst->device, op, dst->ndim, dst->sizes, st, f);
+  return mtk_pointwise_any_order<2>(dst->device, op, dst->ndim, dst->sizes, st, f);
 }
 
 mt_status mtk_copy_same(mt_tensor *dst, const mt_tensor *src, const char *op) {
