@@ -116,8 +116,21 @@ describe('tostring', function()
       local t, flat = rand({ n })
       local body, footer = split(tostring(t))
       assert.are.equal('[torch.DoubleTensor of size ' .. n .. ']', footer)
+      -- when every value is under 0.1 (or large) a common scale line comes first, as in Torch7
+      local scale, sc = 1, body[1]:match('^(%S+) %*$')
+      if sc then
+         scale = assert(tonumber(sc), 'bad scale ' .. sc)
+         table.remove(body, 1)
+         local maxabs = 0
+         for _, v in ipairs(flat) do maxabs = math.max(maxabs, math.abs(v)) end
+         util.assert_close({ scale }, { 10 ^ math.floor(math.log10(maxabs)) }, { rtol = 1e-9 }, '1-d scale')
+      end
       assert.are.equal(n, #body)
-      for i = 1, n do assert_token(tokens(body[i])[1], flat[i], 1, 4, '1-d') end
+      for i = 1, n do
+         local tok = tokens(body[i])
+         assert.are.equal(1, #tok, 'one value per line')
+         assert_token(tok[1], flat[i], scale, 4, '1-d')
+      end
    end)
 
    it('factors out a common scale for small and large magnitudes', function()
