@@ -137,4 +137,10 @@ static inline int64_t mt_double_to_i64(double v) {
   return (int64_t)v;
 }
 
+/* A double handed to Lua: NaNs as the plain quiet NaN. LuaJIT does not canonicalize numbers it
+ * reads from C, and takes a NaN with the sign set and some payloads for a tagged GC object
+ * (docs/design.md); a payload survives float widening and arithmetic, so values from files
+ * or bit casts could reach Lua that way. */
+static inline double mt__lua_number(double v) { return v != v ? (double)NAN : v; }
+
 #endif

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backend.h"
+#include "dtype.h"
 #include "error.h"
 
 #define SHAPE(t, b) mt__shape_str((t), (b), sizeof(b))
@@ -202,12 +203,17 @@ mt_status mt_dot(const mt_tensor *a, const mt_tensor *b, double *out) {
   if (!be) return mt_last_status();
   int same = a->ndim == b->ndim;
   for (int i = 0; same && i < a->ndim; i++) same = a->sizes[i] == b->sizes[i];
-  if (same) return be->dot(a, b, out);
-  /* same element count, different shapes (Torch7 allows it): compare in row-major order */
-  mt_tensor *fa = NULL, *fb = NULL;
-  mt_status st = flat_of(be, a, &fa);
-  if (st == MT_OK) st = flat_of(be, b, &fb);
-  if (st == MT_OK) st = be->dot(fa, fb, out);
-  mt_tensor_release(fa), mt_tensor_release(fb);
+  mt_status st;
+  if (same) {
+    st = be->dot(a, b, out);
+  } else {
+    /* same element count, different shapes (Torch7 allows it): compare in row-major order */
+    mt_tensor *fa = NULL, *fb = NULL;
+    st = flat_of(be, a, &fa);
+    if (st == MT_OK) st = flat_of(be, b, &fb);
+    if (st == MT_OK) st = be->dot(fa, fb, out);
+    mt_tensor_release(fa), mt_tensor_release(fb);
+  }
+  *out = mt__lua_number(*out);
   return st;
 }

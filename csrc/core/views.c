@@ -355,7 +355,7 @@ static mt_status element_offset(const char *op, const mt_tensor *t, const int64_
 static double load_double(int dtype, const void *p) {
   double v = 0;
   switch (dtype) { MT_DTYPE_LIST(GET_CASE) default: break; }
-  return v;
+  return mt__lua_number(v);
 }
 
 static void store_double(int dtype, void *p, double v) {

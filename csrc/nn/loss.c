@@ -190,7 +190,7 @@ mt_status mt_nn_class_nll_forward(double *loss, double *total_weight, const mt_t
   }
   double l = (1 - smoothing) * nll + smoothing / (double)g.C * smooth;
   if (size_average) l /= tw;
-  *loss = l;
+  *loss = mt__lua_number(l);
   if (total_weight) *total_weight = tw;
   nll_free(&g);
   return MT_OK;
@@ -248,7 +248,7 @@ mt_status mt_nn_cross_entropy_forward(double *loss, double *total_weight, mt_ten
     if (size_average) l /= tw;
     int64_t kept = 0;
     for (int64_t i = 0; i < g.N; i++) kept += g.t[i] >= 0;
-    *loss = kept == 0 && g.N > 0 ? 0.0 : l; /* every sample ignored: 0, not 0/0 */
+    *loss = kept == 0 && g.N > 0 ? 0.0 : mt__lua_number(l); /* every sample ignored: 0, not 0/0 */
     if (total_weight) *total_weight = tw;
   }
   nll_free(&g);
@@ -299,7 +299,7 @@ static mt_status pw_forward(double *loss, const mt_tensor *input, const mt_tenso
     int64_t n = mt__numel(input);
     double acc = 0;
     if (n > 0) st = smoothl1 ? be->smoothl1_forward(&acc, xc, yc) : be->mse_forward(&acc, xc, yc);
-    *loss = size_average && n > 0 ? acc / (double)n : acc;
+    *loss = mt__lua_number(size_average && n > 0 ? acc / (double)n : acc);
   }
   if (xc) mt_tensor_release(xc);
   if (yc) mt_tensor_release(yc);

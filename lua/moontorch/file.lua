@@ -255,10 +255,13 @@ return function(torch, T)
             text = ffi.string(byte_ptr(s), n)
          else
             local src = k.via_float and torch.FloatStorage(n):copy(s) or s
-            local p = ffi.cast(k.via_float and 'float*' or k.ptr, C.mt_tensor_data(src.h))
+            local data = C.mt_tensor_data(src.h)
+            local p = ffi.cast(k.via_float and 'float*' or k.ptr, data)
+            -- floats by their bits first (T.read_f32): the values may have come from a file
+            local read = k.float and ((k.via_float or k.es == 4) and T.read_f32 or T.read_f64)
             local parts = {}
             for i = 0, n - 1 do
-               if k.fmt then parts[i + 1] = k.fmt:format(tonumber(p[i]))
+               if k.fmt then parts[i + 1] = k.fmt:format(read and read(data, i) or tonumber(p[i]))
                elseif k.long then parts[i + 1] = tostring(p[i]):sub(1, -3) -- int64 prints as 123LL
                else parts[i + 1] = ('%d'):format(tonumber(p[i])) end
             end

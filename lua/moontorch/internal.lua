@@ -102,6 +102,45 @@ function T.sizes_buf(sizes, second, op)
    return n, buf
 end
 
+---------------------------------------------------------------------------------------------
+-- NaN-safe element reads. LuaJIT does not canonicalize the numbers it converts from C, and
+-- Debian's build takes a double NaN with the sign set and some payloads for a GC object, which
+-- crashes the next garbage collection (docs/design.md, "Lua code and Debian's LuaJIT"). Files
+-- and bit casts can put such NaNs in a tensor, so the library's own reads of float and double
+-- elements look at the bits first and hand Lua its own NaN instead.
+local band = require('bit').band
+local NAN = 0 / 0
+local u32p, f32p, f64p = ffi.typeof('uint32_t*'), ffi.typeof('float*'), ffi.typeof('double*')
+local HI = ffi.abi('le') and 1 or 0 -- the 32-bit word of a double that holds sign and exponent
+
+-- true when the double at element i of data (a void*/cdata pointer) is a NaN, by its bits
+local function f64_is_nan(w, i)
+   local hi = band(w[2 * i + HI], 0x7fffffff)
+   return hi > 0x7ff00000 or (hi == 0x7ff00000 and w[2 * i + 1 - HI] ~= 0)
+end
+
+-- element i (0-based) of a float32 or float64 buffer as a Lua number
+function T.read_f32(data, i)
+   if band(ffi.cast(u32p, data)[i], 0x7fffffff) > 0x7f800000 then return NAN end
+   return tonumber(ffi.cast(f32p, data)[i])
+end
+function T.read_f64(data, i)
+   if f64_is_nan(ffi.cast(u32p, data), i) then return NAN end
+   return ffi.cast(f64p, data)[i]
+end
+
+-- every NaN of a contiguous CPU double tensor (a fresh copy the caller owns) made Lua's own,
+-- so a loop that then reads it through a double* is safe
+function T.canonicalize_nans(t)
+   local n = tonumber(C.mt_tensor_numel(t.h))
+   local data = C.mt_tensor_data(t.h)
+   local w, d = ffi.cast(u32p, data), ffi.cast(f64p, data)
+   for i = 0, n - 1 do
+      if f64_is_nan(w, i) then d[i] = NAN end
+   end
+   return t
+end
+
 -- Tensor.lua (loaded by moontorch) completes this table, so requiring this module alone
 -- loads moontorch; while moontorch itself is loading this returns at once.
 require 'moontorch'

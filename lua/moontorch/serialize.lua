@@ -117,8 +117,10 @@ function Writer:storage(h)
          f64 = T.new(T.DOUBLE, T.CPU, { tonumber(n) })
          T.check(C.mt_copy(f64.h, full.h), 'torch.serialize')
       end
-      local p = ffi.cast(T.dtypes[C.mt_tensor_dtype(f64.h) + 1].ptr, C.mt_tensor_data(f64.h))
-      for i = 0, tonumber(n) - 1 do parts[i + 1] = fmt:format(p[i]) end
+      -- floats by their bits first (T.read_f32): a file may hold any NaN
+      local data = C.mt_tensor_data(f64.h)
+      local read = C.mt_tensor_dtype(f64.h) == T.FLOAT and T.read_f32 or T.read_f64
+      for i = 0, tonumber(n) - 1 do parts[i + 1] = fmt:format(read(data, i)) end
    else -- integers: int64 values print exactly with tostring ('123LL')
       local p = ffi.cast(d.ptr, C.mt_tensor_data(full.h))
       for i = 0, tonumber(n) - 1 do parts[i + 1] = tostring(ffi.cast('int64_t', p[i])):sub(1, -3) end

@@ -69,8 +69,15 @@ return function(torch, T)
    local function get(s, i)
       local h = s.h
       check_index(h, i, 3)
-      local p = direct[C.mt_tensor_dtype(h)]
-      if p and C.mt_tensor_device(h) < 0 then return tonumber(ffi.cast(p, C.mt_tensor_data(h))[i - 1]) end
+      local dt = C.mt_tensor_dtype(h)
+      local p = direct[dt]
+      if p and C.mt_tensor_device(h) < 0 then
+         local data = C.mt_tensor_data(h)
+         -- floats by their bits first: see T.read_f32
+         if dt == T.FLOAT then return T.read_f32(data, i - 1) end
+         if dt == T.DOUBLE then return T.read_f64(data, i - 1) end
+         return tonumber(ffi.cast(p, data)[i - 1])
+      end
       fresh(h)
       idx[0] = i - 1
       check(C.mt_tensor_get_item(h, idx, dbl))

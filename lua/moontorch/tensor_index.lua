@@ -31,9 +31,18 @@ return function(torch, T)
 
    -- Element of h at the 0-based indices in idxbuf (n of them). `rel` is the offset from
    -- the data pointer, used by the direct CPU path.
+   -- Floats and doubles through T.read_f32/read_f64 (NaNs by their bits); C returns its NaNs
+   -- canonical.
+   local read_f32, read_f64 = T.read_f32, T.read_f64
    local function read_at(h, rel)
-      local p = ptr_of[C.mt_tensor_dtype(h)]
-      if p and C.mt_tensor_device(h) < 0 then return tonumber(ffi.cast(p, C.mt_tensor_data(h))[rel]) end
+      local dt = C.mt_tensor_dtype(h)
+      local p = ptr_of[dt]
+      if p and C.mt_tensor_device(h) < 0 then
+         local data = C.mt_tensor_data(h)
+         if dt == F32 then return read_f32(data, rel) end
+         if dt == F64 then return read_f64(data, rel) end
+         return tonumber(ffi.cast(p, data)[rel])
+      end
       check(C.mt_tensor_get_item(h, idxbuf, dbuf))
       return dbuf[0]
    end

@@ -257,11 +257,10 @@ return function(torch, T)
    -- t:totable(): nested Lua tables of numbers (any device, any dtype)
    function methods.totable(t)
       local h = T.h(t, 'totable')
-      local src = t
-      if C.mt_tensor_device(h) ~= T.CPU or C.mt_tensor_dtype(h) ~= T.DOUBLE or C.mt_tensor_is_contiguous(h) == 0 then
-         src = T.new(T.DOUBLE, T.CPU, T.sizes(t))
-         check(C.mt_copy(src.h, h))
-      end
+      -- always a fresh double copy, whose NaNs are then made Lua's own (T.canonicalize_nans)
+      local src = T.new(T.DOUBLE, T.CPU, T.sizes(t))
+      check(C.mt_copy(src.h, h))
+      T.canonicalize_nans(src)
       local p = ffi.cast('double*', C.mt_tensor_data(src.h))
       local sizes = T.sizes(t)
       if #sizes == 0 then return p[0] end

@@ -191,6 +191,7 @@ return function(torch, T)
       local nd = #sizes
       if methods.nElement(t) == 0 then return '' end
       local R, keep, rs = host_copy(t, sizes)
+      T.canonicalize_nans(R) -- R is a fresh double copy, read below through a double*
       local n = methods.nElement(R)
       local p = ffi.cast('double*', C.mt_tensor_data(R.h))
       local fmt, w, scale = choose_format(p, n, not T.dtypes[C.mt_tensor_dtype(t.h) + 1].is_float)
