@@ -257,13 +257,15 @@ return function(torch, T)
    -- t:totable(): nested Lua tables of numbers (any device, any dtype)
    function methods.totable(t)
       local h = T.h(t, 'totable')
-      -- always a fresh double copy, whose NaNs are then made Lua's own (T.canonicalize_nans)
-      local src = T.new(T.DOUBLE, T.CPU, T.sizes(t))
-      check(C.mt_copy(src.h, h))
-      T.canonicalize_nans(src)
-      local p = ffi.cast('double*', C.mt_tensor_data(src.h))
+      local src = t
+      if C.mt_tensor_device(h) ~= T.CPU or C.mt_tensor_dtype(h) ~= T.DOUBLE or C.mt_tensor_is_contiguous(h) == 0 then
+         src = T.new(T.DOUBLE, T.CPU, T.sizes(t))
+         check(C.mt_copy(src.h, h))
+      end
+      -- values through T.read_f64: NaNs by their bits, handed to Lua as its own
+      local p, read = C.mt_tensor_data(src.h), T.read_f64
       local sizes = T.sizes(t)
-      if #sizes == 0 then return p[0] end
+      if #sizes == 0 then return read(p, 0) end
       -- nested tables built with a loop, rows filled whole (not a recursive closure per call:
       -- docs/design.md, "Lua code and Debian's LuaJIT")
       local nd, last = #sizes, sizes[#sizes]
@@ -272,7 +274,7 @@ return function(torch, T)
       while d > 0 do
          if d == nd then
             local row = tabs[d]
-            for j = 1, last do row[j] = p[pos + j - 1] end
+            for j = 1, last do row[j] = read(p, pos + j - 1) end
             pos = pos + last
             d = d - 1
          else

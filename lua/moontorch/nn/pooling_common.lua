@@ -105,9 +105,7 @@ function P.fractionalMethods(Pool, name, axes, cols)
          self.randomSamples = input.new():resize(N, C, D):uniform()
       end
       -- the samples are read on the host (window starts are host arithmetic), whatever the device
-      local u = self.randomSamples:double()
-      if u:isCuda() then u = u:cpu() end
-      u = u:view(N * C, D)
+      local u = self.randomSamples:cpu():double():view(N * C, D)
       local n, L, plane, strides = N * C, 1, 1, {}
       for k = D, 1, -1 do strides[k], plane, L = plane, plane * sizes[k], L * outs[k] end
       -- 1-based flat position in its plane of each window's first element: n x outs[1] x ... x outs[D]
