@@ -3,8 +3,12 @@
  * interpolation computed in 50-digit arithmetic; fit error under 0.1 ulp), 2^k is built in the
  * exponent bits as two factors so that subnormal results round once. No tables and no
  * branches, so the loop vectorizes; the AVX2 + FMA body is compiled for that target only and
- * chosen per call, as in core/half_bulk.c. Its fused multiply-adds round once where the plain
- * body rounds twice, so on a CPU without AVX2 an exp can differ in its last bit. */
+ * chosen per call, as in core/half_bulk.c. Every multiply-add is written out (MULADD): fused in
+ * the AVX2 + FMA bodies, two roundings in the plain one, so on a CPU without AVX2 an exp can
+ * differ in its last bit. The file is compiled with -ffp-contract=off (csrc/cpu/CMakeLists.txt):
+ * the compiler fuses nothing on its own, so the generic loop and the hand-vectorized fast lane
+ * agree at every optimization level (left to GCC's contraction they agreed at -O2 and -O3 only,
+ * and the -O1 sanitizer build caught the difference). */
 #include "vec_exp.h"
 #include <string.h>
 
@@ -42,26 +46,32 @@ static inline double pow2_of_shifted(double ks) { return double_of((bits_of(ks) 
 #define EXP_C10 0x1.28b4d9fb226a0p-22
 #define EXP_C11 0x1.af64226efc778p-26
 
-static inline double exp_one(double x) {
-  /* beyond these exp is 0 or inf in double; NaN fails both tests and stays NaN */
-  x = x < -746.0 ? -746.0 : x;
-  x = x > 710.0 ? 710.0 : x;
-  double k = (x * LOG2E + SHIFT) - SHIFT;
-  double r = (x - k * LN2_HI) - k * LN2_LO;
-  /* q = c2 + c3 r + ... + c11 r^9 by Estrin's scheme: a chain of four multiply-adds where
-   * Horner's has nine (measured about 5% faster here; the loop is mostly throughput-bound) */
-  double r2 = r * r, r4 = r2 * r2, r8 = r4 * r4;
-  double a0 = EXP_C2 + EXP_C3 * r, a1 = EXP_C4 + EXP_C5 * r, a2 = EXP_C6 + EXP_C7 * r;
-  double a3 = EXP_C8 + EXP_C9 * r, a4 = EXP_C10 + EXP_C11 * r;
-  double q = (a0 + a1 * r2) + (a2 + a3 * r2) * r4 + a4 * r8;
-  double p = 1.0 + (r + r2 * q);
-  /* k in [-1077, 1025]: 2^k = 2^k1 2^k2 with both factors normal; p 2^k1 is exact */
-  double k1 = (k * 0.5 + SHIFT) - SHIFT, k2 = k - k1;
-  return (p * pow2_of_shifted(k1 + SHIFT)) * pow2_of_shifted(k2 + SHIFT);
-}
+/* exp(x) with the multiply-adds MULADD(a, b, c) = a * b + c of the body it is expanded in */
+#define EXP_ONE(NAME, MULADD, ATTR)                                                                 \
+  ATTR static inline double NAME(double x) {                                                        \
+    /* beyond these exp is 0 or inf in double; NaN fails both tests and stays NaN */                \
+    x = x < -746.0 ? -746.0 : x;                                                                    \
+    x = x > 710.0 ? 710.0 : x;                                                                      \
+    double k = MULADD(x, LOG2E, SHIFT) - SHIFT;                                                     \
+    double r = MULADD(-k, LN2_LO, MULADD(-k, LN2_HI, x));                                           \
+    /* q = c2 + c3 r + ... + c11 r^9 by Estrin's scheme: a chain of four multiply-adds where      \
+     * Horner's has nine (measured about 5% faster here; the loop is mostly throughput-bound) */    \
+    double r2 = r * r, r4 = r2 * r2, r8 = r4 * r4;                                                  \
+    double a0 = MULADD(EXP_C3, r, EXP_C2), a1 = MULADD(EXP_C5, r, EXP_C4);                          \
+    double a2 = MULADD(EXP_C7, r, EXP_C6), a3 = MULADD(EXP_C9, r, EXP_C8);                          \
+    double a4 = MULADD(EXP_C11, r, EXP_C10);                                                        \
+    double q = MULADD(a4, r8, MULADD(MULADD(a3, r2, a2), r4, MULADD(a1, r2, a0)));                  \
+    double p = MULADD(r2, q, r) + 1.0;                                                              \
+    /* k in [-1077, 1025]: 2^k = 2^k1 2^k2 with both factors normal; p 2^k1 is exact (and so is   \
+     * k * 0.5, so this sum rounds once either way) */                                              \
+    double k1 = (k * 0.5 + SHIFT) - SHIFT, k2 = k - k1;                                             \
+    return (p * pow2_of_shifted(k1 + SHIFT)) * pow2_of_shifted(k2 + SHIFT);                         \
+  }
+#define MULADD_PLAIN(a, b, c) ((a) * (b) + (c))
+EXP_ONE(exp_one_plain, MULADD_PLAIN, )
 
-#define EXP_LOOP                                                                                    \
-  for (int64_t j = 0; j < n; j++) v[j] = exp_one(v[j] - shift);
+#define EXP_LOOP(EXP_ONE_FN)                                                                        \
+  for (int64_t j = 0; j < n; j++) v[j] = EXP_ONE_FN(v[j] - shift);
 
 /* lane l of a row takes its elements l, l + MT_ROW_LANES, ...: a vector of MT_ROW_LANES holds
  * one of each, so the wider body and the plain one give the same bits */
@@ -86,10 +96,10 @@ static inline double exp_one(double x) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define MT_HAVE_AVX2_EXP 1
 #include <immintrin.h>
-__attribute__((target("avx2,fma"))) static void exp_avx2_generic(double *v, int64_t n, double shift) { EXP_LOOP }
-/* exp_one's operations as GCC contracts them into fused multiply-adds for this target, written
- * out for vectors of four whose results are all normal (x in [-708, 709]): no clamps, and 2^k
- * as one factor (with a normal result p 2^k1 2^k2 == p 2^k exactly). A vector with any other
+EXP_ONE(exp_one_fma, __builtin_fma, __attribute__((target("avx2,fma"))))
+__attribute__((target("avx2,fma"))) static void exp_avx2_generic(double *v, int64_t n, double shift) { EXP_LOOP(exp_one_fma) }
+/* exp_one_fma's operations for vectors of four whose results are all normal (x in [-708, 709]):
+ * no clamps, and 2^k as one factor (with a normal result p 2^k1 2^k2 == p 2^k exactly). A vector with any other
  * lane (a far tail, inf, NaN) and the last n % 4 go through exp_avx2_generic. The two must give
  * a value the same bits (else an exp would depend on its neighbours): spec/nn_transfer_spec.lua
  * checks that on random values, and fails on a one-ulp difference. */
@@ -137,7 +147,7 @@ __attribute__((target("avx2"))) static void sum_avx2(double *s, const double *v,
 static int have_avx2_fma(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
 #endif
 
-static void exp_plain(double *v, int64_t n, double shift) { EXP_LOOP }
+static void exp_plain(double *v, int64_t n, double shift) { EXP_LOOP(exp_one_plain) }
 static void max_plain(double *m, const double *v, int64_t n) { MAX_LOOP }
 static void sum_plain(double *s, const double *v, int64_t n) { SUM_LOOP }
 
