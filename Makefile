@@ -52,15 +52,19 @@ run: build
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
+# The sanitizer builds compile at -O1 with line tables only (as OSS-Fuzz does): reports keep
+# file:line, and on CI's 2 cores each build takes about half the time of -O2 -g.
 test-asan: deps
-	cmake -S . -B build-asan -DMT_CUDA=OFF -DMT_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake -S . -B build-asan -DMT_CUDA=OFF -DMT_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  '-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g1'
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && $(SANITIZER_ENV) ctest --output-on-failure -j $(JOBS) -E '$(ASAN_SKIP)'
 
 # Each target runs for FUZZ_SECONDS on its own corpus (kept in build-fuzz/ between runs); the
 # log is shown only when the fuzzer finds a crash.
 fuzz: deps
-	cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DMT_CUDA=OFF -DMT_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DMT_CUDA=OFF -DMT_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  '-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only'
 	cmake --build build-fuzz -j $(JOBS) --target $(FUZZ_TARGETS)
 	@for t in $(FUZZ_TARGETS); do \
 	  mkdir -p build-fuzz/corpus/$$t; \
