@@ -47,6 +47,7 @@ local spec = {
    { 'weightDecay', 5e-4, 'weight decay' },
    { 'nesterov', true, 'Nesterov momentum (sgd)' },
    { 'labelSmoothing', 0, 'label smoothing of the cross-entropy' },
+   { 'ghostBatch', 0, 'batch norm statistics over ghost batches of about this many samples (Hoffer et al. 2017; 0: the whole batch)' },
    { 'augment', true, 'random horizontal flips in training' },
    { 'width', 32, 'channels of the first convolution of the small CNN' },
    { 'threads', 2, 'CPU threads' },
@@ -163,6 +164,9 @@ M.schedule = schedule -- for spec/large_batch_spec.lua
 function M.main(args)
    local opt = options.parse(args or {}, spec,
       'fashion_mnist.lua: train a small CNN on Fashion-MNIST (moontorch\'s default recipe)\nOptions:')
+   if not (opt.ghostBatch >= 0 and opt.ghostBatch == math.floor(opt.ghostBatch)) then
+      error(('fashion_mnist: -ghostBatch must be a non-negative integer, got %s'):format(opt.ghostBatch), 0)
+   end
    local dist, rank, world
    if opt.dist then
       dist = require 'moontorch.dist'
@@ -191,7 +195,9 @@ function M.main(args)
    precision.apply(opt)
    torch.manualSeed(opt.seed)
    local trainSet, testSet = M.load(opt.data, 'train', typename), M.load(opt.data, 'test', typename)
-   local model = precision.fuse(models.small_cnn{ nClasses = 10, width = opt.width }:type(typename), opt)
+   local model = models.small_cnn{ nClasses = 10, width = opt.width }:type(typename)
+   if opt.ghostBatch > 0 then nn.utils.ghostBatchNorm(model, opt.ghostBatch) end
+   model = precision.fuse(model, opt)
    local criterion = nn.CrossEntropyCriterion(nil, opt.labelSmoothing > 0 and opt.labelSmoothing or nil):type(typename)
    if opt.device == 'cuda' then model:cuda() criterion:cuda() end
    local config = { learningRate = opt.LR, weightDecay = opt.weightDecay }

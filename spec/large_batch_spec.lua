@@ -62,6 +62,10 @@ describe('large-batch options', function()
       local opts = require 'recipes.imagenet.opts'
       util.assert_error(function() opts.parse { '-synthetic', '-polyPower', '-2' } end, '-polyPower must be >= 0', '-2')
       util.assert_error(function() opts.parse { '-synthetic', '-optimizer', 'lars', '-eta', '0' } end, '-eta must be > 0', '0')
+      util.assert_error(function() R.main { '-ghostBatch', '-1', '-data', '/nonexistent' } end,
+         '-ghostBatch must be a non-negative integer', '-1')
+      util.assert_error(function() R.main { '-ghostBatch', '2.5', '-data', '/nonexistent' } end,
+         '-ghostBatch must be a non-negative integer', '2.5')
    end)
 
    it('resnet50_imagenet gives LARS -eta and excludes BN and biases for LARS and LAMB', function()

@@ -33,10 +33,10 @@ end
 
 function BNA:updateOutput(input)
    local x, r = pair(self, input)
-   check(C.mt_nn_batchnorm_act_forward(self.output.h, x.h, r.h, h(self.weight), h(self.bias),
-      self.running_mean.h, self.running_var.h, self.save_mean.h, self.save_std.h, self.train and 1 or 0,
-      self.momentum, self.eps, 1))
-   return self.output
+   return self:forwardSlices(x, r, function(out, xs, rs, sm, ss)
+      check(C.mt_nn_batchnorm_act_forward(out.h, xs.h, rs.h, h(self.weight), h(self.bias), self.running_mean.h,
+         self.running_var.h, sm.h, ss.h, self.train and 1 or 0, self.momentum, self.eps, 1))
+   end)
 end
 
 -- gradInput[i], (re)made in x's type
@@ -53,9 +53,11 @@ local function backward(self, input, gradOutput, scale, wantInput, gradWeight, g
    local x = pair(self, input)
    local gx = wantInput and grad(self, 1, x) or nil
    local gr = wantInput and grad(self, 2, x) or nil
-   check(C.mt_nn_batchnorm_act_backward(h(gx), h(gr), h(gradWeight), h(gradBias), x.h, self.output.h,
-      gradOutput.h, h(self.weight), self.running_mean.h, self.running_var.h, self.save_mean.h, self.save_std.h,
-      self.train and 1 or 0, scale or 1, self.eps, 1))
+   self:backwardSlices(x, gradOutput, gx, gr, function(gi, gres, xs, y, go, sm, ss)
+      check(C.mt_nn_batchnorm_act_backward(h(gi), h(gres), h(gradWeight), h(gradBias), xs.h, y.h, go.h,
+         h(self.weight), self.running_mean.h, self.running_var.h, sm.h, ss.h, self.train and 1 or 0, scale or 1,
+         self.eps, 1))
+   end)
    return self.gradInput
 end
 

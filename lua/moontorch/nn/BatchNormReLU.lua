@@ -18,17 +18,18 @@ local function h(t) return t and t.h or nil end
 
 function BNR:updateOutput(input)
    self:checkInputDim(input)
-   check(C.mt_nn_batchnorm_act_forward(self.output.h, input.h, nil, h(self.weight), h(self.bias),
-      self.running_mean.h, self.running_var.h, self.save_mean.h, self.save_std.h, self.train and 1 or 0,
-      self.momentum, self.eps, 1))
-   return self.output
+   return self:forwardSlices(input, nil, function(out, x, _, sm, ss)
+      check(C.mt_nn_batchnorm_act_forward(out.h, x.h, nil, h(self.weight), h(self.bias), self.running_mean.h,
+         self.running_var.h, sm.h, ss.h, self.train and 1 or 0, self.momentum, self.eps, 1))
+   end)
 end
 
 local function backward(self, input, gradOutput, scale, gradInput, gradWeight, gradBias)
    self:checkInputDim(input)
-   check(C.mt_nn_batchnorm_act_backward(h(gradInput), nil, h(gradWeight), h(gradBias), input.h, self.output.h,
-      gradOutput.h, h(self.weight), self.running_mean.h, self.running_var.h, self.save_mean.h, self.save_std.h,
-      self.train and 1 or 0, scale or 1, self.eps, 1))
+   self:backwardSlices(input, gradOutput, gradInput, nil, function(gi, _, x, y, go, sm, ss)
+      check(C.mt_nn_batchnorm_act_backward(h(gi), nil, h(gradWeight), h(gradBias), x.h, y.h, go.h, h(self.weight),
+         self.running_mean.h, self.running_var.h, sm.h, ss.h, self.train and 1 or 0, scale or 1, self.eps, 1))
+   end)
    return self.gradInput
 end
 

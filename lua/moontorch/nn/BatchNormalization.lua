@@ -2,6 +2,13 @@
 -- normalization of N x C inputs (SpatialBatchNormalization: N x C x H x W). Training uses the
 -- batch statistics and moves the running ones (running = (1-momentum) running + momentum batch,
 -- unbiased variance); evaluate() uses the running statistics. The math is in C.
+--
+-- Ghost batches (Hoffer et al. 2017): with m.ghostBatch = g (nn.utils.ghostBatchNorm(model, g),
+-- the recipes' -ghostBatch), training normalizes an input of N > g samples in ceil(N / g) slices
+-- of dim 1, of nearly equal sizes, each with its own statistics, as data-parallel training with
+-- per-worker batch norm does on that many workers; the running statistics move once per slice,
+-- in order. With N <= g, and in evaluation, nothing changes. The fused modules
+-- (nn.BatchNormReLU, nn.BatchNormAddReLU) slice the same way.
 local torch = require 'moontorch'
 require 'moontorch.nn'
 local T = require 'moontorch.internal'
@@ -93,18 +100,73 @@ function BN:type(typename, tensorCache)
    return self
 end
 
+-- the ghost slices {first, count} of an input of N samples, nil for one batch
+function BN:ghostSlices(N)
+   local g = self.ghostBatch
+   if not (self.train and g and N > g) then return nil end
+   if type(g) ~= 'number' or g < 1 or g ~= math.floor(g) then
+      error(('%s: ghostBatch must be a positive integer, got %s'):format(torch.type(self), tostring(g)), 3)
+   end
+   local G, slices = math.ceil(N / g), {}
+   for k = 1, G do
+      local a, b = math.floor(N * (k - 1) / G), math.floor(N * k / G)
+      slices[k] = { a + 1, b - a }
+   end
+   return slices
+end
+
+local function slice(t, s) return t and t:narrow(1, s[1], s[2]) or nil end
+
+-- op(output, x, residual, save_mean, save_std) over the whole batch or each ghost slice
+function BN:forwardSlices(x, residual, op)
+   local slices = self:ghostSlices(x:size(1))
+   if not slices then
+      op(self.output, x, residual, self.save_mean, self.save_std)
+      return self.output
+   end
+   self.output:resizeAs(x)
+   self.save_mean:resize(#slices, x:size(2))
+   self.save_std:resize(#slices, x:size(2))
+   for k, s in ipairs(slices) do
+      op(slice(self.output, s), slice(x, s), slice(residual, s), self.save_mean[k], self.save_std[k])
+   end
+   return self.output
+end
+
+-- op(gradInput, gradResidual, x, output, gradOutput, save_mean, save_std) likewise; the slices'
+-- parameter gradients add up, as the backward of a batch adds its samples'
+function BN:backwardSlices(x, gradOutput, gradInput, gradResidual, op)
+   local slices = self:ghostSlices(x:size(1))
+   if not slices then
+      op(gradInput, gradResidual, x, self.output, gradOutput, self.save_mean, self.save_std)
+      return
+   end
+   if self.save_mean:dim() ~= 2 or self.save_mean:size(1) ~= #slices then
+      error(('%s: backward of %d ghost slices without their forward (run forward first)'):format(torch.type(self),
+         #slices), 3)
+   end
+   if gradInput then gradInput:resizeAs(x) end
+   if gradResidual then gradResidual:resizeAs(x) end
+   for k, s in ipairs(slices) do
+      op(slice(gradInput, s), slice(gradResidual, s), slice(x, s), slice(self.output, s), slice(gradOutput, s),
+         self.save_mean[k], self.save_std[k])
+   end
+end
+
 function BN:updateOutput(input)
    self:checkInputDim(input)
-   check(C.mt_nn_batchnorm_forward(self.output.h, input.h, h(self.weight), h(self.bias), self.running_mean.h,
-      self.running_var.h, self.save_mean.h, self.save_std.h, self.train and 1 or 0, self.momentum, self.eps))
-   return self.output
+   return self:forwardSlices(input, nil, function(out, x, _, sm, ss)
+      check(C.mt_nn_batchnorm_forward(out.h, x.h, h(self.weight), h(self.bias), self.running_mean.h,
+         self.running_var.h, sm.h, ss.h, self.train and 1 or 0, self.momentum, self.eps))
+   end)
 end
 
 local function backward(self, input, gradOutput, scale, gradInput, gradWeight, gradBias)
    self:checkInputDim(input)
-   check(C.mt_nn_batchnorm_backward(h(gradInput), h(gradWeight), h(gradBias), input.h, gradOutput.h, h(self.weight),
-      self.running_mean.h, self.running_var.h, self.save_mean.h, self.save_std.h, self.train and 1 or 0, scale or 1,
-      self.eps))
+   self:backwardSlices(input, gradOutput, gradInput, nil, function(gi, _, x, _, go, sm, ss)
+      check(C.mt_nn_batchnorm_backward(h(gi), h(gradWeight), h(gradBias), x.h, go.h, h(self.weight),
+         self.running_mean.h, self.running_var.h, sm.h, ss.h, self.train and 1 or 0, scale or 1, self.eps))
+   end)
    return self.gradInput
 end
 
@@ -127,5 +189,6 @@ function BN:clearState()
 end
 
 function BN:__tostring__()
-   return ('%s (%dD) (%d)'):format(torch.type(self), self.nDim, self.running_mean:nElement())
+   local ghost = self.ghostBatch and (', ghost batches of %d'):format(self.ghostBatch) or ''
+   return ('%s (%dD) (%d%s)'):format(torch.type(self), self.nDim, self.running_mean:nElement(), ghost)
 end

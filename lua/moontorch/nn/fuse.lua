@@ -27,7 +27,7 @@ end
 local function takeOver(cls, bn)
    local f = cls(bn.running_mean:nElement(), bn.eps, bn.momentum, bn.affine)
    for _, k in ipairs(FIELDS) do f[k] = bn[k] end
-   f.nDim, f.train, f._type = bn.nDim, bn.train, bn._type
+   f.nDim, f.train, f._type, f.ghostBatch = bn.nDim, bn.train, bn._type, bn.ghostBatch
    f.output = bn.output
    return f
 end
@@ -85,3 +85,4 @@ function nn.utils.fuseBatchNorm(model)
 end
 
 function nn.Module:fuseBatchNorm() return nn.utils.fuseBatchNorm(self) end
+

@@ -167,5 +167,7 @@ load 'VolumetricFractionalMaxPooling' -- the 3-d form of SpatialFractionalMaxPoo
 load 'BatchNormReLU'
 load 'BatchNormAddReLU'
 load 'fuse'
+-- ghost batch norm (Hoffer et al. 2017) on every batch norm of a model
+load 'ghost'
 
 return nn
