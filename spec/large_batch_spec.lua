@@ -3,6 +3,7 @@
 -- 4096 (You et al. 2017, with warm-up and poly decay) against SGD at batch 128 on Fashion-MNIST
 -- for the same 14 epochs (the two runs of bench/large_batch.lua, about 4.5 minutes on 2 cores): LARS
 -- must come within 1 point of SGD's test accuracy. Needs Debian's dataset-fashion-mnist.
+local torch = require 'moontorch'
 local util = require 'spec.util'
 
 -- expected rate at iteration t (from 0) of `warm` warm-up iterations then poly decay over the
@@ -66,6 +67,8 @@ describe('large-batch options', function()
          '-ghostBatch must be a non-negative integer', '-1')
       util.assert_error(function() R.main { '-ghostBatch', '2.5', '-data', '/nonexistent' } end,
          '-ghostBatch must be a non-negative integer', '2.5')
+      util.assert_error(function() opts.parse { '-synthetic', '-ghostBatch', '-4' } end,
+         '-ghostBatch must be a non-negative integer', '-4')
    end)
 
    it('resnet50_imagenet gives LARS -eta and excludes BN and biases for LARS and LAMB', function()
@@ -77,12 +80,27 @@ describe('large-batch options', function()
          local flat = net:getParameters()
          model.layers(net, flat, config, o)
          if name == 'lars' then assert.are.equal(0.02, config.eta) end
+         assert.is_nil(net:findModules('nn.SpatialBatchNormalization')[1].ghostBatch, name .. ': no ghost batches by default')
          -- one segment per parameter tensor; the 1-D ones (BN scale and shift, biases) excluded
          local params, oneD = net:parameters(), 0
          for _, p in ipairs(params) do if p:dim() <= 1 then oneD = oneD + 1 end end
          assert.are.equal(#params, #config.layers, name .. ' layers')
          assert.are.equal(oneD, #config.lars_exclude, name .. ' excluded segments')
          assert.is_true(oneD > 0 and oneD < #params, name .. ': ResNet-18 has both kinds')
+      end
+      -- -ghostBatch reaches every batch norm, fused ones too
+      for _, fuse in ipairs { {}, { '-fuse' } } do
+         local args = { '-synthetic', '-optimizer', 'lars', '-depth', '18', '-device', 'cpu', '-ghostBatch', '32' }
+         for _, a in ipairs(fuse) do args[#args + 1] = a end
+         local net = model.setup(opts.parse(args), 10)
+         local n = 0
+         net:apply(function(m)
+            if torch.isTypeOf(m, 'nn.BatchNormalization') then
+               assert.are.equal(32, m.ghostBatch, torch.type(m))
+               n = n + 1
+            end
+         end)
+         assert.is_true(n >= 20, ('ResNet-18 with %s: %d batch norms set'):format(fuse[1] or 'no -fuse', n))
       end
    end)
 end)

@@ -21,7 +21,9 @@ end
 -- (-dist) the model is a dist.DataParallel around the ResNet, made once it is on its device
 function M.setup(opt, nClasses, dist)
    torch.manualSeed(opt.seed)
-   local model = require('moontorch.train.precision').fuse(M.build(opt.depth, nClasses, opt.zeroInitResidual), opt)
+   local model = M.build(opt.depth, nClasses, opt.zeroInitResidual)
+   if (opt.ghostBatch or 0) > 0 then nn.utils.ghostBatchNorm(model, opt.ghostBatch) end
+   model = require('moontorch.train.precision').fuse(model, opt)
    local criterion = nn.CrossEntropyCriterion(nil, opt.labelSmoothing)
    -- -precision: the model in its dtype (fp16/bf16: the optimizer keeps fp32 master weights)
    local precision = require 'moontorch.train.precision'

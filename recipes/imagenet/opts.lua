@@ -31,6 +31,7 @@ M.spec = {
    { 'eta', 0.001, 'LARS trust coefficient: layer rate eta*||w||/(||g|| + wd*||w||) (LAMB has none)' },
    { 'warmupEpochs', 0, 'epochs of linear warm-up to the scaled LR' },
    { 'labelSmoothing', 0, 'label smoothing of the cross-entropy' },
+   { 'ghostBatch', 0, 'batch norm statistics over ghost batches of about this many samples per process (Hoffer et al. 2017; 0: the whole batch)' },
    { 'zeroInitResidual', false, 'start the last BN of each residual block at 0 (blocks start as identities)' },
    { 'cropSize', 224, 'training crop and validation centre crop (validation resizes to cropSize*256/224 first)' },
    { 'device', M.cuda_available() and 'cuda' or 'cpu', 'cpu | cuda (default: cuda when a GPU is available)', choices = { 'cpu', 'cuda' } },
@@ -102,6 +103,9 @@ function M.parse(args)
    end
    if not (opt.labelSmoothing >= 0 and opt.labelSmoothing < 1) then
       fail('-labelSmoothing must be in [0, 1), got %s', tostring(opt.labelSmoothing))
+   end
+   if not (opt.ghostBatch >= 0 and opt.ghostBatch == math.floor(opt.ghostBatch)) then
+      fail('-ghostBatch must be a non-negative integer, got %s', tostring(opt.ghostBatch))
    end
    if not (opt.cacheBudget >= 0) then fail('-cacheBudget must be >= 0 GB, got %s', tostring(opt.cacheBudget)) end
    if opt.device == 'cuda' and not M.cuda_available() then
