@@ -196,7 +196,7 @@ function M.main(args)
    torch.manualSeed(opt.seed)
    local trainSet, testSet = M.load(opt.data, 'train', typename), M.load(opt.data, 'test', typename)
    local model = models.small_cnn{ nClasses = 10, width = opt.width }:type(typename)
-   if opt.ghostBatch > 0 then nn.utils.ghostBatchNorm(model, opt.ghostBatch) end
+   nn.utils.ghostBatchNorm(model, opt.ghostBatch) -- 0: off
    model = precision.fuse(model, opt)
    local criterion = nn.CrossEntropyCriterion(nil, opt.labelSmoothing > 0 and opt.labelSmoothing or nil):type(typename)
    if opt.device == 'cuda' then model:cuda() criterion:cuda() end

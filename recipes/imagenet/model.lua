@@ -22,7 +22,7 @@ end
 function M.setup(opt, nClasses, dist)
    torch.manualSeed(opt.seed)
    local model = M.build(opt.depth, nClasses, opt.zeroInitResidual)
-   if (opt.ghostBatch or 0) > 0 then nn.utils.ghostBatchNorm(model, opt.ghostBatch) end
+   nn.utils.ghostBatchNorm(model, opt.ghostBatch) -- 0 or nil: off
    model = require('moontorch.train.precision').fuse(model, opt)
    local criterion = nn.CrossEntropyCriterion(nil, opt.labelSmoothing)
    -- -precision: the model in its dtype (fp16/bf16: the optimizer keeps fp32 master weights)

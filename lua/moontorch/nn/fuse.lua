@@ -85,4 +85,3 @@ function nn.utils.fuseBatchNorm(model)
 end
 
 function nn.Module:fuseBatchNorm() return nn.utils.fuseBatchNorm(self) end
-
