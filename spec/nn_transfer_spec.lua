@@ -220,36 +220,60 @@ for o in outs:
       end
    end)
 
-   -- the bulk exp runs four values to a vector: a vector whose results are all normal takes a
-   -- fast lane, any other (a far tail, inf, NaN in one lane) the general loop. A value must get
-   -- the same bits either way. LogSoftMax's backward exps its saved output y (gi = go - exp(y)
-   -- sum(go)), so rows that differ only in lane 4 send lanes 1-3 down the two paths.
-   it('the bulk exp gives a value the same bits in the fast lane and the general loop', function()
-      local n = 3000
-      local fast, slow = torch.DoubleTensor(n, 4), torch.DoubleTensor(n, 4)
-      fast:narrow(2, 1, 3):uniform(-707, 5)
+   -- the bulk exp runs a vector of values at once (four doubles; eight floats for float32,
+   -- half and bfloat16): a vector whose results are all normal takes a fast lane, any other
+   -- (a far tail, inf, NaN in one lane) the general loop. A value must get the same bits either
+   -- way. LogSoftMax's backward exps its saved output y (gi = go - exp(y) sum(go)), so rows of
+   -- one vector that differ only in the last lane send the others down the two paths. Returns
+   -- the rows (fast, slow), the fast rows' gradient, and grad(y, lane) with go one-hot at lane.
+   local function exp_two_paths(Tensor, lanes, lo, hi, tails)
+      local n, k = 3000, lanes - 1
+      local fast, slow = Tensor(n, lanes), Tensor(n, lanes)
+      fast:narrow(2, 1, k):uniform(lo, hi)
       for i = 1, n, 7 do fast[i][1] = (math.random() * 2 - 1) * 1e-3 end -- near 0 as well
-      slow:narrow(2, 1, 3):copy(fast:narrow(2, 1, 3))
-      fast:narrow(2, 4, 1):uniform(-5, 0)
-      local tails = { -1000, -745.5, 709.9, huge, -huge, 0 / 0 }
-      for i = 1, n do slow[i][4] = tails[(i - 1) % #tails + 1] end
-      local go = torch.DoubleTensor(n, 4):zero()
-      go:narrow(2, 4, 1):fill(1) -- sum(go) = 1 per row: gi = -exp(y) in lanes 1-3
-      local function grad(y)
-         local m = nn.LogSoftMax()
+      slow:narrow(2, 1, k):copy(fast:narrow(2, 1, k))
+      fast:narrow(2, lanes, 1):uniform(-5, 0)
+      for i = 1, n do slow[i][lanes] = tails[(i - 1) % #tails + 1] end
+      local function grad(y, lane)
+         local go = Tensor(n, lanes):zero()
+         go:narrow(2, lane, 1):fill(1) -- sum(go) = 1 per row: gi = -exp(y) off that lane
+         local m = nn.LogSoftMax():type(torch.type(y))
          m.output = y
-         return m:updateGradInput(y, go):narrow(2, 1, 3):clone()
+         return m:updateGradInput(y, go):clone()
       end
-      local a, b = grad(fast), grad(slow)
+      local a, b = grad(fast, lanes), grad(slow, lanes)
       for i = 1, n do
-         for j = 1, 3 do
+         for j = 1, k do
             local ga, gb = a[i][j], b[i][j]
-            assert(ga == gb and ga == ga, ('exp(%.17g): %.17g in the fast lane, %.17g in the general loop'):format(
-               fast[i][j], -ga, -gb))
+            assert(ga == gb and ga == ga, ('%s exp(%.17g): %.17g in the fast lane, %.17g in the general loop'):format(
+               torch.type(fast), fast[i][j], -ga, -gb))
          end
       end
-      -- and both within an ulp or so of libm
+      return fast, slow, a:narrow(2, 1, k), grad
+   end
+
+   it('the bulk exp gives a value the same bits in the fast lane and the general loop', function()
+      local fast, _, a = exp_two_paths(torch.DoubleTensor, 4, -707, 5, { -1000, -745.5, 709.9, huge, -huge, 0 / 0 })
+      -- and within an ulp or so of libm
       util.assert_close(a, fast:narrow(2, 1, 3):clone():exp():neg(), { rtol = 3e-16, atol = 0 }, 'fast lane vs exp')
+   end)
+
+   it('the float bulk exp: same bits in the fast lane and the general loop, within an ulp', function()
+      local tails = { -1000, -100, -87.5, 88.5, 89, huge, -huge, 0 / 0 }
+      local fast, slow, a, grad = exp_two_paths(torch.FloatTensor, 8, -86.5, 5, tails)
+      -- |error| <= 1.01 ulp <= 1.01 * 2^-23 |exp(x)|, against exp of the float value in double
+      local ref = fast:double():exp():neg():narrow(2, 1, 7)
+      util.assert_close(a, ref, { rtol = 1.01 * 2 ^ -23, atol = 0 }, 'float fast lane vs exp')
+      -- the tails themselves: subnormal (-100) and zero (-1000) results, overflow to inf, inf
+      -- and NaN carried (go one-hot in lane 1 now: lane 8 is -exp(y))
+      local c = grad(slow, 1)
+      for k = 1, #tails - 1 do
+         local got, e = -c[k][8], math.exp(tails[k])
+         if e > 0x1.fffffep127 then e = huge end -- past float's largest: inf
+         assert(got == e or math.abs(got - e) <= math.max(1.01 * 2 ^ -23 * e, 2 ^ -149),
+            ('expf(%g) = %.9g, exact %.9g'):format(tails[k], got, e))
+      end
+      assert(c[#tails][8] ~= c[#tails][8], 'expf(NaN) is NaN')
    end)
 
    it('SoftMax and LogSoftMax match libm exp on long rows, tiny exps, and carry NaN', function()

@@ -9,8 +9,8 @@
 #include "vec_exp.h"
 
 /* ---- softmax ------------------------------------------------------------------------------ */
-/* exp in double for every dtype (expf would move float results by an ulp against a float64
- * reference), through mt__exp_shifted, four to a vector; row maxima and sums go in the
+/* exp and row max in the dtype's compute type (float64 in double, four to a vector; float32,
+ * half and bfloat16 in float, eight to a vector, as PyTorch does), row sums in double, in the
  * lane order of vec_exp.h, which the fused cross-entropy repeats. */
 
 /* softmax keeps e = exp(x - max) in y and scales it by 1/sum afterwards */
@@ -23,11 +23,12 @@
       int64_t o = r / inner, i = r % inner;                                        \
       const TT *xr = x + o * D * inner + i;                                        \
       TT *yr = y + o * D * inner + i;                                              \
-      double buf[MT_ROW_CHUNK], mx, sum;                                           \
-      MT_SOFTMAX_ROW(N, xr, inner, D, buf, mx, sum, c0, nc,                              \
+      CT buf[MT_ROW_CHUNK], mx;                                                    \
+      double sum;                                                                  \
+      MT_SOFTMAX_ROW(N, CT, xr, inner, D, buf, mx, sum, c0, nc,                          \
                if (!logsm) for (int64_t j = 0; j < nc; j++) mt_st_##N(yr + (c0 + j) * inner, (CT)buf[j])); \
       if (logsm) {                                                                 \
-        double lse = mx + log(sum);                                                \
+        double lse = (double)mx + log(sum);                                        \
         for (int64_t d = 0; d < D; d++)                                            \
           mt_st_##N(yr + d * inner, (CT)((double)mt_ld_##N(xr + d * inner) - lse)); \
       } else {                                                                     \
@@ -56,22 +57,23 @@
       int64_t len = inner - i0 < SMAX_B ? inner - i0 : SMAX_B;                     \
       const TT *xb = x + o * D * inner + i0;                                       \
       TT *yb = y + o * D * inner + i0;                                             \
-      double mx[SMAX_B], sum[SMAX_B], e[SMAX_B];                                   \
+      CT mx[SMAX_B], e[SMAX_B];                                                    \
+      double sum[SMAX_B];                                                          \
       for (int64_t j = 0; j < len; j++) mx[j] = -INFINITY, sum[j] = 0;             \
       for (int64_t d = 0; d < D; d++)                                              \
         for (int64_t j = 0; j < len; j++) {                                        \
-          double v = (double)mt_ld_##N(xb + d * inner + j);                        \
-          mx[j] = mt__max_nan(mx[j], v);                                           \
+          CT v = (CT)mt_ld_##N(xb + d * inner + j);                                \
+          mx[j] = mt__max_nan_ct(mx[j], v);                                        \
         }                                                                          \
       for (int64_t d = 0; d < D; d++) {                                            \
-        for (int64_t j = 0; j < len; j++) e[j] = (double)mt_ld_##N(xb + d * inner + j) - mx[j]; \
-        mt__exp_shifted(e, len, 0.0);                                              \
+        for (int64_t j = 0; j < len; j++) e[j] = (CT)mt_ld_##N(xb + d * inner + j) - mx[j]; \
+        mt__exp_ct(e, len, (CT)0);                                                 \
         for (int64_t j = 0; j < len; j++) sum[j] += e[j];                          \
         if (!logsm)                                                                \
           for (int64_t j = 0; j < len; j++) mt_st_##N(yb + d * inner + j, (CT)e[j]); \
       }                                                                            \
       if (logsm)                                                                   \
-        for (int64_t j = 0; j < len; j++) sum[j] = mx[j] + log(sum[j]);            \
+        for (int64_t j = 0; j < len; j++) sum[j] = (double)mx[j] + log(sum[j]);    \
       else                                                                         \
         for (int64_t j = 0; j < len; j++) sum[j] = 1 / sum[j];                     \
       for (int64_t d = 0; d < D; d++)                                              \
@@ -111,6 +113,7 @@ MT_AVX2_CLONES mt_status mt__cpu_softmax_forward(mt_tensor *y, const mt_tensor *
     for (int64_t q = 0; q < outer * inner; q++) {                                  \
       int64_t base = (q / inner) * D * inner + q % inner;                          \
       double buf[MT_ROW_CHUNK], s4[MT_ROW_LANES] = {0};                            \
+      CT eb[MT_ROW_CHUNK];                                                         \
       for (int64_t c0 = 0; c0 < D; c0 += MT_ROW_CHUNK) {                           \
         int64_t nc = D - c0 < MT_ROW_CHUNK ? D - c0 : MT_ROW_CHUNK;                \
         for (int64_t j = 0; j < nc; j++) {                                         \
@@ -123,12 +126,12 @@ MT_AVX2_CLONES mt_status mt__cpu_softmax_forward(mt_tensor *y, const mt_tensor *
       double s = mt__row_sum_end(s4);                                              \
       for (int64_t c0 = 0; c0 < D; c0 += MT_ROW_CHUNK) {                           \
         int64_t nc = D - c0 < MT_ROW_CHUNK ? D - c0 : MT_ROW_CHUNK;                \
-        for (int64_t j = 0; j < nc; j++) buf[j] = (double)mt_ld_##N(y + base + (c0 + j) * inner); \
-        if (logsm) mt__exp_shifted(buf, nc, 0.0);                                  \
+        for (int64_t j = 0; j < nc; j++) eb[j] = (CT)mt_ld_##N(y + base + (c0 + j) * inner); \
+        if (logsm) mt__exp_ct(eb, nc, (CT)0);                                      \
         for (int64_t j = 0; j < nc; j++) {                                         \
           int64_t k = base + (c0 + j) * inner;                                     \
-          double gv = (double)mt_ld_##N(g + k);                                    \
-          mt_st_##N(r + k, (CT)(logsm ? gv - buf[j] * s : buf[j] * (gv - s)));     \
+          double gv = (double)mt_ld_##N(g + k), ev = (double)eb[j];                \
+          mt_st_##N(r + k, (CT)(logsm ? gv - ev * s : ev * (gv - s)));            \
         }                                                                          \
       }                                                                            \
     }                                                                              \
@@ -144,7 +147,8 @@ MT_AVX2_CLONES mt_status mt__cpu_softmax_forward(mt_tensor *y, const mt_tensor *
       int64_t o = q / nb, i0 = (q % nb) * SMAX_B;                                  \
       int64_t len = inner - i0 < SMAX_B ? inner - i0 : SMAX_B;                     \
       int64_t base = o * D * inner + i0;                                           \
-      double s[SMAX_B], e[SMAX_B];                                                 \
+      double s[SMAX_B];                                                            \
+      CT e[SMAX_B];                                                                \
       for (int64_t j = 0; j < len; j++) s[j] = 0;                                  \
       for (int64_t d = 0; d < D; d++) {                                            \
         const TT *yd = y + base + d * inner, *gd = g + base + d * inner;           \
@@ -157,10 +161,10 @@ MT_AVX2_CLONES mt_status mt__cpu_softmax_forward(mt_tensor *y, const mt_tensor *
         const TT *yd = y + base + d * inner, *gd = g + base + d * inner;           \
         TT *rd = r + base + d * inner;                                             \
         if (logsm) {                                                               \
-          for (int64_t j = 0; j < len; j++) e[j] = (double)mt_ld_##N(yd + j);      \
-          mt__exp_shifted(e, len, 0.0);                                            \
+          for (int64_t j = 0; j < len; j++) e[j] = (CT)mt_ld_##N(yd + j);          \
+          mt__exp_ct(e, len, (CT)0);                                               \
           for (int64_t j = 0; j < len; j++)                                        \
-            mt_st_##N(rd + j, (CT)((double)mt_ld_##N(gd + j) - e[j] * s[j]));      \
+            mt_st_##N(rd + j, (CT)((double)mt_ld_##N(gd + j) - (double)e[j] * s[j])); \
         } else {                                                                   \
           for (int64_t j = 0; j < len; j++)                                        \
             mt_st_##N(rd + j, (CT)((double)mt_ld_##N(yd + j) * ((double)mt_ld_##N(gd + j) - s[j]))); \

@@ -1,8 +1,8 @@
 /* nn_loss_ce.c: the CPU backend's cross-entropy (LogSoftMax + class NLL in one op) over a
  * contiguous N x C buffer of scores; csrc/nn/loss.c checks the arguments and reads targets and
  * class weights. Every value is computed as the two-op composition computes it (the recipes
- * train with this loss): exp and log in double, the row reductions of vec_exp.h as
- * nn.LogSoftMax does them, the log-softmax rounded to the dtype before NLL reads it, the loss
+ * train with this loss): exp in the compute type, log in double, the row reductions of
+ * vec_exp.h as nn.LogSoftMax does them, the log-softmax rounded to the dtype before NLL reads it, the loss
  * summed in row order. What the fusion saves is the N x C log-softmax and NLL-gradient
  * tensors and their extra passes: the forward writes one log-sum-exp per row, the backward
  * recomputes the log-softmax from it. */
@@ -30,9 +30,10 @@ MT_FLOAT_DTYPE_LIST(CE_ROUND_FN)
     const TT *x = (const TT *)mt__data(xt);                                        \
     _Pragma("omp parallel for if(N * C > MT_PARALLEL_GRAIN)")                      \
     for (int64_t i = 0; i < N; i++) {                                              \
-      double buf[MT_ROW_CHUNK], mx, sum;                                           \
-      MT_SOFTMAX_ROW(N_, x + i * C, 1, C, buf, mx, sum, c0, nc, (void)0);          \
-      lse[i] = mx + log(sum);                                                      \
+      CT buf[MT_ROW_CHUNK], mx;                                                    \
+      double sum;                                                                  \
+      MT_SOFTMAX_ROW(N_, CT, x + i * C, 1, C, buf, mx, sum, c0, nc, (void)0);      \
+      lse[i] = (double)mx + log(sum);                                              \
     }                                                                              \
     for (int64_t i = 0; i < N; i++) {                                              \
       const TT *row = x + i * C;                                                   \
@@ -75,6 +76,7 @@ MT_AVX2_CLONES mt_status mt__cpu_cross_entropy_forward(double *nll_out, double *
       TT *rr = r + i * C;                                                          \
       int64_t t = tg[i];                                                           \
       double s = 0, L = lse[i], buf[MT_ROW_CHUNK];                                 \
+      CT eb[MT_ROW_CHUNK];                                                         \
       if (t >= 0 && zeros)                                                         \
         s = 0.0 + gt[t];                                                           \
       else if (t >= 0) {                                                           \
@@ -89,12 +91,12 @@ MT_AVX2_CLONES mt_status mt__cpu_cross_entropy_forward(double *nll_out, double *
       for (int64_t c0 = 0; c0 < C; c0 += MT_ROW_CHUNK) {                           \
         int64_t nc = C - c0 < MT_ROW_CHUNK ? C - c0 : MT_ROW_CHUNK;                \
         for (int64_t j = 0; j < nc; j++)                                           \
-          buf[j] = CE_ROUND(N_, TT, CT, (double)mt_ld_##N_(row + c0 + j) - L);     \
-        mt__exp_shifted(buf, nc, 0.0);                                             \
+          eb[j] = (CT)CE_ROUND(N_, TT, CT, (double)mt_ld_##N_(row + c0 + j) - L);  \
+        mt__exp_ct(eb, nc, (CT)0);                                                 \
         /* every class as off-target (a loop the compiler vectorizes), then the target */ \
         const double *gr = t < 0 ? zero : gn + c0;                                 \
-        for (int64_t j = 0; j < nc; j++) mt_st_##N_(rr + c0 + j, (CT)(gr[j] - buf[j] * s)); \
-        if (t >= c0 && t < c0 + nc) mt_st_##N_(rr + t, (CT)(gt[t] - buf[t - c0] * s)); \
+        for (int64_t j = 0; j < nc; j++) mt_st_##N_(rr + c0 + j, (CT)(gr[j] - (double)eb[j] * s)); \
+        if (t >= c0 && t < c0 + nc) mt_st_##N_(rr + t, (CT)(gt[t] - (double)eb[t - c0] * s)); \
       }                                                                            \
     }                                                                              \
   } break;

@@ -10,6 +10,7 @@
  * agree at every optimization level (left to GCC's contraction they agreed at -O2 and -O3 only,
  * and the -O1 sanitizer build caught the difference). */
 #include "vec_exp.h"
+#include "vec_lanes.h"
 #include <string.h>
 
 #define LOG2E 0x1.71547652b82fep+0
@@ -73,29 +74,7 @@ EXP_ONE(exp_one_plain, MULADD_PLAIN, )
 #define EXP_LOOP(EXP_ONE_FN)                                                                        \
   for (int64_t j = 0; j < n; j++) v[j] = EXP_ONE_FN(v[j] - shift);
 
-/* lane l of a row takes its elements l, l + MT_ROW_LANES, ...: a vector of MT_ROW_LANES holds
- * one of each, so the wider body and the plain one give the same bits */
-#define MAX_LOOP                                                                                    \
-  double a[MT_ROW_LANES];                                                                           \
-  int64_t j = 0;                                                                                    \
-  memcpy(a, m, sizeof a);                                                                           \
-  for (; j + MT_ROW_LANES <= n; j += MT_ROW_LANES)                                                  \
-    for (int l = 0; l < MT_ROW_LANES; l++) a[l] = mt__max_nan(a[l], v[j + l]);                      \
-  for (; j < n; j++) a[j % MT_ROW_LANES] = mt__max_nan(a[j % MT_ROW_LANES], v[j]);                  \
-  memcpy(m, a, sizeof a);
-
-#define SUM_LOOP                                                                                    \
-  double a[MT_ROW_LANES];                                                                           \
-  int64_t j = 0;                                                                                    \
-  memcpy(a, s, sizeof a);                                                                           \
-  for (; j + MT_ROW_LANES <= n; j += MT_ROW_LANES)                                                  \
-    for (int l = 0; l < MT_ROW_LANES; l++) a[l] += v[j + l];                                        \
-  for (; j < n; j++) a[j % MT_ROW_LANES] += v[j];                                                   \
-  memcpy(s, a, sizeof a);
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define MT_HAVE_AVX2_EXP 1
-#include <immintrin.h>
+#ifdef MT_LANES_AVX2
 EXP_ONE(exp_one_fma, __builtin_fma, __attribute__((target("avx2,fma"))))
 __attribute__((target("avx2,fma"))) static void exp_avx2_generic(double *v, int64_t n, double shift) { EXP_LOOP(exp_one_fma) }
 /* exp_one_fma's operations for vectors of four whose results are all normal (x in [-708, 709]):
@@ -131,33 +110,16 @@ __attribute__((target("avx2,fma"))) static void exp_avx2(double *v, int64_t n, d
   if (j < n) exp_avx2_generic(v + j, n - j, shift);
 }
 _Static_assert(MT_ROW_LANES == 4, "max_avx2 holds the lanes in one register of four doubles");
-/* MAX_LOOP with the lanes in one register (GCC turns the NaN test into branches) */
-__attribute__((target("avx2"))) static void max_avx2(double *m, const double *v, int64_t n) {
-  __m256d a = _mm256_loadu_pd(m);
-  int64_t j = 0;
-  for (; j + MT_ROW_LANES <= n; j += MT_ROW_LANES) {
-    __m256d x = _mm256_loadu_pd(v + j);
-    __m256d take = _mm256_or_pd(_mm256_cmp_pd(x, a, _CMP_GT_OQ), _mm256_cmp_pd(x, x, _CMP_UNORD_Q));
-    a = _mm256_blendv_pd(a, x, take);
-  }
-  _mm256_storeu_pd(m, a);
-  for (; j < n; j++) m[j % MT_ROW_LANES] = mt__max_nan(m[j % MT_ROW_LANES], v[j]);
+__attribute__((target("avx2"))) static void max_avx2(double *acc, const double *v, int64_t n) {
+  MT_LANE_MAX_AVX2(__m256d, pd, MT_ROW_LANES, mt__max_nan)
 }
-__attribute__((target("avx2"))) static void sum_avx2(double *s, const double *v, int64_t n) { SUM_LOOP }
-static int have_avx2_fma(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+__attribute__((target("avx2"))) static void sum_avx2(double *acc, const double *v, int64_t n) { MT_LANE_SUM_LOOP }
 #endif
 
 static void exp_plain(double *v, int64_t n, double shift) { EXP_LOOP(exp_one_plain) }
-static void max_plain(double *m, const double *v, int64_t n) { MAX_LOOP }
-static void sum_plain(double *s, const double *v, int64_t n) { SUM_LOOP }
+static void max_plain(double *acc, const double *v, int64_t n) { MT_LANE_MAX_LOOP(double, MT_ROW_LANES, mt__max_nan) }
+static void sum_plain(double *acc, const double *v, int64_t n) { MT_LANE_SUM_LOOP }
 
-/* the AVX2 body where the CPU has it, else the plain one */
-#ifdef MT_HAVE_AVX2_EXP
-#define PICK(name, ...) (have_avx2_fma() ? name##_avx2(__VA_ARGS__) : name##_plain(__VA_ARGS__))
-#else
-#define PICK(name, ...) name##_plain(__VA_ARGS__)
-#endif
-
-void mt__exp_shifted(double *v, int64_t n, double shift) { PICK(exp, v, n, shift); }
-void mt__row_max_add(double m[MT_ROW_LANES], const double *v, int64_t n) { PICK(max, m, v, n); }
-void mt__row_sum_add(double s[MT_ROW_LANES], const double *v, int64_t n) { PICK(sum, s, v, n); }
+void mt__exp_shifted(double *v, int64_t n, double shift) { MT_PICK(exp, v, n, shift); }
+void mt__row_max_add(double m[MT_ROW_LANES], const double *v, int64_t n) { MT_PICK(max, m, v, n); }
+void mt__row_sum_add(double s[MT_ROW_LANES], const double *v, int64_t n) { MT_PICK(sum, s, v, n); }

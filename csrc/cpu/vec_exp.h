@@ -1,6 +1,6 @@
-/* vec_exp.h: exp over runs of doubles, and the lane-ordered row max and sum that softmax,
- * log-softmax and cross-entropy share (their results must agree bit for bit: the fused
- * cross-entropy is checked against LogSoftMax + ClassNLLCriterion). */
+/* vec_exp.h: exp over runs of doubles (of floats: vec_expf.c), and the lane-ordered row max
+ * and sum that softmax, log-softmax and cross-entropy share (their results must agree bit for
+ * bit: the fused cross-entropy is checked against LogSoftMax + ClassNLLCriterion). */
 #ifndef MT_CPU_VEC_EXP_H
 #define MT_CPU_VEC_EXP_H
 #include <math.h>
@@ -32,25 +32,52 @@ static inline double mt__row_max_end(const double m[MT_ROW_LANES]) {
 
 static inline double mt__row_sum_end(const double s[MT_ROW_LANES]) { return (s[0] + s[1]) + (s[2] + s[3]); }
 
+/* The float counterparts (csrc/cpu/vec_expf.c), for the dtypes whose compute type is float
+ * (float32, half, bfloat16): exp eight floats to a vector, within about an ulp of float (as
+ * PyTorch's); the max in MT_ROW_MAXF_LANES float lanes (max is exact, so the lane count moves no
+ * value); the sum of floats in the double lanes above. Float64 keeps the double routines. */
+#define MT_ROW_MAXF_LANES 8
+void mt__expf_shifted(float *v, int64_t n, float shift);
+void mt__row_maxf_add(float m[MT_ROW_MAXF_LANES], const float *v, int64_t n);
+void mt__row_sumf_add(double s[MT_ROW_LANES], const float *v, int64_t n);
+
+static inline float mt__max_nanf(float a, float b) { return ((b > a) | (b != b)) ? b : a; }
+
+static inline float mt__row_maxf_end(const float m[MT_ROW_MAXF_LANES]) {
+  return mt__max_nanf(mt__max_nanf(mt__max_nanf(m[0], m[1]), mt__max_nanf(m[2], m[3])),
+                      mt__max_nanf(mt__max_nanf(m[4], m[5]), mt__max_nanf(m[6], m[7])));
+}
+
+/* the routine for a buffer of the compute type CT (double or float); a max-lane array is
+ * MT_ROW_MAXF_LANES long for either (the double routines use the first MT_ROW_LANES) */
+#define mt__exp_ct(v, n, shift) _Generic((v), double *: mt__exp_shifted, float *: mt__expf_shifted)(v, n, shift)
+#define mt__row_max_ct(m, v, n) _Generic((m), double *: mt__row_max_add, float *: mt__row_maxf_add)(m, v, n)
+#define mt__row_max_end_ct(m) _Generic((m), double *: mt__row_max_end, float *: mt__row_maxf_end)(m)
+#define mt__row_sum_ct(s, v, n) _Generic((v), double *: mt__row_sum_add, float *: mt__row_sumf_add)(s, v, n)
+#define mt__max_nan_ct(a, b) _Generic((a), double: mt__max_nan, float: mt__max_nanf)(a, b)
+
 /* mx and sum of exp(x - mx) over a row of D values at stride st, read in chunks of
- * MT_ROW_CHUNK into the double buffer buf; STORE runs once per chunk with buf holding the
- * exps of the values from C0 on, NC of them (a row that fits one chunk is read once) */
-#define MT_SOFTMAX_ROW(N, xr, st, D, buf, mx, sum, C0, NC, STORE)                       \
+ * MT_ROW_CHUNK into buf (CT values: CT is the dtype's compute type, which picks the exp);
+ * STORE runs once per chunk with buf holding the exps of the values from C0 on, NC of them (a
+ * row that fits one chunk is read once); mx is a CT value, sum a double */
+#define MT_SOFTMAX_ROW(N, CT, xr, st, D, buf, mx, sum, C0, NC, STORE)                   \
   do {                                                                             \
-    double m4_[MT_ROW_LANES], s4_[MT_ROW_LANES];                                   \
-    for (int l_ = 0; l_ < MT_ROW_LANES; l_++) m4_[l_] = -INFINITY, s4_[l_] = 0;    \
+    CT m8_[MT_ROW_MAXF_LANES];                                                     \
+    double s4_[MT_ROW_LANES];                                                      \
+    for (int l_ = 0; l_ < MT_ROW_MAXF_LANES; l_++) m8_[l_] = -INFINITY;            \
+    for (int l_ = 0; l_ < MT_ROW_LANES; l_++) s4_[l_] = 0;                         \
     for (int64_t C0 = 0; C0 < (D); C0 += MT_ROW_CHUNK) {                           \
       int64_t NC = (D) - C0 < MT_ROW_CHUNK ? (D) - C0 : MT_ROW_CHUNK;              \
-      for (int64_t j_ = 0; j_ < NC; j_++) (buf)[j_] = (double)mt_ld_##N((xr) + (C0 + j_) * (st)); \
-      mt__row_max_add(m4_, buf, NC);                                               \
+      for (int64_t j_ = 0; j_ < NC; j_++) (buf)[j_] = (CT)mt_ld_##N((xr) + (C0 + j_) * (st)); \
+      mt__row_max_ct(m8_, buf, NC);                                                \
     }                                                                              \
-    mx = mt__row_max_end(m4_);                                                     \
+    mx = mt__row_max_end_ct(m8_);                                                  \
     for (int64_t C0 = 0; C0 < (D); C0 += MT_ROW_CHUNK) {                           \
       int64_t NC = (D) - C0 < MT_ROW_CHUNK ? (D) - C0 : MT_ROW_CHUNK;              \
       if ((D) > MT_ROW_CHUNK)                                                      \
-        for (int64_t j_ = 0; j_ < NC; j_++) (buf)[j_] = (double)mt_ld_##N((xr) + (C0 + j_) * (st)); \
-      mt__exp_shifted(buf, NC, mx);                                                \
-      mt__row_sum_add(s4_, buf, NC);                                               \
+        for (int64_t j_ = 0; j_ < NC; j_++) (buf)[j_] = (CT)mt_ld_##N((xr) + (C0 + j_) * (st)); \
+      mt__exp_ct(buf, NC, (CT)(mx));                                               \
+      mt__row_sum_ct(s4_, buf, NC);                                                \
       STORE;                                                                       \
     }                                                                              \
     sum = mt__row_sum_end(s4_);                                                    \
