@@ -312,19 +312,24 @@ for o in outs:
          for i = 1, #row do want[i] = go[i] - math.exp(y[i]) * s end
          util.assert_close(gi, want, { atol = 1e-14, rtol = 1e-13 }, 'LogSoftMax backward ' .. what)
       end
-      -- over dim 2 of a 4-d input (columns in blocks of 512, 1500 of them here) the same
+      -- over dim 2 of a 4-d input (columns in blocks of 512 to 2048 by the sizes and the thread
+      -- count: 1500 columns in 2 or 3 blocks, 2500 in a full block of 2048 and a tail) the same
       -- numbers as the row path on the permuted copy, forward and backward, soft and log
-      local x4 = torch.DoubleTensor(2, 7, 5, 300):uniform(-20, 20)
-      local g4 = torch.DoubleTensor(2, 7, 5, 300):uniform(-1, 1)
-      local function rows(t) return t:permute(1, 3, 4, 2):contiguous():view(-1, 7) end
-      for _, mk in ipairs { function() return nn.SpatialSoftMax() end, function() return nn.SpatialLogSoftMax() end } do
-         local m = mk()
-         local y = m:forward(x4)
-         local rm = torch.type(m) == 'nn.SpatialSoftMax' and nn.SoftMax() or nn.LogSoftMax()
-         local yr = rm:forward(rows(x4))
-         util.assert_close(rows(y), yr, { atol = 1e-14, rtol = 1e-14 }, torch.type(m) .. ' blocked forward')
-         util.assert_close(rows(m:backward(x4, g4)), rm:backward(rows(x4), rows(g4)), { atol = 1e-14, rtol = 1e-13 },
-            torch.type(m) .. ' blocked backward')
+      for _, size in ipairs { { 2, 7, 5, 300 }, { 4, 3, 5, 500 } } do
+         local x4 = torch.DoubleTensor(unpack(size)):uniform(-20, 20)
+         local g4 = torch.DoubleTensor(unpack(size)):uniform(-1, 1)
+         local C = size[2]
+         local function rows(t) return t:permute(1, 3, 4, 2):contiguous():view(-1, C) end
+         for _, mk in ipairs { function() return nn.SpatialSoftMax() end, function() return nn.SpatialLogSoftMax() end } do
+            local m = mk()
+            local y = m:forward(x4)
+            local rm = torch.type(m) == 'nn.SpatialSoftMax' and nn.SoftMax() or nn.LogSoftMax()
+            local yr = rm:forward(rows(x4))
+            local what = ('%s %s'):format(torch.type(m), table.concat(size, 'x'))
+            util.assert_close(rows(y), yr, { atol = 1e-14, rtol = 1e-14 }, what .. ' blocked forward')
+            util.assert_close(rows(m:backward(x4, g4)), rm:backward(rows(x4), rows(g4)), { atol = 1e-14, rtol = 1e-13 },
+               what .. ' blocked backward')
+         end
       end
       -- a NaN anywhere in a row makes the whole row NaN, in every chunk
       local x = torch.DoubleTensor(2, 2500):uniform(-5, 5)
