@@ -20,17 +20,8 @@
 /* adding 1.5 * 2^52 rounds a double of magnitude under 2^51 to an integer, held in the low bits */
 #define SHIFT 0x1.8p52
 
-static inline uint64_t bits_of(double d) {
-  uint64_t u;
-  memcpy(&u, &d, sizeof u);
-  return u;
-}
-
-static inline double double_of(uint64_t u) {
-  double d;
-  memcpy(&d, &u, sizeof d);
-  return d;
-}
+MT_BITCAST_FN(bits_of, double, uint64_t)
+MT_BITCAST_FN(double_of, uint64_t, double)
 
 /* 2^k for an integer-valued k in [-1022, 1023], from its shifted form k + SHIFT */
 static inline double pow2_of_shifted(double ks) { return double_of((bits_of(ks) - bits_of(SHIFT) + 1023) << 52); }

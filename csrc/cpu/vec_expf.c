@@ -25,17 +25,8 @@
 #define EXPF_C5 0x1.123bdcp-7f
 #define EXPF_C6 0x1.687b46p-10f
 
-static inline uint32_t fbits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, sizeof u);
-  return u;
-}
-
-static inline float float_of(uint32_t u) {
-  float f;
-  memcpy(&f, &u, sizeof f);
-  return f;
-}
+MT_BITCAST_FN(fbits, float, uint32_t)
+MT_BITCAST_FN(float_of, uint32_t, float)
 
 /* 2^k for an integer-valued k in [-126, 127] */
 static inline float pow2f_of(float k) { return float_of((uint32_t)((int32_t)k + 127) << 23); }

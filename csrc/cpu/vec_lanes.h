@@ -17,6 +17,16 @@ static inline int mt__have_avx2_fma(void) { return __builtin_cpu_supports("avx2"
 #define MT_PICK(name, ...) name##_plain(__VA_ARGS__)
 #endif
 
+/* NAME(v): the bits of a FROM value read as a TO of the same size (the exps build 2^k in the
+ * exponent bits) */
+#define MT_BITCAST_FN(NAME, FROM, TO)                                                               \
+  static inline TO NAME(FROM v) {                                                                   \
+    _Static_assert(sizeof(FROM) == sizeof(TO), #NAME ": sizes differ");                             \
+    TO r;                                                                                           \
+    memcpy(&r, &v, sizeof r);                                                                       \
+    return r;                                                                                       \
+  }
+
 /* acc[l] = MAXFN(acc[l], values of lane l): AT the accumulator type */
 #define MT_LANE_MAX_LOOP(AT, LANES, MAXFN)                                                          \
   AT a[LANES];                                                                                      \
