@@ -127,6 +127,10 @@ static inline void avg_window(const pool_geom *g, int64_t oy, int64_t ox, int ci
   *div = cip ? padded : (c - a) * (d - b);
 }
 
+/* windows that tile the input: stride = kernel, no padding (then no window is clipped but the
+ * last ones in ceil mode, and none overlaps) */
+static inline int avg_tiled(const pool_geom *g) { return g->kH == g->dH && g->kW == g->dW && g->pH == 0 && g->pW == 0; }
+
 /* ---- adaptive average pooling: output cell i of n covers input [floor(i*in/n), ceil((i+1)*in/n)) */
 static inline int64_t ad_start(int64_t i, int64_t in, int64_t n) { return (i * in) / n; }
 static inline int64_t ad_end(int64_t i, int64_t in, int64_t n) { return ((i + 1) * in + n - 1) / n; }
@@ -141,8 +145,10 @@ static inline void ad_window(const pool_geom *g, int64_t oy, int64_t ox, int cip
 }
 
 /* average over a window: WIN (avg_window or ad_window, inlined) gives each output cell's input
- * window and divisor, WORK is the estimate that decides whether to go parallel */
-#define WINDOW_POOL(NAME, WIN, WORK, N, T, CT)                                                        \
+ * window and divisor, WORK is the estimate that decides whether to go parallel; where TILED
+ * holds, the windows neither overlap nor pad, so the backward stores each cell's share once
+ * (as 0 + share, the bits the zero-and-add loop gives) and zeroes only the cells no window covers */
+#define WINDOW_POOL(NAME, WIN, WORK, TILED, N, T, CT)                                                 \
   static void NAME##fwd_##N(const T *x, T *y, const pool_geom *g, int cip) {                          \
     int64_t work = WORK;                                                                              \
     (void)work;                                                                                       \
@@ -168,7 +174,14 @@ static inline void ad_window(const pool_geom *g, int64_t oy, int64_t ox, int cip
     for (int64_t p = 0; p < g->planes; p++) {                                                         \
       int64_t cs = g->cs, yb = pbase(p, g->oH * g->oW, cs);                                           \
       T *dxp = dx + pbase(p, g->H * g->W, cs);                                                        \
-      for (int64_t i = 0; i < g->H * g->W; i++) mt_st_##N(dxp + i * cs, 0);                           \
+      const int tiled = TILED;                                                                        \
+      if (tiled) { /* the cells right of and below the last windows */                               \
+        int64_t cy = g->oH * g->kH < g->H ? g->oH * g->kH : g->H;                                    \
+        int64_t cx = g->oW * g->kW < g->W ? g->oW * g->kW : g->W;                                    \
+        for (int64_t iy = 0; iy < g->H; iy++)                                                         \
+          for (int64_t ix = iy < cy ? cx : 0; ix < g->W; ix++) mt_st_##N(dxp + (iy * g->W + ix) * cs, 0); \
+      } else                                                                                          \
+        for (int64_t i = 0; i < g->H * g->W; i++) mt_st_##N(dxp + i * cs, 0);                         \
       for (int64_t oy = 0; oy < g->oH; oy++)                                                          \
         for (int64_t ox = 0; ox < g->oW; ox++) {                                                      \
           int64_t y0, y1, x0, x1, div;                                                                \
@@ -178,7 +191,7 @@ static inline void ad_window(const pool_geom *g, int64_t oy, int64_t ox, int cip
           for (int64_t iy = y0; iy < y1; iy++)                                                        \
             for (int64_t ix = x0; ix < x1; ix++) {                                                    \
               T *q = dxp + (iy * g->W + ix) * cs;                                                     \
-              mt_st_##N(q, mt_ld_##N(q) + v);                                                         \
+              mt_st_##N(q, (tiled ? (CT)0 : (CT)mt_ld_##N(q)) + v);                                   \
             }                                                                                         \
         }                                                                                             \
     }                                                                                                 \
@@ -224,7 +237,10 @@ static inline int avg_rows(const pool_geom *g) {
     _Pragma("omp parallel for if(work > MT_PARALLEL_GRAIN)")                                          \
     for (int64_t p = 0; p < g->planes; p++) {                                                         \
       T *dxp = dx + p * g->H * W;                                                                     \
-      for (int64_t i = 0; i < g->H * W; i++) mt_st_##N(dxp + i, 0);                                   \
+      const int tiled = avg_tiled(g);                                                                 \
+      /* tiled: only the rows below the last window start at 0 */                                    \
+      int64_t cy = tiled ? (g->oH * g->kH < g->H ? g->oH * g->kH : g->H) : 0;                         \
+      for (int64_t i = cy * W; i < g->H * W; i++) mt_st_##N(dxp + i, 0);                              \
       for (int64_t oy = 0; oy < g->oH; oy++) {                                                        \
         int64_t y0, y1, x0, x1, div;                                                                  \
         avg_window(g, oy, 0, cip, &y0, &y1, &x0, &x1, &div);                                          \
@@ -232,12 +248,13 @@ static inline int avg_rows(const pool_geom *g) {
         const T *dr = dy + (p * g->oH + oy) * W;                                                      \
         for (int64_t iy = y0; iy < y1; iy++)                                                          \
           for (int64_t ix = 0; ix < W; ix++)                                                          \
-            mt_st_##N(dxp + iy * W + ix, mt_ld_##N(dxp + iy * W + ix) + mt_ld_##N(dr + ix) / (CT)div); \
+            mt_st_##N(dxp + iy * W + ix,                                                              \
+                      (tiled ? (CT)0 : (CT)mt_ld_##N(dxp + iy * W + ix)) + mt_ld_##N(dr + ix) / (CT)div); \
       }                                                                                               \
     }                                                                                                 \
   }
-#define AVG(E, N, T, CT) AVG_ROWS(N, T, CT) WINDOW_POOL(avg, avg_window, g->planes * g->oH * g->oW * g->kH * g->kW, N, T, CT)
-#define ADAPT(E, N, T, CT) WINDOW_POOL(ad, ad_window, g->planes * g->H * g->W, N, T, CT)
+#define AVG(E, N, T, CT) AVG_ROWS(N, T, CT) WINDOW_POOL(avg, avg_window, g->planes * g->oH * g->oW * g->kH * g->kW, avg_tiled(g), N, T, CT)
+#define ADAPT(E, N, T, CT) WINDOW_POOL(ad, ad_window, g->planes * g->H * g->W, 0, N, T, CT)
 MT_FLOAT_DTYPE_LIST(AVG)
 MT_FLOAT_DTYPE_LIST(ADAPT)
 
