@@ -6,11 +6,6 @@
  * dtypes use an i-k-j loop accumulating in 64 bits. */
 #include <cblas.h>
 #include <limits.h>
-#ifdef _OPENMP
-#include <omp.h>
-#else
-#define omp_get_max_threads() 1
-#endif
 #include <stdlib.h>
 #include <string.h>
 #include "cpu.h"

@@ -4,11 +4,6 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#else
-#define omp_get_max_threads() 1
-#endif
 #include "../core/dtype.h"
 #include "cpu.h"
 #include "vec_exp.h"

@@ -130,6 +130,8 @@ static inline void avg_window(const pool_geom *g, int64_t oy, int64_t ox, int ci
 /* windows that tile the input: stride = kernel, no padding (then no window is clipped but the
  * last ones in ceil mode, and none overlaps) */
 static inline int avg_tiled(const pool_geom *g) { return g->kH == g->dH && g->kW == g->dW && g->pH == 0 && g->pW == 0; }
+/* how many of n cells o tiling windows of k cover (ceil mode clips the last one to the input) */
+static inline int64_t avg_covered(int64_t o, int64_t k, int64_t n) { return o * k < n ? o * k : n; }
 
 /* ---- adaptive average pooling: output cell i of n covers input [floor(i*in/n), ceil((i+1)*in/n)) */
 static inline int64_t ad_start(int64_t i, int64_t in, int64_t n) { return (i * in) / n; }
@@ -176,8 +178,7 @@ static inline void ad_window(const pool_geom *g, int64_t oy, int64_t ox, int cip
       T *dxp = dx + pbase(p, g->H * g->W, cs);                                                        \
       const int tiled = TILED;                                                                        \
       if (tiled) { /* the cells right of and below the last windows */                               \
-        int64_t cy = g->oH * g->kH < g->H ? g->oH * g->kH : g->H;                                    \
-        int64_t cx = g->oW * g->kW < g->W ? g->oW * g->kW : g->W;                                    \
+        int64_t cy = avg_covered(g->oH, g->kH, g->H), cx = avg_covered(g->oW, g->kW, g->W);           \
         for (int64_t iy = 0; iy < g->H; iy++)                                                         \
           for (int64_t ix = iy < cy ? cx : 0; ix < g->W; ix++) mt_st_##N(dxp + (iy * g->W + ix) * cs, 0); \
       } else                                                                                          \
@@ -239,7 +240,7 @@ static inline int avg_rows(const pool_geom *g) {
       T *dxp = dx + p * g->H * W;                                                                     \
       const int tiled = avg_tiled(g);                                                                 \
       /* tiled: only the rows below the last window start at 0 */                                    \
-      int64_t cy = tiled ? (g->oH * g->kH < g->H ? g->oH * g->kH : g->H) : 0;                         \
+      int64_t cy = tiled ? avg_covered(g->oH, g->kH, g->H) : 0;                                       \
       for (int64_t i = cy * W; i < g->H * W; i++) mt_st_##N(dxp + i, 0);                              \
       for (int64_t oy = 0; oy < g->oH; oy++) {                                                        \
         int64_t y0, y1, x0, x1, div;                                                                  \
