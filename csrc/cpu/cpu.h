@@ -7,11 +7,13 @@
 
 /* Parallelise a loop over [0, n) with OpenMP when the work is large enough to pay for it. */
 #define MT_PARALLEL_GRAIN 32768
-/* the thread count loops size their work by; 1 in a build without OpenMP */
+/* the thread count loops size their work by, and a thread's slot in per-thread scratch; 1 and 0
+ * in a build without OpenMP */
 #ifdef _OPENMP
 #include <omp.h>
 #else
 #define omp_get_max_threads() 1
+#define omp_get_thread_num() 0
 #endif
 
 MT_BACKEND_OPS(MT_BACKEND_DECLARE, mt__cpu_)

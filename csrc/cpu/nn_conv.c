@@ -6,23 +6,12 @@
  * csrc/nn/conv.c has checked the arguments and made every tensor contiguous. */
 #include <stdlib.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 #include "../core/error.h"
 #include "../core/dtype.h"
 #include "cpu.h"
 #include "onednn_conv.h"
 
 typedef mt_conv_geom conv_geom;
-
-static int conv_tid(void) {
-#ifdef _OPENMP
-  return omp_get_thread_num();
-#else
-  return 0;
-#endif
-}
 
 /* How nn_conv_kernels.h cuts the work: nth threads, each with a run of the batch, taken q images
  * at a time; per-thread buffers of per elements, the first colsz of them for columns (or

@@ -201,7 +201,7 @@ static mt_status CAT(plan_alloc, SFX)(conv_plan *pl, T **mem, const conv_geom *g
 /* Run BODY for each piece p of thread t_'s images (n: its first image). */
 #define CONV_PIECES(pl, mem, BODY)                                                                  \
   {                                                                                                 \
-    int t_ = conv_tid();                                                                            \
+    int t_ = omp_get_thread_num();                                                                            \
     int64_t lo = g->N * t_ / (pl).nth, hi = g->N * (t_ + 1) / (pl).nth;                             \
     CAT(piece, SFX) p;                                                                              \
     p.col = (mem) ? (mem) + (pl).per * t_ : NULL;                                                   \
@@ -312,7 +312,7 @@ static mt_status CAT(conv_bwd_params_wino, SFX)(const T *x, const T *dy, T *dw, 
 #pragma omp parallel num_threads(pl.nth) if (pl.nth > 1)
   {
     T beta = 0; /* every thread has at least one image (plan_split) */
-    T *mine = dU + psz * conv_tid();
+    T *mine = dU + psz * omp_get_thread_num();
     CONV_PIECES(pl, mem, (CAT(wino_wgrad_piece, SFX)(x + n * xs, dy + n * ys, mine, beta, p.q, p.col, p.buf,
                                                      p.col + scr, g), beta = 1))
 #pragma omp barrier
@@ -350,7 +350,7 @@ static mt_status CAT(conv_bwd_params, SFX)(const T *x, const T *dy, T *dw, T *db
   }
 #pragma omp parallel num_threads(pl.nth) if (pl.nth > 1)
   {
-    int t = conv_tid();
+    int t = omp_get_thread_num();
     T *pw = t == 0 ? dw : part + psz * (t - 1), *pb = !db ? NULL : t == 0 ? db : pw + wsz;
     T beta = t == 0 ? 1 : 0; /* every thread has at least one image (conv_plan_make) */
     CONV_PIECES(pl, mem, (CAT(bwd_params_piece, SFX)(x + n * xs, dy + n * ys, pw, pb, scale, beta, &p, g), beta = 1))

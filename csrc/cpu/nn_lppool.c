@@ -7,14 +7,6 @@
 #include "../core/error.h"
 #include "../core/dtype.h"
 #include "cpu.h"
-#ifdef _OPENMP
-#include <omp.h>
-#define LP_THREAD() omp_get_thread_num()
-#define LP_THREADS() omp_get_max_threads()
-#else
-#define LP_THREAD() 0
-#define LP_THREADS() 1
-#endif
 
 #define LP_POW(CT, v, p) (sizeof(CT) == 4 ? (CT)powf((float)(v), (float)(p)) : (CT)pow((double)(v), (double)(p)))
 #define LP_SQRT(CT, v) (sizeof(CT) == 4 ? (CT)sqrtf((float)(v)) : (CT)sqrt((double)(v)))
@@ -64,7 +56,7 @@ MT_AVX2_CLONES mt_status mt__cpu_lppool2d_forward(mt_tensor *yt, const mt_tensor
 #define LPB_BODY(N, TT, CT, FAC, XP)                                                              \
   _Pragma("omp parallel for schedule(static) if(g->planes * H * W > MT_PARALLEL_GRAIN / 4)")     \
   for (int64_t pl = 0; pl < g->planes; pl++) {                                                    \
-    CT *acc = (CT *)buf + (size_t)LP_THREAD() * H * W;                                       \
+    CT *acc = (CT *)buf + (size_t)omp_get_thread_num() * H * W;                                       \
     const TT *xp = x + pl * H * W, *dyp = dy + pl * oH * oW, *yp = y + pl * oH * oW;              \
     TT *dxp = dx + pl * H * W;                                                                    \
     for (int64_t i = 0; i < H * W; i++) acc[i] = 0;                                               \
@@ -96,7 +88,7 @@ MT_AVX2_CLONES mt_status mt__cpu_lppool2d_backward(mt_tensor *dxt, const mt_tens
                                     const mt_pool_geom *g, double p) {
   int64_t H = g->H, W = g->W, oH = g->oH, oW = g->oW;
   int mode = p == 1 ? P1 : p == 2 ? P2 : PG;
-  int nth = LP_THREADS();
+  int nth = omp_get_max_threads();
   void *buf = NULL;
   switch (xt->dtype) {
     MT_FLOAT_DTYPE_LIST(LPB_CASE)

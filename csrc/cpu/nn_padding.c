@@ -10,14 +10,6 @@
 #include "../core/error.h"
 #include "../core/dtype.h"
 #include "cpu.h"
-#ifdef _OPENMP
-#include <omp.h>
-#define PAD_THREAD() omp_get_thread_num()
-#define PAD_THREADS() omp_get_max_threads()
-#else
-#define PAD_THREAD() 0
-#define PAD_THREADS() 1
-#endif
 
 /* source index of padded position o (before: the left / top pad) in a dimension of size n, or
  * -1 for a zero */
@@ -76,7 +68,7 @@ MT_AVX2_CLONES mt_status mt__cpu_pad2d_forward(mt_tensor *yt, const mt_tensor *x
     TT *dx = (TT *)mt__data(dxt);                                                                 \
     _Pragma("omp parallel for schedule(static) if(g->planes * oH * oW > MT_PARALLEL_GRAIN / 4)")  \
     for (int64_t pl = 0; pl < g->planes; pl++) {                                                  \
-      CT *acc = (CT *)buf + (size_t)PAD_THREAD() * H * W;                                            \
+      CT *acc = (CT *)buf + (size_t)omp_get_thread_num() * H * W;                                            \
       for (int64_t i = 0; i < H * W; i++) acc[i] = 0;                                             \
       for (int64_t oh = 0; oh < oH; oh++) {                                                       \
         int64_t ih = pad_src(oh, H, t, mode);                                                     \
@@ -132,7 +124,7 @@ MT_AVX2_CLONES mt_status mt__cpu_pad2d_backward(mt_tensor *dxt, const mt_tensor 
     return MT_OK;
   }
   int64_t lo = l > 0 ? l : 0, hi = oW - (oW - l - W > 0 ? oW - l - W : 0);
-  int64_t nbuf = PAD_THREADS(); /* one accumulation plane per thread */
+  int64_t nbuf = omp_get_max_threads(); /* one accumulation plane per thread */
   int64_t *col = (int64_t *)malloc((size_t)oW * sizeof *col);
   void *buf = malloc((size_t)nbuf * H * W * sizeof(double));
   if (!col || !buf) {

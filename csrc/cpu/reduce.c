@@ -16,9 +16,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 #include "../core/dtype.h"
 #include "../core/error.h"
 #include "cpu.h"
@@ -56,14 +53,6 @@ typedef struct {
   int64_t *idx;   /* dense positions, or NULL */
   int64_t base;
 } rctx;
-
-static int max_threads(void) {
-#ifdef _OPENMP
-  return omp_get_max_threads();
-#else
-  return 1;
-#endif
-}
 
 static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
@@ -440,7 +429,7 @@ static void short_lines(const rctx *c, int64_t l0, int64_t cnt, double *rd, int6
 
 static void reduce_lines(const rctx *c) {
   int64_t outer = c->outer, n = c->n;
-  int nth = max_threads();
+  int nth = omp_get_max_threads();
   if (outer < 2 * nth && n >= 2 * CHUNK) { /* few long lines: split each one */
     for (int64_t l = 0; l < outer; l++) {
       double rd[1];
@@ -662,7 +651,7 @@ static mt_status reduce_cols(const rctx *c) {
     ck.rch = (n + min64(want, MAXCH) - 1) / min64(want, MAXCH);
     ck.nch = (n + ck.rch - 1) / ck.rch;
   }
-  int nth = max_threads(), split = ntask < nth && ck.nch > 1;
+  int nth = omp_get_max_threads(), split = ntask < nth && ck.nch > 1;
   size_t ws_words = (size_t)(7 * ck.wmax), nws = split ? 1 : (size_t)nth;
   double *ws = malloc((nws * ws_words + (split ? (size_t)(ck.nch * 3 * ck.wmax) : 0)) * sizeof(double));
   if (!ws) return mt__error(MT_ERR_MEMORY, "reduce: out of host memory for the column accumulators");
