@@ -441,6 +441,14 @@ mt_status mt_nn_maxpool3d_forward(mt_tensor *out, mt_tensor *indices, const mt_t
 mt_status mt_nn_maxpool3d_backward(mt_tensor *gradInput, const mt_tensor *gradOutput, const mt_tensor *indices,
                                    const mt_tensor *input, int kT, int kW, int kH, int dT, int dW, int dH, int padT,
                                    int padW, int padH, int dilT, int dilW, int dilH, int ceil_mode);
+/* 3-d average pooling (csrc/nn/vol_pool.c): input [N x] C x T x H x W, Torch7's ceil mode; the
+ * divisor counts padding cells when count_include_pad is set, never the part of a ceil-mode
+ * window beyond the padded input. The backward reads input for its size only. */
+mt_status mt_nn_avgpool3d_forward(mt_tensor *out, const mt_tensor *input, int kT, int kW, int kH, int dT, int dW,
+                                  int dH, int padT, int padW, int padH, int ceil_mode, int count_include_pad);
+mt_status mt_nn_avgpool3d_backward(mt_tensor *gradInput, const mt_tensor *gradOutput, const mt_tensor *input, int kT,
+                                   int kW, int kH, int dT, int dW, int dH, int padT, int padW, int padH, int ceil_mode,
+                                   int count_include_pad);
 /* float32 3-d convolution through oneDNN on the CPU (csrc/cpu/nn_vol_onednn.c), the fast path of
  * nn.VolumetricConvolution: pass 0 forward (out, resized, = conv(a = input, b = weight) + bias),
  * 1 gradInput (out, already of the input's size, from a = gradOutput, b = weight), 2 weight

@@ -17,6 +17,15 @@ template <class F> static mt_status nnk_dispatch_float(int dtype, const char *op
 
 #define NNK_THREADS 256
 
+/* pooling: the outputs [lo, hi] (inclusive; empty when lo > hi) of one dimension whose windows
+ * (start o*d - p, length k) contain input position i (nn_pool.cu, nn_vol_pool.cu) */
+MTK_D void nnk_cover(int64_t i, int k, int d, int p, int64_t on, int64_t *lo, int64_t *hi) {
+  int64_t a = i + p - k + 1; /* o*d >= a */
+  *lo = a <= 0 ? 0 : (a + d - 1) / d;
+  int64_t b = (i + p) / d; /* o*d <= i + p */
+  *hi = b < on - 1 ? b : on - 1;
+}
+
 /* Sum of v over the block (blockDim.x a multiple of 32, at most 1024); the result is valid in
  * thread 0. sh: 32 doubles of shared memory. Ends with a barrier so sh can be reused. */
 MTK_D double nnk_block_sum(double v, double *sh) {

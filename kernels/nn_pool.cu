@@ -50,14 +50,6 @@ __global__ void nnk_maxpool_fwd(const T *x, T *y, int64_t *idx, pgeom g) {
   }
 }
 
-/* output rows/cols whose windows (start o*d - p, length k) contain input position i */
-MTK_D void nnk_cover(int64_t i, int k, int d, int p, int64_t on, int64_t *lo, int64_t *hi) {
-  int64_t a = i + p - k + 1; /* o*d >= a */
-  *lo = a <= 0 ? 0 : (a + d - 1) / d;
-  int64_t b = (i + p) / d; /* o*d <= i + p */
-  *hi = b < on - 1 ? b : on - 1;
-}
-
 template <class T>
 __global__ void nnk_maxpool_bwd(const T *dy, const int64_t *idx, T *dx, pgeom g) {
   typedef typename mtk_ct<T>::type CT;

@@ -385,48 +385,6 @@ describe('nn convolution group', function()
          jac(nn.TemporalMaxPooling(3), rand(7, 2), 'temporal max single')
       end)
 
-      -- one-column average windows (VolumetricAveragePooling's time pass) take a row-against-row
-      -- C path: the same float32 bits as summing each window from 0 top to bottom in float32
-      -- (emulated here by a store per addition), padding counted or not, ceil mode
-      it('SpatialAveragePooling with kW = 1 sums rows in float32 exactly as the window loop does', function()
-         local f = torch.FloatTensor(1)
-         local function r32(v) f[1] = v return f[1] end
-         local x = torch.FloatTensor(2, 3, 11, 7):normal()
-         for _, cfg in ipairs { { 3, 2, 1, true, false }, { 2, 2, 0, false, false }, { 3, 2, 1, false, true } } do
-            local kH, dH, padH, exclude, ceil = cfg[1], cfg[2], cfg[3], cfg[4], cfg[5]
-            local m = nn.SpatialAveragePooling(1, kH, 1, dH, 0, padH)
-            if exclude then m:setCountExcludePad() end
-            if ceil then m:ceil() end
-            local y = m:forward(x)
-            local oH = y:size(3)
-            local g = y:clone():normal()
-            local gi = m:backward(x, g)
-            local want_gi = torch.DoubleTensor(2, 3, 11, 7):zero()
-            for n = 1, 2 do
-               for c = 1, 3 do
-                  for oy = 0, oH - 1 do
-                     local a, e = oy * dH - padH, math.min(oy * dH - padH + kH, 11 + padH)
-                     local div = e - a
-                     local lo, hi = math.max(a, 0), math.min(e, 11)
-                     if exclude then div = hi - lo end
-                     for ix = 1, 7 do
-                        local acc = 0
-                        for iy = lo, hi - 1 do acc = r32(acc + x[n][c][iy + 1][ix]) end
-                        local want = r32(acc / div)
-                        assert(y[n][c][oy + 1][ix] == want, ('cfg %d: y[%d][%d][%d][%d] = %.9g, want %.9g'):format(
-                           _, n, c, oy + 1, ix, y[n][c][oy + 1][ix], want))
-                        local v = r32(g[n][c][oy + 1][ix] / div)
-                        for iy = lo, hi - 1 do
-                           want_gi[n][c][iy + 1][ix] = r32(want_gi[n][c][iy + 1][ix] + v)
-                        end
-                     end
-                  end
-               end
-            end
-            assert.are.equal(0, (gi:double() - want_gi):abs():max())
-         end
-      end)
-
       -- its row-against-row C path: ties (small integers) keep the first frame, the first NaN of
       -- a window wins; against a Lua loop, in float32, with 1 and 2 threads
       it('TemporalMaxPooling keeps the first of equal maxima and the first NaN (float32, 1 and 2 threads)', function()

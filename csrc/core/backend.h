@@ -129,6 +129,11 @@ typedef struct mt_vol_geom {
   X(P, mt_status, maxpool3d_forward, (mt_tensor *y, mt_tensor *idx, const mt_tensor *x, const mt_vol_geom *g))      \
   X(P, mt_status, maxpool3d_backward, (mt_tensor *dx, const mt_tensor *dy, const mt_tensor *idx,                    \
       const mt_vol_geom *g))                                                                                        \
+  /* 3-d average pooling over g->C planes (no dilation): divisor as avgpool2d's */                                  \
+  X(P, mt_status, avgpool3d_forward, (mt_tensor *y, const mt_tensor *x, const mt_vol_geom *g,                       \
+      int count_include_pad))                                                                                       \
+  X(P, mt_status, avgpool3d_backward, (mt_tensor *dx, const mt_tensor *dy, const mt_vol_geom *g,                    \
+      int count_include_pad))                                                                                       \
   /* activations (MT_ACT_* kinds): y = f(x); r = f'(saved) * g (saved: the input for ReLU and                       \
    * LeakyReLU, the output for Sigmoid and Tanh) */                                                                 \
   X(P, mt_status, activation_forward, (mt_tensor *y, const mt_tensor *x, int kind, double alpha))                   \

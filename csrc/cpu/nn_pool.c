@@ -197,64 +197,7 @@ static inline void ad_window(const pool_geom *g, int64_t oy, int64_t ox, int cip
         }                                                                                             \
     }                                                                                                 \
   }
-/* average pooling with one-column windows over whole rows (kW = dW = 1, no column padding, NCHW:
- * the time pass of VolumetricAveragePooling): rows added against rows. Each element sees the same
- * additions in the same order as in the general loop (from 0, then rows top to bottom; backward:
- * the output rows in order), so the results are the same bits. */
-static inline int avg_rows(const pool_geom *g) {
-  return g->kW == 1 && g->dW == 1 && g->pW == 0 && g->cs == 1 && g->oW == g->W;
-}
-#define AVG_ROWS(N, T, CT)                                                                            \
-  static void avgrowsfwd_##N(const T *x, T *y, const pool_geom *g, int cip) {                         \
-    int64_t W = g->W, work = g->planes * g->oH * W * g->kH;                                           \
-    (void)work;                                                                                       \
-    _Pragma("omp parallel for if(work > MT_PARALLEL_GRAIN)")                                          \
-    for (int64_t p = 0; p < g->planes; p++) {                                                         \
-      const T *xp = x + p * g->H * W;                                                                 \
-      for (int64_t oy = 0; oy < g->oH; oy++) {                                                        \
-        int64_t y0, y1, x0, x1, div;                                                                  \
-        avg_window(g, oy, 0, cip, &y0, &y1, &x0, &x1, &div);                                          \
-        T *yr = y + (p * g->oH + oy) * W;                                                             \
-        if (sizeof(T) == sizeof(CT)) { /* the row holds the running sums exactly */                  \
-          for (int64_t ix = 0; ix < W; ix++) mt_st_##N(yr + ix, (CT)0);                               \
-          for (int64_t iy = y0; iy < y1; iy++)                                                        \
-            for (int64_t ix = 0; ix < W; ix++)                                                        \
-              mt_st_##N(yr + ix, mt_ld_##N(yr + ix) + mt_ld_##N(xp + iy * W + ix));                   \
-          for (int64_t ix = 0; ix < W; ix++)                                                          \
-            mt_st_##N(yr + ix, div > 0 ? mt_ld_##N(yr + ix) / (CT)div : (CT)0);                       \
-        } else { /* 16-bit storage: sum each column in CT, as the general loop does */               \
-          for (int64_t ix = 0; ix < W; ix++) {                                                        \
-            CT s = 0;                                                                                 \
-            for (int64_t iy = y0; iy < y1; iy++) s += mt_ld_##N(xp + iy * W + ix);                    \
-            mt_st_##N(yr + ix, div > 0 ? s / (CT)div : (CT)0);                                        \
-          }                                                                                           \
-        }                                                                                             \
-      }                                                                                               \
-    }                                                                                                 \
-  }                                                                                                   \
-  static void avgrowsbwd_##N(const T *dy, T *dx, const pool_geom *g, int cip) {                       \
-    int64_t W = g->W, work = g->planes * g->oH * W * g->kH;                                           \
-    (void)work;                                                                                       \
-    _Pragma("omp parallel for if(work > MT_PARALLEL_GRAIN)")                                          \
-    for (int64_t p = 0; p < g->planes; p++) {                                                         \
-      T *dxp = dx + p * g->H * W;                                                                     \
-      const int tiled = avg_tiled(g);                                                                 \
-      /* tiled: only the rows below the last window start at 0 */                                    \
-      int64_t cy = tiled ? avg_covered(g->oH, g->kH, g->H) : 0;                                       \
-      for (int64_t i = cy * W; i < g->H * W; i++) mt_st_##N(dxp + i, 0);                              \
-      for (int64_t oy = 0; oy < g->oH; oy++) {                                                        \
-        int64_t y0, y1, x0, x1, div;                                                                  \
-        avg_window(g, oy, 0, cip, &y0, &y1, &x0, &x1, &div);                                          \
-        if (div <= 0) continue;                                                                       \
-        const T *dr = dy + (p * g->oH + oy) * W;                                                      \
-        for (int64_t iy = y0; iy < y1; iy++)                                                          \
-          for (int64_t ix = 0; ix < W; ix++)                                                          \
-            mt_st_##N(dxp + iy * W + ix,                                                              \
-                      (tiled ? (CT)0 : (CT)mt_ld_##N(dxp + iy * W + ix)) + mt_ld_##N(dr + ix) / (CT)div); \
-      }                                                                                               \
-    }                                                                                                 \
-  }
-#define AVG(E, N, T, CT) AVG_ROWS(N, T, CT) WINDOW_POOL(avg, avg_window, g->planes * g->oH * g->oW * g->kH * g->kW, avg_tiled(g), N, T, CT)
+#define AVG(E, N, T, CT) WINDOW_POOL(avg, avg_window, g->planes * g->oH * g->oW * g->kH * g->kW, avg_tiled(g), N, T, CT)
 #define ADAPT(E, N, T, CT) WINDOW_POOL(ad, ad_window, g->planes * g->H * g->W, 0, N, T, CT)
 MT_FLOAT_DTYPE_LIST(AVG)
 MT_FLOAT_DTYPE_LIST(ADAPT)
@@ -264,8 +207,7 @@ static mt_status window_pool(mt_tensor *dst, const mt_tensor *src, const pool_ge
                              int bwd) {
 #define CASE(E, N, T, CT)                                                                             \
   case E:                                                                                             \
-    (adaptive ? (bwd ? adbwd_##N : adfwd_##N)                                                         \
-              : avg_rows(g) ? (bwd ? avgrowsbwd_##N : avgrowsfwd_##N) : (bwd ? avgbwd_##N : avgfwd_##N))( \
+    (adaptive ? (bwd ? adbwd_##N : adfwd_##N) : (bwd ? avgbwd_##N : avgfwd_##N))(                     \
         (const T *)mt__data(src), (T *)mt__data(dst), g, cip);                                        \
     break;
   switch ((bwd ? dst : src)->dtype) { MT_FLOAT_DTYPE_LIST(CASE) default: break; }

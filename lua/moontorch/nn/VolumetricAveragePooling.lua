@@ -1,83 +1,69 @@
--- nn.VolumetricAveragePooling(kT, kW, kH, [dT=kT], [dW=kW], [dH=kH]) as in Torch7 (no padding, floor
--- sizes). Input: C x T x H x W or N x C x T x H x W. A box mean is separable: the C 2-d average
--- pooling (csrc/nn/pool.c) runs over T first, a kT x 1 window on frames x (H*W) planes (whole
--- rows added against rows), then over H x W on the oT frames folded into the planes, so the
--- per-window loop sees 1/kT of the frames; the backward pass runs the two in reverse.
+-- nn.VolumetricAveragePooling(kT, kW, kH, [dT=kT], [dW=kW], [dH=kH], [padT=0], [padW=0], [padH=0])
+-- as in Torch7 (the padding as in its later THNN and cudnn versions), with :ceil()/:floor() and
+-- the padding counted in the divisor by default (:setCountExcludePad() / :setCountIncludePad(),
+-- as nn.SpatialAveragePooling). Input: C x T x H x W or N x C x T x H x W. One C op each way
+-- (csrc/nn/vol_pool.c): one pass over the input, row by row.
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
-local utils = require 'moontorch.nn.utils'
-local C, check = T.C, T.check
 require 'moontorch.nn.VolumetricMaxPooling'
 
 local Pool, parent = torch.class('nn.VolumetricAveragePooling', 'nn.Module')
 
-function Pool:__init(kT, kW, kH, dT, dW, dH)
+function Pool:__init(kT, kW, kH, dT, dW, dH, padT, padW, padH)
    parent.__init(self)
    self.kT, self.kW, self.kH = kT, kW, kH
    self.dT, self.dW, self.dH = dT or kT, dW or kW, dH or kH
-   self.padT, self.padW, self.padH = 0, 0, 0
+   self.padT, self.padW, self.padH = padT or 0, padW or 0, padH or 0
+   self.ceil_mode = false
+   self.count_include_pad = true
    nn.VolumetricMaxPooling._checkWindow(self, 3)
 end
 
--- (5-d input, was it 4-d?, output sizes oT, oH, oW)
-local function geometry(self, input)
-   local x, single = nn.VolumetricMaxPooling._batched(self, input, 'input')
-   local oT = math.floor((x:size(3) - self.kT) / self.dT) + 1
-   local oH = math.floor((x:size(4) - self.kH) / self.dH) + 1
-   local oW = math.floor((x:size(5) - self.kW) / self.dW) + 1
-   if oT < 1 or oH < 1 or oW < 1 then
-      error(('%s: input %dx%dx%d (TxHxW) is smaller than the kernel %dx%dx%d'):format(torch.type(self), x:size(3),
-         x:size(4), x:size(5), self.kT, self.kH, self.kW), 3)
+function Pool:ceil() self.ceil_mode = true return self end
+function Pool:floor() self.ceil_mode = false return self end
+function Pool:setCountIncludePad() self.count_include_pad = true return self end
+function Pool:setCountExcludePad() self.count_include_pad = false return self end
+
+-- the window arguments of the C op; fields a Torch7 file of the older module lacks take defaults
+local function window(self)
+   return self.kT, self.kW, self.kH, self.dT, self.dW, self.dH, self.padT or 0, self.padW or 0, self.padH or 0,
+      self.ceil_mode and 1 or 0, self.count_include_pad == false and 0 or 1
+end
+
+local function expect(self, t, what, level)
+   local name = torch.type(self)
+   T.expect_tensor(t, name, what, level + 1)
+   local d = t:dim()
+   if d ~= 4 and d ~= 5 then
+      error(('%s: expected a 4-d or 5-d %s ([batch x] planes x T x H x W), got size %s'):format(name, what,
+         table.concat(T.sizes(t), 'x')), level + 1)
    end
-   return x, single, oT, oH, oW
 end
 
 function Pool:updateOutput(input)
-   local x, single, oT, oH, oW = geometry(self, input)
-   local N, P, Ti, H, W = x:size(1), x:size(2), x:size(3), x:size(4), x:size(5)
-   -- buffers reused between calls; views bound to locals (an unnamed one may be collected while
-   -- the next argument is made)
-   local tm, y = utils.result(self, '_t', x), utils.result(self, '_y', x)
-   local x4 = x:view(N * P, 1, Ti, H * W)
-   check(C.mt_avgpool2d_forward(tm.h, x4.h, 1, self.kT, 1, self.dT, 0, 0, 0, 1))
-   local t4 = tm:view(N, P * oT, H, W)
-   check(C.mt_avgpool2d_forward(y.h, t4.h, self.kW, self.kH, self.dW, self.dH, 0, 0, 0, 1))
-   y = y:view(N, P, oT, oH, oW)
-   self.output = single and y:select(1, 1) or y
+   expect(self, input, 'input', 2)
+   nn.VolumetricMaxPooling._checkWindow(self, 3)
+   local y = self.output
+   if not torch.isTensor(y) or y:type() ~= input:type() or y == input then y = input.new(); self.output = y end
+   T.check(T.C.mt_nn_avgpool3d_forward(y.h, input.h, window(self)))
    return self.output
 end
 
 function Pool:updateGradInput(input, gradOutput)
-   local x, single, oT, oH, oW = geometry(self, input)
-   local N, P, Ti, H, W = x:size(1), x:size(2), x:size(3), x:size(4), x:size(5)
-   T.expect_tensor(gradOutput, torch.type(self), 'gradOutput', 4)
-   if gradOutput:nElement() ~= N * P * oT * oH * oW then
-      error(('%s: gradOutput has size %s, expected %dx%dx%dx%dx%d'):format(torch.type(self),
-         table.concat(T.sizes(gradOutput), 'x'), N, P, oT, oH, oW), 2)
-   end
-   local dy = gradOutput:contiguous():view(N, P * oT, oH, oW)
-   local gt = utils.result(self, '_gt', x)
-   -- the C backward reads its input argument for the size only: the forward's frame-pass output
-   -- and the input
-   local shape = (self._t and self._t:nElement() == N * P * oT * H * W) and self._t:view(N, P * oT, H, W)
-      or x.new():resize(N, P * oT, H, W)
-   check(C.mt_avgpool2d_backward(gt.h, dy.h, shape.h, self.kW, self.kH, self.dW, self.dH, 0, 0, 0, 1))
-   local gi = utils.result(self, '_gi', x)
-   -- views bound to locals: an unnamed one may be collected while the next is made
-   local g4, x4 = gt:view(N * P, 1, oT, H * W), x:view(N * P, 1, Ti, H * W)
-   check(C.mt_avgpool2d_backward(gi.h, g4.h, x4.h, 1, self.kT, 1, self.dT, 0, 0, 0, 1))
-   self.gradInput = gi:view(T.sizes(input))
+   expect(self, gradOutput, 'gradOutput', 2)
+   local gi = self.gradInput
+   if not torch.isTensor(gi) or gi:type() ~= input:type() then gi = input.new(); self.gradInput = gi end
+   T.check(T.C.mt_nn_avgpool3d_backward(gi.h, gradOutput.h, input.h, window(self)))
    return self.gradInput
 end
 
-function Pool:clearState()
-   self._t, self._y, self._gt, self._gi = nil, nil, nil, nil
-   return parent.clearState(self)
-end
-
 function Pool:__tostring__()
-   return ('%s(%dx%dx%d, %d,%d,%d)'):format(torch.type(self), self.kT, self.kW, self.kH, self.dT, self.dW, self.dH)
+   local s = ('%s(%dx%dx%d, %d,%d,%d'):format(torch.type(self), self.kT, self.kW, self.kH, self.dT, self.dW, self.dH)
+   if (self.padT or 0) ~= 0 or (self.padW or 0) ~= 0 or (self.padH or 0) ~= 0 then
+      s = s .. (', %d,%d,%d'):format(self.padT, self.padW, self.padH)
+   end
+   return s .. ')'
 end
 
 return Pool
