@@ -121,9 +121,7 @@ function Full:accGradParameters(input, gradOutput, scale)
    check(C.mt_conv2d_backward_params(self.gradWeight.h, nil, dy.h, x.h, scale, self.dW, self.dH, self.padW,
       self.padH, 1, 1, 1))
    if self.gradBias then
-      local n = self.nOutputPlane
-      local s = dy:transpose(1, 2):contiguous():view(n, dy:nElement() / n):sum(2):view(n)
-      self.gradBias:add(scale, s)
+      self.gradBias:add(scale, cc.plane_sums(dy))
    end
 end
 

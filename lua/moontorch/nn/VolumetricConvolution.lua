@@ -181,12 +181,6 @@ function Conv._backwardParams(gw, x, dy, scale, g)
    if gw2 ~= gw then gw:copy(gw2) end
 end
 
--- the per-plane sums of a 5-d N x P x ... tensor
-function Conv._planeSums(t)
-   local P = t:size(2)
-   return t:transpose(1, 2):contiguous():view(P, t:nElement() / P):sum(2):view(P)
-end
-
 -- (input as a contiguous 5-d tensor, was it 4-d?) after checks on dims, type and planes
 function Conv._batched(self, input, what, planes)
    local name = torch.type(self)
@@ -245,7 +239,7 @@ function Conv:accGradParameters(input, gradOutput, scale)
    local x = batched(self, input, 'input', self.nInputPlane)
    local dy = batched(self, gradOutput, 'gradOutput', self.nOutputPlane)
    Conv._backwardParams(self.gradWeight, x, dy, scale, Conv._geometry(self))
-   if self.gradBias then self.gradBias:add(scale, Conv._planeSums(dy)) end
+   if self.gradBias then self.gradBias:add(scale, cc.plane_sums(dy)) end
 end
 
 function Conv:clearState()

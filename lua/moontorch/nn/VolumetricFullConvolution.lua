@@ -109,7 +109,7 @@ function Full:accGradParameters(input, gradOutput, scale)
    local x = unpack_input(self, input)
    local dy = VC._batched(self, gradOutput, 'gradOutput', self.nOutputPlane)
    VC._backwardParams(self.gradWeight, dy, x, scale, geometry(self))
-   if self.gradBias then self.gradBias:add(scale, VC._planeSums(dy)) end
+   if self.gradBias then self.gradBias:add(scale, cc.plane_sums(dy)) end
 end
 
 function Full:clearState()

@@ -100,6 +100,15 @@ end
 
 function M.kernel_sums(gk, n) return gk:view(n, -1):sum(2):view(n) end
 
+-- the per-plane sums of an N x P x ... tensor (a bias gradient): each sample's planes summed where
+-- they lie, then the N x P sums (a plane-major copy first moved the whole tensor: 7.6 against
+-- 0.8 ms on VolumetricConvolution's bench gradOutput)
+function M.plane_sums(t)
+   local N, P = t:size(1), t:size(2)
+   local c = t:isContiguous() and t or t:contiguous()
+   return c:view(N, P, c:nElement() / (N * P)):sum(3):sum(1):view(P)
+end
+
 -- The C 2-d convolution passes without dilation (results resized in C; bias/gradBias may be
 -- nil). A C failure is reported at the module method's caller, as a direct check() call was.
 function M.forward(y, x, w, bias, dW, dH, padW, padH, groups)
