@@ -48,6 +48,14 @@ static int64_t avg_classes(avg_class *c, int64_t n, int64_t o, int k, int d, int
   return nc;
 }
 
+/* CT elements from one thread's rows to the next: whole cache lines apart, so that two threads
+ * never write one line (W is often a few dozen: adjacent rows shared lines, and the forward ran
+ * slower on 2 threads than on 1) */
+static size_t avg_stride(const mt_vol_geom *g, int bwd, size_t ct_size) {
+  size_t n = (size_t)(bwd ? 2 * g->oW + g->W : g->W), per_line = 64 / ct_size;
+  return (n + per_line - 1) / per_line * per_line;
+}
+
 /* the tables of one call: windows per output index of each dimension, the backward's runs of T
  * and H, and per-thread rows of CT (forward: W sums; backward: oW sums, oW column divisors and
  * a W-long result row); one allocation */
@@ -60,8 +68,7 @@ typedef struct {
 
 static void *avg_tables(avg_tabs *tb, const mt_vol_geom *g, int cip, int bwd, size_t ct_size) {
   int64_t nw = g->oT + g->oH + g->oW, nc = bwd ? g->T + g->H : 0;
-  int64_t rowlen = bwd ? 2 * g->oW + g->W : g->W;
-  size_t rows = (size_t)omp_get_max_threads() * (size_t)rowlen * ct_size;
+  size_t rows = (size_t)omp_get_max_threads() * avg_stride(g, bwd, ct_size) * ct_size;
   char *m = (char *)malloc((size_t)nw * sizeof(avg_win) + (size_t)nc * sizeof(avg_class) + rows + 64);
   if (!m) return NULL;
   tb->wt = (avg_win *)m, tb->wh = tb->wt + g->oT, tb->ww = tb->wh + g->oH;
@@ -84,7 +91,7 @@ static void *avg_tables(avg_tabs *tb, const mt_vol_geom *g, int cip, int bwd, si
     for (int64_t r = 0; r < nrows; r++) {                                                              \
       const int64_t oy = r % g->oH, ot = r / g->oH % g->oT, p = r / (g->oH * g->oT);                  \
       const avg_win wt = tb.wt[ot], wh = tb.wh[oy];                                                    \
-      CT *acc = (CT *)tb.rows + (int64_t)omp_get_thread_num() * W;                                     \
+      CT *acc = (CT *)tb.rows + (int64_t)omp_get_thread_num() * stride;                                  \
       const TT *xp = x + p * g->T * g->H * W;                                                          \
       int first = 1;                                                                                   \
       for (int64_t t = wt.lo; t < wt.hi; t++)                                                          \
@@ -114,6 +121,7 @@ MT_AVX2_CLONES mt_status mt__cpu_avgpool3d_forward(mt_tensor *yt, const mt_tenso
   avg_tabs tb;
   size_t cts = xt->dtype == MT_F64 ? sizeof(double) : sizeof(float);
   void *m = avg_tables(&tb, g, count_include_pad, 0, cts);
+  const int64_t stride = (int64_t)avg_stride(g, 0, cts);
   if (!m) return mt__error(MT_ERR_MEMORY, OP ": out of memory for the window tables");
   mt_status st = MT_OK;
   switch (xt->dtype) {
@@ -133,7 +141,7 @@ MT_AVX2_CLONES mt_status mt__cpu_avgpool3d_forward(mt_tensor *yt, const mt_tenso
     for (int64_t r = 0; r < ngroups; r++) {                                                            \
       const avg_class kh = tb.kh[r % tb.nkh], kt = tb.kt[r / tb.nkh % tb.nkt];                         \
       const int64_t p = r / (tb.nkh * tb.nkt);                                                         \
-      CT *acc = (CT *)tb.rows + (int64_t)omp_get_thread_num() * (2 * oW + W), *cwf = acc + oW;         \
+      CT *acc = (CT *)tb.rows + (int64_t)omp_get_thread_num() * stride, *cwf = acc + oW;              \
       CT *row = cwf + oW;                                                                              \
       for (int64_t i = 0; i < W; i++) row[i] = 0;                                                      \
       if (kt.lo < kt.hi && kh.lo < kh.hi) {                                                            \
@@ -164,6 +172,7 @@ MT_AVX2_CLONES mt_status mt__cpu_avgpool3d_backward(mt_tensor *dxt, const mt_ten
   avg_tabs tb;
   size_t cts = dxt->dtype == MT_F64 ? sizeof(double) : sizeof(float);
   void *m = avg_tables(&tb, g, count_include_pad, 1, cts);
+  const int64_t stride = (int64_t)avg_stride(g, 1, cts);
   if (!m) return mt__error(MT_ERR_MEMORY, OP ": out of memory for the window tables");
   const int64_t ngroups = g->C * tb.nkt * tb.nkh, work = g->C * g->T * g->H * W;
   (void)work;
