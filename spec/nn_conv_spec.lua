@@ -675,6 +675,26 @@ describe('pooling defaults and printing', function()
    end)
 end)
 
+describe('max pooling backward with corrupted indices', function()
+   it('names an index outside its plane (-1, past the end) on 1 and 2 threads', function()
+      local threads = torch.getnumthreads()
+      for _, nth in ipairs { 1, 2 } do
+         torch.setnumthreads(nth)
+         for _, badv in ipairs { -1, 32 * 33 } do
+            local m = nn.SpatialMaxPooling(2, 2)
+            local x = torch.randn(16, 3, 32, 33) -- enough elements for the parallel loop
+            local y = m:forward(x)
+            m.indices[{ 11, 2, 2, 1 }] = badv
+            local ok, err = pcall(function() m:backward(x, torch.randn(y:size())) end)
+            assert.is_false(ok)
+            assert.truthy(tostring(err):find(('index %d out of range for a 32x33 plane'):format(badv), 1, true),
+               tostring(err))
+         end
+      end
+      torch.setnumthreads(threads)
+   end)
+end)
+
 describe('nn.SpatialGlobalAveragePooling', function()
    it('averages each plane (4-d and 3-d, float64 and float32) and its backward matches finite differences', function()
       for _, shape in ipairs { { 2, 3, 5, 7 }, { 4, 1, 1 }, { 3, 6, 4 } } do

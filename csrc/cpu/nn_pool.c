@@ -93,20 +93,29 @@ static inline int64_t pbase(int64_t p, int64_t hw, int64_t cs) { return (p / cs)
         }                                                                                             \
     }                                                                                                 \
   }                                                                                                   \
-  static void maxbwd_##N(const T *dy, const int64_t *idx, T *dx, const pool_geom *g) {                \
-    int64_t work = g->planes * g->H * g->W;                                                           \
+  /* 1 (and *bad one of them) when an index lies outside its plane: checked plane by plane here \
+   * rather than in a serial pass first (a third of the time on 2 threads, one thread idle) */      \
+  static int maxbwd_##N(const T *dy, const int64_t *idx, T *dx, const pool_geom *g, int64_t *bad) {   \
+    int64_t work = g->planes * g->H * g->W, plane = g->H * g->W;                                      \
+    int found = 0;                                                                                    \
     (void)work;                                                                                       \
     _Pragma("omp parallel for if(work > MT_PARALLEL_GRAIN)")                                          \
     for (int64_t p = 0; p < g->planes; p++) {                                                         \
       int64_t cs = g->cs, yb = pbase(p, g->oH * g->oW, cs);                                           \
-      T *dxp = dx + pbase(p, g->H * g->W, cs);                                                        \
-      for (int64_t i = 0; i < g->H * g->W; i++) mt_st_##N(dxp + i * cs, 0);                           \
+      T *dxp = dx + pbase(p, plane, cs);                                                              \
+      for (int64_t i = 0; i < plane; i++) mt_st_##N(dxp + i * cs, 0);                                 \
       for (int64_t j = 0; j < g->oH * g->oW; j++) {                                                   \
-        int64_t o = yb + j * cs;                                                                      \
-        CT s = mt_ld_##N(dxp + idx[o] * cs) + mt_ld_##N(dy + o);                                      \
-        mt_st_##N(dxp + idx[o] * cs, s);                                                              \
+        int64_t o = yb + j * cs, k = idx[o];                                                          \
+        if (k < 0 || k >= plane) {                                                                    \
+          _Pragma("omp atomic write") *bad = k;                                                       \
+          _Pragma("omp atomic write") found = 1;                                                      \
+          break;                                                                                      \
+        }                                                                                             \
+        CT s = mt_ld_##N(dxp + k * cs) + mt_ld_##N(dy + o);                                           \
+        mt_st_##N(dxp + k * cs, s);                                                                   \
       }                                                                                               \
     }                                                                                                 \
+    return found;                                                                                     \
   }
 MT_FLOAT_DTYPE_LIST(MAX_FWD)
 
@@ -226,14 +235,15 @@ mt_status mt__cpu_maxpool2d_forward(mt_tensor *y, mt_tensor *indices, const mt_t
 mt_status mt__cpu_maxpool2d_backward(mt_tensor *dx, const mt_tensor *dy, const mt_tensor *indices,
                                         const mt_pool_geom *g) {
   const int64_t *ix = (const int64_t *)mt__data(indices);
-  for (int64_t i = 0, n = mt__numel(indices), plane = g->H * g->W; i < n; i++)
-    if (ix[i] < 0 || ix[i] >= plane)
-      return mt__error(MT_ERR_INDEX, "SpatialMaxPooling: index %lld out of range for a %lldx%lld plane",
-                       (long long)ix[i], (long long)g->H, (long long)g->W);
+  int64_t bad = 0;
+  int found = 0;
 #define CASE(E, N, T, CT) \
-  case E: maxbwd_##N((const T *)mt__data(dy), ix, (T *)mt__data(dx), g); break;
+  case E: found = maxbwd_##N((const T *)mt__data(dy), ix, (T *)mt__data(dx), g, &bad); break;
   switch (dx->dtype) { MT_FLOAT_DTYPE_LIST(CASE) default: break; }
 #undef CASE
+  if (found) /* gradInput then holds partial sums */
+    return mt__error(MT_ERR_INDEX, "SpatialMaxPooling: index %lld out of range for a %lldx%lld plane",
+                     (long long)bad, (long long)g->H, (long long)g->W);
   return MT_OK;
 }
 
