@@ -2,6 +2,7 @@
 -- forward / gradInput / gradWeight timed separately, next to PyTorch's CPU build
 -- (bench/conv_layers_peer.py) on the same shapes and thread count.
 --   luajit bench/conv_layers.lua [-threads 2] [-reps 20] [-models resnet18,small_cnn] [-nopeer] [-algo native]
+--     [-layers all|names] [-rounds 1]
 -- Prints median ms per call; "ratio" is moontorch / PyTorch for the three together.
 -- With -layers all (or a comma-separated list of module names) a second table follows: the nn
 -- issue's other layers (bench/layers_cases.lua), forward and backward (updateGradInput +
@@ -19,6 +20,7 @@ local opt = options.parse(arg, {
    { 'models', 'resnet18,small_cnn', 'comma-separated: resnet18, small_cnn' },
    { 'nopeer', false, 'skip PyTorch' },
    { 'layers', 'none', 'second table: none, all, or comma-separated module names' },
+   { 'rounds', 1, 'second table: time both sides this many times, alternating; report medians' },
    { 'algo', 'native', 'float32 convolutions by native, onednn, onednn_nchw or auto (torch.convBackend)' },
 }, 'bench/conv_layers.lua: ms per convolution call, moontorch vs PyTorch (CPU)\nOptions:')
 torch.setnumthreads(opt.threads)

@@ -3,6 +3,10 @@
 -- a criterion's forward / backward), its inputs, parameters, output and gradients written to a
 -- scratch folder as raw float32, and timed; bench/layers_peer.py then times PyTorch's equivalent
 -- on those same tensors and prints the largest absolute difference of its results from ours.
+-- With -rounds R (R > 1) both sides are timed R times, alternating (ours for every case, then
+-- PyTorch's), and each cell is the median over the rounds; the ratio is the median of the
+-- rounds' ratios, with their range: on a shared machine a slow spell then skews one round, not
+-- one side.
 local torch = require 'moontorch'
 local ffi = require 'ffi'
 
@@ -64,22 +68,18 @@ return function(opt, time_ms)
          save(i, g, m[g])
       end
       for name, t in pairs(c.extra and c.extra(m) or {}) do save(i, name, t) end
-      local fwd, bwd
       if c.criterion then
-         fwd = time_ms(function() m:forward(x, third) end)
-         bwd = time_ms(function() m:backward(x, third) end)
+         rows[i] = { function() m:forward(x, third) end, function() m:backward(x, third) end }
       else
-         fwd = time_ms(function() m:forward(x) end)
-         bwd = time_ms(function() m:backward(x, dy) end)
+         rows[i] = { function() m:forward(x) end, function() m:backward(x, dy) end }
       end
-      rows[i] = { fwd, bwd }
    end
    local f = assert(io.open(dir .. '/manifest.txt', 'w'))
    f:write(table.concat(manifest, '\n'), '\n')
    f:close()
 
-   local peer = {}
-   if not opt.nopeer then
+   local function peer_round()
+      local peer = {}
       -- OPENBLAS_NUM_THREADS: PyTorch's torch.set_num_threads does not reach Debian's pthread
       -- OpenBLAS, whose pool would otherwise run PyTorch's GEMMs (mm, bmm, slow_conv*) on every core
       local cmd = ('OPENBLAS_NUM_THREADS=%d /usr/bin/python3 bench/layers_peer.py --threads %d --reps %d'
@@ -92,16 +92,46 @@ return function(opt, time_ms)
          peer[tonumber(i)] = { tonumber(fw), tonumber(bw), d }
       end
       if #cases ~= #peer then io.stderr:write('conv_layers: the PyTorch peer did not answer every case:\n', out, '\n') end
+      return peer
+   end
+
+   local rounds = math.max(1, opt.rounds or 1)
+   local ours, theirs = {}, {} -- [round][case] = { fwd, bwd[, diff] }
+   for r = 1, rounds do
+      ours[r] = {}
+      for i = 1, #cases do ours[r][i] = { time_ms(rows[i][1]), time_ms(rows[i][2]) } end
+      theirs[r] = opt.nopeer and {} or peer_round()
    end
    os.execute('rm -rf ' .. dir)
 
-   print(('\nnn layers, %d threads, median of %d (ms per call; PyTorch in brackets); diff: max |ours - PyTorch|')
-      :format(opt.threads, opt.reps))
-   print(('%-30s %-34s %18s %18s %7s %9s'):format('module', 'shape', 'forward', 'backward', 'ratio', 'diff'))
+   local median = require('bench.timing').median
+   local function over_rounds(side, i, k)
+      local v = {}
+      for r = 1, rounds do
+         if not side[r][i] then return nil end
+         v[r] = side[r][i][k]
+      end
+      return median(v)
+   end
+   print(('\nnn layers, %d threads, median of %d%s (ms per call; PyTorch in brackets); diff: max |ours - PyTorch|')
+      :format(opt.threads, opt.reps, rounds > 1 and (', median of %d alternating rounds'):format(rounds) or ''))
+   print(('%-30s %-34s %18s %18s %7s %9s%s'):format('module', 'shape', 'forward', 'backward', 'ratio', 'diff',
+      rounds > 1 and '  ratio range' or ''))
    for i, c in ipairs(cases) do
-      local t, p = rows[i], peer[i]
+      local t = { over_rounds(ours, i, 1), over_rounds(ours, i, 2) }
+      local p = theirs[1][i] and { over_rounds(theirs, i, 1), over_rounds(theirs, i, 2), theirs[1][i][3] }
       local cell = function(k) return p and ('%8.2f (%7.2f)'):format(t[k], p[k]) or ('%8.2f'):format(t[k]) end
-      print(('%-30s %-34s %18s %18s %7s %9s'):format(c.name, c.desc, cell(1), cell(2),
-         p and ('%.2f'):format((t[1] + t[2]) / (p[1] + p[2])) or '-', p and p[3] or '-'))
+      local ratio, range = '-', ''
+      if p then
+         local rs = {}
+         for r = 1, rounds do
+            local a, b = ours[r][i], theirs[r][i]
+            rs[r] = (a[1] + a[2]) / (b[1] + b[2])
+         end
+         ratio = ('%.2f'):format(median(rs))
+         if rounds > 1 then range = ('  %.2f-%.2f'):format(math.min(unpack(rs)), math.max(unpack(rs))) end
+      end
+      print(('%-30s %-34s %18s %18s %7s %9s%s'):format(c.name, c.desc, cell(1), cell(2), ratio, p and p[3] or '-',
+         range))
    end
 end
