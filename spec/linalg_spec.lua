@@ -188,6 +188,29 @@ describe('mm', function()
       torch.setnumthreads(saved)
    end)
 
+   it('runs a batch of products large enough to split matrix by matrix when it divides over the threads', function()
+      -- 2 threads: 4 matrices go two per thread, with the one-thread bits; 3 split each product,
+      -- whose column blocks OpenBLAS may sum in another order (csrc/cpu/blas.c)
+      local saved = torch.getnumthreads()
+      for _, ty in ipairs { 'torch.FloatTensor', 'torch.DoubleTensor' } do
+         for _, nb in ipairs { 4, 3 } do
+            local a = torch.DoubleTensor(nb, 96, 64):uniform(-2, 2):type(ty)
+            local b = torch.DoubleTensor(nb, 64, 104):uniform(-2, 2):type(ty)
+            torch.setnumthreads(1)
+            local want = torch.bmm(a, b)
+            local ad, bd = a:double(), b:double()
+            for i = 1, nb do
+               util.assert_close(want[i]:double(), torch.mm(ad[i], bd[i]), { atol = 1e-3, rtol = 1e-5 },
+                  ('%s bmm matrix %d against float64'):format(ty, i))
+            end
+            torch.setnumthreads(2)
+            local tol = nb % 2 == 0 and { atol = 0, rtol = 0 } or { atol = 1e-4, rtol = 1e-5 }
+            util.assert_close(torch.bmm(a, b), want, tol, ('%s bmm of %d, 2 threads vs 1'):format(ty, nb))
+         end
+      end
+      torch.setnumthreads(saved)
+   end)
+
    it('runs a batch of small products over the threads with the one-thread bits', function()
       -- products too small to split go matrix by matrix over the threads (csrc/cpu/blas.c),
       -- each with its own scratch for operands BLAS cannot read in place (a strided batch)
