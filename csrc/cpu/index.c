@@ -84,6 +84,11 @@ static mt_status check_indices(const char *op, const mt_tensor *index, int dim, 
       else for (int64_t e = 0; e < n; e++) d[e * ds] = row[e * ss];                            \
       return;                                                                                  \
     }                                                                                          \
+    if (ds == 1 && is == 1 && ss == 0 && ks == 1) { /* dense rows (gather's common case): with \
+                                                       strides known, a tight loop */          \
+      for (int64_t e = 0; e < n; e++) d[e] = src[(int64_t)ix[e] - b];                           \
+      return;                                                                                  \
+    }                                                                                          \
     for (int64_t e = 0; e < n; e++) d[e * ds] = src[e * ss + ((int64_t)ix[e * is] - b) * ks];  \
   }                                                                                            \
   static void scatter_##T##_##I(void *vc, int64_t n, char *const *p, const int64_t *s) {       \
