@@ -28,6 +28,11 @@ void mt__sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, con
                const float *b, int64_t ldb, float beta, float *c, int64_t ldc, int nth);
 void mt__dgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t lda,
                const double *b, int64_t ldb, double beta, double *c, int64_t ldc, int nth);
+/* nn_vol.c: the 3-d convolution columns of output rows [q0, q1) only (a row: the oW positions of
+ * one (ot, oy)), (C kT kH kW) x ((q1 - q0) oW), for elements of esize bytes (2, 4 or 8); par:
+ * split the rows of the columns over the threads */
+void mt__vol2col_rows(size_t esize, const void *x, void *col, const mt_vol_geom *g, int64_t q0, int64_t q1,
+                      int par);
 /* for hot entry points whose loops the compiler vectorizes: an AVX2 clone (with its OpenMP
  * bodies), chosen at load time, runs them eight floats or four doubles to a vector. Without FMA
  * there are no contracted multiply-adds, so both clones give the same bits. */
