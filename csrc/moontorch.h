@@ -449,6 +449,13 @@ mt_status mt_nn_avgpool3d_forward(mt_tensor *out, const mt_tensor *input, int kT
 mt_status mt_nn_avgpool3d_backward(mt_tensor *gradInput, const mt_tensor *gradOutput, const mt_tensor *input, int kT,
                                    int kW, int kH, int dT, int dW, int dH, int padT, int padW, int padH, int ceil_mode,
                                    int count_include_pad);
+/* The weight gradient of a 3-d convolution on the CPU for float32 and float64 (csrc/cpu/nn_vol_grad.c):
+ * gradWeight (O x C x kT x kH x kW) += scale * dL/dweight for input x (N x C x T x H x W) and
+ * gradOutput dy (N x O x oT x oH x oW), all contiguous and of one dtype. *ran = 0 (and MT_OK) for
+ * any other device, dtype or layout: the caller then takes the vol2col + GEMM path. */
+mt_status mt_nn_conv3d_grad_weight(mt_tensor *gradWeight, const mt_tensor *input, const mt_tensor *gradOutput,
+                                   double scale, int dT, int dW, int dH, int padT, int padW, int padH, int dilT,
+                                   int dilW, int dilH, int *ran);
 /* float32 3-d convolution through oneDNN on the CPU (csrc/cpu/nn_vol_onednn.c), the fast path of
  * nn.VolumetricConvolution: pass 0 forward (out, resized, = conv(a = input, b = weight) + bias),
  * 1 gradInput (out, already of the input's size, from a = gradOutput, b = weight), 2 weight

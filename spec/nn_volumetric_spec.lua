@@ -117,6 +117,35 @@ describe('nn volumetric group', function()
       assert(not ok and err:find('gradOutput has size 2x3x2x1x4, expected 2x3x3x1x4', 1, true), err)
    end)
 
+   -- the CPU weight gradient builds its columns a block of output rows at a time, threads taking
+   -- (sample, block) items (csrc/cpu/nn_vol_grad.c): against whole-sample vol2col + GEMM
+   it('VolumetricConvolution weight gradient in column blocks matches vol2col + GEMM (1 and 2 threads)', function()
+      local threads = torch.getnumthreads()
+      -- 108 column rows x 20 positions per output row: 6 blocks of 30 rows a sample in float32
+      local m = nn.VolumetricConvolution(4, 3, 3, 3, 3, 1, 1, 1, 1, 0, 1)
+      local x = rand(3, 4, 9, 20, 20)
+      local dy = rand(unpack(T.sizes(m:forward(x))))
+      local O, L = 3, dy:size(3) * dy:size(4) * dy:size(5)
+      local want = torch.DoubleTensor(O, 4 * 27):zero()
+      local col = torch.DoubleTensor()
+      for n = 1, 3 do
+         T.check(T.C.mt_nn_vol2col(col.h, x[n].h, 3, 3, 3, 1, 1, 1, 1, 0, 1, 1, 1, 1))
+         want:addmm(dy[n]:contiguous():view(O, L), col:t())
+      end
+      want = want:view(O, 4, 3, 3, 3)
+      for _, nth in ipairs { 1, 2 } do
+         torch.setnumthreads(nth)
+         for _, ty in ipairs { 'torch.DoubleTensor', 'torch.FloatTensor' } do
+            local mt = m:clone():type(ty)
+            mt:zeroGradParameters()
+            mt:accGradParameters(x:type(ty), dy:type(ty), 0.5)
+            local tol = ty == 'torch.DoubleTensor' and dtol or { atol = 1e-3, rtol = 1e-4 }
+            util.assert_close(mt.gradWeight:double(), want * 0.5, tol, ('%s, %d threads'):format(ty, nth))
+         end
+      end
+      torch.setnumthreads(threads)
+   end)
+
    it('VolumetricConvolution: odd geometry, float32 against float64', function()
       check_case('conv_odd')
       jac(nn.VolumetricConvolution(2, 3, 2, 3, 1, 1, 2, 3, 1, 1, 0), rand(2, 2, 4, 7, 5), 'conv odd')

@@ -17,8 +17,9 @@ static int64_t out_len(int64_t n, int k, int d, int pad, int dil, int ceil_mode)
 }
 
 /* the input's [N x] C x T x H x W geometry (C = all planes) and the output sizes in osz */
-static mt_status pool_geom(const char *op, mt_vol_geom *g, int64_t *osz, const mt_tensor *input, int kT, int kW, int kH, int dT, int dW,
-                           int dH, int pT, int pW, int pH, int lT, int lW, int lH, int ceil_mode) {
+static mt_status pool_geom(const char *op, mt_vol_geom *g, int64_t *osz, const mt_tensor *input, int kT, int kW,
+                           int kH, int dT, int dW, int dH, int pT, int pW, int pH, int lT, int lW, int lH,
+                           int ceil_mode) {
   char b1[64];
   MT_TRY(mt__nn_check_float(input, op, "input"));
   int nd = input->ndim;
@@ -27,7 +28,8 @@ static mt_status pool_geom(const char *op, mt_vol_geom *g, int64_t *osz, const m
                      mt__shape_str(input, b1, sizeof b1));
   if (kT < 1 || kW < 1 || kH < 1) return mt__error(MT_ERR_ARG, "%s: kernel %dx%dx%d must be positive", op, kT, kW, kH);
   if (dT < 1 || dW < 1 || dH < 1) return mt__error(MT_ERR_ARG, "%s: stride %dx%dx%d must be positive", op, dT, dW, dH);
-  if (lT < 1 || lW < 1 || lH < 1) return mt__error(MT_ERR_ARG, "%s: dilation %dx%dx%d must be positive", op, lT, lW, lH);
+  if (lT < 1 || lW < 1 || lH < 1)
+    return mt__error(MT_ERR_ARG, "%s: dilation %dx%dx%d must be positive", op, lT, lW, lH);
   if (pT < 0 || pW < 0 || pH < 0 || 2 * pT > kT || 2 * pW > kW || 2 * pH > kH)
     return mt__error(MT_ERR_ARG, "%s: padding %dx%dx%d must be between 0 and half the kernel %dx%dx%d", op, pT, pW, pH,
                      kT, kW, kH);
