@@ -288,6 +288,12 @@ describe('nn volumetric group', function()
       jac(nn.VolumetricAveragePooling(2, 1, 2, 3, 2, 3), rand(2, 2, 7, 8, 5), 'avg stride past kernel')
       jac(nn.VolumetricAveragePooling(3, 3, 3, 1, 1, 1, 1, 1, 1), rand(1, 2, 4, 5, 6), 'avg overlapping')
       assert.has_error(function() nn.VolumetricAveragePooling(2, 2, 2, 1, 1, 1, 2) end)
+      -- a module as Torch7's older VolumetricAveragePooling saved it: no padding, ceil or count fields
+      local old = nn.VolumetricAveragePooling(2, 3, 2, 1, 2, 2)
+      old.padT, old.padW, old.padH, old.ceil_mode, old.count_include_pad = nil, nil, nil, nil, nil
+      local xo = rand(2, 2, 5, 5, 6)
+      util.assert_close(old:forward(xo), nn.VolumetricAveragePooling(2, 3, 2, 1, 2, 2):forward(xo), dtol,
+         'a module without padding fields')
       local ok, err = pcall(function() nn.VolumetricAveragePooling(2, 2, 2):forward(rand(2, 2, 5)) end)
       assert.is_false(ok)
       assert.truthy(tostring(err):find('4-d or 5-d input', 1, true))

@@ -25,7 +25,7 @@ function Pool:floor() self.ceil_mode = false return self end
 function Pool:setCountIncludePad() self.count_include_pad = true return self end
 function Pool:setCountExcludePad() self.count_include_pad = false return self end
 
--- the window arguments of the C op; fields a Torch7 file of the older module lacks take defaults
+-- the window arguments of the C op (count_include_pad: absent in a Torch7 file, so true)
 local function window(self)
    return self.kT, self.kW, self.kH, self.dT, self.dW, self.dH, self.padT or 0, self.padW or 0, self.padH or 0,
       self.ceil_mode and 1 or 0, self.count_include_pad == false and 0 or 1
@@ -43,6 +43,8 @@ end
 
 function Pool:updateOutput(input)
    expect(self, input, 'input', 2)
+   -- a module saved by Torch7's older VolumetricAveragePooling has no padding fields
+   self.padT, self.padW, self.padH = self.padT or 0, self.padW or 0, self.padH or 0
    nn.VolumetricMaxPooling._checkWindow(self, 3)
    local y = self.output
    if not torch.isTensor(y) or y:type() ~= input:type() or y == input then y = input.new(); self.output = y end
