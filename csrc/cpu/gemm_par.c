@@ -7,9 +7,6 @@
  * With one pool (OpenMP) for everything, the spinning threads are the ones that get the work. */
 #include <pthread.h>
 #include <cblas.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 #include "cpu.h"
 
 /* below this many multiply-adds per thread, waking another thread costs more than it saves */

@@ -12,10 +12,7 @@ void mt__iter_rows(const mt_iter *it, mt_iter_row fn, void *ctx, int flags) {
   int64_t nq = 1;
   for (int d = 1; d < it->ndim; d++)
     if (d != jd) od[no++] = d, nq *= it->sizes[d];
-  int nth = 1;
-#ifdef _OPENMP
-  nth = omp_get_max_threads();
-#endif
+  int nth = omp_get_max_threads();
   int par = !(flags & MT_ITER_SERIAL) && it->numel > MT_PARALLEL_GRAIN && nth > 1;
   /* few rows: cut rows into segments so every thread gets work, unless the row is the kept
    * dim of an exclusive iteration (its elements may collide) */

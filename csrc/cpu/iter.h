@@ -32,9 +32,6 @@
 #ifndef MT_CPU_ITER_H
 #define MT_CPU_ITER_H
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 #include "../core/error.h"
 #include "cpu.h"
 

@@ -652,7 +652,8 @@ static mt_status reduce_cols(const rctx *c) {
     ck.nch = (n + ck.rch - 1) / ck.rch;
   }
   int nth = omp_get_max_threads(), split = ntask < nth && ck.nch > 1;
-  size_t ws_words = (size_t)(7 * ck.wmax), nws = split ? 1 : (size_t)nth;
+  /* per-thread states whole cache lines apart (8 doubles), so no two threads write one line */
+  size_t ws_words = ((size_t)(7 * ck.wmax) + 7) / 8 * 8, nws = split ? 1 : (size_t)nth;
   double *ws = malloc((nws * ws_words + (split ? (size_t)(ck.nch * 3 * ck.wmax) : 0)) * sizeof(double));
   if (!ws) return mt__error(MT_ERR_MEMORY, "reduce: out of host memory for the column accumulators");
   if (split) { /* few column blocks: their row chunks go to the threads */
@@ -664,11 +665,7 @@ static mt_status reduce_cols(const rctx *c) {
   } else {
 #pragma omp parallel for schedule(static) if (c->outer * n * inner > MT_PARALLEL_GRAIN)
     for (int64_t t = 0; t < ntask; t++) {
-#ifdef _OPENMP
       double *mine = ws + (size_t)omp_get_thread_num() * ws_words;
-#else
-      double *mine = ws;
-#endif
       int64_t j0 = (t % nbj) * CB;
       col_block(c, t / nbj, j0, min64(CB, inner - j0), &ck, mine);
     }
