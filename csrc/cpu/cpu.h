@@ -28,6 +28,17 @@ void mt__sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, con
                const float *b, int64_t ldb, float beta, float *c, int64_t ldc, int nth);
 void mt__dgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t lda,
                const double *b, int64_t ldb, double beta, double *c, int64_t ldc, int nth);
+/* the output sizes (T, H, W) of a 3-d convolution with input sizes in[3] and kernel sizes k[3];
+ * geo = {stride[3], padding[3], dilation[3]}, each in T, H, W order. 0 when a stride or dilation
+ * is below 1, a padding negative, or the dilated kernel larger than the padded input. */
+static inline int mt__conv3d_out(const int64_t *in, const int64_t *k, const int *geo, int64_t *out) {
+  for (int i = 0; i < 3; i++) {
+    int64_t e = (int64_t)geo[6 + i] * (k[i] - 1) + 1, n = in[i] + 2 * (int64_t)geo[3 + i];
+    if (geo[i] < 1 || geo[6 + i] < 1 || geo[3 + i] < 0 || n < e) return 0;
+    out[i] = (n - e) / geo[i] + 1;
+  }
+  return 1;
+}
 /* nn_vol.c: the 3-d convolution columns of output rows [q0, q1) only (a row: the oW positions of
  * one (ot, oy)), (C kT kH kW) x ((q1 - q0) oW), for elements of esize bytes (2, 4 or 8); par:
  * split the rows of the columns over the threads */

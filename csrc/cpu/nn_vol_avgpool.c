@@ -52,24 +52,25 @@ static int64_t avg_classes(avg_class *c, int64_t n, int64_t o, int k, int d, int
  * never write one line (W is often a few dozen: adjacent rows shared lines, and the forward ran
  * slower on 2 threads than on 1) */
 static size_t avg_stride(const mt_vol_geom *g, int bwd, size_t ct_size) {
-  size_t n = (size_t)(bwd ? 2 * g->oW + g->W : g->W), per_line = 64 / ct_size;
+  size_t n = (size_t)(bwd ? g->oW + g->W : g->W), per_line = 64 / ct_size;
   return (n + per_line - 1) / per_line * per_line;
 }
 
 /* the tables of one call: windows per output index of each dimension, the backward's runs of T
- * and H, and per-thread rows of CT (forward: W sums; backward: oW sums, oW column divisors and
- * a W-long result row); one allocation */
+ * and H and its oW column divisors in CT (cols), and per-thread rows of CT (forward: W sums;
+ * backward: oW sums and a W-long result row); one allocation */
 typedef struct {
   avg_win *wt, *wh, *ww;
   avg_class *kt, *kh;
   int64_t nkt, nkh;
-  void *rows;
+  void *cols, *rows;
 } avg_tabs;
 
 static void *avg_tables(avg_tabs *tb, const mt_vol_geom *g, int cip, int bwd, size_t ct_size) {
   int64_t nw = g->oT + g->oH + g->oW, nc = bwd ? g->T + g->H : 0;
   size_t rows = (size_t)omp_get_max_threads() * avg_stride(g, bwd, ct_size) * ct_size;
-  char *m = (char *)malloc((size_t)nw * sizeof(avg_win) + (size_t)nc * sizeof(avg_class) + rows + 64);
+  size_t cols = bwd ? (size_t)g->oW * ct_size : 0;
+  char *m = (char *)malloc((size_t)nw * sizeof(avg_win) + (size_t)nc * sizeof(avg_class) + cols + rows + 128);
   if (!m) return NULL;
   tb->wt = (avg_win *)m, tb->wh = tb->wt + g->oT, tb->ww = tb->wh + g->oH;
   avg_windows(tb->wt, g->T, g->oT, g->kT, g->dT, g->pT, cip);
@@ -79,7 +80,8 @@ static void *avg_tables(avg_tabs *tb, const mt_vol_geom *g, int cip, int bwd, si
   tb->nkt = bwd ? avg_classes(tb->kt, g->T, g->oT, g->kT, g->dT, g->pT) : 0;
   tb->nkh = bwd ? avg_classes(tb->kh, g->H, g->oH, g->kH, g->dH, g->pH) : 0;
   uintptr_t r = (uintptr_t)(tb->kh + g->H * bwd);
-  tb->rows = (void *)((r + 63) & ~(uintptr_t)63);
+  tb->cols = (void *)((r + 63) & ~(uintptr_t)63);
+  tb->rows = (void *)(((uintptr_t)tb->cols + cols + 63) & ~(uintptr_t)63);
   return m;
 }
 
@@ -137,15 +139,15 @@ MT_AVX2_CLONES mt_status mt__cpu_avgpool3d_forward(mt_tensor *yt, const mt_tenso
   case E: {                                                                                            \
     const TT *dy = (const TT *)mt__data(dyt);                                                          \
     TT *dx = (TT *)mt__data(dxt);                                                                      \
+    CT *cwf = (CT *)tb.cols;                                                                           \
+    for (int64_t ox = 0; ox < oW; ox++) cwf[ox] = (CT)tb.ww[ox].cnt;                                   \
     _Pragma("omp parallel for schedule(static) if(work > MT_PARALLEL_GRAIN)")                          \
     for (int64_t r = 0; r < ngroups; r++) {                                                            \
       const avg_class kh = tb.kh[r % tb.nkh], kt = tb.kt[r / tb.nkh % tb.nkt];                         \
       const int64_t p = r / (tb.nkh * tb.nkt);                                                         \
-      CT *acc = (CT *)tb.rows + (int64_t)omp_get_thread_num() * stride, *cwf = acc + oW;              \
-      CT *row = cwf + oW;                                                                              \
+      CT *acc = (CT *)tb.rows + (int64_t)omp_get_thread_num() * stride, *row = acc + oW;              \
       for (int64_t i = 0; i < W; i++) row[i] = 0;                                                      \
       if (kt.lo < kt.hi && kh.lo < kh.hi) {                                                            \
-        for (int64_t ox = 0; ox < oW; ox++) cwf[ox] = (CT)tb.ww[ox].cnt;                               \
         for (int64_t ot = kt.lo; ot < kt.hi; ot++)                                                     \
           for (int64_t oy = kh.lo; oy < kh.hi; oy++) {                                                 \
             const TT *dr = dy + ((p * g->oT + ot) * g->oH + oy) * oW;                                  \

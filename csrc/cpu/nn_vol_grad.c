@@ -80,13 +80,10 @@ mt_status mt_nn_conv3d_grad_weight(mt_tensor *gw, const mt_tensor *x, const mt_t
                    .dT = dT, .dH = dH, .dW = dW, .pT = padT, .pH = padH, .pW = padW,
                    .lT = dilT, .lH = dilH, .lW = dilW};
   int64_t osz[3];
-  for (int i = 0; i < 3; i++) {
-    int64_t e = (int64_t)geo[6 + i] * (gw->sizes[2 + i] - 1) + 1, n = x->sizes[2 + i] + 2 * geo[3 + i];
-    if (geo[i] < 1 || geo[6 + i] < 1 || geo[3 + i] < 0 || gw->sizes[2 + i] < 1 || n < e)
-      return mt__error(MT_ERR_SHAPE, OP ": the kernel %s does not fit the padded input %s",
-                       mt__shape_str(gw, b1, sizeof b1), mt__shape_str(x, b2, sizeof b2));
-    osz[i] = (n - e) / geo[i] + 1;
-  }
+  if (gw->sizes[2] < 1 || gw->sizes[3] < 1 || gw->sizes[4] < 1 ||
+      !mt__conv3d_out(x->sizes + 2, gw->sizes + 2, geo, osz))
+    return mt__error(MT_ERR_SHAPE, OP ": the kernel %s does not fit the padded input %s",
+                     mt__shape_str(gw, b1, sizeof b1), mt__shape_str(x, b2, sizeof b2));
   g.oT = osz[0], g.oH = osz[1], g.oW = osz[2];
   if (gw->sizes[1] != g.C || dy->sizes[0] != x->sizes[0] || dy->sizes[1] != gw->sizes[0] || dy->sizes[2] != g.oT ||
       dy->sizes[3] != g.oH || dy->sizes[4] != g.oW)

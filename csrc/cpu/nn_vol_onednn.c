@@ -10,6 +10,7 @@
 #include "../core/error.h"
 #include "../core/tensor.h"
 #include "../moontorch.h"
+#include "cpu.h"
 
 #define OP "VolumetricConvolution"
 
@@ -27,12 +28,8 @@ static mt_status vol_dnn_check(int pass, const mt_tensor *out, const mt_tensor *
   const mt_tensor *x = pass == 1 ? out : a, *w = pass == 0 || pass == 1 ? b : out, *y = pass == 0 ? NULL : pass == 1 ? a : b;
   for (int i = 0; i < 5; i++) d[i] = x->sizes[i], d[5 + i] = w->sizes[i];
   if (d[1] != d[6]) return mt__error(MT_ERR_SHAPE, OP ": input has %lld planes, weight expects %lld", (long long)d[1], (long long)d[6]);
-  for (int i = 0; i < 3; i++) { /* T, H, W: stride geo[i], pad geo[3 + i], dilation geo[6 + i] */
-    int64_t e = (int64_t)geo[6 + i] * (d[7 + i] - 1) + 1, n = d[2 + i] + 2 * geo[3 + i];
-    if (geo[i] < 1 || geo[6 + i] < 1 || geo[3 + i] < 0 || n < e)
-      return mt__error(MT_ERR_SHAPE, OP ": the kernel does not fit the padded input");
-    d[12 + i] = (n - e) / geo[i] + 1;
-  }
+  if (!mt__conv3d_out(d + 2, d + 7, geo, d + 12))
+    return mt__error(MT_ERR_SHAPE, OP ": the kernel does not fit the padded input");
   d[10] = d[0], d[11] = d[5];
   if (y)
     for (int i = 0; i < 5; i++)
@@ -66,12 +63,8 @@ mt_status mt_nn_conv3d_onednn(int pass, mt_tensor *out, mt_tensor *out2, const m
     if (!out || !a || !b) return mt__error(MT_ERR_ARG, OP ": an operand is NULL");
     if (a->ndim != 5 || b->ndim != 5) return mt__error(MT_ERR_SHAPE, OP ": oneDNN takes 5-d input and weight");
     int64_t osz[5] = {a->sizes[0], b->sizes[0], 1, 1, 1};
-    for (int i = 0; i < 3; i++) {
-      int64_t e = (int64_t)geo[6 + i] * (b->sizes[2 + i] - 1) + 1, n = a->sizes[2 + i] + 2 * geo[3 + i];
-      if (geo[i] < 1 || geo[6 + i] < 1 || geo[3 + i] < 0 || n < e)
-        return mt__error(MT_ERR_SHAPE, OP ": the kernel does not fit the padded input");
-      osz[2 + i] = (n - e) / geo[i] + 1;
-    }
+    if (!mt__conv3d_out(a->sizes + 2, b->sizes + 2, geo, osz + 2))
+      return mt__error(MT_ERR_SHAPE, OP ": the kernel does not fit the padded input");
     MT_TRY(mt__prepare_out(out, MT_F32, MT_CPU, 5, osz, OP));
   }
   MT_TRY(vol_dnn_check(pass, out, a, b, d, geo));
