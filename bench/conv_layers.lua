@@ -74,7 +74,8 @@ if not opt.nopeer then
    if not next(peer) then io.stderr:write('conv_layers: PyTorch peer gave no timings:\n', out, '\n') end
 end
 
-print(('SpatialConvolution (%s), %d threads, median of %d (ms per call; PyTorch in brackets)'):format(opt.algo, opt.threads, opt.reps))
+print(('SpatialConvolution (%s), %d threads, median of %d (ms per call; PyTorch in brackets)'):format(opt.algo,
+   opt.threads, opt.reps))
 print(('%-30s %16s %16s %16s %7s'):format('N x Cin -> Cout, k/s, HxW', 'forward', 'gradInput', 'gradWeight', 'ratio'))
 local tot, tot_peer = { 0, 0, 0 }, { 0, 0, 0 }
 for _, s in ipairs(cases) do

@@ -53,7 +53,8 @@ local opt = options.parse(arg, {
    { 'warmup', 1, 'untimed steps first' },
    { 'computeMs', 0, 'backward ms per step (0: the model\'s default, see the header)' },
    { 'forwardRatio', 0.5, 'forward time as a fraction of the backward' },
-   { 'measure', false, 'compute measured: rank 0 times the real network per layer on this CPU (-computeMs then rescales it)' },
+   { 'measure', false,
+      'compute measured: rank 0 times the real network per layer on this CPU (-computeMs then rescales it)' },
    { 'measureBatch', 1, 'batch for -measure (224x224 images)' },
    { 'measureThreads', 2, 'CPU threads for -measure' },
    { 'burn', 'sleep', 'how compute time is spent: sleep | busy', choices = { 'sleep', 'busy' } },
@@ -66,9 +67,11 @@ local opt = options.parse(arg, {
    { 'rate', '-', 'label for the table: the link rate' },
    { 'delay', '-', 'label for the table: the link delay' },
    { 'rows', '', 'rank 0 appends ROW|... lines for netem.sh to this file' },
-   { 'compress', 'none', 'comma-separated gradient exchanges: none (dense allreduce), rgc (residual gradient compression)' },
+   { 'compress', 'none',
+      'comma-separated gradient exchanges: none (dense allreduce), rgc (residual gradient compression)' },
    { 'density', 0.001, 'rgc: fraction of each large gradient sent' },
-   { 'wire', 'float', 'rgc: value type on the wire: float | half | bfloat16', choices = { 'float', 'half', 'bfloat16' } },
+   { 'wire', 'float', 'rgc: value type on the wire: float | half | bfloat16',
+      choices = { 'float', 'half', 'bfloat16' } },
    { 'rgcAlgorithms', '', 'algorithms for the rgc cases (default: -algorithms)' },
    { 'list', false, 'print the layer lists and exit (no MPI)' },
 }, 'bench/dp_step.lua: DataParallel step time over the gradient lists of ResNet-50 and VGG-16\nOptions:')
@@ -418,11 +421,12 @@ local function release()
 end
 
 local overlaps = opt.overlap == 'both' and { false, true } or { opt.overlap == 'true' }
-say('dp_step: %d ranks (groupSize %d, %d node(s)), rate %s, delay %s, bucket %d MB, median of %d steps after %d, compute by %s\n',
-   size, opt.groupSize, dist.nodes(), opt.rate, opt.delay, opt.bucketMB, opt.steps, opt.warmup, opt.burn)
+say('dp_step: %d ranks (groupSize %d, %d node(s)), rate %s, delay %s, bucket %d MB, median of %d steps after %d, '
+   .. 'compute by %s\n', size, opt.groupSize, dist.nodes(), opt.rate, opt.delay, opt.bucketMB, opt.steps, opt.warmup,
+   opt.burn)
 if doRgc then
-   say('rgc: density %g, wire %s, algorithms %s; MiB/step: rgc = dp.stats.bytes (max over ranks), none = 4 * params * 2(N-1)/N (ring allreduce)\n',
-      opt.density, opt.wire, table.concat(rgcAlgorithms, ','))
+   say('rgc: density %g, wire %s, algorithms %s; MiB/step: rgc = dp.stats.bytes (max over ranks), '
+      .. 'none = 4 * params * 2(N-1)/N (ring allreduce)\n', opt.density, opt.wire, table.concat(rgcAlgorithms, ','))
 end
 if wantAuto then
    local probes = {}
@@ -471,7 +475,8 @@ dist.run(function()
          times = { fwd = {}, bwd = {} }
          for i = 1, n do times.fwd[i], times.bwd[i] = buf[i], buf[n + i] end
          local fwdMs, bwdMs = total(times.fwd) * 1000, total(times.bwd) * 1000
-         how = ('measured on this CPU at batch %d: backward %.0f ms, forward %.0f ms'):format(opt.measureBatch, bwdMs, fwdMs)
+         how = ('measured on this CPU at batch %d: backward %.0f ms, forward %.0f ms'):format(opt.measureBatch, bwdMs,
+            fwdMs)
          if opt.computeMs > 0 then
             local scale = opt.computeMs / bwdMs
             for i = 1, n do times.fwd[i], times.bwd[i] = times.fwd[i] * scale, times.bwd[i] * scale end
@@ -534,7 +539,8 @@ dist.run(function()
          local alg, compress = c.alg, c.compress
          local function skip(reason)
             say('%-9s %7.1f %-7s %-8s %-13s %-8s skipped: %s\n', m, mb, opt.rate, opt.delay, alg, compress, reason)
-            append(('SKIP|%s|%s|%s|%s|%s|%s'):format(m, opt.rate, opt.delay, alg, compress, (reason:gsub('[|\n]', ' '))))
+            append(('SKIP|%s|%s|%s|%s|%s|%s'):format(m, opt.rate, opt.delay, alg, compress,
+               (reason:gsub('[|\n]', ' '))))
          end
          local ok, err = true, nil
          if compress == 'rgc' and rgcSkipped then
@@ -548,8 +554,8 @@ dist.run(function()
                   local eff = compute / step
                   local density = compress == 'rgc' and opt.density or 1
                   local wire = compress == 'rgc' and opt.wire or 'float'
-                  append(('ROW|%s|%.1f|%s|%s|%s|%s|%.1f|%.1f|%.1f|%.3f|%s|%g|%s|%s|%s'):format(m, mb, opt.rate, opt.delay,
-                     alg, tostring(ov), compute, step, comm, eff, compress, density, wire,
+                  append(('ROW|%s|%.1f|%s|%s|%s|%s|%.1f|%.1f|%.1f|%.3f|%s|%g|%s|%s|%s'):format(m, mb, opt.rate,
+                     opt.delay, alg, tostring(ov), compute, step, comm, eff, compress, density, wire,
                      bytes and ('%.0f'):format(bytes) or '-', selMs and ('%.2f'):format(selMs) or '-'))
                   say(rowfmt, m, mb, opt.rate, opt.delay, alg, compress, tostring(ov), compute, step, comm, eff,
                      bytes and ('%.2f'):format(bytes / 2 ^ 20) or '-',

@@ -4,8 +4,9 @@
 -- bias parameters excluded from the trust ratio and weight decay. Prints one row per run, and
 -- the mean gap over the seeds. -only sgd4096 trains the control instead: LARS's schedule as
 -- plain SGD, at each -controlLR.
---   luajit bench/large_batch.lua [-threads 2] [-only sgd|lars|sgd4096] [-seeds 1,2,3,4] [-controlLR 0.2,0.4,0.8,1.6,3.2,6.4]
--- spec/large_batch_spec.lua requires this file for the same two commands (M.runs, M.run).
+--   luajit bench/large_batch.lua [-threads 2] [-only sgd|lars|sgd4096] [-seeds 1,2,3,4]
+--                                [-controlLR 0.2,0.4,0.8,1.6,3.2,6.4]
+-- spec/recipes/large_batch_spec.lua requires this file for the same two commands (M.runs, M.run).
 local modname = ...
 require 'moontorch' -- the repository root's loader (lua/ on the path), for progress.now
 local progress = require 'moontorch.util.progress'
@@ -21,7 +22,8 @@ M.runs = {
    { name = 'sgd', batch = 128,
      args = '-optimizer sgd -batchSize 128 -LR 0.2 -schedule cosine -warmup 0' },
    { name = 'lars', batch = 4096,
-     args = '-optimizer lars -batchSize 4096 -LR 0.8 -eta 0.08 -schedule poly -polyPower 2 -warmup 1 -weightDecay 5e-4' },
+     args = '-optimizer lars -batchSize 4096 -LR 0.8 -eta 0.08 -schedule poly -polyPower 2 -warmup 1 '
+        .. '-weightDecay 5e-4' },
 }
 -- the control, not trained by default: LARS's schedule and weight decay without the trust
 -- ratio (plain SGD at batch 4096); -LR is the peak rate (0.8 as LARS, 6.4 is 0.2 scaled by 32;
@@ -54,7 +56,8 @@ local function numbers(s, what)
       local n = tonumber(v)
       t[#t + 1] = n
       if not n then
-         io.stderr:write(('bench/large_batch.lua: %s must be a comma-separated list of numbers, got %q\n'):format(what, s))
+         io.stderr:write(('bench/large_batch.lua: %s must be a comma-separated list of numbers, got %q\n')
+            :format(what, s))
          os.exit(2)
       end
    end
@@ -91,8 +94,8 @@ if modname ~= 'bench.large_batch' then -- run as a script
    for _, j in ipairs(jobs) do
       local a, seconds, out, code = M.run(j.r, threads, j.seed, j.lr)
       if code ~= 0 or not a then
-         io.stderr:write(('bench/large_batch.lua: the %s run failed (exit %s):\n%s\n%s\n'):format(j.r.name, tostring(code),
-            M.command(j.r, threads, j.seed, j.lr), out))
+         io.stderr:write(('bench/large_batch.lua: the %s run failed (exit %s):\n%s\n%s\n'):format(j.r.name,
+            tostring(code), M.command(j.r, threads, j.seed, j.lr), out))
          failed = true
       else
          local name = j.lr and ('%s -LR %g'):format(j.r.name, j.lr) or j.r.name

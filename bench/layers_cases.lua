@@ -10,17 +10,31 @@ local function cases()
    local c = {}
    local function add(t) c[#c + 1] = t end
    add { name = 'SpatialFullConvolution', desc = '32x64x16x16 -> 32, k4 s2 p1', kind = 'convT2d', args = { 2, 1 },
-      save = { 'weight', 'bias' }, build = function() return nn.SpatialFullConvolution(64, 32, 4, 4, 2, 2, 1, 1), randn(32, 64, 16, 16) end }
+      save = { 'weight', 'bias' },
+      build = function() return nn.SpatialFullConvolution(64, 32, 4, 4, 2, 2, 1, 1), randn(32, 64, 16, 16) end }
    add { name = 'SpatialDilatedConvolution', desc = '32x64x32x32 -> 64, k3 p2 d2', kind = 'conv2d', args = { 1, 2, 2 },
-      save = { 'weight', 'bias' }, build = function() return nn.SpatialDilatedConvolution(64, 64, 3, 3, 1, 1, 2, 2, 2, 2), randn(32, 64, 32, 32) end }
-   add { name = 'SpatialConvolutionLocal', desc = '16x16x16x16 -> 16, k3 p1 (unfold)', kind = 'local2d', args = { 16, 3, 1, 1 },
-      save = { 'weight', 'bias' }, build = function() return nn.SpatialConvolutionLocal(16, 16, 16, 16, 3, 3, 1, 1, 1, 1), randn(16, 16, 16, 16) end }
+      save = { 'weight', 'bias' },
+      build = function()
+         return nn.SpatialDilatedConvolution(64, 64, 3, 3, 1, 1, 2, 2, 2, 2), randn(32, 64, 32, 32)
+      end }
+   add { name = 'SpatialConvolutionLocal', desc = '16x16x16x16 -> 16, k3 p1 (unfold)', kind = 'local2d',
+      args = { 16, 3, 1, 1 }, save = { 'weight', 'bias' },
+      build = function()
+         return nn.SpatialConvolutionLocal(16, 16, 16, 16, 3, 3, 1, 1, 1, 1), randn(16, 16, 16, 16)
+      end }
    add { name = 'TemporalConvolution', desc = '32x128x256 -> 256, k5', kind = 'conv1d', args = { 256, 256, 5 },
-      save = { 'weight', 'bias' }, build = function() return nn.TemporalConvolution(256, 256, 5, 1), randn(32, 128, 256) end }
+      save = { 'weight', 'bias' },
+      build = function() return nn.TemporalConvolution(256, 256, 5, 1), randn(32, 128, 256) end }
    add { name = 'VolumetricConvolution', desc = '8x16x8x28x28 -> 32, k3 p1', kind = 'conv3d', args = { 1, 1 },
-      save = { 'weight', 'bias' }, build = function() return nn.VolumetricConvolution(16, 32, 3, 3, 3, 1, 1, 1, 1, 1, 1), randn(8, 16, 8, 28, 28) end }
+      save = { 'weight', 'bias' },
+      build = function()
+         return nn.VolumetricConvolution(16, 32, 3, 3, 3, 1, 1, 1, 1, 1, 1), randn(8, 16, 8, 28, 28)
+      end }
    add { name = 'VolumetricFullConvolution', desc = '8x32x4x14x14 -> 16, k4 s2 p1', kind = 'convT3d', args = { 2, 1 },
-      save = { 'weight', 'bias' }, build = function() return nn.VolumetricFullConvolution(32, 16, 4, 4, 4, 2, 2, 2, 1, 1, 1), randn(8, 32, 4, 14, 14) end }
+      save = { 'weight', 'bias' },
+      build = function()
+         return nn.VolumetricFullConvolution(32, 16, 4, 4, 4, 2, 2, 2, 1, 1, 1), randn(8, 32, 4, 14, 14)
+      end }
    add { name = 'SpatialMaxPooling', desc = '32x64x56x56, k3 s2 p1', kind = 'maxpool2d', args = { 3, 2, 1 },
       build = function() return nn.SpatialMaxPooling(3, 3, 2, 2, 1, 1), randn(32, 64, 56, 56) end }
    add { name = 'SpatialMaxPooling', desc = '32x128x28x28, k2 s2', kind = 'maxpool2d', args = { 2, 2, 0 },
@@ -55,15 +69,18 @@ local function cases()
    add { name = 'SpatialUpSamplingBilinear', desc = '32x64x32x32 -> 64x64', kind = 'upbilinear', args = { 64, 64 },
       build = function() return nn.SpatialUpSamplingBilinear({ oheight = 64, owidth = 64 }), randn(32, 64, 32, 32) end }
    for _, p in ipairs { { 'Zero', 'constant' }, { 'Reflection', 'reflect' }, { 'Replication', 'replicate' } } do
-      add { name = 'Spatial' .. p[1] .. 'Padding', desc = '32x64x32x32, pad 1,2,3,4', kind = 'pad', args = { p[2], 1, 2, 3, 4 },
+      add { name = 'Spatial' .. p[1] .. 'Padding', desc = '32x64x32x32, pad 1,2,3,4', kind = 'pad',
+         args = { p[2], 1, 2, 3, 4 },
          build = function() return nn['Spatial' .. p[1] .. 'Padding'](1, 2, 3, 4), randn(32, 64, 32, 32) end }
    end
    add { name = 'SpatialCrossMapLRN', desc = '32x64x28x28, size 5', kind = 'lrn', args = { 5, 1e-4, 0.75, 2 },
       build = function() return nn.SpatialCrossMapLRN(5, 1e-4, 0.75, 2), randn(32, 64, 28, 28) end }
    add { name = 'SpatialBatchNormalization', desc = '32x64x32x32, train', kind = 'bn', args = { 1e-5, 0.1 },
-      save = { 'weight', 'bias' }, build = function() return nn.SpatialBatchNormalization(64), randn(32, 64, 32, 32) end }
+      save = { 'weight', 'bias' },
+      build = function() return nn.SpatialBatchNormalization(64), randn(32, 64, 32, 32) end }
    add { name = 'VolumetricBatchNormalization', desc = '8x32x8x28x28, train', kind = 'bn', args = { 1e-5, 0.1 },
-      save = { 'weight', 'bias' }, build = function() return nn.VolumetricBatchNormalization(32), randn(8, 32, 8, 28, 28) end }
+      save = { 'weight', 'bias' },
+      build = function() return nn.VolumetricBatchNormalization(32), randn(8, 32, 8, 28, 28) end }
    add { name = 'SpatialSoftMax', desc = '16x21x64x64', kind = 'softmax1', args = {},
       build = function() return nn.SpatialSoftMax(), randn(16, 21, 64, 64) end }
    add { name = 'PReLU', desc = '32x64x32x32, 64 slopes', kind = 'prelu', args = {},

@@ -50,7 +50,8 @@ return function(opt, time_ms)
          save(i, 'target', third)
       else
          y = m:forward(x)
-         dy = type(y) == 'table' and error('conv_layers: table outputs are not benched') or torch.randn(y:size()):float()
+         dy = type(y) == 'table' and error('conv_layers: table outputs are not benched')
+            or torch.randn(y:size()):float()
          if m.zeroGradParameters then m:zeroGradParameters() end
          gx = m:backward(x, dy)
          save(i, 'dy', dy)
@@ -91,7 +92,9 @@ return function(opt, time_ms)
       for i, fw, bw, d in out:gmatch('(%d+) ([%d.]+) ([%d.]+) (%S+)\n') do
          peer[tonumber(i)] = { tonumber(fw), tonumber(bw), d }
       end
-      if #cases ~= #peer then io.stderr:write('conv_layers: the PyTorch peer did not answer every case:\n', out, '\n') end
+      if #cases ~= #peer then
+         io.stderr:write('conv_layers: the PyTorch peer did not answer every case:\n', out, '\n')
+      end
       return peer
    end
 

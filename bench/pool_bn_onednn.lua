@@ -30,7 +30,9 @@ end
 
 local bin = os.tmpname()
 local ok = os.execute(('cc -O2 bench/pool_bn_onednn.c -ldnnl -o %s'):format(bin))
-if ok ~= 0 and ok ~= true then error('pool_bn_onednn: cannot compile bench/pool_bn_onednn.c (libdnnl-dev installed?)') end
+if ok ~= 0 and ok ~= true then
+   error('pool_bn_onednn: cannot compile bench/pool_bn_onednn.c (libdnnl-dev installed?)')
+end
 local args = {}
 for _, c in ipairs(cases) do
    local shape = table.concat({ c[2], c[3], c[4], c[5] }, 'x')

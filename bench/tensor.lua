@@ -143,7 +143,8 @@ local peer_note = peer and ('PyTorch ' .. (peer.version or '?') .. ' on the CPU'
 
 -- 1 + 3: GEMM
 io.write('\nGEMM, C = A @ B (GFLOP/s; ratios > 1 mean moontorch is faster)  [', peer_note, ']\n')
-row('%-6s %-18s %10s %10s %10s %9s %9s', 'dtype', 'm x k x n', 'moontorch', 'OpenBLAS', 'PyTorch', 'mt/BLAS', 'mt/torch')
+row('%-6s %-18s %10s %10s %10s %9s %9s', 'dtype', 'm x k x n', 'moontorch', 'OpenBLAS', 'PyTorch', 'mt/BLAS',
+   'mt/torch')
 for _, c in ipairs(gemms) do
    local a, b = rand(types[c.dt], c.m, c.k), rand(types[c.dt], c.k, c.n)
    local out = torch[types[c.dt]:match('torch%.(.*)')](c.m, c.n)
@@ -156,7 +157,9 @@ for _, c in ipairs(gemms) do
       -- moontorch keeps OpenBLAS single-threaded (it splits products over OpenMP threads itself);
       -- the bound is OpenBLAS threading its own calls, so give it the threads for this row only
       blas.openblas_set_num_threads(opt.threads)
-      t_blas = median_time(function() gemm(ROW_MAJOR, NO_TRANS, NO_TRANS, c.m, c.n, c.k, 1, pa, c.k, pb, c.n, 0, pc, c.n) end)
+      t_blas = median_time(function()
+         gemm(ROW_MAJOR, NO_TRANS, NO_TRANS, c.m, c.n, c.k, 1, pa, c.k, pb, c.n, 0, pc, c.n)
+      end)
       blas.openblas_set_num_threads(1)
    end
    local t_pt = peer and peer.gemm[c.dt .. c.m .. 'x' .. c.k .. 'x' .. c.n]

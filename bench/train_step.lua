@@ -138,7 +138,9 @@ for _, prec in ipairs(precisions) do
    for _, l in ipairs(layouts) do
       local key = prec .. '/' .. l
       variants[#variants + 1] = { prec = prec, layout = l, key = key, peer = key }
-      if opt.fuse then variants[#variants + 1] = { prec = prec, layout = l, key = key .. '+fuse', peer = key, fused = true } end
+      if opt.fuse then
+         variants[#variants + 1] = { prec = prec, layout = l, key = key .. '+fuse', peer = key, fused = true }
+      end
    end
 end
 
@@ -170,7 +172,7 @@ for name in opt.models:gmatch('[^,]+') do
       if not ref and v.key ~= 'fp32/nchw' then -- no float32 run before this one: one float32 forward
          local model, criterion, x, y = build(c)
          ref = criterion:forward(model:forward(x), y)
-         model = nil
+         model = nil -- luacheck: ignore 311 (drops the model so that collectgarbage() can free it)
          collectgarbage()
       end
       local P = PRECISIONS[prec]
@@ -205,7 +207,7 @@ for name in opt.models:gmatch('[^,]+') do
             :format(name, v.key, first, unfused.loss))
       end
       local rel = (first - ref) / math.max(math.abs(ref), 1e-12)
-      if not finite(first) or not (math.abs(rel) <= P.tol) then
+      if not finite(first) or not (math.abs(rel) <= P.tol) then -- luacheck: ignore 581 (rejects NaN)
          error(('train_step: %s %s: first-step loss %s against float32\'s %.6f (relative %.3g, allowed %g)')
             :format(name, v.key, tostring(first), ref, rel, P.tol))
       end
@@ -230,7 +232,7 @@ for name in opt.models:gmatch('[^,]+') do
          for _ = 1, 3 do step() end
          local total = (progress.now() - t0) / 3
          local keys, layers = {}, 0
-         for k, v in pairs(prof) do keys[#keys + 1] = k; layers = layers + v / 3 end
+         for k, secs in pairs(prof) do keys[#keys + 1] = k; layers = layers + secs / 3 end
          table.sort(keys, function(a, b) return prof[a] > prof[b] end)
          print(('where the time goes, %s, %s %s (%.1f ms/step; layers %.1f ms, rest: criterion, sgd, containers):')
             :format(c.desc, P.desc, v.layout, total * 1000, layers * 1000))
@@ -247,10 +249,10 @@ if not opt.nopeer then
    -- MT_PEER_PYTHON names another interpreter (on the GPU machine, the one with CUDA PyTorch)
    -- OPENBLAS_NUM_THREADS: PyTorch's torch.set_num_threads does not reach Debian's pthread
    -- OpenBLAS, whose pool would otherwise run PyTorch's GEMMs (mm, bmm, slow_conv*) on every core
-   local cmd = ('OPENBLAS_NUM_THREADS=%d %s bench/train_step_peer.py --threads %d --reps %d --warmup %d --batch %d --models %s --precision %s'
-      .. ' --layout %s%s 2>&1')
-      :format(opt.threads, os.getenv('MT_PEER_PYTHON') or '/usr/bin/python3', opt.threads, opt.reps, opt.warmup, opt.batch,
-         table.concat(order, ','), table.concat(precisions, ','), table.concat(layouts, ','),
+   local cmd = ('OPENBLAS_NUM_THREADS=%d %s bench/train_step_peer.py --threads %d --reps %d --warmup %d --batch %d'
+      .. ' --models %s --precision %s --layout %s%s 2>&1')
+      :format(opt.threads, os.getenv('MT_PEER_PYTHON') or '/usr/bin/python3', opt.threads, opt.reps, opt.warmup,
+         opt.batch, table.concat(order, ','), table.concat(precisions, ','), table.concat(layouts, ','),
          (gpu and ' --cuda' or '') .. (opt.peerTF32 and ' --tf32' or ''))
    local p = io.popen(cmd)
    local out = p:read('*a')
@@ -283,8 +285,8 @@ if not opt.nopeer then
 end
 
 print(('\none training step on %s, median of %d (ms/step)')
-   :format(gpu and ('CUDA (' .. torch.cuda.getDeviceName() .. ')') or ('the CPU, ' .. opt.threads .. ' threads, convBackend '
-      .. opt.algo), opt.reps))
+   :format(gpu and ('CUDA (' .. torch.cuda.getDeviceName() .. ')')
+      or ('the CPU, ' .. opt.threads .. ' threads, convBackend ' .. opt.algo), opt.reps))
 print(('%-40s %-9s %-11s %12s %12s %8s   %s'):format('model', 'precision', 'layout', 'moontorch', 'PyTorch', 'ratio',
    'step-1 loss (vs fp32 nchw)'))
 for _, name in ipairs(order) do

@@ -47,7 +47,8 @@ local spec = {
    { 'weightDecay', 5e-4, 'weight decay' },
    { 'nesterov', true, 'Nesterov momentum (sgd)' },
    { 'labelSmoothing', 0, 'label smoothing of the cross-entropy' },
-   { 'ghostBatch', 0, 'batch norm statistics over ghost batches of about this many samples (Hoffer et al. 2017; 0: the whole batch)' },
+   { 'ghostBatch', 0,
+      'batch norm statistics over ghost batches of about this many samples (Hoffer et al. 2017; 0: the whole batch)' },
    { 'augment', true, 'random horizontal flips in training' },
    { 'width', 32, 'channels of the first convolution of the small CNN' },
    { 'threads', 2, 'CPU threads' },
@@ -63,7 +64,8 @@ local spec = {
    { 'stopAfterIter', 0, 'stop after this many training iterations in all, as if interrupted (0: no limit)' },
    { 'quiet', false, 'no progress bar' },
    { 'dist', false, 'data-parallel over the ranks of mpirun (moontorch.dist); -batchSize is global' },
-   { 'allreduce', 'auto', 'allreduce algorithm with -dist', choices = { 'auto', 'mpi', 'ring', 'multicolor', 'hierarchical', 'nccl' } },
+   { 'allreduce', 'auto', 'allreduce algorithm with -dist',
+      choices = { 'auto', 'mpi', 'ring', 'multicolor', 'hierarchical', 'nccl' } },
    { 'bucketMB', 25, 'gradient bucket size in MB with -dist' },
    { 'timeout', 300, 'seconds a rank waits for the others before failing, with -dist' },
 }
@@ -154,12 +156,14 @@ local function schedule(opt, itersPerEpoch)
    elseif opt.schedule == 'step' then -- x0.1 at a third and two thirds of the run
       base = S.step(opt.LR, math.max(math.floor(opt.nEpochs / 3), 1) * itersPerEpoch, 0.1)
    elseif opt.schedule == 'poly' then
-      if not (opt.polyPower >= 0) then error(('fashion_mnist: -polyPower must be >= 0, got %s'):format(opt.polyPower), 0) end
+      if not (opt.polyPower >= 0) then -- luacheck: ignore 581 (rejects NaN)
+         error(('fashion_mnist: -polyPower must be >= 0, got %s'):format(opt.polyPower), 0)
+      end
       base = S.polynomial(opt.LR, math.max(total - warm, 1), opt.polyPower)
    else base = S.constant(opt.LR) end
    return warm > 0 and S.warmup(warm, base) or base
 end
-M.schedule = schedule -- for spec/large_batch_spec.lua
+M.schedule = schedule -- for spec/recipes/large_batch_spec.lua
 
 function M.main(args)
    local opt = options.parse(args or {}, spec,
@@ -204,17 +208,20 @@ function M.main(args)
    if opt.optimizer == 'sgd' or opt.optimizer == 'lars' then config.momentum = opt.momentum end
    if opt.optimizer == 'sgd' and opt.nesterov and opt.momentum > 0 then config.nesterov, config.dampening = true, 0 end
 
-   local trainIt = batches(trainSet, opt.batchSize, { shuffle = true, flip = opt.augment, seed = opt.seed, dropLast = true,
-      rank = rank, world = world })
+   local trainIt = batches(trainSet, opt.batchSize, { shuffle = true, flip = opt.augment, seed = opt.seed,
+      dropLast = true, rank = rank, world = world })
    local rgc = require 'moontorch.dist.rgcflags'
    local problem = rgc.recipeProblem(opt)
    if problem then error('fashion_mnist: ' .. problem, 0) end
    local compressing = dist and opt.compress == 'rgc'
    if dist then
-      model = dist.DataParallel(model, rgc.recipeSetup(opt, config, { bucketMB = opt.bucketMB, algorithm = opt.allreduce }))
+      model = dist.DataParallel(model,
+         rgc.recipeSetup(opt, config, { bucketMB = opt.bucketMB, algorithm = opt.allreduce }))
    end
    local columns = { 'epoch', 'train_loss', 'train_acc', 'test_acc', 'lr', 'seconds', 'images_per_sec' }
-   if compressing then for _, c in ipairs { 'comm_MB', 'density', 'select_ms', 'exchange_ms' } do columns[#columns + 1] = c end end
+   if compressing then
+      for _, c in ipairs { 'comm_MB', 'density', 'select_ms', 'exchange_ms' } do columns[#columns + 1] = c end
+   end
    if scaler then columns[#columns + 1], columns[#columns + 2] = 'loss_scale', 'skipped_steps' end
    local trainer = train.Trainer{ name = 'fashion_mnist', model = model, criterion = criterion, dist = dist,
       optimizer = optim[opt.optimizer], config = config, device = opt.device, nEpochs = opt.nEpochs,
@@ -223,8 +230,10 @@ function M.main(args)
       val = batches(testSet, opt.testBatchSize, { rank = rank, world = world }),
       trainBatches = opt.limitBatches > 0 and opt.limitBatches or nil,
       valBatches = opt.limitTestBatches > 0 and opt.limitTestBatches or nil,
-      save = opt.save ~= '' and opt.save or nil, checkpointEvery = opt.checkpointEvery, format = 'moontorch fashion_mnist 2',
-      meta = { seed = opt.seed, optimizer = opt.optimizer, precision = opt.precision, fuse = opt.fuse }, stopAfter = opt.stopAfter, stopAfterIter = opt.stopAfterIter,
+      save = opt.save ~= '' and opt.save or nil, checkpointEvery = opt.checkpointEvery,
+      format = 'moontorch fashion_mnist 2',
+      meta = { seed = opt.seed, optimizer = opt.optimizer, precision = opt.precision, fuse = opt.fuse },
+      stopAfter = opt.stopAfter, stopAfterIter = opt.stopAfterIter,
       quiet = opt.quiet,
       columns = columns,
       row = function(epoch, tr, va)
@@ -234,7 +243,8 @@ function M.main(args)
             skipped_steps = tr.skipped_steps }
       end,
       tensorboard = compressing and { ['comm/MB_per_step'] = 'comm_MB', ['comm/density'] = 'density',
-         ['comm/select_ms'] = 'select_ms', ['comm/exchange_ms'] = 'exchange_ms', ['accuracy/test'] = 'test_acc' } or nil,
+         ['comm/select_ms'] = 'select_ms', ['comm/exchange_ms'] = 'exchange_ms',
+         ['accuracy/test'] = 'test_acc' } or nil,
       plot = { acc = 'test_acc', title = 'fashion_mnist: small CNN, ' .. opt.optimizer },
       report = not opt.quiet and function(epoch, tr, va)
          print(('epoch %d: train loss %.4f  train acc %.2f%%  test acc %.2f%%  (%.1f s, %.0f img/s)'):format(epoch,
@@ -253,17 +263,20 @@ function M.main(args)
    -- per-layer trust ratios; BN and bias (1-D) parameters take plain steps without weight decay
    if opt.optimizer == 'lars' or opt.optimizer == 'lamb' then
       config.layers, config.lars_exclude = optim.layerSegments(model, trainer.params)
-      if not (opt.eta > 0) then error(('fashion_mnist: -eta must be > 0, got %s'):format(opt.eta), 0) end
+      if not (opt.eta > 0) then -- luacheck: ignore 581 (rejects NaN)
+         error(('fashion_mnist: -eta must be > 0, got %s'):format(opt.eta), 0)
+      end
       if opt.optimizer == 'lars' then config.eta = opt.eta end
    end
    if opt.resume ~= '' then
       trainer:resume(opt.resume, function(meta, path)
-         local bad = precision.fuseMismatch(meta, opt)
-         if bad then error(path .. ': ' .. bad, 0) end
+         local mismatch = precision.fuseMismatch(meta, opt)
+         if mismatch then error(path .. ': ' .. mismatch, 0) end
       end)
       -- the warm-up goes on from there; residuals are per rank and start empty (not checkpointed)
       if compressing then
-         model.compressor:schedule(model.compressor.o.warmupSteps, (trainer.startEpoch - 1) * trainer.trainBatches + trainer.firstBatch - 1)
+         model.compressor:schedule(model.compressor.o.warmupSteps,
+            (trainer.startEpoch - 1) * trainer.trainBatches + trainer.firstBatch - 1)
       end
    end
 

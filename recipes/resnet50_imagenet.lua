@@ -45,8 +45,9 @@ local function run(opt, dist)
    io.stdout:setvbuf('line')
    torch.setnumthreads(opt.threads)
    if dist then
-      print(('data-parallel on %d ranks (%d nodes), allreduce %s, buckets of %g MB, %d images per rank and batch, %d+%d threads per rank'):format(
-         opt.world, dist.nodes(), opt.allreduce, opt.bucketMB, opt.localBatch, opt.threads, opt.nThreads))
+      print(('data-parallel on %d ranks (%d nodes), allreduce %s, buckets of %g MB, %d images per rank and batch, '
+         .. '%d+%d threads per rank'):format(opt.world, dist.nodes(), opt.allreduce, opt.bucketMB, opt.localBatch,
+         opt.threads, opt.nThreads))
    end
    local trainSrc, valSrc, nClasses = imagenet.data.sources(opt, dist)
    local model, criterion, config = imagenet.model.setup(opt, nClasses, dist)
@@ -56,7 +57,9 @@ local function run(opt, dist)
    if c then c:schedule(math.floor(opt.densityWarmup * trainer.trainBatches)) end
    if opt.resume ~= '' then
       trainer:resume(opt.resume, imagenet.checkpoints.check(opt))
-      if c then c:schedule(c.o.warmupSteps, (trainer.startEpoch - 1) * trainer.trainBatches + trainer.firstBatch - 1) end
+      if c then
+         c:schedule(c.o.warmupSteps, (trainer.startEpoch - 1) * trainer.trainBatches + trainer.firstBatch - 1)
+      end
    end
 
    local t0 = progress.now()
@@ -86,9 +89,9 @@ function M.main(args)
    -- Ranks other than 0 say nothing on stdout, the library's messages included (errors still
    -- reach stderr through the caller); print comes back however run ends.
    local say = print
-   print = function() end
+   print = function() end -- luacheck: ignore 121 (silences this rank's run; restored below)
    local ok, last, model = xpcall(run, os.getenv('MT_TRACEBACK') and debug.traceback or tostring, opt, dist)
-   print = say
+   print = say -- luacheck: ignore 121 (the real print back)
    if not ok then error(last, 0) end
    return last, model
 end

@@ -269,7 +269,8 @@ function methods.isContiguous(t) return C.mt_tensor_is_contiguous(T.h(t, 'isCont
 function methods.storageOffset(t) return tonumber(C.mt_tensor_offset(T.h(t, 'storageOffset'))) + 1 end
 function methods.dtype(t) return C.mt_tensor_dtype(T.h(t, 'dtype')) end
 function methods.device(t) return C.mt_tensor_device(T.h(t, 'device')) end
-function methods.getDevice(t) return C.mt_tensor_device(T.h(t, 'getDevice')) + 1 end -- cutorch: 1-based, 0 on CPU... see cuda()
+-- cutorch: 1-based, 0 on CPU... see cuda()
+function methods.getDevice(t) return C.mt_tensor_device(T.h(t, 'getDevice')) + 1 end
 function methods.isCuda(t) return C.mt_tensor_device(T.h(t, 'isCuda')) >= 0 end
 function methods.type(t, typename)
    local h = T.h(t, 'type')
@@ -288,7 +289,9 @@ end
 -- Raw data pointer (CPU tensors), typed for the dtype.
 function methods.data(t)
    local h = T.h(t, 'data')
-   if C.mt_tensor_device(h) >= 0 then error('data: the tensor is on a CUDA device; call :float() or :cpu() first', 2) end
+   if C.mt_tensor_device(h) >= 0 then
+      error('data: the tensor is on a CUDA device; call :float() or :cpu() first', 2)
+   end
    return ffi.cast(dtypes[C.mt_tensor_dtype(h) + 1].ptr, C.mt_tensor_data(h))
 end
 

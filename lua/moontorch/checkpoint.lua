@@ -56,7 +56,8 @@ local function encode(v, out, depth, path)
          local keys = {}
          for k in pairs(v) do
             if type(k) ~= 'string' then
-               error(('checkpoint: metadata %s has a %s key; tables must be arrays or have string keys'):format(path, type(k)), 0)
+               error(('checkpoint: metadata %s has a %s key; tables must be arrays or have string keys'):format(path,
+                  type(k)), 0)
             end
             keys[#keys + 1] = k
          end
@@ -88,7 +89,7 @@ local decode_value
 local function decode_string(s, i) -- s:sub(i, i) == '"'
    local parts, j = {}, i + 1
    while true do
-      local a, b = s:find('["\\]', j)
+      local a = s:find('["\\]', j)
       if not a then decode_error(s, i, 'unterminated string') end
       parts[#parts + 1] = s:sub(j, a - 1)
       if s:sub(a, a) == '"' then return table.concat(parts), a + 1 end
@@ -113,7 +114,8 @@ local function decode_string(s, i) -- s:sub(i, i) == '"'
          if cp < 0x80 then parts[#parts + 1] = string.char(cp)
          elseif cp < 0x800 then parts[#parts + 1] = string.char(0xC0 + math.floor(cp / 64), 0x80 + cp % 64)
          elseif cp < 0x10000 then
-            parts[#parts + 1] = string.char(0xE0 + math.floor(cp / 4096), 0x80 + math.floor(cp / 64) % 64, 0x80 + cp % 64)
+            parts[#parts + 1] = string.char(0xE0 + math.floor(cp / 4096), 0x80 + math.floor(cp / 64) % 64,
+               0x80 + cp % 64)
          else
             parts[#parts + 1] = string.char(0xF0 + math.floor(cp / 262144), 0x80 + math.floor(cp / 4096) % 64,
                0x80 + math.floor(cp / 64) % 64, 0x80 + cp % 64)
@@ -163,7 +165,9 @@ function decode_value(s, i, depth)
    elseif s:sub(i, i + 3) == 'null' then return nil, i + 4
    else
       local num = s:match('^-?%d+%.?%d*[eE]?[-+]?%d*', i)
-      if not num or num == '' or not tonumber(num) then decode_error(s, i, 'unexpected ' .. (c == '' and 'end' or ("'" .. c .. "'"))) end
+      if not num or num == '' or not tonumber(num) then
+         decode_error(s, i, 'unexpected ' .. (c == '' and 'end' or ("'" .. c .. "'")))
+      end
       return tonumber(num), i + #num
    end
 end
@@ -247,7 +251,9 @@ function checkpoint.load(path)
    if jk then
       meta[JSON_KEYS] = nil
       local ok, list = pcall(json.decode, jk)
-      if not ok or type(list) ~= 'table' then error(('%s: %s: bad "%s" metadata: %s'):format(op, path, JSON_KEYS, tostring(list)), 2) end
+      if not ok or type(list) ~= 'table' then
+         error(('%s: %s: bad "%s" metadata: %s'):format(op, path, JSON_KEYS, tostring(list)), 2)
+      end
       for _, k in ipairs(list) do
          if meta[k] ~= nil then
             local ok2, v = pcall(json.decode, meta[k])

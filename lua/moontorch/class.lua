@@ -29,7 +29,9 @@ local function make(name, parentName, ns)
    local parent
    if parentName ~= nil then
       parent = registry[parentName]
-      if not parent then error("torch.class: unknown parent class '" .. tostring(parentName) .. "' for '" .. name .. "'", 3) end
+      if not parent then
+         error("torch.class: unknown parent class '" .. tostring(parentName) .. "' for '" .. name .. "'", 3)
+      end
    end
    local mt = { __typename = name }
    mt.__index = mt

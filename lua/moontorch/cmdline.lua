@@ -57,7 +57,8 @@ return function(torch)
       if type(extra) == 'table' then ty, choices = extra.type, extra.choices end
       ty = ty or type(default)
       if not TYPES[ty] then
-         error(('torch.CmdLine.option: option %s has type %s (number, string or boolean expected)'):format(key, tostring(ty)), 2)
+         error(('torch.CmdLine.option: option %s has type %s (number, string or boolean expected)'):format(key,
+            tostring(ty)), 2)
       end
       if type(default) ~= ty then
          error(('torch.CmdLine.option: option %s has a default of type %s, not %s'):format(key, type(default), ty), 2)
@@ -73,7 +74,8 @@ return function(torch)
    function CmdLine:argument(key, help, ty)
       if type(key) ~= 'string' then error('torch.CmdLine.argument: expected a name, got ' .. type(key), 2) end
       if ty ~= nil and ty ~= 'string' and ty ~= 'number' then
-         error('torch.CmdLine.argument: argument ' .. key .. ' has type ' .. tostring(ty) .. ' (number or string expected)', 2)
+         error('torch.CmdLine.argument: argument ' .. key .. ' has type ' .. tostring(ty)
+            .. ' (number or string expected)', 2)
       end
       local a = { key = key, help = help, type = ty, positional = true }
       self.arguments[#self.arguments + 1] = a
@@ -85,7 +87,9 @@ return function(torch)
    -- Prefix each line of the log file (not the screen) with the date, and [name] when given.
    function CmdLine:addTime(name, format)
       format = format or '%F %T'
-      if type(format) ~= 'string' then error('torch.CmdLine.addTime: the format must be a string, got ' .. type(format), 2) end
+      if type(format) ~= 'string' then
+         error('torch.CmdLine.addTime: the format must be a string, got ' .. type(format), 2)
+      end
       self.dateformat = format
       self.timename = name and ('[' .. tostring(name) .. ']: ') or ' '
    end
@@ -182,7 +186,8 @@ return function(torch)
          elseif h.positional then
             out[#out + 1] = '  ' .. pad('<' .. strip(h.key) .. '>', width) .. (h.help and ' ' .. h.help or '')
          else
-            out[#out + 1] = '  ' .. pad(h.key, width) .. (h.help and ' ' .. h.help or '') .. ' [' .. tostring(h.default) .. ']'
+            out[#out + 1] = '  ' .. pad(h.key, width) .. (h.help and ' ' .. h.help or '')
+               .. ' [' .. tostring(h.default) .. ']'
          end
          out[#out + 1] = '\n'
       end
@@ -194,19 +199,22 @@ return function(torch)
    -- ignore = { dir = true } leaves an option out; { seed = false } keeps it even at its default.
    function CmdLine:string(prefix, params, ignore)
       prefix, ignore = prefix or '', ignore or {}
-      if type(params) ~= 'table' then error('torch.CmdLine.string: expected the params table as argument 2, got ' .. type(params), 2) end
+      if type(params) ~= 'table' then
+         error('torch.CmdLine.string: expected the params table as argument 2, got ' .. type(params), 2)
+      end
       local positional, opts = {}, {}
       for k, v in pairs(params) do
          local o = self.byname[k]
-         if ignore[k] then -- left out
-         elseif o and not o.positional then
-            if v ~= o.default or ignore[k] == false then
-               if type(v) == 'boolean' then v = v and 't' or 'f' end
-               opts[#opts + 1] = k .. self.keyseparator .. tostring(v)
-            end
-         else
-            for n, a in ipairs(self.arguments) do
-               if strip(a.key) == k then positional[n] = k .. self.keyseparator .. tostring(v) end
+         if not ignore[k] then -- ignored ones are left out
+            if o and not o.positional then
+               if v ~= o.default or ignore[k] == false then
+                  if type(v) == 'boolean' then v = v and 't' or 'f' end
+                  opts[#opts + 1] = k .. self.keyseparator .. tostring(v)
+               end
+            else
+               for n, a in ipairs(self.arguments) do
+                  if strip(a.key) == k then positional[n] = k .. self.keyseparator .. tostring(v) end
+               end
             end
          end
       end
@@ -222,7 +230,9 @@ return function(torch)
    function CmdLine:log(file, params)
       local f = file
       if io.type(file) ~= 'file' then
-         if type(file) ~= 'string' then error('torch.CmdLine.log: expected a file name or an open file, got ' .. type(file), 2) end
+         if type(file) ~= 'string' then
+            error('torch.CmdLine.log: expected a file name or an open file, got ' .. type(file), 2)
+         end
          local err
          f, err = io.open(file, 'w')
          if not f then error('torch.CmdLine.log: cannot open the log file: ' .. tostring(err), 2) end

@@ -119,7 +119,8 @@ return function(torch, T)
       if MODES[mode] == nil then
          error(("cuda.convAlgorithm: mode must be 'heuristic' or 'search', got %s"):format(tostring(mode)), 2)
       end
-      if workspaceMB ~= nil and (type(workspaceMB) ~= 'number' or not (workspaceMB >= 0)) then
+      if workspaceMB ~= nil
+         and (type(workspaceMB) ~= 'number' or not (workspaceMB >= 0)) then -- luacheck: ignore 581 (rejects NaN)
          error('cuda.convAlgorithm: workspaceMB must be a number >= 0, got ' .. tostring(workspaceMB), 2)
       end
       check(C.mt_cuda_set_conv_algorithm(MODES[mode], workspaceMB or old_mb))

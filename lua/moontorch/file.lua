@@ -295,7 +295,9 @@ return function(torch, T)
             if self:_read(rname, k, s, 1) == 1 then return s[1] end
             return nil
          elseif type(a) == 'number' then
-            if not is_int(a) or a < 0 then error(('%s: expected a count >= 0, got %s'):format(rname, tostring(a)), 2) end
+            if not is_int(a) or a < 0 then
+               error(('%s: expected a count >= 0, got %s'):format(rname, tostring(a)), 2)
+            end
             local s = new_storage(a)
             local got = self:_read(rname, k, s, a)
             if got < a then s:resize(got) end
@@ -375,7 +377,9 @@ return function(torch, T)
    -- objects: the bytes come from moontorch.serialize (Torch7's format), in this file's mode
    local function serializer(op)
       local ok, ser = pcall(require, 'moontorch.serialize')
-      if not ok then error(op .. ': object serialization needs the moontorch.serialize module: ' .. tostring(ser), 3) end
+      if not ok then
+         error(op .. ': object serialization needs the moontorch.serialize module: ' .. tostring(ser), 3)
+      end
       return ser
    end
 

@@ -8,7 +8,8 @@ local class = require 'moontorch.class'
 -- void* for FILE*: LuaJIT converts between them, so this works whoever declared stdio first
 for _, decl in ipairs {
    'void *fopen(const char *path, const char *mode);', 'int fclose(void *f);',
-   'size_t fread(void *p, size_t size, size_t n, void *f);', 'size_t fwrite(const void *p, size_t size, size_t n, void *f);',
+   'size_t fread(void *p, size_t size, size_t n, void *f);',
+   'size_t fwrite(const void *p, size_t size, size_t n, void *f);',
    'int fseeko(void *f, int64_t off, int whence);', 'int64_t ftello(void *f);', 'int fflush(void *f);',
    'int fgetc(void *f);', 'int ungetc(int c, void *f);', 'int setvbuf(void *f, char *buf, int mode, size_t size);',
    'void *popen(const char *cmd, const char *mode);', 'int pclose(void *f);',
@@ -21,7 +22,8 @@ return function(torch, T, File)
    local DiskFile = class('torch.DiskFile', 'torch.File', torch)
 
    local function open_error(op, what, name, mode)
-      return ("%s: cannot open %s '%s' in mode '%s': %s"):format(op, what, name, mode, ffi.string(C.strerror(ffi.errno())))
+      return ("%s: cannot open %s '%s' in mode '%s': %s"):format(op, what, name, mode,
+         ffi.string(C.strerror(ffi.errno())))
    end
 
    -- torch.DiskFile(path [, 'r' | 'w' | 'rw' [, quiet]]): nil instead of an error when quiet
@@ -80,7 +82,9 @@ return function(torch, T, File)
    function DiskFile:bigEndianEncoding() self._native = not little return self end
    function DiskFile:noBuffer()
       self:_usable('noBuffer', 2)
-      if C.setvbuf(self._fp, nil, IONBF, 0) ~= 0 then error('noBuffer: cannot disable buffering of ' .. self:_where(), 2) end
+      if C.setvbuf(self._fp, nil, IONBF, 0) ~= 0 then
+         error('noBuffer: cannot disable buffering of ' .. self:_where(), 2)
+      end
       return self
    end
    function DiskFile:name() return self._name end

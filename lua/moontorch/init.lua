@@ -64,7 +64,9 @@ torch.newmetatable = torch.class.newmetatable
 torch.setmetatable = torch.class.setmetatable
 
 function torch.setnumthreads(n)
-   if type(n) ~= 'number' or n < 1 then T.argerror('setnumthreads', 'expected a positive number, got ' .. tostring(n)) end
+   if type(n) ~= 'number' or n < 1 then
+      T.argerror('setnumthreads', 'expected a positive number, got ' .. tostring(n))
+   end
    C.mt_set_num_threads(n)
 end
 function torch.getnumthreads() return C.mt_get_num_threads() end
@@ -76,8 +78,8 @@ function torch.getnumthreads() return C.mt_get_num_threads() end
 -- the fastest kept (like cuda.convAlgorithm's 'search'). Results agree within float32 rounding,
 -- but a timed choice may differ between runs, so 'auto' is not bit-reproducible (and not the
 -- default). Without an argument, only reads.
-local CONV_BACKENDS = { auto = C.MT_CONV_BACKEND_AUTO, native = C.MT_CONV_BACKEND_NATIVE, onednn = C.MT_CONV_BACKEND_ONEDNN,
-   onednn_nchw = C.MT_CONV_BACKEND_ONEDNN_NCHW }
+local CONV_BACKENDS = { auto = C.MT_CONV_BACKEND_AUTO, native = C.MT_CONV_BACKEND_NATIVE,
+   onednn = C.MT_CONV_BACKEND_ONEDNN, onednn_nchw = C.MT_CONV_BACKEND_ONEDNN_NCHW }
 local conv_backend_names = {}
 for name, v in pairs(CONV_BACKENDS) do conv_backend_names[tonumber(v)] = name end
 local prevbuf = ffi.new('int[1]')

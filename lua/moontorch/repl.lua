@@ -468,7 +468,8 @@ local function cuda_status()
 end
 
 local function banner(loaded)
-   return ('moontorch %s  (%s, %d CPU threads)  %s\nloaded: %s.  help() for help, ?torch.zeros for one function, Ctrl-D to quit.')
+   return ('moontorch %s  (%s, %d CPU threads)  %s\n'
+      .. 'loaded: %s.  help() for help, ?torch.zeros for one function, Ctrl-D to quit.')
       :format(torch.version, jit and jit.version or _VERSION, torch.getnumthreads(), cuda_status(),
          table.concat(loaded, ', '))
 end
@@ -587,14 +588,14 @@ function M.repl()
    end
    -- os.exit() from the prompt should still trim the history file
    local real_exit = os.exit
-   os.exit = function(...)
+   os.exit = function(...) -- luacheck: ignore 122 (wrapped while the prompt runs, restored below)
       reader:close()
       return real_exit(...)
    end
    local ok, e = pcall(interact, session, function(p) return reader:read(p) end,
       function(l) reader:add_history(l) end, true)
    local saved, serr = reader:close()
-   os.exit = real_exit
+   os.exit = real_exit -- luacheck: ignore 122 (the real one back)
    if not saved then write_err('moontorch: ' .. serr) end
    if not ok then
       write_err('moontorch: ' .. tostring(e))

@@ -24,7 +24,9 @@ return function(torch, T)
 
    -- the handle of a live storage, or 'op: expected a storage, got <type>'
    local function sh(s, op, level)
-      if not is_storage(s) then error(('%s: expected a storage, got %s'):format(op, torch.type(s)), (level or 2) + 1) end
+      if not is_storage(s) then
+         error(('%s: expected a storage, got %s'):format(op, torch.type(s)), (level or 2) + 1)
+      end
       return s.h
    end
    local function numel(h) return tonumber(C.mt_tensor_storage_numel(h)) end
@@ -157,7 +159,8 @@ return function(torch, T)
       if not is_storage(src) then error('copy: expected a storage, got ' .. torch.type(src), 2) end
       local n, m = numel(h), numel(src.h)
       if n ~= m then
-         error(('copy: %s of size %d cannot take the %d elements of a %s'):format(typename(h), n, m, typename(src.h)), 2)
+         error(('copy: %s of size %d cannot take the %d elements of a %s'):format(typename(h), n, m,
+            typename(src.h)), 2)
       end
       local dst_t, src_t = stensor(s), stensor(src) -- named: an unnamed one may be collected early
       check(C.mt_copy(dst_t.h, src_t.h), 'copy')

@@ -171,7 +171,9 @@ return function(torch, T)
       T.h(mask, 'maskedCopy')
       T.h(src, 'maskedCopy')
       local dt, mdt = C.mt_tensor_dtype(self.h), C.mt_tensor_dtype(mask.h)
-      if mdt ~= T.BYTE and mdt ~= T.BOOL then error('maskedCopy: the mask must be a ByteTensor, got ' .. mask:type(), 2) end
+      if mdt ~= T.BYTE and mdt ~= T.BOOL then
+         error('maskedCopy: the mask must be a ByteTensor, got ' .. mask:type(), 2)
+      end
       if C.mt_tensor_dtype(src.h) ~= dt then
          error(('maskedCopy: source is a %s, expected a %s like the tensor'):format(src:type(), self:type()), 2)
       end

@@ -23,7 +23,9 @@ return function(torch, T)
 
    -- 1-based (maybe negative) index into a 0-based one, checked against the size.
    local function norm_index(i, dim, size, level)
-      if i ~= floor(i) then error(('indexing: index %s for dimension %d is not an integer'):format(tostring(i), dim), level + 1) end
+      if i ~= floor(i) then
+         error(('indexing: index %s for dimension %d is not an integer'):format(tostring(i), dim), level + 1)
+      end
       local ii = i < 0 and i + size + 1 or i
       if ii < 1 or ii > size then bad_index(i, dim, size, level + 1) end
       return ii - 1
@@ -98,12 +100,12 @@ return function(torch, T)
          else
             all_numbers = false
             local a, b = 1, size
-            if e == nil then -- trailing dimensions not named: whole
-            elseif type(e) == 'table' and not T.is_tensor(e) then
+            -- (e == nil: trailing dimensions not named: whole)
+            if type(e) == 'table' and not T.is_tensor(e) then
                local ne = #e
                if ne > 2 then
-                  error(('indexing: range for dimension %d has %d entries; expected {}, {i} or {a, b}'):format(d + 1, ne),
-                     level + 1)
+                  error(('indexing: range for dimension %d has %d entries; expected {}, {i} or {a, b}')
+                     :format(d + 1, ne), level + 1)
                end
                if ne >= 1 then a = e[1]; b = ne == 2 and e[2] or a end
                for _, x in ipairs { a, b } do
@@ -120,7 +122,7 @@ return function(torch, T)
                      level + 1)
                end
                a, b = ra, rb
-            else
+            elseif e ~= nil then
                error(('indexing: entry %d of the index table is a %s; expected a number or a table'):format(d + 1,
                   type(e)), level + 1)
             end
@@ -164,14 +166,17 @@ return function(torch, T)
       end
       if T.is_tensor(k) then
          if is_mask(k) then
-            if not methods.maskedSelect then error('indexing: t[mask] needs maskedSelect, which is not available', 2) end
+            if not methods.maskedSelect then
+               error('indexing: t[mask] needs maskedSelect, which is not available', 2)
+            end
             return methods.maskedSelect(t, k)
          end
          if dtype_of(k) == T.LONG then
             if not methods.index then error('indexing: t[indices] needs index(), which is not available', 2) end
             return methods.index(t, 1, k)
          end
-         error(('indexing: cannot index with a %s; use a LongTensor of indices or a ByteTensor mask'):format(k:type()), 2)
+         error(('indexing: cannot index with a %s; use a LongTensor of indices or a ByteTensor mask')
+            :format(k:type()), 2)
       end
       if type(k) == 'table' then
          local kind, rel, n = resolve(h, k, 2)
@@ -213,7 +218,8 @@ return function(torch, T)
             m(t, 1, k, v)
             return
          end
-         error(('indexing: cannot index with a %s; use a LongTensor of indices or a ByteTensor mask'):format(k:type()), 2)
+         error(('indexing: cannot index with a %s; use a LongTensor of indices or a ByteTensor mask')
+            :format(k:type()), 2)
       end
       if type(k) == 'table' then
          local kind, rel, n = resolve(h, k, 2)

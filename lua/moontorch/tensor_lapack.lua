@@ -22,7 +22,9 @@ return function(torch, T)
          '[' .. table.concat(f.results, ', ') .. ',] ', table.concat(f.inputs, ', '),
          (function()
             local o = {}
-            for _, opt in ipairs(f.options) do o[#o + 1] = (" [, '%s' or '%s']"):format(opt[2]:sub(1, 1), opt[2]:sub(2, 2)) end
+            for _, opt in ipairs(f.options) do
+               o[#o + 1] = (" [, '%s' or '%s']"):format(opt[2]:sub(1, 1), opt[2]:sub(2, 2))
+            end
             if f.tol then o[#o + 1] = ' [, tol]' end
             return table.concat(o)
          end)())

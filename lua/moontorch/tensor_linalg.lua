@@ -63,7 +63,9 @@ return function(torch, T)
          error(usage(op, self ~= nil), 3)
       end
       local x, y = args[i], args[i + 1]
-      if not is_tensor(m) or not is_tensor(x) or not is_tensor(y) or i + 1 ~= n then error(usage(op, self ~= nil), 3) end
+      if not is_tensor(m) or not is_tensor(x) or not is_tensor(y) or i + 1 ~= n then
+         error(usage(op, self ~= nil), 3)
+      end
       return res, beta, m, alpha, x, y
    end
 

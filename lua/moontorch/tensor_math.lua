@@ -102,7 +102,9 @@ return function(torch, T)
    --   t:f(b) in place;  t:f(a, b) sets t = f(a, b)
 
    -- scalar forms: how to apply `t op v` for a number v (nil: through a 0-d tensor)
-   local function scalar_unary(op) return function(res, a, v, name) check(C.mt_unary(op, res.h, a.h, v, 0), name, true) end end
+   local function scalar_unary(op)
+      return function(res, a, v, name) check(C.mt_unary(op, res.h, a.h, v, 0), name, true) end
+   end
    local function via_tensor(binop)
       return function(res, a, v, name) check(C.mt_binary(binop, res.h, a.h, scalar_tensor(v, a).h, 1), name, true) end
    end
@@ -114,7 +116,8 @@ return function(torch, T)
       cpow = { C.MT_POW, scalar_unary(C.MT_POW_SCALAR) },
       pow = { C.MT_POW, scalar_unary(C.MT_POW_SCALAR) }, -- torch.pow/t:pow are redefined below
       cmax = { C.MT_MAXIMUM, function(res, a, v) check(C.mt_unary(C.MT_CLAMP, res.h, a.h, v, huge), 'cmax', true) end },
-      cmin = { C.MT_MINIMUM, function(res, a, v) check(C.mt_unary(C.MT_CLAMP, res.h, a.h, -huge, v), 'cmin', true) end },
+      cmin = { C.MT_MINIMUM,
+         function(res, a, v) check(C.mt_unary(C.MT_CLAMP, res.h, a.h, -huge, v), 'cmin', true) end },
       fmod = { C.MT_FMOD, via_tensor(C.MT_FMOD) },
       atan2 = { C.MT_ATAN2, via_tensor(C.MT_ATAN2) },
    }
@@ -148,7 +151,9 @@ return function(torch, T)
 
    -- pow: torch.pow([res,] t, v), torch.pow([res,] v, t) (scalar base), torch.pow([res,] t, u)
    local function apply_pow(res, a, b)
-      if res == nil and type(a) == 'number' and type(b) == 'number' then return on_number(C.MT_POW_SCALAR, 'pow', a, b) end
+      if res == nil and type(a) == 'number' and type(b) == 'number' then
+         return on_number(C.MT_POW_SCALAR, 'pow', a, b)
+      end
       if type(a) == 'number' then
          if not is_tensor(b) then error('pow: expected a tensor operand, got ' .. type(a) .. ' and ' .. type(b), 3) end
          res = result(res, b, 'pow')

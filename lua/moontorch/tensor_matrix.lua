@@ -78,7 +78,8 @@ return function(torch, T)
          error(('cross: dimension %d out of range for a tensor of size %s'):format(dim, shape_str(a)), 3)
       end
       if a:size(dim) ~= 3 then
-         error(('cross: dimension %d has size %d, expected 3 (tensor of size %s)'):format(dim, a:size(dim), shape_str(a)), 3)
+         error(('cross: dimension %d has size %d, expected 3 (tensor of size %s)'):format(dim, a:size(dim),
+            shape_str(a)), 3)
       end
       if dtype(a) ~= dtype(b) or device(a) ~= device(b) then
          error(('cross: operands must share dtype and device, got %s and %s'):format(a:type(), b:type()), 3)
@@ -191,7 +192,9 @@ return function(torch, T)
       if type(p) ~= 'number' or p <= 0 then error('renorm: p must be a positive number, got ' .. tostring(p), 3) end
       if type(maxnorm) ~= 'number' then error('renorm: maxnorm must be a number, got ' .. tostring(maxnorm), 3) end
       local n = ndim(x)
-      if n < 2 then error(('renorm: expected at least 2 dimensions, got a tensor of size %s'):format(shape_str(x)), 3) end
+      if n < 2 then
+         error(('renorm: expected at least 2 dimensions, got a tensor of size %s'):format(shape_str(x)), 3)
+      end
       want_int('renorm', dim, 'dimension')
       if dim < 0 then dim = dim + n + 1 end
       if dim < 1 or dim > n then

@@ -23,7 +23,9 @@ return function(torch, T)
       local nd, n = #shape, #out
       local nodes, pos, depth = { data }, { 0 }, 1
       if nd == 0 or type(data) ~= 'table' then error('tensor: expected a nested table of numbers', 3) end
-      if #data ~= shape[1] then error(('tensor: ragged table: dimension 1 should have %d entries'):format(shape[1]), 3) end
+      if #data ~= shape[1] then
+         error(('tensor: ragged table: dimension 1 should have %d entries'):format(shape[1]), 3)
+      end
       while depth > 0 do
          local i = pos[depth] + 1
          if i > shape[depth] then
@@ -33,12 +35,15 @@ return function(torch, T)
             local v = nodes[depth][i]
             if depth == nd then
                if type(v) == 'boolean' then v = v and 1 or 0 end
-               if type(v) ~= 'number' then error('tensor: table holds a ' .. type(v) .. ' where a number was expected', 3) end
+               if type(v) ~= 'number' then
+                  error('tensor: table holds a ' .. type(v) .. ' where a number was expected', 3)
+               end
                n = n + 1
                out[n] = v
             else
                if type(v) ~= 'table' or #v ~= shape[depth + 1] then
-                  error(('tensor: ragged table: dimension %d should have %d entries'):format(depth + 1, shape[depth + 1]), 3)
+                  error(('tensor: ragged table: dimension %d should have %d entries'):format(depth + 1,
+                     shape[depth + 1]), 3)
                end
                depth = depth + 1
                nodes[depth], pos[depth] = v, 0
@@ -138,7 +143,9 @@ return function(torch, T)
 
    local default = 'torch.FloatTensor'
    function torch.setdefaulttensortype(name)
-      if not T.types[name] or T.types[name].device ~= T.CPU then error('setdefaulttensortype: unknown CPU type ' .. tostring(name), 2) end
+      if not T.types[name] or T.types[name].device ~= T.CPU then
+         error('setdefaulttensortype: unknown CPU type ' .. tostring(name), 2)
+      end
       default = name
    end
    function torch.getdefaulttensortype() return default end

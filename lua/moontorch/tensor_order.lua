@@ -81,7 +81,9 @@ return function(torch, T)
    local function go_median(resval, resind, x, dim)
       want_tensor('median', x)
       local d = the_dim('median', x, dim)
-      if x:size(d) == 0 then error(('median: dimension %d of the tensor of size %s is empty'):format(d, T.shape_str(x)), 3) end
+      if x:size(d) == 0 then
+         error(('median: dimension %d of the tensor of size %s is empty'):format(d, T.shape_str(x)), 3)
+      end
       local v, i = kth('median', resval, resind, x, floor((x:size(d) + 1) / 2), d)
       return v, i
    end
@@ -170,7 +172,9 @@ return function(torch, T)
       if type(lo) ~= 'number' or type(hi) ~= 'number' then error(op .. ': min and max must be numbers', 4) end
       if lo == hi and x:nElement() > 0 then lo, hi = x:min(), x:max() end
       if lo == hi then lo, hi = lo - 1, hi + 1 end
-      if not (lo < hi) then error(('%s: min %g must be below max %g'):format(op, lo, hi), 4) end
+      if not (lo < hi) then -- luacheck: ignore 581 (rejects NaN)
+         error(('%s: min %g must be below max %g'):format(op, lo, hi), 4)
+      end
       return nbins, lo, hi
    end
 

@@ -81,7 +81,7 @@ return function(torch, T)
 
    -- Returns fmt(v) -> string, the common cell width, and the scale factor (or nil).
    local function choose_format(p, n, integer_dtype)
-      local allint, maxabs, minabs, neg, finite = true, 0, huge, false, false
+      local allint, maxabs, minabs, finite = true, 0, huge, false
       local width = 0
       for i = 0, n - 1 do
          local v = p[i]
@@ -93,7 +93,6 @@ return function(torch, T)
             local a = abs(v)
             if a > maxabs then maxabs = a end
             if a ~= 0 and a < minabs then minabs = a end
-            if v < 0 then neg = true end
             if v ~= floor(v) then allint = false end
          end
       end

@@ -125,19 +125,19 @@ return function(torch, T)
    -- t:bernoulli(p): 1 with probability p (a number, or a tensor of probabilities like t)
    function methods.bernoulli(t, ...)
       local G, p = gen_args(...)
-      local gen = G.g
+      local gstate = G.g
       local h = T.h(t, 'bernoulli')
       p = p == nil and 0.5 or p
       if is_tensor(p) then
          local u = T.new(C.mt_tensor_dtype(p.h), C.mt_tensor_device(h), T.sizes(t))
-         check(C.mt_random_uniform(u.h, gen, 0, 1))
+         check(C.mt_random_uniform(u.h, gstate, 0, 1))
          local m = T.empty(T.BYTE, C.mt_tensor_device(h))
          check(C.mt_binary(C.MT_LT, m.h, u.h, p.h, 1))
          check(C.mt_copy(h, m.h))
          return t
       end
       if type(p) ~= 'number' then error('bernoulli: probability must be a number or a tensor, got ' .. type(p), 2) end
-      check(C.mt_random_bernoulli(h, gen, p))
+      check(C.mt_random_bernoulli(h, gstate, p))
       return t
    end
 
@@ -183,12 +183,12 @@ return function(torch, T)
    -- torch.randperm([res,] n): a random permutation of 1..n (the default tensor type, as
    -- Torch7), Fisher-Yates driven by the generator (n draws)
    local function randperm(res, G, n)
-      local gen = G.g
+      local gstate = G.g
       if not is_int(n) or n < 0 then error('randperm: n must be a non-negative integer, got ' .. tostring(n), 2) end
       local perm = T.new(T.LONG, T.CPU, { n })
       if n > 0 then
          local u = T.new(T.DOUBLE, T.CPU, { n })
-         check(C.mt_random_uniform(u.h, gen, 0, 1))
+         check(C.mt_random_uniform(u.h, gstate, 0, 1))
          local up = ffi.cast('double*', C.mt_tensor_data(u.h))
          local p = ffi.cast('int64_t*', C.mt_tensor_data(perm.h))
          for i = 0, n - 1 do p[i] = i + 1 end
@@ -224,9 +224,9 @@ return function(torch, T)
       end
       return t
    end
-   local function positive(op, what, v, default)
-      v = v == nil and default or v
-      if type(v) ~= 'number' or not (v > 0) then
+   local function positive(op, what, v, fallback)
+      v = v == nil and fallback or v
+      if type(v) ~= 'number' or not (v > 0) then -- luacheck: ignore 581 (rejects NaN)
          error(('%s: %s must be a positive number, got %s'):format(op, what, tostring(v)), 3)
       end
       return v

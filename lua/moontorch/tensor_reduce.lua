@@ -33,8 +33,8 @@ return function(torch, T)
       end
       local dd = d < 0 and d + n + 1 or d
       if dd < 1 or dd > math.max(n, 1) then
-         error(('%s: dimension %d out of range for a tensor of size %s (%d dimensions)'):format(name, d, shape_str(t), n),
-            4)
+         error(('%s: dimension %d out of range for a tensor of size %s (%d dimensions)'):format(name, d,
+            shape_str(t), n), 4)
       end
       return dd - 1
    end

@@ -50,7 +50,9 @@ return function(torch, T)
       if type(mean) ~= 'number' or type(stdv) ~= 'number' then
          T.argerror('logNormal', 'mean and stdv must be numbers', 2)
       end
-      if not (stdv > 0) then T.argerror('logNormal', ('stdv must be positive, got %g'):format(stdv), 2) end
+      if not (stdv > 0) then -- luacheck: ignore 581 (rejects NaN)
+         T.argerror('logNormal', ('stdv must be positive, got %g'):format(stdv), 2)
+      end
       check(C.mt_random_normal(T.h(t, 'logNormal'), torch._generator, mean, stdv), 'logNormal', true)
       check(C.mt_unary(C.MT_EXP, t.h, t.h, 0, 0), 'logNormal', true)
       return t
@@ -67,9 +69,13 @@ return function(torch, T)
       local op = 'multinomial'
       T.expect_tensor(p, op, 'of probabilities', 4)
       local nd = methods.dim(p)
-      if nd ~= 1 and nd ~= 2 then argerror(op, ('expected a 1-d or 2-d tensor of probabilities, got %d-d'):format(nd)) end
+      if nd ~= 1 and nd ~= 2 then
+         argerror(op, ('expected a 1-d or 2-d tensor of probabilities, got %d-d'):format(nd))
+      end
       if not is_float(p) then argerror(op, 'probabilities must be a floating tensor, got ' .. tname(p)) end
-      if not T.is_int(n) or n < 1 then argerror(op, 'the number of samples must be a positive integer, got ' .. tostring(n)) end
+      if not T.is_int(n) or n < 1 then
+         argerror(op, 'the number of samples must be a positive integer, got ' .. tostring(n))
+      end
       if replacement ~= nil and type(replacement) ~= 'boolean' then
          argerror(op, 'replacement must be a boolean, got ' .. type(replacement))
       end
@@ -93,14 +99,17 @@ return function(torch, T)
          for j = 0, K - 1 do
             local v = row[j]
             if not (v >= 0 and v < math.huge) then
-               argerror(op, ('row %d holds an invalid probability %s (must be finite and >= 0)'):format(r + 1, tostring(v)))
+               argerror(op, ('row %d holds an invalid probability %s (must be finite and >= 0)'):format(r + 1,
+                  tostring(v)))
             end
             total = total + v
             cum[j] = total
             left[j] = v
             if v > 0 then nonzero = nonzero + 1 end
          end
-         if not (total > 0) then argerror(op, ('row %d of the probabilities sums to 0'):format(r + 1)) end
+         if not (total > 0) then -- luacheck: ignore 581 (rejects NaN)
+            argerror(op, ('row %d of the probabilities sums to 0'):format(r + 1))
+         end
          if not replacement and n > nonzero then
             argerror(op, ('cannot draw %d samples without replacement: row %d has only %d nonzero probabilities')
                :format(n, r + 1, nonzero))
@@ -159,7 +168,9 @@ return function(torch, T)
       T.expect_tensor(probs, op, 'of probabilities', 2)
       if methods.dim(probs) ~= 1 then T.argerror(op, 'expected a 1-d tensor of probabilities', 2) end
       if not is_float(probs) then T.argerror(op, 'probabilities must be a floating tensor, got ' .. tname(probs), 2) end
-      if state ~= nil and type(state) ~= 'table' then T.argerror(op, 'state must be a table, got ' .. type(state), 2) end
+      if state ~= nil and type(state) ~= 'table' then
+         T.argerror(op, 'state must be a table, got ' .. type(state), 2)
+      end
       local K = T.sizes(probs)[1]
       local p, pt = host_doubles(probs)
       local total = 0
@@ -169,7 +180,7 @@ return function(torch, T)
          end
          total = total + p[i]
       end
-      if not (total > 0) then T.argerror(op, 'the probabilities sum to 0', 2) end
+      if not (total > 0) then T.argerror(op, 'the probabilities sum to 0', 2) end -- luacheck: ignore 581 (rejects NaN)
       local J = T.new(T.LONG, T.CPU, { K })
       local q = T.new(T.DOUBLE, T.CPU, { K })
       local jp = ffi.cast('int64_t*', C.mt_tensor_data(J.h))

@@ -133,7 +133,8 @@ return function(torch, T)
       for k = 1, na / 2 do
          local s, e = args[2 * k - 1], args[2 * k]
          if not is_int(s) or not is_int(e) then
-            error(('sub: bounds for dimension %d must be integers, got %s and %s'):format(k, tostring(s), tostring(e)), 2)
+            error(('sub: bounds for dimension %d must be integers, got %s and %s'):format(k, tostring(s),
+               tostring(e)), 2)
          end
          local size = tonumber(sbuf[k - 1])
          local ss, ee = s < 0 and s + size + 1 or s, e < 0 and e + size + 1 or e
@@ -157,7 +158,8 @@ return function(torch, T)
    function methods.t(t)
       local h = h_of(t, 't')
       if C.mt_tensor_ndim(h) ~= 2 then
-         error(('t: expected a 2-dimensional tensor, got one of size %s; use transpose(d1, d2)'):format(shape_str(t)), 2)
+         error(('t: expected a 2-dimensional tensor, got one of size %s; use transpose(d1, d2)')
+            :format(shape_str(t)), 2)
       end
       check(C.mt_tensor_transpose(outp, h, 0, 1))
       return T.wrap(outp[0])
@@ -301,7 +303,8 @@ return function(torch, T)
          return false
       end
       for i = 0, C.mt_tensor_ndim(a) - 1 do
-         if C.mt_tensor_size(a, i) ~= C.mt_tensor_size(b, i) or C.mt_tensor_stride(a, i) ~= C.mt_tensor_stride(b, i) then
+         if C.mt_tensor_size(a, i) ~= C.mt_tensor_size(b, i)
+            or C.mt_tensor_stride(a, i) ~= C.mt_tensor_stride(b, i) then
             return false
          end
       end

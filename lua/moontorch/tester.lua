@@ -23,7 +23,8 @@ local function location()
       local info = debug.getinfo(level, 'Sln')
       if not info then break end
       if info.source ~= THIS and info.what ~= 'C' and not info.source:match('tester_check%.lua$') then
-         local fn = info.what == 'main' and 'main chunk' or ('function <%s:%d>'):format(info.short_src, info.linedefined)
+         local fn = info.what == 'main' and 'main chunk'
+            or ('function <%s:%d>'):format(info.short_src, info.linedefined)
          return ('stack traceback:\n\t%s:%d: in %s\n'):format(info.short_src, info.currentline, fn)
       end
    end
@@ -48,7 +49,9 @@ local function get_tolerance_message(default, ...)
          message = a .. '\n'
       elseif type(a) == 'number' then
          if tolerance then error('Tester: a second tolerance was given: ' .. a, 3) end
-         if not (a >= 0) then error('Tester: the tolerance must be >= 0, got ' .. tostring(a), 3) end
+         if not (a >= 0) then -- luacheck: ignore 581 (rejects NaN)
+            error('Tester: the tolerance must be >= 0, got ' .. tostring(a), 3)
+         end
          tolerance = a
       elseif a ~= nil then
          error('Tester: expected a tolerance (number) or a message (string), got ' .. type(a), 3)
@@ -82,14 +85,18 @@ return function(torch, T)
 
    function Tester:_success()
       local name = self._currentTestName
-      if self.assertionPass and self.assertionPass[name] then self.assertionPass[name] = self.assertionPass[name] + 1 end
+      if self.assertionPass and self.assertionPass[name] then
+         self.assertionPass[name] = self.assertionPass[name] + 1
+      end
       return true
    end
 
    function Tester:_failure(message)
       if self.rethrow then error(message, 0) end
       local name = self._currentTestName
-      if self.assertionFail and self.assertionFail[name] then self.assertionFail[name] = self.assertionFail[name] + 1 end
+      if self.assertionFail and self.assertionFail[name] then
+         self.assertionFail[name] = self.assertionFail[name] + 1
+      end
       self.errors[#self.errors + 1] = debug_info(self, message)
       return false
    end
@@ -128,7 +135,8 @@ return function(torch, T)
    local function compare(name, op, sym)
       Tester[name] = function(self, a, b, ...)
          local message = get_message(...)
-         return self:_assert_sub(op(a, b), ('%s%s failed: %s %s %s'):format(message, name:sub(7):upper(), tostring(a), sym, tostring(b)))
+         return self:_assert_sub(op(a, b),
+            ('%s%s failed: %s %s %s'):format(message, name:sub(7):upper(), tostring(a), sym, tostring(b)))
       end
    end
    compare('assertlt', function(a, b) return a < b end, '>=')
@@ -165,7 +173,8 @@ return function(torch, T)
       local ok, sub = check.tensors(ta, tb, tolerance, negate, ignore)
       if ignore and ok and not negate and not ta:isSameSizeAs(tb) then
          self:_warning('Tensors have the same content but different dimensions. For backwards compatibility, '
-            .. 'they are considered equal, but this may change in the future. Consider using :eq to check for equality instead.')
+            .. 'they are considered equal, but this may change in the future. '
+            .. 'Consider using :eq to check for equality instead.')
       end
       return self:_assert_sub(ok, message .. (sub or ''))
    end
@@ -183,7 +192,8 @@ return function(torch, T)
    function Tester:assertErrorObj(f, errcomp, ...)
       local message = get_message(...)
       local ok, err = pcall(f)
-      return self:_assert_sub(not ok and not not errcomp(err), ('%sERROR violation: err=%s'):format(message, tostring(err)))
+      return self:_assert_sub(not ok and not not errcomp(err),
+         ('%sERROR violation: err=%s'):format(message, tostring(err)))
    end
    function Tester:assertError(f, ...) return self:assertErrorObj(f, function() return true end, ...) end
    function Tester:assertErrorMsg(f, errmsg, ...)
@@ -216,7 +226,9 @@ return function(torch, T)
             table.sort(names, function(a, b) return tostring(a) < tostring(b) end)
          end
          for _, k in ipairs(names) do
-            if type(f[k]) == 'table' then error('Tester:add: nested sets of tests are not supported (' .. tostring(k) .. ')', 2) end
+            if type(f[k]) == 'table' then
+               error('Tester:add: nested sets of tests are not supported (' .. tostring(k) .. ')', 2)
+            end
             self:add(f[k], k)
          end
          return self
@@ -238,7 +250,9 @@ return function(torch, T)
 
    function Tester:disable(names)
       if type(names) == 'string' then names = { names } end
-      if type(names) ~= 'table' then error('Tester:disable: expected a test name or a list of names, got ' .. type(names), 2) end
+      if type(names) ~= 'table' then
+         error('Tester:disable: expected a test name or a list of names, got ' .. type(names), 2)
+      end
       for _, name in ipairs(names) do
          if not self.tests[name] then error("Tester:disable: unrecognized test '" .. tostring(name) .. "'", 2) end
          self.disabledTests[name] = true
@@ -380,7 +394,8 @@ return function(torch, T)
             if tests[k] ~= nil then error('Test ' .. tostring(k) .. ' is already defined.', 2) end
             if type(v) ~= 'function' then
                if type(v) == 'table' then error('Nested tables of tests are not supported', 2) end
-               error('Only functions are supported as members of a TestSuite, got ' .. type(v) .. ' for ' .. tostring(k), 2)
+               error('Only functions are supported as members of a TestSuite, got ' .. type(v) .. ' for '
+                  .. tostring(k), 2)
             end
             tests[k] = v
             order[#order + 1] = k

@@ -17,7 +17,8 @@ function M.open(dir)
    if not fs.isdir(dir) then fail('-data %s: no such directory (expected train/ and val/ inside)', dir) end
    for _, split in ipairs({ 'train', 'val' }) do
       if not fs.isdir(dir .. '/' .. split) then
-         fail('-data %s: no %s/ folder (expected train/ and val/, as ImageFolders or packed shards; run without -data for how to get ImageNet)', dir, split)
+         fail('-data %s: no %s/ folder (expected train/ and val/, as ImageFolders or packed shards; '
+            .. 'run without -data for how to get ImageNet)', dir, split)
       end
    end
    -- recipes/tools/pack.lua writes DIR/<split>/classes.txt beside the split's shards
@@ -27,14 +28,15 @@ function M.open(dir)
       local ok, ds = pcall(make, dir .. '/' .. split)
       if ok then return ds end
       fail('-data %s: %s%s', dir, tostring(ds), split == 'val' and not shards and
-         ' (the val tar unpacks flat: sort it into one folder per class with valprep.sh, see the instructions printed without -data)' or '')
+         ' (the val tar unpacks flat: sort it into one folder per class with valprep.sh, see the instructions'
+         .. ' printed without -data)' or '')
    end
    local train, val = open('train'), open('val')
    local tc, vc = train:classes(), val:classes()
    if #tc == 0 then fail('-data %s/train: no classes found', dir) end
    if #tc ~= #vc then
-      fail('-data %s: train/ has %d classes but val/ has %d (is val/ sorted into one folder per class? see valprep.sh in the instructions printed without -data)',
-         dir, #tc, #vc)
+      fail('-data %s: train/ has %d classes but val/ has %d (is val/ sorted into one folder per class? '
+         .. 'see valprep.sh in the instructions printed without -data)', dir, #tc, #vc)
    end
    for i = 1, #tc do
       if tc[i] ~= vc[i] then fail('-data %s: class %d is %s in train/ but %s in val/', dir, i, tc[i], vc[i]) end
@@ -66,11 +68,12 @@ local function cache(ds, split, opt, budget, dist)
    local need = ds:partitionBytes(opt.rank, opt.world, false)
    if not everyRank(dist, opt.cache == 'on' or need <= budget) then
       if opt.world == 1 then
-         print(('not caching %s: its %s exceed the %s left of the cache budget (-cacheBudget); streaming from disk'):format(
-            split, human(need), human(budget)))
+         print(('not caching %s: its %s exceed the %s left of the cache budget (-cacheBudget); streaming from disk')
+            :format(split, human(need), human(budget)))
       else
-         print(('not caching %s on any rank: the block of at least one rank exceeds what it has left of the cache budget (-cacheBudget, per rank; rank 0: %s for %s left); streaming from disk'):format(
-            split, human(need), human(budget)))
+         print(('not caching %s on any rank: the block of at least one rank exceeds what it has left of the '
+            .. 'cache budget (-cacheBudget, per rank; rank 0: %s for %s left); streaming from disk')
+            :format(split, human(need), human(budget)))
       end
       return budget, false
    end
@@ -89,12 +92,14 @@ local function cache(ds, split, opt, budget, dist)
          return budget, false
       end
       -- the blocks that did load still serve their own samples from memory
-      print(('could not cache %s on every rank; its loader takes slices of the global batches, reading what a rank did not cache from disk'):format(split))
+      print(('could not cache %s on every rank; its loader takes slices of the global batches, reading what a '
+         .. 'rank did not cache from disk'):format(split))
       return ok and budget - ds:cacheStats().bytes or budget, false
    end
    local st = ds:cacheStats()
    print(('cached %s: %d images, %s in %.1f s%s'):format(split, st.samples, human(st.bytes), st.seconds,
-      opt.world > 1 and (' on rank 0, each of the %d ranks its own block of the %d'):format(opt.world, ds:size()) or ''))
+      opt.world > 1 and (' on rank 0, each of the %d ranks its own block of the %d'):format(opt.world, ds:size())
+         or ''))
    return budget - st.bytes, opt.world > 1
 end
 
@@ -131,9 +136,9 @@ function M.sources(opt, dist)
       local here = dist and dist.localSize() or 1
       budget = opt.cache == 'on' and math.huge or math.floor((fs.availableMemory() or 2 ^ 33) / 2 / here)
    end
-   local trainPart, valPart
+   local trainPart
    budget, trainPart = cache(train, 'train', opt, budget, dist)
-   budget, valPart = cache(val, 'val', opt, budget, dist)
+   local _, valPart = cache(val, 'val', opt, budget, dist) -- (the budget left after both goes unused)
    local resize = math.floor(opt.cropSize * 256 / 224 + 0.5)
    -- each rank loads its slice of every global batch, or with a partitioned cache the batches
    -- of its own block in the order of the epoch's global permutation

@@ -36,9 +36,9 @@ function M.setup(opt, nClasses, dist)
    if opt.optimizer ~= 'lamb' then config.momentum = opt.momentum end
    if opt.optimizer == 'lars' then config.eta = opt.eta end
    if opt.optimizer == 'sgd' and opt.nesterov and opt.momentum > 0 then config.nesterov, config.dampening = true, 0 end
-   print(('ResNet-%d, %d classes, %.2fM parameters on %s in %s; %s, lr %g (%g per 256 images x %d / 256), %s schedule%s'):format(
-      opt.depth, nClasses, models.nParameters(model) / 1e6, opt.device, opt.precision or 'fp32', opt.optimizer, opt.lr,
-      opt.LR, opt.batchSize, opt.lrSchedule,
+   print(('ResNet-%d, %d classes, %.2fM parameters on %s in %s; %s, lr %g (%g per 256 images x %d / 256), '
+      .. '%s schedule%s'):format(opt.depth, nClasses, models.nParameters(model) / 1e6, opt.device,
+      opt.precision or 'fp32', opt.optimizer, opt.lr, opt.LR, opt.batchSize, opt.lrSchedule,
       (opt.accumulate or 1) > 1 and (', %d micro-batches per batch'):format(opt.accumulate) or ''))
    if dist then
       -- with -compress rgc, momentum and weight decay move into the compressor; its warm-up

@@ -31,25 +31,33 @@ M.spec = {
    { 'eta', 0.001, 'LARS trust coefficient: layer rate eta*||w||/(||g|| + wd*||w||) (LAMB has none)' },
    { 'warmupEpochs', 0, 'epochs of linear warm-up to the scaled LR' },
    { 'labelSmoothing', 0, 'label smoothing of the cross-entropy' },
-   { 'ghostBatch', 0, 'batch norm statistics over ghost batches of about this many samples per process (Hoffer et al. 2017; 0: the whole batch)' },
+   { 'ghostBatch', 0, 'batch norm statistics over ghost batches of about this many samples per process '
+      .. '(Hoffer et al. 2017; 0: the whole batch)' },
    { 'zeroInitResidual', false, 'start the last BN of each residual block at 0 (blocks start as identities)' },
    { 'cropSize', 224, 'training crop and validation centre crop (validation resizes to cropSize*256/224 first)' },
-   { 'device', M.cuda_available() and 'cuda' or 'cpu', 'cpu | cuda (default: cuda when a GPU is available)', choices = { 'cpu', 'cuda' } },
-   { 'threads', 0, 'trainer CPU threads (0: 1 with cuda, half the cores on cpu); with -dist, for the ranks of a host together' },
-   { 'nThreads', 0, 'image decoding threads (0: the cores the trainer does not use); with -dist, for the ranks of a host together' },
+   { 'device', M.cuda_available() and 'cuda' or 'cpu', 'cpu | cuda (default: cuda when a GPU is available)',
+      choices = { 'cpu', 'cuda' } },
+   { 'threads', 0,
+      'trainer CPU threads (0: 1 with cuda, half the cores on cpu); with -dist, for the ranks of a host together' },
+   { 'nThreads', 0,
+      'image decoding threads (0: the cores the trainer does not use); with -dist, for the ranks of a host together' },
    { 'cache', 'auto', 'keep the encoded images in memory: auto (when they fit -cacheBudget) | on | off',
       choices = { 'auto', 'on', 'off' } },
-   { 'cacheBudget', 0, 'GB of memory the cache may use, per rank with -dist (0: half of the available memory, shared by the ranks of a host; with -cache on: no limit)' },
+   { 'cacheBudget', 0, 'GB of memory the cache may use, per rank with -dist (0: half of the available memory, '
+      .. 'shared by the ranks of a host; with -cache on: no limit)' },
    { 'seed', 1, 'random seed (initialisation, data order, augmentation)' },
-   { 'save', 'runs/resnet50_imagenet', 'directory for checkpoint.safetensors, log.csv, plot.svg and TensorBoard events ("" for none)' },
+   { 'save', 'runs/resnet50_imagenet',
+      'directory for checkpoint.safetensors, log.csv, plot.svg and TensorBoard events ("" for none)' },
    { 'resume', '', 'checkpoint (or its directory) to continue from, at an epoch end or mid-epoch' },
-   { 'checkpointEvery', 0, 'also checkpoint every N training batches, for an exact resume mid-epoch (0: epoch ends only)' },
+   { 'checkpointEvery', 0,
+      'also checkpoint every N training batches, for an exact resume mid-epoch (0: epoch ends only)' },
    { 'limitBatches', 0, 'at most this many batches per epoch, in training and in validation (0: all)' },
    { 'stopAfter', 0, 'stop after this epoch, as if interrupted (0: run all nEpochs)' },
    { 'stopAfterIter', 0, 'stop after this many training iterations in all, as if interrupted (0: no limit)' },
    { 'quiet', false, 'no progress bars' },
    { 'dist', false, 'data-parallel over the ranks of mpirun (moontorch.dist); -batchSize is global' },
-   { 'allreduce', 'auto', 'allreduce algorithm with -dist', choices = { 'auto', 'mpi', 'ring', 'multicolor', 'hierarchical', 'nccl' } },
+   { 'allreduce', 'auto', 'allreduce algorithm with -dist',
+      choices = { 'auto', 'mpi', 'ring', 'multicolor', 'hierarchical', 'nccl' } },
    { 'bucketMB', 25, 'gradient bucket size in MB with -dist' },
    { 'timeout', 300, 'seconds a rank waits for the others before failing, with -dist' },
 }
@@ -93,8 +101,11 @@ function M.parse(args)
    end
    int('batchSize', 1); int('nEpochs', 1); int('cropSize', 16); int('threads', 0); int('nThreads', 0)
    int('limitBatches', 0); int('stopAfter', 0); int('stopAfterIter', 0); int('checkpointEvery', 0); int('seed', 0)
+   -- luacheck: push ignore 581 (these not (x > y) checks reject NaN too, where x <= y would let it through)
    if not (opt.LR > 0) then fail('-LR must be > 0, got %s', tostring(opt.LR)) end
-   if not (opt.momentum >= 0 and opt.momentum < 1) then fail('-momentum must be in [0, 1), got %s', tostring(opt.momentum)) end
+   if not (opt.momentum >= 0 and opt.momentum < 1) then
+      fail('-momentum must be in [0, 1), got %s', tostring(opt.momentum))
+   end
    if not (opt.polyPower >= 0) then fail('-polyPower must be >= 0, got %s', tostring(opt.polyPower)) end
    if not (opt.eta > 0) then fail('-eta must be > 0, got %s', tostring(opt.eta)) end
    if not (opt.weightDecay >= 0) then fail('-weightDecay must be >= 0, got %s', tostring(opt.weightDecay)) end
@@ -115,6 +126,7 @@ function M.parse(args)
    if opt.synthetic and opt.data ~= '' then fail('-synthetic and -data exclude each other') end
    if not (opt.bucketMB > 0) then fail('-bucketMB must be > 0, got %s', tostring(opt.bucketMB)) end
    if not (opt.timeout > 0) then fail('-timeout must be > 0 seconds, got %s', tostring(opt.timeout)) end
+   -- luacheck: pop
    local problem = require('moontorch.dist.rgcflags').recipeProblem(opt) or precision.problem(opt)
    if problem then fail('%s', problem) end
    local n = cores()

@@ -25,9 +25,9 @@ function M.schedule(opt, itersPerEpoch)
 end
 
 local function report(epoch, tr, va)
-   print(('epoch %d: train loss %.4f  top-1 %.2f%%  |  val top-1 %.2f%%  top-5 %.2f%%  |  lr %.4g  %.1f img/s  data %.1f ms/batch%s'):format(
-      epoch, tr.loss, 100 * tr.top1, 100 * va.top1, 100 * va.top5, tr.lr, tr.images_per_sec, tr.wait_ms,
-      tr.skipped > 0 and ('  (%d images skipped)'):format(tr.skipped) or ''))
+   print(('epoch %d: train loss %.4f  top-1 %.2f%%  |  val top-1 %.2f%%  top-5 %.2f%%  |  lr %.4g  %.1f img/s  '
+      .. 'data %.1f ms/batch%s'):format(epoch, tr.loss, 100 * tr.top1, 100 * va.top1, 100 * va.top5, tr.lr,
+      tr.images_per_sec, tr.wait_ms, tr.skipped > 0 and ('  (%d images skipped)'):format(tr.skipped) or ''))
    if tr.loss_scale then
       print(('  loss scale %g, %d steps skipped (inf/NaN gradients)'):format(tr.loss_scale, tr.skipped_steps))
    end
@@ -41,8 +41,9 @@ end
 -- summed over the ranks, and rank 0 alone reports and writes
 function M.trainer(opt, model, criterion, config, trainSrc, valSrc, nClasses, dist)
    local cap = opt.limitBatches > 0 and opt.limitBatches or nil
-   local t = Trainer{ name = opts.NAME, model = model, criterion = criterion, dist = dist, optimizer = optim[opt.optimizer],
-      config = config, train = trainSrc, val = valSrc, trainBatches = cap, valBatches = cap, device = opt.device,
+   local t = Trainer{ name = opts.NAME, model = model, criterion = criterion, dist = dist,
+      optimizer = optim[opt.optimizer], config = config, train = trainSrc, val = valSrc, trainBatches = cap,
+      valBatches = cap, device = opt.device,
       nEpochs = opt.nEpochs, stopAfter = opt.stopAfter, stopAfterIter = opt.stopAfterIter,
       checkpointEvery = opt.checkpointEvery, save = opt.save ~= '' and opt.save or nil,
       format = checkpoints.FORMAT, meta = checkpoints.meta(opt, nClasses), quiet = opt.quiet,
@@ -50,7 +51,8 @@ function M.trainer(opt, model, criterion, config, trainSrc, valSrc, nClasses, di
       -- -precision fp16/bf16: loss scaling (and -clip), inputs converted to the model's dtype
       scaler = precision.scaler(opt), accumulate = opt.accumulate, layout = opt.layout,
       inputType = precision.isHalf(opt.precision) and precision.typename(opt.precision) or nil,
-      plot = { acc = 'val_top1', title = ('ResNet-%d, %s (validation top-1 on the right)'):format(opt.depth, opt.optimizer) },
+      plot = { acc = 'val_top1',
+         title = ('ResNet-%d, %s (validation top-1 on the right)'):format(opt.depth, opt.optimizer) },
       tensorboard = { ['train/loss'] = 'train_loss', ['train/top1'] = 'train_top1', ['val/loss'] = 'val_loss',
          ['val/top1'] = 'val_top1', ['val/top5'] = 'val_top5', ['train/lr'] = 'lr',
          ['train/images_per_sec'] = 'images_per_sec', ['train/data_wait_ms'] = 'data_wait_ms' } }

@@ -120,7 +120,8 @@ local function build(opt)
             :add(nn.Linear(nFeatures, nClasses))
       else
          if (depth - 2) % 6 ~= 0 or depth < 8 then
-            error('resnet: CIFAR depth must be 6n+2 (20, 32, 44, 56, 110) or 18/34/50/101/152, got ' .. tostring(depth), 3)
+            error('resnet: CIFAR depth must be 6n+2 (20, 32, 44, 56, 110) or 18/34/50/101/152, got '
+               .. tostring(depth), 3)
          end
          local n = (depth - 2) / 6
          iChannels = 16

@@ -7,7 +7,7 @@
 -- interruption keeps every shard that opens, holds the expected files and passes its CRCs,
 -- and rewrites the rest. Unreadable files are skipped, each named, and counted at the end.
 -- -verify re-reads every record of DST afterwards and checks its CRC (exit status 1 on errors).
-local torch = require 'moontorch' -- the repository root's loader: lua/ on the path
+require 'moontorch' -- the repository root's loader: lua/ on the path
 local ffi = require 'ffi'
 local dataset = require 'moontorch.data.dataset'
 local fs = require 'moontorch.data.fs'
@@ -176,9 +176,9 @@ local function pack_split(src, dst, opt, label)
          for _, msg in ipairs(why) do warn('skipping unreadable file: ' .. msg) end
          prog:add(count, bytes)
       else
-         local old = io.open(path, 'rb')
-         if old then
-            old:close()
+         local existing = io.open(path, 'rb')
+         if existing then
+            existing:close()
             warn(('rewriting %s: %s'):format(path, count))
          end
          skipped = skipped + write_shard(path, ds, lo, hi, relname, prog)
@@ -190,12 +190,14 @@ local function pack_split(src, dst, opt, label)
    -- shards past the end (the source shrank) and temporary files of an interrupted run
    for _, name in ipairs(fs.list(dst) or {}) do
       local idx = tonumber(name:match('^shard%-(%d+)%.mts$'))
-      if (idx and idx >= nshards) or name:match('^shard%-%d+%.mts%.tmp%.%d+$') or name:match('^classes%.txt%.tmp%.%d+$') then
+      if (idx and idx >= nshards) or name:match('^shard%-%d+%.mts%.tmp%.%d+$')
+         or name:match('^classes%.txt%.tmp%.%d+$') then
          print(('%s: removing stale %s'):format(label, name))
          os.remove(dst .. '/' .. name)
       end
    end
-   print(('%s: %d files in %d shards (%d kept, %d written) -> %s'):format(label, n - skipped, nshards, kept, written, dst))
+   print(('%s: %d files in %d shards (%d kept, %d written) -> %s'):format(label, n - skipped, nshards, kept,
+      written, dst))
    return skipped
 end
 
@@ -249,7 +251,9 @@ local function main(args)
    if #jobs == 0 then jobs[1] = { src, dst, 'pack' } end
    local skipped = 0
    for _, j in ipairs(jobs) do skipped = skipped + pack_split(j[1], j[2], opt, j[3]) end
-   if skipped > 0 then warn(('%d unreadable file%s skipped (named above)'):format(skipped, skipped == 1 and ' was' or 's were')) end
+   if skipped > 0 then
+      warn(('%d unreadable file%s skipped (named above)'):format(skipped, skipped == 1 and ' was' or 's were'))
+   end
    local errors = 0
    if opt.verify then
       for _, j in ipairs(jobs) do errors = errors + verify_split(j[2], j[3]) end

@@ -7,7 +7,7 @@
 -- Indices and labels are 1-based here (0-based in the C API). The dataset lives in C (field
 -- `.h`, freed with the Lua object) so that the loader's threads read it without Lua.
 local ffi = require 'ffi'
-local torch = require 'moontorch'
+require 'moontorch'
 local fs = require 'moontorch.data.fs'
 local T = require 'moontorch.internal'
 local C = T.C
@@ -116,7 +116,9 @@ function Dataset:size() return tonumber(C.mt_dataset_size(self.h)) end
 -- and shards list samples class by class, and each rank of a partitioned cache holds one
 -- contiguous block, which should hold every class
 function Dataset:shuffle(seed)
-   if not is_int(seed) or seed < 0 then error('Dataset:shuffle: seed must be an integer >= 0, got ' .. tostring(seed), 2) end
+   if not is_int(seed) or seed < 0 then
+      error('Dataset:shuffle: seed must be an integer >= 0, got ' .. tostring(seed), 2)
+   end
    if C.mt_dataset_shuffle(self.h, seed) ~= 0 then T.raise('Dataset:shuffle') end
    return self
 end
@@ -194,7 +196,8 @@ function Dataset:cacheStats()
 end
 
 function Dataset:__tostring()
-   return ('moontorch.data.Dataset (%d samples, %d classes)'):format(self:size(), tonumber(C.mt_dataset_nclasses(self.h)))
+   return ('moontorch.data.Dataset (%d samples, %d classes)'):format(self:size(),
+      tonumber(C.mt_dataset_nclasses(self.h)))
 end
 
 return M

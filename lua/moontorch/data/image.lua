@@ -19,7 +19,7 @@ local format_codes = { jpeg = 1, jpg = 1, png = 2 }
 
 -- The object whose memory a C call reads sits here during the call, so that the garbage
 -- collector cannot take it (a local that is no longer used is no anchor for compiled code).
-local anchor = {}
+local anchor = {} -- luacheck: ignore 241 (written only: holding the object is its purpose)
 
 -- pointer and length of a string or a CPU ByteTensor, anchored until release()
 local function bytes_of(b, op)

@@ -74,7 +74,7 @@ function DataParallel:__init(model, opts)
    self.rgcOptions.algorithm = opts.algorithm
    self.module = model
    self.bucketMB = opts.bucketMB or 25
-   if type(self.bucketMB) ~= 'number' or not (self.bucketMB > 0) then
+   if type(self.bucketMB) ~= 'number' or not (self.bucketMB > 0) then -- luacheck: ignore 581 (rejects NaN)
       fail('bucketMB must be a positive number, got %s', tostring(opts.bucketMB))
    end
    self.algorithm = opts.algorithm

@@ -40,7 +40,9 @@ end
 
 local function opid(name, op)
    local id = ops[name or 'sum']
-   if not id then T.argerror('dist.' .. op, ("unknown reduction op '%s' (sum, avg, max or min)"):format(tostring(name)), 3) end
+   if not id then
+      T.argerror('dist.' .. op, ("unknown reduction op '%s' (sum, avg, max or min)"):format(tostring(name)), 3)
+   end
    return id
 end
 
@@ -48,7 +50,8 @@ local function algid(name, op)
    if name == nil then return defaultAlg end
    local id = algs[name]
    if not id then
-      T.argerror('dist.' .. op, ("unknown algorithm '%s' (%s)"):format(tostring(name), table.concat(dist.algorithms(), ', ')), 3)
+      T.argerror('dist.' .. op,
+         ("unknown algorithm '%s' (%s)"):format(tostring(name), table.concat(dist.algorithms(), ', ')), 3)
    end
    return id
 end
@@ -101,13 +104,17 @@ function dist.isMaster() return dist.rank() == 0 end
 function dist.launched() return comm ~= nil and D.mt_dist_launched(comm) == 1 end
 
 function dist.setTimeout(seconds) T.check(D.mt_dist_set_timeout(need('setTimeout'), seconds), 'dist.setTimeout') end
-function dist.setChunkBytes(bytes) T.check(D.mt_dist_set_chunk_bytes(need('setChunkBytes'), bytes), 'dist.setChunkBytes') end
+function dist.setChunkBytes(bytes)
+   T.check(D.mt_dist_set_chunk_bytes(need('setChunkBytes'), bytes), 'dist.setChunkBytes')
+end
 function dist.setCheck(on) D.mt_dist_set_check(need('setCheck'), on and 1 or 0) end
 function dist.setAlgorithm(name) defaultAlg = algid(name, 'setAlgorithm') end
 function dist.algorithm() return ffi.string(D.mt_dist_alg_name(defaultAlg)) end
 
 -- the algorithm `auto` runs for a message of `bytes`, and the time the table predicts for each
-function dist.autoChoice(bytes) return ffi.string(D.mt_dist_alg_name(D.mt_dist_auto_choice(need('autoChoice'), bytes))) end
+function dist.autoChoice(bytes)
+   return ffi.string(D.mt_dist_alg_name(D.mt_dist_auto_choice(need('autoChoice'), bytes)))
+end
 function dist.modelTime(alg, bytes) return D.mt_dist_model_time(need('modelTime'), algid(alg, 'modelTime'), bytes) end
 function dist.tune(maxBytes, reps)
    T.check(D.mt_dist_tune(need('tune'), maxBytes or 64 * 2 ^ 20, reps or 3), 'dist.tune')
@@ -187,7 +194,8 @@ collective('reduceScatter', function(async, out, t, op)
    T.expect_tensor(out, 'dist.reduceScatter', 'out', 3)
    T.expect_tensor(t, 'dist.reduceScatter', 'input', 3)
    local d, ct, o = need('reduceScatter'), contiguous(t), opid(op, 'reduceScatter')
-   local h = submit('reduceScatter', async, out, out, function(w, c) return D.mt_dist_reduce_scatter(d, c.h, ct.h, o, w) end)
+   local h = submit('reduceScatter', async, out, out,
+      function(w, c) return D.mt_dist_reduce_scatter(d, c.h, ct.h, o, w) end)
    if async then h.keep[#h.keep + 1] = ct end
    return h
 end)

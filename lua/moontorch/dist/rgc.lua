@@ -34,7 +34,7 @@ local ffi = require 'ffi'
 local torch = require 'moontorch'
 local T = require 'moontorch.internal'
 local dlib = require 'moontorch.dist.lib'
-local topk = require 'moontorch.dist.topk'
+require 'moontorch.dist.topk'
 
 local C, D = T.C, dlib.C
 local rgc = {}
@@ -80,7 +80,7 @@ function rgc.options(o)
       fail("method must be exact, threshold or trimmed, got '%s'", tostring(r.method))
    end
    if not WIRE[r.wire] then fail("wire must be float, half or bfloat16, got '%s'", tostring(r.wire)) end
-   if r.clip ~= false and (type(r.clip) ~= 'number' or not (r.clip > 0)) then
+   if r.clip ~= false and (type(r.clip) ~= 'number' or not (r.clip > 0)) then -- luacheck: ignore 581 (rejects NaN)
       fail('clip must be false or a positive number, got %s', tostring(r.clip))
    end
    if type(r.warmup) ~= 'table' then fail('warmup must be a list of densities, got %s', type(r.warmup)) end
@@ -157,7 +157,7 @@ end
 -- the warm-up length in steps and the steps already taken (a recipe knows its epoch length
 -- only once its data are open, and a resumed run is that far along)
 function Compressor:schedule(warmupSteps, steps)
-   if type(warmupSteps) ~= 'number' or not (warmupSteps >= 0) then
+   if type(warmupSteps) ~= 'number' or not (warmupSteps >= 0) then -- luacheck: ignore 581 (rejects NaN)
       fail('warmupSteps must be a number >= 0, got %s', tostring(warmupSteps))
    end
    self.o.warmupSteps = warmupSteps
@@ -233,7 +233,9 @@ function Compressor:step(grad, params, scale)
    -- the dense buffer: small parameters, plus every residual when the step goes dense
    local nd = self.denseElements + (dense and self.sparseElements or 0)
    local dbuf = nd > 0 and self:_ensure('dbuf', T.FLOAT, nd):narrow(1, 1, nd) or nil
-   for _, u in ipairs(self.dense) do dbuf:narrow(1, u.pos + 1, u.hi - u.lo):copy(grad:narrow(1, u.lo + 1, u.hi - u.lo)) end
+   for _, u in ipairs(self.dense) do
+      dbuf:narrow(1, u.pos + 1, u.hi - u.lo):copy(grad:narrow(1, u.lo + 1, u.hi - u.lo))
+   end
    local pos = 0 -- pairs selected so far
    if dense then
       local at = self.denseElements
@@ -275,11 +277,11 @@ function Compressor:step(grad, params, scale)
    local t1 = now()
    -- exchange: the dense part in the background while the sparse sets travel
    local h = dbuf and d.allreduceAsync(dbuf, 'avg', o.algorithm and { algorithm = o.algorithm } or nil)
-   local maxc, bytes = 0, (dbuf and nd * 4 or 0)
+   local bytes = dbuf and nd * 4 or 0
    if not dense and #self.sparse > 0 then
       self.cnt[1] = pos
       d.allreduce(self.cnt, 'max')
-      maxc = math.floor(self.cnt[1])
+      local maxc = math.floor(self.cnt[1])
       if maxc > 0 then
          local idx, val = self.sidx, self.sval
          if maxc > pos then
@@ -312,7 +314,9 @@ function Compressor:step(grad, params, scale)
             self.dvel:mul(o.momentum):add(small)
             if o.nesterov then small:add(o.momentum, self.dvel) else small:copy(self.dvel) end
          end
-         for _, u in ipairs(self.dense) do grad:narrow(1, u.lo + 1, u.hi - u.lo):copy(small:narrow(1, u.pos + 1, u.hi - u.lo)) end
+         for _, u in ipairs(self.dense) do
+            grad:narrow(1, u.lo + 1, u.hi - u.lo):copy(small:narrow(1, u.pos + 1, u.hi - u.lo))
+         end
       end
       if dense then
          local p = nsmall
@@ -334,7 +338,7 @@ function Compressor:step(grad, params, scale)
 end
 
 function Compressor:_halfStep(grad, params, scale)
-   if type(scale) ~= 'number' or not (scale > 0) or scale == math.huge then
+   if type(scale) ~= 'number' or not (scale > 0) or scale == math.huge then -- luacheck: ignore 581 (rejects NaN)
       fail('the loss scale must be a finite number > 0, got %s', tostring(scale))
    end
    T.check(C.mt_grad_check(grad.h, self.bad, self.ss), 'dist.rgc')

@@ -6,9 +6,11 @@ local M = {}
 -- option rows (moontorch.util.options) for a recipe; warmupEpochs: the -densityWarmup default
 function M.recipeOptions(warmupEpochs)
    return {
-      { 'compress', 'none', 'gradient compression with -dist: none | rgc (residual top-k, sgd only)', choices = { 'none', 'rgc' } },
+      { 'compress', 'none', 'gradient compression with -dist: none | rgc (residual top-k, sgd only)',
+         choices = { 'none', 'rgc' } },
       { 'density', 0.001, 'fraction of each large gradient sent per step with -compress rgc' },
-      { 'densityWarmup', warmupEpochs, 'epochs of density warm-up (25%, 6.25%, 1.56%, 0.4%, then -density) with -compress rgc' },
+      { 'densityWarmup', warmupEpochs,
+         'epochs of density warm-up (25%, 6.25%, 1.56%, 0.4%, then -density) with -compress rgc' },
       { 'rgcMethod', 'exact', 'top-k selection with -compress rgc', choices = { 'exact', 'threshold', 'trimmed' } },
       { 'wire', 'float', 'precision of sent values with -compress rgc', choices = { 'float', 'half', 'bfloat16' } },
       { 'maskMomentum', true, 'clear the local velocity where values were sent with -compress rgc' },
@@ -23,8 +25,12 @@ function M.recipeProblem(opt)
       return ('-compress rgc keeps momentum in its residuals (momentum correction) and needs -optimizer sgd, got %s')
          :format(opt.optimizer)
    end
-   if not (opt.density > 0 and opt.density <= 1) then return ('-density must be in (0, 1], got %s'):format(opt.density) end
-   if not (opt.densityWarmup >= 0) then return ('-densityWarmup must be >= 0 epochs, got %s'):format(opt.densityWarmup) end
+   if not (opt.density > 0 and opt.density <= 1) then
+      return ('-density must be in (0, 1], got %s'):format(opt.density)
+   end
+   if not (opt.densityWarmup >= 0) then -- luacheck: ignore 581 (rejects NaN)
+      return ('-densityWarmup must be >= 0 epochs, got %s'):format(opt.densityWarmup)
+   end
 end
 
 -- with -compress rgc: the compression options into dpopts, and momentum and weight decay moved

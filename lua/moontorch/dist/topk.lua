@@ -37,7 +37,7 @@ local function topk(v, density, opts)
       T.argerror(op, ("unknown method '%s' (exact, threshold or trimmed)"):format(tostring(name)))
    end
    local slack = opts.slack or 0.2
-   if type(slack) ~= 'number' or not (slack >= 0) then
+   if type(slack) ~= 'number' or not (slack >= 0) then -- luacheck: ignore 581 (rejects NaN)
       T.argerror(op, 'slack must be a number >= 0, got ' .. tostring(slack))
    end
    local n = v:nElement()

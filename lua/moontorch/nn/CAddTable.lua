@@ -35,7 +35,9 @@ function CAddTable:updateGradInput(input, gradOutput)
       if self.inplace then
          self.gradInput[i]:set(gradOutput)
       else
-         if self.gradInput[i]:type() ~= gradOutput:type() then self.gradInput[i] = T.empty(gradOutput:dtype(), gradOutput:device()) end
+         if self.gradInput[i]:type() ~= gradOutput:type() then
+            self.gradInput[i] = T.empty(gradOutput:dtype(), gradOutput:device())
+         end
          T.follow_layout(self.gradInput[i]:resizeAs(input[i]), input[i]):copy(gradOutput)
       end
    end

@@ -2,7 +2,7 @@
 -- the first input holding the maximum (ties go to the lowest index), as in Torch7.
 -- nn.CMinTable (CMinTable.lua) reuses this with the comparison reversed.
 local torch = require 'moontorch'
-local nn = require 'moontorch.nn'
+require 'moontorch.nn'
 local utils = require 'moontorch.nn.utils_table'
 
 local CMaxTable, parent = torch.class('nn.CMaxTable', 'nn.Module')

@@ -12,7 +12,7 @@ function Clamp:__init(min_value, max_value)
       error(('nn.Clamp: expected numbers min_value and max_value, got %s and %s'):format(torch.type(min_value),
          torch.type(max_value)), 2)
    end
-   if not (max_value > min_value) then
+   if not (max_value > min_value) then -- luacheck: ignore 581 (rejects NaN)
       error(('nn.Clamp: max_value must be larger than min_value, got %g and %g'):format(min_value, max_value), 2)
    end
    self.min_val, self.max_val = min_value, max_value

@@ -41,8 +41,8 @@ function NLL._target(input, target, name)
       return t:fill(target)
    end
    if not torch.isTensor(target) then
-      error(('%s: expected a number or a tensor of class indices as target, got %s'):format(name or 'nn.ClassNLLCriterion',
-         torch.type(target)), 3)
+      error(('%s: expected a number or a tensor of class indices as target, got %s')
+         :format(name or 'nn.ClassNLLCriterion', torch.type(target)), 3)
    end
    return target
 end

@@ -30,7 +30,9 @@ local function sum_grads(self, method, input, gradOutput, scale)
 end
 
 function ConcatTable:updateGradInput(input, gradOutput) return sum_grads(self, 'updateGradInput', input, gradOutput) end
-function ConcatTable:backward(input, gradOutput, scale) return sum_grads(self, 'backward', input, gradOutput, scale or 1) end
+function ConcatTable:backward(input, gradOutput, scale)
+   return sum_grads(self, 'backward', input, gradOutput, scale or 1)
+end
 function ConcatTable:accGradParameters(input, gradOutput, scale)
    sum_grads(self, 'accGradParameters', input, gradOutput, scale or 1)
 end

@@ -3,7 +3,7 @@
 -- type. When the two types are equal and forceCopy is not set, input and gradOutput pass
 -- through uncopied. With dontCast, :type(t) leaves the module (and so its two types) alone.
 local torch = require 'moontorch'
-local nn = require 'moontorch.nn'
+require 'moontorch.nn'
 local T = require 'moontorch.internal'
 
 local Copy, parent = torch.class('nn.Copy', 'nn.Module')

@@ -95,7 +95,10 @@ function Cosine:accGradParameters(input, gradOutput, scale)
 end
 
 function Cosine:type(typename, tensorCache)
-   if typename then self._input, self._weight, self._inputNorm, self._weightNorm, self._gradOutput, self._sum = nil end
+   if typename then
+      self._input, self._weight, self._inputNorm, self._weightNorm, self._gradOutput, self._sum =
+         nil, nil, nil, nil, nil, nil
+   end
    return parent.type(self, typename, tensorCache)
 end
 

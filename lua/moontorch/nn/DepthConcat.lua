@@ -5,7 +5,7 @@ local torch = require 'moontorch'
 require 'moontorch.nn'
 local utils = require 'moontorch.nn.utils_table'
 
-local DepthConcat, parent = torch.class('nn.DepthConcat', 'nn.Concat')
+local DepthConcat = torch.class('nn.DepthConcat', 'nn.Concat')
 
 -- the part of `full` (offset along dim) that output `o` goes to: centred elsewhere, with the odd
 -- padding element after it (start = floor((big - small) / 2) + 1)

@@ -55,6 +55,6 @@ function DistanceRatioCriterion:updateGradInput(input)
 end
 
 function DistanceRatioCriterion:type(typename, tensorCache)
-   if typename then self._diff, self._relu, self.loss, self.dX, self.dY = nil end
+   if typename then self._diff, self._relu, self.loss, self.dX, self.dY = nil, nil, nil, nil, nil end
    return parent.type(self, typename, tensorCache)
 end

@@ -11,12 +11,16 @@ local result = nn.utils.result
 function GradientReversal:__init(lambda)
    parent.__init(self)
    lambda = lambda or 1
-   if type(lambda) ~= 'number' then error('nn.GradientReversal: lambda must be a number, got ' .. tostring(lambda), 2) end
+   if type(lambda) ~= 'number' then
+      error('nn.GradientReversal: lambda must be a number, got ' .. tostring(lambda), 2)
+   end
    self.lambda = lambda
 end
 
 function GradientReversal:setLambda(lambda)
-   if type(lambda) ~= 'number' then error('nn.GradientReversal: lambda must be a number, got ' .. tostring(lambda), 2) end
+   if type(lambda) ~= 'number' then
+      error('nn.GradientReversal: lambda must be a number, got ' .. tostring(lambda), 2)
+   end
    self.lambda = lambda
 end
 

@@ -7,7 +7,9 @@ local HardShrink, parent = torch.class('nn.HardShrink', 'nn.Module')
 
 function HardShrink:__init(lam)
    parent.__init(self)
-   if lam ~= nil and type(lam) ~= 'number' then error('nn.HardShrink: lambda must be a number, got ' .. type(lam), 2) end
+   if lam ~= nil and type(lam) ~= 'number' then
+      error('nn.HardShrink: lambda must be a number, got ' .. type(lam), 2)
+   end
    self.lambda = lam or 0.5
 end
 

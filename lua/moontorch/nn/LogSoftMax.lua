@@ -7,4 +7,6 @@ local LogSoftMax = torch.class('nn.LogSoftMax', 'nn.Module')
 
 -- nn.SoftMax's code with the log flag set
 function LogSoftMax:updateOutput(input) return nn.SoftMax.softmax_forward(self, input, 1) end
-function LogSoftMax:updateGradInput(input, gradOutput) return nn.SoftMax.softmax_backward(self, input, gradOutput, 1) end
+function LogSoftMax:updateGradInput(input, gradOutput)
+   return nn.SoftMax.softmax_backward(self, input, gradOutput, 1)
+end

@@ -1,7 +1,7 @@
 -- nn.Module: the base of every layer, with Torch7's semantics (forward/backward, parameters,
 -- getParameters, type conversion, module traversal, clearState, tostring).
 local torch = require 'moontorch'
-local nn = require 'moontorch.nn'
+require 'moontorch.nn'
 local T = require 'moontorch.internal'
 local C = T.C
 local ffi = require 'ffi'

@@ -1,7 +1,7 @@
 -- nn.MultiCriterion(): the weighted sum of criterions all applied to the same input and target.
 -- The weights live in a DoubleStorage, as Torch7 keeps them.
 local torch = require 'moontorch'
-local nn = require 'moontorch.nn'
+require 'moontorch.nn'
 
 local MC, parent = torch.class('nn.MultiCriterion', 'nn.Criterion')
 

@@ -12,7 +12,7 @@ local function shape(t) return table.concat(T.sizes(t), 'x') end
 
 function Normalize:__init(p, eps)
    parent.__init(self)
-   if type(p) ~= 'number' or not (p > 0) then
+   if type(p) ~= 'number' or not (p > 0) then -- luacheck: ignore 581 (rejects NaN)
       error('nn.Normalize: p must be a positive number (math.huge for the max norm), got ' .. tostring(p), 2)
    end
    self.p = p

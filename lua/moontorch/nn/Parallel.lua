@@ -90,7 +90,8 @@ function Parallel:updateGradInput(input, gradOutput)
 end
 
 function Parallel:accGradParameters(input, gradOutput, scale)
-   each(self, input, gradOutput, function(i, m, x, g) self:rethrowErrors(m, i, 'accGradParameters', x, g, scale or 1) end)
+   each(self, input, gradOutput,
+      function(i, m, x, g) self:rethrowErrors(m, i, 'accGradParameters', x, g, scale or 1) end)
 end
 
 function Parallel:backward(input, gradOutput, scale)

@@ -1,7 +1,7 @@
 -- nn.ParallelCriterion([repeatTarget = false]): the weighted sum of criterions, the i-th applied
 -- to input[i] and target[i] (or to the whole target when repeatTarget).
 local torch = require 'moontorch'
-local nn = require 'moontorch.nn'
+require 'moontorch.nn'
 
 local PC, parent = torch.class('nn.ParallelCriterion', 'nn.Criterion')
 

@@ -18,7 +18,8 @@ function RReLU:__init(l, u, ip)
    self.lower = l or 1 / 8
    self.upper = u or 1 / 3
    if type(self.lower) ~= 'number' or type(self.upper) ~= 'number' or self.lower < 0 or self.lower > self.upper then
-      error(('nn.RReLU: expected 0 <= l <= u, got l = %s, u = %s'):format(tostring(self.lower), tostring(self.upper)), 2)
+      error(('nn.RReLU: expected 0 <= l <= u, got l = %s, u = %s'):format(tostring(self.lower),
+         tostring(self.upper)), 2)
    end
    self.noise = torch.Tensor()
    self.train = true

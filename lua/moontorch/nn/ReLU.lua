@@ -19,7 +19,9 @@ function ReLU.activation_forward(self, input, kind, alpha, inplace)
       check(C.mt_nn_activation_forward(input.h, input.h, kind, alpha))
       self.output = input
    else
-      if self.output == input or self.output:type() ~= input:type() then self.output = T.empty(input:dtype(), input:device()) end
+      if self.output == input or self.output:type() ~= input:type() then
+         self.output = T.empty(input:dtype(), input:device())
+      end
       check(C.mt_nn_activation_forward(self.output.h, input.h, kind, alpha))
    end
    return self.output
@@ -60,7 +62,8 @@ end
 -- the output has the input's sign, so it serves in place too
 function ReLU:updateGradInput(input, gradOutput)
    if not plain(self) then return parent.updateGradInput(self, input, gradOutput) end
-   return ReLU.activation_backward(self, self.inplace and self.output or input, gradOutput, C.MT_ACT_RELU, 0, self.inplace)
+   return ReLU.activation_backward(self, self.inplace and self.output or input, gradOutput, C.MT_ACT_RELU, 0,
+      self.inplace)
 end
 
 function ReLU:__tostring__() return torch.type(self) .. (self.inplace and ' (in place)' or '') end

@@ -2,7 +2,7 @@
 local torch = require 'moontorch'
 require 'moontorch.nn'
 
-local Sequential, parent = torch.class('nn.Sequential', 'nn.Container')
+local Sequential = torch.class('nn.Sequential', 'nn.Container')
 
 function Sequential:__len() return #self.modules end
 

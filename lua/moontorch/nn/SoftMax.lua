@@ -5,7 +5,7 @@ require 'moontorch.nn'
 local T = require 'moontorch.internal'
 local C, check = T.C, T.check
 
-local SoftMax, parent = torch.class('nn.SoftMax', 'nn.Module')
+local SoftMax = torch.class('nn.SoftMax', 'nn.Module')
 
 -- The C dimension the softmax runs over: the last of a vector or N x C batch, the channels of
 -- C x H x W and N x C x H x W (as Torch7's).

@@ -5,7 +5,7 @@
 -- product is one batch of a bmm; the input gradient adds the patch gradients back per kernel
 -- offset through strided views (any device).
 local torch = require 'moontorch'
-local nn = require 'moontorch.nn'
+require 'moontorch.nn'
 local T = require 'moontorch.internal'
 local cc = require 'moontorch.nn.conv_common'
 

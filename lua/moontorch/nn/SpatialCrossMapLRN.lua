@@ -4,7 +4,7 @@
 -- a cumulative sum over the channels (index tensors, so any device); an even size puts the extra
 -- channel after, as PyTorch's local_response_norm does.
 local torch = require 'moontorch'
-local nn = require 'moontorch.nn'
+require 'moontorch.nn'
 local T = require 'moontorch.internal'
 
 local LRN, parent = torch.class('nn.SpatialCrossMapLRN', 'nn.Module')

@@ -5,7 +5,7 @@
 -- works too), bias nOutputPlane x nInputPlane. The math is the grouped convolution of
 -- csrc/nn/conv.c (groups = nInputPlane) on the weight rearranged to plane-major order.
 local torch = require 'moontorch'
-local nn = require 'moontorch.nn'
+require 'moontorch.nn'
 local T = require 'moontorch.internal'
 local cc = require 'moontorch.nn.conv_common'
 

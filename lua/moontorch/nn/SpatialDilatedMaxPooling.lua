@@ -5,7 +5,7 @@
 -- picks that offset's pixel of every window; a running max keeps the first maximum, as Torch7
 -- does. self.indices holds, like nn.SpatialMaxPooling's, the 0-based position within the plane.
 local torch = require 'moontorch'
-local nn = require 'moontorch.nn'
+require 'moontorch.nn'
 local T = require 'moontorch.internal'
 
 local Pool, parent = torch.class('nn.SpatialDilatedMaxPooling', 'nn.SpatialMaxPooling')

@@ -83,4 +83,5 @@ function SpatialDropout.defineFeatureDropout(class, nSpatial, layout)
    end
 end
 
-SpatialDropout.defineFeatureDropout(SpatialDropout, 2, '3-d (features x height x width) or 4-d (batch x features x height x width)')
+SpatialDropout.defineFeatureDropout(SpatialDropout, 2,
+   '3-d (features x height x width) or 4-d (batch x features x height x width)')

@@ -6,7 +6,7 @@
 -- (H - 1) * dH - 2 * padH + kH + adjH. The input may be {input, target}: adj is then chosen so
 -- that the output has target's last two sizes.
 local torch = require 'moontorch'
-local nn = require 'moontorch.nn'
+require 'moontorch.nn'
 local T = require 'moontorch.internal'
 local C, check = T.C, T.check
 local cc = require 'moontorch.nn.conv_common'

@@ -5,7 +5,7 @@
 -- (Power, SpatialAveragePooling, MulConstant, Power) and keeps no pnorm field: a module read from
 -- a Torch7 file takes p from its first layer (nn.Square: 2, nn.Power: its `pow`).
 local torch = require 'moontorch'
-local nn = require 'moontorch.nn'
+require 'moontorch.nn'
 local T = require 'moontorch.internal'
 local C, check = T.C, T.check
 

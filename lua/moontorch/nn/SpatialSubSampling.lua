@@ -3,7 +3,7 @@
 -- That is a grouped convolution (groups = nInputPlane, csrc/nn/conv.c) whose kernel for plane c
 -- is filled with weight[c]; the weight's gradient is the sum of that kernel's gradient.
 local torch = require 'moontorch'
-local nn = require 'moontorch.nn'
+require 'moontorch.nn'
 local cc = require 'moontorch.nn.conv_common'
 
 local Sub, parent = torch.class('nn.SpatialSubSampling', 'nn.Module')

@@ -5,7 +5,7 @@
 -- Torch7's coef). The means are one convolution (csrc/nn/conv.c) of the input with the kernel
 -- repeated over the planes, zero-padded to keep the size.
 local torch = require 'moontorch'
-local nn = require 'moontorch.nn'
+require 'moontorch.nn'
 local T = require 'moontorch.internal'
 local C, check = T.C, T.check
 
@@ -16,7 +16,8 @@ local NAME = 'nn.SpatialSubtractiveNormalization'
 function SSN:__init(nInputPlane, kernel)
    parent.__init(self)
    self.nInputPlane = nInputPlane or 1
-   if type(self.nInputPlane) ~= 'number' or self.nInputPlane < 1 or self.nInputPlane ~= math.floor(self.nInputPlane) then
+   if type(self.nInputPlane) ~= 'number' or self.nInputPlane < 1
+      or self.nInputPlane ~= math.floor(self.nInputPlane) then
       error(('%s: nInputPlane must be a positive integer, got %s'):format(NAME, tostring(nInputPlane)), 2)
    end
    kernel = kernel and T.expect_tensor(kernel, NAME, 'kernel', 2) or torch.Tensor(9, 9):fill(1)

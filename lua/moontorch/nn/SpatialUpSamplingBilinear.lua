@@ -5,7 +5,7 @@
 -- (an mm over all rows, then a bmm over the planes), and the gradient is the same products
 -- transposed (mm / bmm, so any device).
 local torch = require 'moontorch'
-local nn = require 'moontorch.nn'
+require 'moontorch.nn'
 local T = require 'moontorch.internal'
 local utils = require 'moontorch.nn.utils'
 
@@ -85,7 +85,7 @@ function Up:updateOutput(input)
 end
 
 function Up:updateGradInput(input, gradOutput)
-   local n, H, W = planes(input, 'input')
+   local n = planes(input, 'input')
    local oH, oW = self._Ah:size(1), self._Aw:size(1)
    if gradOutput:nElement() ~= n * oH * oW then
       error(('%s: gradOutput has %d elements, expected %d'):format(NAME, gradOutput:nElement(), n * oH * oW), 2)

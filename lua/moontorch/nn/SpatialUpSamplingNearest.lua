@@ -2,7 +2,7 @@
 -- or 4-d input becomes a scale x scale block: index along the columns, then along the rows; the
 -- gradient adds up each block, its rows and then its columns, as slices in order (any device).
 local torch = require 'moontorch'
-local nn = require 'moontorch.nn'
+require 'moontorch.nn'
 local T = require 'moontorch.internal'
 local utils = require 'moontorch.nn.utils'
 local P = require 'moontorch.nn.pooling_common'

@@ -7,7 +7,7 @@
 -- where dW divides nInputFrame, else batched per sample): no unfold, no transposed copy (the
 -- GEMMs read strided operands in place, csrc/cpu/blas.c).
 local torch = require 'moontorch'
-local nn = require 'moontorch.nn'
+require 'moontorch.nn'
 local T = require 'moontorch.internal'
 local cc = require 'moontorch.nn.conv_common'
 

@@ -3,7 +3,7 @@
 -- feature on its own. It is 2-d max pooling (csrc/nn/pool.c) with a kW x 1 window on a one-plane
 -- view of the input; the pooling's indices are kept in self.indices for the backward pass.
 local torch = require 'moontorch'
-local nn = require 'moontorch.nn'
+require 'moontorch.nn'
 local T = require 'moontorch.internal'
 local utils = require 'moontorch.nn.utils'
 local P = require 'moontorch.nn.pooling_common'

@@ -4,7 +4,7 @@
 -- when featFirst; a leading batch dimension is allowed. Run as a grouped convolution
 -- (groups = inputFrameSize, csrc/nn/conv.c) on the input viewed as features x frames x 1.
 local torch = require 'moontorch'
-local nn = require 'moontorch.nn'
+require 'moontorch.nn'
 local T = require 'moontorch.internal'
 local cc = require 'moontorch.nn.conv_common'
 

@@ -4,7 +4,7 @@
 -- a grouped convolution (csrc/nn/conv.c) on the input viewed as features x frames x 1, with a
 -- kernel filled with each feature's weight; the weight's gradient sums that kernel's gradient.
 local torch = require 'moontorch'
-local nn = require 'moontorch.nn'
+require 'moontorch.nn'
 local T = require 'moontorch.internal'
 local cc = require 'moontorch.nn.conv_common'
 

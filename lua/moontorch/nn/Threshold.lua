@@ -1,7 +1,7 @@
 -- nn.Threshold([th = 1e-6] [, v = 0] [, inplace]): x where x > th, else v. In place the input
 -- is overwritten, which needs v <= th so that backward can still tell which inputs passed.
 local torch = require 'moontorch'
-local nn = require 'moontorch.nn'
+require 'moontorch.nn'
 local P = require 'moontorch.nn.pointwise'
 
 local Threshold, parent = torch.class('nn.Threshold', 'nn.Module')

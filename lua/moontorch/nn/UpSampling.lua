@@ -5,7 +5,7 @@
 -- Composed from tensor ops: both modes are separable, so the module interpolates one dimension at
 -- a time (index and a weighted sum); the backward pass adds the gradients back with indexAdd.
 local torch = require 'moontorch'
-local nn = require 'moontorch.nn'
+require 'moontorch.nn'
 local T = require 'moontorch.internal'
 
 local Up, parent = torch.class('nn.UpSampling', 'nn.Module')

@@ -7,7 +7,7 @@
 -- three passes below (_forward, _backwardInput, _backwardParams) are shared with
 -- nn.VolumetricFullConvolution and nn.VolumetricDilatedConvolution.
 local torch = require 'moontorch'
-local nn = require 'moontorch.nn'
+require 'moontorch.nn'
 local T = require 'moontorch.internal'
 local C, check = T.C, T.check
 local ffi = require 'ffi'

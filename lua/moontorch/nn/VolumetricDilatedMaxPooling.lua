@@ -2,7 +2,7 @@
 -- [dilationT=1], [dilationW=1], [dilationH=1]) with :ceil()/:floor(), as in Torch7: nn.VolumetricMaxPooling
 -- whose window taps are dilation apart (its separable passes honour the dilation fields).
 local torch = require 'moontorch'
-local nn = require 'moontorch.nn'
+require 'moontorch.nn'
 require 'moontorch.nn.VolumetricMaxPooling'
 
 local Dilated, parent = torch.class('nn.VolumetricDilatedMaxPooling', 'nn.VolumetricMaxPooling')

@@ -5,7 +5,7 @@
 -- which nn.VolumetricMaxUnpooling and the backward pass use. Dilation (the fields of
 -- nn.VolumetricDilatedMaxPooling) spaces the window's taps.
 local torch = require 'moontorch'
-local nn = require 'moontorch.nn'
+require 'moontorch.nn'
 local T = require 'moontorch.internal'
 local P = require 'moontorch.nn.pooling_common'
 

@@ -4,7 +4,7 @@
 -- is one index per dimension and the backward pass the matching indexAdds (border gradients sum).
 -- A negative pad crops.
 local torch = require 'moontorch'
-local nn = require 'moontorch.nn'
+require 'moontorch.nn'
 local T = require 'moontorch.internal'
 
 local Pad, parent = torch.class('nn.VolumetricReplicationPadding', 'nn.Module')

@@ -5,7 +5,7 @@
 -- ||v|| is sqrt(sum v^2 + 1e-4), as Torch7 computes it.
 -- Torch7's parent is nn.Decorator (a one-child container); the fields are the same.
 local torch = require 'moontorch'
-local nn = require 'moontorch.nn'
+require 'moontorch.nn'
 
 local WN, parent = torch.class('nn.WeightNorm', 'nn.Container')
 

@@ -20,7 +20,8 @@ local FIELDS = { 'weight', 'bias', 'gradWeight', 'gradBias', 'running_mean', 'ru
 
 local function isBN(m) return m ~= nil and BN_TYPES[torch.type(m)] == true end
 local function isReLU(m)
-   return m ~= nil and torch.type(m) == 'nn.ReLU' and m.inplace == true and (m.threshold or 0) == 0 and (m.val or 0) == 0
+   return m ~= nil and torch.type(m) == 'nn.ReLU' and m.inplace == true and (m.threshold or 0) == 0
+      and (m.val or 0) == 0
 end
 
 -- a fused module of class cls holding bn's tensors and settings
@@ -34,7 +35,8 @@ end
 
 local function blockAt(mods, i)
    local ct, add, relu = mods[i], mods[i + 1], mods[i + 2]
-   if torch.type(ct) ~= 'nn.ConcatTable' or #ct.modules ~= 2 or torch.type(add) ~= 'nn.CAddTable' or not isReLU(relu) then
+   if torch.type(ct) ~= 'nn.ConcatTable' or #ct.modules ~= 2 or torch.type(add) ~= 'nn.CAddTable'
+      or not isReLU(relu) then
       return nil
    end
    local branch = ct.modules[1]

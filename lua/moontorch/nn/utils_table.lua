@@ -106,7 +106,9 @@ end
 function utils.addSingletonDimension(a, b, c)
    local view, t, dim
    if torch.isTensor(b) then view, t, dim = a, b, c else t, dim = a, b end
-   if not torch.isTensor(t) then error('nn.utils.addSingletonDimension: expected a tensor, got ' .. torch.type(t), 2) end
+   if not torch.isTensor(t) then
+      error('nn.utils.addSingletonDimension: expected a tensor, got ' .. torch.type(t), 2)
+   end
    dim = dim or 1
    if dim < 1 or dim > t:dim() + 1 then
       error(('nn.utils.addSingletonDimension: dim %s out of range for a %d-d tensor'):format(tostring(dim), t:dim()), 2)

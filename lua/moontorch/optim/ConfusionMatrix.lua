@@ -16,7 +16,8 @@ function ConfusionMatrix:__init(nclasses, classes)
       nclasses = #classes
    end
    if type(nclasses) ~= 'number' or nclasses < 1 or nclasses % 1 ~= 0 then
-      error('optim.ConfusionMatrix: expected a number of classes >= 1 or a list of class names, got ' .. tostring(nclasses), 2)
+      error('optim.ConfusionMatrix: expected a number of classes >= 1 or a list of class names, got '
+         .. tostring(nclasses), 2)
    end
    self.mat = torch.LongTensor(nclasses, nclasses):zero()
    self.valids = torch.FloatTensor(nclasses):zero()
@@ -78,8 +79,8 @@ function ConfusionMatrix:batchAdd(predictions, targets)
    for i = 1, #t do
       if t[i] >= 1 then
          if t[i] > n or t[i] % 1 ~= 0 or p[i] < 1 or p[i] > n or p[i] % 1 ~= 0 then
-            error(('optim.ConfusionMatrix.batchAdd: sample %d: prediction %s / target %s is not a class index in 1..%d'):format(
-               i, tostring(p[i]), tostring(t[i]), n), 2)
+            error(('optim.ConfusionMatrix.batchAdd: sample %d: prediction %s / target %s '
+               .. 'is not a class index in 1..%d'):format(i, tostring(p[i]), tostring(t[i]), n), 2)
          end
          local k = (t[i] - 1) * n + p[i]
          counts[k] = (counts[k] or 0) + 1

@@ -13,7 +13,9 @@ local Logger = torch.class('optim.Logger')
 
 function Logger:__init(filename, timestamp)
    if filename then
-      if type(filename) ~= 'string' then error('optim.Logger: expected a file name (string), got ' .. type(filename), 2) end
+      if type(filename) ~= 'string' then
+         error('optim.Logger: expected a file name (string), got ' .. type(filename), 2)
+      end
       self.name = filename
       local dir = filename:match('^(.*)/[^/]*$')
       if dir and dir ~= '' then os.execute(('mkdir -p %q'):format(dir)) end
@@ -82,11 +84,14 @@ function Logger:add(symbols)
    for _, k in ipairs(ks) do
       local v = symbols[k]
       if self.symbols[k] == nil then
-         error(('optim.Logger.add: unknown symbol %s (the names are set by setNames or the first add)'):format(tostring(k)), 2)
+         error(('optim.Logger.add: unknown symbol %s (the names are set by setNames or the first add)')
+            :format(tostring(k)), 2)
       end
       if type(v) == 'number' then row[#row + 1] = ('%11.4e'):format(v) .. '\t'
       elseif type(v) == 'string' then row[#row + 1] = v .. '\t'
-      else error(('optim.Logger.add: can only log numbers and strings, got a %s for %s'):format(type(v), tostring(k)), 2) end
+      else
+         error(('optim.Logger.add: can only log numbers and strings, got a %s for %s'):format(type(v), tostring(k)), 2)
+      end
    end
    self.file:write(table.concat(row) .. '\n')
    self.file:flush()
@@ -130,7 +135,8 @@ function Logger:svg(series)
    local out = {
       ('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif">'):format(W, H),
       '<rect width="100%" height="100%" fill="white"/>',
-      ('<text x="%d" y="22" font-size="15" text-anchor="middle">%s</text>'):format(W / 2, esc('<Logger::' .. self.name .. '>')),
+      ('<text x="%d" y="22" font-size="15" text-anchor="middle">%s</text>'):format(W / 2,
+         esc('<Logger::' .. self.name .. '>')),
       ('<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="black"/>'):format(L, T, PW, PH),
    }
    for k = 0, 4 do -- y ticks (and grid), in log10 units when logscale is on
@@ -139,7 +145,8 @@ function Logger:svg(series)
       out[#out + 1] = ('<text x="%d" y="%.1f" font-size="11" text-anchor="end">%s</text>'):format(L - 6, py(y) + 4,
          ('%.3g'):format(self.logscale and 10 ^ y or y))
    end
-   out[#out + 1] = ('<text x="%d" y="%d" font-size="11">1</text><text x="%d" y="%d" font-size="11" text-anchor="end">%d</text>')
+   out[#out + 1] = ('<text x="%d" y="%d" font-size="11">1</text>'
+      .. '<text x="%d" y="%d" font-size="11" text-anchor="end">%d</text>')
       :format(L, T + PH + 16, L + PW, T + PH + 16, n)
    for j, s in ipairs(series) do
       local color, style = COLORS[(j - 1) % #COLORS + 1], s[3]
@@ -153,16 +160,20 @@ function Logger:svg(series)
       if not marks and not bars or style == '+-' then
          local p = {}
          for _, q in ipairs(pts) do p[#p + 1] = ('%.1f,%.1f'):format(q[1], q[2]) end
-         out[#out + 1] = ('<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"/>'):format(color, table.concat(p, ' '))
+         out[#out + 1] = ('<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"/>'):format(color,
+            table.concat(p, ' '))
       end
       for _, q in ipairs(pts) do
          if bars then
-            out[#out + 1] = ('<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%d" stroke="%s" stroke-width="3"/>'):format(q[1], q[1], q[2], T + PH, color)
+            out[#out + 1] = ('<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%d" stroke="%s" stroke-width="3"/>'):format(q[1],
+               q[1], q[2], T + PH, color)
          elseif marks then
-            out[#out + 1] = ('<circle cx="%.1f" cy="%.1f" r="%s" fill="%s"/>'):format(q[1], q[2], style == '.' and '1.5' or '3', color)
+            out[#out + 1] = ('<circle cx="%.1f" cy="%.1f" r="%s" fill="%s"/>'):format(q[1], q[2],
+               style == '.' and '1.5' or '3', color)
          end
       end
-      out[#out + 1] = ('<text x="%d" y="%d" font-size="12" fill="%s">%s</text>'):format(L + 10, T + 16 * j, color, esc(s[1]))
+      out[#out + 1] = ('<text x="%d" y="%d" font-size="12" fill="%s">%s</text>'):format(L + 10, T + 16 * j, color,
+         esc(s[1]))
    end
    out[#out + 1] = '</svg>'
    return table.concat(out, '\n') .. '\n'

@@ -91,7 +91,7 @@ end
 function util.gscale(config, name)
    local s = config.gradScale
    if s == nil then return 1 end
-   if type(s) ~= 'number' or not (s > 0) or s == math.huge then
+   if type(s) ~= 'number' or not (s > 0) or s == math.huge then -- luacheck: ignore 581 (rejects NaN)
       error(('%s: config.gradScale must be a finite number > 0, got %s'):format(name, tostring(s)), 3)
    end
    return s
@@ -147,7 +147,7 @@ function util.segments(config, state, x, name)
    local segs = {}
    local function push(a, b, e) if b > a then segs[#segs + 1] = { a, b, e } end end
    for _, L in ipairs(lr) do
-      local a, b, cur = L[1], L[2], L[1]
+      local b, cur = L[2], L[1]
       for _, E in ipairs(ex) do -- sorted by start; overlaps are absorbed by `cur`
          local s, e = math.max(E[1], cur), math.min(E[2], b)
          if e > s then
@@ -188,7 +188,8 @@ function optim.layerSegments(model, x)
       local key = C.mt_tensor_storage_key(x.h)
       for i, p in ipairs(params) do
          if C.mt_tensor_storage_key(p.h) ~= key then
-            error(('optim.layerSegments: parameter %d is not a view of the flat vector (call getParameters() first)'):format(i), 2)
+            error(('optim.layerSegments: parameter %d is not a view of the flat vector (call getParameters() first)')
+               :format(i), 2)
          end
       end
    end

@@ -22,7 +22,8 @@ return function(opfunc, x, config, state)
    if mom ~= 0 then buf, first = util.zero_state(state, 'dfdx', p) end
    local clr = lr / (1 + state.evalCounter * lrd)
    T.check(C.mt_lars_step(p.h, dfdx.h, buf and buf.h or nil, seg.count, seg.off, seg.len, seg.ex, clr, mom,
-      config.weightDecay or 0, config.eta or 0.001, config.epsilon or 0, first and 1 or 0, seg.trust, util.gscale(config, name), copy and copy.h or nil), name)
+      config.weightDecay or 0, config.eta or 0.001, config.epsilon or 0, first and 1 or 0, seg.trust,
+      util.gscale(config, name), copy and copy.h or nil), name)
    state.trustRatios = util.trust_table(seg)
    state.evalCounter = state.evalCounter + 1
    return x, { fx }

@@ -4,7 +4,7 @@
 -- (config.lineSearch = optim.lswolfe, config.lineSearchOptions = options).
 -- options: c1 (1e-4, sufficient decrease), c2 (0.9, curvature), tolX (1e-9, smallest bracket
 -- progress), maxIter (20), verbose. Returns f_new, g_new, x, t, lsFuncEval.
-local optim = require 'moontorch.optim'
+require 'moontorch.optim'
 local polyinterp = require 'moontorch.optim.polyinterp'
 
 return function(opfunc, x, t, d, f, g, gtd, options)

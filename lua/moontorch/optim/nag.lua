@@ -14,7 +14,7 @@ return function(opfunc, x, config, state)
    local lr, lrd = config.learningRate or 1e-3, config.learningRateDecay or 0
    local wd, mom = config.weightDecay or 0, config.momentum or 0.9
    local lrs = config.learningRates
-   if not (mom > 0) then
+   if not (mom > 0) then -- luacheck: ignore 581 (rejects NaN)
       error(('%s: momentum must be positive for Nesterov accelerated gradient, got %s'):format(name, tostring(mom)), 2)
    end
    if lrs ~= nil then util.same_size(lrs, x, name, 'learningRates') end

@@ -11,7 +11,8 @@ local torch = require 'moontorch'
 local function rows(points)
    local p = torch.isTensor(points) and points:totable() or points
    if type(p) ~= 'table' or #p ~= 2 or #p[1] ~= 3 or #p[2] ~= 3 then
-      error('optim.polyinterp: expected 2 points {x, f, df/dx} as a 2x3 tensor or table (more points are not supported)', 3)
+      error('optim.polyinterp: expected 2 points {x, f, df/dx} as a 2x3 tensor or table'
+         .. ' (more points are not supported)', 3)
    end
    return p[1], p[2]
 end

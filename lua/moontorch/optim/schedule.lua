@@ -25,7 +25,9 @@ end
 -- a schedule given as a number is a constant one
 local function as_schedule(s, fn)
    if type(s) == 'number' then return function() return s end end
-   if type(s) ~= 'function' then error(('optim.schedule.%s: expected a schedule function or a number, got %s'):format(fn, type(s)), 3) end
+   if type(s) ~= 'function' then
+      error(('optim.schedule.%s: expected a schedule function or a number, got %s'):format(fn, type(s)), 3)
+   end
    return s
 end
 

@@ -13,12 +13,14 @@
 local P = {}
 
 local TYPES = { fp32 = 'torch.FloatTensor', tf32 = 'torch.FloatTensor', float = 'torch.FloatTensor',
-   fp64 = 'torch.DoubleTensor', double = 'torch.DoubleTensor', fp16 = 'torch.HalfTensor', bf16 = 'torch.BFloat16Tensor' }
+   fp64 = 'torch.DoubleTensor', double = 'torch.DoubleTensor', fp16 = 'torch.HalfTensor',
+   bf16 = 'torch.BFloat16Tensor' }
 
 -- the option rows (options.parse format)
 function P.recipeOptions()
    return {
-      { 'precision', 'fp32', 'fp32 | tf32 (fp32 with TF32 tensor cores on CUDA) | fp16 | bf16 (fp32 master weights) | fp64',
+      { 'precision', 'fp32',
+         'fp32 | tf32 (fp32 with TF32 tensor cores on CUDA) | fp16 | bf16 (fp32 master weights) | fp64',
          choices = { 'fp32', 'tf32', 'fp16', 'bf16', 'fp64', 'float', 'double' } },
       { 'lossScale', 65536, 'initial loss scale with -precision fp16 (dynamic)' },
       { 'scaleWindow', 2000, 'clean steps before the loss scale doubles (fp16)' },
@@ -26,7 +28,8 @@ function P.recipeOptions()
       { 'accumulate', 1, 'micro-batches per batch (gradient accumulation; -batchSize stays the batch of one step)' },
       { 'layout', 'nchw', 'nchw | nhwc (channels-last weights and batches; cuDNN NHWC kernels on CUDA)',
          choices = { 'nchw', 'nhwc' } },
-      { 'fuse', false, 'fuse BatchNorm+ReLU and BatchNorm+residual add+ReLU into one pass each (nn.utils.fuseBatchNorm; same results)' },
+      { 'fuse', false, 'fuse BatchNorm+ReLU and BatchNorm+residual add+ReLU into one pass each '
+         .. '(nn.utils.fuseBatchNorm; same results)' },
    }
 end
 
@@ -55,11 +58,15 @@ function P.problem(opt)
    if type(opt.accumulate) ~= 'number' or opt.accumulate < 1 or opt.accumulate % 1 ~= 0 then
       return ('-accumulate must be a whole number >= 1, got %s'):format(tostring(opt.accumulate))
    end
-   if not (opt.lossScale > 0) or opt.lossScale == math.huge then
+   if not (opt.lossScale > 0) or opt.lossScale == math.huge then -- luacheck: ignore 581 (rejects NaN)
       return ('-lossScale must be a finite number > 0, got %s'):format(tostring(opt.lossScale))
    end
-   if not (opt.scaleWindow >= 1) then return ('-scaleWindow must be >= 1, got %s'):format(tostring(opt.scaleWindow)) end
-   if not (opt.clip >= 0) then return ('-clip must be >= 0, got %s'):format(tostring(opt.clip)) end
+   if not (opt.scaleWindow >= 1) then -- luacheck: ignore 581 (rejects NaN)
+      return ('-scaleWindow must be >= 1, got %s'):format(tostring(opt.scaleWindow))
+   end
+   if not (opt.clip >= 0) then -- luacheck: ignore 581 (rejects NaN)
+      return ('-clip must be >= 0, got %s'):format(tostring(opt.clip))
+   end
 end
 
 -- the CPU tensor type of the model's parameters, activations and inputs

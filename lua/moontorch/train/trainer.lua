@@ -107,7 +107,8 @@ local function num(v) return v == v and v or nil end -- NaN cannot go into JSON 
 function Trainer:checkpoint(epochsDone, batch, partial)
    if not self.save then return end
    local meta = { format = self.format, epoch = epochsDone, batch = batch, partial = partial,
-      iteration = epochsDone * self.trainBatches + batch, rng = batch > 0 and torch.getRNGState():totable() or nil, -- JSON: the state's bytes
+      iteration = epochsDone * self.trainBatches + batch,
+      rng = batch > 0 and torch.getRNGState():totable() or nil, -- JSON: the state's bytes
       train_loss = self.last.loss, val_top1 = num(self.last.top1), val_top5 = num(self.last.top5),
       best_top1 = self.best.top1 >= 0 and self.best.top1 or nil, best_top5 = self.best.top5,
       best_epoch = self.best.epoch, layout = self.layout ~= 'nchw' and self.layout or nil }
@@ -244,8 +245,8 @@ function Trainer:step(x, y)
       local _, _, stepped = scaler:step(self.optimizer, feval, self.params, self.config, self.optimState)
       self.skippedRun = stepped and 0 or (self.skippedRun or 0) + 1
       if self.skippedRun >= 50 then
-         self:fail('the last %d steps all had inf/NaN gradients (loss scale %g); lower the learning rate or use bf16/fp32',
-            self.skippedRun, scaler:getScale(self.optimState))
+         self:fail('the last %d steps all had inf/NaN gradients (loss scale %g); '
+            .. 'lower the learning rate or use bf16/fp32', self.skippedRun, scaler:getScale(self.optimState))
       end
    else
       self.optimizer(feval, self.params, self.config, self.optimState)
@@ -290,7 +291,9 @@ function Trainer:trainEpoch(epoch)
          self.config.learningRate = lr
          local loss, correct = self:step(self:toDevice(input, target))
          local overflow = self.scaler and self.optimState.lastSkipped
-         if loss ~= loss and not overflow then self:fail('the loss became NaN at epoch %d batch %d (lr %g)', epoch, b, lr) end
+         if loss ~= loss and not overflow then
+            self:fail('the loss became NaN at epoch %d batch %d (lr %g)', epoch, b, lr)
+         end
          -- a skipped step's loss may be inf: the epoch's mean loss is over the finite ones
          local counted = (loss == loss and math.abs(loss) < math.huge) and info.count or 0
          local cs = self.model.stats -- a compressing DataParallel's counters of this step
@@ -300,7 +303,8 @@ function Trainer:trainEpoch(epoch)
             c.steps, c.bytes, c.density = c.steps + 1, c.bytes + cs.bytes, c.density + cs.density
             c.select, c.exchange = c.select + cs.selectTime, c.exchange + cs.exchangeTime
          end
-         acc.loss, acc.top1, acc.seen = acc.loss + (counted > 0 and loss * counted or 0), acc.top1 + correct, acc.seen + info.count
+         acc.loss, acc.top1, acc.seen = acc.loss + (counted > 0 and loss * counted or 0), acc.top1 + correct,
+            acc.seen + info.count
          acc.lossSeen = (acc.lossSeen or acc.seen - info.count) + counted
          self.losses[iter] = loss
          bar:update(b - first + 1, { loss = loss, acc = correct / info.count, images = info.count })
@@ -354,12 +358,14 @@ end
 
 -- name each undecodable image once (a loader skips it again every epoch)
 function Trainer:reportSkipped(src, split)
-   local new = {}
+   local fresh = {}
    for _, e in ipairs(src:errors()) do
-      if not self.reported[e] then self.reported[e] = true new[#new + 1] = e end
+      if not self.reported[e] then self.reported[e] = true fresh[#fresh + 1] = e end
    end
-   for i = 1, math.min(#new, 5) do io.stderr:write(self.name, ': skipped ', split, ' image: ', new[i], '\n') end
-   if #new > 5 then io.stderr:write(('%s: ... and %d more skipped %s images\n'):format(self.name, #new - 5, split)) end
+   for i = 1, math.min(#fresh, 5) do io.stderr:write(self.name, ': skipped ', split, ' image: ', fresh[i], '\n') end
+   if #fresh > 5 then
+      io.stderr:write(('%s: ... and %d more skipped %s images\n'):format(self.name, #fresh - 5, split))
+   end
 end
 
 -- epoch-end outputs: CSV row, plot, TensorBoard scalars, checkpoint
@@ -391,8 +397,8 @@ function Trainer:fit()
    if self.save then
       fs.mkdir_p(self.save)
       local start = self.startEpoch
-      self.log = logger.new(self.save .. '/log.csv', self.columns,
-         { append = start > 1 or self.firstBatch > 1, keep = function(r) return tonumber(r.epoch) and r.epoch < start end })
+      self.log = logger.new(self.save .. '/log.csv', self.columns, { append = start > 1 or self.firstBatch > 1,
+         keep = function(r) return tonumber(r.epoch) and r.epoch < start end })
       if self.tensorboard then self.tb = require('moontorch.util.tensorboard').Writer(self.save) end
    end
    for epoch = self.startEpoch, lastEpoch do

@@ -67,7 +67,8 @@ function options.parse(args, spec, banner, onhelp)
       local o = by_name[name]
       if not o then error(('unknown option -%s (-h lists the options)'):format(name), 0) end
       local nxt = args[i + 1]
-      if type(o[2]) == 'boolean' and (nxt == nil or not (nxt == 'true' or nxt == 'false' or nxt == '1' or nxt == '0')) then
+      if type(o[2]) == 'boolean'
+         and (nxt == nil or not (nxt == 'true' or nxt == 'false' or nxt == '1' or nxt == '0')) then
          opt[name] = true -- a bare flag
       else
          if nxt == nil then error(('option -%s needs a value'):format(name), 0) end

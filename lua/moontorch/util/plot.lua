@@ -55,7 +55,8 @@ local function panel(x0, y0, w, h, xs, ys, title, color, ylabel, yscale)
    for _, v in ipairs(xt) do
       if v == math.floor(v) then
          add(('<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#eee"/>'):format(X(v), y0, X(v), y0 + h))
-         add(('<text x="%.1f" y="%.1f" font-size="11" text-anchor="middle">%s</text>'):format(X(v), y0 + h + 16, fmt_num(v)))
+         add(('<text x="%.1f" y="%.1f" font-size="11" text-anchor="middle">%s</text>'):format(X(v), y0 + h + 16,
+            fmt_num(v)))
       end
    end
    add(('<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="none" stroke="#333"/>'):format(x0, y0, w, h))
@@ -84,12 +85,14 @@ function plot.svg(h, title)
       '<rect width="100%" height="100%" fill="white"/>',
    }
    if title then
-      lines[#lines + 1] = ('<text x="%d" y="22" font-size="16" text-anchor="middle">%s</text>'):format(W / 2, esc(title))
+      lines[#lines + 1] = ('<text x="%d" y="22" font-size="16" text-anchor="middle">%s</text>'):format(W / 2,
+         esc(title))
    end
    for _, s in ipairs(panel(70, 60, 330, 260, xs, h.train_loss or {}, 'training loss', '#1f77b4', 'loss', 1)) do
       lines[#lines + 1] = s
    end
-   for _, s in ipairs(panel(530, 60, 330, 260, xs, h.test_acc or {}, 'test accuracy', '#d62728', 'accuracy (%)', 100)) do
+   local accuracy = panel(530, 60, 330, 260, xs, h.test_acc or {}, 'test accuracy', '#d62728', 'accuracy (%)', 100)
+   for _, s in ipairs(accuracy) do
       lines[#lines + 1] = s
    end
    lines[#lines + 1] = '</svg>'

@@ -33,7 +33,8 @@ function progress.new(total, opts)
    opts = opts or {}
    local self = setmetatable({
       total = total, title = opts.title or '', width = opts.width or 24, out = opts.out or io.stdout,
-      interval = opts.interval or 0.2, logInterval = opts.logInterval or 30, start = progress.now(), last = -math.huge, images = 0,
+      interval = opts.interval or 0.2, logInterval = opts.logInterval or 30, start = progress.now(),
+      last = -math.huge, images = 0,
       loss_sum = 0, acc_sum = 0, n = 0,
    }, progress)
    self.silent = opts.silent
