@@ -55,16 +55,17 @@ grep 'moontorch: CUDA' "$OUT/build.log"
 stamp build
 timeout 300 cmake --build $B -j16 >>"$OUT/build.log" 2>&1 || { grep -m20 -i 'error' "$OUT/build.log"; tail -20 "$OUT/build.log"; exit 1; }
 stamp built
-# 2. the whole suite, CUDA specs and CPU specs together (the CUDA specs compare with the CPU and are
-#    what only this machine can run; the rest checks the build there). Left out: the trained runs
-#    (minutes each, run by CI), install (no luarocks there) and the two data specs whose references
-#    need Debian's torchvision and Pillow.
+# 2. the fast tier, CUDA specs and CPU specs together (the CUDA specs compare with the CPU and are
+#    what only this machine can run; the rest checks the build there). Left out: the training tier
+#    (minutes each, run by CI; label train), the source checks (no clang-format or luacheck there)
+#    and the two data specs whose references need Debian's torchvision and Pillow.
 # MT_GPU_ONLY=regex runs just those tests (a short follow-up call); MT_GPU_BENCHES names the benches
 # below to run (default: all but the profile).
 # References from Python: the image's /usr/bin/python3 has neither numpy nor PyTorch, the peer has both.
 [ -n "$PEER" ] && export MT_REF_PYTHON=$PEER
-SKIP=${MT_GPU_SKIP:-dist_fashion_mnist|amp_fashion_mnist|large_batch|install_spec|data_dataset|data_transform}
-(cd $B && timeout $(($(left) - ${MT_GPU_BENCH_S:-200})) ctest -j12 --timeout 240 ${MT_GPU_ONLY:+-R "$MT_GPU_ONLY"} -E "$SKIP" --output-on-failure) >"$OUT/ctest_all.log" 2>&1
+SKIP=${MT_GPU_SKIP:-tools/format|tools/luacheck|data/dataset|data/transform}
+(cd $B && timeout $(($(left) - ${MT_GPU_BENCH_S:-200})) ctest -j12 --timeout 240 -L fast \
+  ${MT_GPU_ONLY:+-R "$MT_GPU_ONLY"} -E "$SKIP" --output-on-failure) >"$OUT/ctest_all.log" 2>&1
 stamp "suite: $(grep -E 'tests passed|tests failed' "$OUT/ctest_all.log")"
 
 # 3. benches, each bounded, PyTorch's CUDA build beside them

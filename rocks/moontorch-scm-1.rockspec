@@ -11,6 +11,7 @@ source = {
 }
 description = {
    summary = "Torch7-style tensors on CPU and CUDA: a C11 core driven from LuaJIT through FFI",
+   license = "UNLICENSED (no license has been chosen yet)",
    detailed = [[
 moontorch gives LuaJIT Torch7's tensor API (local torch = require 'moontorch') over a plain C
 library with CPU (OpenMP, OpenBLAS) and CUDA backends.

@@ -160,15 +160,20 @@ function util.python_lines(code)
    return lines
 end
 
+-- why a spec cannot run a recipe under mpirun here, or nil
+function util.mpi_missing()
+   local mpi = require('moontorch.internal').C.MT_DIST_MPI
+   local _, rc = util.sh('command -v mpirun')
+   if bit.band(require('moontorch.dist.lib').C.mt_dist_transports(), mpi) == 0 or rc ~= 0 then
+      return 'needs Open MPI (mpirun, and a build with MPI): NOT run'
+   end
+end
+
 -- why a spec that trains the Fashion-MNIST recipe under mpirun cannot run here, or nil
 function util.mpi_fashion_missing()
    local f = io.open('/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz', 'rb')
    if f then f:close() end
-   local mpi = require('moontorch.internal').C.MT_DIST_MPI
-   local _, rc = util.sh('command -v mpirun')
-   if not f or bit.band(require('moontorch.dist.lib').C.mt_dist_transports(), mpi) == 0 or rc ~= 0 then
-      return 'needs Open MPI and dataset-fashion-mnist: NOT run'
-   end
+   if not f or util.mpi_missing() then return 'needs Open MPI and dataset-fashion-mnist: NOT run' end
 end
 
 function util.tmpdir()

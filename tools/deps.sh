@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # deps.sh: install with apt what a fresh Debian 12 machine needs for moontorch.
-#   tools/deps.sh           build and test (compilers, LuaJIT, busted, OpenBLAS, clang for fuzzing)
+#   tools/deps.sh           build and test (compilers, LuaJIT, busted, OpenBLAS, clang for fuzzing,
+#                           clang-format and luacheck for the source checks)
 #   tools/deps.sh bench     + python3-torch, the PyTorch CPU peer that bench/tensor.lua compares with
 #   tools/deps.sh run       + the Fashion-MNIST data set used by the default recipe
 # Does nothing (quickly) when everything is present. The CUDA toolkit is not an apt package
@@ -10,6 +11,7 @@ set -euo pipefail
 base=(build-essential cmake luajit libluajit-5.1-dev lua-busted luarocks
       libopenblas-dev libdnnl-dev libcjson-dev libreadline-dev zlib1g-dev libjpeg62-turbo-dev libpng-dev
       clang libclang-rt-14-dev libomp-14-dev
+      clang-format lua-check              # make format, and the ctest tests tools/format and tools/luacheck
       libopenmpi-dev openmpi-bin            # the distributed layer (csrc/dist, mpirun in the specs)
       python3-torch python3-torchvision)  # PyTorch: reference values in the specs, the bench peers
 extra=()

@@ -71,7 +71,7 @@ __attribute__((target("avx2,fma"))) static void exp_avx2_generic(double *v, int6
 /* exp_one_fma's operations for vectors of four whose results are all normal (x in [-708, 709]):
  * no clamps, and 2^k as one factor (with a normal result p 2^k1 2^k2 == p 2^k exactly). A vector with any other
  * lane (a far tail, inf, NaN) and the last n % 4 go through exp_avx2_generic. The two must give
- * a value the same bits (else an exp would depend on its neighbours): spec/nn_transfer_spec.lua
+ * a value the same bits (else an exp would depend on its neighbours): spec/nn/transfer_spec.lua
  * checks that on random values, and fails on a one-ulp difference. */
 __attribute__((target("avx2,fma"))) static void exp_avx2(double *v, int64_t n, double shift) {
   const __m256d sh = _mm256_set1_pd(shift), lo = _mm256_set1_pd(-708.0), hi = _mm256_set1_pd(709.0);

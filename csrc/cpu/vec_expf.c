@@ -50,7 +50,7 @@ static inline float expf_one(float x) {
 __attribute__((target("avx2,fma"))) static void expf_avx2_generic(float *v, int64_t n, float shift) { EXPF_LOOP }
 /* expf_one for vectors of eight whose results are all normal (x in [-87, 88]): no clamps, 2^k
  * as one factor from the bits of k + SHIFTF. Other vectors and the last n % 8 go through
- * expf_avx2_generic; spec/nn_transfer_spec.lua checks that both give a value the same bits. */
+ * expf_avx2_generic; spec/nn/transfer_spec.lua checks that both give a value the same bits. */
 __attribute__((target("avx2,fma"))) static void expf_avx2(float *v, int64_t n, float shift) {
   const __m256 sh = _mm256_set1_ps(shift), lo = _mm256_set1_ps(-87.0f), hi = _mm256_set1_ps(88.0f);
   const __m256 log2e = _mm256_set1_ps(LOG2EF), big = _mm256_set1_ps(SHIFTF), one = _mm256_set1_ps(1.0f);

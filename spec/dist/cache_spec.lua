@@ -6,6 +6,7 @@
 -- Every rank runs the same `it`s in the same order, and each `it` does its collectives before
 -- asserting, so a failure on one rank cannot leave the others waiting in a collective it
 -- skipped.
+-- ctest: ranks 1 2 3 4
 local ffi = require 'ffi'
 local torch = require 'moontorch'
 local data = require 'moontorch.data'

@@ -2,6 +2,7 @@
 -- collective and every allreduce algorithm, every dtype, sizes 0, 1, primes and MBs, against a
 -- reference that every rank computes in float64 from every rank's seed. Every rank runs the
 -- same `it`s in the same order, so their collectives line up.
+-- ctest: ranks 1 2 3 4
 local torch = require 'moontorch'
 local T = require 'moontorch.internal'
 local dist = require 'moontorch.dist'

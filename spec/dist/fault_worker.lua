@@ -1,6 +1,6 @@
 -- fault_worker.lua: `mpirun -np N luajit spec/dist/fault_worker.lua MODE TIMEOUT`: ranks train
 -- a small model under DataParallel; at step 5 rank 1 raises (MODE raise), kills itself with
--- SIGKILL (kill) or stops itself with SIGSTOP (stop). dist_faults_spec.lua checks that every
+-- SIGKILL (kill) or stops itself with SIGSTOP (stop). dist/faults_spec.lua checks that every
 -- other rank ends, in time, naming rank 1 and the collective it was waiting in.
 package.path = './?.lua;./lua/?.lua;./lua/?/init.lua;' .. package.path
 local ffi = require 'ffi'

@@ -2,6 +2,7 @@
 -- run by ctest solo and under `mpirun -np N` for N = 1..4 like every spec here. Fresh random
 -- gradients each run (the seed is printed); every rank checks its own invariant and the
 -- exchanged sum against float64 references built from every rank's sent pairs.
+-- ctest: ranks 1 2 3 4
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local optim = require 'moontorch.optim'

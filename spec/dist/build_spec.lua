@@ -1,0 +1,42 @@
+-- build_spec.lua: the distributed layer's library is built beside the core one and reports
+-- the transports CMake found: MPI exactly when Open MPI's compiler wrapper is installed (the
+-- MT_MPI=AUTO rule), with the library's own version string; a transport that is missing answers
+-- with an error that says how to get it.
+local ffi = require 'ffi'
+
+local function have_mpi()
+   local f = io.popen('command -v mpicc 2>/dev/null')
+   local out = f:read('*a')
+   f:close()
+   return out ~= ''
+end
+
+describe('moontorch.dist library', function()
+   local dlib = require 'moontorch.dist.lib'
+   local C = require('moontorch.internal').C
+
+   it('loads beside libmoontorch.so', function()
+      assert.truthy(dlib.path:match('libmoontorch_dist%.so$'))
+   end)
+
+   it('reports MPI when Open MPI is installed, with its version', function()
+      local t = dlib.transports()
+      if have_mpi() then
+         assert.is_string(t.mpi)
+         assert.truthy(t.mpi:match('Open MPI'), t.mpi)
+      else
+         assert.is_false(t.mpi)
+      end
+   end)
+
+   it('names the missing transport and the fix', function()
+      local buf = ffi.new('char[64]')
+      local bits = dlib.C.mt_dist_transports()
+      if bit.band(bits, C.MT_DIST_NCCL) == 0 then
+         assert.equal(C.MT_ERR_UNSUPPORTED, dlib.C.mt_dist_transport_version(C.MT_DIST_NCCL, buf, 64))
+         assert.truthy(ffi.string(C.mt_last_error()):match('no NCCL'))
+      end
+      assert.equal(C.MT_ERR_ARG, dlib.C.mt_dist_transport_version(99, buf, 64))
+      assert.truthy(ffi.string(C.mt_last_error()):match('unknown transport 99'))
+   end)
+end)
