@@ -1,8 +1,8 @@
 -- imagenet_spec.lua: recipes/resnet50_imagenet.lua in short runs (a ResNet-18 on 32x32 random
 -- images, 2 batches of 4 per epoch): without data it explains how to get ImageNet (exit 1); bad
 -- options are named; top-k counting and the schedules against references; -synthetic trains with
--- the rate it promises, resumes from inside an epoch bit for bit, in bf16/fp16 with gradient
--- accumulation, and with fused batch norm. The runs on an ImageFolder are
+-- the rate it promises, resumes from inside an epoch bit for bit on 1 rank and on 2 (mpirun), in
+-- bf16/fp16 with gradient accumulation, and with fused batch norm. The runs on an ImageFolder are
 -- recipes/imagenet_folder_spec.lua (training tier).
 local ffi = require 'ffi'
 local torch = require 'moontorch'
@@ -208,5 +208,41 @@ describe('recipes/resnet50_imagenet.lua', function()
       local out3, code3 = run(('%s -save %q -resume %q'):format(args, tmp('cross'), b))
       assert.are_not.equal(0, code3)
       assert.truthy(out3:find('written with -fuse', 1, true), out3)
+   end)
+
+   -- each rank takes its half of every global batch of 4; the checkpoint of rank 0 holds the
+   -- model and optimizer state every rank shares
+   it('-dist on 2 ranks (mpirun): a resume from inside an epoch repeats the unbroken run exactly', function()
+      local missing = util.mpi_missing()
+      if missing then
+         pending(missing)
+         return
+      end
+      local mpirun = 'OMP_WAIT_POLICY=PASSIVE OMPI_MCA_mpi_yield_when_idle=1 mpirun --allow-run-as-root '
+         .. '--oversubscribe -np 2 luajit recipes/resnet50_imagenet.lua'
+      local function run2(args)
+         local p = io.popen(('%s %s 2>&1; echo "exit status $?"'):format(mpirun, args))
+         local out = p:read('*a')
+         p:close()
+         return out:gsub('exit status %d+%s*$', ''), tonumber(out:match('exit status (%d+)%s*$'))
+      end
+      local args = TINY .. ' -synthetic -dist -allreduce ring -lrSchedule cosine -seed 6 -checkpointEvery 1'
+      local a, b = tmp('dist_unbroken'), tmp('dist_mid')
+      local out1, code1 = run2(('%s -save %q'):format(args, a))
+      assert.are.equal(0, code1, out1)
+      assert.truthy(out1:find('data-parallel on 2 ranks', 1, true), out1)
+      local out2, code2 = run2(('%s -save %q -stopAfterIter 3'):format(args, b))
+      assert.are.equal(0, code2, out2)
+      local out3, code3 = run2(('%s -save %q -resume %q'):format(args, b, b))
+      assert.are.equal(0, code3, out3)
+      assert.truthy(out3:find('after epoch 1 and batch 1 of epoch 2', 1, true), out3)
+      local final = out1:match('final: train loss (%S+)')
+      assert.truthy(final, out1)
+      assert.are.equal(final, out3:match('final: train loss (%S+)'))
+      local ta, ma = ck.load(a .. '/checkpoint.safetensors')
+      local tb, mb = ck.load(b .. '/checkpoint.safetensors')
+      assert.are.equal(ma.train_loss, mb.train_loss)
+      assert.are.equal(2, mb.epoch)
+      for name, t in pairs(ta) do util.assert_close(tb[name], t, { atol = 0, rtol = 0 }, name) end
    end)
 end)

@@ -104,6 +104,57 @@ end
 
 local function num(v) return v == v and v or nil end -- NaN cannot go into JSON metadata
 
+-- An epoch's sums so far, which a checkpoint inside the epoch carries. Each rank sums its own
+-- slices, so with several ranks the checkpoint holds every rank's (partial.ranks) and each rank
+-- resumes its own: the epoch's totals then add up in the unbroken run's order.
+local SUMS = { 'loss', 'top1', 'seen', 'skipped', 'lossSeen' }
+
+local function sums_of(acc)
+   local row = {}
+   for _, k in ipairs(SUMS) do row[k] = acc[k] or (k == 'lossSeen' and acc.seen) or 0 end
+   return row
+end
+
+-- acc (this rank's) with every rank's sums beside it; a collective: every rank calls it
+function Trainer:partialForCheckpoint(acc)
+   local p = {}
+   for k, v in pairs(acc) do p[k] = v end
+   local d, n = self.dist, #SUMS
+   if d and d.size() > 1 then
+      local mine, all = torch.DoubleTensor(n), torch.DoubleTensor(n * d.size())
+      local row = sums_of(acc)
+      for i, k in ipairs(SUMS) do mine[i] = row[k] end
+      d.allgather(all, mine)
+      p.ranks = {}
+      for r = 1, d.size() do
+         p.ranks[r] = {}
+         for i, k in ipairs(SUMS) do p.ranks[r][k] = all[(r - 1) * n + i] end
+      end
+   end
+   return p
+end
+
+-- this rank's share of a checkpoint's partial epoch: its own sums when the checkpoint was written
+-- by as many ranks; on another number of ranks rank 0 takes the totals and the others start at 0
+function Trainer:partialFromCheckpoint(partial)
+   if not partial then return nil end
+   local acc = {}
+   for k, v in pairs(partial) do acc[k] = v end
+   local ranks = partial.ranks or { sums_of(partial) }
+   acc.ranks = nil
+   local size, rank = self.dist and self.dist.size() or 1, self.dist and self.dist.rank() or 0
+   for _, k in ipairs(SUMS) do
+      if #ranks == size then
+         acc[k] = ranks[rank + 1][k]
+      else
+         local total = 0
+         for _, row in ipairs(ranks) do total = total + row[k] end
+         acc[k] = rank == 0 and total or 0
+      end
+   end
+   return acc
+end
+
 function Trainer:checkpoint(epochsDone, batch, partial)
    if not self.save then return end
    local meta = { format = self.format, epoch = epochsDone, batch = batch, partial = partial,
@@ -155,7 +206,7 @@ function Trainer:resume(path, check)
    self.optimState = st
    self.startEpoch = (tonumber(meta.epoch) or 0) + 1
    self.firstBatch = (tonumber(meta.batch) or 0) + 1
-   self.partial, self.rng = meta.partial, meta.rng
+   self.partial, self.rng = self:partialFromCheckpoint(meta.partial), meta.rng
    self.best = { top1 = tonumber(meta.best_top1) or -1, top5 = tonumber(meta.best_top5) or 0,
       epoch = tonumber(meta.best_epoch) or 0 }
    self.last = { loss = tonumber(meta.train_loss), top1 = tonumber(meta.val_top1), top5 = tonumber(meta.val_top5) }
@@ -312,7 +363,7 @@ function Trainer:trainEpoch(epoch)
       if b < nb and (self.checkpointEvery or 0) > 0 and b % self.checkpointEvery == 0 then
          acc.skippedSteps = acc.skippedSteps + (self.optimState.skippedSteps or 0) - skippedBefore
          skippedBefore = self.optimState.skippedSteps or 0
-         self:checkpoint(epoch - 1, b, acc)
+         self:checkpoint(epoch - 1, b, self:partialForCheckpoint(acc))
          self:checkpointLocal(epoch - 1, b)
       end
       if (self.stopAfterIter or 0) > 0 and iter >= self.stopAfterIter and b < nb then return nil end
