@@ -11,13 +11,13 @@
 #include <string.h>
 #include <time.h>
 
-#define CK(x)                                                                  \
-  do {                                                                         \
-    dnnl_status_t s_ = (x);                                                    \
-    if (s_ != dnnl_success) {                                                  \
-      fprintf(stderr, "pool_bn_onednn: %s failed (%d)\n", #x, (int)s_);        \
-      exit(1);                                                                 \
-    }                                                                          \
+#define CK(x)                                                           \
+  do {                                                                  \
+    dnnl_status_t s_ = (x);                                             \
+    if (s_ != dnnl_success) {                                           \
+      fprintf(stderr, "pool_bn_onednn: %s failed (%d)\n", #x, (int)s_); \
+      exit(1);                                                          \
+    }                                                                   \
   } while (0)
 
 static dnnl_engine_t eng;
@@ -36,9 +36,9 @@ static int cmp(const void *a, const void *b) {
 
 /* every argument a primitive takes: memories from `shared` where given, else new ones filled with
  * random numbers in [0.5, 1.5) (positive: a valid variance) */
-static const int ARGS[] = {DNNL_ARG_SRC,   DNNL_ARG_DST,        DNNL_ARG_DIFF_SRC,   DNNL_ARG_DIFF_DST,
-                           DNNL_ARG_WORKSPACE, DNNL_ARG_MEAN,   DNNL_ARG_VARIANCE,   DNNL_ARG_SCALE,
-                           DNNL_ARG_SHIFT, DNNL_ARG_DIFF_SCALE, DNNL_ARG_DIFF_SHIFT, DNNL_ARG_SCRATCHPAD};
+static const int ARGS[] = {DNNL_ARG_SRC,       DNNL_ARG_DST,        DNNL_ARG_DIFF_SRC,   DNNL_ARG_DIFF_DST,
+                           DNNL_ARG_WORKSPACE, DNNL_ARG_MEAN,       DNNL_ARG_VARIANCE,   DNNL_ARG_SCALE,
+                           DNNL_ARG_SHIFT,     DNNL_ARG_DIFF_SCALE, DNNL_ARG_DIFF_SHIFT, DNNL_ARG_SCRATCHPAD};
 #define NARGS (int)(sizeof ARGS / sizeof ARGS[0])
 
 static int bind(dnnl_primitive_desc_t pd, dnnl_memory_t *shared, dnnl_exec_arg_t *a) {
@@ -53,8 +53,7 @@ static int bind(dnnl_primitive_desc_t pd, dnnl_memory_t *shared, dnnl_exec_arg_t
       size_t sz = dnnl_memory_desc_get_size(md);
       if (md->data_type == dnnl_f32)
         for (size_t k = 0; k < sz / 4; k++) ((float *)p)[k] = 0.5f + (float)rand() / RAND_MAX;
-      else
-        memset(p, 0, sz);
+      else memset(p, 0, sz);
     }
     a[n].arg = ARGS[i], a[n].memory = shared[i], n++;
   }
@@ -100,8 +99,8 @@ int main(int argc, char **argv) {
     dnnl_memory_t shared[NARGS] = {NULL};
     dnnl_dims_t xd = {N, C, H, W};
     dnnl_memory_desc_t x, y;
-    const dnnl_format_tag_t tag = strchr(argv[i], '8') && strchr(argv[i], '8') < strchr(argv[i], ':') ? dnnl_nChw8c
-                                                                                                       : dnnl_nchw;
+    const dnnl_format_tag_t tag =
+        strchr(argv[i], '8') && strchr(argv[i], '8') < strchr(argv[i], ':') ? dnnl_nChw8c : dnnl_nchw;
     CK(dnnl_memory_desc_init_by_tag(&x, 4, xd, dnnl_f32, tag));
     dnnl_primitive_desc_t fpd, bpd;
     if (!strncmp(kind, "bn", 2)) {

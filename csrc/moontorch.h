@@ -32,16 +32,16 @@
  * T: CPU storage type; CT: compute type (f16/bf16 in float, integers in int64_t); NAME:
  * mt_dtype_name; TORCH: Torch7's type name (FloatTensor); ST: the safetensors name; FL: 1 for
  * floating dtypes. Trailing arguments pass through. CUDA maps N to its own storage types. */
-#define MT_DTYPES(X, ...)                                                          \
-  X(MT_F32, f32, float, float, "float32", "Float", "F32", 1, __VA_ARGS__)          \
-  X(MT_F64, f64, double, double, "float64", "Double", "F64", 1, __VA_ARGS__)       \
-  X(MT_F16, f16, uint16_t, float, "float16", "Half", "F16", 1, __VA_ARGS__)        \
+#define MT_DTYPES(X, ...)                                                           \
+  X(MT_F32, f32, float, float, "float32", "Float", "F32", 1, __VA_ARGS__)           \
+  X(MT_F64, f64, double, double, "float64", "Double", "F64", 1, __VA_ARGS__)        \
+  X(MT_F16, f16, uint16_t, float, "float16", "Half", "F16", 1, __VA_ARGS__)         \
   X(MT_BF16, bf16, uint16_t, float, "bfloat16", "BFloat16", "BF16", 1, __VA_ARGS__) \
-  X(MT_I32, i32, int32_t, int64_t, "int32", "Int", "I32", 0, __VA_ARGS__)          \
-  X(MT_I64, i64, int64_t, int64_t, "int64", "Long", "I64", 0, __VA_ARGS__)         \
-  X(MT_U8, u8, uint8_t, int64_t, "uint8", "Byte", "U8", 0, __VA_ARGS__)            \
+  X(MT_I32, i32, int32_t, int64_t, "int32", "Int", "I32", 0, __VA_ARGS__)           \
+  X(MT_I64, i64, int64_t, int64_t, "int64", "Long", "I64", 0, __VA_ARGS__)          \
+  X(MT_U8, u8, uint8_t, int64_t, "uint8", "Byte", "U8", 0, __VA_ARGS__)             \
   X(MT_BOOL, b8, uint8_t, int64_t, "bool", "Bool", "BOOL", 0, __VA_ARGS__)          \
-  X(MT_I8, i8, int8_t, int64_t, "int8", "Char", "I8", 0, __VA_ARGS__)              \
+  X(MT_I8, i8, int8_t, int64_t, "int8", "Char", "I8", 0, __VA_ARGS__)               \
   X(MT_I16, i16, int16_t, int64_t, "int16", "Short", "I16", 0, __VA_ARGS__)
 
 /* The ops, in id order. X(ENUM, NAME, KIND, ...): NAME is the Torch7 name used in messages;
@@ -50,83 +50,83 @@
  * A new op is one line here, its CPU body and its CUDA body: both backends generate their
  * kernels and dispatch from these lists, so a missing body does not compile, and Lua makes a
  * method of every parameterless unary op under its NAME (mt_unary_op_name). */
-#define MT_UNARY_OPS(X, ...)                                                       \
-  X(MT_NEG, "neg", ANY, __VA_ARGS__)                                               \
-  X(MT_ABS, "abs", ANY, __VA_ARGS__)                                               \
-  X(MT_SIGN, "sign", ANY, __VA_ARGS__)                                             \
-  X(MT_EXP, "exp", FLOAT, __VA_ARGS__)                                             \
-  X(MT_LOG, "log", FLOAT, __VA_ARGS__)                                             \
-  X(MT_SQRT, "sqrt", FLOAT, __VA_ARGS__)                                           \
-  X(MT_RSQRT, "rsqrt", FLOAT, __VA_ARGS__)                                         \
-  X(MT_TANH, "tanh", FLOAT, __VA_ARGS__)                                           \
-  X(MT_SIGMOID, "sigmoid", FLOAT, __VA_ARGS__)                                     \
-  X(MT_FLOOR, "floor", ANY, __VA_ARGS__)                                           \
-  X(MT_CEIL, "ceil", ANY, __VA_ARGS__)                                             \
-  X(MT_ROUND, "round", ANY, __VA_ARGS__)                                           \
-  X(MT_LOG1P, "log1p", FLOAT, __VA_ARGS__)                                         \
-  X(MT_EXPM1, "expm1", FLOAT, __VA_ARGS__)                                         \
-  X(MT_SQUARE, "square", ANY, __VA_ARGS__)                                         \
-  X(MT_RECIPROCAL, "cinv", FLOAT, __VA_ARGS__)                                     \
-  X(MT_SIN, "sin", FLOAT, __VA_ARGS__)                                             \
-  X(MT_COS, "cos", FLOAT, __VA_ARGS__)                                             \
-  X(MT_RELU, "relu", ANY, __VA_ARGS__)                                             \
-  X(MT_POW_SCALAR, "pow", ANY, __VA_ARGS__)    /* a ^ p1 */                        \
-  X(MT_RPOW_SCALAR, "pow", ANY, __VA_ARGS__)   /* p1 ^ a */                        \
-  X(MT_CLAMP, "clamp", ANY, __VA_ARGS__)       /* min(max(a, p1), p2) */           \
-  X(MT_ADD_SCALAR, "add", ANY, __VA_ARGS__)    /* a + p1 */                        \
-  X(MT_MUL_SCALAR, "mul", ANY, __VA_ARGS__)    /* a * p1 */                        \
-  X(MT_DIV_SCALAR, "div", ANY, __VA_ARGS__)    /* a / p1 */                        \
-  X(MT_EQ_SCALAR, "eq", CMP, __VA_ARGS__)                                          \
-  X(MT_NE_SCALAR, "ne", CMP, __VA_ARGS__)                                          \
-  X(MT_LT_SCALAR, "lt", CMP, __VA_ARGS__)                                          \
-  X(MT_LE_SCALAR, "le", CMP, __VA_ARGS__)                                          \
-  X(MT_GT_SCALAR, "gt", CMP, __VA_ARGS__)                                          \
-  X(MT_GE_SCALAR, "ge", CMP, __VA_ARGS__)                                          \
-  X(MT_ACOS, "acos", FLOAT, __VA_ARGS__)                                           \
-  X(MT_ASIN, "asin", FLOAT, __VA_ARGS__)                                           \
-  X(MT_ATAN, "atan", FLOAT, __VA_ARGS__)                                           \
-  X(MT_TAN, "tan", FLOAT, __VA_ARGS__)                                             \
-  X(MT_SINH, "sinh", FLOAT, __VA_ARGS__)                                           \
-  X(MT_COSH, "cosh", FLOAT, __VA_ARGS__)                                           \
-  X(MT_TRUNC, "trunc", FLOAT, __VA_ARGS__)                                         \
-  X(MT_FRAC, "frac", FLOAT, __VA_ARGS__)       /* x - trunc(x) */
+#define MT_UNARY_OPS(X, ...)                                           \
+  X(MT_NEG, "neg", ANY, __VA_ARGS__)                                   \
+  X(MT_ABS, "abs", ANY, __VA_ARGS__)                                   \
+  X(MT_SIGN, "sign", ANY, __VA_ARGS__)                                 \
+  X(MT_EXP, "exp", FLOAT, __VA_ARGS__)                                 \
+  X(MT_LOG, "log", FLOAT, __VA_ARGS__)                                 \
+  X(MT_SQRT, "sqrt", FLOAT, __VA_ARGS__)                               \
+  X(MT_RSQRT, "rsqrt", FLOAT, __VA_ARGS__)                             \
+  X(MT_TANH, "tanh", FLOAT, __VA_ARGS__)                               \
+  X(MT_SIGMOID, "sigmoid", FLOAT, __VA_ARGS__)                         \
+  X(MT_FLOOR, "floor", ANY, __VA_ARGS__)                               \
+  X(MT_CEIL, "ceil", ANY, __VA_ARGS__)                                 \
+  X(MT_ROUND, "round", ANY, __VA_ARGS__)                               \
+  X(MT_LOG1P, "log1p", FLOAT, __VA_ARGS__)                             \
+  X(MT_EXPM1, "expm1", FLOAT, __VA_ARGS__)                             \
+  X(MT_SQUARE, "square", ANY, __VA_ARGS__)                             \
+  X(MT_RECIPROCAL, "cinv", FLOAT, __VA_ARGS__)                         \
+  X(MT_SIN, "sin", FLOAT, __VA_ARGS__)                                 \
+  X(MT_COS, "cos", FLOAT, __VA_ARGS__)                                 \
+  X(MT_RELU, "relu", ANY, __VA_ARGS__)                                 \
+  X(MT_POW_SCALAR, "pow", ANY, __VA_ARGS__)  /* a ^ p1 */              \
+  X(MT_RPOW_SCALAR, "pow", ANY, __VA_ARGS__) /* p1 ^ a */              \
+  X(MT_CLAMP, "clamp", ANY, __VA_ARGS__)     /* min(max(a, p1), p2) */ \
+  X(MT_ADD_SCALAR, "add", ANY, __VA_ARGS__)  /* a + p1 */              \
+  X(MT_MUL_SCALAR, "mul", ANY, __VA_ARGS__)  /* a * p1 */              \
+  X(MT_DIV_SCALAR, "div", ANY, __VA_ARGS__)  /* a / p1 */              \
+  X(MT_EQ_SCALAR, "eq", CMP, __VA_ARGS__)                              \
+  X(MT_NE_SCALAR, "ne", CMP, __VA_ARGS__)                              \
+  X(MT_LT_SCALAR, "lt", CMP, __VA_ARGS__)                              \
+  X(MT_LE_SCALAR, "le", CMP, __VA_ARGS__)                              \
+  X(MT_GT_SCALAR, "gt", CMP, __VA_ARGS__)                              \
+  X(MT_GE_SCALAR, "ge", CMP, __VA_ARGS__)                              \
+  X(MT_ACOS, "acos", FLOAT, __VA_ARGS__)                               \
+  X(MT_ASIN, "asin", FLOAT, __VA_ARGS__)                               \
+  X(MT_ATAN, "atan", FLOAT, __VA_ARGS__)                               \
+  X(MT_TAN, "tan", FLOAT, __VA_ARGS__)                                 \
+  X(MT_SINH, "sinh", FLOAT, __VA_ARGS__)                               \
+  X(MT_COSH, "cosh", FLOAT, __VA_ARGS__)                               \
+  X(MT_TRUNC, "trunc", FLOAT, __VA_ARGS__)                             \
+  X(MT_FRAC, "frac", FLOAT, __VA_ARGS__) /* x - trunc(x) */
 
-#define MT_BINARY_OPS(X, ...)                                                      \
-  X(MT_ADD, "add", ANY, __VA_ARGS__)           /* a + alpha*b */                   \
-  X(MT_SUB, "sub", ANY, __VA_ARGS__)           /* a - alpha*b */                   \
-  X(MT_MUL, "cmul", ANY, __VA_ARGS__)                                              \
-  X(MT_DIV, "cdiv", ANY, __VA_ARGS__)                                              \
-  X(MT_POW, "cpow", ANY, __VA_ARGS__)                                              \
-  X(MT_MAXIMUM, "cmax", ANY, __VA_ARGS__)                                          \
-  X(MT_MINIMUM, "cmin", ANY, __VA_ARGS__)                                          \
-  X(MT_FMOD, "fmod", ANY, __VA_ARGS__)         /* sign of a, as C fmod */          \
-  X(MT_ATAN2, "atan2", FLOAT, __VA_ARGS__)                                         \
-  X(MT_EQ, "eq", CMP, __VA_ARGS__)                                                 \
-  X(MT_NE, "ne", CMP, __VA_ARGS__)                                                 \
-  X(MT_LT, "lt", CMP, __VA_ARGS__)                                                 \
-  X(MT_LE, "le", CMP, __VA_ARGS__)                                                 \
-  X(MT_GT, "gt", CMP, __VA_ARGS__)                                                 \
-  X(MT_GE, "ge", CMP, __VA_ARGS__)                                                 \
-  X(MT_REMAINDER, "cremainder", ANY, __VA_ARGS__) /* sign of b */                  \
-  X(MT_BITAND, "cbitand", INT, __VA_ARGS__)                                        \
-  X(MT_BITOR, "cbitor", INT, __VA_ARGS__)                                          \
-  X(MT_BITXOR, "cbitxor", INT, __VA_ARGS__)                                        \
-  X(MT_LSHIFT, "clshift", INT, __VA_ARGS__)    /* count outside 0..bits-1: 0 */    \
-  X(MT_RSHIFT, "crshift", INT, __VA_ARGS__)    /* logical, as Torch7 */
+#define MT_BINARY_OPS(X, ...)                                                \
+  X(MT_ADD, "add", ANY, __VA_ARGS__) /* a + alpha*b */                       \
+  X(MT_SUB, "sub", ANY, __VA_ARGS__) /* a - alpha*b */                       \
+  X(MT_MUL, "cmul", ANY, __VA_ARGS__)                                        \
+  X(MT_DIV, "cdiv", ANY, __VA_ARGS__)                                        \
+  X(MT_POW, "cpow", ANY, __VA_ARGS__)                                        \
+  X(MT_MAXIMUM, "cmax", ANY, __VA_ARGS__)                                    \
+  X(MT_MINIMUM, "cmin", ANY, __VA_ARGS__)                                    \
+  X(MT_FMOD, "fmod", ANY, __VA_ARGS__) /* sign of a, as C fmod */            \
+  X(MT_ATAN2, "atan2", FLOAT, __VA_ARGS__)                                   \
+  X(MT_EQ, "eq", CMP, __VA_ARGS__)                                           \
+  X(MT_NE, "ne", CMP, __VA_ARGS__)                                           \
+  X(MT_LT, "lt", CMP, __VA_ARGS__)                                           \
+  X(MT_LE, "le", CMP, __VA_ARGS__)                                           \
+  X(MT_GT, "gt", CMP, __VA_ARGS__)                                           \
+  X(MT_GE, "ge", CMP, __VA_ARGS__)                                           \
+  X(MT_REMAINDER, "cremainder", ANY, __VA_ARGS__) /* sign of b */            \
+  X(MT_BITAND, "cbitand", INT, __VA_ARGS__)                                  \
+  X(MT_BITOR, "cbitor", INT, __VA_ARGS__)                                    \
+  X(MT_BITXOR, "cbitxor", INT, __VA_ARGS__)                                  \
+  X(MT_LSHIFT, "clshift", INT, __VA_ARGS__) /* count outside 0..bits-1: 0 */ \
+  X(MT_RSHIFT, "crshift", INT, __VA_ARGS__) /* logical, as Torch7 */
 
 /* reductions: KIND FLOAT refuses integer inputs; p is described per op */
-#define MT_REDUCE_OPS(X, ...)                                                      \
-  X(MT_SUM, "sum", ANY, __VA_ARGS__)                                               \
-  X(MT_PROD, "prod", ANY, __VA_ARGS__)                                             \
-  X(MT_MEAN, "mean", FLOAT, __VA_ARGS__)                                           \
-  X(MT_MAX, "max", ANY, __VA_ARGS__)                                               \
-  X(MT_MIN, "min", ANY, __VA_ARGS__)                                               \
-  X(MT_ARGMAX, "argmax", ANY, __VA_ARGS__)                                         \
-  X(MT_ARGMIN, "argmin", ANY, __VA_ARGS__)                                         \
-  X(MT_VAR, "var", FLOAT, __VA_ARGS__)   /* p = correction (1: unbiased, 0: biased) */ \
-  X(MT_STD, "std", FLOAT, __VA_ARGS__)   /* p = correction */                      \
+#define MT_REDUCE_OPS(X, ...)                                                            \
+  X(MT_SUM, "sum", ANY, __VA_ARGS__)                                                     \
+  X(MT_PROD, "prod", ANY, __VA_ARGS__)                                                   \
+  X(MT_MEAN, "mean", FLOAT, __VA_ARGS__)                                                 \
+  X(MT_MAX, "max", ANY, __VA_ARGS__)                                                     \
+  X(MT_MIN, "min", ANY, __VA_ARGS__)                                                     \
+  X(MT_ARGMAX, "argmax", ANY, __VA_ARGS__)                                               \
+  X(MT_ARGMIN, "argmin", ANY, __VA_ARGS__)                                               \
+  X(MT_VAR, "var", FLOAT, __VA_ARGS__)   /* p = correction (1: unbiased, 0: biased) */   \
+  X(MT_STD, "std", FLOAT, __VA_ARGS__)   /* p = correction */                            \
   X(MT_NORM, "norm", FLOAT, __VA_ARGS__) /* p = order (0: count nonzero, inf allowed) */ \
-  X(MT_ANY, "any", ANY, __VA_ARGS__)                                               \
+  X(MT_ANY, "any", ANY, __VA_ARGS__)                                                     \
   X(MT_ALL, "all", ANY, __VA_ARGS__)
 
 #define MT__ENUM_ROW(E, ...) E,
@@ -138,24 +138,21 @@ extern "C" {
 /* MT_FFI_BEGIN */
 typedef enum mt_status {
   MT_OK = 0,
-  MT_ERR_ARG = 1,       /* bad argument (NULL, bad enum, bad scalar) */
-  MT_ERR_SHAPE = 2,     /* sizes do not match or cannot broadcast */
-  MT_ERR_DTYPE = 3,     /* dtype not supported or mismatched */
-  MT_ERR_DEVICE = 4,    /* tensors on different devices, or device missing */
-  MT_ERR_INDEX = 5,     /* index or dimension out of range */
-  MT_ERR_MEMORY = 6,    /* out of memory (host or device) */
-  MT_ERR_CUDA = 7,      /* CUDA runtime/library failure, or no CUDA in this build */
+  MT_ERR_ARG = 1,    /* bad argument (NULL, bad enum, bad scalar) */
+  MT_ERR_SHAPE = 2,  /* sizes do not match or cannot broadcast */
+  MT_ERR_DTYPE = 3,  /* dtype not supported or mismatched */
+  MT_ERR_DEVICE = 4, /* tensors on different devices, or device missing */
+  MT_ERR_INDEX = 5,  /* index or dimension out of range */
+  MT_ERR_MEMORY = 6, /* out of memory (host or device) */
+  MT_ERR_CUDA = 7,   /* CUDA runtime/library failure, or no CUDA in this build */
   MT_ERR_UNSUPPORTED = 8,
   MT_ERR_IO = 9,
   MT_ERR_INTERNAL = 10,
-  MT_ERR_FORMAT = 11,   /* corrupt or unsupported file content (image, shard, IDX, CIFAR) */
-  MT_ERR_DIST = 12      /* a peer failed, left or disagreed, or a collective timed out */
+  MT_ERR_FORMAT = 11, /* corrupt or unsupported file content (image, shard, IDX, CIFAR) */
+  MT_ERR_DIST = 12    /* a peer failed, left or disagreed, or a collective timed out */
 } mt_status;
 
-typedef enum mt_dtype {
-  MT_DTYPES(MT__ENUM_ROW, ~)
-  MT_NUM_DTYPES
-} mt_dtype;
+typedef enum mt_dtype { MT_DTYPES(MT__ENUM_ROW, ~) MT_NUM_DTYPES } mt_dtype;
 
 typedef struct mt_tensor mt_tensor;
 
@@ -167,28 +164,19 @@ typedef struct mt_generator {
 } mt_generator;
 
 typedef struct mt_memory_stats {
-  int64_t allocated;        /* bytes in live tensors' storages */
-  int64_t reserved;         /* bytes held from the system (>= allocated with caching) */
+  int64_t allocated; /* bytes in live tensors' storages */
+  int64_t reserved;  /* bytes held from the system (>= allocated with caching) */
   int64_t peak_allocated;
   int64_t peak_reserved;
-  int64_t num_allocs;       /* storage allocations served */
-  int64_t num_system_allocs;/* calls to malloc / cudaMalloc (a warm cache stops these) */
+  int64_t num_allocs;        /* storage allocations served */
+  int64_t num_system_allocs; /* calls to malloc / cudaMalloc (a warm cache stops these) */
 } mt_memory_stats;
 
-typedef enum mt_unary_op {
-  MT_UNARY_OPS(MT__ENUM_ROW, ~)
-  MT_NUM_UNARY_OPS
-} mt_unary_op;
+typedef enum mt_unary_op { MT_UNARY_OPS(MT__ENUM_ROW, ~) MT_NUM_UNARY_OPS } mt_unary_op;
 
-typedef enum mt_binary_op {
-  MT_BINARY_OPS(MT__ENUM_ROW, ~)
-  MT_NUM_BINARY_OPS
-} mt_binary_op;
+typedef enum mt_binary_op { MT_BINARY_OPS(MT__ENUM_ROW, ~) MT_NUM_BINARY_OPS } mt_binary_op;
 
-typedef enum mt_reduce_op {
-  MT_REDUCE_OPS(MT__ENUM_ROW, ~)
-  MT_NUM_REDUCE_OPS
-} mt_reduce_op;
+typedef enum mt_reduce_op { MT_REDUCE_OPS(MT__ENUM_ROW, ~) MT_NUM_REDUCE_OPS } mt_reduce_op;
 
 /* library */
 const char *mt_version(void);
@@ -200,7 +188,7 @@ size_t mt_dtype_size(int dtype);
 int mt_dtype_is_floating(int dtype);
 const char *mt_dtype_torch_name(int dtype); /* "Float", "Double", ...; NULL if invalid */
 const char *mt_dtype_ctype(int dtype);      /* storage C type: "float", "uint16_t", ...; NULL if invalid */
-const char *mt_unary_op_name(int op);      /* Torch7's name of a unary op: "exp", "cinv"; NULL if invalid */
+const char *mt_unary_op_name(int op);       /* Torch7's name of a unary op: "exp", "cinv"; NULL if invalid */
 void mt_set_num_threads(int n);
 int mt_get_num_threads(void);
 /* CPU float32 convolutions (csrc/cpu/conv_backend.c): MT_CONV_BACKEND_NATIVE (default) runs
@@ -225,7 +213,7 @@ int mt_cpu_onednn_available(void); /* 1 when built with oneDNN (libdnnl-dev) */
 /* memory */
 mt_status mt_memory_stats_get(int device, mt_memory_stats *out);
 mt_status mt_memory_reset_peak(int device);
-int64_t mt_memory_allocated(int device);   /* cheap; -1 if the device is unknown */
+int64_t mt_memory_allocated(int device); /* cheap; -1 if the device is unknown */
 
 /* MT_OK when every backend compiled in (CPU, and CUDA where built) fills every entry of its
  * op table; else MT_ERR_INTERNAL naming the backend and the first missing entry. */
@@ -233,7 +221,7 @@ mt_status mt_backend_check(void);
 
 /* CUDA (every function answers MT_ERR_CUDA with a clear message in a build without it) */
 int mt_cuda_is_compiled(void);
-int mt_cuda_device_count(void);            /* 0 without CUDA or without a device */
+int mt_cuda_device_count(void); /* 0 without CUDA or without a device */
 mt_status mt_cuda_synchronize(int device);
 mt_status mt_cuda_empty_cache(int device);
 /* the stream the library's kernels on `device` run on (a cudaStream_t), for interop: NCCL in
@@ -264,7 +252,7 @@ void mt_tensor_release(mt_tensor *t);
 int mt_tensor_ndim(const mt_tensor *t);
 int64_t mt_tensor_size(const mt_tensor *t, int dim);
 int64_t mt_tensor_stride(const mt_tensor *t, int dim);
-int64_t mt_tensor_offset(const mt_tensor *t);        /* in elements */
+int64_t mt_tensor_offset(const mt_tensor *t); /* in elements */
 int64_t mt_tensor_numel(const mt_tensor *t);
 int mt_tensor_dtype(const mt_tensor *t);
 int mt_tensor_device(const mt_tensor *t);
@@ -292,7 +280,7 @@ mt_status mt_tensor_unfold(mt_tensor **out, const mt_tensor *t, int dim, int64_t
 
 /* in-place metadata */
 mt_status mt_tensor_resize(mt_tensor *t, int ndim, const int64_t *sizes); /* keeps storage if large enough */
-mt_status mt_tensor_set(mt_tensor *t, const mt_tensor *src);             /* t becomes a view of src */
+mt_status mt_tensor_set(mt_tensor *t, const mt_tensor *src);              /* t becomes a view of src */
 
 /* storages as Torch7's Storage objects (csrc/core/storage.c). Each hands back, or takes, a 1-d
  * tensor covering its whole storage from offset 0; Lua's Storage object holds that tensor. */
@@ -321,7 +309,7 @@ mt_status mt_addcmul(mt_tensor *out, const mt_tensor *a, double value, const mt_
 mt_status mt_addcdiv(mt_tensor *out, const mt_tensor *a, double value, const mt_tensor *b, const mt_tensor *c);
 mt_status mt_masked_fill(mt_tensor *t, const mt_tensor *mask, double v);
 mt_status mt_masked_select(mt_tensor *out, const mt_tensor *src, const mt_tensor *mask);
-mt_status mt_arange(mt_tensor *t, double start, double step);  /* t[i] = start + i*step, row-major order */
+mt_status mt_arange(mt_tensor *t, double start, double step); /* t[i] = start + i*step, row-major order */
 
 /* random */
 mt_status mt_random_uniform(mt_tensor *t, mt_generator *g, double lo, double hi);
@@ -335,18 +323,18 @@ mt_status mt_cumsum(mt_tensor *out, const mt_tensor *a, int dim);
 mt_status mt_cumprod(mt_tensor *out, const mt_tensor *a, int dim);
 
 /* reductions: dim < 0 reduces everything to a 0-d tensor */
-mt_status mt_reduce(int op, mt_tensor *out, mt_tensor *indices, const mt_tensor *a, int dim,
-                    int keepdim, double p, int64_t base);
+mt_status mt_reduce(int op, mt_tensor *out, mt_tensor *indices, const mt_tensor *a, int dim, int keepdim, double p,
+                    int64_t base);
 /* the full reduction as a number; ARGMAX/ARGMIN give the 0-based flat (row-major) index */
 mt_status mt_reduce_all_value(int op, const mt_tensor *a, double p, double *out);
 
 /* linear algebra (out may alias c) */
-mt_status mt_addmm(mt_tensor *out, double beta, const mt_tensor *c, double alpha,
-                   const mt_tensor *a, const mt_tensor *b);
-mt_status mt_baddbmm(mt_tensor *out, double beta, const mt_tensor *c, double alpha,
-                     const mt_tensor *a, const mt_tensor *b);
-mt_status mt_addmv(mt_tensor *out, double beta, const mt_tensor *c, double alpha,
-                   const mt_tensor *m, const mt_tensor *v);
+mt_status mt_addmm(mt_tensor *out, double beta, const mt_tensor *c, double alpha, const mt_tensor *a,
+                   const mt_tensor *b);
+mt_status mt_baddbmm(mt_tensor *out, double beta, const mt_tensor *c, double alpha, const mt_tensor *a,
+                     const mt_tensor *b);
+mt_status mt_addmv(mt_tensor *out, double beta, const mt_tensor *c, double alpha, const mt_tensor *m,
+                   const mt_tensor *v);
 mt_status mt_dot(const mt_tensor *a, const mt_tensor *b, double *out);
 
 /* LAPACK (csrc/core/ops_lapack.c): Torch7's torch.gesv & co. on float32/float64 CPU matrices
@@ -371,8 +359,7 @@ mt_status mt_pstrf(mt_tensor *out, mt_tensor *piv, const mt_tensor *a, char uplo
 mt_status mt_qr(mt_tensor *q, mt_tensor *r, const mt_tensor *a);
 mt_status mt_geqrf(mt_tensor *out, mt_tensor *tau, const mt_tensor *a);
 mt_status mt_orgqr(mt_tensor *out, const mt_tensor *a, const mt_tensor *tau);
-mt_status mt_ormqr(mt_tensor *out, const mt_tensor *a, const mt_tensor *tau, const mt_tensor *c, char side,
-                   char trans);
+mt_status mt_ormqr(mt_tensor *out, const mt_tensor *a, const mt_tensor *tau, const mt_tensor *c, char side, char trans);
 mt_status mt_eig(mt_tensor *e, mt_tensor *v, const mt_tensor *a, char jobvr);
 mt_status mt_symeig(mt_tensor *e, mt_tensor *v, const mt_tensor *a, char jobz, char uplo);
 mt_status mt_svd(mt_tensor *u, mt_tensor *s, mt_tensor *v, const mt_tensor *a, char job);
@@ -386,8 +373,8 @@ mt_status mt_gather(mt_tensor *out, const mt_tensor *src, int dim, const mt_tens
 mt_status mt_scatter(mt_tensor *t, int dim, const mt_tensor *index, const mt_tensor *src, int64_t base);
 mt_status mt_scatter_fill(mt_tensor *t, int dim, const mt_tensor *index, double v, int64_t base);
 mt_status mt_sort(mt_tensor *values, mt_tensor *indices, const mt_tensor *src, int dim, int descending, int64_t base);
-mt_status mt_topk(mt_tensor *values, mt_tensor *indices, const mt_tensor *src, int64_t k, int dim,
-                  int largest, int sorted, int64_t base);
+mt_status mt_topk(mt_tensor *values, mt_tensor *indices, const mt_tensor *src, int64_t k, int dim, int largest,
+                  int sorted, int64_t base);
 /* torch.mode and torch.conv2/xcorr2/conv3/xcorr3 (csrc/core/ops_mode.c, ops_tconv.c).
  * mode: values (src's dtype) and indices (int64, base-based) get src's sizes with dim's set to 1:
  * the most frequent value of each line (the smallest among equally frequent ones) and the
@@ -404,8 +391,8 @@ mt_status mt_tensor_conv(mt_tensor *out, const mt_tensor *x, const mt_tensor *k,
 mt_status mt_conv2d_forward(mt_tensor *out, const mt_tensor *input, const mt_tensor *weight, const mt_tensor *bias,
                             int strideW, int strideH, int padW, int padH, int dilationW, int dilationH, int groups);
 mt_status mt_conv2d_backward_input(mt_tensor *gradInput, const mt_tensor *input, const mt_tensor *gradOutput,
-                                   const mt_tensor *weight, int strideW, int strideH, int padW, int padH,
-                                   int dilationW, int dilationH, int groups);
+                                   const mt_tensor *weight, int strideW, int strideH, int padW, int padH, int dilationW,
+                                   int dilationH, int groups);
 mt_status mt_conv2d_backward_params(mt_tensor *gradWeight, mt_tensor *gradBias, const mt_tensor *input,
                                     const mt_tensor *gradOutput, double scale, int strideW, int strideH, int padW,
                                     int padH, int dilationW, int dilationH, int groups);
@@ -463,15 +450,15 @@ mt_status mt_nn_conv3d_grad_weight(mt_tensor *gradWeight, const mt_tensor *input
  * 5-d contiguous float32 CPU tensors; *ran = 0 (and MT_OK) where oneDNN is absent or has no
  * implementation for the shape: the caller then takes the vol2col path. */
 mt_status mt_nn_conv3d_onednn(int pass, mt_tensor *out, mt_tensor *out2, const mt_tensor *a, const mt_tensor *b,
-                              const mt_tensor *bias, double scale, int dT, int dW, int dH, int padT, int padW,
-                              int padH, int dilT, int dilW, int dilH, int *ran);
+                              const mt_tensor *bias, double scale, int dT, int dW, int dH, int padT, int padW, int padH,
+                              int dilT, int dilW, int dilH, int *ran);
 /* nn: normalization, activations, softmax, losses (csrc/nn/batchnorm.c, activation.c, loss.c) */
 /* CPU, float dtypes. Activations: forward may be in place (out == input); backward takes the
  * input (ReLU, LeakyReLU) or the output (Sigmoid, Tanh) as `saved`. */
 enum { MT_ACT_RELU = 0, MT_ACT_LEAKY_RELU = 1, MT_ACT_SIGMOID = 2, MT_ACT_TANH = 3, MT_ACT_ELU = 4 };
 mt_status mt_nn_activation_forward(mt_tensor *out, const mt_tensor *input, int kind, double alpha);
-mt_status mt_nn_activation_backward(mt_tensor *gradInput, const mt_tensor *gradOutput, const mt_tensor *saved,
-                                    int kind, double alpha);
+mt_status mt_nn_activation_backward(mt_tensor *gradInput, const mt_tensor *gradOutput, const mt_tensor *saved, int kind,
+                                    double alpha);
 /* PReLU (csrc/nn/param_activation.c): weight holds 1 shared slope or one per plane (dim 1, or 0
  * of a vector). Backward writes gradInput (may be NULL; may be gradOutput) and adds scale *
  * dL/dweight to gradWeight (may be NULL). RReLU in training: noise (resized to the input) gets
@@ -499,8 +486,7 @@ mt_status mt_nn_pad2d_backward(mt_tensor *gradInput, const mt_tensor *gradOutput
  * accumulates scale * gradient into gradWeight/gradBias (each may be NULL; so may gradInput). */
 mt_status mt_nn_batchnorm_forward(mt_tensor *out, const mt_tensor *input, const mt_tensor *weight,
                                   const mt_tensor *bias, mt_tensor *running_mean, mt_tensor *running_var,
-                                  mt_tensor *save_mean, mt_tensor *save_invstd, int train, double momentum,
-                                  double eps);
+                                  mt_tensor *save_mean, mt_tensor *save_invstd, int train, double momentum, double eps);
 mt_status mt_nn_batchnorm_backward(mt_tensor *gradInput, mt_tensor *gradWeight, mt_tensor *gradBias,
                                    const mt_tensor *input, const mt_tensor *gradOutput, const mt_tensor *weight,
                                    const mt_tensor *running_mean, const mt_tensor *running_var,
@@ -568,9 +554,9 @@ mt_status mt_nn_smoothl1_backward(mt_tensor *gradInput, const mt_tensor *input, 
  * read (1 / loss scale, times a clipping factor; 1 for a plain step), and copy (NULL, or a
  * contiguous tensor of dx's dtype with x's numel on x's device, usually the model's own
  * parameters) receives the updated x rounded to its dtype in the same pass. */
-mt_status mt_sgd_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *buf, const mt_tensor *lrs,
-                      const mt_tensor *wds, double lr, double momentum, double dampening, double weight_decay,
-                      int nesterov, int first, double grad_scale, mt_tensor *copy);
+mt_status mt_sgd_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *buf, const mt_tensor *lrs, const mt_tensor *wds,
+                      double lr, double momentum, double dampening, double weight_decay, int nesterov, int first,
+                      double grad_scale, mt_tensor *copy);
 /* decoupled = 0: Torch7's Adam (L2 decay in the gradient); 1: AdamW. t: step count, >= 1 */
 mt_status mt_adam_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *m, mt_tensor *v, double lr, double beta1,
                        double beta2, double eps, double weight_decay, int64_t t, int decoupled, double grad_scale,
@@ -583,9 +569,9 @@ mt_status mt_lars_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *buf, int ns
                        double weight_decay, double eta, double eps, int first, double *trust_out, double grad_scale,
                        mt_tensor *copy);
 mt_status mt_lamb_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *m, mt_tensor *v, int nseg,
-                       const int64_t *seg_offset, const int64_t *seg_length, const uint8_t *seg_exclude,
-                       double lr, double beta1, double beta2, double eps, double weight_decay, int64_t t,
-                       double max_trust, double *trust_out, double grad_scale, mt_tensor *copy);
+                       const int64_t *seg_offset, const int64_t *seg_length, const uint8_t *seg_exclude, double lr,
+                       double beta1, double beta2, double eps, double weight_decay, int64_t t, double max_trust,
+                       double *trust_out, double grad_scale, mt_tensor *copy);
 /* One pass over a floating tensor (a flat gradient, before a step under loss scaling): the
  * number of its elements that are inf or NaN, and the sum of squares of the finite ones in
  * float64 (for clipping by global norm). */
@@ -601,8 +587,8 @@ mt_status mt_safetensors_save(const char *path, int n, const char *const *names,
 mt_status mt_safetensors_open(mt_safetensors **out, const char *path);
 void mt_safetensors_close(mt_safetensors *f);
 int mt_safetensors_count(const mt_safetensors *f);
-const char *mt_safetensors_name(const mt_safetensors *f, int i);       /* i in [0, count) */
-int mt_safetensors_find(const mt_safetensors *f, const char *name);     /* index, or -1 */
+const char *mt_safetensors_name(const mt_safetensors *f, int i);    /* i in [0, count) */
+int mt_safetensors_find(const mt_safetensors *f, const char *name); /* index, or -1 */
 mt_status mt_safetensors_info(const mt_safetensors *f, int i, int *dtype, int *ndim, int64_t *sizes);
 mt_status mt_safetensors_read(mt_safetensors *f, int i, mt_tensor **out); /* new CPU tensor */
 int mt_safetensors_meta_count(const mt_safetensors *f);
@@ -615,8 +601,17 @@ const char *mt_safetensors_meta_value(const mt_safetensors *f, int i);
  * storage, and functions are refused. Errors (MT_ERR_FORMAT) read "t7: <what>: byte N: ...".
  * Strings and class names are byte ranges [str, str+len) of the input; storages are 1-d CPU
  * tensors owned by the handle (mt_t7_storage, borrowed). */
-enum { MT_T7_NIL = 0, MT_T7_NUMBER = 1, MT_T7_STRING = 2, MT_T7_TABLE = 3, MT_T7_OBJECT = 4, MT_T7_BOOLEAN = 5,
-       MT_T7_REF = 6, MT_T7_TENSOR = 7, MT_T7_STORAGE = 8 };
+enum {
+  MT_T7_NIL = 0,
+  MT_T7_NUMBER = 1,
+  MT_T7_STRING = 2,
+  MT_T7_TABLE = 3,
+  MT_T7_OBJECT = 4,
+  MT_T7_BOOLEAN = 5,
+  MT_T7_REF = 6,
+  MT_T7_TENSOR = 7,
+  MT_T7_STORAGE = 8
+};
 typedef struct mt_t7_node {
   int32_t kind;     /* MT_T7_* */
   int32_t dtype;    /* TENSOR, STORAGE: the mt_dtype; else -1 */
@@ -629,16 +624,16 @@ typedef struct mt_t7_node {
    * field table; TENSOR: one child, its STORAGE (or a REF to one), or none; REF: `first` is
    * the node referred to; STORAGE: `first` is private */
   int64_t first, count;
-  int64_t dims;     /* TENSOR: sizes at dims[dims .. dims+ndim), then the strides */
+  int64_t dims;           /* TENSOR: sizes at dims[dims .. dims+ndim), then the strides */
   int64_t storage_offset; /* TENSOR: 0-based, in elements */
-  int64_t numel;    /* STORAGE */
+  int64_t numel;          /* STORAGE */
 } mt_t7_node;
 typedef struct mt_t7 mt_t7;
 mt_status mt_t7_parse(mt_t7 **out, const void *buf, size_t len, size_t start, int ascii, int long_size,
                       const char *what);
 void mt_t7_free(mt_t7 *f);
-int64_t mt_t7_count(const mt_t7 *f);   /* nodes; node 0 is the object read */
-int64_t mt_t7_end(const mt_t7 *f);     /* the byte after the object */
+int64_t mt_t7_count(const mt_t7 *f); /* nodes; node 0 is the object read */
+int64_t mt_t7_end(const mt_t7 *f);   /* the byte after the object */
 const mt_t7_node *mt_t7_nodes(const mt_t7 *f);
 const int64_t *mt_t7_children(const mt_t7 *f);
 const int64_t *mt_t7_dims(const mt_t7 *f);
@@ -672,18 +667,18 @@ mt_status mt_image_encode(mt_tensor **out, const mt_tensor *image, int format, i
  * Random choices use Philox(seed, counter * 16 + k): a sample's result depends only on
  * (seed, counter), never on threads or timing. */
 typedef struct mt_transform {
-  int train;                   /* 1: random crop + augmentation, 0: resize + centre crop */
-  int out_w, out_h;            /* output size (224) */
-  int resize;                  /* evaluation: shorter side before the centre crop (256) */
-  double scale_min, scale_max; /* crop area fraction (0.08, 1) */
-  double ratio_min, ratio_max; /* crop aspect ratio w/h (3/4, 4/3) */
-  int hflip;                   /* training: flip with probability 1/2 */
+  int train;                               /* 1: random crop + augmentation, 0: resize + centre crop */
+  int out_w, out_h;                        /* output size (224) */
+  int resize;                              /* evaluation: shorter side before the centre crop (256) */
+  double scale_min, scale_max;             /* crop area fraction (0.08, 1) */
+  double ratio_min, ratio_max;             /* crop aspect ratio w/h (3/4, 4/3) */
+  int hflip;                               /* training: flip with probability 1/2 */
   double brightness, contrast, saturation; /* colour jitter strengths (0.4 each in fb.resnet.torch); 0: off */
-  double lighting;             /* PCA lighting alphastd (0.1 in fb.resnet.torch); 0: off */
-  int dct_scaling;             /* let libjpeg-turbo decode at 1/2..1/8 when the crop stays >= the output */
-  double mean[3], std[3];      /* float/half output: (x / 255 - mean) / std per channel */
-  int dtype;                   /* MT_U8 (no normalisation), MT_F32 or MT_F16 */
-  int nhwc;                    /* 0: 3 x H x W, 1: H x W x 3 */
+  double lighting;                         /* PCA lighting alphastd (0.1 in fb.resnet.torch); 0: off */
+  int dct_scaling;                         /* let libjpeg-turbo decode at 1/2..1/8 when the crop stays >= the output */
+  double mean[3], std[3];                  /* float/half output: (x / 255 - mean) / std per channel */
+  int dtype;                               /* MT_U8 (no normalisation), MT_F32 or MT_F16 */
+  int nhwc;                                /* 0: 3 x H x W, 1: H x W x 3 */
 } mt_transform;
 void mt_transform_defaults(mt_transform *t, int train); /* ImageNet values */
 /* The crop a training transform takes from a width x height image (x, y, w, h in pixels) and
@@ -761,14 +756,14 @@ void mt_dataset_cache_stats(const mt_dataset *d, int64_t *samples, uint64_t *byt
  * each rank walks the permutation restricted to its cached block instead. */
 typedef struct mt_loader_opts {
   int batch_size;
-  int threads;     /* decode threads, >= 1 */
-  int prefetch;    /* batches prepared ahead, >= 1 */
-  int shuffle;     /* 0: dataset order */
+  int threads;  /* decode threads, >= 1 */
+  int prefetch; /* batches prepared ahead, >= 1 */
+  int shuffle;  /* 0: dataset order */
   int drop_last;
   int rank, world;
   int partitioned;
-  int skip_bad;    /* 1: skip undecodable samples (counted, named in the error log); 0: fail */
-  int pinned;      /* page-locked batches (CUDA builds) for asynchronous copies */
+  int skip_bad; /* 1: skip undecodable samples (counted, named in the error log); 0: fail */
+  int pinned;   /* page-locked batches (CUDA builds) for asynchronous copies */
   uint64_t seed;
 } mt_loader_opts;
 typedef struct mt_batch_info {
@@ -809,8 +804,15 @@ mt_status mt_dist_transport_version(int transport, char *buf, int len);
 /* Reduction ops and allreduce algorithms; mt_dist_red_name / mt_dist_alg_name give the names
  * Lua uses ("sum", "ring", ...). AVG is SUM divided by the number of ranks after the exchange. */
 enum { MT_RED_SUM = 0, MT_RED_AVG = 1, MT_RED_MAX = 2, MT_RED_MIN = 3, MT_NUM_RED = 4 };
-enum { MT_ALG_AUTO = 0, MT_ALG_MPI = 1, MT_ALG_RING = 2, MT_ALG_MULTICOLOR = 3,
-       MT_ALG_HIERARCHICAL = 4, MT_ALG_NCCL = 5, MT_NUM_ALG = 6 };
+enum {
+  MT_ALG_AUTO = 0,
+  MT_ALG_MPI = 1,
+  MT_ALG_RING = 2,
+  MT_ALG_MULTICOLOR = 3,
+  MT_ALG_HIERARCHICAL = 4,
+  MT_ALG_NCCL = 5,
+  MT_NUM_ALG = 6
+};
 const char *mt_dist_red_name(int op);  /* NULL when out of range */
 const char *mt_dist_alg_name(int alg); /* NULL when out of range */
 
@@ -826,9 +828,9 @@ int mt_dist_rank(const mt_dist *d);
 int mt_dist_size(const mt_dist *d);
 int mt_dist_local_rank(const mt_dist *d); /* rank inside the node (host or group) */
 int mt_dist_local_size(const mt_dist *d);
-int mt_dist_node(const mt_dist *d);       /* which node, 0-based */
+int mt_dist_node(const mt_dist *d); /* which node, 0-based */
 int mt_dist_nodes(const mt_dist *d);
-int mt_dist_launched(const mt_dist *d);   /* 1 when MPI was initialised under a launcher */
+int mt_dist_launched(const mt_dist *d); /* 1 when MPI was initialised under a launcher */
 mt_status mt_dist_set_timeout(mt_dist *d, double seconds);
 /* the pipelining unit of ring, multicolor and hierarchical (bytes; default 256 KB) */
 mt_status mt_dist_set_chunk_bytes(mt_dist *d, int64_t bytes);
@@ -878,8 +880,8 @@ enum { MT_TOPK_EXACT = 0, MT_TOPK_THRESHOLD = 1, MT_TOPK_TRIMMED = 2 };
  * slack: threshold method's tolerance above k (e.g. 0.2). MT_ERR_ARG/DTYPE/DEVICE/SHAPE with
  * clear messages for bad inputs (non-float32, CUDA tensor, non-contiguous, density not in
  * (0,1], cap < what the method may return: k for exact/trimmed, floor(k*(1+slack)) for threshold). */
-mt_status mt_dist_topk(const mt_tensor *v, double density, int method, double slack,
-                       mt_tensor *idx, mt_tensor *val, int64_t *count);
+mt_status mt_dist_topk(const mt_tensor *v, double density, int method, double slack, mt_tensor *idx, mt_tensor *val,
+                       int64_t *count);
 /* The rest of a residual-gradient-compression step (lua/moontorch/dist/rgc.lua), CPU (OpenMP)
  * and CUDA (kernels on the tensors' device; the gradient never visits the host).
  * mt_dist_rgc_mask: after mt_dist_topk chose `count` 0-based indices idx[0..count) (int32) of

@@ -19,7 +19,10 @@
 
 #define CPU (-1) /* device number of the host */
 
-typedef struct { const uint8_t *p; size_t n; } stream;
+typedef struct {
+  const uint8_t *p;
+  size_t n;
+} stream;
 static uint8_t u8(stream *s) {
   if (!s->n) return 0;
   s->n--;
@@ -41,8 +44,8 @@ static int out_size(int n, int k, int s, int p, int d) {
 static void fail(const char *what, const geom *g) {
   fprintf(stderr,
           "fuzz_conv: %s: N%d C%d O%d %dx%d k%dx%d s%d,%d p%d,%d d%d,%d g%d bias%d %s threads %d; last error: %s\n",
-          what, g->N, g->C, g->O, g->H, g->W, g->kH, g->kW, g->sW, g->sH, g->pW, g->pH, g->dW, g->dH, g->groups, g->bias,
-          g->f64 ? "f64" : "f32", g->threads, mt_last_error());
+          what, g->N, g->C, g->O, g->H, g->W, g->kH, g->kW, g->sW, g->sH, g->pW, g->pH, g->dW, g->dH, g->groups,
+          g->bias, g->f64 ? "f64" : "f32", g->threads, mt_last_error());
   abort();
 }
 
@@ -97,7 +100,8 @@ static void run(const geom *g, uint64_t seed) {
   if (mt_tensor_new(&tdx, g->f64 ? MT_F64 : MT_F32, CPU, 1, bs) != MT_OK) fail("allocating dx", g);
   mt_set_num_threads(g->threads);
 
-  mt_status s1 = mt_conv2d_forward(ty, tx, tw, g->bias ? tb : NULL, g->sW, g->sH, g->pW, g->pH, g->dW, g->dH, g->groups);
+  mt_status s1 =
+      mt_conv2d_forward(ty, tx, tw, g->bias ? tb : NULL, g->sW, g->sH, g->pW, g->pH, g->dW, g->dH, g->groups);
   mt_status s2 = mt_conv2d_backward_input(tdx, tx, tdy, tw, g->sW, g->sH, g->pW, g->pH, g->dW, g->dH, g->groups);
   mt_status s3 = mt_conv2d_backward_params(tdw, g->bias ? tdb : NULL, tx, tdy, g->scale, g->sW, g->sH, g->pW, g->pH,
                                            g->dW, g->dH, g->groups);

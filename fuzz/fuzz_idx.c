@@ -37,9 +37,11 @@ static uint32_t be32(const uint8_t *p) {
 
 static int elem_size(uint8_t code) {
   switch (code) {
-    case 0x08: case 0x09: return 1;
+    case 0x08:
+    case 0x09: return 1;
     case 0x0B: return 2;
-    case 0x0C: case 0x0D: return 4;
+    case 0x0C:
+    case 0x0D: return 4;
     case 0x0E: return 8;
     default: return 0;
   }
@@ -69,8 +71,18 @@ static double reference_value(const uint8_t *p, int64_t i) {
     case 0x09: return (int8_t)e[0];
     case 0x0B: return (int16_t)(e[0] << 8 | e[1]);
     case 0x0C: return (int32_t)be32(e);
-    case 0x0D: { uint32_t u = be32(e); float f; memcpy(&f, &u, 4); return f; }
-    default: { uint64_t u = (uint64_t)be32(e) << 32 | be32(e + 4); double d; memcpy(&d, &u, 8); return d; }
+    case 0x0D: {
+      uint32_t u = be32(e);
+      float f;
+      memcpy(&f, &u, 4);
+      return f;
+    }
+    default: {
+      uint64_t u = (uint64_t)be32(e) << 32 | be32(e + 4);
+      double d;
+      memcpy(&d, &u, 8);
+      return d;
+    }
   }
 }
 
@@ -78,9 +90,21 @@ static double tensor_value(const mt_tensor *t, int64_t i) {
   const uint8_t *d = mt_tensor_data(t);
   switch (mt_tensor_dtype(t)) {
     case MT_U8: return d[i];
-    case MT_I32: { int32_t v; memcpy(&v, d + 4 * i, 4); return v; }
-    case MT_F32: { float v; memcpy(&v, d + 4 * i, 4); return v; }
-    case MT_F64: { double v; memcpy(&v, d + 8 * i, 8); return v; }
+    case MT_I32: {
+      int32_t v;
+      memcpy(&v, d + 4 * i, 4);
+      return v;
+    }
+    case MT_F32: {
+      float v;
+      memcpy(&v, d + 4 * i, 4);
+      return v;
+    }
+    case MT_F64: {
+      double v;
+      memcpy(&v, d + 8 * i, 8);
+      return v;
+    }
     default: fail("unexpected dtype"); return 0;
   }
 }
@@ -91,8 +115,8 @@ static void check_against_reference(const uint8_t *p, size_t n, mt_status st, co
   int valid = reference_valid(p, n);
   if (valid != (st == MT_OK)) fail(valid ? "a valid file was rejected" : "an invalid file was accepted");
   if (!valid) return;
-  static const int dtypes[15] = {[0x08] = MT_U8, [0x09] = MT_I32, [0x0B] = MT_I32, [0x0C] = MT_I32,
-                                 [0x0D] = MT_F32, [0x0E] = MT_F64};
+  static const int dtypes[15] = {
+      [0x08] = MT_U8, [0x09] = MT_I32, [0x0B] = MT_I32, [0x0C] = MT_I32, [0x0D] = MT_F32, [0x0E] = MT_F64};
   if (mt_tensor_dtype(t) != dtypes[p[2]]) fail("wrong dtype");
   if (mt_tensor_ndim(t) != p[3] || !mt_tensor_is_contiguous(t)) fail("wrong ndim or layout");
   for (int d = 0; d < p[3]; d++)

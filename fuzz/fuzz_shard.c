@@ -71,8 +71,9 @@ static void check_reader(const uint8_t *buf, size_t len, mt_shard *s) {
  * record's first byte and its name its index. */
 static void round_trip(const uint8_t *data, size_t size) {
   static char path[64];
-  if (!path[0]) snprintf(path, sizeof path, "%s/fuzz_shard.%ld.mts", access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp",
-                         (long)getpid());
+  if (!path[0])
+    snprintf(path, sizeof path, "%s/fuzz_shard.%ld.mts", access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp",
+             (long)getpid());
   mt_shard_writer *w;
   if (mt_shard_writer_open(&w, path) != MT_OK) return; /* no writable temporary folder */
   size_t start = 0, nrec = 0, offs[256], lens[256];

@@ -79,7 +79,12 @@ static void check_nodes(const mt_t7 *f, const uint8_t *p, size_t len) {
 }
 
 /* ---- writing the nodes back (binary, 8-byte longs) ---- */
-typedef struct { uint8_t *b; size_t n, cap; int64_t *index; int32_t next; } out;
+typedef struct {
+  uint8_t *b;
+  size_t n, cap;
+  int64_t *index;
+  int32_t next;
+} out;
 
 static void put(out *o, const void *d, size_t n) {
   if (o->n + n > o->cap) {
@@ -102,10 +107,22 @@ static void emit(out *o, const mt_t7 *f, const uint8_t *p, int64_t i) {
   const int64_t *kids = mt_t7_children(f), *dims = mt_t7_dims(f);
   switch (x->kind) {
     case MT_T7_NIL: put_int(o, 0); return;
-    case MT_T7_NUMBER: put_int(o, 1); put(o, &x->number, 8); return;
-    case MT_T7_BOOLEAN: put_int(o, 5); put_int(o, x->number != 0); return;
-    case MT_T7_STRING: put_int(o, 2); put_str(o, p, x->str, x->len); return;
-    case MT_T7_REF: put_int(o, nd[x->first].kind == MT_T7_TABLE ? 3 : 4); put_int(o, (int32_t)o->index[x->first]); return;
+    case MT_T7_NUMBER:
+      put_int(o, 1);
+      put(o, &x->number, 8);
+      return;
+    case MT_T7_BOOLEAN:
+      put_int(o, 5);
+      put_int(o, x->number != 0);
+      return;
+    case MT_T7_STRING:
+      put_int(o, 2);
+      put_str(o, p, x->str, x->len);
+      return;
+    case MT_T7_REF:
+      put_int(o, nd[x->first].kind == MT_T7_TABLE ? 3 : 4);
+      put_int(o, (int32_t)o->index[x->first]);
+      return;
     default: break;
   }
   o->index[i] = ++o->next;

@@ -41,15 +41,14 @@ static void fuzz_resample(const uint8_t *p, const uint8_t *px, size_t npx) {
   /* region: offsets and sizes in eighths of a pixel, partly outside the image sometimes */
   double x0 = ((int)p[6] - 32) / 8.0, y0 = ((int)p[7] - 32) / 8.0;
   double w = (1 + p[8] * 4) / 8.0, h = (1 + p[9] * 4) / 8.0;
-  int cx0 = p[10] % (W + 1) - 1, cx1 = cx0 + 1 + p[11] % (W + 2), cy0 = p[12] % (H + 1) - 1, cy1 = cy0 + 1 + p[13] % (H + 2);
+  int cx0 = p[10] % (W + 1) - 1, cx1 = cx0 + 1 + p[11] % (W + 2), cy0 = p[12] % (H + 1) - 1,
+      cy1 = cy0 + 1 + p[13] % (H + 2);
   size_t n = (size_t)W * H * C;
   uint8_t *src = malloc(n);
   float *dst = malloc((size_t)ow * oh * C * sizeof(float));
   if (!src || !dst) fail("out of memory");
   uint8_t lo = 255, hi = 0;
-  for (size_t i = 0; i < n; i++) {
-    src[i] = npx ? px[i % npx] : (uint8_t)i;
-  }
+  for (size_t i = 0; i < n; i++) { src[i] = npx ? px[i % npx] : (uint8_t)i; }
   /* the range of the pixels the taps may read */
   int wx0 = cx0 < 0 ? 0 : cx0, wx1 = cx1 > W ? W : cx1, wy0 = cy0 < 0 ? 0 : cy0, wy1 = cy1 > H ? H : cy1;
   for (int y = wy0; y < wy1; y++)
@@ -61,8 +60,8 @@ static void fuzz_resample(const uint8_t *p, const uint8_t *px, size_t npx) {
       }
   mt__resampler r;
   memset(&r, 0, sizeof r);
-  mt_status st = mt__resample(&r, src, W, H, (size_t)W * C, C, x0, y0, w, h, cx0, cy0, cx1, cy1, ow, oh, flip, dst,
-                              "fuzz");
+  mt_status st =
+      mt__resample(&r, src, W, H, (size_t)W * C, C, x0, y0, w, h, cx0, cy0, cx1, cy1, ow, oh, flip, dst, "fuzz");
   if (st != MT_OK) {
     check_error(st, "resample");
     if (wx0 < wx1 && wy0 < wy1) fail("resample refused a valid window");

@@ -19,9 +19,9 @@
 
 #define POOL 8
 #define MAX_STEPS 96
-#define MAX_NEW (1 << 12)   /* elements in a tensor we allocate */
-#define MAX_OP (1 << 14)    /* elements an op may produce from pool tensors */
-#define MAX_READ (1 << 16)  /* views up to this size are read in full, larger ones at corners */
+#define MAX_NEW (1 << 12)  /* elements in a tensor we allocate */
+#define MAX_OP (1 << 14)   /* elements an op may produce from pool tensors */
+#define MAX_READ (1 << 16) /* views up to this size are read in full, larger ones at corners */
 
 static void fail(const char *what, const char *op) {
   fprintf(stderr, "fuzz_views: %s (%s); last error: %s\n", what, op, mt_last_error());
@@ -29,7 +29,10 @@ static void fail(const char *what, const char *op) {
 }
 
 /* ---- the byte stream ---- */
-typedef struct { const uint8_t *p; size_t n; } stream;
+typedef struct {
+  const uint8_t *p;
+  size_t n;
+} stream;
 
 static uint8_t u8(stream *s) {
   if (!s->n) return 0;
@@ -47,7 +50,10 @@ static int64_t i64(stream *s) {
 static int64_t rd_size(stream *s) {
   uint8_t b = u8(s);
   switch (b >> 5) {
-    case 0: case 1: case 2: case 3: return b & 7;
+    case 0:
+    case 1:
+    case 2:
+    case 3: return b & 7;
     case 4: return b & 31;
     case 5: return -1 - (b & 3);
     case 6: return (int64_t)1 << (32 + (b & 31) % 31);
@@ -80,8 +86,8 @@ static int64_t rd_stride(stream *s) {
 }
 
 static double rd_value(stream *s) {
-  static const double special[] = {0.0, -0.0, 1.0, -1.0, 0.5, 255.0, 256.0, -129.0, 1e300, -1e300,
-                                   INFINITY, -INFINITY, NAN, 2147483648.0, 9.3e18, -9.3e18};
+  static const double special[] = {0.0,   -0.0,   1.0,      -1.0,      0.5, 255.0,        256.0,  -129.0,
+                                   1e300, -1e300, INFINITY, -INFINITY, NAN, 2147483648.0, 9.3e18, -9.3e18};
   uint8_t b = u8(s);
   if (b < 128) return (double)(int8_t)u8(s) / 4.0;
   return special[b & 15];
@@ -127,7 +133,8 @@ static void check_tensor(const mt_tensor *t, const char *op) {
     else numel *= sizes[d];
   }
   if (overflow) {
-    for (int d = 0; d < nd; d++) if (sizes[d] == 0) overflow = 0;
+    for (int d = 0; d < nd; d++)
+      if (sizes[d] == 0) overflow = 0;
     if (overflow) fail("element count overflows", op);
     numel = 0;
   }
@@ -312,7 +319,8 @@ static void step(stream *s) {
   int64_t sizes[9], strides[9];
   mt_status st;
   switch (opcode % 24) {
-    case 0: case 1: { /* new tensor of any dtype (or an invalid one) */
+    case 0:
+    case 1: { /* new tensor of any dtype (or an invalid one) */
       int slot = u8(s) % POOL;
       int dtype = u8(s) < 248 ? u8(s) % MT_NUM_DTYPES : (int)(int8_t)u8(s);
       put(slot, make_tensor(s, dtype));
@@ -399,9 +407,7 @@ static void step(stream *s) {
       result_inplace(mt_tensor_resize(t, nd, sizes), t, "resize");
       break;
     }
-    case 13: /* set: t becomes a view of another */
-      result_inplace(mt_tensor_set(t, pick(s)), t, "set");
-      break;
+    case 13: /* set: t becomes a view of another */ result_inplace(mt_tensor_set(t, pick(s)), t, "set"); break;
     case 14: { /* get_item / set_item with random indices */
       int64_t idx[9];
       int nd = t ? mt_tensor_ndim(t) : 0;

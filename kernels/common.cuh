@@ -120,16 +120,17 @@ template <class T> struct mtk_tag { typedef T type; };
 template <class F> static mt_status mtk_dispatch(int dtype, const char *op, F &&f) {
   switch (dtype) {
     MTK_DTYPE_LIST(MTK_DISPATCH_CASE)
-  default: return mt__error(MT_ERR_DTYPE, "%s: dtype %s is not supported on CUDA", op, mt_dtype_name(dtype));
+    default: return mt__error(MT_ERR_DTYPE, "%s: dtype %s is not supported on CUDA", op, mt_dtype_name(dtype));
   }
 }
 /* index tensors: int64 or int32 */
 template <class F> static mt_status mtk_dispatch_index(int dtype, const char *op, F &&f) {
   switch (dtype) {
-  case MT_I64: return f(mtk_tag<int64_t>());
-  case MT_I32: return f(mtk_tag<int32_t>());
-  default: return mt__error(MT_ERR_DTYPE, "%s: index tensor has dtype %s, expected int64 or int32", op,
-                            mt_dtype_name(dtype));
+    case MT_I64: return f(mtk_tag<int64_t>());
+    case MT_I32: return f(mtk_tag<int32_t>());
+    default:
+      return mt__error(MT_ERR_DTYPE, "%s: index tensor has dtype %s, expected int64 or int32", op,
+                       mt_dtype_name(dtype));
   }
 }
 
@@ -217,8 +218,8 @@ static inline unsigned mtk_blocks(int64_t n, int threads) {
 }
 
 /* f(i, off): i the row-major linear index, off[k] operand k's element offset. */
-template <int N, bool CONTIG, class F>
-__global__ void __launch_bounds__(MTK_THREADS) mtk_pointwise_kernel(F f, mtk_offsets<N> c, int64_t n) {
+template <int N, bool CONTIG, class F> __global__ void __launch_bounds__(MTK_THREADS)
+    mtk_pointwise_kernel(F f, mtk_offsets<N> c, int64_t n) {
   int64_t step = (int64_t)gridDim.x * blockDim.x;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
     int64_t off[N];
@@ -233,9 +234,8 @@ __global__ void __launch_bounds__(MTK_THREADS) mtk_pointwise_kernel(F f, mtk_off
 }
 
 /* Run f over a shape whose N operands have the given strides, on the device's stream. */
-template <int N, class F>
-static mt_status mtk_pointwise(int device, const char *op, int ndim, const int64_t *sizes,
-                               const int64_t *const *strides, F f) {
+template <int N, class F> static mt_status mtk_pointwise(int device, const char *op, int ndim, const int64_t *sizes,
+                                                         const int64_t *const *strides, F f) {
   int64_t n = 1;
   for (int d = 0; d < ndim; d++) n *= sizes[d];
   if (n == 0) return MT_OK;
@@ -251,9 +251,9 @@ static mt_status mtk_pointwise(int device, const char *op, int ndim, const int64
 /* mtk_pointwise for maps whose result does not depend on the visiting order (f ignores i):
  * the dims are visited in operand 0's memory order (dim_order.cuh), so channels-last and other
  * dense permuted layouts run as one contiguous loop. */
-template <int N, class F>
-static mt_status mtk_pointwise_any_order(int device, const char *op, int ndim, const int64_t *sizes,
-                                         const int64_t *const *strides, F f) {
+template <int N, class F> static mt_status mtk_pointwise_any_order(int device, const char *op, int ndim,
+                                                                   const int64_t *sizes, const int64_t *const *strides,
+                                                                   F f) {
   int perm[MT_MAX_DIMS];
   mtk_dim_order(ndim, N, strides, perm);
   int64_t psizes[MT_MAX_DIMS], pst[N][MT_MAX_DIMS];

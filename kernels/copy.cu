@@ -23,9 +23,15 @@ static_assert(sizeof(std::atomic<int>) == sizeof(int), "atomic_int layout must m
 
 namespace {
 
-struct h16 { uint16_t x; };  // IEEE binary16 bits
-struct b16 { uint16_t x; };  // bfloat16 bits
-struct boolean { uint8_t x; };
+struct h16 {
+  uint16_t x;
+}; // IEEE binary16 bits
+struct b16 {
+  uint16_t x;
+}; // bfloat16 bits
+struct boolean {
+  uint8_t x;
+};
 
 __device__ __forceinline__ float ld(const float *p) { return *p; }
 __device__ __forceinline__ double ld(const double *p) { return *p; }
@@ -127,7 +133,7 @@ template <typename D, typename S, typename Op> void launch(const Launch &a) {
 
 template <typename D> bool launch_from(int sdt, const Launch &a) {
 #define CK_FROM(E, N, T, CT, NAME, TORCH, ST, FL, ...) \
-  case E: launch<D, CK_T_##N, Convert<D, CK_T_##N> >(a); return true;
+  case E: launch<D, CK_T_##N, Convert<D, CK_T_##N>>(a); return true;
   switch (sdt) {
     MT_DTYPES(CK_FROM, ~)
     default: return false;
@@ -147,10 +153,10 @@ bool launch_convert(int ddt, int sdt, const Launch &a) {
 
 bool launch_raw(size_t es, const Launch &a) {
   switch (es) {
-    case 1: launch<uint8_t, uint8_t, Raw<uint8_t> >(a); return true;
-    case 2: launch<uint16_t, uint16_t, Raw<uint16_t> >(a); return true;
-    case 4: launch<uint32_t, uint32_t, Raw<uint32_t> >(a); return true;
-    case 8: launch<uint64_t, uint64_t, Raw<uint64_t> >(a); return true;
+    case 1: launch<uint8_t, uint8_t, Raw<uint8_t>>(a); return true;
+    case 2: launch<uint16_t, uint16_t, Raw<uint16_t>>(a); return true;
+    case 4: launch<uint32_t, uint32_t, Raw<uint32_t>>(a); return true;
+    case 8: launch<uint64_t, uint64_t, Raw<uint64_t>>(a); return true;
     default: return false;
   }
 }
@@ -185,7 +191,8 @@ extern "C" mt_status mt__cuda_convert(mt_tensor *dst, const mt_tensor *src) {
     a.n *= dst->sizes[d];
     if (dst->sizes[d] == 1) continue;
     int k = a.L.ndim;
-    if (k > 0 && a.L.dst[k - 1] == dst->strides[d] * dst->sizes[d] && a.L.src[k - 1] == src->strides[d] * src->sizes[d]) {
+    if (k > 0 && a.L.dst[k - 1] == dst->strides[d] * dst->sizes[d] &&
+        a.L.src[k - 1] == src->strides[d] * src->sizes[d]) {
       a.L.sizes[k - 1] *= dst->sizes[d];
       a.L.dst[k - 1] = dst->strides[d];
       a.L.src[k - 1] = src->strides[d];
@@ -203,8 +210,8 @@ extern "C" mt_status mt__cuda_convert(mt_tensor *dst, const mt_tensor *src) {
   a.dst = mt__data(dst);
   a.src = mt__data(src);
   MT_TRY(mt__cuda_get_stream(dst->device, &a.stream, op));
-  bool ok = dst->dtype == src->dtype ? launch_raw(mt__dtype_size(dst->dtype), a)
-                                     : launch_convert(dst->dtype, src->dtype, a);
+  bool ok =
+      dst->dtype == src->dtype ? launch_raw(mt__dtype_size(dst->dtype), a) : launch_convert(dst->dtype, src->dtype, a);
   if (!ok)
     return mt__error(MT_ERR_DTYPE, "%s: unsupported dtypes %s -> %s", op, mt_dtype_name(src->dtype),
                      mt_dtype_name(dst->dtype));

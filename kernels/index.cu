@@ -30,10 +30,10 @@ static void mtk_line_strides(int64_t *st, const mt_tensor *t, int dim) {
 /* the element size picks the raw word type */
 template <class F> static mt_status mtk_dispatch_words(size_t es, F &&f) {
   switch (es) {
-  case 1: return f(mtk_tag<uint8_t>());
-  case 2: return f(mtk_tag<uint16_t>());
-  case 4: return f(mtk_tag<uint32_t>());
-  default: return f(mtk_tag<uint64_t>());
+    case 1: return f(mtk_tag<uint8_t>());
+    case 2: return f(mtk_tag<uint16_t>());
+    case 4: return f(mtk_tag<uint32_t>());
+    default: return f(mtk_tag<uint64_t>());
   }
 }
 
@@ -134,8 +134,13 @@ extern "C" mt_status mt__cuda_index_select(mt_tensor *out, const mt_tensor *src,
     typedef typename decltype(itag)::type IT;
     return mtk_dispatch_words(mt__dtype_size(src->dtype), [&](auto wtag) {
       typedef typename decltype(wtag)::type W;
-      mtk_index_select_f<W, IT> f{mtk_ptr<W>(out), mtk_ptr<W>(src), mtk_ptr<IT>(index), mtk_index_stride(index),
-                                  src->strides[dim], src->sizes[dim], base};
+      mtk_index_select_f<W, IT> f{mtk_ptr<W>(out),
+                                  mtk_ptr<W>(src),
+                                  mtk_ptr<IT>(index),
+                                  mtk_index_stride(index),
+                                  src->strides[dim],
+                                  src->sizes[dim],
+                                  base};
       return mtk_pointwise<3>(out->device, op, out->ndim, out->sizes, st, f);
     });
   }));
@@ -216,8 +221,14 @@ extern "C" mt_status mt__cuda_index_add(mt_tensor *t, int dim, const mt_tensor *
     return mtk_dispatch(t->dtype, op, [&](auto tag) {
       typedef typename decltype(tag)::type T;
       typedef typename mtk_ct<T>::type CT;
-      mtk_index_add_f<T, IT> f{mtk_ptr<T>(t), mtk_ptr<T>(src), mtk_ptr<IT>(index), mtk_index_stride(index),
-                               t->strides[dim], t->sizes[dim], base, mtk_from_double<CT>(alpha)};
+      mtk_index_add_f<T, IT> f{mtk_ptr<T>(t),
+                               mtk_ptr<T>(src),
+                               mtk_ptr<IT>(index),
+                               mtk_index_stride(index),
+                               t->strides[dim],
+                               t->sizes[dim],
+                               base,
+                               mtk_from_double<CT>(alpha)};
       return mtk_pointwise<3>(t->device, op, src->ndim, src->sizes, st, f);
     });
   }));
@@ -255,8 +266,9 @@ extern "C" mt_status mt__cuda_index_fill(mt_tensor *t, int dim, const mt_tensor 
     return mtk_dispatch(t->dtype, op, [&](auto tag) {
       typedef typename decltype(tag)::type T;
       typedef typename mtk_ct<T>::type CT;
-      mtk_index_fill_f<T, IT> f{mtk_ptr<T>(t), mtk_ptr<IT>(index), mtk_index_stride(index), t->strides[dim],
-                                t->sizes[dim], base, mtk_from_double<CT>(v)};
+      mtk_index_fill_f<T, IT> f{mtk_ptr<T>(t),         mtk_ptr<IT>(index), mtk_index_stride(index),
+                                t->strides[dim],       t->sizes[dim],      base,
+                                mtk_from_double<CT>(v)};
       return mtk_pointwise<2>(t->device, op, t->ndim, sizes, st, f);
     });
   }));
@@ -289,8 +301,8 @@ extern "C" mt_status mt__cuda_gather(mt_tensor *out, const mt_tensor *src, int d
     typedef typename decltype(itag)::type IT;
     return mtk_dispatch_words(mt__dtype_size(src->dtype), [&](auto wtag) {
       typedef typename decltype(wtag)::type W;
-      mtk_gather_f<W, IT> f{mtk_ptr<W>(out), mtk_ptr<IT>(index), mtk_ptr<W>(src), src->strides[dim],
-                            src->sizes[dim], base};
+      mtk_gather_f<W, IT> f{mtk_ptr<W>(out),   mtk_ptr<IT>(index), mtk_ptr<W>(src),
+                            src->strides[dim], src->sizes[dim],    base};
       return mtk_pointwise<3>(out->device, op, index->ndim, index->sizes, st, f);
     });
   }));
@@ -341,16 +353,16 @@ extern "C" mt_status mt__cuda_scatter(mt_tensor *t, int dim, const mt_tensor *in
     if (src) {
       return mtk_dispatch_words(mt__dtype_size(t->dtype), [&](auto wtag) {
         typedef typename decltype(wtag)::type W;
-        mtk_scatter_f<W, IT> f{mtk_ptr<W>(t), mtk_ptr<IT>(index), mtk_ptr<W>(src), t->strides[dim], t->sizes[dim],
-                               base};
+        mtk_scatter_f<W, IT> f{mtk_ptr<W>(t),   mtk_ptr<IT>(index), mtk_ptr<W>(src),
+                               t->strides[dim], t->sizes[dim],      base};
         return mtk_pointwise<3>(t->device, op, index->ndim, index->sizes, st, f);
       });
     }
     return mtk_dispatch(t->dtype, op, [&](auto tag) {
       typedef typename decltype(tag)::type T;
       typedef typename mtk_ct<T>::type CT;
-      mtk_scatter_fill_f<T, IT> f{mtk_ptr<T>(t), mtk_ptr<IT>(index), t->strides[dim], t->sizes[dim], base,
-                                  mtk_from_double<CT>(v)};
+      mtk_scatter_fill_f<T, IT> f{mtk_ptr<T>(t), mtk_ptr<IT>(index),    t->strides[dim], t->sizes[dim],
+                                  base,          mtk_from_double<CT>(v)};
       return mtk_pointwise<3>(t->device, op, index->ndim, index->sizes, st, f);
     });
   }));
@@ -386,7 +398,8 @@ static mt_status mtk_masked_select_run(mt_tensor *out, const mt_tensor *src, con
   MT_TRY(flags.alloc(device, (size_t)n * sizeof(C)));
   MT_TRY(pos.alloc(device, (size_t)n * sizeof(C)));
   const int64_t *mst[1] = {mask->strides};
-  MT_TRY(mtk_pointwise<1>(device, op, src->ndim, src->sizes, mst, mtk_mask_flags_f<C>{flags.as<C>(), mtk_ptr<uint8_t>(mask)}));
+  MT_TRY(mtk_pointwise<1>(device, op, src->ndim, src->sizes, mst,
+                          mtk_mask_flags_f<C>{flags.as<C>(), mtk_ptr<uint8_t>(mask)}));
   size_t bytes = 0;
   MT_CUDA_TRY(cub::DeviceScan::InclusiveSum(nullptr, bytes, flags.as<C>(), pos.as<C>(), n, s), op);
   MT_TRY(scratch.alloc(device, bytes));

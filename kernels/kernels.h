@@ -26,9 +26,9 @@ mt_status mt__cuda_get_stream(int device, cudaStream_t *out, const char *op);
 /* Convert a CUDA error into an mt_status with a message naming the op. */
 mt_status mt__cuda_error(cudaError_t err, const char *op, const char *file, int line);
 
-#define MT_CUDA_TRY(expr, op)                                                  \
-  do {                                                                         \
-    cudaError_t mt__e = (expr);                                                \
+#define MT_CUDA_TRY(expr, op)                                                         \
+  do {                                                                                \
+    cudaError_t mt__e = (expr);                                                       \
     if (mt__e != cudaSuccess) return mt__cuda_error(mt__e, (op), __FILE__, __LINE__); \
   } while (0)
 

@@ -21,7 +21,8 @@ template <class T> struct mtk_mode_f {
       run = (i > 0 && same(v, cur)) ? run + 1 : 1;
       cur = v;
       /* a run is judged at its last element, where it is complete */
-      if ((i == n - 1 || !same(mtk_ld(s + (i + 1) * sstride), v)) && run > best_len) best = v, best_len = run, best_at = i;
+      if ((i == n - 1 || !same(mtk_ld(s + (i + 1) * sstride), v)) && run > best_len)
+        best = v, best_len = run, best_at = i;
     }
     mtk_st(values + off[0], best);
     indices[off[1]] = order[off[3] + best_at * ostride];
@@ -35,7 +36,7 @@ extern "C" mt_status mt__cuda_mode_lines(mt_tensor *values, mt_tensor *indices, 
   return mtk_dispatch(sorted->dtype, op, [&](auto tag) {
     typedef typename decltype(tag)::type T;
     mtk_mode_f<T> f{mtk_ptr<T>(values), mtk_ptr<int64_t>(indices), mtk_ptr<T>(sorted), mtk_ptr<int64_t>(order),
-                    sorted->sizes[dim], sorted->strides[dim], order->strides[dim]};
+                    sorted->sizes[dim], sorted->strides[dim],      order->strides[dim]};
     return mtk_pointwise<4>(values->device, op, values->ndim, values->sizes, st, f);
   });
 }

@@ -4,8 +4,7 @@
 
 /* ---- activations: one grid-stride pass; the kind is a template parameter so the loop has
  * no branch on it ---- */
-template <class T, int K>
-__global__ void nnk_act_fwd(const T *x, T *y, int64_t n, double alpha) {
+template <class T, int K> __global__ void nnk_act_fwd(const T *x, T *y, int64_t n, double alpha) {
   typedef typename mtk_ct<T>::type CT;
   CT a = (CT)alpha;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
@@ -19,8 +18,7 @@ __global__ void nnk_act_fwd(const T *x, T *y, int64_t n, double alpha) {
   }
 }
 
-template <class T, int K>
-__global__ void nnk_act_bwd(const T *g, const T *z, T *r, int64_t n, double alpha) {
+template <class T, int K> __global__ void nnk_act_bwd(const T *g, const T *z, T *r, int64_t n, double alpha) {
   typedef typename mtk_ct<T>::type CT;
   CT a = (CT)alpha;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
@@ -36,11 +34,11 @@ __global__ void nnk_act_bwd(const T *g, const T *z, T *r, int64_t n, double alph
 
 static const char *act_op(int kind) {
   switch (kind) {
-  case MT_ACT_RELU: return "nn.ReLU";
-  case MT_ACT_LEAKY_RELU: return "nn.LeakyReLU";
-  case MT_ACT_SIGMOID: return "nn.Sigmoid";
-  case MT_ACT_ELU: return "nn.ELU";
-  default: return "nn.Tanh";
+    case MT_ACT_RELU: return "nn.ReLU";
+    case MT_ACT_LEAKY_RELU: return "nn.LeakyReLU";
+    case MT_ACT_SIGMOID: return "nn.Sigmoid";
+    case MT_ACT_ELU: return "nn.ELU";
+    default: return "nn.Tanh";
   }
 }
 
@@ -48,11 +46,11 @@ static const char *act_op(int kind) {
  * act_op */
 template <class F> static void act_kind(int kind, F &&f) {
   switch (kind) {
-  case MT_ACT_RELU: f(std::integral_constant<int, MT_ACT_RELU>()); break;
-  case MT_ACT_LEAKY_RELU: f(std::integral_constant<int, MT_ACT_LEAKY_RELU>()); break;
-  case MT_ACT_SIGMOID: f(std::integral_constant<int, MT_ACT_SIGMOID>()); break;
-  case MT_ACT_ELU: f(std::integral_constant<int, MT_ACT_ELU>()); break;
-  default: f(std::integral_constant<int, MT_ACT_TANH>()); break;
+    case MT_ACT_RELU: f(std::integral_constant<int, MT_ACT_RELU>()); break;
+    case MT_ACT_LEAKY_RELU: f(std::integral_constant<int, MT_ACT_LEAKY_RELU>()); break;
+    case MT_ACT_SIGMOID: f(std::integral_constant<int, MT_ACT_SIGMOID>()); break;
+    case MT_ACT_ELU: f(std::integral_constant<int, MT_ACT_ELU>()); break;
+    default: f(std::integral_constant<int, MT_ACT_TANH>()); break;
   }
 }
 
@@ -66,15 +64,14 @@ extern "C" mt_status mt__cuda_activation_forward(mt_tensor *y, const mt_tensor *
     using T = typename decltype(tag)::type;
     const T *xp = mtk_ptr<T>(x);
     T *yp = mtk_ptr<T>(y);
-    act_kind(kind,
-             [&](auto k) { nnk_act_fwd<T, decltype(k)::value><<<nb, NNK_THREADS, 0, s>>>(xp, yp, n, alpha); });
+    act_kind(kind, [&](auto k) { nnk_act_fwd<T, decltype(k)::value><<<nb, NNK_THREADS, 0, s>>>(xp, yp, n, alpha); });
     MT_CUDA_LAUNCH_CHECK(op);
     return MT_OK;
   });
 }
 
 extern "C" mt_status mt__cuda_activation_backward(mt_tensor *r, const mt_tensor *g, const mt_tensor *saved, int kind,
-                                                     double alpha) {
+                                                  double alpha) {
   const char *op = act_op(kind);
   int64_t n = mt__numel(saved);
   if (n == 0) return MT_OK;
@@ -94,8 +91,7 @@ extern "C" mt_status mt__cuda_activation_backward(mt_tensor *r, const mt_tensor 
 /* ---- softmax over the middle dim of outer x D x inner. inner == 1 (rows, the classifier
  * case): one block per row with block reductions; otherwise one thread per (outer, inner)
  * column walking D (the columns of a warp are adjacent in memory). Sums in double as on the CPU. */
-template <class T>
-__global__ void nnk_softmax_rows(const T *x, T *y, int64_t rows, int64_t D, int logsm) {
+template <class T> __global__ void nnk_softmax_rows(const T *x, T *y, int64_t rows, int64_t D, int logsm) {
   __shared__ double sh[32];
   __shared__ double bc[2];
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
@@ -188,10 +184,12 @@ __global__ void nnk_softmax_bwd_cols(const T *g, const T *y, T *r, int64_t outer
   }
 }
 
-static unsigned row_blocks(int64_t rows) { return (unsigned)(rows < MTK_MAX_BLOCKS ? (rows < 1 ? 1 : rows) : MTK_MAX_BLOCKS); }
+static unsigned row_blocks(int64_t rows) {
+  return (unsigned)(rows < MTK_MAX_BLOCKS ? (rows < 1 ? 1 : rows) : MTK_MAX_BLOCKS);
+}
 
-extern "C" mt_status mt__cuda_softmax_forward(mt_tensor *y, const mt_tensor *x, int64_t outer, int64_t D,
-                                                 int64_t inner, int logsm) {
+extern "C" mt_status mt__cuda_softmax_forward(mt_tensor *y, const mt_tensor *x, int64_t outer, int64_t D, int64_t inner,
+                                              int logsm) {
   const char *op = logsm ? "nn.LogSoftMax" : "nn.SoftMax";
   if (outer * D * inner == 0) return MT_OK;
   cudaStream_t s = mt__cuda_stream(x->device);
@@ -208,15 +206,15 @@ extern "C" mt_status mt__cuda_softmax_forward(mt_tensor *y, const mt_tensor *x, 
 }
 
 extern "C" mt_status mt__cuda_softmax_backward(mt_tensor *r, const mt_tensor *g, const mt_tensor *y, int64_t outer,
-                                                  int64_t D, int64_t inner, int logsm) {
+                                               int64_t D, int64_t inner, int logsm) {
   const char *op = logsm ? "nn.LogSoftMax" : "nn.SoftMax";
   if (outer * D * inner == 0) return MT_OK;
   cudaStream_t s = mt__cuda_stream(y->device);
   return nnk_dispatch_float(y->dtype, op, [&](auto tag) -> mt_status {
     using T = typename decltype(tag)::type;
     if (inner == 1)
-      nnk_softmax_bwd_rows<T><<<row_blocks(outer), NNK_THREADS, 0, s>>>(mtk_ptr<T>(g), mtk_ptr<T>(y), mtk_ptr<T>(r),
-                                                                         outer, D, logsm);
+      nnk_softmax_bwd_rows<T>
+          <<<row_blocks(outer), NNK_THREADS, 0, s>>>(mtk_ptr<T>(g), mtk_ptr<T>(y), mtk_ptr<T>(r), outer, D, logsm);
     else
       nnk_softmax_bwd_cols<T><<<mtk_blocks(outer * inner, NNK_THREADS), NNK_THREADS, 0, s>>>(
           mtk_ptr<T>(g), mtk_ptr<T>(y), mtk_ptr<T>(r), outer, D, inner, logsm);

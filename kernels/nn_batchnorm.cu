@@ -29,18 +29,18 @@ struct bnv {
 static bnv vec(const mt_tensor *t) { return bnv{t ? (void *)mt__data(t) : nullptr, t ? (int)t->dtype : (int)MT_F32}; }
 MTK_D double bnv_ld(bnv v, int64_t c) {
   switch (v.dt) {
-  case MT_F32: return ((const float *)v.p)[c];
-  case MT_F64: return ((const double *)v.p)[c];
-  case MT_F16: return __half2float(((const __half *)v.p)[c]);
-  default: return __bfloat162float(((const __nv_bfloat16 *)v.p)[c]);
+    case MT_F32: return ((const float *)v.p)[c];
+    case MT_F64: return ((const double *)v.p)[c];
+    case MT_F16: return __half2float(((const __half *)v.p)[c]);
+    default: return __bfloat162float(((const __nv_bfloat16 *)v.p)[c]);
   }
 }
 MTK_D void bnv_st(bnv v, int64_t c, double x) {
   switch (v.dt) {
-  case MT_F32: ((float *)v.p)[c] = (float)x; break;
-  case MT_F64: ((double *)v.p)[c] = x; break;
-  case MT_F16: ((__half *)v.p)[c] = __float2half_rn((float)x); break;
-  default: ((__nv_bfloat16 *)v.p)[c] = __float2bfloat16_rn((float)x); break;
+    case MT_F32: ((float *)v.p)[c] = (float)x; break;
+    case MT_F64: ((double *)v.p)[c] = x; break;
+    case MT_F16: ((__half *)v.p)[c] = __float2half_rn((float)x); break;
+    default: ((__nv_bfloat16 *)v.p)[c] = __float2bfloat16_rn((float)x); break;
   }
 }
 
@@ -90,9 +90,8 @@ __global__ void nnk_bn_finalize(const double *acc, bnv weight, bnv bias, bnv rme
 }
 
 /* y = relu?(round(bn(x)) + res), each step rounded to T */
-template <class T>
-__global__ void nnk_bn_apply(const T *x, const T *res, T *y, const double *coef, int64_t C, int64_t S, int64_t n,
-                             int relu, int cl) {
+template <class T> __global__ void nnk_bn_apply(const T *x, const T *res, T *y, const double *coef, int64_t C,
+                                                int64_t S, int64_t n, int relu, int cl) {
   typedef typename mtk_ct<T>::type CT;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
     const double *k = coef + 3 * bn_chan(i, C, S, cl);
@@ -114,9 +113,8 @@ template <class T> MTK_D double bn_go(const T *g, const T *y, int64_t o) {
 }
 
 /* acc[2c] += sum go, acc[2c+1] += sum go * (x - mean) */
-template <class T>
-__global__ void nnk_bn_grad_sums(const T *x, const T *g, const T *y, bnv rmean, bnv smean, double *acc, int64_t C,
-                                 int64_t S, int64_t M, int train, int cl) {
+template <class T> __global__ void nnk_bn_grad_sums(const T *x, const T *g, const T *y, bnv rmean, bnv smean,
+                                                    double *acc, int64_t C, int64_t S, int64_t M, int train, int cl) {
   __shared__ double sh[32];
   int64_t c = blockIdx.x;
   double mean = train ? bnv_ld(smean, c) : bnv_ld(rmean, c), sg = 0, sgx = 0;
@@ -136,9 +134,8 @@ __global__ void nnk_bn_grad_sums(const T *x, const T *g, const T *y, bnv rmean, 
 
 /* parameter gradients += scale * ..., and coef[c] = {mean, k, a, bcoef} for
  * gi = k (go - a - (x - mean) bcoef) */
-__global__ void nnk_bn_grad_finalize(const double *acc, bnv weight, bnv rmean, bnv rvar, bnv smean, bnv sinvstd,
-                                     bnv gw, bnv gb, double *coef, int64_t C, int64_t M, int train, double scale,
-                                     double eps) {
+__global__ void nnk_bn_grad_finalize(const double *acc, bnv weight, bnv rmean, bnv rvar, bnv smean, bnv sinvstd, bnv gw,
+                                     bnv gb, double *coef, int64_t C, int64_t M, int train, double scale, double eps) {
   for (int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; c < C; c += (int64_t)gridDim.x * blockDim.x) {
     double mean = train ? bnv_ld(smean, c) : bnv_ld(rmean, c);
     double invstd = train ? bnv_ld(sinvstd, c) : 1.0 / sqrt(bnv_ld(rvar, c) + eps);
@@ -153,9 +150,8 @@ __global__ void nnk_bn_grad_finalize(const double *acc, bnv weight, bnv rmean, b
   }
 }
 
-template <class T>
-__global__ void nnk_bn_grad_input(const T *x, const T *g, const T *y, T *r, T *gr, const double *coef, int64_t C,
-                                  int64_t S, int64_t n, int cl) {
+template <class T> __global__ void nnk_bn_grad_input(const T *x, const T *g, const T *y, T *r, T *gr,
+                                                     const double *coef, int64_t C, int64_t S, int64_t n, int cl) {
   typedef typename mtk_ct<T>::type CT;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
     const double *k = coef + 4 * bn_chan(i, C, S, cl);
@@ -170,11 +166,10 @@ __global__ void nnk_bn_grad_input(const T *x, const T *g, const T *y, T *r, T *g
 template <class T> static T *opt_ptr(const mt_tensor *t) { return t ? mtk_ptr<T>(t) : nullptr; }
 
 extern "C" mt_status mt__cuda_batchnorm_forward(mt_tensor *y, const mt_tensor *x, const mt_tensor *res,
-                                                   const mt_tensor *weight, const mt_tensor *bias,
-                                                   mt_tensor *running_mean, mt_tensor *running_var,
-                                                   mt_tensor *save_mean, mt_tensor *save_invstd, int train,
-                                                   double momentum, double eps, int relu, int64_t N, int64_t C,
-                                                   int64_t S, int cl) {
+                                                const mt_tensor *weight, const mt_tensor *bias, mt_tensor *running_mean,
+                                                mt_tensor *running_var, mt_tensor *save_mean, mt_tensor *save_invstd,
+                                                int train, double momentum, double eps, int relu, int64_t N, int64_t C,
+                                                int64_t S, int cl) {
   if (C == 0) return MT_OK;
   int device = x->device;
   cudaStream_t s = mt__cuda_stream(device);
@@ -192,12 +187,12 @@ extern "C" mt_status mt__cuda_batchnorm_forward(mt_tensor *y, const mt_tensor *x
       }
     }
     nnk_bn_finalize<<<mtk_blocks(C, NNK_THREADS), NNK_THREADS, 0, s>>>(
-        train ? acc.as<double>() : nullptr, vec(weight), vec(bias), vec(running_mean), vec(running_var),
-        vec(save_mean), vec(save_invstd), coef.as<double>(), C, M, train, momentum, eps);
+        train ? acc.as<double>() : nullptr, vec(weight), vec(bias), vec(running_mean), vec(running_var), vec(save_mean),
+        vec(save_invstd), coef.as<double>(), C, M, train, momentum, eps);
     MT_CUDA_LAUNCH_CHECK(BN_OP);
     if (n > 0) {
       nnk_bn_apply<T><<<mtk_blocks(n, NNK_THREADS), NNK_THREADS, 0, s>>>(mtk_ptr<T>(x), opt_ptr<T>(res), mtk_ptr<T>(y),
-                                                                          coef.as<double>(), C, S, n, relu, cl);
+                                                                         coef.as<double>(), C, S, n, relu, cl);
       MT_CUDA_LAUNCH_CHECK(BN_OP);
     }
     return MT_OK;
@@ -205,12 +200,11 @@ extern "C" mt_status mt__cuda_batchnorm_forward(mt_tensor *y, const mt_tensor *x
 }
 
 extern "C" mt_status mt__cuda_batchnorm_backward(mt_tensor *r, mt_tensor *gr, mt_tensor *gradWeight,
-                                                    mt_tensor *gradBias, const mt_tensor *x, const mt_tensor *g,
-                                                    const mt_tensor *y, const mt_tensor *weight,
-                                                    const mt_tensor *running_mean, const mt_tensor *running_var,
-                                                    const mt_tensor *save_mean, const mt_tensor *save_invstd,
-                                                    int train, double scale, double eps, int64_t N, int64_t C,
-                                                    int64_t S, int cl) {
+                                                 mt_tensor *gradBias, const mt_tensor *x, const mt_tensor *g,
+                                                 const mt_tensor *y, const mt_tensor *weight,
+                                                 const mt_tensor *running_mean, const mt_tensor *running_var,
+                                                 const mt_tensor *save_mean, const mt_tensor *save_invstd, int train,
+                                                 double scale, double eps, int64_t N, int64_t C, int64_t S, int cl) {
   if (C == 0) return MT_OK;
   int device = x->device;
   cudaStream_t s = mt__cuda_stream(device);
@@ -223,7 +217,7 @@ extern "C" mt_status mt__cuda_batchnorm_backward(mt_tensor *r, mt_tensor *gr, mt
     if (M > 0) {
       dim3 grid((unsigned)C, chunks(C, M));
       nnk_bn_grad_sums<T><<<grid, NNK_THREADS, 0, s>>>(mtk_ptr<T>(x), mtk_ptr<T>(g), opt_ptr<T>(y), vec(running_mean),
-                                                        vec(save_mean), acc.as<double>(), C, S, M, train, cl);
+                                                       vec(save_mean), acc.as<double>(), C, S, M, train, cl);
       MT_CUDA_LAUNCH_CHECK(BN_OP);
     }
     nnk_bn_grad_finalize<<<mtk_blocks(C, NNK_THREADS), NNK_THREADS, 0, s>>>(

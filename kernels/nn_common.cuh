@@ -7,11 +7,11 @@
 /* nn layers are defined for floating dtypes only (the C side has checked that already) */
 template <class F> static mt_status nnk_dispatch_float(int dtype, const char *op, F &&f) {
   switch (dtype) {
-  case MT_F32: return f(mtk_tag<float>());
-  case MT_F64: return f(mtk_tag<double>());
-  case MT_F16: return f(mtk_tag<__half>());
-  case MT_BF16: return f(mtk_tag<__nv_bfloat16>());
-  default: return mt__error(MT_ERR_DTYPE, "%s: dtype %s is not supported on CUDA", op, mt_dtype_name(dtype));
+    case MT_F32: return f(mtk_tag<float>());
+    case MT_F64: return f(mtk_tag<double>());
+    case MT_F16: return f(mtk_tag<__half>());
+    case MT_BF16: return f(mtk_tag<__nv_bfloat16>());
+    default: return mt__error(MT_ERR_DTYPE, "%s: dtype %s is not supported on CUDA", op, mt_dtype_name(dtype));
   }
 }
 

@@ -6,8 +6,7 @@
 
 /* y packed (NCHW-contiguous or channels-last): element i's channel is (i / cs) % O, cs the
  * channel stride (H*W or 1) */
-template <class T>
-__global__ void nnk_bias_add(T *y, const T *b, int64_t O, int64_t cs, int64_t n) {
+template <class T> __global__ void nnk_bias_add(T *y, const T *b, int64_t O, int64_t cs, int64_t n) {
   typedef typename mtk_ct<T>::type CT;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
     mtk_st(y + i, (CT)mtk_ld(y + i) + (CT)mtk_ld(b + (i / cs) % O));
@@ -28,8 +27,7 @@ __global__ void nnk_bias_sums(const T *dy, double *acc, int64_t S, int64_t M, in
   if (threadIdx.x == 0) atomicAdd(acc + o, a);
 }
 
-template <class T>
-__global__ void nnk_bias_acc(T *db, const double *acc, int64_t O, double scale) {
+template <class T> __global__ void nnk_bias_acc(T *db, const double *acc, int64_t O, double scale) {
   typedef typename mtk_ct<T>::type CT;
   for (int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; o < O; o += (int64_t)gridDim.x * blockDim.x)
     mtk_st(db + o, (CT)((double)mtk_ld(db + o) + scale * acc[o]));

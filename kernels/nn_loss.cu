@@ -4,9 +4,8 @@
 #include "nn_common.cuh"
 
 /* acc[0] += sum_i -w[t_i] x[i][t_i]; acc[1] += sum_i sum_c -w[c] x[i][c] (when smooth) */
-template <class T>
-__global__ void nnk_nll_fwd(const T *x, const int64_t *t, const double *w, int64_t N, int64_t C, int smooth,
-                            double *acc) {
+template <class T> __global__ void nnk_nll_fwd(const T *x, const int64_t *t, const double *w, int64_t N, int64_t C,
+                                               int smooth, double *acc) {
   __shared__ double sh[32];
   double a = 0, b = 0;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < N; i += (int64_t)gridDim.x * blockDim.x) {
@@ -32,7 +31,7 @@ __global__ void nnk_nll_bwd(T *r, const int64_t *t, const double *w, int64_t N, 
 #define NLL_OP "nn.ClassNLLCriterion"
 
 extern "C" mt_status mt__cuda_class_nll_forward(double *nll, double *smooth, const mt_tensor *x, const int64_t *t,
-                                                   const double *w, int64_t N, int64_t C) {
+                                                const double *w, int64_t N, int64_t C) {
   int device = x->device;
   cudaStream_t s = mt__cuda_stream(device);
   mtk_temp td, wd, acc;
@@ -44,7 +43,7 @@ extern "C" mt_status mt__cuda_class_nll_forward(double *nll, double *smooth, con
     MT_TRY(nnk_dispatch_float(x->dtype, NLL_OP, [&](auto tag) -> mt_status {
       using T = typename decltype(tag)::type;
       nnk_nll_fwd<T><<<blocks, NNK_THREADS, 0, s>>>(mtk_ptr<T>(x), td.as<int64_t>(), wd.as<double>(), N, C,
-                                                     smooth != NULL, acc.as<double>());
+                                                    smooth != NULL, acc.as<double>());
       MT_CUDA_LAUNCH_CHECK(NLL_OP);
       return MT_OK;
     }));
@@ -56,8 +55,8 @@ extern "C" mt_status mt__cuda_class_nll_forward(double *nll, double *smooth, con
   return MT_OK;
 }
 
-extern "C" mt_status mt__cuda_class_nll_backward(mt_tensor *r, const int64_t *t, const double *w, int64_t N,
-                                                    int64_t C, double smoothing, double norm) {
+extern "C" mt_status mt__cuda_class_nll_backward(mt_tensor *r, const int64_t *t, const double *w, int64_t N, int64_t C,
+                                                 double smoothing, double norm) {
   if (N * C == 0) return MT_OK;
   int device = r->device;
   cudaStream_t s = mt__cuda_stream(device);
@@ -67,15 +66,14 @@ extern "C" mt_status mt__cuda_class_nll_backward(mt_tensor *r, const int64_t *t,
   return nnk_dispatch_float(r->dtype, NLL_OP, [&](auto tag) -> mt_status {
     using T = typename decltype(tag)::type;
     nnk_nll_bwd<T><<<mtk_blocks(N * C, NNK_THREADS), NNK_THREADS, 0, s>>>(mtk_ptr<T>(r), td.as<int64_t>(),
-                                                                           wd.as<double>(), N, C, smoothing, norm);
+                                                                          wd.as<double>(), N, C, smoothing, norm);
     MT_CUDA_LAUNCH_CHECK(NLL_OP);
     return MT_OK;
   });
 }
 
 /* ---- MSE ---- */
-template <class T>
-__global__ void nnk_mse_fwd(const T *x, const T *y, int64_t n, double *acc) {
+template <class T> __global__ void nnk_mse_fwd(const T *x, const T *y, int64_t n, double *acc) {
   __shared__ double sh[32];
   double a = 0;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
@@ -86,8 +84,7 @@ __global__ void nnk_mse_fwd(const T *x, const T *y, int64_t n, double *acc) {
   if (threadIdx.x == 0) atomicAdd(acc, a);
 }
 
-template <class T>
-__global__ void nnk_mse_bwd(T *r, const T *x, const T *y, int64_t n, double k) {
+template <class T> __global__ void nnk_mse_bwd(T *r, const T *x, const T *y, int64_t n, double k) {
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
     mtk_st(r + i, (typename mtk_ct<T>::type)(k * ((double)mtk_ld(x + i) - (double)mtk_ld(y + i))));
 }
@@ -118,15 +115,15 @@ extern "C" mt_status mt__cuda_mse_backward(mt_tensor *r, const mt_tensor *x, con
   cudaStream_t s = mt__cuda_stream(x->device);
   return nnk_dispatch_float(x->dtype, MSE_OP, [&](auto tag) -> mt_status {
     using T = typename decltype(tag)::type;
-    nnk_mse_bwd<T><<<mtk_blocks(n, NNK_THREADS), NNK_THREADS, 0, s>>>(mtk_ptr<T>(r), mtk_ptr<T>(x), mtk_ptr<T>(y), n, k);
+    nnk_mse_bwd<T>
+        <<<mtk_blocks(n, NNK_THREADS), NNK_THREADS, 0, s>>>(mtk_ptr<T>(r), mtk_ptr<T>(x), mtk_ptr<T>(y), n, k);
     MT_CUDA_LAUNCH_CHECK(MSE_OP);
     return MT_OK;
   });
 }
 
 /* ---- SmoothL1 (Huber, threshold 1) ---- */
-template <class T>
-__global__ void nnk_sl1_fwd(const T *x, const T *y, int64_t n, double *acc) {
+template <class T> __global__ void nnk_sl1_fwd(const T *x, const T *y, int64_t n, double *acc) {
   __shared__ double sh[32];
   double a = 0;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
@@ -137,8 +134,7 @@ __global__ void nnk_sl1_fwd(const T *x, const T *y, int64_t n, double *acc) {
   if (threadIdx.x == 0) atomicAdd(acc, a);
 }
 
-template <class T>
-__global__ void nnk_sl1_bwd(T *r, const T *x, const T *y, int64_t n, double k) {
+template <class T> __global__ void nnk_sl1_bwd(T *r, const T *x, const T *y, int64_t n, double k) {
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
     double d = (double)mtk_ld(x + i) - (double)mtk_ld(y + i);
     d = d < -1 ? -1 : d > 1 ? 1 : d;
@@ -172,8 +168,8 @@ extern "C" mt_status mt__cuda_smoothl1_backward(mt_tensor *r, const mt_tensor *x
   cudaStream_t s = mt__cuda_stream(x->device);
   return nnk_dispatch_float(x->dtype, SL1_OP, [&](auto tag) -> mt_status {
     using T = typename decltype(tag)::type;
-    nnk_sl1_bwd<T><<<mtk_blocks(n, NNK_THREADS), NNK_THREADS, 0, s>>>(mtk_ptr<T>(r), mtk_ptr<T>(x), mtk_ptr<T>(y), n,
-                                                                       k);
+    nnk_sl1_bwd<T>
+        <<<mtk_blocks(n, NNK_THREADS), NNK_THREADS, 0, s>>>(mtk_ptr<T>(r), mtk_ptr<T>(x), mtk_ptr<T>(y), n, k);
     MT_CUDA_LAUNCH_CHECK(SL1_OP);
     return MT_OK;
   });

@@ -12,8 +12,7 @@ template <class T> MTK_D double ce_round(double v) { /* as a store and a load of
 }
 
 /* lse[row] = max + log sum exp(x - max), double throughout */
-template <class T>
-__global__ void nnk_ce_lse(const T *x, double *lse, int64_t rows, int64_t C) {
+template <class T> __global__ void nnk_ce_lse(const T *x, double *lse, int64_t rows, int64_t C) {
   __shared__ double sh[32];
   __shared__ double bc;
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
@@ -41,9 +40,8 @@ __global__ void nnk_ce_lse(const T *x, double *lse, int64_t rows, int64_t C) {
 
 /* acc[0] += sum_i -w[t_i] y[i][t_i]; acc[1] += sum_i sum_c -w[c] y[i][c] (when smooth), y the
  * rounded log-softmax; ignored rows add nothing */
-template <class T>
-__global__ void nnk_ce_nll(const T *x, const double *lse, const int64_t *t, const double *w, int64_t N, int64_t C,
-                           int smooth, double *acc) {
+template <class T> __global__ void nnk_ce_nll(const T *x, const double *lse, const int64_t *t, const double *w,
+                                              int64_t N, int64_t C, int smooth, double *acc) {
   __shared__ double sh[32];
   double a = 0, b = 0;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < N; i += (int64_t)gridDim.x * blockDim.x) {
@@ -63,9 +61,8 @@ MTK_D double ce_grad(int64_t ti, int64_t c, const double *w, int64_t C, double e
 }
 
 /* per row: g = the rounded NLL gradient, s = sum g, r = g - exp(y) s */
-template <class T>
-__global__ void nnk_ce_bwd(T *r, const T *x, const double *lse, const int64_t *t, const double *w, int64_t N,
-                           int64_t C, double eps, double norm) {
+template <class T> __global__ void nnk_ce_bwd(T *r, const T *x, const double *lse, const int64_t *t, const double *w,
+                                              int64_t N, int64_t C, double eps, double norm) {
   __shared__ double sh[32];
   __shared__ double bc;
   for (int64_t row = blockIdx.x; row < N; row += gridDim.x) {
@@ -73,9 +70,7 @@ __global__ void nnk_ce_bwd(T *r, const T *x, const double *lse, const int64_t *t
     T *rr = r + row * C;
     int64_t ti = t[row];
     double s = 0;
-    for (int64_t c = threadIdx.x; c < C; c += blockDim.x) {
-      s += ce_round<T>(ce_grad(ti, c, w, C, eps, norm));
-    }
+    for (int64_t c = threadIdx.x; c < C; c += blockDim.x) { s += ce_round<T>(ce_grad(ti, c, w, C, eps, norm)); }
     s = nnk_block_sum(s, sh);
     if (threadIdx.x == 0) bc = s;
     __syncthreads();

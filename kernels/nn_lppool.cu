@@ -5,8 +5,7 @@
 
 template <class CT> MTK_D CT nnk_lp_pow(CT v, double p) { return (CT)pow(v, (CT)p); }
 
-template <class T, int P>
-__global__ void nnk_lppool_fwd(const T *x, T *y, mt_pool_geom g, double p) {
+template <class T, int P> __global__ void nnk_lppool_fwd(const T *x, T *y, mt_pool_geom g, double p) {
   typedef typename mtk_ct<T>::type CT;
   int64_t n = g.planes * g.oH * g.oW;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
@@ -57,16 +56,16 @@ extern "C" mt_status mt__cuda_lppool2d_forward(mt_tensor *y, const mt_tensor *x,
   return nnk_dispatch_float(x->dtype, "nn.SpatialLPPooling", [&](auto tag) -> mt_status {
     using T = typename decltype(tag)::type;
     lp_kind(p, [&](auto k) {
-      nnk_lppool_fwd<T, decltype(k)::value><<<mtk_blocks(n, NNK_THREADS), NNK_THREADS, 0, s>>>(mtk_ptr<T>(x),
-                                                                                             mtk_ptr<T>(y), gg, p);
+      nnk_lppool_fwd<T, decltype(k)::value>
+          <<<mtk_blocks(n, NNK_THREADS), NNK_THREADS, 0, s>>>(mtk_ptr<T>(x), mtk_ptr<T>(y), gg, p);
     });
     MT_CUDA_LAUNCH_CHECK("nn.SpatialLPPooling");
     return MT_OK;
   });
 }
 
-extern "C" mt_status mt__cuda_lppool2d_backward(mt_tensor *dx, const mt_tensor *dy, const mt_tensor *x, const mt_tensor *y,
-                                                const mt_pool_geom *g, double p) {
+extern "C" mt_status mt__cuda_lppool2d_backward(mt_tensor *dx, const mt_tensor *dy, const mt_tensor *x,
+                                                const mt_tensor *y, const mt_pool_geom *g, double p) {
   int64_t n = g->planes * g->H * g->W;
   if (n == 0) return MT_OK;
   cudaStream_t s = mt__cuda_stream(x->device);

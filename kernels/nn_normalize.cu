@@ -30,9 +30,8 @@ MTK_D double nrmk_block_max(double v, double *sh, double *bc) {
 }
 
 /* s = sum |x|^p (max |x|) and c = sum x g (g may be NULL) of one row, valid in every thread */
-template <class T>
-MTK_D void nrmk_stats(const T *xr, const T *gr, int64_t D, double p, int kind, double *sh, double *bc, double *s,
-                      double *c) {
+template <class T> MTK_D void nrmk_stats(const T *xr, const T *gr, int64_t D, double p, int kind, double *sh,
+                                         double *bc, double *s, double *c) {
   double a = 0, b = 0;
   for (int64_t d = threadIdx.x; d < D; d += blockDim.x) {
     double v = (double)mtk_ld(xr + d), av = fabs(v);
@@ -94,9 +93,10 @@ __global__ void nnk_normalize_bwd(const T *x, const T *g, T *r, int64_t N, int64
     }
     for (int64_t d = threadIdx.x; d < D; d += blockDim.x) {
       double v = (double)mtk_ld(xr + d), gv = (double)mtk_ld(gr + d);
-      double q = kind == NRM_P2 ? v : kind == NRM_P1 ? nrmk_sign(v)
-               : kind == NRM_PINF ? ((unsigned long long)d == kmin ? nrmk_sign(v) : 0.0)
-                                  : nrmk_sign(v) * pow(fabs(v), p - 1);
+      double q = kind == NRM_P2     ? v
+                 : kind == NRM_P1   ? nrmk_sign(v)
+                 : kind == NRM_PINF ? ((unsigned long long)d == kmin ? nrmk_sign(v) : 0.0)
+                                    : nrmk_sign(v) * pow(fabs(v), p - 1);
       mtk_st(rr + d, (typename mtk_ct<T>::type)(gv * a - q * b));
     }
     __syncthreads();
@@ -115,8 +115,8 @@ extern "C" mt_status mt__cuda_normalize_forward(mt_tensor *y, const mt_tensor *x
   cudaStream_t s = mt__cuda_stream(x->device);
   return nnk_dispatch_float(x->dtype, NRM_OP, [&](auto tag) -> mt_status {
     using T = typename decltype(tag)::type;
-    nnk_normalize_fwd<T><<<nrmk_blocks(N), NNK_THREADS, 0, s>>>(mtk_ptr<T>(x), mtk_ptr<T>(y), N, D, p, eps,
-                                                                nrmk_kind(p));
+    nnk_normalize_fwd<T>
+        <<<nrmk_blocks(N), NNK_THREADS, 0, s>>>(mtk_ptr<T>(x), mtk_ptr<T>(y), N, D, p, eps, nrmk_kind(p));
     MT_CUDA_LAUNCH_CHECK(NRM_OP);
     return MT_OK;
   });

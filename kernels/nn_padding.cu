@@ -29,8 +29,7 @@ MTK_D int nnk_pad_ranges(int64_t i, int64_t n, int64_t on, int64_t before, int m
   return k;
 }
 
-template <class T>
-__global__ void nnk_pad_fwd(const T *x, T *y, mt_pool_geom g, int mode) {
+template <class T> __global__ void nnk_pad_fwd(const T *x, T *y, mt_pool_geom g, int mode) {
   int64_t n = g.planes * g.oH * g.oW;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
     int64_t ow = i % g.oW, oh = (i / g.oW) % g.oH, pl = i / (g.oW * g.oH);
@@ -40,8 +39,7 @@ __global__ void nnk_pad_fwd(const T *x, T *y, mt_pool_geom g, int mode) {
   }
 }
 
-template <class T>
-__global__ void nnk_pad_bwd(const T *dy, T *dx, mt_pool_geom g, int mode) {
+template <class T> __global__ void nnk_pad_bwd(const T *dy, T *dx, mt_pool_geom g, int mode) {
   typedef typename mtk_ct<T>::type CT;
   int64_t n = g.planes * g.H * g.W;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {

@@ -3,8 +3,7 @@
  * Buffers are contiguous outer x C x inner (PReLU) or flat (RReLU). */
 #include "nn_common.cuh"
 
-template <class T>
-__global__ void nnk_prelu_fwd(const T *x, const T *w, T *y, int64_t n, int64_t C, int64_t inner) {
+template <class T> __global__ void nnk_prelu_fwd(const T *x, const T *w, T *y, int64_t n, int64_t C, int64_t inner) {
   typedef typename mtk_ct<T>::type CT;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
     CT v = mtk_ld(x + i), a = mtk_ld(w + (i / inner) % C);
@@ -22,9 +21,8 @@ __global__ void nnk_prelu_bwd_input(const T *g, const T *x, const T *w, T *r, in
 }
 
 /* one block per slope: it alone sums its planes (in double) and adds to gw[c], no atomics */
-template <class T>
-__global__ void nnk_prelu_bwd_weight(const T *g, const T *x, T *gw, int64_t outer, int64_t C, int64_t inner,
-                                     double scale) {
+template <class T> __global__ void nnk_prelu_bwd_weight(const T *g, const T *x, T *gw, int64_t outer, int64_t C,
+                                                        int64_t inner, double scale) {
   __shared__ double sh[32];
   for (int64_t c = blockIdx.x; c < C; c += gridDim.x) {
     double s = 0;
@@ -45,15 +43,16 @@ extern "C" mt_status mt__cuda_prelu_forward(mt_tensor *y, const mt_tensor *x, co
   cudaStream_t s = mt__cuda_stream(x->device);
   return nnk_dispatch_float(x->dtype, "nn.PReLU", [&](auto tag) -> mt_status {
     using T = typename decltype(tag)::type;
-    nnk_prelu_fwd<T><<<mtk_blocks(n, NNK_THREADS), NNK_THREADS, 0, s>>>(mtk_ptr<T>(x), mtk_ptr<T>(w), mtk_ptr<T>(y), n,
-                                                                        C, inner);
+    nnk_prelu_fwd<T>
+        <<<mtk_blocks(n, NNK_THREADS), NNK_THREADS, 0, s>>>(mtk_ptr<T>(x), mtk_ptr<T>(w), mtk_ptr<T>(y), n, C, inner);
     MT_CUDA_LAUNCH_CHECK("nn.PReLU");
     return MT_OK;
   });
 }
 
 extern "C" mt_status mt__cuda_prelu_backward(mt_tensor *r, mt_tensor *gw, const mt_tensor *g, const mt_tensor *x,
-                                             const mt_tensor *w, double scale, int64_t outer, int64_t C, int64_t inner) {
+                                             const mt_tensor *w, double scale, int64_t outer, int64_t C,
+                                             int64_t inner) {
   int64_t n = outer * C * inner;
   cudaStream_t s = mt__cuda_stream(x->device);
   return nnk_dispatch_float(x->dtype, "nn.PReLU", [&](auto tag) -> mt_status {
@@ -61,13 +60,13 @@ extern "C" mt_status mt__cuda_prelu_backward(mt_tensor *r, mt_tensor *gw, const 
     /* the weight gradient first: r may be g itself (in place) */
     if (gw) {
       unsigned nb = (unsigned)(C < MTK_MAX_BLOCKS ? C : MTK_MAX_BLOCKS);
-      nnk_prelu_bwd_weight<T><<<nb, NNK_THREADS, 0, s>>>(mtk_ptr<T>(g), mtk_ptr<T>(x), mtk_ptr<T>(gw), outer, C, inner,
-                                                         scale);
+      nnk_prelu_bwd_weight<T>
+          <<<nb, NNK_THREADS, 0, s>>>(mtk_ptr<T>(g), mtk_ptr<T>(x), mtk_ptr<T>(gw), outer, C, inner, scale);
       MT_CUDA_LAUNCH_CHECK("nn.PReLU");
     }
     if (r) {
-      nnk_prelu_bwd_input<T><<<mtk_blocks(n, NNK_THREADS), NNK_THREADS, 0, s>>>(mtk_ptr<T>(g), mtk_ptr<T>(x),
-                                                                                mtk_ptr<T>(w), mtk_ptr<T>(r), n, C, inner);
+      nnk_prelu_bwd_input<T><<<mtk_blocks(n, NNK_THREADS), NNK_THREADS, 0, s>>>(
+          mtk_ptr<T>(g), mtk_ptr<T>(x), mtk_ptr<T>(w), mtk_ptr<T>(r), n, C, inner);
       MT_CUDA_LAUNCH_CHECK("nn.PReLU");
     }
     return MT_OK;

@@ -17,8 +17,7 @@ MTK_D void nnk_pix(int64_t m, int64_t hw, int64_t cs, int64_t *p, int64_t *i) {
 /* offset of plane p's pixel 0 in a dense result with hw pixels per plane */
 MTK_D int64_t nnk_pbase(int64_t p, int64_t hw, int64_t cs) { return (p / cs) * hw * cs + p % cs; }
 
-template <class T>
-__global__ void nnk_maxpool_fwd(const T *x, T *y, int64_t *idx, pgeom g) {
+template <class T> __global__ void nnk_maxpool_fwd(const T *x, T *y, int64_t *idx, pgeom g) {
   typedef typename mtk_ct<T>::type CT;
   int64_t n = g.planes * g.oH * g.oW;
   for (int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; o < n; o += (int64_t)gridDim.x * blockDim.x) {
@@ -50,8 +49,7 @@ __global__ void nnk_maxpool_fwd(const T *x, T *y, int64_t *idx, pgeom g) {
   }
 }
 
-template <class T>
-__global__ void nnk_maxpool_bwd(const T *dy, const int64_t *idx, T *dx, pgeom g) {
+template <class T> __global__ void nnk_maxpool_bwd(const T *dy, const int64_t *idx, T *dx, pgeom g) {
   typedef typename mtk_ct<T>::type CT;
   int64_t n = g.planes * g.H * g.W;
   for (int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; k < n; k += (int64_t)gridDim.x * blockDim.x) {
@@ -90,8 +88,7 @@ MTK_D void nnk_avg_window(const pgeom &g, int64_t oy, int64_t ox, int cip, int64
   *div = cip ? padded : (c - a) * (d - b);
 }
 
-template <class T>
-__global__ void nnk_avgpool_fwd(const T *x, T *y, pgeom g, int cip) {
+template <class T> __global__ void nnk_avgpool_fwd(const T *x, T *y, pgeom g, int cip) {
   typedef typename mtk_ct<T>::type CT;
   int64_t n = g.planes * g.oH * g.oW;
   for (int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; o < n; o += (int64_t)gridDim.x * blockDim.x) {
@@ -108,8 +105,7 @@ __global__ void nnk_avgpool_fwd(const T *x, T *y, pgeom g, int cip) {
   }
 }
 
-template <class T>
-__global__ void nnk_avgpool_bwd(const T *dy, T *dx, pgeom g, int cip) {
+template <class T> __global__ void nnk_avgpool_bwd(const T *dy, T *dx, pgeom g, int cip) {
   typedef typename mtk_ct<T>::type CT;
   int64_t n = g.planes * g.H * g.W;
   for (int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; k < n; k += (int64_t)gridDim.x * blockDim.x) {
@@ -136,8 +132,7 @@ __global__ void nnk_avgpool_bwd(const T *dy, T *dx, pgeom g, int cip) {
 MTK_D int64_t nnk_ad_start(int64_t i, int64_t in, int64_t n) { return (i * in) / n; }
 MTK_D int64_t nnk_ad_end(int64_t i, int64_t in, int64_t n) { return ((i + 1) * in + n - 1) / n; }
 
-template <class T>
-__global__ void nnk_adaptive_fwd(const T *x, T *y, pgeom g) {
+template <class T> __global__ void nnk_adaptive_fwd(const T *x, T *y, pgeom g) {
   typedef typename mtk_ct<T>::type CT;
   int64_t n = g.planes * g.oH * g.oW;
   for (int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; o < n; o += (int64_t)gridDim.x * blockDim.x) {
@@ -154,8 +149,7 @@ __global__ void nnk_adaptive_fwd(const T *x, T *y, pgeom g) {
   }
 }
 
-template <class T>
-__global__ void nnk_adaptive_bwd(const T *dy, T *dx, pgeom g) {
+template <class T> __global__ void nnk_adaptive_bwd(const T *dy, T *dx, pgeom g) {
   typedef typename mtk_ct<T>::type CT;
   int64_t n = g.planes * g.H * g.W;
   for (int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; k < n; k += (int64_t)gridDim.x * blockDim.x) {
@@ -183,45 +177,43 @@ __global__ void nnk_adaptive_bwd(const T *dy, T *dx, pgeom g) {
 #define AD "SpatialAdaptiveAveragePooling"
 
 /* launch over n cells of x's dtype */
-#define NNK_POOL_LAUNCH(op, dtype, device, n, KERNEL, ...)                                       \
-  do {                                                                                           \
-    if ((n) == 0) return MT_OK;                                                                  \
-    cudaStream_t s_ = mt__cuda_stream(device);                                                   \
-    return nnk_dispatch_float((dtype), (op), [&](auto tag) -> mt_status {                        \
-      using T = typename decltype(tag)::type;                                                    \
-      KERNEL<T><<<mtk_blocks((n), NNK_THREADS), NNK_THREADS, 0, s_>>>(__VA_ARGS__);              \
-      MT_CUDA_LAUNCH_CHECK(op);                                                                  \
-      return MT_OK;                                                                              \
-    });                                                                                          \
+#define NNK_POOL_LAUNCH(op, dtype, device, n, KERNEL, ...)                          \
+  do {                                                                              \
+    if ((n) == 0) return MT_OK;                                                     \
+    cudaStream_t s_ = mt__cuda_stream(device);                                      \
+    return nnk_dispatch_float((dtype), (op), [&](auto tag) -> mt_status {           \
+      using T = typename decltype(tag)::type;                                       \
+      KERNEL<T><<<mtk_blocks((n), NNK_THREADS), NNK_THREADS, 0, s_>>>(__VA_ARGS__); \
+      MT_CUDA_LAUNCH_CHECK(op);                                                     \
+      return MT_OK;                                                                 \
+    });                                                                             \
   } while (0)
 
 extern "C" mt_status mt__cuda_maxpool2d_forward(mt_tensor *y, mt_tensor *indices, const mt_tensor *x,
-                                                   const mt_pool_geom *g) {
+                                                const mt_pool_geom *g) {
   NNK_POOL_LAUNCH(MP, x->dtype, x->device, g->planes * g->oH * g->oW, nnk_maxpool_fwd, mtk_ptr<T>(x), mtk_ptr<T>(y),
                   mtk_ptr<int64_t>(indices), *g);
 }
 extern "C" mt_status mt__cuda_maxpool2d_backward(mt_tensor *dx, const mt_tensor *dy, const mt_tensor *indices,
-                                                    const mt_pool_geom *g) {
+                                                 const mt_pool_geom *g) {
   NNK_POOL_LAUNCH(MP, dx->dtype, dx->device, g->planes * g->H * g->W, nnk_maxpool_bwd, mtk_ptr<T>(dy),
                   mtk_ptr<int64_t>(indices), mtk_ptr<T>(dx), *g);
 }
 extern "C" mt_status mt__cuda_avgpool2d_forward(mt_tensor *y, const mt_tensor *x, const mt_pool_geom *g,
-                                                   int count_include_pad) {
+                                                int count_include_pad) {
   NNK_POOL_LAUNCH(AP, x->dtype, x->device, g->planes * g->oH * g->oW, nnk_avgpool_fwd, mtk_ptr<T>(x), mtk_ptr<T>(y), *g,
                   count_include_pad);
 }
 extern "C" mt_status mt__cuda_avgpool2d_backward(mt_tensor *dx, const mt_tensor *dy, const mt_pool_geom *g,
-                                                    int count_include_pad) {
+                                                 int count_include_pad) {
   NNK_POOL_LAUNCH(AP, dx->dtype, dx->device, g->planes * g->H * g->W, nnk_avgpool_bwd, mtk_ptr<T>(dy), mtk_ptr<T>(dx),
                   *g, count_include_pad);
 }
-extern "C" mt_status mt__cuda_adaptive_avgpool2d_forward(mt_tensor *y, const mt_tensor *x,
-                                                            const mt_pool_geom *g) {
+extern "C" mt_status mt__cuda_adaptive_avgpool2d_forward(mt_tensor *y, const mt_tensor *x, const mt_pool_geom *g) {
   NNK_POOL_LAUNCH(AD, x->dtype, x->device, g->planes * g->oH * g->oW, nnk_adaptive_fwd, mtk_ptr<T>(x), mtk_ptr<T>(y),
                   *g);
 }
-extern "C" mt_status mt__cuda_adaptive_avgpool2d_backward(mt_tensor *dx, const mt_tensor *dy,
-                                                             const mt_pool_geom *g) {
-  NNK_POOL_LAUNCH(AD, dx->dtype, dx->device, g->planes * g->H * g->W, nnk_adaptive_bwd, mtk_ptr<T>(dy),
-                  mtk_ptr<T>(dx), *g);
+extern "C" mt_status mt__cuda_adaptive_avgpool2d_backward(mt_tensor *dx, const mt_tensor *dy, const mt_pool_geom *g) {
+  NNK_POOL_LAUNCH(AD, dx->dtype, dx->device, g->planes * g->H * g->W, nnk_adaptive_bwd, mtk_ptr<T>(dy), mtk_ptr<T>(dx),
+                  *g);
 }

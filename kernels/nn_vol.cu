@@ -3,8 +3,7 @@
  * it, so there are no atomics and the result is deterministic. */
 #include "nn_common.cuh"
 
-template <class T>
-__global__ void nnk_vol2col(const T *x, T *col, mt_vol_geom g) {
+template <class T> __global__ void nnk_vol2col(const T *x, T *col, mt_vol_geom g) {
   typedef typename mtk_ct<T>::type CT;
   const int64_t L = g.oT * g.oH * g.oW, n = g.C * g.kT * g.kH * g.kW * L;
   for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (int64_t)gridDim.x * blockDim.x) {
@@ -20,8 +19,7 @@ __global__ void nnk_vol2col(const T *x, T *col, mt_vol_geom g) {
 }
 
 /* the outputs o (with o*d - p + k*l = i for some tap k < K) of input i: for each, the tap */
-template <class T>
-__global__ void nnk_col2vol(const T *col, T *x, mt_vol_geom g) {
+template <class T> __global__ void nnk_col2vol(const T *col, T *x, mt_vol_geom g) {
   typedef typename mtk_ct<T>::type CT;
   const int64_t L = g.oT * g.oH * g.oW, V = g.T * g.H * g.W, n = g.C * V;
   for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (int64_t)gridDim.x * blockDim.x) {

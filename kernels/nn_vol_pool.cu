@@ -5,8 +5,7 @@
  * it), so there are no atomics. */
 #include "nn_common.cuh"
 
-template <class T>
-__global__ void nnk_max3_fwd(const T *x, T *y, int64_t *idx, mt_vol_geom g) {
+template <class T> __global__ void nnk_max3_fwd(const T *x, T *y, int64_t *idx, mt_vol_geom g) {
   typedef typename mtk_ct<T>::type CT;
   const int64_t O = g.oT * g.oH * g.oW, V = g.T * g.H * g.W, n = g.C * O;
   for (int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; o < n; o += (int64_t)gridDim.x * blockDim.x) {
@@ -43,8 +42,7 @@ __global__ void nnk_max3_fwd(const T *x, T *y, int64_t *idx, mt_vol_geom g) {
 
 /* the outputs u of dimension (stride d, pad p, dilation l, k taps, o outputs) whose window has
  * a tap on input i: u in [lo, hi] with (i + p - u*d) a multiple of l below k*l */
-template <class T>
-__global__ void nnk_max3_bwd(const T *dy, const int64_t *idx, T *dx, mt_vol_geom g) {
+template <class T> __global__ void nnk_max3_bwd(const T *dy, const int64_t *idx, T *dx, mt_vol_geom g) {
   typedef typename mtk_ct<T>::type CT;
   const int64_t O = g.oT * g.oH * g.oW, V = g.T * g.H * g.W, n = g.C * V;
   for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (int64_t)gridDim.x * blockDim.x) {
@@ -83,8 +81,8 @@ extern "C" mt_status mt__cuda_maxpool3d_forward(mt_tensor *y, mt_tensor *idx, co
   cudaStream_t s = mt__cuda_stream(x->device);
   return nnk_dispatch_float(x->dtype, VP, [&](auto tag) -> mt_status {
     using T = typename decltype(tag)::type;
-    nnk_max3_fwd<T><<<mtk_blocks(n, NNK_THREADS), NNK_THREADS, 0, s>>>(mtk_ptr<T>(x), mtk_ptr<T>(y),
-                                                                       mtk_ptr<int64_t>(idx), *g);
+    nnk_max3_fwd<T>
+        <<<mtk_blocks(n, NNK_THREADS), NNK_THREADS, 0, s>>>(mtk_ptr<T>(x), mtk_ptr<T>(y), mtk_ptr<int64_t>(idx), *g);
     MT_CUDA_LAUNCH_CHECK(VP);
     return MT_OK;
   });
@@ -97,8 +95,8 @@ extern "C" mt_status mt__cuda_maxpool3d_backward(mt_tensor *dx, const mt_tensor 
   cudaStream_t s = mt__cuda_stream(dx->device);
   return nnk_dispatch_float(dx->dtype, VP, [&](auto tag) -> mt_status {
     using T = typename decltype(tag)::type;
-    nnk_max3_bwd<T><<<mtk_blocks(n, NNK_THREADS), NNK_THREADS, 0, s>>>(mtk_ptr<T>(dy), mtk_ptr<int64_t>(idx),
-                                                                       mtk_ptr<T>(dx), *g);
+    nnk_max3_bwd<T>
+        <<<mtk_blocks(n, NNK_THREADS), NNK_THREADS, 0, s>>>(mtk_ptr<T>(dy), mtk_ptr<int64_t>(idx), mtk_ptr<T>(dx), *g);
     MT_CUDA_LAUNCH_CHECK(VP);
     return MT_OK;
   });
@@ -113,8 +111,7 @@ MTK_D int64_t nnk_avg3_dim(int64_t j, int64_t n, int k, int d, int p, int cip, i
   return cip ? e - s : *hi - *lo;
 }
 
-template <class T>
-__global__ void nnk_avg3_fwd(const T *x, T *y, mt_vol_geom g, int cip) {
+template <class T> __global__ void nnk_avg3_fwd(const T *x, T *y, mt_vol_geom g, int cip) {
   typedef typename mtk_ct<T>::type CT;
   const int64_t O = g.oT * g.oH * g.oW, V = g.T * g.H * g.W, n = g.C * O;
   for (int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; o < n; o += (int64_t)gridDim.x * blockDim.x) {
@@ -133,8 +130,7 @@ __global__ void nnk_avg3_fwd(const T *x, T *y, mt_vol_geom g, int cip) {
 }
 
 /* gathers: one thread per input cell adds dy / divisor of every window that holds it */
-template <class T>
-__global__ void nnk_avg3_bwd(const T *dy, T *dx, mt_vol_geom g, int cip) {
+template <class T> __global__ void nnk_avg3_bwd(const T *dy, T *dx, mt_vol_geom g, int cip) {
   typedef typename mtk_ct<T>::type CT;
   const int64_t O = g.oT * g.oH * g.oW, V = g.T * g.H * g.W, n = g.C * V;
   for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (int64_t)gridDim.x * blockDim.x) {

@@ -2,9 +2,8 @@
  * cell, the CPU loop's rule (the first NaN wins, ties keep the first in row-major order). */
 #include "nn_common.cuh"
 
-template <class T>
-__global__ void nnk_window_max(const T *x, T *y, int64_t *idx, const int64_t *hs, const int64_t *he,
-                               const int64_t *ws, const int64_t *we, mt_pool_geom g, int per_plane) {
+template <class T> __global__ void nnk_window_max(const T *x, T *y, int64_t *idx, const int64_t *hs, const int64_t *he,
+                                                  const int64_t *ws, const int64_t *we, mt_pool_geom g, int per_plane) {
   typedef typename mtk_ct<T>::type CT;
   int64_t n = g.planes * g.oH * g.oW;
   for (int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; o < n; o += (int64_t)gridDim.x * blockDim.x) {
@@ -28,8 +27,8 @@ __global__ void nnk_window_max(const T *x, T *y, int64_t *idx, const int64_t *hs
 }
 
 extern "C" mt_status mt__cuda_window_maxpool2d(mt_tensor *y, mt_tensor *idx, const mt_tensor *x, const mt_tensor *hs,
-                                                const mt_tensor *he, const mt_tensor *ws, const mt_tensor *we,
-                                                const mt_pool_geom *g, int per_plane) {
+                                               const mt_tensor *he, const mt_tensor *ws, const mt_tensor *we,
+                                               const mt_pool_geom *g, int per_plane) {
   const char *op = "window_maxpool2d";
   int64_t n = g->planes * g->oH * g->oW;
   if (n == 0) return MT_OK;

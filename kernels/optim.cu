@@ -23,9 +23,9 @@ template <class T, class CT> MTK_D CT nnk_rounded(CT v) {
 template <class CT, class G> MTK_D CT nnk_grad(const G *dx, int64_t i, CT gs) { return (CT)mtk_ld(dx + i) * gs; }
 
 /* SGD (Torch7's optim.sgd); lrs/wds may be null (factor 1, decay 0), copy may be null */
-template <class T, class G>
-__global__ void nnk_sgd(int64_t n, T *x, const G *dx, T *buf, const T *lrs, const T *wds, double lr_, double mom_,
-                        double damp_, double wd_, int nesterov, int first, double gscale_, G *copy) {
+template <class T, class G> __global__ void nnk_sgd(int64_t n, T *x, const G *dx, T *buf, const T *lrs, const T *wds,
+                                                    double lr_, double mom_, double damp_, double wd_, int nesterov,
+                                                    int first, double gscale_, G *copy) {
   typedef typename mtk_ct<T>::type CT;
   CT lr = (CT)lr_, mom = (CT)mom_, damp = (CT)damp_, wd = (CT)wd_, gs = (CT)gscale_;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
@@ -43,9 +43,9 @@ __global__ void nnk_sgd(int64_t n, T *x, const G *dx, T *buf, const T *lrs, cons
 }
 
 /* Adam / AdamW with the host-computed constants of mt_adam_step */
-template <class T, class G>
-__global__ void nnk_adam(int64_t n, T *x, const G *dx, T *m, T *v, double b1_, double b2_, double eps_, double wd_,
-                         double decay_, double step_, double isbc2_, double gscale_, G *copy) {
+template <class T, class G> __global__ void nnk_adam(int64_t n, T *x, const G *dx, T *m, T *v, double b1_, double b2_,
+                                                     double eps_, double wd_, double decay_, double step_,
+                                                     double isbc2_, double gscale_, G *copy) {
   typedef typename mtk_ct<T>::type CT;
   CT b1 = (CT)b1_, b2 = (CT)b2_, eps = (CT)eps_, wd = (CT)wd_, decay = (CT)decay_, step = (CT)step_, isbc2 = (CT)isbc2_,
      gs = (CT)gscale_;
@@ -64,8 +64,7 @@ __global__ void nnk_adam(int64_t n, T *x, const G *dx, T *m, T *v, double b1_, d
 
 /* LARS norms: acc[0] += sum x^2, acc[1] += sum (gscale*dx)^2, the scaled gradient formed in the
  * master's compute type as the update sees it */
-template <class T, class G>
-__global__ void nnk_norms(int64_t n, const T *x, const G *dx, double gscale_, double *acc) {
+template <class T, class G> __global__ void nnk_norms(int64_t n, const T *x, const G *dx, double gscale_, double *acc) {
   typedef typename mtk_ct<T>::type CT;
   __shared__ double sh[32];
   CT gs = (CT)gscale_;
@@ -78,9 +77,8 @@ __global__ void nnk_norms(int64_t n, const T *x, const G *dx, double gscale_, do
   nnk_block_sum2_add(ra, rb, sh, acc);
 }
 
-template <class T, class G>
-__global__ void nnk_lars_apply(int64_t n, T *x, const G *dx, T *buf, double s_, double mom_, double wd_, int first,
-                               double gscale_, G *copy) {
+template <class T, class G> __global__ void nnk_lars_apply(int64_t n, T *x, const G *dx, T *buf, double s_, double mom_,
+                                                           double wd_, int first, double gscale_, G *copy) {
   typedef typename mtk_ct<T>::type CT;
   CT s = (CT)s_, mom = (CT)mom_, wd = (CT)wd_, gs = (CT)gscale_;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
@@ -98,9 +96,9 @@ __global__ void nnk_lars_apply(int64_t n, T *x, const G *dx, T *buf, double s_, 
 
 /* LAMB pass 1: moments from g = gscale*dx (in double, as the CPU), then acc += {|x|^2, |u|^2}
  * with u from the stored (rounded) moments */
-template <class T, class G>
-__global__ void nnk_lamb_moments(int64_t n, const T *x, const G *dx, T *m, T *v, double b1, double b2, double ibc1,
-                                 double ibc2, double eps, double wd, double gscale, double *acc) {
+template <class T, class G> __global__ void nnk_lamb_moments(int64_t n, const T *x, const G *dx, T *m, T *v, double b1,
+                                                             double b2, double ibc1, double ibc2, double eps, double wd,
+                                                             double gscale, double *acc) {
   typedef typename mtk_ct<T>::type CT;
   __shared__ double sh[32];
   double rw = 0, ru = 0;
@@ -120,9 +118,8 @@ __global__ void nnk_lamb_moments(int64_t n, const T *x, const G *dx, T *m, T *v,
 }
 
 /* LAMB pass 2: x -= s*u; the copy gets the stored x */
-template <class T, class G>
-__global__ void nnk_lamb_apply(int64_t n, T *x, const T *m, const T *v, double ibc1, double ibc2, double eps,
-                               double wd, double s, G *copy) {
+template <class T, class G> __global__ void nnk_lamb_apply(int64_t n, T *x, const T *m, const T *v, double ibc1,
+                                                           double ibc2, double eps, double wd, double s, G *copy) {
   typedef typename mtk_ct<T>::type CT;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
     double xi = (double)mtk_ld(x + i);
@@ -196,9 +193,8 @@ extern "C" mt_status mt__cuda_adam_step(mt_tensor *x, const mt_tensor *dx, mt_te
 /* The frame of the layer-wise steps: reduce(xt, gt, acc) adds segment k's two sums into acc[2k]
  * and acc[2k + 1] on s; they are read back once into h, then apply(xt, gt, h) launches the
  * updates. */
-template <class R, class A>
-static mt_status nnk_layerwise(const mt_tensor *x, const mt_tensor *dx, int nseg, cudaStream_t s, const char *op,
-                               R &&reduce, A &&apply) {
+template <class R, class A> static mt_status nnk_layerwise(const mt_tensor *x, const mt_tensor *dx, int nseg,
+                                                           cudaStream_t s, const char *op, R &&reduce, A &&apply) {
   mtk_temp acc;
   MT_TRY(nnk_zeros(acc, x->device, s, 2 * (int64_t)nseg, op));
   double *h = (double *)malloc((size_t)nseg * 2 * sizeof(double));

@@ -44,9 +44,9 @@ MTK_D double mtk_neg(double a) { return -a; }
 MTK_D int64_t mtk_neg(int64_t a) { return (int64_t)(0ull - (uint64_t)a); }
 
 /* float / double / int64 (through double) versions of each math function */
-#define MTK_MATH1(name, ffn, dfn)                                          \
-  MTK_D float name(float x) { return ffn(x); }                            \
-  MTK_D double name(double x) { return dfn(x); }                          \
+#define MTK_MATH1(name, ffn, dfn)                \
+  MTK_D float name(float x) { return ffn(x); }   \
+  MTK_D double name(double x) { return dfn(x); } \
   MTK_D int64_t name(int64_t x) { return mtk_from_double<int64_t>(dfn((double)x)); }
 MTK_MATH1(mtk_exp, expf, exp)
 MTK_MATH1(mtk_log, logf, log)
@@ -103,9 +103,7 @@ template <class CT> MTK_D CT mtk_remainder(CT a, CT b) {
 }
 /* shifts on the dtype's `bits` wide pattern as unsigned (logical right shift), counts outside
  * 0..bits-1 give 0: the CPU's pw_shl/pw_shr */
-MTK_D int64_t mtk_shl(int64_t x, int64_t n, int bits) {
-  return (n < 0 || n >= bits) ? 0 : (int64_t)((uint64_t)x << n);
-}
+MTK_D int64_t mtk_shl(int64_t x, int64_t n, int bits) { return (n < 0 || n >= bits) ? 0 : (int64_t)((uint64_t)x << n); }
 MTK_D int64_t mtk_shr(int64_t x, int64_t n, int bits) {
   uint64_t u = bits >= 64 ? (uint64_t)x : (uint64_t)x & ((1ull << bits) - 1);
   return (n < 0 || n >= bits) ? 0 : (int64_t)(u >> n);
@@ -124,10 +122,10 @@ enum { MTK_KIND_ANY, MTK_KIND_FLOAT, MTK_KIND_INT, MTK_KIND_CMP };
 #define MTK_KIND_CASE(E, NAME, KIND, ...) \
   case E: return MTK_KIND_##KIND;
 constexpr int mtk_unary_kind(int op) {
-  switch (op) { MT_UNARY_OPS(MTK_KIND_CASE, ~) default: return -1; }
+  switch (op) { MT_UNARY_OPS(MTK_KIND_CASE, ~) default : return -1; }
 }
 constexpr int mtk_binary_kind(int op) {
-  switch (op) { MT_BINARY_OPS(MTK_KIND_CASE, ~) default: return -1; }
+  switch (op) { MT_BINARY_OPS(MTK_KIND_CASE, ~) default : return -1; }
 }
 template <int OP> struct mtk_unary_is_cmp { static constexpr bool value = mtk_unary_kind(OP) == MTK_KIND_CMP; };
 
@@ -136,8 +134,8 @@ template <int OP> struct mtk_unary_is_cmp { static constexpr bool value = mtk_un
  * Comparisons get the scalar in p1: floats compare with it rounded to their compute type (so
  * t:fill(0.1):eq(0.1) holds, as in Torch7); integers compare exactly, in double. */
 template <int OP> struct mtk_unary_body;
-#define MTK_UNARY_BODY(OP, EXPR)                                                    \
-  template <> struct mtk_unary_body<OP> {                                           \
+#define MTK_UNARY_BODY(OP, EXPR)                                                     \
+  template <> struct mtk_unary_body<OP> {                                            \
     template <class CT> MTK_D static auto apply(CT x, CT p1, CT p2) { return EXPR; } \
   };
 MTK_UNARY_BODY(MT_NEG, mtk_neg(x))
@@ -161,7 +159,7 @@ MTK_UNARY_BODY(MT_COS, mtk_cos(x))
 MTK_UNARY_BODY(MT_RELU, x < 0 ? (CT)0 : x) /* NaN passes through */
 MTK_UNARY_BODY(MT_POW_SCALAR, mtk_pow(x, p1))
 MTK_UNARY_BODY(MT_RPOW_SCALAR, mtk_pow(p1, x))
-MTK_UNARY_BODY(MT_CLAMP, x < p1 ? p1 : x > p2 ? p2 : x) /* NaN kept */
+MTK_UNARY_BODY(MT_CLAMP, x<p1 ? p1 : x> p2 ? p2 : x) /* NaN kept */
 MTK_UNARY_BODY(MT_ADD_SCALAR, mtk_add(x, p1))
 MTK_UNARY_BODY(MT_MUL_SCALAR, mtk_mul(x, p1))
 MTK_UNARY_BODY(MT_DIV_SCALAR, mtk_div(x, p1))
@@ -197,12 +195,11 @@ template <int OP, class T, class OT> struct mtk_unary_f {
   }
 };
 
-template <int OP>
-static mt_status mtk_unary_run(mt_tensor *out, const mt_tensor *a, double p1, double p2) {
+template <int OP> static mt_status mtk_unary_run(mt_tensor *out, const mt_tensor *a, double p1, double p2) {
   const bool cmp = mtk_unary_is_cmp<OP>::value;
   if (cmp ? out->dtype != MT_U8 : out->dtype != a->dtype)
-    return mt__error(MT_ERR_DTYPE, "unary: result dtype %s does not suit input dtype %s",
-                     mt_dtype_name(out->dtype), mt_dtype_name(a->dtype));
+    return mt__error(MT_ERR_DTYPE, "unary: result dtype %s does not suit input dtype %s", mt_dtype_name(out->dtype),
+                     mt_dtype_name(a->dtype));
   return mtk_dispatch(a->dtype, "unary", [&](auto tag) {
     typedef typename decltype(tag)::type T;
     typedef typename mtk_ct<T>::type CT;
@@ -218,7 +215,7 @@ extern "C" mt_status mt__cuda_unary(mt_unary_op op, mt_tensor *out, const mt_ten
   case OP: return mtk_unary_run<OP>(out, a, p1, p2);
   switch (op) {
     MT_UNARY_OPS(MTK_UNARY_CASE, ~)
-  default: return mt__error(MT_ERR_ARG, "unary: unknown operation %d", (int)op);
+    default: return mt__error(MT_ERR_ARG, "unary: unknown operation %d", (int)op);
   }
 #undef MTK_UNARY_CASE
 }
@@ -251,7 +248,7 @@ MTK_BINARY_BODY(MT_LE, a <= b)
 MTK_BINARY_BODY(MT_GT, a > b)
 MTK_BINARY_BODY(MT_GE, a >= b)
 MTK_BINARY_BODY(MT_REMAINDER, mtk_remainder(a, b))
-MTK_BINARY_BODY(MT_BITAND, a & b)
+MTK_BINARY_BODY(MT_BITAND, a &b)
 MTK_BINARY_BODY(MT_BITOR, a | b)
 MTK_BINARY_BODY(MT_BITXOR, a ^ b)
 MTK_BINARY_BODY(MT_LSHIFT, mtk_shl(a, b, bits))
@@ -287,7 +284,8 @@ template <class T> static mt_status mtk_has_zero(const mt_tensor *t, int *found,
   MT_TRY(flag.alloc(t->device, sizeof(unsigned int)));
   MT_CUDA_TRY(cudaMemsetAsync(flag.as<void>(), 0, sizeof(unsigned int), s), op);
   const int64_t *st[1] = {t->strides};
-  MT_TRY(mtk_pointwise_any_order<1>(t->device, op, t->ndim, t->sizes, st, mtk_zero_f<T>{mtk_ptr<T>(t), flag.as<unsigned int>()}));
+  MT_TRY(mtk_pointwise_any_order<1>(t->device, op, t->ndim, t->sizes, st,
+                                    mtk_zero_f<T>{mtk_ptr<T>(t), flag.as<unsigned int>()}));
   unsigned int h = 0;
   MT_CUDA_TRY(cudaMemcpyAsync(&h, flag.as<void>(), sizeof h, cudaMemcpyDeviceToHost, s), op);
   MT_CUDA_TRY(cudaStreamSynchronize(s), op);
@@ -299,8 +297,8 @@ template <int OP>
 static mt_status mtk_binary_run(mt_tensor *out, const mt_tensor *a, const mt_tensor *b, double alpha) {
   const bool cmp = mtk_binary_is_cmp<OP>::value;
   if (a->dtype != b->dtype || (cmp ? out->dtype != MT_U8 : out->dtype != a->dtype))
-    return mt__error(MT_ERR_DTYPE, "binary: dtypes %s, %s -> %s are not supported together",
-                     mt_dtype_name(a->dtype), mt_dtype_name(b->dtype), mt_dtype_name(out->dtype));
+    return mt__error(MT_ERR_DTYPE, "binary: dtypes %s, %s -> %s are not supported together", mt_dtype_name(a->dtype),
+                     mt_dtype_name(b->dtype), mt_dtype_name(out->dtype));
   return mtk_dispatch(a->dtype, "binary", [&](auto tag) {
     typedef typename decltype(tag)::type T;
     typedef typename mtk_ct<T>::type CT;
@@ -330,7 +328,7 @@ extern "C" mt_status mt__cuda_binary(mt_binary_op op, mt_tensor *out, const mt_t
   case OP: return mtk_binary_run<OP>(out, a, b, alpha);
   switch (op) {
     MT_BINARY_OPS(MTK_BINARY_CASE, ~)
-  default: return mt__error(MT_ERR_ARG, "binary: unknown operation %d", (int)op);
+    default: return mt__error(MT_ERR_ARG, "binary: unknown operation %d", (int)op);
   }
 #undef MTK_BINARY_CASE
 }
@@ -471,9 +469,9 @@ mt_status mtk_copy_same(mt_tensor *dst, const mt_tensor *src, const char *op) {
   }
   /* only the bytes move, so the element size picks the kernel */
   switch (es) {
-  case 1: return mtk_copy_words<uint8_t>(dst, src, op);
-  case 2: return mtk_copy_words<uint16_t>(dst, src, op);
-  case 4: return mtk_copy_words<uint32_t>(dst, src, op);
-  default: return mtk_copy_words<uint64_t>(dst, src, op);
+    case 1: return mtk_copy_words<uint8_t>(dst, src, op);
+    case 2: return mtk_copy_words<uint16_t>(dst, src, op);
+    case 4: return mtk_copy_words<uint32_t>(dst, src, op);
+    default: return mtk_copy_words<uint64_t>(dst, src, op);
   }
 }

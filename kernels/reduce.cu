@@ -137,9 +137,7 @@ template <class T, int MODE> struct mtk_norm_op {
 template <class T, bool ALL> struct mtk_anyall_op {
   typedef int acc_t;
   MTK_D acc_t ident() const { return ALL ? 1 : 0; }
-  MTK_D acc_t step(acc_t a, typename mtk_ct<T>::type x, int64_t) const {
-    return ALL ? (a & (x != 0)) : (a | (x != 0));
-  }
+  MTK_D acc_t step(acc_t a, typename mtk_ct<T>::type x, int64_t) const { return ALL ? (a & (x != 0)) : (a | (x != 0)); }
   MTK_D acc_t merge(acc_t a, acc_t b) const { return ALL ? (a & b) : (a | b); }
   MTK_D void write(acc_t a, int64_t, void *out, int64_t *, int64_t) const { *(uint8_t *)out = (uint8_t)a; }
 };
@@ -165,7 +163,8 @@ template <class Op> MTK_D typename Op::acc_t mtk_warp_reduce(const Op &op, typen
 }
 
 /* result valid in thread 0; blockDim.x a multiple of 32; smem holds 32 accumulators */
-template <class Op> MTK_D typename Op::acc_t mtk_block_reduce(const Op &op, typename Op::acc_t v, typename Op::acc_t *smem) {
+template <class Op>
+MTK_D typename Op::acc_t mtk_block_reduce(const Op &op, typename Op::acc_t v, typename Op::acc_t *smem) {
   int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
   v = mtk_warp_reduce(op, v);
   if (nwarps == 1) return v;
@@ -182,7 +181,7 @@ template <class Op> MTK_D typename Op::acc_t mtk_block_reduce(const Op &op, type
 /* ---- kernels ---- */
 
 struct mtk_reduce_args {
-  mtk_offsets<3> oc; /* over the output's index space: a, out, indices */
+  mtk_offsets<3> oc;            /* over the output's index space: a, out, indices */
   int64_t M, R, rstride, chunk; /* outputs, reduced length, its stride, positions per split */
   int G;                        /* splits of the reduced dim (1: write results directly) */
   int64_t base;
@@ -196,9 +195,9 @@ template <class Op> MTK_D void mtk_reduce_write(const Op &op, const mtk_reduce_a
 }
 
 /* one block per (output, split); threads stride along the reduced dim */
-template <class Op, class T>
-__global__ void __launch_bounds__(512) mtk_reduce_rows(Op op, const T *a, char *out, size_t out_es, int64_t *idx,
-                                                       mtk_reduce_args g, typename Op::acc_t *partial) {
+template <class Op, class T> __global__ void __launch_bounds__(512)
+    mtk_reduce_rows(Op op, const T *a, char *out, size_t out_es, int64_t *idx, mtk_reduce_args g,
+                    typename Op::acc_t *partial) {
   typedef typename Op::acc_t A;
   __shared__ alignas(16) unsigned char smem_raw[32 * sizeof(A)];
   A *smem = (A *)smem_raw;
@@ -219,10 +218,9 @@ __global__ void __launch_bounds__(512) mtk_reduce_rows(Op op, const T *a, char *
 
 #define MTK_COL_Y 16
 /* 32 adjacent outputs per block (threadIdx.x), MTK_COL_Y threads along the reduced dim each */
-template <class Op, class T>
-__global__ void __launch_bounds__(32 * MTK_COL_Y) mtk_reduce_cols(Op op, const T *a, char *out, size_t out_es,
-                                                                  int64_t *idx, mtk_reduce_args g,
-                                                                  typename Op::acc_t *partial) {
+template <class Op, class T> __global__ void __launch_bounds__(32 * MTK_COL_Y)
+    mtk_reduce_cols(Op op, const T *a, char *out, size_t out_es, int64_t *idx, mtk_reduce_args g,
+                    typename Op::acc_t *partial) {
   typedef typename Op::acc_t A;
   __shared__ alignas(16) unsigned char smem_raw[32 * MTK_COL_Y * sizeof(A)];
   A *smem = (A *)smem_raw;
@@ -245,9 +243,8 @@ __global__ void __launch_bounds__(32 * MTK_COL_Y) mtk_reduce_cols(Op op, const T
 }
 
 /* merge the G partial states of each output (one warp per output) */
-template <class Op>
-__global__ void mtk_reduce_finish(Op op, char *out, size_t out_es, int64_t *idx, mtk_reduce_args g,
-                                  const typename Op::acc_t *partial) {
+template <class Op> __global__ void mtk_reduce_finish(Op op, char *out, size_t out_es, int64_t *idx, mtk_reduce_args g,
+                                                      const typename Op::acc_t *partial) {
   typedef typename Op::acc_t A;
   for (int64_t o = blockIdx.x; o < g.M; o += gridDim.x) {
     A acc = op.ident();
@@ -264,9 +261,9 @@ __global__ void mtk_reduce_finish(Op op, char *out, size_t out_es, int64_t *idx,
 
 static int64_t mtk_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-template <class Op, class T>
-static mt_status mtk_reduce_launch(const Op &op, const char *opname, mt_tensor *out, mt_tensor *indices,
-                                   const mt_tensor *a, int dim, int64_t base) {
+template <class Op, class T> static mt_status mtk_reduce_launch(const Op &op, const char *opname, mt_tensor *out,
+                                                                mt_tensor *indices, const mt_tensor *a, int dim,
+                                                                int64_t base) {
   typedef typename Op::acc_t A;
   int device = a->device;
   cudaStream_t s = mt__cuda_stream(device);
@@ -344,41 +341,42 @@ static mt_status mtk_reduce_launch(const Op &op, const char *opname, mt_tensor *
 static const char *const mtk_reduce_names[] = {MT_REDUCE_OPS(MTK_REDUCE_NAME, ~)}; /* in enum order */
 static_assert(sizeof mtk_reduce_names / sizeof mtk_reduce_names[0] == MT_NUM_REDUCE_OPS, "one name per reduction");
 
-template <class T>
-static mt_status mtk_reduce_typed(mt_reduce_op op, const char *name, mt_tensor *out, mt_tensor *idx,
-                                  const mt_tensor *a, int dim, double p, int64_t base) {
+template <class T> static mt_status mtk_reduce_typed(mt_reduce_op op, const char *name, mt_tensor *out, mt_tensor *idx,
+                                                     const mt_tensor *a, int dim, double p, int64_t base) {
   const bool fl = mtk_is_float<T>::value;
   switch (op) {
-  case MT_SUM: return mtk_reduce_launch<mtk_sum_op<T>, T>(mtk_sum_op<T>{0}, name, out, idx, a, dim, base);
-  case MT_PROD: return mtk_reduce_launch<mtk_prod_op<T>, T>(mtk_prod_op<T>{}, name, out, idx, a, dim, base);
-  case MT_MAX:
-  case MT_ARGMAX:
-    return mtk_reduce_launch<mtk_extreme_op<T, true>, T>(mtk_extreme_op<T, true>{op == MT_ARGMAX}, name, out, idx,
-                                                         a, dim, base);
-  case MT_MIN:
-  case MT_ARGMIN:
-    return mtk_reduce_launch<mtk_extreme_op<T, false>, T>(mtk_extreme_op<T, false>{op == MT_ARGMIN}, name, out,
-                                                          idx, a, dim, base);
-  case MT_ANY: return mtk_reduce_launch<mtk_anyall_op<T, false>, T>(mtk_anyall_op<T, false>{}, name, out, idx, a, dim, base);
-  case MT_ALL: return mtk_reduce_launch<mtk_anyall_op<T, true>, T>(mtk_anyall_op<T, true>{}, name, out, idx, a, dim, base);
-  default: break;
+    case MT_SUM: return mtk_reduce_launch<mtk_sum_op<T>, T>(mtk_sum_op<T>{0}, name, out, idx, a, dim, base);
+    case MT_PROD: return mtk_reduce_launch<mtk_prod_op<T>, T>(mtk_prod_op<T>{}, name, out, idx, a, dim, base);
+    case MT_MAX:
+    case MT_ARGMAX:
+      return mtk_reduce_launch<mtk_extreme_op<T, true>, T>(mtk_extreme_op<T, true>{op == MT_ARGMAX}, name, out, idx, a,
+                                                           dim, base);
+    case MT_MIN:
+    case MT_ARGMIN:
+      return mtk_reduce_launch<mtk_extreme_op<T, false>, T>(mtk_extreme_op<T, false>{op == MT_ARGMIN}, name, out, idx,
+                                                            a, dim, base);
+    case MT_ANY:
+      return mtk_reduce_launch<mtk_anyall_op<T, false>, T>(mtk_anyall_op<T, false>{}, name, out, idx, a, dim, base);
+    case MT_ALL:
+      return mtk_reduce_launch<mtk_anyall_op<T, true>, T>(mtk_anyall_op<T, true>{}, name, out, idx, a, dim, base);
+    default: break;
   }
   /* the rest are floating point only; integer instantiations are never generated */
   if constexpr (fl) {
     switch (op) {
-    case MT_MEAN: return mtk_reduce_launch<mtk_sum_op<T>, T>(mtk_sum_op<T>{1}, name, out, idx, a, dim, base);
-    case MT_VAR:
-    case MT_STD:
-      return mtk_reduce_launch<mtk_var_op<T>, T>(mtk_var_op<T>{p, op == MT_STD}, name, out, idx, a, dim, base);
-    case MT_NORM:
-      if (p == 0) return mtk_reduce_launch<mtk_norm_op<T, MTK_NORM_0>, T>({p}, name, out, idx, a, dim, base);
-      if (p == 1) return mtk_reduce_launch<mtk_norm_op<T, MTK_NORM_1>, T>({p}, name, out, idx, a, dim, base);
-      if (p == 2) return mtk_reduce_launch<mtk_norm_op<T, MTK_NORM_2>, T>({p}, name, out, idx, a, dim, base);
-      if (isinf(p) && p > 0)
-        return mtk_reduce_launch<mtk_norm_op<T, MTK_NORM_INF>, T>({p}, name, out, idx, a, dim, base);
-      if (isinf(p)) return mtk_reduce_launch<mtk_norm_op<T, MTK_NORM_NEGINF>, T>({p}, name, out, idx, a, dim, base);
-      return mtk_reduce_launch<mtk_norm_op<T, MTK_NORM_P>, T>({p}, name, out, idx, a, dim, base);
-    default: break;
+      case MT_MEAN: return mtk_reduce_launch<mtk_sum_op<T>, T>(mtk_sum_op<T>{1}, name, out, idx, a, dim, base);
+      case MT_VAR:
+      case MT_STD:
+        return mtk_reduce_launch<mtk_var_op<T>, T>(mtk_var_op<T>{p, op == MT_STD}, name, out, idx, a, dim, base);
+      case MT_NORM:
+        if (p == 0) return mtk_reduce_launch<mtk_norm_op<T, MTK_NORM_0>, T>({p}, name, out, idx, a, dim, base);
+        if (p == 1) return mtk_reduce_launch<mtk_norm_op<T, MTK_NORM_1>, T>({p}, name, out, idx, a, dim, base);
+        if (p == 2) return mtk_reduce_launch<mtk_norm_op<T, MTK_NORM_2>, T>({p}, name, out, idx, a, dim, base);
+        if (isinf(p) && p > 0)
+          return mtk_reduce_launch<mtk_norm_op<T, MTK_NORM_INF>, T>({p}, name, out, idx, a, dim, base);
+        if (isinf(p)) return mtk_reduce_launch<mtk_norm_op<T, MTK_NORM_NEGINF>, T>({p}, name, out, idx, a, dim, base);
+        return mtk_reduce_launch<mtk_norm_op<T, MTK_NORM_P>, T>({p}, name, out, idx, a, dim, base);
+      default: break;
     }
   }
   return mt__error(MT_ERR_DTYPE, "%s: not defined for dtype %s", name, mt_dtype_name(a->dtype));
@@ -390,7 +388,8 @@ extern "C" mt_status mt__cuda_reduce(mt_reduce_op op, mt_tensor *out, mt_tensor 
   const char *name = mtk_reduce_names[op];
   if (mt__numel(out) == 0) return MT_OK;
   if (a->ndim == 0) dim = -1;
-  if (dim >= a->ndim) return mt__error(MT_ERR_INDEX, "%s: dimension %d out of range for %d dimensions", name, dim + 1, a->ndim);
+  if (dim >= a->ndim)
+    return mt__error(MT_ERR_INDEX, "%s: dimension %d out of range for %d dimensions", name, dim + 1, a->ndim);
   int want = (op == MT_ARGMAX || op == MT_ARGMIN) ? MT_I64 : (op == MT_ANY || op == MT_ALL) ? MT_U8 : (int)a->dtype;
   if ((int)out->dtype != want)
     return mt__error(MT_ERR_DTYPE, "%s: result has dtype %s, expected %s", name, mt_dtype_name(out->dtype),

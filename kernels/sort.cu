@@ -33,7 +33,7 @@ template <> struct mtk_key_type<int16_t> { typedef uint16_t type; };
 template <class K> MTK_D K mtk_float_key(K bits, K abs_inf) {
   const K sign = (K)((K)1 << (sizeof(K) * 8 - 1));
   K mag = (K)(bits & (K)~sign);
-  if (mag > abs_inf) return (K)~(K)0;
+  if (mag > abs_inf) return (K) ~(K)0;
   if (mag == 0) return sign;
   return (bits & sign) ? (K)~bits : (K)(bits | sign);
 }
@@ -60,10 +60,9 @@ template <class T> MTK_D typename mtk_key_type<T>::type mtk_sort_key(const T *p)
 
 #define MTK_SORT_SMALL 4096
 
-template <class T>
-__global__ void __launch_bounds__(1024) mtk_sort_small(const T *src, T *vals, int64_t *idx, mtk_offsets<3> oc,
-                                                       int64_t nseg, int len, int P, int64_t sst, int64_t vst,
-                                                       int64_t ist, int desc, int64_t base) {
+template <class T> __global__ void __launch_bounds__(1024)
+    mtk_sort_small(const T *src, T *vals, int64_t *idx, mtk_offsets<3> oc, int64_t nseg, int len, int P, int64_t sst,
+                   int64_t vst, int64_t ist, int desc, int64_t base) {
   typedef typename mtk_key_type<T>::type K;
   extern __shared__ uint4 smem_words[]; /* uint4: 16-byte alignment for any key type */
   unsigned char *smem_raw = (unsigned char *)smem_words;
@@ -79,7 +78,7 @@ __global__ void __launch_bounds__(1024) mtk_sort_small(const T *src, T *vals, in
         keys[j] = desc ? (K)~k : k;
         pos[j] = j;
       } else { /* padding sorts after everything */
-        keys[j] = (K)~(K)0;
+        keys[j] = (K) ~(K)0;
         pos[j] = INT_MAX;
       }
     }
@@ -147,9 +146,8 @@ __global__ void mtk_segment_offsets(int *offs, int n, int len) {
 /* few slices: one full-device radix sort each; many: one segmented sort per chunk of slices */
 #define MTK_SORT_FEW_SLICES 16
 
-template <class K>
-static mt_status mtk_radix_sort(int device, const K *kin, K *kout, const int *pin, int *pout, int64_t nseg,
-                                int64_t len) {
+template <class K> static mt_status mtk_radix_sort(int device, const K *kin, K *kout, const int *pin, int *pout,
+                                                   int64_t nseg, int64_t len) {
   const char *op = "sort";
   cudaStream_t s = mt__cuda_stream(device);
   const int bits = (int)sizeof(K) * 8;
@@ -160,8 +158,8 @@ static mt_status mtk_radix_sort(int device, const K *kin, K *kout, const int *pi
     MT_TRY(scratch.alloc(device, bytes));
     for (int64_t g = 0; g < nseg; g++) {
       int64_t o = g * len;
-      MT_CUDA_TRY(cub::DeviceRadixSort::SortPairs(scratch.as<void>(), bytes, kin + o, kout + o, pin + o, pout + o,
-                                                  len, 0, bits, s),
+      MT_CUDA_TRY(cub::DeviceRadixSort::SortPairs(scratch.as<void>(), bytes, kin + o, kout + o, pin + o, pout + o, len,
+                                                  0, bits, s),
                   op);
     }
     return MT_OK;
@@ -173,15 +171,14 @@ static mt_status mtk_radix_sort(int device, const K *kin, K *kout, const int *pi
   mtk_segment_offsets<<<mtk_blocks(per + 1, MTK_THREADS), MTK_THREADS, 0, s>>>(offs.as<int>(), (int)per, (int)len);
   MT_CUDA_LAUNCH_CHECK(op);
   const int *ob = offs.as<int>();
-  MT_CUDA_TRY(cub::DeviceSegmentedRadixSort::SortPairs(nullptr, bytes, kin, kout, pin, pout, (int)(per * len),
-                                                       (int)per, ob, ob + 1, 0, bits, s),
+  MT_CUDA_TRY(cub::DeviceSegmentedRadixSort::SortPairs(nullptr, bytes, kin, kout, pin, pout, (int)(per * len), (int)per,
+                                                       ob, ob + 1, 0, bits, s),
               op);
   MT_TRY(scratch.alloc(device, bytes));
   for (int64_t g = 0; g < nseg; g += per) {
     int64_t cnt = nseg - g < per ? nseg - g : per, o = g * len;
     MT_CUDA_TRY(cub::DeviceSegmentedRadixSort::SortPairs(scratch.as<void>(), bytes, kin + o, kout + o, pin + o,
-                                                         pout + o, (int)(cnt * len), (int)cnt, ob, ob + 1, 0, bits,
-                                                         s),
+                                                         pout + o, (int)(cnt * len), (int)cnt, ob, ob + 1, 0, bits, s),
                 op);
   }
   return MT_OK;
@@ -190,9 +187,8 @@ static mt_status mtk_radix_sort(int device, const K *kin, K *kout, const int *pi
 /* ---- driver ---- */
 
 /* sort src along dim into vals (src's dtype and shape) and idx (int64, may be NULL) */
-template <class T>
-static mt_status mtk_sort_typed(mt_tensor *vals, mt_tensor *idx, const mt_tensor *src, int dim, int desc,
-                                int64_t base) {
+template <class T> static mt_status mtk_sort_typed(mt_tensor *vals, mt_tensor *idx, const mt_tensor *src, int dim,
+                                                   int desc, int64_t base) {
   typedef typename mtk_key_type<T>::type K;
   const char *op = "sort";
   int device = src->device;
@@ -214,8 +210,8 @@ static mt_status mtk_sort_typed(mt_tensor *vals, mt_tensor *idx, const mt_tensor
     size_t shmem = (size_t)P * (sizeof(K) + sizeof(int));
     unsigned blocks = (unsigned)(nseg < (1 << 20) ? nseg : (1 << 20));
     mtk_sort_small<T><<<blocks, threads, shmem, s>>>(mtk_ptr<T>(src), mtk_ptr<T>(vals), ip, oc, nseg, (int)len, P,
-                                                      src->strides[dim], vals->strides[dim],
-                                                      idx ? idx->strides[dim] : 0, desc, base);
+                                                     src->strides[dim], vals->strides[dim], idx ? idx->strides[dim] : 0,
+                                                     desc, base);
     MT_CUDA_LAUNCH_CHECK(op);
     return MT_OK;
   }
@@ -240,12 +236,13 @@ static mt_status mtk_sort_typed(mt_tensor *vals, mt_tensor *idx, const mt_tensor
   MT_TRY(pin.alloc(device, (size_t)n * sizeof(int)));
   MT_TRY(pout.alloc(device, (size_t)n * sizeof(int)));
   const int64_t *kst[2] = {sst, cst};
-  MT_TRY(mtk_pointwise<2>(device, op, nd, sizes, kst,
-                          mtk_keys_f<T>{kin.as<K>(), pin.as<int>(), mtk_ptr<T>(src), desc}));
+  MT_TRY(
+      mtk_pointwise<2>(device, op, nd, sizes, kst, mtk_keys_f<T>{kin.as<K>(), pin.as<int>(), mtk_ptr<T>(src), desc}));
   MT_TRY(mtk_radix_sort<K>(device, kin.as<K>(), kout.as<K>(), pin.as<int>(), pout.as<int>(), nseg, len));
   const int64_t *ost[4] = {sst, vst, xst, cst};
-  return mtk_pointwise<4>(device, op, nd, sizes, ost,
-                          mtk_unkey_f<T>{mtk_ptr<T>(vals), ip, mtk_ptr<T>(src), pout.as<int>(), src->strides[dim], base});
+  return mtk_pointwise<4>(
+      device, op, nd, sizes, ost,
+      mtk_unkey_f<T>{mtk_ptr<T>(vals), ip, mtk_ptr<T>(src), pout.as<int>(), src->strides[dim], base});
 }
 
 static mt_status mtk_sort(mt_tensor *vals, mt_tensor *idx, const mt_tensor *src, int dim, int desc, int64_t base) {
@@ -270,8 +267,8 @@ static mt_status mtk_sort(mt_tensor *vals, mt_tensor *idx, const mt_tensor *src,
   });
 }
 
-extern "C" mt_status mt__cuda_sort(mt_tensor *values, mt_tensor *indices, const mt_tensor *src, int dim,
-                                   int descending, int64_t base) {
+extern "C" mt_status mt__cuda_sort(mt_tensor *values, mt_tensor *indices, const mt_tensor *src, int dim, int descending,
+                                   int64_t base) {
   return mtk_sort(values, indices, src, dim, descending, base);
 }
 

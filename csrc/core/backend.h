@@ -43,7 +43,9 @@ typedef struct mt_vol_geom {
  * each backend's declarations (MT_BACKEND_DECLARE with its prefix: mt__cpu_conv2d_forward, ...)
  * and each backend's table (MT_BACKEND_ENTRY), so a slot is written once and a backend that
  * lacks a function fails to link. */
-#define MT_BACKEND_OPS(X, P) \
+/* (clang-format would space the argument lists' pointers as products) */
+/* clang-format off */
+#define MT_BACKEND_OPS(X, P)                                                                                        \
   /* storage memory */                                                                                              \
   X(P, mt_status, alloc, (int device, size_t nbytes, int pinned, void **ptr))                                       \
   X(P, void, free, (int device, void *ptr, size_t nbytes, int pinned))                                              \
@@ -118,12 +120,12 @@ typedef struct mt_vol_geom {
   X(P, mt_status, adaptive_avgpool2d_forward, (mt_tensor *y, const mt_tensor *x, const mt_pool_geom *g))            \
   X(P, mt_status, adaptive_avgpool2d_backward, (mt_tensor *dx, const mt_tensor *dy, const mt_pool_geom *g))         \
   /* max over windows [hs, he) x [ws, we) given per output row / column (int64 P x oH, P x oW;                      \
-   * P = planes when per_plane, else 1); idx: flat 1-based positions in the whole input */                        \
+   * P = planes when per_plane, else 1); idx: flat 1-based positions in the whole input */                          \
   X(P, mt_status, window_maxpool2d, (mt_tensor *y, mt_tensor *idx, const mt_tensor *x, const mt_tensor *hs,         \
       const mt_tensor *he, const mt_tensor *ws, const mt_tensor *we, const mt_pool_geom *g, int per_plane))         \
-  /* 3-d convolution columns, all contiguous: x C x T x H x W <-> col (C kT kH kW) x (oT oH oW);                   \
+  /* 3-d convolution columns, all contiguous: x C x T x H x W <-> col (C kT kH kW) x (oT oH oW);                    \
    * col2vol overwrites x with the sum of the columns (the adjoint). 3-d max pooling over g->C                      \
-   * planes; idx: int64, 0-based positions within a T x H x W volume. */                                           \
+   * planes; idx: int64, 0-based positions within a T x H x W volume. */                                            \
   X(P, mt_status, vol2col, (mt_tensor *col, const mt_tensor *x, const mt_vol_geom *g))                              \
   X(P, mt_status, col2vol, (mt_tensor *x, const mt_tensor *col, const mt_vol_geom *g))                              \
   X(P, mt_status, maxpool3d_forward, (mt_tensor *y, mt_tensor *idx, const mt_tensor *x, const mt_vol_geom *g))      \
@@ -139,11 +141,11 @@ typedef struct mt_vol_geom {
   X(P, mt_status, activation_forward, (mt_tensor *y, const mt_tensor *x, int kind, double alpha))                   \
   X(P, mt_status, activation_backward, (mt_tensor *r, const mt_tensor *g, const mt_tensor *saved, int kind,         \
       double alpha))                                                                                                \
-  /* PReLU over an outer x C x inner buffer, slope w[c] (r, gw may each be NULL; gw += scale dL/dw);               \
-   * RReLU in training: z = 1 or lo + (hi - lo) philox_uniform(seed, offset + i), y = x z;                           \
-   * LP pooling (floor sizes, no padding) and 2-d padding (MT_PAD_* mode; g->pW, g->pH: left and top                 \
+  /* PReLU over an outer x C x inner buffer, slope w[c] (r, gw may each be NULL; gw += scale dL/dw);                \
+   * RReLU in training: z = 1 or lo + (hi - lo) philox_uniform(seed, offset + i), y = x z;                          \
+   * LP pooling (floor sizes, no padding) and 2-d padding (MT_PAD_* mode; g->pW, g->pH: left and top                \
    * pads, negative crops in zero mode; output oH x oW) over g->planes NCHW planes */                               \
-  X(P, mt_status, prelu_forward, (mt_tensor *y, const mt_tensor *x, const mt_tensor *w, int64_t outer, int64_t C,    \
+  X(P, mt_status, prelu_forward, (mt_tensor *y, const mt_tensor *x, const mt_tensor *w, int64_t outer, int64_t C,   \
       int64_t inner))                                                                                               \
   X(P, mt_status, prelu_backward, (mt_tensor *r, mt_tensor *gw, const mt_tensor *g, const mt_tensor *x,             \
       const mt_tensor *w, double scale, int64_t outer, int64_t C, int64_t inner))                                   \
@@ -181,9 +183,9 @@ typedef struct mt_vol_geom {
       const double *w, int64_t N, int64_t C))                                                                       \
   X(P, mt_status, class_nll_backward, (mt_tensor *r, const int64_t *t, const double *w, int64_t N, int64_t C,       \
       double smoothing, double norm))                                                                               \
-  /* cross-entropy over an N x C buffer of scores (t: 0-based targets, -1 for an ignored sample).                \
+  /* cross-entropy over an N x C buffer of scores (t: 0-based targets, -1 for an ignored sample).                   \
    * Forward: lse[i] = log-sum-exp of row i (float64), *nll and *smooth as class_nll_forward's on                   \
-   * the log-softmax rounded to x's dtype; backward: r = the gradient of LogSoftMax + class NLL. */                  \
+   * the log-softmax rounded to x's dtype; backward: r = the gradient of LogSoftMax + class NLL. */                 \
   X(P, mt_status, cross_entropy_forward, (double *nll, double *smooth, mt_tensor *lse, const mt_tensor *x,          \
       const int64_t *t, const double *w, int64_t N, int64_t C))                                                     \
   X(P, mt_status, cross_entropy_backward, (mt_tensor *r, const mt_tensor *x, const mt_tensor *lse,                  \
@@ -196,7 +198,7 @@ typedef struct mt_vol_geom {
   /* MSE: *acc = sum (x - y)^2; r = k (x - y) */                                                                    \
   X(P, mt_status, mse_forward, (double *acc, const mt_tensor *x, const mt_tensor *y))                               \
   X(P, mt_status, mse_backward, (mt_tensor *r, const mt_tensor *x, const mt_tensor *y, double k))                   \
-  /* SmoothL1 (Huber, threshold 1): *acc = sum h(x - y); r = k clamp(x - y, -1, 1) */                                \
+  /* SmoothL1 (Huber, threshold 1): *acc = sum h(x - y); r = k clamp(x - y, -1, 1) */                               \
   X(P, mt_status, smoothl1_forward, (double *acc, const mt_tensor *x, const mt_tensor *y))                          \
   X(P, mt_status, smoothl1_backward, (mt_tensor *r, const mt_tensor *x, const mt_tensor *y, double k))              \
   /* fused optimizer steps, same formulas as mt_sgd_step & co.; buf is NULL without momentum;                       \
@@ -213,15 +215,15 @@ typedef struct mt_vol_geom {
       double weight_decay, double eta, double eps, int first, double *trust_out, double gscale, mt_tensor *copy))   \
   X(P, mt_status, lamb_step, (mt_tensor *x, const mt_tensor *dx, mt_tensor *m, mt_tensor *v, int nseg,              \
       const int64_t *seg_offset, const int64_t *seg_length, const uint8_t *seg_exclude, double beta1, double beta2, \
-      double ibc1, double ibc2, double lr, double eps, double weight_decay, double max_trust, double *trust_out,     \
+      double ibc1, double ibc2, double lr, double eps, double weight_decay, double max_trust, double *trust_out,    \
       double gscale, mt_tensor *copy))                                                                              \
   /* inf/NaN count and sum of squares of the finite elements of a contiguous floating tensor */                     \
-  X(P, mt_status, grad_check, (const mt_tensor *g, int64_t *nonfinite, double *sumsq))                             \
+  X(P, mt_status, grad_check, (const mt_tensor *g, int64_t *nonfinite, double *sumsq))                              \
   /* ---- LAPACK (csrc/core/ops_lapack.c checks every argument first, so LAPACK's own check                         \
    * never fires). Matrices are non-empty, float32/float64, column-major (sizes r x c, strides 1,                   \
    * r: leading dimension r) and within 32-bit indices; vectors contiguous; pivots int32;                           \
    * *info receives LAPACK's info. gels: b has max(m, n) rows. geev: w is n x 2 column-major                        \
-   * (wr, wi), v NULL for eigenvalues only. gesvd: u m x ku, vt ku' x n as job says. ---- */                       \
+   * (wr, wi), v NULL for eigenvalues only. gesvd: u m x ku, vt ku' x n as job says. ---- */                        \
   X(P, mt_status, lapack_gesv, (mt_tensor *a, mt_tensor *b, int *info))                                             \
   X(P, mt_status, lapack_trtrs, (const mt_tensor *a, mt_tensor *b, char uplo, char trans, char diag, int *info))    \
   X(P, mt_status, lapack_gels, (mt_tensor *a, mt_tensor *b, int *info))                                             \
@@ -239,23 +241,24 @@ typedef struct mt_vol_geom {
   X(P, mt_status, lapack_gesvd, (mt_tensor *a, mt_tensor *s, mt_tensor *u, mt_tensor *vt, char job, int *info))     \
   /* any strided 2-d float matrix: clear the triangle opposite uplo's (mirror 0) or fill it from                    \
    * uplo's (mirror 1, a symmetric matrix) */                                                                       \
-  X(P, mt_status, lapack_triangle, (mt_tensor *a, char uplo, int mirror))                                          \
-  /* ---- torch.mode and the direct convolutions of torch.conv2/xcorr2/conv3/xcorr3 ---- */                        \
+  X(P, mt_status, lapack_triangle, (mt_tensor *a, char uplo, int mirror))                                           \
+  /* ---- torch.mode and the direct convolutions of torch.conv2/xcorr2/conv3/xcorr3 ---- */                         \
   /* mode of each line along dim of `sorted` (ascending, stable; `order` holds the positions the                    \
    * sort gave, int64): values/indices have its shape with dim of size 1 and get the most frequent                  \
    * value (the smallest among equally frequent ones; NaNs count as one value) and the position                     \
    * of its last element in the line */                                                                             \
   X(P, mt_status, mode_lines, (mt_tensor *values, mt_tensor *indices, const mt_tensor *sorted,                      \
       const mt_tensor *order, int dim))                                                                             \
-  /* x: P x D x H x W, k: Q x Pk x kD x kH x kW, out: Q x oD x oH x oW, one dtype, any strides, out                  \
+  /* x: P x D x H x W, k: Q x Pk x kD x kH x kW, out: Q x oD x oH x oW, one dtype, any strides, out                 \
    * not overlapping x or k. out[q] = sum over p of xcorr(x[p], k[q][p]), or xcorr(x[q], k[q][0])                   \
    * when diagonal (Pk == 1); full: zero padding of k - 1 on each side (else valid); flip: the                      \
    * kernel reversed in every spatial dim (a convolution). Accumulates in double / int64. */                        \
   X(P, mt_status, tensor_conv, (mt_tensor *out, const mt_tensor *x, const mt_tensor *k, int full, int flip,         \
-      int diagonal))                                                                              \
+      int diagonal))                                                                                                \
   /* cumulative sum (prod = 0) or product along dim (0-based, a->ndim >= 1); out has a's sizes                      \
    * and dtype and is a itself or does not overlap it */                                                            \
   X(P, mt_status, scan, (int prod, mt_tensor *out, const mt_tensor *a, int dim))
+/* clang-format on */
 
 #define MT__BACKEND_SLOT(P, RET, NAME, ARGS) RET(*NAME) ARGS;
 #define MT_BACKEND_DECLARE(P, RET, NAME, ARGS) RET P##NAME ARGS;

@@ -36,8 +36,10 @@ const mt_backend *mt__backend_for(int device, const char *op) {
   }
   const mt_backend *cuda = mt__cuda_backend_get();
   if (!cuda) {
-    mt__error(MT_ERR_CUDA, "%s: CUDA device %d requested but this build of moontorch has no CUDA support "
-                           "(rebuild with CUDA found, or -DMT_CUDA=ON)", op, device);
+    mt__error(MT_ERR_CUDA,
+              "%s: CUDA device %d requested but this build of moontorch has no CUDA support "
+              "(rebuild with CUDA found, or -DMT_CUDA=ON)",
+              op, device);
     return NULL;
   }
   int n = mt_cuda_device_count();

@@ -43,8 +43,7 @@
 #define MT__RESCAN(...) __VA_ARGS__
 #define MT__PAIR_ROW(E, N, T, CT, NAME, TORCH, ST, FL, M, ...) \
   MT__DTYPES_AGAIN MT__NOTHING()()(MT__PAIR_CELL, M, E, N, T, CT)
-#define MT__PAIR_CELL(SE, SN, ST, SCT, SNAME, STORCH, SST, SFL, M, DE, DN, DT, DCT) \
-  M(SE, SN, ST, SCT, DE, DN, DT, DCT)
+#define MT__PAIR_CELL(SE, SN, ST, SCT, SNAME, STORCH, SST, SFL, M, DE, DN, DT, DCT) M(SE, SN, ST, SCT, DE, DN, DT, DCT)
 #define MT_DTYPE_PAIRS(M) MT__RESCAN(MT_DTYPES(MT__PAIR_ROW, M, ~))
 
 /* IEEE binary16 <-> float, round to nearest even; NaN and Inf preserved. Written without
@@ -112,12 +111,12 @@ static inline uint16_t mt_float_to_bf16(float f) {
 #define mt_ld_f64(p) (*(p))
 #define mt_ld_f16(p) mt_half_to_float(*(p))
 #define mt_ld_bf16(p) mt_bf16_to_float(*(p))
-#define mt_ld_i32(p) ((int64_t)*(p))
+#define mt_ld_i32(p) ((int64_t) * (p))
 #define mt_ld_i64(p) (*(p))
-#define mt_ld_u8(p) ((int64_t)*(p))
+#define mt_ld_u8(p) ((int64_t) * (p))
 #define mt_ld_b8(p) ((int64_t)(*(p) != 0))
-#define mt_ld_i8(p) ((int64_t)*(p))
-#define mt_ld_i16(p) ((int64_t)*(p))
+#define mt_ld_i8(p) ((int64_t) * (p))
+#define mt_ld_i16(p) ((int64_t) * (p))
 #define mt_st_f32(p, v) (*(p) = (float)(v))
 #define mt_st_f64(p, v) (*(p) = (double)(v))
 #define mt_st_f16(p, v) (*(p) = mt_float_to_half((float)(v)))

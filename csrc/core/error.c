@@ -17,4 +17,7 @@ mt_status mt__error(mt_status st, const char *fmt, ...) {
 
 const char *mt_last_error(void) { return mt_errbuf[0] ? mt_errbuf : "no error"; }
 mt_status mt_last_status(void) { return mt_errstatus; }
-void mt_clear_error(void) { mt_errbuf[0] = 0; mt_errstatus = MT_OK; }
+void mt_clear_error(void) {
+  mt_errbuf[0] = 0;
+  mt_errstatus = MT_OK;
+}

@@ -12,16 +12,16 @@
 
 mt_status mt__error(mt_status st, const char *fmt, ...) MT_PRINTF(2, 3);
 
-#define MT_TRY(expr)                  \
-  do {                                \
-    mt_status mt__st = (expr);        \
+#define MT_TRY(expr)                    \
+  do {                                  \
+    mt_status mt__st = (expr);          \
     if (mt__st != MT_OK) return mt__st; \
   } while (0)
 
 /* argument checks used by every public entry point */
-#define MT_CHECK_TENSOR(t, op, name)                                           \
-  do {                                                                         \
-    if (!(t)) return mt__error(MT_ERR_ARG, "%s: %s is NULL", (op), (name));    \
+#define MT_CHECK_TENSOR(t, op, name)                                        \
+  do {                                                                      \
+    if (!(t)) return mt__error(MT_ERR_ARG, "%s: %s is NULL", (op), (name)); \
   } while (0)
 
 #endif

@@ -51,8 +51,10 @@ static mt_status check_writable(const char *op, const mt_tensor *t) {
   for (int i = 0; i < t->ndim; i++)
     if (t->sizes[i] > 1 && t->strides[i] == 0) {
       char b[128];
-      return mt__error(MT_ERR_ARG, "%s: the tensor written to (size %s) is expanded, so several of its elements "
-                       "share memory; call clone() first", op, SHAPE(t, b));
+      return mt__error(MT_ERR_ARG,
+                       "%s: the tensor written to (size %s) is expanded, so several of its elements "
+                       "share memory; call clone() first",
+                       op, SHAPE(t, b));
     }
   return MT_OK;
 }
@@ -67,8 +69,8 @@ static mt_status clone(const mt_backend *be, const mt_tensor *t, mt_tensor **out
 
 /* The result tensor to compute into: out itself (resized), or a fresh temp when out shares
  * memory with an input. finish_result() copies a temp back into out. */
-static mt_status begin_result(const char *op, mt_tensor *out, mt_dtype dtype, int device, int ndim, const int64_t *sizes,
-                              const mt_tensor *in1, const mt_tensor *in2, mt_tensor **res) {
+static mt_status begin_result(const char *op, mt_tensor *out, mt_dtype dtype, int device, int ndim,
+                              const int64_t *sizes, const mt_tensor *in1, const mt_tensor *in2, mt_tensor **res) {
   if (out->dtype != dtype || out->device != device) return mt__prepare_out(out, dtype, device, ndim, sizes, op);
   if (shares(out, in1) || shares(out, in2)) return mt__tensor_empty(res, dtype, device, ndim, sizes);
   MT_TRY(mt__prepare_out(out, dtype, device, ndim, sizes, op));
@@ -134,8 +136,10 @@ mt_status mt_cat(mt_tensor *out, mt_tensor *const *inputs, int n, int dim) {
       int ok = t->ndim == ndim;
       for (int d = 0; ok && d < ndim; d++) ok = d == dim || t->sizes[d] == ref->sizes[d];
       if (!ok) {
-        st = mt__error(MT_ERR_SHAPE, "%s: sizes must match except in dimension %d, but input %d has size %s and "
-                       "input %d has size %s", op, dim + 1, ref_i + 1, SHAPE(ref, b1), i + 1, SHAPE(t, b2));
+        st = mt__error(MT_ERR_SHAPE,
+                       "%s: sizes must match except in dimension %d, but input %d has size %s and "
+                       "input %d has size %s",
+                       op, dim + 1, ref_i + 1, SHAPE(ref, b1), i + 1, SHAPE(t, b2));
         goto done;
       }
       sizes[dim] += t->sizes[dim];
@@ -189,8 +193,8 @@ static mt_status check_index_fits(const char *op, const mt_tensor *index, const 
   MT_TRY(check_dim(op, t, dim));
   char b1[128], b2[128];
   if (index->ndim != t->ndim)
-    return mt__error(MT_ERR_SHAPE, "%s: index of size %s and %s of size %s must have the same number of dimensions",
-                     op, SHAPE(index, b1), what, SHAPE(t, b2));
+    return mt__error(MT_ERR_SHAPE, "%s: index of size %s and %s of size %s must have the same number of dimensions", op,
+                     SHAPE(index, b1), what, SHAPE(t, b2));
   for (int d = 0; d < t->ndim; d++)
     if (d != dim && index->sizes[d] > t->sizes[d])
       return mt__error(MT_ERR_SHAPE, "%s: index of size %s is larger than the %s of size %s in dimension %d", op,
@@ -240,8 +244,10 @@ mt_status mt_index_add(mt_tensor *t, int dim, const mt_tensor *index, const mt_t
   for (int d = 0; ok && d < t->ndim; d++) ok = src->sizes[d] == (d == dim ? mt__numel(index) : t->sizes[d]);
   if (!ok) {
     char b1[128], b2[128];
-    return mt__error(MT_ERR_SHAPE, "%s: source of size %s does not match the tensor of size %s with %lld indices "
-                     "along dimension %d", op, SHAPE(src, b1), SHAPE(t, b2), (long long)mt__numel(index), dim + 1);
+    return mt__error(MT_ERR_SHAPE,
+                     "%s: source of size %s does not match the tensor of size %s with %lld indices "
+                     "along dimension %d",
+                     op, SHAPE(src, b1), SHAPE(t, b2), (long long)mt__numel(index), dim + 1);
   }
   MT_TRY(check_writable(op, t));
   const mt_backend *be = mt__backend_for(t->device, op);
@@ -277,12 +283,14 @@ static mt_status scatter_common(const char *op, mt_tensor *t, int dim, const mt_
     MT_TRY(check_dtype(op, src, "source", t, "the tensor"));
     MT_TRY(check_device(op, src, "source", t, "the tensor"));
     if (src->ndim != t->ndim)
-      return mt__error(MT_ERR_SHAPE, "%s: source of size %s and tensor of size %s must have the same number of "
-                       "dimensions", op, SHAPE(src, b1), SHAPE(t, b2));
+      return mt__error(MT_ERR_SHAPE,
+                       "%s: source of size %s and tensor of size %s must have the same number of "
+                       "dimensions",
+                       op, SHAPE(src, b1), SHAPE(t, b2));
     for (int d = 0; d < t->ndim; d++)
       if (index->sizes[d] > src->sizes[d])
-        return mt__error(MT_ERR_SHAPE, "%s: index of size %s is larger than the source of size %s in dimension %d",
-                         op, SHAPE(index, b1), SHAPE(src, b2), d + 1);
+        return mt__error(MT_ERR_SHAPE, "%s: index of size %s is larger than the source of size %s in dimension %d", op,
+                         SHAPE(index, b1), SHAPE(src, b2), d + 1);
   }
   MT_TRY(check_writable(op, t));
   const mt_backend *be = mt__backend_for(t->device, op);

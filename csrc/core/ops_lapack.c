@@ -22,8 +22,10 @@ static mt_status check_operands(const char *op, int n, const mt_tensor *const *t
   for (int i = 0; i < n; i++) {
     if (!ts[i]) return mt__error(MT_ERR_ARG, "%s: %s is NULL", op, names[i]);
     if (ts[i]->dtype != MT_F32 && ts[i]->dtype != MT_F64)
-      return mt__error(MT_ERR_DTYPE, "%s: %s has dtype %s; LAPACK functions take float32 or float64 tensors "
-                       "(FloatTensor or DoubleTensor)", op, names[i], mt_dtype_name(ts[i]->dtype));
+      return mt__error(MT_ERR_DTYPE,
+                       "%s: %s has dtype %s; LAPACK functions take float32 or float64 tensors "
+                       "(FloatTensor or DoubleTensor)",
+                       op, names[i], mt_dtype_name(ts[i]->dtype));
     if (ts[i]->dtype != ref->dtype)
       return mt__error(MT_ERR_DTYPE, "%s: %s has dtype %s but %s has %s", op, names[i], mt_dtype_name(ts[i]->dtype),
                        names[0], mt_dtype_name(ref->dtype));
@@ -50,7 +52,8 @@ static mt_status check_results(const char *op, int n, mt_tensor *const *rs, cons
 static mt_status check_matrix(const char *op, const char *name, const mt_tensor *t, int square) {
   char b[128];
   if (t->ndim != 2) return mt__error(MT_ERR_SHAPE, "%s: %s should be a 2-d matrix, got size %s", op, name, SHAPE(t, b));
-  if (t->sizes[0] == 0 || t->sizes[1] == 0) return mt__error(MT_ERR_SHAPE, "%s: %s is empty (%s)", op, name, SHAPE(t, b));
+  if (t->sizes[0] == 0 || t->sizes[1] == 0)
+    return mt__error(MT_ERR_SHAPE, "%s: %s is empty (%s)", op, name, SHAPE(t, b));
   if (square && t->sizes[0] != t->sizes[1])
     return mt__error(MT_ERR_SHAPE, "%s: %s should be square, but is %s", op, name, SHAPE(t, b));
   /* LAPACK indexes with 32-bit integers, leading dimension times columns included */
@@ -87,8 +90,10 @@ static mt_status check_char(const char *op, const char *what, char c, const char
 static mt_status lapack_info(const char *op, int info, const char *fmt) {
   if (info == 0) return MT_OK;
   if (info < 0)
-    return mt__error(MT_ERR_INTERNAL, "%s: LAPACK rejected its argument %d (a moontorch bug: the checks should "
-                     "have caught it)", op, -info);
+    return mt__error(MT_ERR_INTERNAL,
+                     "%s: LAPACK rejected its argument %d (a moontorch bug: the checks should "
+                     "have caught it)",
+                     op, -info);
   char msg[256];
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
@@ -178,8 +183,10 @@ static mt_status work_close(const mt_backend *be, work *w, mt_status st) {
   if (st == MT_OK && w->t && w->out && w->t != w->out) {
     mt_tensor *t = w->t, *out = w->out;
     int same = out->ndim == t->ndim && out->storage;
-    for (int i = 0; same && i < t->ndim; i++) same = out->sizes[i] == t->sizes[i] && (out->strides[i] || t->sizes[i] < 2);
-    if (!same) st = t->ndim == 2 ? make_colmajor(out, t->sizes[0], t->sizes[1]) : mt_tensor_resize(out, t->ndim, t->sizes);
+    for (int i = 0; same && i < t->ndim; i++)
+      same = out->sizes[i] == t->sizes[i] && (out->strides[i] || t->sizes[i] < 2);
+    if (!same)
+      st = t->ndim == 2 ? make_colmajor(out, t->sizes[0], t->sizes[1]) : mt_tensor_resize(out, t->ndim, t->sizes);
     if (st == MT_OK) st = be->copy(out, t);
   }
   mt_tensor_release(w->t);
@@ -204,7 +211,8 @@ static mt_status vec_open(work *w, mt_tensor *out, int64_t n, int shared, mt_dty
 
 /* A read-only operand LAPACK reads column-major: a view when it is one, else a copy. */
 static mt_status colmajor_input(const mt_backend *be, const mt_tensor *t, mt_tensor **out) {
-  if (is_colmajor(t, t->sizes[0], t->sizes[1])) return (*out = mt__tensor_alias(t)) ? MT_OK : mt__error(MT_ERR_MEMORY, "lapack: out of host memory");
+  if (is_colmajor(t, t->sizes[0], t->sizes[1]))
+    return (*out = mt__tensor_alias(t)) ? MT_OK : mt__error(MT_ERR_MEMORY, "lapack: out of host memory");
   MT_TRY(temp_colmajor(out, t->dtype, t->device, t->sizes[0], t->sizes[1]));
   mt_status st = be->copy(*out, t);
   if (st != MT_OK) mt_tensor_release(*out), *out = NULL;
@@ -212,14 +220,15 @@ static mt_status colmajor_input(const mt_backend *be, const mt_tensor *t, mt_ten
 }
 
 static mt_status contiguous_input(const mt_backend *be, const mt_tensor *t, mt_tensor **out) {
-  if (mt__is_contiguous(t)) return (*out = mt__tensor_alias(t)) ? MT_OK : mt__error(MT_ERR_MEMORY, "lapack: out of host memory");
+  if (mt__is_contiguous(t))
+    return (*out = mt__tensor_alias(t)) ? MT_OK : mt__error(MT_ERR_MEMORY, "lapack: out of host memory");
   MT_TRY(mt__tensor_empty(out, t->dtype, t->device, t->ndim, t->sizes));
   mt_status st = be->copy(*out, t);
   if (st != MT_OK) mt_tensor_release(*out), *out = NULL;
   return st;
 }
 
-#define BACKEND(op, t)                                  \
+#define BACKEND(op, t)                                     \
   const mt_backend *be = mt__backend_for((t)->device, op); \
   if (!be) return mt_last_status()
 
@@ -249,10 +258,12 @@ static mt_status square_solve(const char *op, mt_tensor *rb, mt_tensor *ra, cons
   int info = 0;
   mt_status st = work_open(be, &wa, ra, a, n, n, shares(ra, b), a->dtype, a->device);
   if (st == MT_OK) st = work_open(be, &wb, rb, bm, n, k, shares(rb, a), a->dtype, a->device);
-  if (st == MT_OK) st = tri ? be->lapack_trtrs(wa.t, wb.t, uplo, trans, diag, &info) : be->lapack_gesv(wa.t, wb.t, &info);
   if (st == MT_OK)
-    st = lapack_info(op, info, tri ? "A is singular: its diagonal element A(%d,%d) is zero"
-                                   : "A is singular: U(%d,%d) of its LU factorization is exactly zero");
+    st = tri ? be->lapack_trtrs(wa.t, wb.t, uplo, trans, diag, &info) : be->lapack_gesv(wa.t, wb.t, &info);
+  if (st == MT_OK)
+    st = lapack_info(op, info,
+                     tri ? "A is singular: its diagonal element A(%d,%d) is zero"
+                         : "A is singular: U(%d,%d) of its LU factorization is exactly zero");
   st = work_close(be, &wb, st);
   st = work_close(be, &wa, st);
   mt_tensor_release(bm);
@@ -287,7 +298,8 @@ mt_status mt_gels(mt_tensor *rb, mt_tensor *ra, const mt_tensor *b, const mt_ten
   if (st == MT_OK) st = work_open(be, &wb, rb, bm, ldb, k, shares(rb, a), a->dtype, a->device);
   if (st == MT_OK) st = be->lapack_gels(wa.t, wb.t, &info);
   if (st == MT_OK)
-    st = lapack_info(op, info, "A does not have full rank: the %d-th diagonal element of its triangular factor is zero");
+    st =
+        lapack_info(op, info, "A does not have full rank: the %d-th diagonal element of its triangular factor is zero");
   st = work_close(be, &wb, st);
   st = work_close(be, &wa, st);
   mt_tensor_release(bm);
@@ -312,7 +324,8 @@ static mt_status square_one(const char *op, square_kind kind, mt_tensor *out, co
   if (st == MT_OK) {
     if (kind == SQ_INVERSE) {
       st = be->lapack_getri(w.t, &info);
-      if (st == MT_OK) st = lapack_info(op, info, "the matrix is singular: U(%d,%d) of its LU factorization is exactly zero");
+      if (st == MT_OK)
+        st = lapack_info(op, info, "the matrix is singular: U(%d,%d) of its LU factorization is exactly zero");
     } else if (kind == SQ_POTRF) {
       st = be->lapack_potrf(w.t, uplo, &info);
       if (st == MT_OK)
@@ -328,7 +341,9 @@ static mt_status square_one(const char *op, square_kind kind, mt_tensor *out, co
 }
 
 mt_status mt_inverse(mt_tensor *out, const mt_tensor *a) { return square_one("inverse", SQ_INVERSE, out, a, 'U'); }
-mt_status mt_potrf(mt_tensor *out, const mt_tensor *a, char uplo) { return square_one("potrf", SQ_POTRF, out, a, uplo); }
+mt_status mt_potrf(mt_tensor *out, const mt_tensor *a, char uplo) {
+  return square_one("potrf", SQ_POTRF, out, a, uplo);
+}
 mt_status mt_potri(mt_tensor *out, const mt_tensor *chol, char uplo) {
   return square_one("potri", SQ_POTRI, out, chol, uplo);
 }
@@ -363,7 +378,8 @@ mt_status mt_pstrf(mt_tensor *out, mt_tensor *piv, const mt_tensor *a, char uplo
   MT_TRY(check_operands(op, 2, ts, names));
   MT_CHECK_TENSOR(piv, op, "result piv");
   if (piv->dtype != MT_I32)
-    return mt__error(MT_ERR_DTYPE, "%s: piv should be an int32 tensor (IntTensor), got %s", op, mt_dtype_name(piv->dtype));
+    return mt__error(MT_ERR_DTYPE, "%s: piv should be an int32 tensor (IntTensor), got %s", op,
+                     mt_dtype_name(piv->dtype));
   if (piv->device != a->device) return mt__error(MT_ERR_DEVICE, "%s: piv is not on A's device", op);
   mt_tensor *rs[] = {out, piv};
   const char *rnames[] = {"result", "piv"};
@@ -379,8 +395,10 @@ mt_status mt_pstrf(mt_tensor *out, mt_tensor *piv, const mt_tensor *a, char uplo
   if (st == MT_OK) st = vec_open(&wp, piv, n, shares(piv, a), MT_I32, a->device, op);
   if (st == MT_OK) st = be->lapack_pstrf(w.t, wp.t, uplo, tol, &rank, &info);
   if (st == MT_OK && info > 0)
-    st = mt__error(MT_ERR_ARG, "%s: A is rank deficient or not positive semidefinite (rank %d of %lld at tolerance "
-                   "%g)", op, rank, (long long)n, tol);
+    st = mt__error(MT_ERR_ARG,
+                   "%s: A is rank deficient or not positive semidefinite (rank %d of %lld at tolerance "
+                   "%g)",
+                   op, rank, (long long)n, tol);
   if (st == MT_OK) st = lapack_info(op, info, "");
   if (st == MT_OK) st = be->lapack_triangle(w.t, uplo, 0);
   st = work_close(be, &wp, st);
@@ -443,7 +461,8 @@ mt_status mt_orgqr(mt_tensor *out, const mt_tensor *a, const mt_tensor *tau) {
 }
 
 /* res = op(Q) c (side 'L') or c op(Q) (side 'R'), Q from geqrf's a and tau */
-mt_status mt_ormqr(mt_tensor *out, const mt_tensor *a, const mt_tensor *tau, const mt_tensor *c, char side, char trans) {
+mt_status mt_ormqr(mt_tensor *out, const mt_tensor *a, const mt_tensor *tau, const mt_tensor *c, char side,
+                   char trans) {
   const char *op = "ormqr";
   const mt_tensor *ts[] = {a, tau, c, out};
   const char *names[] = {"A", "tau", "C", "result"};
@@ -455,8 +474,8 @@ mt_status mt_ormqr(mt_tensor *out, const mt_tensor *a, const mt_tensor *tau, con
   int64_t nq = side == 'L' ? c->sizes[0] : c->sizes[1];
   char b1[128], b2[128];
   if (a->sizes[0] != nq)
-    return mt__error(MT_ERR_SHAPE, "%s: A (%s) should have as many rows as C (%s) has %s (side '%c')", op,
-                     SHAPE(a, b1), SHAPE(c, b2), side == 'L' ? "rows" : "columns", side);
+    return mt__error(MT_ERR_SHAPE, "%s: A (%s) should have as many rows as C (%s) has %s (side '%c')", op, SHAPE(a, b1),
+                     SHAPE(c, b2), side == 'L' ? "rows" : "columns", side);
   MT_TRY(check_tau(op, tau, a->sizes[1] < nq ? a->sizes[1] : nq));
   BACKEND(op, a);
   mt_tensor *ac = NULL, *tc = NULL;
@@ -495,8 +514,9 @@ mt_status mt_qr(mt_tensor *q, mt_tensor *r, const mt_tensor *a) {
   /* R: the top k rows of the factor, below the diagonal cleared; row-major as Torch7's triu */
   int64_t rsz[2] = {k, n};
   if (st == MT_OK) st = mt_tensor_narrow(&top, fa, 0, 0, k);
-  if (st == MT_OK) st = shares(r, a) ? mt__tensor_empty(&wr.t, a->dtype, a->device, 2, rsz)
-                                     : mt__prepare_out(r, a->dtype, a->device, 2, rsz, op);
+  if (st == MT_OK)
+    st = shares(r, a) ? mt__tensor_empty(&wr.t, a->dtype, a->device, 2, rsz)
+                      : mt__prepare_out(r, a->dtype, a->device, 2, rsz, op);
   if (st == MT_OK && !wr.t) mt_tensor_retain(r), wr.t = r;
   wr.out = r;
   if (st == MT_OK) st = be->copy(wr.t, top);
@@ -538,7 +558,8 @@ mt_status mt_eig(mt_tensor *e, mt_tensor *v, const mt_tensor *a, char jobvr) {
   if (st == MT_OK && jobvr == 'V') st = work_open(be, &wv, v, NULL, n, n, shares(v, a), a->dtype, a->device);
   if (st == MT_OK) st = be->lapack_geev(fa, we.t, wv.t, &info);
   if (st == MT_OK)
-    st = lapack_info(op, info, "the QR algorithm failed to compute all eigenvalues (only those after the first %d converged)");
+    st = lapack_info(op, info,
+                     "the QR algorithm failed to compute all eigenvalues (only those after the first %d converged)");
   if (st == MT_OK) { /* e is a plain row-major n x 2 result */
     int64_t esz[2] = {n, 2};
     st = mt__prepare_out(e, a->dtype, a->device, 2, esz, op);
@@ -602,7 +623,8 @@ mt_status mt_svd(mt_tensor *u, mt_tensor *s, mt_tensor *v, const mt_tensor *a, c
   if (st == MT_OK) st = be->lapack_gesvd(fa, ws.t, wu.t, vt, job, &info);
   if (st == MT_OK)
     st = lapack_info(op, info, "%d superdiagonals of an intermediate bidiagonal form did not converge to zero");
-  if (st == MT_OK && !(v->ndim == 2 && v->sizes[0] == n && v->sizes[1] == kv)) st = mt__prepare_out(v, a->dtype, a->device, 2, vsz, op);
+  if (st == MT_OK && !(v->ndim == 2 && v->sizes[0] == n && v->sizes[1] == kv))
+    st = mt__prepare_out(v, a->dtype, a->device, 2, vsz, op);
   st = work_close(be, &wv, st);
   st = work_close(be, &ws, st);
   st = work_close(be, &wu, st);

@@ -74,15 +74,18 @@ static mt_status run_product(const char *op, mt_tensor *out, double beta, const 
                        SHAPE(c, b1), mt__sizes_str(ndim, sizes, b2, sizeof b2));
   }
   /* a result of the wrong dtype/device: let prepare_out report it before any work */
-  if (out->dtype != a->dtype || out->device != a->device) return mt__prepare_out(out, a->dtype, a->device, ndim, sizes, op);
+  if (out->dtype != a->dtype || out->device != a->device)
+    return mt__prepare_out(out, a->dtype, a->device, ndim, sizes, op);
   int temp = shares_storage(out, a) || shares_storage(out, b) || (out != c && shares_storage(out, c));
   mt_tensor *res = out;
   if (temp) MT_TRY(mt__tensor_empty(&res, a->dtype, a->device, ndim, sizes));
   else MT_TRY(mt__prepare_out(out, a->dtype, a->device, ndim, sizes, op));
   for (int i = 0; i < res->ndim; i++)
     if (res->sizes[i] > 1 && res->strides[i] == 0) /* several results would share one element */
-      return mt__error(MT_ERR_ARG, "%s: the result tensor (size %s) is expanded, so several of its elements share "
-                       "memory; call clone() first", op, SHAPE(res, b1));
+      return mt__error(MT_ERR_ARG,
+                       "%s: the result tensor (size %s) is expanded, so several of its elements share "
+                       "memory; call clone() first",
+                       op, SHAPE(res, b1));
   mt_status st = MT_OK;
   if (res != c && c && beta != 0) {
     mt_tensor *cv;
@@ -127,8 +130,7 @@ static mt_status product_ranks(const char *op, const mt_tensor *out, const mt_te
   MT_CHECK_TENSOR(b, op, nb);
   char b1[128], b2[128];
   if (a->ndim != ra || b->ndim != rb)
-    return mt__error(MT_ERR_SHAPE, "%s: expected %s, got %s: %s, %s: %s", op, want, na, SHAPE(a, b1), nb,
-                     SHAPE(b, b2));
+    return mt__error(MT_ERR_SHAPE, "%s: expected %s, got %s: %s, %s: %s", op, want, na, SHAPE(a, b1), nb, SHAPE(b, b2));
   return MT_OK;
 }
 

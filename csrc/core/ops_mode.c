@@ -15,8 +15,8 @@ mt_status mt_mode(mt_tensor *values, mt_tensor *indices, const mt_tensor *src, i
   MT_CHECK_TENSOR(indices, op, "indices result");
   char b[128];
   if (src->ndim == 0 || dim < 0 || dim >= src->ndim)
-    return mt__error(MT_ERR_INDEX, "%s: dimension %d out of range for a tensor of size %s (%d dimensions)", op,
-                     dim + 1, SHAPE(src, b), src->ndim);
+    return mt__error(MT_ERR_INDEX, "%s: dimension %d out of range for a tensor of size %s (%d dimensions)", op, dim + 1,
+                     SHAPE(src, b), src->ndim);
   if (src->sizes[dim] == 0)
     return mt__error(MT_ERR_SHAPE, "%s: dimension %d of the tensor of size %s is empty", op, dim + 1, SHAPE(src, b));
   if (values == indices || (values->storage && values->storage == indices->storage))

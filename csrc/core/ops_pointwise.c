@@ -50,8 +50,8 @@ static mt_status check_inplace(const char *op, const mt_tensor *out, const mt_te
                                const int64_t *sizes) {
   if (out != in || same_sizes(out, ndim, sizes)) return MT_OK;
   char b1[128], b2[128];
-  return mt__error(MT_ERR_SHAPE, "%s: in-place result of size %s cannot hold the broadcast size %s", op,
-                   SHAPE(out, b1), mt__sizes_str(ndim, sizes, b2, sizeof b2));
+  return mt__error(MT_ERR_SHAPE, "%s: in-place result of size %s cannot hold the broadcast size %s", op, SHAPE(out, b1),
+                   mt__sizes_str(ndim, sizes, b2, sizeof b2));
 }
 
 /* v: t seen with (ndim, sizes), broadcast dims getting stride 0. A header on the caller's stack

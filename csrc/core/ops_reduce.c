@@ -22,8 +22,10 @@ static bool has_index(int op) { return op == MT_MAX || op == MT_MIN || op == MT_
 /* The dtype an op writes for an input dtype (Torch7: sums keep the input's type). */
 static mt_dtype reduce_out_dtype(int op, mt_dtype in) {
   switch (op) {
-    case MT_ARGMAX: case MT_ARGMIN: return MT_I64;
-    case MT_ANY: case MT_ALL: return MT_U8;
+    case MT_ARGMAX:
+    case MT_ARGMIN: return MT_I64;
+    case MT_ANY:
+    case MT_ALL: return MT_U8;
     default: return in;
   }
 }
@@ -47,16 +49,18 @@ static mt_status with_dim(mt_tensor **r, mt_tensor *t, int dim, const char *op) 
   return MT_OK;
 }
 
-static mt_status check_reduce_args(int op, const mt_tensor *out, const mt_tensor *indices, const mt_tensor *a,
-                                   int dim, double p, const char **name) {
+static mt_status check_reduce_args(int op, const mt_tensor *out, const mt_tensor *indices, const mt_tensor *a, int dim,
+                                   double p, const char **name) {
   if (op < 0 || op >= MT_NUM_REDUCE_OPS) return mt__error(MT_ERR_ARG, "reduce: invalid operation %d", op);
   const char *nm = *name = reduce_names[op];
   MT_CHECK_TENSOR(a, nm, "input");
   MT_CHECK_TENSOR(out, nm, "result tensor");
   char b[128];
   if (reduce_float_only[op] && !mt_dtype_is_floating(a->dtype))
-    return mt__error(MT_ERR_DTYPE, "%s: expected a floating-point tensor, got %s (convert it with :double() or "
-                     ":float() first)", nm, mt_dtype_name(a->dtype));
+    return mt__error(MT_ERR_DTYPE,
+                     "%s: expected a floating-point tensor, got %s (convert it with :double() or "
+                     ":float() first)",
+                     nm, mt_dtype_name(a->dtype));
   if ((op == MT_VAR || op == MT_STD) && !(p >= 0 && p < INFINITY))
     return mt__error(MT_ERR_ARG, "%s: correction must be a finite number >= 0, got %g", nm, p);
   if (op == MT_NORM && p != p) return mt__error(MT_ERR_ARG, "%s: the order p is NaN", nm);
@@ -65,8 +69,8 @@ static mt_status check_reduce_args(int op, const mt_tensor *out, const mt_tensor
   if (indices && (indices == out || (indices->storage && indices->storage == out->storage)))
     return mt__error(MT_ERR_ARG, "%s: the values and indices results must not share memory", nm);
   if (dim >= (a->ndim ? a->ndim : 1))
-    return mt__error(MT_ERR_INDEX, "%s: dimension %d out of range for a tensor of size %s (%d dimensions)", nm,
-                     dim + 1, SHAPE(a, b), a->ndim);
+    return mt__error(MT_ERR_INDEX, "%s: dimension %d out of range for a tensor of size %s (%d dimensions)", nm, dim + 1,
+                     SHAPE(a, b), a->ndim);
   if (has_index(op)) {
     int64_t n = dim >= 0 && a->ndim ? a->sizes[dim] : mt__numel(a);
     if (n == 0 && dim >= 0 && a->ndim)
@@ -142,8 +146,8 @@ mt_status mt_reduce_all_value(int op, const mt_tensor *a, double p, double *out)
    * (a ByteTensor of 1000 ones sums to 1000, not 232): widen small integer types first. */
   const mt_tensor *src = a;
   mt_tensor *wide = NULL, *tmp;
-  if ((op == MT_SUM || op == MT_PROD) && (a->dtype == MT_U8 || a->dtype == MT_BOOL || a->dtype == MT_I32 ||
-                                            a->dtype == MT_I8 || a->dtype == MT_I16)) {
+  if ((op == MT_SUM || op == MT_PROD) &&
+      (a->dtype == MT_U8 || a->dtype == MT_BOOL || a->dtype == MT_I32 || a->dtype == MT_I8 || a->dtype == MT_I16)) {
     MT_TRY(mt__tensor_empty(&wide, MT_I64, a->device, a->ndim, a->sizes));
     mt_status st = mt_copy(wide, a);
     if (st != MT_OK) {
@@ -171,8 +175,8 @@ static mt_status check_sort_args(const char *op, const mt_tensor *values, const 
   MT_CHECK_TENSOR(indices, op, "indices result");
   if (dim < 0 || dim >= (src->ndim ? src->ndim : 1)) {
     char b[128];
-    return mt__error(MT_ERR_INDEX, "%s: dimension %d out of range for a tensor of size %s (%d dimensions)", op,
-                     dim + 1, SHAPE(src, b), src->ndim);
+    return mt__error(MT_ERR_INDEX, "%s: dimension %d out of range for a tensor of size %s (%d dimensions)", op, dim + 1,
+                     SHAPE(src, b), src->ndim);
   }
   if (values == indices) return mt__error(MT_ERR_ARG, "%s: values and indices must be different tensors", op);
   return MT_OK;
@@ -213,8 +217,7 @@ static mt_status sort_like(const char *op, mt_tensor *values, mt_tensor *indices
   return st;
 }
 
-mt_status mt_sort(mt_tensor *values, mt_tensor *indices, const mt_tensor *src, int dim, int descending,
-                  int64_t base) {
+mt_status mt_sort(mt_tensor *values, mt_tensor *indices, const mt_tensor *src, int dim, int descending, int64_t base) {
   MT_TRY(check_sort_args("sort", values, indices, src, dim));
   int64_t n = src->ndim ? src->sizes[dim] : 1;
   return sort_like("sort", values, indices, src, dim, n, -1, descending != 0, 0, base);

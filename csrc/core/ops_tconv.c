@@ -38,9 +38,10 @@ mt_status mt_tensor_conv(mt_tensor *out, const mt_tensor *x, const mt_tensor *k,
   int ns = nspatial, xd = x->ndim, kd = k->ndim;
   int single = xd == ns && kd == ns, diagonal = xd == ns + 1 && kd == ns + 1, mv = xd == ns + 1 && kd == ns + 2;
   if (!single && !diagonal && !mv)
-    return mt__error(MT_ERR_SHAPE,
-                     "%s: expected input and kernel of %d and %d, %d and %d, or %d and %d dimensions, got sizes %s and %s",
-                     op, ns, ns, ns + 1, ns + 1, ns + 1, ns + 2, SHAPE(x, b1), SHAPE(k, b2));
+    return mt__error(
+        MT_ERR_SHAPE,
+        "%s: expected input and kernel of %d and %d, %d and %d, or %d and %d dimensions, got sizes %s and %s", op, ns,
+        ns, ns + 1, ns + 1, ns + 1, ns + 2, SHAPE(x, b1), SHAPE(k, b2));
   if (x->dtype != k->dtype)
     return mt__error(MT_ERR_DTYPE, "%s: input and kernel must have the same dtype, got %s and %s", op,
                      mt_dtype_name(x->dtype), mt_dtype_name(k->dtype));

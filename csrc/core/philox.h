@@ -12,7 +12,9 @@
 #define MT_HOSTDEV static inline
 #endif
 
-typedef struct { uint32_t v[4]; } mt_philox_out;
+typedef struct {
+  uint32_t v[4];
+} mt_philox_out;
 
 MT_HOSTDEV mt_philox_out mt_philox(uint64_t seed, uint64_t counter) {
   uint32_t c0 = (uint32_t)counter, c1 = (uint32_t)(counter >> 32), c2 = 0, c3 = 0;
@@ -28,7 +30,10 @@ MT_HOSTDEV mt_philox_out mt_philox(uint64_t seed, uint64_t counter) {
     k1 += 0xBB67AE85u;
   }
   mt_philox_out o;
-  o.v[0] = c0; o.v[1] = c1; o.v[2] = c2; o.v[3] = c3;
+  o.v[0] = c0;
+  o.v[1] = c1;
+  o.v[2] = c2;
+  o.v[3] = c3;
   return o;
 }
 

@@ -126,8 +126,8 @@ mt_status mt_storage_map_file(mt_tensor **out, const char *path, int dtype, int 
       int e = errno;
       close(fd);
       if (!shared)
-        return mt__error(MT_ERR_IO, "%s: file '%s' holds %zu bytes, %zu needed for %lld elements of %s", op, path,
-                         have, bytes, (long long)numel, mt_dtype_name(dtype));
+        return mt__error(MT_ERR_IO, "%s: file '%s' holds %zu bytes, %zu needed for %lld elements of %s", op, path, have,
+                         bytes, (long long)numel, mt_dtype_name(dtype));
       return mt__error(MT_ERR_IO, "%s: cannot extend '%s' to %zu bytes: %s", op, path, bytes, strerror(e));
     }
   }

@@ -222,10 +222,10 @@ static mt_status check_new_args(const char *op, int dtype, int ndim, const int64
     return mt__error(MT_ERR_SHAPE, "%s: %d dimensions requested, at most %d supported", op, ndim, MT_MAX_DIMS);
   if (ndim > 0 && !sizes) return mt__error(MT_ERR_ARG, "%s: sizes is NULL", op);
   for (int i = 0; i < ndim; i++)
-    if (sizes[i] < 0) return mt__error(MT_ERR_SHAPE, "%s: size %lld of dimension %d is negative", op, (long long)sizes[i], i + 1);
+    if (sizes[i] < 0)
+      return mt__error(MT_ERR_SHAPE, "%s: size %lld of dimension %d is negative", op, (long long)sizes[i], i + 1);
   int64_t n = checked_numel(ndim, sizes);
-  if (n < 0 || (uint64_t)n > (uint64_t)INT64_MAX / 8)
-    return mt__error(MT_ERR_SHAPE, "%s: element count overflows", op);
+  if (n < 0 || (uint64_t)n > (uint64_t)INT64_MAX / 8) return mt__error(MT_ERR_SHAPE, "%s: element count overflows", op);
   *numel = n;
   return MT_OK;
 }
@@ -277,9 +277,7 @@ void mt_tensor_release(mt_tensor *t) {
 
 int mt_tensor_ndim(const mt_tensor *t) { return t ? t->ndim : 0; }
 int64_t mt_tensor_size(const mt_tensor *t, int dim) { return (t && dim >= 0 && dim < t->ndim) ? t->sizes[dim] : -1; }
-int64_t mt_tensor_stride(const mt_tensor *t, int dim) {
-  return (t && dim >= 0 && dim < t->ndim) ? t->strides[dim] : 0;
-}
+int64_t mt_tensor_stride(const mt_tensor *t, int dim) { return (t && dim >= 0 && dim < t->ndim) ? t->strides[dim] : 0; }
 int64_t mt_tensor_offset(const mt_tensor *t) { return t ? t->offset : 0; }
 int64_t mt_tensor_numel(const mt_tensor *t) { return t ? mt__numel(t) : 0; }
 int mt_tensor_dtype(const mt_tensor *t) { return t ? (int)t->dtype : -1; }
@@ -332,8 +330,7 @@ mt_status mt_tensor_set(mt_tensor *t, const mt_tensor *src) {
   return MT_OK;
 }
 
-mt_status mt__prepare_out(mt_tensor *out, mt_dtype dtype, int device, int ndim, const int64_t *sizes,
-                          const char *op) {
+mt_status mt__prepare_out(mt_tensor *out, mt_dtype dtype, int device, int ndim, const int64_t *sizes, const char *op) {
   if (!out) return mt__error(MT_ERR_ARG, "%s: result tensor is NULL", op);
   if (out->dtype != dtype)
     return mt__error(MT_ERR_DTYPE, "%s: result tensor has dtype %s, expected %s", op, mt_dtype_name(out->dtype),

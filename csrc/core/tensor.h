@@ -17,17 +17,17 @@
 typedef struct mt_storage {
   void *data;
   size_t nbytes;
-  size_t capacity;     /* bytes allocated (>= nbytes: a storage resized down keeps its block) */
-  int device;          /* MT_CPU or CUDA ordinal */
-  int pinned;          /* host memory that is page-locked (CUDA host allocator) */
+  size_t capacity;         /* bytes allocated (>= nbytes: a storage resized down keeps its block) */
+  int device;              /* MT_CPU or CUDA ordinal */
+  int pinned;              /* host memory that is page-locked (CUDA host allocator) */
   struct mt_storage *base; /* a view (storage.c): data points into base, which it holds */
-  int mapped;          /* data is an mmap of `capacity` bytes of a file (storage.c) */
+  int mapped;              /* data is an mmap of `capacity` bytes of a file (storage.c) */
   atomic_int refcount;
 } mt_storage;
 
 struct mt_tensor {
-  mt_storage *storage;  /* NULL only while numel == 0 and nothing was ever allocated */
-  int64_t offset;       /* in elements */
+  mt_storage *storage; /* NULL only while numel == 0 and nothing was ever allocated */
+  int64_t offset;      /* in elements */
   int64_t sizes[MT_MAX_DIMS];
   int64_t strides[MT_MAX_DIMS];
   int ndim;
@@ -65,13 +65,12 @@ mt_tensor *mt__tensor_over_storage(mt_storage *s, mt_dtype dtype, int64_t numel)
 /* new contiguous tensor with fresh storage */
 mt_status mt__tensor_empty(mt_tensor **out, mt_dtype dtype, int device, int ndim, const int64_t *sizes);
 /* resize out to (ndim, sizes) with dtype/device checked: the common "prepare output" step */
-mt_status mt__prepare_out(mt_tensor *out, mt_dtype dtype, int device, int ndim, const int64_t *sizes,
-                          const char *op);
+mt_status mt__prepare_out(mt_tensor *out, mt_dtype dtype, int device, int ndim, const int64_t *sizes, const char *op);
 /* contiguous strides for sizes */
 void mt__contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides);
 /* broadcast shapes a and b into (ndim, sizes); MT_ERR_SHAPE with a message naming op */
-mt_status mt__broadcast_shape(const char *op, int na, const int64_t *sa, int nb, const int64_t *sb,
-                              int *ndim, int64_t *sizes);
+mt_status mt__broadcast_shape(const char *op, int na, const int64_t *sa, int nb, const int64_t *sb, int *ndim,
+                              int64_t *sizes);
 /* shape as text "3x4x5" into buf (for error messages) */
 const char *mt__shape_str(const mt_tensor *t, char *buf, size_t len);
 const char *mt__sizes_str(int ndim, const int64_t *sizes, char *buf, size_t len);

@@ -18,8 +18,8 @@ static mt_status new_alias(mt_tensor **out, const mt_tensor *t, const char *op) 
 static mt_status check_dim(const char *op, const mt_tensor *t, int dim, int extra) {
   if (dim < 0 || dim >= t->ndim + extra) {
     char b[128];
-    return mt__error(MT_ERR_INDEX, "%s: dimension %d out of range for a tensor of size %s (%d dimensions)", op,
-                     dim + 1, SHAPE(t, b), t->ndim);
+    return mt__error(MT_ERR_INDEX, "%s: dimension %d out of range for a tensor of size %s (%d dimensions)", op, dim + 1,
+                     SHAPE(t, b), t->ndim);
   }
   return MT_OK;
 }
@@ -39,8 +39,10 @@ static mt_status check_in_storage(const char *op, const mt_tensor *t, int ndim, 
   int64_t count = 1; /* product of the nonzero sizes: must not overflow even for an empty view */
   bool empty = false;
   for (int i = 0; i < ndim; i++) {
-    if (sizes[i] < 0) return mt__error(MT_ERR_SHAPE, "%s: size %lld of dimension %d is negative", op, (long long)sizes[i], i + 1);
-    if (strides[i] < 0) return mt__error(MT_ERR_SHAPE, "%s: stride %lld of dimension %d is negative", op, (long long)strides[i], i + 1);
+    if (sizes[i] < 0)
+      return mt__error(MT_ERR_SHAPE, "%s: size %lld of dimension %d is negative", op, (long long)sizes[i], i + 1);
+    if (strides[i] < 0)
+      return mt__error(MT_ERR_SHAPE, "%s: stride %lld of dimension %d is negative", op, (long long)strides[i], i + 1);
     if (sizes[i] == 0) empty = true;
     else if (__builtin_mul_overflow(count, sizes[i], &count))
       return mt__error(MT_ERR_SHAPE, "%s: element count overflows", op);
@@ -69,7 +71,8 @@ mt_status mt_tensor_as_strided(mt_tensor **out, const mt_tensor *t, int ndim, co
                                const int64_t *strides, int64_t offset) {
   const char *op = "as_strided";
   MT_CHECK_TENSOR(t, op, "tensor");
-  if (ndim < 0 || ndim > MT_MAX_DIMS) return mt__error(MT_ERR_SHAPE, "%s: %d dimensions requested, at most %d supported", op, ndim, MT_MAX_DIMS);
+  if (ndim < 0 || ndim > MT_MAX_DIMS)
+    return mt__error(MT_ERR_SHAPE, "%s: %d dimensions requested, at most %d supported", op, ndim, MT_MAX_DIMS);
   if (ndim && (!sizes || !strides)) return mt__error(MT_ERR_ARG, "%s: sizes or strides is NULL", op);
   MT_TRY(check_in_storage(op, t, ndim, sizes, strides, offset));
   MT_TRY(new_alias(out, t, op));
@@ -87,7 +90,8 @@ mt_status mt_tensor_as_strided(mt_tensor **out, const mt_tensor *t, int ndim, co
 mt_status mt_tensor_view(mt_tensor **out, const mt_tensor *t, int ndim, const int64_t *sizes_in) {
   const char *op = "view";
   MT_CHECK_TENSOR(t, op, "tensor");
-  if (ndim < 0 || ndim > MT_MAX_DIMS) return mt__error(MT_ERR_SHAPE, "%s: %d dimensions requested, at most %d supported", op, ndim, MT_MAX_DIMS);
+  if (ndim < 0 || ndim > MT_MAX_DIMS)
+    return mt__error(MT_ERR_SHAPE, "%s: %d dimensions requested, at most %d supported", op, ndim, MT_MAX_DIMS);
   if (ndim && !sizes_in) return mt__error(MT_ERR_ARG, "%s: sizes is NULL", op);
   int64_t sizes[MT_MAX_DIMS], strides[MT_MAX_DIMS], known = 1, numel = mt__numel(t);
   int infer = -1;
@@ -161,7 +165,7 @@ static int64_t sat_mul(int64_t a, int64_t b) {
 
 static void shift_offset(mt_tensor *r, const mt_tensor *t, int64_t index, int64_t stride) {
   if (mt__numel(t) == 0) return; /* nothing is addressed: keep the offset */
-  r->offset += index * stride;    /* in bounds for a non-empty tensor, so no overflow */
+  r->offset += index * stride;   /* in bounds for a non-empty tensor, so no overflow */
 }
 
 mt_status mt_tensor_narrow(mt_tensor **out, const mt_tensor *t, int dim, int64_t start, int64_t length) {
@@ -296,7 +300,8 @@ mt_status mt_tensor_unsqueeze(mt_tensor **out, const mt_tensor *t, int dim) {
   const char *op = "unsqueeze";
   MT_CHECK_TENSOR(t, op, "tensor");
   MT_TRY(check_dim(op, t, dim, 1));
-  if (t->ndim >= MT_MAX_DIMS) return mt__error(MT_ERR_SHAPE, "%s: tensor already has %d dimensions, the maximum", op, MT_MAX_DIMS);
+  if (t->ndim >= MT_MAX_DIMS)
+    return mt__error(MT_ERR_SHAPE, "%s: tensor already has %d dimensions, the maximum", op, MT_MAX_DIMS);
   MT_TRY(new_alias(out, t, op));
   mt_tensor *r = *out;
   for (int i = t->ndim; i > dim; i--) {
@@ -314,7 +319,8 @@ mt_status mt_tensor_unfold(mt_tensor **out, const mt_tensor *t, int dim, int64_t
   const char *op = "unfold";
   MT_CHECK_TENSOR(t, op, "tensor");
   MT_TRY(check_dim(op, t, dim, 0));
-  if (t->ndim >= MT_MAX_DIMS) return mt__error(MT_ERR_SHAPE, "%s: tensor already has %d dimensions, the maximum", op, MT_MAX_DIMS);
+  if (t->ndim >= MT_MAX_DIMS)
+    return mt__error(MT_ERR_SHAPE, "%s: tensor already has %d dimensions, the maximum", op, MT_MAX_DIMS);
   if (size < 1 || step < 1 || size > t->sizes[dim])
     return mt__error(MT_ERR_ARG, "%s: size %lld and step %lld invalid for dimension %d of size %lld", op,
                      (long long)size, (long long)step, dim + 1, (long long)t->sizes[dim]);
@@ -347,14 +353,16 @@ static mt_status element_offset(const char *op, const mt_tensor *t, const int64_
   return MT_OK;
 }
 
-#define GET_CASE(E, N, T, CT) \
-  case E: v = (double)mt_ld_##N((const T *)p); break;
+#define GET_CASE(E, N, T, CT)            \
+  case E:                                \
+    v = (double)mt_ld_##N((const T *)p); \
+    break;
 #define SET_CASE(E, N, T, CT) \
   case E: mt_st_##N((T *)p, (CT)v); break;
 
 static double load_double(int dtype, const void *p) {
   double v = 0;
-  switch (dtype) { MT_DTYPE_LIST(GET_CASE) default: break; }
+  switch (dtype) { MT_DTYPE_LIST(GET_CASE) default : break; }
   return mt__lua_number(v);
 }
 
@@ -362,13 +370,14 @@ static void store_double(int dtype, void *p, double v) {
   if (!mt_dtype_is_floating(dtype)) {
     int64_t i = mt_double_to_i64(v);
     switch (dtype) {
-#define SETI_CASE(E, N, T, CT) case E: mt_st_##N((T *)p, i); break;
+#define SETI_CASE(E, N, T, CT) \
+  case E: mt_st_##N((T *)p, i); break;
       MT_DTYPE_LIST(SETI_CASE)
       default: break;
     }
     return;
   }
-  switch (dtype) { MT_FLOAT_DTYPE_LIST(SET_CASE) default: break; }
+  switch (dtype) { MT_FLOAT_DTYPE_LIST(SET_CASE) default : break; }
 }
 
 /* A one-element alias of t at element `off`, for device-agnostic transfers through mt_copy. */

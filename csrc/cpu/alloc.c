@@ -20,8 +20,7 @@ mt_status mt__cpu_alloc(int device, size_t nbytes, int pinned, void **ptr) {
   *ptr = p;
   long long now = atomic_fetch_add(&live_bytes, (long long)nbytes) + (long long)nbytes;
   long long peak = atomic_load(&peak_bytes);
-  while (now > peak && !atomic_compare_exchange_weak(&peak_bytes, &peak, now)) {
-  }
+  while (now > peak && !atomic_compare_exchange_weak(&peak_bytes, &peak, now)) {}
   atomic_fetch_add(&n_allocs, 1);
   return MT_OK;
 }

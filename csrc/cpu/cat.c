@@ -4,13 +4,14 @@
 #include "iter.h"
 #include "../core/error.h"
 
-#define COPY_ROW(T)                                                                \
-  static void copy_##T(void *ctx, int64_t n, char *const *p, const int64_t *s) {   \
-    (void)ctx;                                                                     \
-    T *d = (T *)p[0];                                                              \
-    const T *src = (const T *)p[1];                                                \
-    if (s[0] == 1 && s[1] == 1) memcpy(d, src, (size_t)n * sizeof(T));             \
-    else for (int64_t e = 0; e < n; e++) d[e * s[0]] = src[e * s[1]];              \
+#define COPY_ROW(T)                                                              \
+  static void copy_##T(void *ctx, int64_t n, char *const *p, const int64_t *s) { \
+    (void)ctx;                                                                   \
+    T *d = (T *)p[0];                                                            \
+    const T *src = (const T *)p[1];                                              \
+    if (s[0] == 1 && s[1] == 1) memcpy(d, src, (size_t)n * sizeof(T));           \
+    else                                                                         \
+      for (int64_t e = 0; e < n; e++) d[e * s[0]] = src[e * s[1]];               \
   }
 COPY_ROW(uint8_t)
 COPY_ROW(uint16_t)

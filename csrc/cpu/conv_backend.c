@@ -57,8 +57,8 @@ static struct {
 
 static void make_key(int64_t *k, const mt__conv_call *c, const mt_conv_geom *g) {
   const int bias = c->dir == MT__CONV_FWD ? c->bias != NULL : c->out2 != NULL;
-  const int64_t v[KEY_LEN] = {g->N,  g->C,  g->H,  g->W,  g->O,  g->Cg,     g->kH,  g->kW, g->oH, g->oW,
-                              g->sW, g->sH, g->pW, g->pH, g->dW, g->dH, g->groups, c->dir, bias, mt_get_num_threads()};
+  const int64_t v[KEY_LEN] = {g->N,  g->C,  g->H,  g->W,  g->O,  g->Cg, g->kH,     g->kW,  g->oH, g->oW,
+                              g->sW, g->sH, g->pW, g->pH, g->dW, g->dH, g->groups, c->dir, bias,  mt_get_num_threads()};
   memcpy(k, v, sizeof v);
 }
 
@@ -103,9 +103,9 @@ static mt_status run_choice(const mt__conv_call *c, const mt_conv_geom *g, mt__c
  * accumulates, so it must not run into the caller's twice); *choice: the fastest. */
 static mt_status search(const mt__conv_call *c, const mt_conv_geom *g, mt__conv_native_fn native, int *choice) {
   const int64_t wsz = g->O * g->Cg * g->kH * g->kW;
-  const int64_t n = c->dir == MT__CONV_FWD ? g->N * g->O * g->oH * g->oW
+  const int64_t n = c->dir == MT__CONV_FWD        ? g->N * g->O * g->oH * g->oW
                     : c->dir == MT__CONV_BWD_DATA ? g->N * g->C * g->H * g->W
-                                                   : wsz + g->O;
+                                                  : wsz + g->O;
   float *tmp = calloc((size_t)n, sizeof(float));
   if (!tmp) return mt__error(MT_ERR_MEMORY, "SpatialConvolution: out of memory timing oneDNN against native");
   mt__conv_call t = *c;

@@ -42,8 +42,7 @@ static inline int mt__conv3d_out(const int64_t *in, const int64_t *k, const int 
 /* nn_vol.c: the 3-d convolution columns of output rows [q0, q1) only (a row: the oW positions of
  * one (ot, oy)), (C kT kH kW) x ((q1 - q0) oW), for elements of esize bytes (2, 4 or 8); par:
  * split the rows of the columns over the threads */
-void mt__vol2col_rows(size_t esize, const void *x, void *col, const mt_vol_geom *g, int64_t q0, int64_t q1,
-                      int par);
+void mt__vol2col_rows(size_t esize, const void *x, void *col, const mt_vol_geom *g, int64_t q0, int64_t q1, int par);
 /* for hot entry points whose loops the compiler vectorizes: an AVX2 clone (with its OpenMP
  * bodies), chosen at load time, runs them eight floats or four doubles to a vector. Without FMA
  * there are no contracted multiply-adds, so both clones give the same bits. */

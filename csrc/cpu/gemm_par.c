@@ -53,31 +53,30 @@ static void part(int64_t len, int parts, int i, int64_t align, int64_t *lo, int6
   *hi = b * align < len ? b * align : len;
 }
 
-#define PAR_GEMM_FN(N, T, BLAS)                                                                          \
-  void mt__##N##gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, T alpha, const T *a, int64_t lda,    \
-                     const T *b, int64_t ldb, T beta, T *c, int64_t ldc, int nth) {                       \
-    mt__blas_init();                                                                                      \
-    if (m <= 0 || n <= 0) return;                                                                         \
-    if (nth < 1) nth = mt__gemm_threads(m, n, k);                                                         \
-    int tm = 1, tn = 1;                                                                                   \
-    if (nth > 1) grid(m, n, nth, &tm, &tn);                                                               \
-    if (tm * tn == 1) {                                                                                   \
-      BLAS(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (blasint)m,     \
-           (blasint)n, (blasint)k, alpha, a, (blasint)lda, b, (blasint)ldb, beta, c, (blasint)ldc);       \
-      return;                                                                                             \
-    }                                                                                                     \
-    _Pragma("omp parallel for num_threads(tm * tn) schedule(static)")                                     \
-    for (int t = 0; t < tm * tn; t++) {                                                                   \
-      int64_t i0, i1, j0, j1;                                                                             \
-      part(m, tm, t / tn, 8, &i0, &i1);                                                                   \
-      part(n, tn, t % tn, 16, &j0, &j1);                                                                  \
-      if (i1 <= i0 || j1 <= j0) continue;                                                                 \
-      /* row i of op(A) starts at a + i*lda (stored as is) or a + i (stored transposed) */               \
-      const T *ai = a + (ta ? i0 : i0 * lda), *bj = b + (tb ? j0 * ldb : j0);                             \
-      BLAS(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,                 \
-           (blasint)(i1 - i0), (blasint)(j1 - j0), (blasint)k, alpha, ai, (blasint)lda, bj, (blasint)ldb,  \
-           beta, c + i0 * ldc + j0, (blasint)ldc);                                                        \
-    }                                                                                                     \
+#define PAR_GEMM_FN(N, T, BLAS)                                                                                     \
+  void mt__##N##gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, T alpha, const T *a, int64_t lda, const T *b, \
+                     int64_t ldb, T beta, T *c, int64_t ldc, int nth) {                                             \
+    mt__blas_init();                                                                                                \
+    if (m <= 0 || n <= 0) return;                                                                                   \
+    if (nth < 1) nth = mt__gemm_threads(m, n, k);                                                                   \
+    int tm = 1, tn = 1;                                                                                             \
+    if (nth > 1) grid(m, n, nth, &tm, &tn);                                                                         \
+    if (tm * tn == 1) {                                                                                             \
+      BLAS(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (blasint)m, (blasint)n,   \
+           (blasint)k, alpha, a, (blasint)lda, b, (blasint)ldb, beta, c, (blasint)ldc);                             \
+      return;                                                                                                       \
+    }                                                                                                               \
+    _Pragma("omp parallel for num_threads(tm * tn) schedule(static)") for (int t = 0; t < tm * tn; t++) {           \
+      int64_t i0, i1, j0, j1;                                                                                       \
+      part(m, tm, t / tn, 8, &i0, &i1);                                                                             \
+      part(n, tn, t % tn, 16, &j0, &j1);                                                                            \
+      if (i1 <= i0 || j1 <= j0) continue;                                                                           \
+      /* row i of op(A) starts at a + i*lda (stored as is) or a + i (stored transposed) */                          \
+      const T *ai = a + (ta ? i0 : i0 * lda), *bj = b + (tb ? j0 * ldb : j0);                                       \
+      BLAS(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (blasint)(i1 - i0),       \
+           (blasint)(j1 - j0), (blasint)k, alpha, ai, (blasint)lda, bj, (blasint)ldb, beta, c + i0 * ldc + j0,      \
+           (blasint)ldc);                                                                                           \
+    }                                                                                                               \
   }
 PAR_GEMM_FN(s, float, cblas_sgemm)
 PAR_GEMM_FN(d, double, cblas_dgemm)

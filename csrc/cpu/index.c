@@ -24,28 +24,26 @@ typedef struct idx_ctx {
 
 /* ---- bounds check ---- */
 
-#define CHECK_ROWS(I)                                                                 \
-  static void any_bad_##I(void *vc, int64_t n, char *const *p, const int64_t *s) {    \
-    idx_ctx *c = vc;                                                                  \
-    const I *ix = (const I *)p[0];                                                    \
-    int64_t lo = c->lo, hi = c->hi, st = s[0];                                        \
-    int bad = 0;                                                                      \
+#define CHECK_ROWS(I)                                                                                \
+  static void any_bad_##I(void *vc, int64_t n, char *const *p, const int64_t *s) {                   \
+    idx_ctx *c = vc;                                                                                 \
+    const I *ix = (const I *)p[0];                                                                   \
+    int64_t lo = c->lo, hi = c->hi, st = s[0];                                                       \
+    int bad = 0;                                                                                     \
     for (int64_t e = 0; e < n; e++) bad |= ((int64_t)ix[e * st] < lo) | ((int64_t)ix[e * st] >= hi); \
-    if (bad) {                                                                        \
-      _Pragma("omp atomic write") c->found = 1;                                       \
-    }                                                                                 \
-  }                                                                                   \
-  static void first_bad_##I(void *vc, int64_t n, char *const *p, const int64_t *s) {  \
-    idx_ctx *c = vc;                                                                  \
-    if (c->found) return;                                                             \
-    const I *ix = (const I *)p[0];                                                    \
-    for (int64_t e = 0; e < n; e++) {                                                 \
-      int64_t v = ix[e * s[0]];                                                       \
-      if (v < c->lo || v >= c->hi) {                                                  \
-        c->found = 1, c->bad = v;                                                     \
-        return;                                                                       \
-      }                                                                               \
-    }                                                                                 \
+    if (bad) { _Pragma("omp atomic write") c->found = 1; }                                           \
+  }                                                                                                  \
+  static void first_bad_##I(void *vc, int64_t n, char *const *p, const int64_t *s) {                 \
+    idx_ctx *c = vc;                                                                                 \
+    if (c->found) return;                                                                            \
+    const I *ix = (const I *)p[0];                                                                   \
+    for (int64_t e = 0; e < n; e++) {                                                                \
+      int64_t v = ix[e * s[0]];                                                                      \
+      if (v < c->lo || v >= c->hi) {                                                                 \
+        c->found = 1, c->bad = v;                                                                    \
+        return;                                                                                      \
+      }                                                                                              \
+    }                                                                                                \
   }
 CHECK_ROWS(int32_t)
 CHECK_ROWS(int64_t)
@@ -78,15 +76,16 @@ static mt_status check_indices(const char *op, const mt_tensor *index, int dim, 
     const T *src = (const T *)p[1];                                                            \
     const I *ix = (const I *)p[2];                                                             \
     int64_t ds = s[0], ss = s[1], is = s[2], ks = c->kstride, b = c->base;                     \
-    if (is == 0) { /* one index for the whole row (index_select) */                           \
+    if (is == 0) { /* one index for the whole row (index_select) */                            \
       const T *row = src + ((int64_t)ix[0] - b) * ks;                                          \
       if (ds == 1 && ss == 1) memcpy(d, row, (size_t)n * sizeof(T));                           \
-      else for (int64_t e = 0; e < n; e++) d[e * ds] = row[e * ss];                            \
+      else                                                                                     \
+        for (int64_t e = 0; e < n; e++) d[e * ds] = row[e * ss];                               \
       return;                                                                                  \
     }                                                                                          \
     if (ds == 1 && is == 1 && ss == 0 && ks == 1) { /* dense rows (gather's common case): with \
                                                        strides known, a tight loop */          \
-      for (int64_t e = 0; e < n; e++) d[e] = src[(int64_t)ix[e] - b];                           \
+      for (int64_t e = 0; e < n; e++) d[e] = src[(int64_t)ix[e] - b];                          \
       return;                                                                                  \
     }                                                                                          \
     for (int64_t e = 0; e < n; e++) d[e * ds] = src[e * ss + ((int64_t)ix[e * is] - b) * ks];  \
@@ -100,7 +99,8 @@ static mt_status check_indices(const char *op, const mt_tensor *index, int dim, 
     if (is == 0) {                                                                             \
       T *row = d + ((int64_t)ix[0] - b) * ks;                                                  \
       if (ds == 1 && ss == 1) memcpy(row, src, (size_t)n * sizeof(T));                         \
-      else for (int64_t e = 0; e < n; e++) row[e * ds] = src[e * ss];                          \
+      else                                                                                     \
+        for (int64_t e = 0; e < n; e++) row[e * ds] = src[e * ss];                             \
       return;                                                                                  \
     }                                                                                          \
     for (int64_t e = 0; e < n; e++) d[e * ds + ((int64_t)ix[e * is] - b) * ks] = src[e * ss];  \
@@ -125,10 +125,11 @@ MOVE_SIZES(int64_t)
 #undef MOVE_ROWS
 
 /* [element size log2][index is i64] */
-#define MOVE_TABLE(K)                                                                    \
-  static const mt_iter_row K##_rows[4][2] = {                                             \
-      {K##_uint8_t_int32_t, K##_uint8_t_int64_t}, {K##_uint16_t_int32_t, K##_uint16_t_int64_t}, \
-      {K##_uint32_t_int32_t, K##_uint32_t_int64_t}, {K##_uint64_t_int32_t, K##_uint64_t_int64_t}};
+#define MOVE_TABLE(K)                                                                      \
+  static const mt_iter_row K##_rows[4][2] = {{K##_uint8_t_int32_t, K##_uint8_t_int64_t},   \
+                                             {K##_uint16_t_int32_t, K##_uint16_t_int64_t}, \
+                                             {K##_uint32_t_int32_t, K##_uint32_t_int64_t}, \
+                                             {K##_uint64_t_int32_t, K##_uint64_t_int64_t}};
 MOVE_TABLE(gather)
 MOVE_TABLE(scatter)
 MOVE_TABLE(fill)
@@ -145,24 +146,23 @@ static int size_slot(int dtype) {
 /* integers wrap (unsigned arithmetic) instead of overflowing */
 #define ADD_INT(x, a, y) ((int64_t)((uint64_t)(x) + (uint64_t)(a) * (uint64_t)(y)))
 
-#define ADD_ROW(N, T, CT, I, ADD, ALPHA)                                                  \
-  static void add_##N##_##I(void *vc, int64_t n, char *const *p, const int64_t *s) {      \
-    const idx_ctx *c = vc;                                                                \
-    T *d = (T *)p[0];                                                                     \
-    const T *src = (const T *)p[1];                                                       \
-    const I *ix = (const I *)p[2];                                                        \
-    int64_t ds = s[0], ss = s[1], is = s[2], ks = c->kstride, b = c->base;                \
-    CT al = ALPHA(c->alpha);                                                              \
-    for (int64_t e = 0; e < n; e++) {                                                     \
-      T *q = d + e * ds + ((int64_t)ix[e * is] - b) * ks;                                 \
-      mt_st_##N(q, ADD(mt_ld_##N(q), al, mt_ld_##N(src + e * ss)));                       \
-    }                                                                                     \
+#define ADD_ROW(N, T, CT, I, ADD, ALPHA)                                             \
+  static void add_##N##_##I(void *vc, int64_t n, char *const *p, const int64_t *s) { \
+    const idx_ctx *c = vc;                                                           \
+    T *d = (T *)p[0];                                                                \
+    const T *src = (const T *)p[1];                                                  \
+    const I *ix = (const I *)p[2];                                                   \
+    int64_t ds = s[0], ss = s[1], is = s[2], ks = c->kstride, b = c->base;           \
+    CT al = ALPHA(c->alpha);                                                         \
+    for (int64_t e = 0; e < n; e++) {                                                \
+      T *q = d + e * ds + ((int64_t)ix[e * is] - b) * ks;                            \
+      mt_st_##N(q, ADD(mt_ld_##N(q), al, mt_ld_##N(src + e * ss)));                  \
+    }                                                                                \
   }
 #define F_ALPHA(a) (a)
 #define I_ALPHA(a) mt_double_to_i64(a)
 /* every dtype of MT_DTYPES: floats add in their compute type, integers wrap */
-#define ADD_ROW_DT(E, N, T, CT, NAME, TORCH, ST, FL, I, ...) \
-  ADD_ROW(N, T, CT, I, ADD_KIND_##FL, ALPHA_KIND_##FL)
+#define ADD_ROW_DT(E, N, T, CT, NAME, TORCH, ST, FL, I, ...) ADD_ROW(N, T, CT, I, ADD_KIND_##FL, ALPHA_KIND_##FL)
 #define ADD_KIND_1 ADD_FLOAT
 #define ADD_KIND_0 ADD_INT
 #define ALPHA_KIND_1 F_ALPHA
@@ -215,7 +215,8 @@ static uint64_t value_bits(int dtype, double v) {
   if (!mt_dtype_is_floating(dtype)) {
     int64_t i = mt_double_to_i64(v);
     switch (dtype) {
-#define INT_BITS(E, N, T, CT) case E: mt_st_##N((T *)p, i); break;
+#define INT_BITS(E, N, T, CT) \
+  case E: mt_st_##N((T *)p, i); break;
       MT_DTYPE_LIST(INT_BITS)
 #undef INT_BITS
       default: break;
@@ -223,7 +224,8 @@ static uint64_t value_bits(int dtype, double v) {
     return bits;
   }
   switch (dtype) {
-#define FLOAT_BITS(E, N, T, CT) case E: mt_st_##N((T *)p, v); break;
+#define FLOAT_BITS(E, N, T, CT) \
+  case E: mt_st_##N((T *)p, v); break;
     MT_FLOAT_DTYPE_LIST(FLOAT_BITS)
 #undef FLOAT_BITS
     default: break;
@@ -241,8 +243,8 @@ mt_status mt__cpu_index_select(mt_tensor *out, const mt_tensor *src, int dim, co
   indexed_strides(src, nd, dim, st[1]);
   index_strides_1d(index, nd, dim, st[2]);
   idx_ctx c = {.base = base, .kstride = src->strides[dim]};
-  return run3(gather_rows[size_slot(out->dtype)][index->dtype == MT_I64], &c, 0, nd, out->sizes, dim, out, src,
-              index, st);
+  return run3(gather_rows[size_slot(out->dtype)][index->dtype == MT_I64], &c, 0, nd, out->sizes, dim, out, src, index,
+              st);
 }
 
 mt_status mt__cpu_gather(mt_tensor *out, const mt_tensor *src, int dim, const mt_tensor *index, int64_t base) {
@@ -253,12 +255,11 @@ mt_status mt__cpu_gather(mt_tensor *out, const mt_tensor *src, int dim, const mt
   indexed_strides(src, nd, dim, st[1]);
   memcpy(st[2], index->strides, sizeof st[2]);
   idx_ctx c = {.base = base, .kstride = src->strides[dim]};
-  return run3(gather_rows[size_slot(out->dtype)][index->dtype == MT_I64], &c, 0, nd, index->sizes, dim, out, src,
-              index, st);
+  return run3(gather_rows[size_slot(out->dtype)][index->dtype == MT_I64], &c, 0, nd, index->sizes, dim, out, src, index,
+              st);
 }
 
-mt_status mt__cpu_scatter(mt_tensor *t, int dim, const mt_tensor *index, const mt_tensor *src, double v,
-                          int64_t base) {
+mt_status mt__cpu_scatter(mt_tensor *t, int dim, const mt_tensor *index, const mt_tensor *src, double v, int64_t base) {
   MT_TRY(check_indices(src ? "scatter" : "scatter_fill", index, dim, t->sizes[dim], base));
   int nd = index->ndim, i64 = index->dtype == MT_I64;
   int64_t st[3][MT_MAX_DIMS];
@@ -267,8 +268,8 @@ mt_status mt__cpu_scatter(mt_tensor *t, int dim, const mt_tensor *index, const m
   if (src) {
     memcpy(st[1], src->strides, sizeof st[1]);
     memcpy(st[2], index->strides, sizeof st[2]);
-    return run3(scatter_rows[size_slot(t->dtype)][i64], &c, MT_ITER_EXCLUSIVE, nd, index->sizes, dim, t, src,
-                index, st);
+    return run3(scatter_rows[size_slot(t->dtype)][i64], &c, MT_ITER_EXCLUSIVE, nd, index->sizes, dim, t, src, index,
+                st);
   }
   c.bits = value_bits(t->dtype, v);
   memcpy(st[1], index->strides, sizeof st[1]);
@@ -285,8 +286,8 @@ mt_status mt__cpu_index_add(mt_tensor *t, int dim, const mt_tensor *index, const
   memcpy(st[1], src->strides, sizeof st[1]);
   index_strides_1d(index, nd, dim, st[2]);
   idx_ctx c = {.base = base, .kstride = t->strides[dim], .alpha = alpha};
-  return run3(add_rows[t->dtype][index->dtype == MT_I64], &c, MT_ITER_EXCLUSIVE, nd, src->sizes, dim, t, src,
-              index, st);
+  return run3(add_rows[t->dtype][index->dtype == MT_I64], &c, MT_ITER_EXCLUSIVE, nd, src->sizes, dim, t, src, index,
+              st);
 }
 
 mt_status mt__cpu_index_fill(mt_tensor *t, int dim, const mt_tensor *index, double v, int64_t base) {
@@ -299,6 +300,6 @@ mt_status mt__cpu_index_fill(mt_tensor *t, int dim, const mt_tensor *index, doub
   index_strides_1d(index, nd, dim, st[1]);
   idx_ctx c = {.base = base, .kstride = t->strides[dim], .bits = value_bits(t->dtype, v)};
   const mt_tensor *ts[2] = {t, index};
-  return run_rows(fill_rows[size_slot(t->dtype)][index->dtype == MT_I64], &c, MT_ITER_EXCLUSIVE, nd, sizes, dim, 2,
-                  ts, st);
+  return run_rows(fill_rows[size_slot(t->dtype)][index->dtype == MT_I64], &c, MT_ITER_EXCLUSIVE, nd, sizes, dim, 2, ts,
+                  st);
 }

@@ -31,7 +31,7 @@ void mt__iter_rows(const mt_iter *it, mt_iter_row fn, void *ctx, int flags) {
     int64_t q = item / nseg, l0 = (item % nseg) * seglen, l1 = l0 + seglen < len ? l0 + seglen : len;
     if (l0 >= l1) continue;
     int64_t off[MT_ITER_MAX_OPS] = {0}; /* bytes */
-    for (int i = 0; i < no; i++) { /* row-major: the innermost outer dim varies fastest */
+    for (int i = 0; i < no; i++) {      /* row-major: the innermost outer dim varies fastest */
       int d = od[i];
       int64_t c = q % it->sizes[d];
       q /= it->sizes[d];

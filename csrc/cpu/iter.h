@@ -40,13 +40,13 @@
 
 typedef struct mt_iter {
   int nops;
-  int ndim;                                     /* >= 1 after init */
-  int keep;                                     /* position of the kept dim (init_raw), or -1 */
+  int ndim; /* >= 1 after init */
+  int keep; /* position of the kept dim (init_raw), or -1 */
   int64_t numel;
-  int64_t sizes[MT_MAX_DIMS];                   /* sizes[0] is the innermost dimension */
+  int64_t sizes[MT_MAX_DIMS];                    /* sizes[0] is the innermost dimension */
   int64_t strides[MT_MAX_DIMS][MT_ITER_MAX_OPS]; /* bytes; strides[d][k] for operand k */
-  char *data[MT_ITER_MAX_OPS];                  /* address of element 0 of each operand */
-  size_t esize[MT_ITER_MAX_OPS];                /* element size of each operand */
+  char *data[MT_ITER_MAX_OPS];                   /* address of element 0 of each operand */
+  size_t esize[MT_ITER_MAX_OPS];                 /* element size of each operand */
 } mt_iter;
 
 /* Set up `it` over an iteration shape (ndim, sizes): operand k starts at base[k], has elements
@@ -167,37 +167,35 @@ static inline int mt_iter_nchunks(int64_t numel) {
 }
 
 /* Run the body over elements [begin, end) of the iteration order. */
-#define MT__ITER_CHUNK(it_, begin_, end_, n, p, s, ...)              \
-  do {                                                               \
-    int64_t idx_[MT_MAX_DIMS], pos_ = (begin_), stop_ = (end_);      \
-    char *p[MT_ITER_MAX_OPS];                                        \
-    const int64_t *const s = (it_)->strides[0];                      \
-    mt_iter_seek((it_), pos_, idx_, p);                              \
-    while (pos_ < stop_) {                                           \
-      int64_t n = (it_)->sizes[0] - idx_[0];                         \
-      if (n > stop_ - pos_) n = stop_ - pos_;                        \
-      __VA_ARGS__                                                    \
-      pos_ += n;                                                     \
-      if (pos_ < stop_) mt_iter_advance((it_), idx_, p, n);          \
-    }                                                                \
+#define MT__ITER_CHUNK(it_, begin_, end_, n, p, s, ...)         \
+  do {                                                          \
+    int64_t idx_[MT_MAX_DIMS], pos_ = (begin_), stop_ = (end_); \
+    char *p[MT_ITER_MAX_OPS];                                   \
+    const int64_t *const s = (it_)->strides[0];                 \
+    mt_iter_seek((it_), pos_, idx_, p);                         \
+    while (pos_ < stop_) {                                      \
+      int64_t n = (it_)->sizes[0] - idx_[0];                    \
+      if (n > stop_ - pos_) n = stop_ - pos_;                   \
+      __VA_ARGS__                                               \
+      pos_ += n;                                                \
+      if (pos_ < stop_) mt_iter_advance((it_), idx_, p, n);     \
+    }                                                           \
   } while (0)
 
 /* Call the body once per run; see the top of this file. The body is a statement (usually a
  * braced block) that sees `n` (run length), `p[k]` (char *) and `s[k]` (byte strides). */
-#define MT_ITER_RUNS(it, n, p, s, ...)                                          \
-  do {                                                                          \
-    const mt_iter *it_r_ = (it);                                                \
-    int64_t total_r_ = it_r_->numel;                                            \
-    int nch_r_ = mt_iter_nchunks(total_r_);                                     \
-    if (nch_r_ <= 1) {                                                          \
-      MT__ITER_CHUNK(it_r_, 0, total_r_, n, p, s, __VA_ARGS__);                 \
-    } else {                                                                    \
-      _Pragma("omp parallel for schedule(static)")                              \
-      for (int c_r_ = 0; c_r_ < nch_r_; c_r_++) {                               \
-        MT__ITER_CHUNK(it_r_, total_r_ * c_r_ / nch_r_, total_r_ * (c_r_ + 1) / nch_r_, n, p, s, \
-                       __VA_ARGS__);                                            \
-      }                                                                         \
-    }                                                                           \
+#define MT_ITER_RUNS(it, n, p, s, ...)                                                                        \
+  do {                                                                                                        \
+    const mt_iter *it_r_ = (it);                                                                              \
+    int64_t total_r_ = it_r_->numel;                                                                          \
+    int nch_r_ = mt_iter_nchunks(total_r_);                                                                   \
+    if (nch_r_ <= 1) {                                                                                        \
+      MT__ITER_CHUNK(it_r_, 0, total_r_, n, p, s, __VA_ARGS__);                                               \
+    } else {                                                                                                  \
+      _Pragma("omp parallel for schedule(static)") for (int c_r_ = 0; c_r_ < nch_r_; c_r_++) {                \
+        MT__ITER_CHUNK(it_r_, total_r_ *c_r_ / nch_r_, total_r_ * (c_r_ + 1) / nch_r_, n, p, s, __VA_ARGS__); \
+      }                                                                                                       \
+    }                                                                                                         \
   } while (0)
 
 /* ---- row callbacks (the indexing ops) ---- */

@@ -7,7 +7,7 @@
 /* equal for the scan: NaNs (sorted together at the end) form one run */
 static inline int same_f(double a, double b) { return a == b || (a != a && b != b); }
 static inline int same_i(int64_t a, int64_t b) { return a == b; }
-#define SAME(a, b) _Generic((a), float: same_f, double: same_f, default: same_i)(a, b)
+#define SAME(a, b) _Generic((a), float : same_f, double : same_f, default : same_i)(a, b)
 
 #define MODE_CASE(E, N, T, CT)                                                          \
   case E: {                                                                             \

@@ -18,11 +18,13 @@
  * |r| <= ln2/2, q = e^r - 1 by its Taylor series to r^7 (truncation below 1e-8), and
  * e^x - 1 = q 2^n + (2^n - 1), which keeps the relative accuracy near 0 (n = 0 there). */
 static inline float elu_expm1_neg(float x) {
-  x = x < -87.0f ? -87.0f : x; /* below, e^x - 1 is -1 in float; keeps 2^n a normal number */
+  x = x < -87.0f ? -87.0f : x;  /* below, e^x - 1 is -1 in float; keeps 2^n a normal number */
   float xn = x == x ? x : 0.0f; /* n from a number (NaN has no exponent); a NaN goes on through r */
   float n = (xn * 1.44269504f + 12582912.0f) - 12582912.0f; /* round to nearest by 1.5*2^23, no call */
-  float r = (x - n * 0.693359375f) + n * 2.12194440e-4f; /* ln2 in two parts */
-  float q = r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720 + r * (1.0f / 5040)))))));
+  float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;    /* ln2 in two parts */
+  float q =
+      r *
+      (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720 + r * (1.0f / 5040)))))));
   uint32_t bits = (uint32_t)((int32_t)n + 127) << 23;
   float p2;
   memcpy(&p2, &bits, sizeof p2);
@@ -44,29 +46,28 @@ static inline double elu_bwd_d(double go, double v, double a) {
   double m = (double)(v > 0), s = (v > 0 ? 0.0 : v) + a; /* a NaN output stays in s */
   return go * (m + (1.0 - m) * s);
 }
-#define ELU_FWD(CT, v, a) _Generic((CT)0, float: elu_fwd_f, default: elu_fwd_d)((v), (CT)(a))
-#define ELU_BWD(CT, go, v, a) _Generic((CT)0, float: elu_bwd_f, default: elu_bwd_d)((go), (v), (CT)(a))
+#define ELU_FWD(CT, v, a) _Generic((CT)0, float : elu_fwd_f, default : elu_fwd_d)((v), (CT)(a))
+#define ELU_BWD(CT, go, v, a) _Generic((CT)0, float : elu_bwd_f, default : elu_bwd_d)((go), (v), (CT)(a))
 
-#define FWD_LOOP(N, TT, CT, EXPR)                                               \
-  {                                                                             \
-    const TT *x = (const TT *)xp;                                               \
-    TT *y = (TT *)yp;                                                           \
-    _Pragma("omp parallel for if(n > MT_PARALLEL_GRAIN)")                     \
-    for (int64_t i = 0; i < n; i++) {                                           \
-      CT v = mt_ld_##N(x + i);                                                  \
-      mt_st_##N(y + i, (EXPR));                                                 \
-    }                                                                           \
+#define FWD_LOOP(N, TT, CT, EXPR)                                                           \
+  {                                                                                         \
+    const TT *x = (const TT *)xp;                                                           \
+    TT *y = (TT *)yp;                                                                       \
+    _Pragma("omp parallel for if(n > MT_PARALLEL_GRAIN)") for (int64_t i = 0; i < n; i++) { \
+      CT v = mt_ld_##N(x + i);                                                              \
+      mt_st_##N(y + i, (EXPR));                                                             \
+    }                                                                                       \
   }
 
-#define FWD_CASE(E, N, TT, CT)                                                              \
-  case E:                                                                                   \
-    switch (kind) {                                                                         \
-    case MT_ACT_RELU: FWD_LOOP(N, TT, CT, v > 0 ? v : (CT)0) break;                        \
-    case MT_ACT_LEAKY_RELU: FWD_LOOP(N, TT, CT, v > 0 ? v : (CT)(v * a)) break;            \
-    case MT_ACT_SIGMOID: FWD_LOOP(N, TT, CT, (CT)1 / ((CT)1 + ACT_EXP(CT, -v))) break;         \
-    case MT_ACT_ELU: FWD_LOOP(N, TT, CT, ELU_FWD(CT, v, a)) break;                         \
-    default: FWD_LOOP(N, TT, CT, ACT_TANH(CT, v)) break;                                      \
-    }                                                                                       \
+#define FWD_CASE(E, N, TT, CT)                                                           \
+  case E:                                                                                \
+    switch (kind) {                                                                      \
+      case MT_ACT_RELU: FWD_LOOP(N, TT, CT, v > 0 ? v : (CT)0) break;                    \
+      case MT_ACT_LEAKY_RELU: FWD_LOOP(N, TT, CT, v > 0 ? v : (CT)(v * a)) break;        \
+      case MT_ACT_SIGMOID: FWD_LOOP(N, TT, CT, (CT)1 / ((CT)1 + ACT_EXP(CT, -v))) break; \
+      case MT_ACT_ELU: FWD_LOOP(N, TT, CT, ELU_FWD(CT, v, a)) break;                     \
+      default: FWD_LOOP(N, TT, CT, ACT_TANH(CT, v)) break;                               \
+    }                                                                                    \
     break;
 
 MT_AVX2_CLONES mt_status mt__cpu_activation_forward(mt_tensor *y, const mt_tensor *x, int kind, double alpha) {
@@ -77,36 +78,35 @@ MT_AVX2_CLONES mt_status mt__cpu_activation_forward(mt_tensor *y, const mt_tenso
   (void)a;
   switch (x->dtype) {
     MT_FLOAT_DTYPE_LIST(FWD_CASE)
-  default: break;
+    default: break;
   }
   return MT_OK;
 }
 
-#define BWD_LOOP(N, TT, CT, EXPR)                                               \
-  {                                                                             \
-    const TT *g = (const TT *)gp;                                               \
-    const TT *z = (const TT *)zp;                                               \
-    TT *r = (TT *)rp;                                                           \
-    _Pragma("omp parallel for if(n > MT_PARALLEL_GRAIN)")                     \
-    for (int64_t i = 0; i < n; i++) {                                           \
-      CT go = mt_ld_##N(g + i), v = mt_ld_##N(z + i);                           \
-      mt_st_##N(r + i, (EXPR));                                                 \
-    }                                                                           \
+#define BWD_LOOP(N, TT, CT, EXPR)                                                           \
+  {                                                                                         \
+    const TT *g = (const TT *)gp;                                                           \
+    const TT *z = (const TT *)zp;                                                           \
+    TT *r = (TT *)rp;                                                                       \
+    _Pragma("omp parallel for if(n > MT_PARALLEL_GRAIN)") for (int64_t i = 0; i < n; i++) { \
+      CT go = mt_ld_##N(g + i), v = mt_ld_##N(z + i);                                       \
+      mt_st_##N(r + i, (EXPR));                                                             \
+    }                                                                                       \
   }
 
-#define BWD_CASE(E, N, TT, CT)                                                          \
-  case E:                                                                               \
-    switch (kind) {                                                                     \
-    case MT_ACT_RELU: BWD_LOOP(N, TT, CT, v > 0 ? go : (CT)0) break;                   \
-    case MT_ACT_LEAKY_RELU: BWD_LOOP(N, TT, CT, v > 0 ? go : (CT)(go * a)) break;      \
-    case MT_ACT_SIGMOID: BWD_LOOP(N, TT, CT, go * v * (1 - v)) break;                  \
-    case MT_ACT_ELU: BWD_LOOP(N, TT, CT, ELU_BWD(CT, go, v, a)) break;                 \
-    default: BWD_LOOP(N, TT, CT, go * (1 - v * v)) break;                              \
-    }                                                                                   \
+#define BWD_CASE(E, N, TT, CT)                                                      \
+  case E:                                                                           \
+    switch (kind) {                                                                 \
+      case MT_ACT_RELU: BWD_LOOP(N, TT, CT, v > 0 ? go : (CT)0) break;              \
+      case MT_ACT_LEAKY_RELU: BWD_LOOP(N, TT, CT, v > 0 ? go : (CT)(go * a)) break; \
+      case MT_ACT_SIGMOID: BWD_LOOP(N, TT, CT, go *v *(1 - v)) break;               \
+      case MT_ACT_ELU: BWD_LOOP(N, TT, CT, ELU_BWD(CT, go, v, a)) break;            \
+      default: BWD_LOOP(N, TT, CT, go *(1 - v * v)) break;                          \
+    }                                                                               \
     break;
 
 MT_AVX2_CLONES mt_status mt__cpu_activation_backward(mt_tensor *r, const mt_tensor *g, const mt_tensor *saved, int kind,
-                                         double alpha) {
+                                                     double alpha) {
   int64_t n = mt__numel(saved);
   const void *gp = mt__data(g), *zp = mt__data(saved);
   void *rp = mt__data(r);
@@ -114,7 +114,7 @@ MT_AVX2_CLONES mt_status mt__cpu_activation_backward(mt_tensor *r, const mt_tens
   (void)a;
   switch (saved->dtype) {
     MT_FLOAT_DTYPE_LIST(BWD_CASE)
-  default: break;
+    default: break;
   }
   return MT_OK;
 }

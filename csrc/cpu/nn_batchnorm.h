@@ -13,19 +13,19 @@
 static inline double bn_vget(const mt_tensor *v, int64_t c) {
   const char *p = mt__data(v);
   switch (v->dtype) {
-  case MT_F32: return ((const float *)p)[c];
-  case MT_F64: return ((const double *)p)[c];
-  case MT_F16: return mt_half_to_float(((const uint16_t *)p)[c]);
-  default: return mt_bf16_to_float(((const uint16_t *)p)[c]);
+    case MT_F32: return ((const float *)p)[c];
+    case MT_F64: return ((const double *)p)[c];
+    case MT_F16: return mt_half_to_float(((const uint16_t *)p)[c]);
+    default: return mt_bf16_to_float(((const uint16_t *)p)[c]);
   }
 }
 static inline void bn_vset(mt_tensor *v, int64_t c, double x) {
   char *p = mt__data(v);
   switch (v->dtype) {
-  case MT_F32: ((float *)p)[c] = (float)x; break;
-  case MT_F64: ((double *)p)[c] = x; break;
-  case MT_F16: mt_st_f16((uint16_t *)p + c, (float)x); break;
-  default: mt_st_bf16((uint16_t *)p + c, (float)x); break;
+    case MT_F32: ((float *)p)[c] = (float)x; break;
+    case MT_F64: ((double *)p)[c] = x; break;
+    case MT_F16: mt_st_f16((uint16_t *)p + c, (float)x); break;
+    default: mt_st_bf16((uint16_t *)p + c, (float)x); break;
   }
 }
 
@@ -53,30 +53,32 @@ static inline double bn_keep(double v, int keep) {
 }
 
 /* gv = gradOutput g at i, masked by the ReLU (output yv > 0) when MASK (a constant) */
-#define BN_GO(gv, N_, i, MASK)                                                   \
-  double gv = (double)mt_ld_##N_(g + (i));                                       \
+#define BN_GO(gv, N_, i, MASK)             \
+  double gv = (double)mt_ld_##N_(g + (i)); \
   if (MASK) gv = bn_keep(gv, mt_ld_##N_(yv + (i)) > 0)
 
 /* y[i] = relu?(round(round((x[i] - mean) k + b) + res[i])): the BN output rounded to the dtype,
  * the residual added in the compute type and rounded, then the clamp, as the separate modules */
-#define BN_NORM_ELEM(N_, TT, CT, i, mean, k, b)                                  \
-  {                                                                              \
-    TT t_;                                                                       \
-    mt_st_##N_(&t_, (CT)(((double)mt_ld_##N_(x + (i)) - (mean)) * (k) + (b)));   \
-    CT v_ = mt_ld_##N_(&t_);                                                     \
-    if (res) {                                                                   \
-      mt_st_##N_(&t_, v_ + (CT)mt_ld_##N_(res + (i)));                           \
-      v_ = mt_ld_##N_(&t_);                                                      \
-    }                                                                            \
-    if (relu) v_ = v_ > 0 ? v_ : (CT)0;                                          \
-    mt_st_##N_(y + (i), v_);                                                     \
+#define BN_NORM_ELEM(N_, TT, CT, i, mean, k, b)                                \
+  {                                                                            \
+    TT t_;                                                                     \
+    mt_st_##N_(&t_, (CT)(((double)mt_ld_##N_(x + (i)) - (mean)) * (k) + (b))); \
+    CT v_ = mt_ld_##N_(&t_);                                                   \
+    if (res) {                                                                 \
+      mt_st_##N_(&t_, v_ + (CT)mt_ld_##N_(res + (i)));                         \
+      v_ = mt_ld_##N_(&t_);                                                    \
+    }                                                                          \
+    if (relu) v_ = v_ > 0 ? v_ : (CT)0;                                        \
+    mt_st_##N_(y + (i), v_);                                                   \
   }
 
 /* gi = k (go - a - (x - mean) bcoef) into r when R; gres = go when GR (coef: mean, k, a, bcoef) */
-#define BN_GI_ELEM(N_, TT, CT, i, gv, coef, R, GR)                               \
-  {                                                                              \
-    if (GR) mt_st_##N_(gres + (i), (CT)(gv));                                    \
-    if (R) mt_st_##N_(r + (i), (CT)((coef)[1] * ((gv) - (coef)[2] - ((double)mt_ld_##N_(x + (i)) - (coef)[0]) * (coef)[3]))); \
+#define BN_GI_ELEM(N_, TT, CT, i, gv, coef, R, GR)                                                              \
+  {                                                                                                             \
+    if (GR) mt_st_##N_(gres + (i), (CT)(gv));                                                                   \
+    if (R)                                                                                                      \
+      mt_st_##N_(r + (i),                                                                                       \
+                 (CT)((coef)[1] * ((gv) - (coef)[2] - ((double)mt_ld_##N_(x + (i)) - (coef)[0]) * (coef)[3]))); \
   }
 
 /* the per-channel tensors and settings of one call */
@@ -132,8 +134,8 @@ static inline void bn_backward_channel(const bn_cpu_ctx *a, int64_t c, double me
 }
 
 /* the channels-last bodies (nn_batchnorm_cl.c), called by the backend entries */
-mt_status mt__cpu_bn_forward_cl(mt_tensor *y, const mt_tensor *x, const mt_tensor *res, const bn_cpu_ctx *a,
-                                int relu, int64_t N, int64_t C, int64_t S);
+mt_status mt__cpu_bn_forward_cl(mt_tensor *y, const mt_tensor *x, const mt_tensor *res, const bn_cpu_ctx *a, int relu,
+                                int64_t N, int64_t C, int64_t S);
 mt_status mt__cpu_bn_backward_cl(mt_tensor *r, mt_tensor *gr, const mt_tensor *x, const mt_tensor *g,
                                  const mt_tensor *y, const bn_cpu_ctx *a, int64_t N, int64_t C, int64_t S);
 #endif

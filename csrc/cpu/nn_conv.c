@@ -45,8 +45,7 @@ static void plan_split(conv_plan *pl, const conv_geom *g, int64_t per_image, int
   if (q > 1) {
     int64_t runs = (share + q - 1) / q;
     q = (share + runs - 1) / runs;
-  } else
-    q = 1;
+  } else q = 1;
   pl->q = q;
 }
 
@@ -65,8 +64,8 @@ static void conv_plan_make(conv_plan *pl, const conv_geom *g, size_t es) {
  * 16x16, -36%; 256 -> 256 at 8x8, -24%; 512 -> 512 at 4x4 (128 tiles), +5%. */
 static int wino_ok(const conv_geom *g) {
   const int64_t Og = g->O / g->groups, tiles = ((g->oH + 1) / 2) * ((g->oW + 1) / 2);
-  return g->kH == 3 && g->kW == 3 && g->sH == 1 && g->sW == 1 && g->dH == 1 && g->dW == 1 && g->Cg >= 32 &&
-         Og >= 32 && g->N * tiles >= 256;
+  return g->kH == 3 && g->kW == 3 && g->sH == 1 && g->sW == 1 && g->dH == 1 && g->dW == 1 && g->Cg >= 32 && Og >= 32 &&
+         g->N * tiles >= 256;
 }
 
 /* scratch rows of nn_winograd.h's transforms: 8 rows of 2*tW + 2 (input), 12 of tW (output) */
@@ -184,74 +183,73 @@ static void release_all(mt_tensor **ts, int n) {
 }
 
 #define D(t, T) ((T *)mt__data(t))
-#define CONV_TYPED(SFX_, T, DT)                                                                        \
-  static mt_status fwd_##T(mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b,     \
-                           const conv_geom *g) {                                                       \
-    if (x->dtype == DT) return pick_fwd_##SFX_(D(x, const T), D(w, const T), b ? D(b, const T) : NULL, D(y, T), g); \
-    mt_tensor *t[4] = {NULL, NULL, NULL, NULL}; /* x, w, b, y */                                       \
-    mt_status st = as_dtype(x, DT, &t[0]);                                                             \
-    if (st == MT_OK) st = as_dtype(w, DT, &t[1]);                                                      \
-    if (st == MT_OK) st = as_dtype(b, DT, &t[2]);                                                      \
-    if (st == MT_OK) st = mt__tensor_empty(&t[3], DT, MT_CPU, y->ndim, y->sizes);                      \
-    if (st == MT_OK) st = fwd_##T(t[3], t[0], t[1], t[2], g);                                          \
-    if (st == MT_OK) st = mt__cpu_copy(y, t[3]);                                                       \
-    release_all(t, 4);                                                                                 \
-    return st;                                                                                         \
-  }                                                                                                    \
-  static mt_status bwd_input_##T(mt_tensor *dx, const mt_tensor *dy, const mt_tensor *w, const conv_geom *g) { \
-    if (dy->dtype == DT) return pick_bwd_input_##SFX_(D(dy, const T), D(w, const T), D(dx, T), g);       \
-    mt_tensor *t[3] = {NULL, NULL, NULL}; /* dy, w, dx */                                              \
-    mt_status st = as_dtype(dy, DT, &t[0]);                                                            \
-    if (st == MT_OK) st = as_dtype(w, DT, &t[1]);                                                      \
-    if (st == MT_OK) st = mt__tensor_empty(&t[2], DT, MT_CPU, dx->ndim, dx->sizes);                    \
-    if (st == MT_OK) st = bwd_input_##T(t[2], t[0], t[1], g);                                          \
-    if (st == MT_OK) st = mt__cpu_copy(dx, t[2]);                                                      \
-    release_all(t, 3);                                                                                 \
-    return st;                                                                                         \
-  }                                                                                                    \
-  /* on copies, the accumulation into dw and db happens in the compute type, rounded once */         \
-  static mt_status bwd_params_##T(mt_tensor *dw, mt_tensor *db, const mt_tensor *x, const mt_tensor *dy, \
-                                  double scale, const conv_geom *g) {                                  \
-    if (x->dtype == DT)                                                                                \
-      return pick_bwd_params_##SFX_(D(x, const T), D(dy, const T), D(dw, T), db ? D(db, T) : NULL, (T)scale, g); \
-    mt_tensor *t[4] = {NULL, NULL, NULL, NULL}; /* dw, db, x, dy */                                    \
-    mt_status st = as_dtype(dw, DT, &t[0]);                                                            \
-    if (st == MT_OK) st = as_dtype(db, DT, &t[1]);                                                     \
-    if (st == MT_OK) st = as_dtype(x, DT, &t[2]);                                                      \
-    if (st == MT_OK) st = as_dtype(dy, DT, &t[3]);                                                     \
-    if (st == MT_OK) st = bwd_params_##T(t[0], t[1], t[2], t[3], scale, g);                            \
-    if (st == MT_OK) st = mt__cpu_copy(dw, t[0]);                                                      \
-    if (st == MT_OK && db) st = mt__cpu_copy(db, t[1]);                                                \
-    release_all(t, 4);                                                                                 \
-    return st;                                                                                         \
+#define CONV_TYPED(SFX_, T, DT)                                                                                        \
+  static mt_status fwd_##T(mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b,                   \
+                           const conv_geom *g) {                                                                       \
+    if (x->dtype == DT) return pick_fwd_##SFX_(D(x, const T), D(w, const T), b ? D(b, const T) : NULL, D(y, T), g);    \
+    mt_tensor *t[4] = {NULL, NULL, NULL, NULL}; /* x, w, b, y */                                                       \
+    mt_status st = as_dtype(x, DT, &t[0]);                                                                             \
+    if (st == MT_OK) st = as_dtype(w, DT, &t[1]);                                                                      \
+    if (st == MT_OK) st = as_dtype(b, DT, &t[2]);                                                                      \
+    if (st == MT_OK) st = mt__tensor_empty(&t[3], DT, MT_CPU, y->ndim, y->sizes);                                      \
+    if (st == MT_OK) st = fwd_##T(t[3], t[0], t[1], t[2], g);                                                          \
+    if (st == MT_OK) st = mt__cpu_copy(y, t[3]);                                                                       \
+    release_all(t, 4);                                                                                                 \
+    return st;                                                                                                         \
+  }                                                                                                                    \
+  static mt_status bwd_input_##T(mt_tensor *dx, const mt_tensor *dy, const mt_tensor *w, const conv_geom *g) {         \
+    if (dy->dtype == DT) return pick_bwd_input_##SFX_(D(dy, const T), D(w, const T), D(dx, T), g);                     \
+    mt_tensor *t[3] = {NULL, NULL, NULL}; /* dy, w, dx */                                                              \
+    mt_status st = as_dtype(dy, DT, &t[0]);                                                                            \
+    if (st == MT_OK) st = as_dtype(w, DT, &t[1]);                                                                      \
+    if (st == MT_OK) st = mt__tensor_empty(&t[2], DT, MT_CPU, dx->ndim, dx->sizes);                                    \
+    if (st == MT_OK) st = bwd_input_##T(t[2], t[0], t[1], g);                                                          \
+    if (st == MT_OK) st = mt__cpu_copy(dx, t[2]);                                                                      \
+    release_all(t, 3);                                                                                                 \
+    return st;                                                                                                         \
+  }                                                                                                                    \
+  /* on copies, the accumulation into dw and db happens in the compute type, rounded once */                           \
+  static mt_status bwd_params_##T(mt_tensor *dw, mt_tensor *db, const mt_tensor *x, const mt_tensor *dy, double scale, \
+                                  const conv_geom *g) {                                                                \
+    if (x->dtype == DT)                                                                                                \
+      return pick_bwd_params_##SFX_(D(x, const T), D(dy, const T), D(dw, T), db ? D(db, T) : NULL, (T)scale, g);       \
+    mt_tensor *t[4] = {NULL, NULL, NULL, NULL}; /* dw, db, x, dy */                                                    \
+    mt_status st = as_dtype(dw, DT, &t[0]);                                                                            \
+    if (st == MT_OK) st = as_dtype(db, DT, &t[1]);                                                                     \
+    if (st == MT_OK) st = as_dtype(x, DT, &t[2]);                                                                      \
+    if (st == MT_OK) st = as_dtype(dy, DT, &t[3]);                                                                     \
+    if (st == MT_OK) st = bwd_params_##T(t[0], t[1], t[2], t[3], scale, g);                                            \
+    if (st == MT_OK) st = mt__cpu_copy(dw, t[0]);                                                                      \
+    if (st == MT_OK && db) st = mt__cpu_copy(db, t[1]);                                                                \
+    release_all(t, 4);                                                                                                 \
+    return st;                                                                                                         \
   }
 CONV_TYPED(f32, float, MT_F32)
 CONV_TYPED(f64, double, MT_F64)
 #undef D
 
 mt_status mt__cpu_conv2d_forward(mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b,
-                                    const mt_conv_geom *g) {
+                                 const mt_conv_geom *g) {
 #define CASE(E, N, T, CT) \
   case E: return fwd_##CT(y, x, w, b, g);
-  switch (x->dtype) { MT_FLOAT_DTYPE_LIST(CASE) default: break; }
+  switch (x->dtype) { MT_FLOAT_DTYPE_LIST(CASE) default : break; }
 #undef CASE
   return mt__error(MT_ERR_DTYPE, "SpatialConvolution: dtype %s is not supported", mt_dtype_name(x->dtype));
 }
 
-mt_status mt__cpu_conv2d_backward_input(mt_tensor *dx, const mt_tensor *dy, const mt_tensor *w,
-                                           const mt_conv_geom *g) {
+mt_status mt__cpu_conv2d_backward_input(mt_tensor *dx, const mt_tensor *dy, const mt_tensor *w, const mt_conv_geom *g) {
 #define CASE(E, N, T, CT) \
   case E: return bwd_input_##CT(dx, dy, w, g);
-  switch (dy->dtype) { MT_FLOAT_DTYPE_LIST(CASE) default: break; }
+  switch (dy->dtype) { MT_FLOAT_DTYPE_LIST(CASE) default : break; }
 #undef CASE
   return mt__error(MT_ERR_DTYPE, "SpatialConvolution: dtype %s is not supported", mt_dtype_name(dy->dtype));
 }
 
 mt_status mt__cpu_conv2d_backward_params(mt_tensor *dw, mt_tensor *db, const mt_tensor *x, const mt_tensor *dy,
-                                            double scale, const mt_conv_geom *g) {
+                                         double scale, const mt_conv_geom *g) {
 #define CASE(E, N, T, CT) \
   case E: return bwd_params_##CT(dw, db, x, dy, scale, g);
-  switch (x->dtype) { MT_FLOAT_DTYPE_LIST(CASE) default: break; }
+  switch (x->dtype) { MT_FLOAT_DTYPE_LIST(CASE) default : break; }
 #undef CASE
   return mt__error(MT_ERR_DTYPE, "SpatialConvolution: dtype %s is not supported", mt_dtype_name(x->dtype));
 }

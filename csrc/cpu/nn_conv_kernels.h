@@ -95,7 +95,7 @@ typedef struct CAT(piece, SFX) {
 
 /* columns of group gr (K x q*L in col), or the image itself when it serves (pointwise, q == 1:
  * its planes are K x L already) */
-static const T *CAT(cols_of, SFX)(const T *x, const CAT(piece, SFX) *p, int64_t gr, const conv_geom *g) {
+static const T *CAT(cols_of, SFX)(const T *x, const CAT(piece, SFX) * p, int64_t gr, const conv_geom *g) {
   const int64_t HW = g->H * g->W, kk = g->kH * g->kW, L = g->oH * g->oW, ld = p->q * L;
   if (p->q == 1 && g->pointwise) return x + gr * g->Cg * HW;
   for (int64_t i = 0; i < p->q; i++)
@@ -116,7 +116,7 @@ static void CAT(move_rows, SFX)(T *t, T *buf, int64_t q, int64_t gr, int gather,
 }
 
 /* y = W * cols(x) + b */
-static void CAT(fwd_piece, SFX)(const T *x, const T *w, const T *b, T *y, const CAT(piece, SFX) *p,
+static void CAT(fwd_piece, SFX)(const T *x, const T *w, const T *b, T *y, const CAT(piece, SFX) * p,
                                 const conv_geom *g) {
   const int64_t L = g->oH * g->oW, K = g->Cg * g->kH * g->kW, Og = g->O / g->groups, ld = p->q * L;
   for (int64_t gr = 0; gr < g->groups; gr++) {
@@ -136,8 +136,7 @@ static void CAT(fwd_piece, SFX)(const T *x, const T *w, const T *b, T *y, const 
 }
 
 /* dx = col2im(W^T * dy) */
-static void CAT(bwd_input_piece, SFX)(const T *dy, const T *w, T *dx, const CAT(piece, SFX) *p,
-                                      const conv_geom *g) {
+static void CAT(bwd_input_piece, SFX)(const T *dy, const T *w, T *dx, const CAT(piece, SFX) * p, const conv_geom *g) {
   const int64_t L = g->oH * g->oW, K = g->Cg * g->kH * g->kW, Og = g->O / g->groups, ld = p->q * L;
   const int64_t HW = g->H * g->W, kk = g->kH * g->kW;
   for (int64_t gr = 0; gr < g->groups; gr++) {
@@ -162,7 +161,7 @@ static void CAT(bwd_input_piece, SFX)(const T *dy, const T *w, T *dx, const CAT(
 
 /* dw = beta*dw + scale * dy * cols(x)^T, db = beta*db + scale * sum(dy); beta is 0 or 1 */
 static void CAT(bwd_params_piece, SFX)(const T *x, const T *dy, T *dw, T *db, T scale, T beta,
-                                       const CAT(piece, SFX) *p, const conv_geom *g) {
+                                       const CAT(piece, SFX) * p, const conv_geom *g) {
   const int64_t L = g->oH * g->oW, K = g->Cg * g->kH * g->kW, Og = g->O / g->groups, ld = p->q * L;
   for (int64_t gr = 0; gr < g->groups; gr++) {
     const T *cols = CAT(cols_of, SFX)(x, p, gr, g);
@@ -199,17 +198,17 @@ static mt_status CAT(plan_alloc, SFX)(conv_plan *pl, T **mem, const conv_geom *g
 }
 
 /* Run BODY for each piece p of thread t_'s images (n: its first image). */
-#define CONV_PIECES(pl, mem, BODY)                                                                  \
-  {                                                                                                 \
-    int t_ = omp_get_thread_num();                                                                            \
-    int64_t lo = g->N * t_ / (pl).nth, hi = g->N * (t_ + 1) / (pl).nth;                             \
-    CAT(piece, SFX) p;                                                                              \
-    p.col = (mem) ? (mem) + (pl).per * t_ : NULL;                                                   \
-    p.buf = p.col ? p.col + (pl).colsz : NULL;                                                      \
-    for (int64_t n = lo; n < hi; n += p.q) {                                                        \
-      p.q = hi - n < (pl).q ? hi - n : (pl).q;                                                      \
-      BODY;                                                                                         \
-    }                                                                                               \
+#define CONV_PIECES(pl, mem, BODY)                                      \
+  {                                                                     \
+    int t_ = omp_get_thread_num();                                      \
+    int64_t lo = g->N * t_ / (pl).nth, hi = g->N * (t_ + 1) / (pl).nth; \
+    CAT(piece, SFX) p;                                                  \
+    p.col = (mem) ? (mem) + (pl).per * t_ : NULL;                       \
+    p.buf = p.col ? p.col + (pl).colsz : NULL;                          \
+    for (int64_t n = lo; n < hi; n += p.q) {                            \
+      p.q = hi - n < (pl).q ? hi - n : (pl).q;                          \
+      BODY;                                                             \
+    }                                                                   \
   }
 
 /* Winograd F(2x2, 3x3) (nn_winograd.h), cut over threads like the pieces above */
@@ -264,7 +263,7 @@ static int CAT(flip_ok, SFX)(const conv_geom *g, conv_geom *f) {
 }
 
 static mt_status CAT(conv_bwd_input_flipped, SFX)(const T *dy, const T *w, T *dx, const conv_geom *g,
-                                                   const conv_geom *f) {
+                                                  const conv_geom *f) {
   const int64_t Og = g->O / g->groups, kk = g->kH * g->kW;
   T *wf = malloc(sizeof(T) * (size_t)(g->C * Og * kk));
   if (!wf)
@@ -297,8 +296,7 @@ static mt_status CAT(conv_bwd_input, SFX)(const T *dy, const T *w, T *dx, const 
 
 /* Winograd weight gradient: each thread sums its tiles' products into its own dU (written by
  * its first piece), then the threads share the sum over the partials and the transform back */
-static mt_status CAT(conv_bwd_params_wino, SFX)(const T *x, const T *dy, T *dw, T *db, T scale,
-                                                const conv_geom *g) {
+static mt_status CAT(conv_bwd_params_wino, SFX)(const T *x, const T *dy, T *dw, T *db, T scale, const conv_geom *g) {
   const int64_t xs = g->C * g->H * g->W, ys = g->O * g->oH * g->oW, L = g->oH * g->oW, psz = 16 * g->O * g->Cg;
   conv_plan pl;
   wino_plan_make(&pl, g, sizeof(T));
@@ -313,8 +311,9 @@ static mt_status CAT(conv_bwd_params_wino, SFX)(const T *x, const T *dy, T *dw, 
   {
     T beta = 0; /* every thread has at least one image (plan_split) */
     T *mine = dU + psz * omp_get_thread_num();
-    CONV_PIECES(pl, mem, (CAT(wino_wgrad_piece, SFX)(x + n * xs, dy + n * ys, mine, beta, p.q, p.col, p.buf,
-                                                     p.col + scr, g), beta = 1))
+    CONV_PIECES(
+        pl, mem,
+        (CAT(wino_wgrad_piece, SFX)(x + n * xs, dy + n * ys, mine, beta, p.q, p.col, p.buf, p.col + scr, g), beta = 1))
 #pragma omp barrier
     CAT(wino_weights_grad, SFX)(dU, psz, pl.nth, dw, scale, g);
     if (db) {

@@ -34,56 +34,54 @@ MT_AVX2_CLONES mt_status mt__cpu_pad2d_forward(mt_tensor *yt, const mt_tensor *x
   int64_t rows = g->planes * oH;
   /* the borders element by element, as unsigned integers of the element's size (a call to
    * memcpy per border element cost more than the rows' middles) */
-#define PAD_ROWS(U)                                                                                 \
-  _Pragma("omp parallel for schedule(static) if (rows * oW > MT_PARALLEL_GRAIN)")                  \
-  for (int64_t r = 0; r < rows; r++) {                                                              \
-    int64_t pl = r / oH, ih = pad_src(r % oH, H, t, mode);                                          \
-    U *yr = (U *)y + r * oW;                                                                        \
-    if (ih < 0) {                                                                                   \
-      memset(yr, 0, (size_t)oW * sizeof(U));                                                        \
-      continue;                                                                                     \
-    }                                                                                               \
-    const U *xr = (const U *)x + (pl * H + ih) * W;                                                 \
-    for (int64_t o = 0; o < lo; o++) yr[o] = col[o] < 0 ? 0 : xr[col[o]];                           \
-    if (hi > lo) memcpy(yr + lo, xr + (lo - l), (size_t)(hi - lo) * sizeof(U));                     \
-    for (int64_t o = hi; o < oW; o++) yr[o] = col[o] < 0 ? 0 : xr[col[o]];                          \
+#define PAD_ROWS(U)                                                                                                    \
+  _Pragma("omp parallel for schedule(static) if (rows * oW > MT_PARALLEL_GRAIN)") for (int64_t r = 0; r < rows; r++) { \
+    int64_t pl = r / oH, ih = pad_src(r % oH, H, t, mode);                                                             \
+    U *yr = (U *)y + r * oW;                                                                                           \
+    if (ih < 0) {                                                                                                      \
+      memset(yr, 0, (size_t)oW * sizeof(U));                                                                           \
+      continue;                                                                                                        \
+    }                                                                                                                  \
+    const U *xr = (const U *)x + (pl * H + ih) * W;                                                                    \
+    for (int64_t o = 0; o < lo; o++) yr[o] = col[o] < 0 ? 0 : xr[col[o]];                                              \
+    if (hi > lo) memcpy(yr + lo, xr + (lo - l), (size_t)(hi - lo) * sizeof(U));                                        \
+    for (int64_t o = hi; o < oW; o++) yr[o] = col[o] < 0 ? 0 : xr[col[o]];                                             \
   }
   switch (es) {
-  case 1: PAD_ROWS(uint8_t) break;
-  case 2: PAD_ROWS(uint16_t) break;
-  case 4: PAD_ROWS(uint32_t) break;
-  case 8: PAD_ROWS(uint64_t) break;
-  default:
-    free(col);
-    return mt__error(MT_ERR_DTYPE, "pad2d: no padding loop for %zu-byte elements", es);
+    case 1: PAD_ROWS(uint8_t) break;
+    case 2: PAD_ROWS(uint16_t) break;
+    case 4: PAD_ROWS(uint32_t) break;
+    case 8: PAD_ROWS(uint64_t) break;
+    default: free(col); return mt__error(MT_ERR_DTYPE, "pad2d: no padding loop for %zu-byte elements", es);
   }
 #undef PAD_ROWS
   free(col);
   return MT_OK;
 }
 
-#define PADB_CASE(E, N, TT, CT)                                                                   \
-  case E: {                                                                                       \
-    const TT *dy = (const TT *)mt__data(dyt);                                                     \
-    TT *dx = (TT *)mt__data(dxt);                                                                 \
-    _Pragma("omp parallel for schedule(static) if(g->planes * oH * oW > MT_PARALLEL_GRAIN / 4)")  \
-    for (int64_t pl = 0; pl < g->planes; pl++) {                                                  \
-      CT *acc = (CT *)buf + (size_t)omp_get_thread_num() * H * W;                                            \
-      for (int64_t i = 0; i < H * W; i++) acc[i] = 0;                                             \
-      for (int64_t oh = 0; oh < oH; oh++) {                                                       \
-        int64_t ih = pad_src(oh, H, t, mode);                                                     \
-        if (ih < 0) continue;                                                                     \
-        const TT *gr = dy + (pl * oH + oh) * oW;                                                  \
-        CT *ar = acc + ih * W;                                                                    \
-        for (int64_t o = 0; o < lo; o++)                                                          \
-          if (col[o] >= 0) ar[col[o]] += mt_ld_##N(gr + o);                                       \
-        for (int64_t o = lo; o < hi; o++) ar[o - l] += mt_ld_##N(gr + o);                         \
-        for (int64_t o = hi; o < oW; o++)                                                         \
-          if (col[o] >= 0) ar[col[o]] += mt_ld_##N(gr + o);                                       \
-      }                                                                                           \
-      TT *dr = dx + pl * H * W;                                                                   \
-      for (int64_t i = 0; i < H * W; i++) mt_st_##N(dr + i, acc[i]);                              \
-    }                                                                                             \
+#define PADB_CASE(E, N, TT, CT)                                                                                       \
+  case E: {                                                                                                           \
+    const TT *dy = (const TT *)mt__data(dyt);                                                                         \
+    TT *dx = (TT *)mt__data(dxt);                                                                                     \
+    _Pragma("omp parallel for schedule(static) if(g->planes * oH * oW > MT_PARALLEL_GRAIN / 4)") for (int64_t pl = 0; \
+                                                                                                      pl < g->planes; \
+                                                                                                      pl++) {         \
+      CT *acc = (CT *)buf + (size_t)omp_get_thread_num() * H * W;                                                     \
+      for (int64_t i = 0; i < H * W; i++) acc[i] = 0;                                                                 \
+      for (int64_t oh = 0; oh < oH; oh++) {                                                                           \
+        int64_t ih = pad_src(oh, H, t, mode);                                                                         \
+        if (ih < 0) continue;                                                                                         \
+        const TT *gr = dy + (pl * oH + oh) * oW;                                                                      \
+        CT *ar = acc + ih * W;                                                                                        \
+        for (int64_t o = 0; o < lo; o++)                                                                              \
+          if (col[o] >= 0) ar[col[o]] += mt_ld_##N(gr + o);                                                           \
+        for (int64_t o = lo; o < hi; o++) ar[o - l] += mt_ld_##N(gr + o);                                             \
+        for (int64_t o = hi; o < oW; o++)                                                                             \
+          if (col[o] >= 0) ar[col[o]] += mt_ld_##N(gr + o);                                                           \
+      }                                                                                                               \
+      TT *dr = dx + pl * H * W;                                                                                       \
+      for (int64_t i = 0; i < H * W; i++) mt_st_##N(dr + i, acc[i]);                                                  \
+    }                                                                                                                 \
   } break;
 
 /* zero padding: each input pixel has one output pixel or none (cropped), so its gradient is a
@@ -95,24 +93,23 @@ static void zero_pad_backward(mt_tensor *dxt, const mt_tensor *dyt, const mt_poo
   const char *dy = (const char *)mt__data(dyt);
   char *dx = (char *)mt__data(dxt);
   int64_t rows = g->planes * H;
-#define ZPB_ROWS(U)                                                                                 \
-  _Pragma("omp parallel for schedule(static) if (rows * W > MT_PARALLEL_GRAIN)")                   \
-  for (int64_t r = 0; r < rows; r++) {                                                              \
-    int64_t pl = r / H, oh = r % H + t;                                                             \
-    U *dr = (U *)dx + r * W;                                                                        \
-    if (oh < 0 || oh >= oH || c1 <= c0) {                                                           \
-      memset(dr, 0, (size_t)W * sizeof(U));                                                         \
-      continue;                                                                                     \
-    }                                                                                               \
-    for (int64_t i = 0; i < c0; i++) dr[i] = 0;                                                     \
-    memcpy(dr + c0, (const U *)dy + (pl * oH + oh) * oW + c0 + l, (size_t)(c1 - c0) * sizeof(U));   \
-    for (int64_t i = c1; i < W; i++) dr[i] = 0;                                                     \
+#define ZPB_ROWS(U)                                                                                                   \
+  _Pragma("omp parallel for schedule(static) if (rows * W > MT_PARALLEL_GRAIN)") for (int64_t r = 0; r < rows; r++) { \
+    int64_t pl = r / H, oh = r % H + t;                                                                               \
+    U *dr = (U *)dx + r * W;                                                                                          \
+    if (oh < 0 || oh >= oH || c1 <= c0) {                                                                             \
+      memset(dr, 0, (size_t)W * sizeof(U));                                                                           \
+      continue;                                                                                                       \
+    }                                                                                                                 \
+    for (int64_t i = 0; i < c0; i++) dr[i] = 0;                                                                       \
+    memcpy(dr + c0, (const U *)dy + (pl * oH + oh) * oW + c0 + l, (size_t)(c1 - c0) * sizeof(U));                     \
+    for (int64_t i = c1; i < W; i++) dr[i] = 0;                                                                       \
   }
   switch (es) {
-  case 1: ZPB_ROWS(uint8_t) break;
-  case 2: ZPB_ROWS(uint16_t) break;
-  case 4: ZPB_ROWS(uint32_t) break;
-  default: ZPB_ROWS(uint64_t) break; /* callers pass float dtypes only: 2, 4 or 8 bytes */
+    case 1: ZPB_ROWS(uint8_t) break;
+    case 2: ZPB_ROWS(uint16_t) break;
+    case 4: ZPB_ROWS(uint32_t) break;
+    default: ZPB_ROWS(uint64_t) break; /* callers pass float dtypes only: 2, 4 or 8 bytes */
   }
 #undef ZPB_ROWS
 }
@@ -134,7 +131,7 @@ MT_AVX2_CLONES mt_status mt__cpu_pad2d_backward(mt_tensor *dxt, const mt_tensor 
   for (int64_t o = 0; o < oW; o++) col[o] = pad_src(o, W, l, mode);
   switch (dxt->dtype) {
     MT_FLOAT_DTYPE_LIST(PADB_CASE)
-  default: break;
+    default: break;
   }
   free(col), free(buf);
   return MT_OK;

@@ -17,7 +17,9 @@
 #define OP "VolumetricAveragePooling"
 
 /* one dimension: output j's valid taps [lo, hi) and divisor factor cnt */
-typedef struct { int64_t lo, hi, cnt; } avg_win;
+typedef struct {
+  int64_t lo, hi, cnt;
+} avg_win;
 
 static void avg_windows(avg_win *w, int64_t n, int64_t o, int k, int d, int p, int cip) {
   for (int64_t j = 0; j < o; j++) {
@@ -32,7 +34,9 @@ static void avg_windows(avg_win *w, int64_t n, int64_t o, int k, int d, int p, i
  * (empty for inputs no window holds): their gradients are the same, so each run is computed once.
  * Output j covers input i when j*d - p <= i < j*d - p + k (i + p >= 0: the padding is at most
  * k/2). */
-typedef struct { int64_t i0, i1, lo, hi; } avg_class;
+typedef struct {
+  int64_t i0, i1, lo, hi;
+} avg_class;
 
 static int64_t avg_classes(avg_class *c, int64_t n, int64_t o, int k, int d, int p) {
   int64_t nc = 0;
@@ -40,10 +44,8 @@ static int64_t avg_classes(avg_class *c, int64_t n, int64_t o, int k, int d, int
     int64_t q = i + p - k, lo = q < 0 ? 0 : q / d + 1, hi = (i + p) / d + 1;
     if (hi > o) hi = o;
     if (lo > hi) lo = hi;
-    if (nc > 0 && c[nc - 1].lo == lo && c[nc - 1].hi == hi)
-      c[nc - 1].i1 = i + 1;
-    else
-      c[nc++] = (avg_class){i, i + 1, lo, hi};
+    if (nc > 0 && c[nc - 1].lo == lo && c[nc - 1].hi == hi) c[nc - 1].i1 = i + 1;
+    else c[nc++] = (avg_class){i, i + 1, lo, hi};
   }
   return nc;
 }
@@ -85,34 +87,33 @@ static void *avg_tables(avg_tabs *tb, const mt_vol_geom *g, int cip, int bwd, si
   return m;
 }
 
-#define AVG3_FWD(E, N, TT, CT)                                                                         \
-  case E: {                                                                                            \
-    const TT *x = (const TT *)mt__data(xt);                                                            \
-    TT *y = (TT *)mt__data(yt);                                                                        \
-    _Pragma("omp parallel for schedule(static) if(work > MT_PARALLEL_GRAIN)")                          \
-    for (int64_t r = 0; r < nrows; r++) {                                                              \
-      const int64_t oy = r % g->oH, ot = r / g->oH % g->oT, p = r / (g->oH * g->oT);                  \
-      const avg_win wt = tb.wt[ot], wh = tb.wh[oy];                                                    \
-      CT *acc = (CT *)tb.rows + (int64_t)omp_get_thread_num() * stride;                                  \
-      const TT *xp = x + p * g->T * g->H * W;                                                          \
-      int first = 1;                                                                                   \
-      for (int64_t t = wt.lo; t < wt.hi; t++)                                                          \
-        for (int64_t iy = wh.lo; iy < wh.hi; iy++, first = 0) {                                        \
-          const TT *xr = xp + (t * g->H + iy) * W;                                                     \
-          if (first)                                                                                   \
-            for (int64_t i = 0; i < W; i++) acc[i] = mt_ld_##N(xr + i);                                \
-          else                                                                                         \
-            for (int64_t i = 0; i < W; i++) acc[i] += mt_ld_##N(xr + i);                               \
-        }                                                                                              \
-      const int64_t c = wt.cnt * wh.cnt;                                                               \
-      TT *yr = y + r * g->oW;                                                                          \
-      for (int64_t ox = 0; ox < g->oW; ox++) {                                                         \
-        const avg_win ww = tb.ww[ox];                                                                  \
-        CT s = 0;                                                                                      \
-        for (int64_t i = ww.lo; i < ww.hi; i++) s += acc[i];                                           \
-        mt_st_##N(yr + ox, first ? (CT)0 : s / (CT)(c * ww.cnt));                                      \
-      }                                                                                                \
-    }                                                                                                  \
+#define AVG3_FWD(E, N, TT, CT)                                                                                      \
+  case E: {                                                                                                         \
+    const TT *x = (const TT *)mt__data(xt);                                                                         \
+    TT *y = (TT *)mt__data(yt);                                                                                     \
+    _Pragma("omp parallel for schedule(static) if(work > MT_PARALLEL_GRAIN)") for (int64_t r = 0; r < nrows; r++) { \
+      const int64_t oy = r % g->oH, ot = r / g->oH % g->oT, p = r / (g->oH * g->oT);                                \
+      const avg_win wt = tb.wt[ot], wh = tb.wh[oy];                                                                 \
+      CT *acc = (CT *)tb.rows + (int64_t)omp_get_thread_num() * stride;                                             \
+      const TT *xp = x + p * g->T * g->H * W;                                                                       \
+      int first = 1;                                                                                                \
+      for (int64_t t = wt.lo; t < wt.hi; t++)                                                                       \
+        for (int64_t iy = wh.lo; iy < wh.hi; iy++, first = 0) {                                                     \
+          const TT *xr = xp + (t * g->H + iy) * W;                                                                  \
+          if (first)                                                                                                \
+            for (int64_t i = 0; i < W; i++) acc[i] = mt_ld_##N(xr + i);                                             \
+          else                                                                                                      \
+            for (int64_t i = 0; i < W; i++) acc[i] += mt_ld_##N(xr + i);                                            \
+        }                                                                                                           \
+      const int64_t c = wt.cnt * wh.cnt;                                                                            \
+      TT *yr = y + r * g->oW;                                                                                       \
+      for (int64_t ox = 0; ox < g->oW; ox++) {                                                                      \
+        const avg_win ww = tb.ww[ox];                                                                               \
+        CT s = 0;                                                                                                   \
+        for (int64_t i = ww.lo; i < ww.hi; i++) s += acc[i];                                                        \
+        mt_st_##N(yr + ox, first ? (CT)0 : s / (CT)(c * ww.cnt));                                                   \
+      }                                                                                                             \
+    }                                                                                                               \
   } break;
 
 MT_AVX2_CLONES mt_status mt__cpu_avgpool3d_forward(mt_tensor *yt, const mt_tensor *xt, const mt_vol_geom *g,
@@ -128,44 +129,43 @@ MT_AVX2_CLONES mt_status mt__cpu_avgpool3d_forward(mt_tensor *yt, const mt_tenso
   mt_status st = MT_OK;
   switch (xt->dtype) {
     MT_FLOAT_DTYPE_LIST(AVG3_FWD)
-  default: st = mt__error(MT_ERR_DTYPE, OP ": dtype %s is not supported", mt_dtype_name(xt->dtype));
+    default: st = mt__error(MT_ERR_DTYPE, OP ": dtype %s is not supported", mt_dtype_name(xt->dtype));
   }
   free(m);
   return st;
 }
 #undef AVG3_FWD
 
-#define AVG3_BWD(E, N, TT, CT)                                                                         \
-  case E: {                                                                                            \
-    const TT *dy = (const TT *)mt__data(dyt);                                                          \
-    TT *dx = (TT *)mt__data(dxt);                                                                      \
-    CT *cwf = (CT *)tb.cols;                                                                           \
-    for (int64_t ox = 0; ox < oW; ox++) cwf[ox] = (CT)tb.ww[ox].cnt;                                   \
-    _Pragma("omp parallel for schedule(static) if(work > MT_PARALLEL_GRAIN)")                          \
-    for (int64_t r = 0; r < ngroups; r++) {                                                            \
-      const avg_class kh = tb.kh[r % tb.nkh], kt = tb.kt[r / tb.nkh % tb.nkt];                         \
-      const int64_t p = r / (tb.nkh * tb.nkt);                                                         \
-      CT *acc = (CT *)tb.rows + (int64_t)omp_get_thread_num() * stride, *row = acc + oW;              \
-      for (int64_t i = 0; i < W; i++) row[i] = 0;                                                      \
-      if (kt.lo < kt.hi && kh.lo < kh.hi) {                                                            \
-        for (int64_t ot = kt.lo; ot < kt.hi; ot++)                                                     \
-          for (int64_t oy = kh.lo; oy < kh.hi; oy++) {                                                 \
-            const TT *dr = dy + ((p * g->oT + ot) * g->oH + oy) * oW;                                  \
-            const CT c = (CT)(tb.wt[ot].cnt * tb.wh[oy].cnt);                                          \
-            if (ot == kt.lo && oy == kh.lo)                                                            \
-              for (int64_t ox = 0; ox < oW; ox++) acc[ox] = mt_ld_##N(dr + ox) / (c * cwf[ox]);        \
-            else                                                                                       \
-              for (int64_t ox = 0; ox < oW; ox++) acc[ox] += mt_ld_##N(dr + ox) / (c * cwf[ox]);       \
-          }                                                                                            \
-        for (int64_t ox = 0; ox < oW; ox++) /* the columns, in output order as the CUDA gather */      \
-          for (int64_t i = tb.ww[ox].lo; i < tb.ww[ox].hi; i++) row[i] += acc[ox];                     \
-      }                                                                                                \
-      for (int64_t t = kt.i0; t < kt.i1; t++)                                                          \
-        for (int64_t iy = kh.i0; iy < kh.i1; iy++) {                                                   \
-          TT *dxr = dx + ((p * g->T + t) * g->H + iy) * W;                                             \
-          for (int64_t i = 0; i < W; i++) mt_st_##N(dxr + i, row[i]);                                  \
-        }                                                                                              \
-    }                                                                                                  \
+#define AVG3_BWD(E, N, TT, CT)                                                                                        \
+  case E: {                                                                                                           \
+    const TT *dy = (const TT *)mt__data(dyt);                                                                         \
+    TT *dx = (TT *)mt__data(dxt);                                                                                     \
+    CT *cwf = (CT *)tb.cols;                                                                                          \
+    for (int64_t ox = 0; ox < oW; ox++) cwf[ox] = (CT)tb.ww[ox].cnt;                                                  \
+    _Pragma("omp parallel for schedule(static) if(work > MT_PARALLEL_GRAIN)") for (int64_t r = 0; r < ngroups; r++) { \
+      const avg_class kh = tb.kh[r % tb.nkh], kt = tb.kt[r / tb.nkh % tb.nkt];                                        \
+      const int64_t p = r / (tb.nkh * tb.nkt);                                                                        \
+      CT *acc = (CT *)tb.rows + (int64_t)omp_get_thread_num() * stride, *row = acc + oW;                              \
+      for (int64_t i = 0; i < W; i++) row[i] = 0;                                                                     \
+      if (kt.lo < kt.hi && kh.lo < kh.hi) {                                                                           \
+        for (int64_t ot = kt.lo; ot < kt.hi; ot++)                                                                    \
+          for (int64_t oy = kh.lo; oy < kh.hi; oy++) {                                                                \
+            const TT *dr = dy + ((p * g->oT + ot) * g->oH + oy) * oW;                                                 \
+            const CT c = (CT)(tb.wt[ot].cnt * tb.wh[oy].cnt);                                                         \
+            if (ot == kt.lo && oy == kh.lo)                                                                           \
+              for (int64_t ox = 0; ox < oW; ox++) acc[ox] = mt_ld_##N(dr + ox) / (c * cwf[ox]);                       \
+            else                                                                                                      \
+              for (int64_t ox = 0; ox < oW; ox++) acc[ox] += mt_ld_##N(dr + ox) / (c * cwf[ox]);                      \
+          }                                                                                                           \
+        for (int64_t ox = 0; ox < oW; ox++) /* the columns, in output order as the CUDA gather */                     \
+          for (int64_t i = tb.ww[ox].lo; i < tb.ww[ox].hi; i++) row[i] += acc[ox];                                    \
+      }                                                                                                               \
+      for (int64_t t = kt.i0; t < kt.i1; t++)                                                                         \
+        for (int64_t iy = kh.i0; iy < kh.i1; iy++) {                                                                  \
+          TT *dxr = dx + ((p * g->T + t) * g->H + iy) * W;                                                            \
+          for (int64_t i = 0; i < W; i++) mt_st_##N(dxr + i, row[i]);                                                 \
+        }                                                                                                             \
+    }                                                                                                                 \
   } break;
 
 MT_AVX2_CLONES mt_status mt__cpu_avgpool3d_backward(mt_tensor *dxt, const mt_tensor *dyt, const mt_vol_geom *g,
@@ -181,7 +181,7 @@ MT_AVX2_CLONES mt_status mt__cpu_avgpool3d_backward(mt_tensor *dxt, const mt_ten
   mt_status st = MT_OK;
   switch (dxt->dtype) {
     MT_FLOAT_DTYPE_LIST(AVG3_BWD)
-  default: st = mt__error(MT_ERR_DTYPE, OP ": dtype %s is not supported", mt_dtype_name(dxt->dtype));
+    default: st = mt__error(MT_ERR_DTYPE, OP ": dtype %s is not supported", mt_dtype_name(dxt->dtype));
   }
   free(m);
   return st;

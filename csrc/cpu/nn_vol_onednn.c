@@ -25,9 +25,13 @@ static mt_status vol_dnn_check(int pass, const mt_tensor *out, const mt_tensor *
       return mt__error(MT_ERR_ARG, OP ": oneDNN takes 5-d contiguous float32 CPU tensors");
   }
   /* x, w, y: which operand holds each (pass 0: out = y; 1: out = x; 2: out = w) */
-  const mt_tensor *x = pass == 1 ? out : a, *w = pass == 0 || pass == 1 ? b : out, *y = pass == 0 ? NULL : pass == 1 ? a : b;
+  const mt_tensor *x = pass == 1 ? out : a, *w = pass == 0 || pass == 1 ? b : out,
+                  *y = pass == 0   ? NULL
+                       : pass == 1 ? a
+                                   : b;
   for (int i = 0; i < 5; i++) d[i] = x->sizes[i], d[5 + i] = w->sizes[i];
-  if (d[1] != d[6]) return mt__error(MT_ERR_SHAPE, OP ": input has %lld planes, weight expects %lld", (long long)d[1], (long long)d[6]);
+  if (d[1] != d[6])
+    return mt__error(MT_ERR_SHAPE, OP ": input has %lld planes, weight expects %lld", (long long)d[1], (long long)d[6]);
   if (!mt__conv3d_out(d + 2, d + 7, geo, d + 12))
     return mt__error(MT_ERR_SHAPE, OP ": the kernel does not fit the padded input");
   d[10] = d[0], d[11] = d[5];
@@ -46,14 +50,19 @@ static mt_status vol_dnn_run(int pass, float *out, float *out2, const float *a, 
     sh.in[i] = d[2 + i], sh.k[i] = d[7 + i], sh.out[i] = d[12 + i], sh.stride[i] = geo[i], sh.pad[i] = geo[3 + i],
     sh.dil[i] = geo[6 + i];
   /* bias only feeds the forward, gradBias only the gradWeight pass */
-  const mt__conv_call c = {.dir = pass, .a = a, .b = b, .bias = pass == 0 ? bias : NULL, .out = out,
-                           .out2 = pass == 2 ? out2 : NULL, .scale = scale};
+  const mt__conv_call c = {.dir = pass,
+                           .a = a,
+                           .b = b,
+                           .bias = pass == 0 ? bias : NULL,
+                           .out = out,
+                           .out2 = pass == 2 ? out2 : NULL,
+                           .scale = scale};
   return mt__onednn_run(&c, &sh, MT__ONEDNN_BLOCKED, OP, ran);
 }
 
 mt_status mt_nn_conv3d_onednn(int pass, mt_tensor *out, mt_tensor *out2, const mt_tensor *a, const mt_tensor *b,
-                              const mt_tensor *bias, double scale, int dT, int dW, int dH, int padT, int padW,
-                              int padH, int dilT, int dilW, int dilH, int *ran) {
+                              const mt_tensor *bias, double scale, int dT, int dW, int dH, int padT, int padW, int padH,
+                              int dilT, int dilW, int dilH, int *ran) {
   if (!ran) return mt__error(MT_ERR_ARG, OP ": ran is NULL");
   *ran = 0;
   if (pass < 0 || pass > 2) return mt__error(MT_ERR_ARG, OP ": pass %d is not 0, 1 or 2", pass);
@@ -76,5 +85,6 @@ mt_status mt_nn_conv3d_onednn(int pass, mt_tensor *out, mt_tensor *out2, const m
     return mt__error(MT_ERR_ARG, OP ": gradBias must be a contiguous float32 CPU vector of %lld", (long long)d[5]);
   if (d[0] == 0) return MT_OK;
   return vol_dnn_run(pass, (float *)mt__data(out), out2 ? (float *)mt__data(out2) : NULL, (const float *)mt__data(a),
-                     (const float *)mt__data(b), bias ? (const float *)mt__data(bias) : NULL, (float)scale, d, geo, ran);
+                     (const float *)mt__data(b), bias ? (const float *)mt__data(bias) : NULL, (float)scale, d, geo,
+                     ran);
 }

@@ -38,12 +38,13 @@ static void WCAT(wino_weights, SFX)(const T *w, T *U, const conv_geom *g) {
 static void WCAT(wino_bt_rows, SFX)(const T *restrict r0, const T *restrict r1, const T *restrict r2,
                                     const T *restrict r3, T *restrict t0, T *restrict t1, T *restrict t2,
                                     T *restrict t3, int64_t n) {
-  for (int64_t j = 0; j < n; j++) t0[j] = r0[j] - r2[j], t1[j] = r1[j] + r2[j], t2[j] = r2[j] - r1[j], t3[j] = r1[j] - r3[j];
+  for (int64_t j = 0; j < n; j++)
+    t0[j] = r0[j] - r2[j], t1[j] = r1[j] + r2[j], t2[j] = r2[j] - r1[j], t3[j] = r1[j] - r3[j];
 }
 
 /* horizontal B^T: tile tx of row t covers columns 2tx..2tx+3 */
-static void WCAT(wino_bt_cols, SFX)(const T *restrict t, T *restrict v0, T *restrict v1, T *restrict v2,
-                                    T *restrict v3, int64_t tW) {
+static void WCAT(wino_bt_cols, SFX)(const T *restrict t, T *restrict v0, T *restrict v1, T *restrict v2, T *restrict v3,
+                                    int64_t tW) {
   for (int64_t tx = 0; tx < tW; tx++) {
     T c0 = t[2 * tx], c1 = t[2 * tx + 1], c2 = t[2 * tx + 2], c3 = t[2 * tx + 3];
     v0[tx] = c0 - c2, v1[tx] = c1 + c2, v2[tx] = c2 - c1, v3[tx] = c1 - c3;
@@ -51,8 +52,8 @@ static void WCAT(wino_bt_cols, SFX)(const T *restrict t, T *restrict v0, T *rest
 }
 
 /* A^T over 4 values: e = m0 + m1 + m2 + b, o = m1 - m2 - m3 + b (b = 0 for the vertical pass) */
-static void WCAT(wino_at, SFX)(const T *restrict m0, const T *restrict m1, const T *restrict m2,
-                               const T *restrict m3, T *restrict e, T *restrict o, T b, int64_t n) {
+static void WCAT(wino_at, SFX)(const T *restrict m0, const T *restrict m1, const T *restrict m2, const T *restrict m3,
+                               T *restrict e, T *restrict o, T b, int64_t n) {
   for (int64_t k = 0; k < n; k++) e[k] = m0[k] + m1[k] + m2[k] + b, o[k] = m1[k] - m2[k] - m3[k] + b;
 }
 
@@ -98,9 +99,10 @@ static void WCAT(wino_output, SFX)(const T *M, int64_t ms, T *y, T b, T *scr, co
   T *a = scr, *c = scr + 4 * tW, *eo = scr + 8 * tW; /* a, c: 4 rows of tW; eo: 4 */
   for (int64_t ty = 0; ty < tH; ty++) {
     const T *m = M + ty * tW;
-    for (int j = 0; j < 4; j++)
-      WCAT(wino_at, SFX)(m + j * ms, m + (4 + j) * ms, m + (8 + j) * ms, m + (12 + j) * ms, a + j * tW, c + j * tW,
-                         0, tW);
+    for (int j = 0; j < 4; j++) {
+      const T *m0 = m + j * ms, *m1 = m + (4 + j) * ms, *m2 = m + (8 + j) * ms, *m3 = m + (12 + j) * ms;
+      WCAT(wino_at, SFX)(m0, m1, m2, m3, a + j * tW, c + j * tW, 0, tW);
+    }
     WCAT(wino_at, SFX)(a, a + tW, a + 2 * tW, a + 3 * tW, eo, eo + tW, b, tW);
     WCAT(wino_at, SFX)(c, c + tW, c + 2 * tW, c + 3 * tW, eo + 2 * tW, eo + 3 * tW, b, tW);
     for (int i = 0; i < 2 && 2 * ty + i < oH; i++) {
@@ -161,7 +163,8 @@ static void WCAT(wino_weights_grad, SFX)(const T *dU, int64_t psz, int nparts, T
     T *k = dw + oc * 9;
     for (int i = 0; i < 3; i++) {
       T a = t[i][0], b = t[i][1], c = t[i][2], d = t[i][3];
-      k[3 * i] += scale * (a + (b + c) / 2), k[3 * i + 1] += scale * ((b - c) / 2), k[3 * i + 2] += scale * ((b + c) / 2 + d);
+      k[3 * i] += scale * (a + (b + c) / 2), k[3 * i + 1] += scale * ((b - c) / 2),
+          k[3 * i + 2] += scale * ((b + c) / 2 + d);
     }
   }
 }
@@ -204,9 +207,10 @@ static void WCAT(wino_piece, SFX)(const T *x, const T *U, const T *b, T *y, int6
       GEMM(0, 0, Og, Tn, g->Cg, (T)1, U + xi * OC + gr * Og * g->Cg, g->Cg, V + xi * g->Cg * Tn, Tn, (T)0,
            M + xi * Og * Tn, Tn, 0);
     for (int64_t i = 0; i < q; i++)
-      for (int64_t o = 0; o < Og; o++)
-        WCAT(wino_output, SFX)(M + o * Tn + i * tiles, Og * Tn, y + (i * g->O + gr * Og + o) * L,
-                               b ? b[gr * Og + o] : 0, scr, g);
+      for (int64_t o = 0; o < Og; o++) {
+        T *yo = y + (i * g->O + gr * Og + o) * L;
+        WCAT(wino_output, SFX)(M + o * Tn + i * tiles, Og * Tn, yo, b ? b[gr * Og + o] : 0, scr, g);
+      }
   }
 }
 

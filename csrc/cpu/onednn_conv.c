@@ -26,8 +26,8 @@
 #define KEY_LEN 28
 typedef struct entry {
   int64_t key[KEY_LEN];
-  uint64_t stamp; /* last use, for replacing the least recently used */
-  int used, ok;   /* ok 0: oneDNN has no implementation for this key (nothing below is made) */
+  uint64_t stamp;                   /* last use, for replacing the least recently used */
+  int used, ok;                     /* ok 0: oneDNN has no implementation for this key (nothing below is made) */
   dnnl_primitive_desc_t fwd_pd, pd; /* fwd_pd: the backward passes' hint, kept while pd lives */
   dnnl_primitive_t conv, rin[2], rout;
   dnnl_memory_desc_t umd[3], cmd[3]; /* a, b, out: as the caller holds them / as oneDNN wants */
@@ -116,8 +116,8 @@ static dnnl_status_t entry_make(entry *e, const mt__dnn_shape *sh, int dir, int 
   const dnnl_format_tag_t wtag = sp == 2 ? (grouped ? dnnl_goihw : dnnl_oihw) : (grouped ? dnnl_goidhw : dnnl_oidhw);
   dnnl_memory_desc_t x, y, w, b, ux, uy, uw;
   dnnl_status_t s;
-#define TRY(call)                          \
-  do {                                     \
+#define TRY(call)                                \
+  do {                                           \
     if ((s = (call)) != dnnl_success) goto done; \
   } while (0)
   dnnl_primitive_attr_t attr = NULL;
@@ -233,9 +233,9 @@ static mt_status entry_run(entry *e, const mt__conv_call *c, const mt__dnn_shape
   void *conv_side[3] = {e->rin[0] ? buf(BUF_A, dnnl_memory_desc_get_size(&e->cmd[0])) : user[0],
                         e->rin[1] ? buf(BUF_B, dnnl_memory_desc_get_size(&e->cmd[1])) : user[1],
                         e->rout ? buf(BUF_OUT, dnnl_memory_desc_get_size(&e->cmd[2])) : user[2]};
-  void *bias = dir == MT__CONV_FWD ? (void *)c->bias
+  void *bias = dir == MT__CONV_FWD                      ? (void *)c->bias
                : dir == MT__CONV_BWD_WEIGHTS && c->out2 ? buf(BUF_DB, (size_t)sh->O * sizeof(float))
-                                                       : NULL;
+                                                        : NULL;
   void *scratch = buf(BUF_SCRATCH, e->scratch);
   for (int i = 0; i < 3; i++)
     if (!user[i] || !conv_side[i]) return mt__error(MT_ERR_MEMORY, "%s: out of memory for oneDNN's buffers", op);
@@ -244,7 +244,8 @@ static mt_status entry_run(entry *e, const mt__conv_call *c, const mt__dnn_shape
   dnnl_status_t s = dnnl_success;
   for (int i = 0; i < 3 && s == dnnl_success; i++) {
     s = dnnl_memory_create(&m[i], &e->umd[i], ctx.eng, user[i]);
-    if (s == dnnl_success && conv_side[i] != user[i]) s = dnnl_memory_create(&m[3 + i], &e->cmd[i], ctx.eng, conv_side[i]);
+    if (s == dnnl_success && conv_side[i] != user[i])
+      s = dnnl_memory_create(&m[3 + i], &e->cmd[i], ctx.eng, conv_side[i]);
   }
   if (s == dnnl_success && bias) s = dnnl_memory_create(&m[6], &e->bias_md, ctx.eng, bias);
   if (s == dnnl_success)
@@ -260,7 +261,8 @@ static mt_status entry_run(entry *e, const mt__conv_call *c, const mt__dnn_shape
   if (s == dnnl_success && e->rout) s = reorder(e->rout, m[5], m[2]);
   for (int i = 0; i < 8; i++)
     if (m[i]) dnnl_memory_destroy(m[i]);
-  if (s != dnnl_success) return mt__error(MT_ERR_INTERNAL, "%s: oneDNN failed to run the convolution (status %d)", op, (int)s);
+  if (s != dnnl_success)
+    return mt__error(MT_ERR_INTERNAL, "%s: oneDNN failed to run the convolution (status %d)", op, (int)s);
   if (dir == MT__CONV_BWD_WEIGHTS) { /* accumulate, as the native kernels do */
     const float *dw = user[2], *db = bias, sc = c->scale;
     float *out = c->out;
@@ -307,8 +309,17 @@ mt_status mt__onednn_run(const mt__conv_call *c, const mt__dnn_shape *sh, int va
 
 /* the 2-d geometry as a shape of the shared path (H then W, as oneDNN orders them) */
 mt_status mt__onednn_conv(const mt__conv_call *c, const mt_conv_geom *g, int variant, int *ran) {
-  const mt__dnn_shape sh = {.sp = 2, .N = g->N, .C = g->C, .Cg = g->Cg, .O = g->O, .groups = g->groups,
-                            .in = {g->H, g->W}, .k = {g->kH, g->kW}, .out = {g->oH, g->oW},
-                            .stride = {g->sH, g->sW}, .pad = {g->pH, g->pW}, .dil = {g->dH, g->dW}};
+  const mt__dnn_shape sh = {.sp = 2,
+                            .N = g->N,
+                            .C = g->C,
+                            .Cg = g->Cg,
+                            .O = g->O,
+                            .groups = g->groups,
+                            .in = {g->H, g->W},
+                            .k = {g->kH, g->kW},
+                            .out = {g->oH, g->oW},
+                            .stride = {g->sH, g->sW},
+                            .pad = {g->pH, g->pW},
+                            .dil = {g->dH, g->dW}};
   return mt__onednn_run(c, &sh, variant, "SpatialConvolution", ran);
 }

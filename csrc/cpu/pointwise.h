@@ -18,7 +18,7 @@
 #define PW_INT_DTYPES(M, ...) MT_DTYPES(PW__DTX_INT, M, __VA_ARGS__) /* integers and bool */
 
 /* a double parameter in compute type CT (float, double or int64_t) without UB for ints */
-#define PW_SCALAR(CT, v) _Generic((CT)0, int64_t: mt_double_to_i64(v), default: (CT)(v))
+#define PW_SCALAR(CT, v) _Generic((CT)0, int64_t : mt_double_to_i64(v), default : (CT)(v))
 
 /* ---- integer helpers: wrap around like two's complement ---- */
 static inline int64_t pw_iadd(int64_t x, int64_t y) { return (int64_t)((uint64_t)x + (uint64_t)y); }
@@ -65,29 +65,29 @@ static inline int64_t pw_shr(int64_t x, int64_t n, int bits) {
 }
 
 /* ---- type-generic arithmetic on compute types ---- */
-#define PW_ADD(x, y) _Generic((x), int64_t: pw_iadd((x), (y)), default: (x) + (y))
-#define PW_SUB(x, y) _Generic((x), int64_t: pw_isub((x), (y)), default: (x) - (y))
-#define PW_MUL(x, y) _Generic((x), int64_t: pw_imul((x), (y)), default: (x) * (y))
-#define PW_DIV(x, y) _Generic((x), int64_t: pw_idiv((x), (y)), default: (x) / (y))
-#define PW_NEG(x) _Generic((x), int64_t: pw_ineg(x), default: -(x))
+#define PW_ADD(x, y) _Generic((x), int64_t : pw_iadd((x), (y)), default : (x) + (y))
+#define PW_SUB(x, y) _Generic((x), int64_t : pw_isub((x), (y)), default : (x) - (y))
+#define PW_MUL(x, y) _Generic((x), int64_t : pw_imul((x), (y)), default : (x) * (y))
+#define PW_DIV(x, y) _Generic((x), int64_t : pw_idiv((x), (y)), default : (x) / (y))
+#define PW_NEG(x) _Generic((x), int64_t : pw_ineg(x), default : -(x))
 /* Math functions are picked as function designators and then called, so no branch of the
  * _Generic ever passes a double to a float function (which -Wabsolute-value flags). */
 static inline int64_t pw_iabs(int64_t x) { return x < 0 ? pw_ineg(x) : x; }
 static inline int64_t pw_iident(int64_t x) { return x; }
-#define PW_ABS(x) _Generic((x), int64_t: pw_iabs, float: fabsf, default: fabs)(x)
-#define PW_POW(x, y) _Generic((x), int64_t: pw_ipow, float: powf, default: pow)((x), (y))
+#define PW_ABS(x) _Generic((x), int64_t : pw_iabs, float : fabsf, default : fabs)(x)
+#define PW_POW(x, y) _Generic((x), int64_t : pw_ipow, float : powf, default : pow)((x), (y))
 /* float-only math: fn##f for float, fn for double */
-#define PW_F(fn, x) _Generic((x), float: fn##f, default: fn)(x)
-#define PW_F2(fn, x, y) _Generic((x), float: fn##f, default: fn)((x), (y))
-#define PW_FMOD(x, y) _Generic((x), int64_t: pw_ifmod, float: fmodf, default: fmod)((x), (y))
-#define PW_REM(x, y) _Generic((x), int64_t: pw_irem, float: pw_fremf, default: pw_frem)((x), (y))
+#define PW_F(fn, x) _Generic((x), float : fn##f, default : fn)(x)
+#define PW_F2(fn, x, y) _Generic((x), float : fn##f, default : fn)((x), (y))
+#define PW_FMOD(x, y) _Generic((x), int64_t : pw_ifmod, float : fmodf, default : fmod)((x), (y))
+#define PW_REM(x, y) _Generic((x), int64_t : pw_irem, float : pw_fremf, default : pw_frem)((x), (y))
 /* floor/ceil/round leave integers alone */
-#define PW_ROUNDING(fn, x) _Generic((x), int64_t: pw_iident, float: fn##f, default: fn)(x)
+#define PW_ROUNDING(fn, x) _Generic((x), int64_t : pw_iident, float : fn##f, default : fn)(x)
 /* comparisons against a double scalar v: floats compare with r, the scalar rounded to their
  * storage type (as Torch7 does, so t:fill(0.1):eq(0.1) holds for every float dtype); integers
  * compare exactly in double (so x < 2.5 is right for x = 2) */
-#define PW_CMP_SCALAR(x, v, r) _Generic((x), int64_t: (v), default: (r))
-#define PW_CMP_VALUE(x) _Generic((x), int64_t: (double)(x), default: (x))
+#define PW_CMP_SCALAR(x, v, r) _Generic((x), int64_t : (v), default : (r))
+#define PW_CMP_VALUE(x) _Generic((x), int64_t : (double)(x), default : (x))
 
 /* NaN-propagating max/min (x != x is false for integers and folds away) */
 #define PW_MAX(x, y) (((x) > (y) || (x) != (x)) ? (x) : (y))
@@ -95,7 +95,7 @@ static inline int64_t pw_iident(int64_t x) { return x; }
 
 /* A value of any arithmetic type converted to a destination dtype's compute type: integers
  * saturate instead of invoking UB on NaN/out-of-range floats, bool is "nonzero". */
-#define PW_TO_I64(x) _Generic((x), int64_t: (x), default: mt_double_to_i64((double)(x)))
+#define PW_TO_I64(x) _Generic((x), int64_t : (x), default : mt_double_to_i64((double)(x)))
 #define PW_CV_f32(x) ((float)(x))
 #define PW_CV_f64(x) ((double)(x))
 #define PW_CV_f16(x) ((float)(x))
@@ -104,7 +104,7 @@ static inline int64_t pw_iident(int64_t x) { return x; }
 static inline int64_t pw_sat_i32(double v) {
   return v != v ? 0 : v >= 2147483647.0 ? 2147483647 : v <= -2147483648.0 ? -2147483648LL : (int64_t)v;
 }
-#define PW_CV_i32(x) _Generic((x), int64_t: (x), default: pw_sat_i32((double)(x)))
+#define PW_CV_i32(x) _Generic((x), int64_t : (x), default : pw_sat_i32((double)(x)))
 #define PW_CV_i64(x) PW_TO_I64(x)
 #define PW_CV_u8(x) PW_TO_I64(x)
 #define PW_CV_b8(x) ((x) != 0)

@@ -9,36 +9,36 @@ typedef void (*bin_fn)(const mt_iter *it, double alpha);
 
 /* One whole-tensor kernel. Three run shapes: all contiguous (the vectorised loop), b a single
  * broadcast value (bias-like), and anything strided. */
-#define BIN_FN_GEN(N, T, CT, NAME, OT, STORE, EXPR)                                     \
-  static void bin_##NAME##_##N(const mt_iter *it, double alpha_) {                      \
-    const CT al = PW_SCALAR(CT, alpha_);                                                \
-    const int bits_ = (int)(8 * sizeof(T)); /* the dtype's width, for shifts */         \
-    (void)al;                                                                           \
-    (void)bits_;                                                                        \
-    MT_ITER_RUNS(it, n, p, s, {                                                         \
-      if (s[0] == sizeof(OT) && s[1] == sizeof(T) && s[2] == sizeof(T)) {               \
-        OT *o = (OT *)p[0];                                                             \
-        const T *pa = (const T *)p[1], *pb = (const T *)p[2];                           \
-        for (int64_t i = 0; i < n; i++) {                                               \
-          CT x = mt_ld_##N(pa + i), y = mt_ld_##N(pb + i);                              \
-          STORE(o + i, EXPR);                                                           \
-        }                                                                               \
-      } else if (s[0] == sizeof(OT) && s[1] == sizeof(T) && s[2] == 0) {                \
-        OT *o = (OT *)p[0];                                                             \
-        const T *pa = (const T *)p[1];                                                  \
-        const CT y = mt_ld_##N((const T *)p[2]);                                        \
-        for (int64_t i = 0; i < n; i++) {                                               \
-          CT x = mt_ld_##N(pa + i);                                                     \
-          STORE(o + i, EXPR);                                                           \
-        }                                                                               \
-      } else {                                                                          \
-        for (int64_t i = 0; i < n; i++) {                                               \
-          CT x = mt_ld_##N((const T *)(p[1] + i * s[1]));                               \
-          CT y = mt_ld_##N((const T *)(p[2] + i * s[2]));                               \
-          STORE((OT *)(p[0] + i * s[0]), EXPR);                                         \
-        }                                                                               \
-      }                                                                                 \
-    });                                                                                 \
+#define BIN_FN_GEN(N, T, CT, NAME, OT, STORE, EXPR)                             \
+  static void bin_##NAME##_##N(const mt_iter *it, double alpha_) {              \
+    const CT al = PW_SCALAR(CT, alpha_);                                        \
+    const int bits_ = (int)(8 * sizeof(T)); /* the dtype's width, for shifts */ \
+    (void)al;                                                                   \
+    (void)bits_;                                                                \
+    MT_ITER_RUNS(it, n, p, s, {                                                 \
+      if (s[0] == sizeof(OT) && s[1] == sizeof(T) && s[2] == sizeof(T)) {       \
+        OT *o = (OT *)p[0];                                                     \
+        const T *pa = (const T *)p[1], *pb = (const T *)p[2];                   \
+        for (int64_t i = 0; i < n; i++) {                                       \
+          CT x = mt_ld_##N(pa + i), y = mt_ld_##N(pb + i);                      \
+          STORE(o + i, EXPR);                                                   \
+        }                                                                       \
+      } else if (s[0] == sizeof(OT) && s[1] == sizeof(T) && s[2] == 0) {        \
+        OT *o = (OT *)p[0];                                                     \
+        const T *pa = (const T *)p[1];                                          \
+        const CT y = mt_ld_##N((const T *)p[2]);                                \
+        for (int64_t i = 0; i < n; i++) {                                       \
+          CT x = mt_ld_##N(pa + i);                                             \
+          STORE(o + i, EXPR);                                                   \
+        }                                                                       \
+      } else {                                                                  \
+        for (int64_t i = 0; i < n; i++) {                                       \
+          CT x = mt_ld_##N((const T *)(p[1] + i * s[1]));                       \
+          CT y = mt_ld_##N((const T *)(p[2] + i * s[2]));                       \
+          STORE((OT *)(p[0] + i * s[0]), EXPR);                                 \
+        }                                                                       \
+      }                                                                         \
+    });                                                                         \
   }
 
 /* The body of every op of MT_BINARY_OPS (moontorch.h), named BIN_<op>: x, y are the operands
@@ -87,13 +87,13 @@ _Static_assert(sizeof bin_table / sizeof bin_table[0] == MT_NUM_BINARY_OPS, "bin
 
 /* ---- zero test (integer divisors) ---- */
 
-#define HAS_ZERO_CASE(E, N, T, CT)                                                  \
-  case E:                                                                           \
-    MT_ITER_RUNS(&it, n, p, s, {                                                    \
-      int hit = 0;                                                                  \
-      for (int64_t i = 0; i < n; i++) hit |= *(const T *)(p[0] + i * s[0]) == 0;    \
-      if (hit) atomic_store_explicit(&found, 1, memory_order_relaxed);              \
-    });                                                                             \
+#define HAS_ZERO_CASE(E, N, T, CT)                                               \
+  case E:                                                                        \
+    MT_ITER_RUNS(&it, n, p, s, {                                                 \
+      int hit = 0;                                                               \
+      for (int64_t i = 0; i < n; i++) hit |= *(const T *)(p[0] + i * s[0]) == 0; \
+      if (hit) atomic_store_explicit(&found, 1, memory_order_relaxed);           \
+    });                                                                          \
     break;
 
 int mt__cpu_has_zero(const mt_tensor *t) {
@@ -115,7 +115,10 @@ mt_status mt__cpu_binary(mt_binary_op op, mt_tensor *out, const mt_tensor *a, co
   /* integer x/0 and x%0 have no value: refused (floats give inf or NaN) */
   if ((op == MT_DIV || op == MT_FMOD || op == MT_REMAINDER) && !mt_dtype_is_floating(a->dtype) && mt__cpu_has_zero(b))
     return mt__error(MT_ERR_ARG, "%s: integer division by zero (the divisor %s tensor holds a 0)",
-                     op == MT_DIV ? "cdiv" : op == MT_FMOD ? "fmod" : "cremainder", mt_dtype_name(b->dtype));
+                     op == MT_DIV    ? "cdiv"
+                     : op == MT_FMOD ? "fmod"
+                                     : "cremainder",
+                     mt_dtype_name(b->dtype));
   mt_iter it;
   const mt_tensor *ops[3] = {out, a, b};
   MT_TRY(mt_iter_init(&it, 3, ops, 0));
@@ -127,26 +130,26 @@ mt_status mt__cpu_binary(mt_binary_op op, mt_tensor *out, const mt_tensor *a, co
 
 typedef void (*addc_fn)(const mt_iter *it, double value);
 
-#define ADDC_FN(E, N, T, CT, NAME, EXPR)                                                    \
-  static void addc_##NAME##_##N(const mt_iter *it, double value_) {                         \
-    const CT v = PW_SCALAR(CT, value_);                                                     \
-    MT_ITER_RUNS(it, n, p, s, {                                                             \
+#define ADDC_FN(E, N, T, CT, NAME, EXPR)                                                      \
+  static void addc_##NAME##_##N(const mt_iter *it, double value_) {                           \
+    const CT v = PW_SCALAR(CT, value_);                                                       \
+    MT_ITER_RUNS(it, n, p, s, {                                                               \
       if (s[0] == sizeof(T) && s[1] == sizeof(T) && s[2] == sizeof(T) && s[3] == sizeof(T)) { \
-        T *o = (T *)p[0];                                                                   \
-        const T *pa = (const T *)p[1], *pb = (const T *)p[2], *pc = (const T *)p[3];        \
-        for (int64_t i = 0; i < n; i++) {                                                   \
-          CT x = mt_ld_##N(pa + i), y = mt_ld_##N(pb + i), z = mt_ld_##N(pc + i);           \
-          mt_st_##N(o + i, EXPR);                                                           \
-        }                                                                                   \
-      } else {                                                                              \
-        for (int64_t i = 0; i < n; i++) {                                                   \
-          CT x = mt_ld_##N((const T *)(p[1] + i * s[1]));                                   \
-          CT y = mt_ld_##N((const T *)(p[2] + i * s[2]));                                   \
-          CT z = mt_ld_##N((const T *)(p[3] + i * s[3]));                                   \
-          mt_st_##N((T *)(p[0] + i * s[0]), EXPR);                                          \
-        }                                                                                   \
-      }                                                                                     \
-    });                                                                                     \
+        T *o = (T *)p[0];                                                                     \
+        const T *pa = (const T *)p[1], *pb = (const T *)p[2], *pc = (const T *)p[3];          \
+        for (int64_t i = 0; i < n; i++) {                                                     \
+          CT x = mt_ld_##N(pa + i), y = mt_ld_##N(pb + i), z = mt_ld_##N(pc + i);             \
+          mt_st_##N(o + i, EXPR);                                                             \
+        }                                                                                     \
+      } else {                                                                                \
+        for (int64_t i = 0; i < n; i++) {                                                     \
+          CT x = mt_ld_##N((const T *)(p[1] + i * s[1]));                                     \
+          CT y = mt_ld_##N((const T *)(p[2] + i * s[2]));                                     \
+          CT z = mt_ld_##N((const T *)(p[3] + i * s[3]));                                     \
+          mt_st_##N((T *)(p[0] + i * s[0]), EXPR);                                            \
+        }                                                                                     \
+      }                                                                                       \
+    });                                                                                       \
   }
 
 PW_DTYPES(ADDC_FN, mul, PW_ADD(x, PW_MUL(v, PW_MUL(y, z))))

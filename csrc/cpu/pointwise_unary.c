@@ -10,30 +10,30 @@ typedef void (*un_fn)(const mt_iter *it, double p1, double p2);
 /* x: the element in compute type; c1, c2: p1, p2 in compute type; c1r: p1 rounded to the
  * storage type; p1: p1 as a double.
  * (Expressions cannot name CT: macro arguments are not rescanned for parameters.) */
-#define UN_FN_GEN(N, T, CT, NAME, OT, STORE, EXPR)                        \
-  static void un_##NAME##_##N(const mt_iter *it, double p1, double p2) {  \
-    const CT c1 = PW_SCALAR(CT, p1), c2 = PW_SCALAR(CT, p2);              \
-    T r1_;                                                                \
-    mt_st_##N(&r1_, c1);                                                  \
-    const CT c1r = mt_ld_##N(&r1_); /* p1 as stored in this dtype */      \
-    (void)c1;                                                             \
-    (void)c2;                                                             \
-    (void)c1r;                                                            \
-    MT_ITER_RUNS(it, n, p, s, {                                           \
-      if (s[0] == sizeof(OT) && s[1] == sizeof(T)) {                      \
-        OT *o = (OT *)p[0];                                               \
-        const T *pa = (const T *)p[1];                                    \
-        for (int64_t i = 0; i < n; i++) {                                 \
-          CT x = mt_ld_##N(pa + i);                                       \
-          STORE(o + i, EXPR);                                             \
-        }                                                                 \
-      } else {                                                            \
-        for (int64_t i = 0; i < n; i++) {                                 \
-          CT x = mt_ld_##N((const T *)(p[1] + i * s[1]));                 \
-          STORE((OT *)(p[0] + i * s[0]), EXPR);                           \
-        }                                                                 \
-      }                                                                   \
-    });                                                                   \
+#define UN_FN_GEN(N, T, CT, NAME, OT, STORE, EXPR)                       \
+  static void un_##NAME##_##N(const mt_iter *it, double p1, double p2) { \
+    const CT c1 = PW_SCALAR(CT, p1), c2 = PW_SCALAR(CT, p2);             \
+    T r1_;                                                               \
+    mt_st_##N(&r1_, c1);                                                 \
+    const CT c1r = mt_ld_##N(&r1_); /* p1 as stored in this dtype */     \
+    (void)c1;                                                            \
+    (void)c2;                                                            \
+    (void)c1r;                                                           \
+    MT_ITER_RUNS(it, n, p, s, {                                          \
+      if (s[0] == sizeof(OT) && s[1] == sizeof(T)) {                     \
+        OT *o = (OT *)p[0];                                              \
+        const T *pa = (const T *)p[1];                                   \
+        for (int64_t i = 0; i < n; i++) {                                \
+          CT x = mt_ld_##N(pa + i);                                      \
+          STORE(o + i, EXPR);                                            \
+        }                                                                \
+      } else {                                                           \
+        for (int64_t i = 0; i < n; i++) {                                \
+          CT x = mt_ld_##N((const T *)(p[1] + i * s[1]));                \
+          STORE((OT *)(p[0] + i * s[0]), EXPR);                          \
+        }                                                                \
+      }                                                                  \
+    });                                                                  \
   }
 
 /* The body of every op of MT_UNARY_OPS (moontorch.h), named UN_<op>. FLOAT ops are generated

@@ -22,27 +22,25 @@ static inline void below_half_bits(uint16_t *o) { /* f16 and bf16: sign-magnitud
 
 /* uniform on [lo, hi): floats keep the draw (stepping down if rounding reached hi), integers
  * take its floor */
-#define UNIFORM_FLOAT_CASE(E, N, T, CT, ...)                                       \
-  case E: {                                                                        \
-    T *o = (T *)mt__data(t);                                                       \
-    _Pragma("omp parallel for if(numel > RANDOM_GRAIN)")                           \
-    for (int64_t i = 0; i < numel; i++) {                                          \
-      double v = lo + (hi - lo) * mt_philox_uniform(seed, offset + (uint64_t)i);   \
-      mt_st_##N(o + i, v);                                                         \
-      if ((double)mt_ld_##N(o + i) >= hi && hi > lo) below_##N(o + i);             \
-    }                                                                              \
-    break;                                                                         \
+#define UNIFORM_FLOAT_CASE(E, N, T, CT, ...)                                                   \
+  case E: {                                                                                    \
+    T *o = (T *)mt__data(t);                                                                   \
+    _Pragma("omp parallel for if(numel > RANDOM_GRAIN)") for (int64_t i = 0; i < numel; i++) { \
+      double v = lo + (hi - lo) * mt_philox_uniform(seed, offset + (uint64_t)i);               \
+      mt_st_##N(o + i, v);                                                                     \
+      if ((double)mt_ld_##N(o + i) >= hi && hi > lo) below_##N(o + i);                         \
+    }                                                                                          \
+    break;                                                                                     \
   }
-#define UNIFORM_INT_CASE(E, N, T, CT)                                              \
-  case E: {                                                                        \
-    T *o = (T *)mt__data(t);                                                       \
-    _Pragma("omp parallel for if(numel > RANDOM_GRAIN)")                           \
-    for (int64_t i = 0; i < numel; i++) {                                          \
-      double f = floor(lo + (hi - lo) * mt_philox_uniform(seed, offset + (uint64_t)i)); \
-      if (f >= hi && hi > lo) f = hi - 1;                                          \
-      mt_st_##N(o + i, PW_CV_##N(f));                                              \
-    }                                                                              \
-    break;                                                                         \
+#define UNIFORM_INT_CASE(E, N, T, CT)                                                          \
+  case E: {                                                                                    \
+    T *o = (T *)mt__data(t);                                                                   \
+    _Pragma("omp parallel for if(numel > RANDOM_GRAIN)") for (int64_t i = 0; i < numel; i++) { \
+      double f = floor(lo + (hi - lo) * mt_philox_uniform(seed, offset + (uint64_t)i));        \
+      if (f >= hi && hi > lo) f = hi - 1;                                                      \
+      mt_st_##N(o + i, PW_CV_##N(f));                                                          \
+    }                                                                                          \
+    break;                                                                                     \
   }
 
 mt_status mt__cpu_random_uniform(mt_tensor *t, uint64_t seed, uint64_t offset, double lo, double hi) {
@@ -56,13 +54,12 @@ mt_status mt__cpu_random_uniform(mt_tensor *t, uint64_t seed, uint64_t offset, d
   return MT_OK;
 }
 
-#define NORMAL_CASE(E, N, T, CT, ...)                                                  \
-  case E: {                                                                            \
-    T *o = (T *)mt__data(t);                                                           \
-    _Pragma("omp parallel for if(numel > RANDOM_GRAIN)")                               \
-    for (int64_t i = 0; i < numel; i++)                                                \
-      mt_st_##N(o + i, mean + sd * mt_philox_normal(seed, offset + (uint64_t)i));      \
-    break;                                                                             \
+#define NORMAL_CASE(E, N, T, CT, ...)                                                        \
+  case E: {                                                                                  \
+    T *o = (T *)mt__data(t);                                                                 \
+    _Pragma("omp parallel for if(numel > RANDOM_GRAIN)") for (int64_t i = 0; i < numel; i++) \
+        mt_st_##N(o + i, mean + sd * mt_philox_normal(seed, offset + (uint64_t)i));          \
+    break;                                                                                   \
   }
 
 mt_status mt__cpu_random_normal(mt_tensor *t, uint64_t seed, uint64_t offset, double mean, double sd) {
@@ -77,16 +74,15 @@ mt_status mt__cpu_random_normal(mt_tensor *t, uint64_t seed, uint64_t offset, do
   return MT_OK;
 }
 
-#define BERNOULLI_CASE(E, N, T, CT)                                                    \
-  case E: {                                                                            \
-    T *o = (T *)mt__data(t);                                                           \
-    T one, zero;                                                                       \
-    mt_st_##N(&one, PW_CV_##N(1));                                                     \
-    mt_st_##N(&zero, PW_CV_##N(0));                                                    \
-    _Pragma("omp parallel for if(numel > RANDOM_GRAIN)")                               \
-    for (int64_t i = 0; i < numel; i++)                                                \
-      o[i] = mt_philox_uniform(seed, offset + (uint64_t)i) < p ? one : zero;           \
-    break;                                                                             \
+#define BERNOULLI_CASE(E, N, T, CT)                                                                 \
+  case E: {                                                                                         \
+    T *o = (T *)mt__data(t);                                                                        \
+    T one, zero;                                                                                    \
+    mt_st_##N(&one, PW_CV_##N(1));                                                                  \
+    mt_st_##N(&zero, PW_CV_##N(0));                                                                 \
+    _Pragma("omp parallel for if(numel > RANDOM_GRAIN)") for (int64_t i = 0; i < numel; i++) o[i] = \
+        mt_philox_uniform(seed, offset + (uint64_t)i) < p ? one : zero;                             \
+    break;                                                                                          \
   }
 
 mt_status mt__cpu_random_bernoulli(mt_tensor *t, uint64_t seed, uint64_t offset, double p) {

@@ -21,11 +21,11 @@
 #include "cpu.h"
 
 enum {
-  BLK = 2048,    /* elements converted per block */
-  CB = 8192,     /* columns per block when inner > 1 */
-  MAXCH = 32,    /* most row chunks per column block */
-  LB = 256,      /* results per batch when inner == 1 */
-  CHUNK = 65536  /* elements per task when one line is split across threads */
+  BLK = 2048,   /* elements converted per block */
+  CB = 8192,    /* columns per block when inner > 1 */
+  MAXCH = 32,   /* most row chunks per column block */
+  LB = 256,     /* results per batch when inner == 1 */
+  CHUNK = 65536 /* elements per task when one line is split across threads */
 };
 
 /* What each element contributes. VAR/STD run A_SUM (for the mean) and then A_SQDEV. */
@@ -41,16 +41,16 @@ typedef struct {
 typedef struct {
   mt_reduce_op op;
   acc_kind acc;
-  int two_pass;   /* var/std */
-  int isint;      /* integer input: compute in int64 */
+  int two_pass; /* var/std */
+  int isint;    /* integer input: compute in int64 */
   mt_dtype dt;
-  const char *a;  /* dense input over (outer, n, inner) */
+  const char *a; /* dense input over (outer, n, inner) */
   int64_t outer, n, inner;
-  double p;       /* var/std correction, norm order */
-  char *out;      /* dense results, outer*inner of them */
+  double p;  /* var/std correction, norm order */
+  char *out; /* dense results, outer*inner of them */
   mt_dtype odt;
-  int oint;       /* results are integers (held in int64) rather than doubles */
-  int64_t *idx;   /* dense positions, or NULL */
+  int oint;     /* results are integers (held in int64) rather than doubles */
+  int64_t *idx; /* dense positions, or NULL */
   int64_t base;
 } rctx;
 
@@ -59,11 +59,11 @@ static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 /* ---- conversion of blocks ---- */
 
 /* cnt values from element `start` into buf, converted to the compute type (double or int64) */
-#define LOAD_CASE(E, N, T, CT)                                                     \
-  case E: {                                                                        \
-    const T *s = (const T *)base + start;                                          \
-    for (int64_t i = 0; i < cnt; i++) buf[i] = mt_ld_##N(s + i);                   \
-    break;                                                                         \
+#define LOAD_CASE(E, N, T, CT)                                   \
+  case E: {                                                      \
+    const T *s = (const T *)base + start;                        \
+    for (int64_t i = 0; i < cnt; i++) buf[i] = mt_ld_##N(s + i); \
+    break;                                                       \
   }
 /* f64 (and i64 below) data is used in place */
 static const double *load_d(mt_dtype dt, const char *base, int64_t start, int64_t cnt, double *buf) {
@@ -83,11 +83,11 @@ static const int64_t *load_i(mt_dtype dt, const char *base, int64_t start, int64
   return buf;
 }
 
-#define STORE_CASE(E, N, T, CT)                                                    \
-  case E: {                                                                        \
-    T *o = (T *)base + start;                                                      \
-    for (int64_t i = 0; i < cnt; i++) mt_st_##N(o + i, v[i]);                      \
-    break;                                                                         \
+#define STORE_CASE(E, N, T, CT)                               \
+  case E: {                                                   \
+    T *o = (T *)base + start;                                 \
+    for (int64_t i = 0; i < cnt; i++) mt_st_##N(o + i, v[i]); \
+    break;                                                    \
   }
 static void store_d(mt_dtype dt, char *base, int64_t start, int64_t cnt, const double *v) {
   switch (dt) {
@@ -148,7 +148,7 @@ static void seg_extreme_d(int larger, const double *v, int64_t len, int64_t off,
     m = larger ? (v[i] > m ? v[i] : m) : (v[i] < m ? v[i] : m);
     zs += v[i] - v[i];
   }
-  if (zs == zs) { /* no NaN (nor infinity) */
+  if (zs == zs) {                                            /* no NaN (nor infinity) */
     if (!first && !(larger ? m > pt->d : m < pt->d)) return; /* ties keep the earlier position */
     int64_t j = 0;
     while (v[j] != m) j++;
@@ -192,28 +192,28 @@ static void seg_extreme_i(int larger, const int64_t *v, int64_t len, int64_t off
 
 /* Sum EXPR(x) over v[0..len) in 8 independent lanes: vectorisable, and more accurate than
  * one running sum. */
-#define LANES(EXPR)                                                                            \
-  do {                                                                                         \
-    double l_[8] = {0, 0, 0, 0, 0, 0, 0, 0}, t_ = 0;                                           \
-    int64_t i_ = 0;                                                                            \
-    for (; i_ + 8 <= len; i_ += 8)                                                             \
-      for (int k_ = 0; k_ < 8; k_++) {                                                         \
-        double x = v[i_ + k_];                                                                 \
-        l_[k_] += (EXPR);                                                                      \
-      }                                                                                        \
-    for (; i_ < len; i_++) {                                                                   \
-      double x = v[i_];                                                                        \
-      t_ += (EXPR);                                                                            \
-    }                                                                                          \
-    pt->d += ((l_[0] + l_[1]) + (l_[2] + l_[3])) + ((l_[4] + l_[5]) + (l_[6] + l_[7])) + t_;   \
+#define LANES(EXPR)                                                                          \
+  do {                                                                                       \
+    double l_[8] = {0, 0, 0, 0, 0, 0, 0, 0}, t_ = 0;                                         \
+    int64_t i_ = 0;                                                                          \
+    for (; i_ + 8 <= len; i_ += 8)                                                           \
+      for (int k_ = 0; k_ < 8; k_++) {                                                       \
+        double x = v[i_ + k_];                                                               \
+        l_[k_] += (EXPR);                                                                    \
+      }                                                                                      \
+    for (; i_ < len; i_++) {                                                                 \
+      double x = v[i_];                                                                      \
+      t_ += (EXPR);                                                                          \
+    }                                                                                        \
+    pt->d += ((l_[0] + l_[1]) + (l_[2] + l_[3])) + ((l_[4] + l_[5]) + (l_[6] + l_[7])) + t_; \
   } while (0)
 
 /* any/all: scan while the answer is still open */
-#define ANY_ALL(OPEN)                                            \
-  do {                                                           \
-    int64_t r = pt->i;                                           \
-    for (int64_t i = 0; i < len && (OPEN); i++) r = v[i] != 0;   \
-    pt->i = r;                                                   \
+#define ANY_ALL(OPEN)                                          \
+  do {                                                         \
+    int64_t r = pt->i;                                         \
+    for (int64_t i = 0; i < len && (OPEN); i++) r = v[i] != 0; \
+    pt->i = r;                                                 \
   } while (0)
 
 /* Fold v[0..len) (positions off..off+len-1 of the line) into *pt. `first`: pt holds no
@@ -232,8 +232,10 @@ static void seg_d(acc_kind k, const double *v, int64_t len, int64_t off, double 
       pt->d = r;
       break;
     }
-    case A_MAX: case A_MIN: seg_extreme_d(k == A_MAX, v, len, off, first, pt); break;
-    case A_AMAX: case A_AMIN: {
+    case A_MAX:
+    case A_MIN: seg_extreme_d(k == A_MAX, v, len, off, first, pt); break;
+    case A_AMAX:
+    case A_AMIN: {
       double m = pt->d;
       if (k == A_AMAX) {
         for (int64_t i = 0; i < len && m == m; i++)
@@ -269,7 +271,8 @@ static void seg_i(acc_kind k, const int64_t *v, int64_t len, int64_t off, int fi
       pt->i = (int64_t)r;
       break;
     }
-    case A_MAX: case A_MIN: seg_extreme_i(k == A_MAX, v, len, off, first, pt); break;
+    case A_MAX:
+    case A_MIN: seg_extreme_i(k == A_MAX, v, len, off, first, pt); break;
     case A_ANY: ANY_ALL(!r); break;
     case A_ALL: ANY_ALL(r); break;
     default: break; /* float-only kinds never reach integer input */
@@ -279,7 +282,12 @@ static void seg_i(acc_kind k, const int64_t *v, int64_t len, int64_t off, int fi
 /* l := l followed by r (r covers later positions: on ties l wins). */
 static void combine(acc_kind k, int isint, part *l, const part *r) {
   switch (k) {
-    case A_SUM: case A_SQDEV: case A_ABS: case A_SQ: case A_NZ: case A_POW:
+    case A_SUM:
+    case A_SQDEV:
+    case A_ABS:
+    case A_SQ:
+    case A_NZ:
+    case A_POW:
       if (isint) l->i = (int64_t)((uint64_t)l->i + (uint64_t)r->i);
       else l->d += r->d;
       break;
@@ -310,21 +318,25 @@ static void finish(const rctx *c, const part *pt, int64_t q, double *rd, int64_t
   int64_t pos = (int64_t)((uint64_t)pt->at + (uint64_t)c->base); /* any base, without overflow */
   if (rx) rx[q] = pos;
   switch (c->op) {
-    case MT_SUM: case MT_PROD: case MT_MAX: case MT_MIN:
+    case MT_SUM:
+    case MT_PROD:
+    case MT_MAX:
+    case MT_MIN:
       if (c->isint) ri[q] = pt->i;
       else rd[q] = pt->d;
       break;
     case MT_MEAN: rd[q] = pt->d / n; break;
-    case MT_ARGMAX: case MT_ARGMIN: ri[q] = pos; break;
-    case MT_VAR: case MT_STD: {
+    case MT_ARGMAX:
+    case MT_ARGMIN: ri[q] = pos; break;
+    case MT_VAR:
+    case MT_STD: {
       double den = n - c->p, v = pt->d / (den > 0 ? den : 0);
       rd[q] = c->op == MT_STD ? sqrt(v) : v;
       break;
     }
-    case MT_NORM:
-      rd[q] = c->acc == A_SQ ? sqrt(pt->d) : c->acc == A_POW ? pow(pt->d, 1.0 / c->p) : pt->d;
-      break;
-    case MT_ANY: case MT_ALL: ri[q] = pt->i; break;
+    case MT_NORM: rd[q] = c->acc == A_SQ ? sqrt(pt->d) : c->acc == A_POW ? pow(pt->d, 1.0 / c->p) : pt->d; break;
+    case MT_ANY:
+    case MT_ALL: ri[q] = pt->i; break;
     default: break;
   }
 }
@@ -490,10 +502,10 @@ static void cols_extreme_d(int larger, const double *x, int64_t w, int64_t row, 
 }
 
 /* for each remaining row r (x: its values), each column j: BODY */
-#define ROWS(T, ...)                                   \
-  for (; r < rows; r++) {                              \
-    const T *x = v + r * ld;                           \
-    for (int64_t j = 0; j < w; j++) { __VA_ARGS__; }   \
+#define ROWS(T, ...)                                 \
+  for (; r < rows; r++) {                            \
+    const T *x = v + r * ld;                         \
+    for (int64_t j = 0; j < w; j++) { __VA_ARGS__; } \
   }
 
 /* Fold `rows` rows of w columns (row r at v + r*ld, row index r0 + r) into the column states.
@@ -510,7 +522,8 @@ static void cols_d(acc_kind k, const double *v, int64_t rows, int64_t w, int64_t
     case A_NZ: ROWS(double, da[j] += (double)(x[j] != 0)) break;
     case A_POW: ROWS(double, da[j] += pow(fabs(x[j]), p)) break;
     case A_PROD: ROWS(double, da[j] *= x[j]) break;
-    case A_MAX: case A_MIN:
+    case A_MAX:
+    case A_MIN:
       if (first) {
         for (int64_t j = 0; j < w; j++) da[j] = v[j], at[j] = r0;
         r = 1;
@@ -530,7 +543,8 @@ static void cols_i(acc_kind k, const int64_t *v, int64_t rows, int64_t w, int64_
   switch (k) {
     case A_SUM: ROWS(int64_t, ia[j] = (int64_t)((uint64_t)ia[j] + (uint64_t)x[j])) break;
     case A_PROD: ROWS(int64_t, ia[j] = (int64_t)((uint64_t)ia[j] * (uint64_t)x[j])) break;
-    case A_MAX: case A_MIN:
+    case A_MAX:
+    case A_MIN:
       if (first) {
         for (int64_t j = 0; j < w; j++) ia[j] = v[j], at[j] = r0;
         r = 1;
@@ -557,7 +571,8 @@ static void col_range(const rctx *c, acc_kind k, int64_t o, int64_t j0, int64_t 
     for (int64_t r = r0; r < r1; r += per) {
       int64_t rows = min64(per, r1 - r), start = (o * c->n + r) * inner;
       if (c->isint) cols_i(k, load_i(c->dt, c->a, start, rows * inner, buf.i), rows, w, inner, r, r == r0, ia, at);
-      else cols_d(k, load_d(c->dt, c->a, start, rows * inner, buf.d), rows, w, inner, r, r == r0, mean, c->p, da, ia, at);
+      else
+        cols_d(k, load_d(c->dt, c->a, start, rows * inner, buf.d), rows, w, inner, r, r == r0, mean, c->p, da, ia, at);
     }
     return;
   }
@@ -580,8 +595,8 @@ static void states_init(acc_kind k, int64_t w, double *da, int64_t *ia, int64_t 
 
 /* how the rows of a column block are chunked: a function of the shape only */
 typedef struct {
-  int64_t nch, rch;          /* chunks, rows per chunk */
-  double *chunks;            /* nch state sets of 3*wmax words when the chunks run in parallel */
+  int64_t nch, rch; /* chunks, rows per chunk */
+  double *chunks;   /* nch state sets of 3*wmax words when the chunks run in parallel */
   int64_t wmax;
 } chunking;
 
@@ -686,7 +701,7 @@ static void copy_strided(size_t es, int nd, const int64_t *sz, char *dst, const 
   int64_t len = sz[nd - 1], rows = 1;
   for (int i = 0; i < nd - 1; i++) rows *= sz[i];
   int64_t ds = dst_st[nd - 1] * (int64_t)es, ss = src_st[nd - 1] * (int64_t)es;
-#define COPY_ROW(T)                                                          \
+#define COPY_ROW(T)                                                            \
   for (int64_t i = 0; i < len; i++) memcpy(d + i * ds, s + i * ss, sizeof(T)); \
   break;
 #pragma omp parallel for schedule(static) if (rows * len > MT_PARALLEL_GRAIN)
@@ -722,10 +737,9 @@ static int dense(int nd, const int64_t *sz, const int64_t *st) {
 }
 
 static void setup_acc(rctx *c) {
-  static const acc_kind by_op[] = {[MT_SUM] = A_SUM, [MT_PROD] = A_PROD, [MT_MEAN] = A_SUM,
-                                   [MT_MAX] = A_MAX,  [MT_MIN] = A_MIN,   [MT_ARGMAX] = A_MAX,
-                                   [MT_ARGMIN] = A_MIN, [MT_VAR] = A_SUM, [MT_STD] = A_SUM,
-                                   [MT_NORM] = A_POW, [MT_ANY] = A_ANY,   [MT_ALL] = A_ALL};
+  static const acc_kind by_op[] = {[MT_SUM] = A_SUM, [MT_PROD] = A_PROD,  [MT_MEAN] = A_SUM,   [MT_MAX] = A_MAX,
+                                   [MT_MIN] = A_MIN, [MT_ARGMAX] = A_MAX, [MT_ARGMIN] = A_MIN, [MT_VAR] = A_SUM,
+                                   [MT_STD] = A_SUM, [MT_NORM] = A_POW,   [MT_ANY] = A_ANY,    [MT_ALL] = A_ALL};
   _Static_assert(sizeof by_op / sizeof by_op[0] == MT_NUM_REDUCE_OPS, "by_op: one accumulator per reduction");
   c->acc = by_op[c->op];
   c->two_pass = c->op == MT_VAR || c->op == MT_STD;

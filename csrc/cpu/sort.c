@@ -28,17 +28,17 @@ static inline uint64_t key_double(double x) {
   return (u >> 63) ? ~u : u | (1ull << 63);
 }
 static inline uint64_t key_int(int64_t x) { return (uint64_t)x ^ (1ull << 63); }
-#define KEY_OF(v) _Generic((v), float: key_double, double: key_double, default: key_int)(v)
+#define KEY_OF(v) _Generic((v), float : key_double, double : key_double, default : key_int)(v)
 
-#define KEYS_CASE(E, N, T, CT)                                                     \
-  case E: {                                                                        \
-    const T *s = (const T *)line;                                                  \
-    for (int64_t i = 0; i < n; i++) {                                              \
-      CT v = mt_ld_##N(s + i * stride);                                            \
-      p[i].k = KEY_OF(v) ^ flip;                                                   \
-      p[i].i = i;                                                                  \
-    }                                                                              \
-    break;                                                                         \
+#define KEYS_CASE(E, N, T, CT)          \
+  case E: {                             \
+    const T *s = (const T *)line;       \
+    for (int64_t i = 0; i < n; i++) {   \
+      CT v = mt_ld_##N(s + i * stride); \
+      p[i].k = KEY_OF(v) ^ flip;        \
+      p[i].i = i;                       \
+    }                                   \
+    break;                              \
   }
 /* keys of the n elements line[0], line[stride], ... */
 static void make_keys(mt_dtype dt, const void *line, int64_t stride, int64_t n, uint64_t flip, kv *p) {
@@ -180,7 +180,7 @@ static mt_status sort_lines(const char *op, mt_tensor *values, mt_tensor *indice
       else select_least(p, tmp, n, k);
       char *v = vp + vo * (int64_t)es;
       int64_t *x = ip + io;
-#define WRITE_VALUES(T)                                                                            \
+#define WRITE_VALUES(T)                                                                                       \
   for (int64_t i = 0; i < m; i++) memcpy(v + i * vs * (int64_t)es, s + p[i].i * ss * (int64_t)es, sizeof(T)); \
   break;
       switch (es) {

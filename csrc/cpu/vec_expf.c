@@ -44,7 +44,8 @@ static inline float expf_one(float x) {
   return (p * pow2f_of(k1)) * pow2f_of(k2);
 }
 
-#define EXPF_LOOP for (int64_t j = 0; j < n; j++) v[j] = expf_one(v[j] - shift);
+#define EXPF_LOOP \
+  for (int64_t j = 0; j < n; j++) v[j] = expf_one(v[j] - shift);
 
 #ifdef MT_LANES_AVX2
 __attribute__((target("avx2,fma"))) static void expf_avx2_generic(float *v, int64_t n, float shift) { EXPF_LOOP }
@@ -95,7 +96,9 @@ __attribute__((target("avx2"))) static void sumf_avx2(double *acc, const float *
 #endif
 
 static void expf_plain(float *v, int64_t n, float shift) { EXPF_LOOP }
-static void maxf_plain(float *acc, const float *v, int64_t n) { MT_LANE_MAX_LOOP(float, MT_ROW_MAXF_LANES, mt__max_nanf) }
+static void maxf_plain(float *acc, const float *v, int64_t n) {
+  MT_LANE_MAX_LOOP(float, MT_ROW_MAXF_LANES, mt__max_nanf)
+}
 static void sumf_plain(double *acc, const float *v, int64_t n) { MT_LANE_SUM_LOOP }
 
 void mt__expf_shifted(float *v, int64_t n, float shift) { MT_PICK(expf, v, n, shift); }

@@ -23,9 +23,9 @@
 #include "cuda_common.h"
 
 #define MIN_BLOCK ((size_t)512)
-#define SMALL_SIZE ((size_t)1 << 20)      /* largest request served by the small pool */
+#define SMALL_SIZE ((size_t)1 << 20) /* largest request served by the small pool */
 #define SMALL_SEGMENT ((size_t)2 << 20)
-#define MID_LIMIT ((size_t)10 << 20)      /* large requests below this share a 20 MiB segment */
+#define MID_LIMIT ((size_t)10 << 20) /* large requests below this share a 20 MiB segment */
 #define MID_SEGMENT ((size_t)20 << 20)
 #define LARGE_ROUND ((size_t)2 << 20)
 
@@ -34,11 +34,14 @@ enum { BLOCK_FREE, BLOCK_USED, BLOCK_PARKED }; /* parked: freed, waiting for oth
 typedef struct block {
   char *ptr;
   size_t size;
-  cudaStream_t stream;          /* the stream its segment belongs to */
-  struct block *prev, *next;    /* address-order neighbours within the segment */
-  struct block *hnext;          /* chain in the table of blocks in use */
-  int state, pool, pending;     /* pending: events still to complete before reuse */
-  struct use { int device; cudaStream_t stream; } *uses; /* other streams that used it */
+  cudaStream_t stream;       /* the stream its segment belongs to */
+  struct block *prev, *next; /* address-order neighbours within the segment */
+  struct block *hnext;       /* chain in the table of blocks in use */
+  int state, pool, pending;  /* pending: events still to complete before reuse */
+  struct use {
+    int device;
+    cudaStream_t stream;
+  } * uses; /* other streams that used it */
   int nuses, cap_uses;
 } block;
 
@@ -55,8 +58,8 @@ typedef struct {
 
 typedef struct devalloc {
   pthread_mutex_t mu;
-  freelist pools[2];            /* 0: small, 1: large */
-  block **table;                /* blocks in use, hashed by address */
+  freelist pools[2]; /* 0: small, 1: large */
+  block **table;     /* blocks in use, hashed by address */
   size_t tcap, tcount;
   parked *park;
   size_t npark, cap_park;
@@ -285,8 +288,8 @@ static mt_status device_alloc(int device, size_t nbytes, void **out) {
                          "allocate: CUDA out of memory on cuda:%d: tried to allocate %zu bytes (%.1f MiB); "
                          "%lld bytes allocated by tensors, %lld bytes reserved by the caching allocator, "
                          "%zu of %zu bytes free on the device",
-                         device, nbytes, (double)nbytes / 1048576.0, (long long)st.allocated,
-                         (long long)st.reserved, freeb, total);
+                         device, nbytes, (double)nbytes / 1048576.0, (long long)st.allocated, (long long)st.reserved,
+                         freeb, total);
       }
       return mt__cuda_error(e, "allocate", __FILE__, __LINE__);
     }
@@ -416,8 +419,7 @@ void mt__cuda_record_stream(int device, void *ptr, int stream_device, cudaStream
       if (b->nuses < b->cap_uses) {
         b->uses[b->nuses].device = stream_device;
         b->uses[b->nuses++].stream = stream;
-      }
-      else if (cudaStreamSynchronize(stream) != cudaSuccess) (void)cudaGetLastError(); /* no memory: be safe */
+      } else if (cudaStreamSynchronize(stream) != cudaSuccess) (void)cudaGetLastError(); /* no memory: be safe */
     }
   }
   pthread_mutex_unlock(&d->mu);

@@ -136,8 +136,9 @@ static mt_status gemm3(const char *op, mt_tensor *out, double beta, double alpha
     cublasStatus_t bs;
     if (out->dtype == MT_F64) {
       double al = alpha, be = beta;
-      bs = cublasGemmStridedBatchedEx_64(h, opB, opA, m, n, k, &al, mt__data(B), ty, ldb, sB, mt__data(A), ty, lda, sA,
-                                         &be, mt__data(Cm), ty, ldc, sC, batch, CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT);
+      bs =
+          cublasGemmStridedBatchedEx_64(h, opB, opA, m, n, k, &al, mt__data(B), ty, ldb, sB, mt__data(A), ty, lda, sA,
+                                        &be, mt__data(Cm), ty, ldc, sC, batch, CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT);
     } else {
       /* f32 with pure fp32 compute unless TF32 is allowed (mt_cuda_set_allow_tf32); f16/bf16
        * take float scalars and accumulate in fp32 (CUBLAS_COMPUTE_32F, never a 16-bit compute) */
@@ -185,8 +186,8 @@ mt_status mt__cuda_gemv(mt_tensor *out, double beta, double alpha, const mt_tens
   mt_tensor *o3 = as_matrix(out, n, 1, out->strides[0], 1);
   mt_tensor *m3 = as_matrix(m, n, k, m->strides[0], m->strides[1]);
   mt_tensor *v3 = as_matrix(v, k, 1, v->strides[0], 1);
-  mt_status st = (o3 && m3 && v3) ? gemm3(op, o3, beta, alpha, m3, v3)
-                                  : mt__error(MT_ERR_MEMORY, "%s: out of host memory", op);
+  mt_status st =
+      (o3 && m3 && v3) ? gemm3(op, o3, beta, alpha, m3, v3) : mt__error(MT_ERR_MEMORY, "%s: out of host memory", op);
   mt_tensor_release(o3);
   mt_tensor_release(m3);
   mt_tensor_release(v3);

@@ -115,8 +115,7 @@ static mt_status host_to_device(mt_tensor *dst, const mt_tensor *src) {
   int64_t n = mt__numel(dst);
   cudaStream_t s;
   MT_TRY(mt__cuda_get_stream(dev, &s, OP));
-  if (same_bytes(dst, src))
-    return h2d_bytes(mt__data(dst), src, mt__data(src), (size_t)n * esize(src), dev, s);
+  if (same_bytes(dst, src)) return h2d_bytes(mt__data(dst), src, mt__data(src), (size_t)n * esize(src), dev, s);
 
   const mt_tensor *hsrc = src;
   mt_tensor *staged = NULL, *tmp = NULL;
@@ -146,8 +145,7 @@ static mt_status device_to_host(mt_tensor *dst, const mt_tensor *src) {
   int64_t n = mt__numel(dst);
   cudaStream_t s;
   MT_TRY(mt__cuda_get_stream(dev, &s, OP));
-  if (same_bytes(dst, src))
-    return d2h_bytes(mt__data(dst), mt__data(src), (size_t)n * esize(dst), s);
+  if (same_bytes(dst, src)) return d2h_bytes(mt__data(dst), mt__data(src), (size_t)n * esize(dst), s);
 
   mt_tensor *tmp = NULL, *host = NULL;
   mt_status st;

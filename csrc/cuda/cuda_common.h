@@ -48,8 +48,8 @@ void mt__cuda_host_release_cached(void);
 /* the settings of settings.c (mt_cuda_set_allow_tf32, mt_cuda_set_conv_algorithm), read on
  * every GEMM and convolution */
 int mt__cuda_tf32(void);
-int mt__cuda_conv_mode(void);         /* mt_conv_algo_mode */
-size_t mt__cuda_conv_ws_limit(void);  /* bytes */
+int mt__cuda_conv_mode(void);        /* mt_conv_algo_mode */
+size_t mt__cuda_conv_ws_limit(void); /* bytes */
 
 #ifdef __cplusplus
 }

@@ -34,7 +34,8 @@ mt_status mt__cudnn_error(cudnnStatus_t st, const char *op, const char *file, in
 
 mt_status mt__cudnn_acquire(int device, cudnnHandle_t *out, const char *op) {
   cudaStream_t stream;
-  if (device < 0 || device >= MT_CUDA_MAX_DEVICES) return mt__error(MT_ERR_DEVICE, "%s: bad CUDA device %d", op, device);
+  if (device < 0 || device >= MT_CUDA_MAX_DEVICES)
+    return mt__error(MT_ERR_DEVICE, "%s: bad CUDA device %d", op, device);
   MT_TRY(mt__cuda_get_stream(device, &stream, op));
   pthread_once(&states_once, init_states);
   handle_state *h = &states[device];
@@ -57,11 +58,11 @@ void mt__cudnn_release(int device) { pthread_mutex_unlock(&states[device].mu); }
 
 int mt__cudnn_dtype(int dtype, cudnnDataType_t *out) {
   switch (dtype) {
-  case MT_F32: *out = CUDNN_DATA_FLOAT; return 0;
-  case MT_F64: *out = CUDNN_DATA_DOUBLE; return 0;
-  case MT_F16: *out = CUDNN_DATA_HALF; return 0;
-  case MT_BF16: *out = CUDNN_DATA_BFLOAT16; return 0;
-  default: return -1;
+    case MT_F32: *out = CUDNN_DATA_FLOAT; return 0;
+    case MT_F64: *out = CUDNN_DATA_DOUBLE; return 0;
+    case MT_F16: *out = CUDNN_DATA_HALF; return 0;
+    case MT_BF16: *out = CUDNN_DATA_BFLOAT16; return 0;
+    default: return -1;
   }
 }
 

@@ -12,9 +12,9 @@ mt_status mt__cudnn_acquire(int device, cudnnHandle_t *out, const char *op);
 void mt__cudnn_release(int device);
 
 mt_status mt__cudnn_error(cudnnStatus_t st, const char *op, const char *file, int line);
-#define MT_CUDNN_TRY(expr, op)                                                          \
-  do {                                                                                  \
-    cudnnStatus_t mt__s = (expr);                                                       \
+#define MT_CUDNN_TRY(expr, op)                                                                  \
+  do {                                                                                          \
+    cudnnStatus_t mt__s = (expr);                                                               \
     if (mt__s != CUDNN_STATUS_SUCCESS) return mt__cudnn_error(mt__s, (op), __FILE__, __LINE__); \
   } while (0)
 
@@ -27,10 +27,10 @@ enum { MT_CUDNN_FWD = 0, MT_CUDNN_BWD_DATA = 1, MT_CUDNN_BWD_FILTER = 2 };
 typedef struct mt__cudnn_conv_key {
   int kind, dtype, groups;
   int N, C, H, W, O, kH, kW, sH, sW, pH, pW, dH, dW;
-  int layout;     /* the memory layout every operand is described in: MT_CUDNN_NCHW or MT_CUDNN_NHWC */
-  int tf32;       /* float32 may use TF32 tensor ops (settings.c) */
-  int search;     /* chosen by a timed search (1) or by the heuristics (0) */
-  int ws_kib;     /* the workspace limit it was chosen under, in KiB */
+  int layout; /* the memory layout every operand is described in: MT_CUDNN_NCHW or MT_CUDNN_NHWC */
+  int tf32;   /* float32 may use TF32 tensor ops (settings.c) */
+  int search; /* chosen by a timed search (1) or by the heuristics (0) */
+  int ws_kib; /* the workspace limit it was chosen under, in KiB */
 } mt__cudnn_conv_key;
 enum { MT_CUDNN_NCHW = 0, MT_CUDNN_NHWC = 1 };
 typedef struct mt__cudnn_conv_algo {

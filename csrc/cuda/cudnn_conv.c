@@ -168,21 +168,21 @@ static mt_status set_math(conv_desc *d, cudnnMathType_t math) {
 /* found = 1 and *out = the first of the n results (best first) that ran, fits the workspace
  * limit and has an allowed math type; a macro because the three perf struct types only share
  * fields */
-#define PICK_ALGO(perf, n, d, out, found)                                                                     \
-  for (int i = 0; i < (n) && !(found); i++)                                                                   \
-    if ((perf)[i].status == CUDNN_STATUS_SUCCESS && (perf)[i].memory <= (d)->ws_limit &&                      \
-        math_ok((d), (perf)[i].mathType)) {                                                                   \
-      (out)->algo = (int)(perf)[i].algo, (out)->math = (int)run_math((d), (perf)[i].mathType),                \
-      (out)->workspace = (perf)[i].memory;                                                                    \
-      (found) = 1;                                                                                            \
+#define PICK_ALGO(perf, n, d, out, found)                                                      \
+  for (int i = 0; i < (n) && !(found); i++)                                                    \
+    if ((perf)[i].status == CUDNN_STATUS_SUCCESS && (perf)[i].memory <= (d)->ws_limit &&       \
+        math_ok((d), (perf)[i].mathType)) {                                                    \
+      (out)->algo = (int)(perf)[i].algo, (out)->math = (int)run_math((d), (perf)[i].mathType), \
+      (out)->workspace = (perf)[i].memory;                                                     \
+      (found) = 1;                                                                             \
     }
 
 /* the largest workspace among the n heuristic candidates that fit the limit: what a search
  * needs so that each of them can be timed */
-#define MAX_WS(perf, n, d, ws)                                                                                \
-  for (int i = 0; i < (n); i++)                                                                               \
-    if ((perf)[i].status == CUDNN_STATUS_SUCCESS && (perf)[i].memory <= (d)->ws_limit &&                      \
-        math_ok((d), (perf)[i].mathType) && (perf)[i].memory > (ws))                                          \
+#define MAX_WS(perf, n, d, ws)                                                           \
+  for (int i = 0; i < (n); i++)                                                          \
+    if ((perf)[i].status == CUDNN_STATUS_SUCCESS && (perf)[i].memory <= (d)->ws_limit && \
+        math_ok((d), (perf)[i].mathType) && (perf)[i].memory > (ws))                     \
       (ws) = (perf)[i].memory;
 
 /* The tensors of the call, which a search runs the candidates on: a and b are read, c is
@@ -224,8 +224,7 @@ static void search(cudnnHandle_t h, conv_desc *d, int kind, const conv_args *io,
   } else {
     cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
     st = cudnnFindConvolutionBackwardFilterAlgorithmEx(h, d->x, io->a, d->y, io->b, d->conv, d->w, io->c,
-                                                       CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, perf, wp,
-                                                       ws_bytes);
+                                                       CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, perf, wp, ws_bytes);
     if (st == CUDNN_STATUS_SUCCESS) PICK_ALGO(perf, n, d, out, *found);
   }
   mt_tensor_release(ws); /* stream-ordered: reused only by work queued after the search */
@@ -234,11 +233,11 @@ static void search(cudnnHandle_t h, conv_desc *d, int kind, const conv_args *io,
 static mt_status no_algorithm(conv_desc *d) {
   d->no_algo = 1;
   return mt__error(MT_ERR_CUDA,
-                   OP ": cuDNN has no algorithm for input %dx%dx%dx%d, weight %dx%dx%dx%d, %s, %s, within a "
-                      "workspace limit of %d KiB (torch.cuda.convAlgorithm sets it)",
+                   OP
+                   ": cuDNN has no algorithm for input %dx%dx%dx%d, weight %dx%dx%dx%d, %s, %s, within a "
+                   "workspace limit of %d KiB (torch.cuda.convAlgorithm sets it)",
                    d->key.N, d->key.C, d->key.H, d->key.W, d->key.O, d->key.C / d->key.groups, d->key.kH, d->key.kW,
-                   mt_dtype_name(d->dtype), d->key.layout == MT_CUDNN_NHWC ? "channels-last" : "NCHW",
-                   d->key.ws_kib);
+                   mt_dtype_name(d->dtype), d->key.layout == MT_CUDNN_NHWC ? "channels-last" : "NCHW", d->key.ws_kib);
 }
 
 /* the cached choice for d->key (kind set), or a new one from the heuristics or a search; a
@@ -254,8 +253,8 @@ static mt_status choose(cudnnHandle_t h, conv_desc *d, int kind, const conv_args
   size_t max_ws = 0;
   if (kind == MT_CUDNN_FWD) {
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-    MT_CUDNN_TRY(cudnnGetConvolutionForwardAlgorithm_v7(h, d->x, d->w, d->conv, d->y,
-                                                        CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, perf),
+    MT_CUDNN_TRY(cudnnGetConvolutionForwardAlgorithm_v7(h, d->x, d->w, d->conv, d->y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                                                        &n, perf),
                  OP);
     PICK_ALGO(perf, n, d, out, found);
     MAX_WS(perf, n, d, max_ws);
@@ -319,9 +318,9 @@ static mt_status fwd_locked(cudnnHandle_t h, conv_desc *d, mt_tensor *y, const m
   conv_args io = {mt__data(x), mt__data(w), mt__data(y)};
   MT_TRY(prepare(h, d, MT_CUDNN_FWD, &io, &a, &ws));
   scalar one = mk(d, 1), zero = mk(d, 0);
-  cudnnStatus_t st = cudnnConvolutionForward(h, &one, d->x, mt__data(x), d->w, mt__data(w), d->conv,
-                                             (cudnnConvolutionFwdAlgo_t)a.algo, ws ? mt__data(ws) : NULL, a.workspace,
-                                             &zero, d->y, mt__data(y));
+  cudnnStatus_t st =
+      cudnnConvolutionForward(h, &one, d->x, mt__data(x), d->w, mt__data(w), d->conv, (cudnnConvolutionFwdAlgo_t)a.algo,
+                              ws ? mt__data(ws) : NULL, a.workspace, &zero, d->y, mt__data(y));
   if (ws) mt_tensor_release(ws); /* stream-ordered: reused only by work queued after this */
   if (st != CUDNN_STATUS_SUCCESS) return mt__cudnn_error(st, OP, __FILE__, __LINE__);
   return MT_OK;
@@ -371,8 +370,10 @@ static mt_status bwd_filter_locked(cudnnHandle_t h, conv_desc *d, mt_tensor *dw,
 static mt_status conv_layout(const mt_tensor *act, int *layout) {
   int l = layout_of(act);
   if (l < 0)
-    return mt__error(MT_ERR_SHAPE, OP ": the CUDA convolution takes NCHW-contiguous or channels-last activations, got "
-                                      "strides %lldx%lldx%lldx%lld",
+    return mt__error(MT_ERR_SHAPE,
+                     OP
+                     ": the CUDA convolution takes NCHW-contiguous or channels-last activations, got "
+                     "strides %lldx%lldx%lldx%lld",
                      (long long)act->strides[0], (long long)act->strides[1], (long long)act->strides[2],
                      (long long)act->strides[3]);
   *layout = l;
@@ -410,8 +411,8 @@ static mt_status fwd_as(int layout, mt_tensor *y, const mt_tensor *x, const mt_t
   return st;
 }
 
-static mt_status bwd_data_as(int layout, mt_tensor *dx, const mt_tensor *dy, const mt_tensor *w,
-                             const mt_conv_geom *g, int *no_algo) {
+static mt_status bwd_data_as(int layout, mt_tensor *dx, const mt_tensor *dy, const mt_tensor *w, const mt_conv_geom *g,
+                             int *no_algo) {
   mt_tensor *tmp[3] = {NULL, NULL, NULL}; /* dx, w, dy */
   const mt_tensor *dxu, *wu, *dyu;
   conv_desc d;
@@ -458,7 +459,7 @@ static mt_status bwd_params_as(int layout, mt_tensor *dw, mt_tensor *db, const m
 }
 
 mt_status mt__cuda_conv2d_forward(mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b,
-                                     const mt_conv_geom *g) {
+                                  const mt_conv_geom *g) {
   int layout = MT_CUDNN_NCHW, no_algo = 0;
   MT_TRY(conv_layout(x, &layout));
   mt_status st = fwd_as(layout, y, x, w, b, g, &no_algo);
@@ -467,7 +468,7 @@ mt_status mt__cuda_conv2d_forward(mt_tensor *y, const mt_tensor *x, const mt_ten
 }
 
 mt_status mt__cuda_conv2d_backward_input(mt_tensor *dx, const mt_tensor *dy, const mt_tensor *w,
-                                            const mt_conv_geom *g) {
+                                         const mt_conv_geom *g) {
   int layout = MT_CUDNN_NCHW, no_algo = 0;
   MT_TRY(conv_layout(dx, &layout));
   mt_status st = bwd_data_as(layout, dx, dy, w, g, &no_algo);
@@ -476,7 +477,7 @@ mt_status mt__cuda_conv2d_backward_input(mt_tensor *dx, const mt_tensor *dy, con
 }
 
 mt_status mt__cuda_conv2d_backward_params(mt_tensor *dw, mt_tensor *db, const mt_tensor *x, const mt_tensor *dy,
-                                             double scale, const mt_conv_geom *g) {
+                                          double scale, const mt_conv_geom *g) {
   int layout = MT_CUDNN_NCHW, no_algo = 0;
   MT_TRY(conv_layout(x, &layout));
   mt_status st = bwd_params_as(layout, dw, db, x, dy, scale, g, &no_algo);

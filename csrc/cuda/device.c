@@ -48,8 +48,7 @@ mt_status mt__cuda_error(cudaError_t err, const char *op, const char *file, int 
   const char *base = file ? strrchr(file, '/') : NULL;
   base = base ? base + 1 : (file ? file : "?");
   mt_status st = err == cudaErrorMemoryAllocation ? MT_ERR_MEMORY : MT_ERR_CUDA;
-  return mt__error(st, "%s: CUDA error %s: %s (%s:%d)", op, cudaGetErrorName(err), cudaGetErrorString(err), base,
-                   line);
+  return mt__error(st, "%s: CUDA error %s: %s (%s:%d)", op, cudaGetErrorName(err), cudaGetErrorString(err), base, line);
 }
 
 /* ---- per-device state: the stream and the event pool ---- */

@@ -131,7 +131,8 @@ static void free_bins(void) {
 mt_status mt__cuda_host_alloc(size_t nbytes, void **out) {
   *out = NULL;
   if (nbytes == 0) return MT_OK;
-  if (nbytes > ((size_t)1 << 62)) return mt__error(MT_ERR_MEMORY, "allocate: %zu bytes of pinned memory is too large", nbytes);
+  if (nbytes > ((size_t)1 << 62))
+    return mt__error(MT_ERR_MEMORY, "allocate: %zu bytes of pinned memory is too large", nbytes);
   size_t size = MIN_HOST_BLOCK;
   int bin = 12;
   while (size < nbytes) size <<= 1, bin++;

@@ -15,9 +15,9 @@
 #include "cuda_common.h"
 #include "cudnn_common.h"
 
-static atomic_int allow_tf32;                          /* 0: fp32 FMA only (matches the CPU) */
-static atomic_int conv_mode;                           /* mt_conv_algo_mode */
-static atomic_llong conv_ws_limit = 1024LL << 20;      /* bytes */
+static atomic_int allow_tf32;                     /* 0: fp32 FMA only (matches the CPU) */
+static atomic_int conv_mode;                      /* mt_conv_algo_mode */
+static atomic_llong conv_ws_limit = 1024LL << 20; /* bytes */
 
 mt_status mt_cuda_set_allow_tf32(int allow, int *previous) {
   int old = atomic_exchange_explicit(&allow_tf32, allow != 0, memory_order_relaxed);

@@ -3,10 +3,7 @@
  * cuBLAS, cuDNN; kernels from kernels/, all declared in kernels/kernels.h). */
 #include "cuda_common.h"
 
-static const mt_backend cuda_backend = {
-    .name = "cuda",
-    MT_BACKEND_OPS(MT_BACKEND_ENTRY, mt__cuda_)
-};
+static const mt_backend cuda_backend = {.name = "cuda", MT_BACKEND_OPS(MT_BACKEND_ENTRY, mt__cuda_)};
 
 /* Always the table in a CUDA build; whether a device exists is checked per request
  * (mt__backend_for), so a CUDA build still runs on machines without a GPU. */

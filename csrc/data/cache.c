@@ -45,8 +45,7 @@ static mt_status sample_length(const mt__sample *s, uint64_t *len) {
     return MT_OK;
   }
   struct stat st;
-  if (stat(s->name, &st) != 0)
-    return mt__error(MT_ERR_IO, OP ": cannot stat %s: %s", s->name, strerror(errno));
+  if (stat(s->name, &st) != 0) return mt__error(MT_ERR_IO, OP ": cannot stat %s: %s", s->name, strerror(errno));
   if (!S_ISREG(st.st_mode)) return mt__error(MT_ERR_IO, OP ": %s is not a regular file", s->name);
   *len = (uint64_t)st.st_size;
   return MT_OK;
@@ -93,8 +92,8 @@ static mt_status read_file_exact(const char *path, uint8_t *dst, uint64_t len) {
       break;
     }
     if (r == 0) {
-      st = mt__error(MT_ERR_IO, OP ": %s shrank while being read (%llu of %llu bytes)", path,
-                     (unsigned long long)done, (unsigned long long)len);
+      st = mt__error(MT_ERR_IO, OP ": %s shrank while being read (%llu of %llu bytes)", path, (unsigned long long)done,
+                     (unsigned long long)len);
       break;
     }
     done += (uint64_t)r;
@@ -164,7 +163,8 @@ mt_status mt_dataset_cache(mt_dataset *d, int rank, int world, int replicated, u
     format_bytes(have, sizeof have, budget_bytes);
     free(off);
     return mt__error(MT_ERR_MEMORY,
-                     OP ": rank %d's partition (%lld images, %s) does not fit the memory budget of %s; "
+                     OP
+                     ": rank %d's partition (%lld images, %s) does not fit the memory budget of %s; "
                      "raise the budget, use more ranks, or read from disk (streaming)",
                      rank, (long long)m, need, have);
   }

@@ -17,7 +17,8 @@ static const char *const label_names[2][2] = {{"label", NULL}, {"coarse label", 
 static const unsigned label_limits[2][2] = {{10, 0}, {20, 100}};
 
 static mt_status cut_short(const mt__zsource *s, uint64_t at) {
-  return mt__error(MT_ERR_FORMAT, "cifar: %s: the gzip stream is cut short at compressed byte %zu (after %llu bytes of records)",
+  return mt__error(MT_ERR_FORMAT,
+                   "cifar: %s: the gzip stream is cut short at compressed byte %zu (after %llu bytes of records)",
                    s->what, s->len, (unsigned long long)at);
 }
 
@@ -67,9 +68,10 @@ static mt_status parse(mt_tensor **images, mt_tensor **labels, const void *buf, 
       st = mt__error(MT_ERR_INTERNAL, "cifar: %s: record %lld ended early on the second pass", what, (long long)i + 1);
     for (int k = 0; k < nlabels && st == MT_OK; k++) {
       if (l[k] >= label_limits[nlabels - 1][k])
-        st = mt__error(MT_ERR_FORMAT, "cifar: %s: record %lld of %lld (byte offset %llu): %s %u is out of range 0..%u for %s",
-                       what, (long long)i + 1, (long long)n, (unsigned long long)(at + k), label_names[nlabels - 1][k],
-                       l[k], label_limits[nlabels - 1][k] - 1, kind);
+        st = mt__error(MT_ERR_FORMAT,
+                       "cifar: %s: record %lld of %lld (byte offset %llu): %s %u is out of range 0..%u for %s", what,
+                       (long long)i + 1, (long long)n, (unsigned long long)(at + k), label_names[nlabels - 1][k], l[k],
+                       label_limits[nlabels - 1][k] - 1, kind);
       lv[i * nlabels + k] = l[k];
     }
   }

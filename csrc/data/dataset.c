@@ -134,8 +134,8 @@ mt_status mt__dataset_warn(mt_dataset *d, const char *fmt, ...) {
 mt_status mt_dataset_add_file(mt_dataset *d, const char *path, int32_t label) {
   if (!d) return mt__error(MT_ERR_ARG, "dataset_add_file: dataset is NULL");
   if (!path || !*path) return mt__error(MT_ERR_ARG, "dataset_add_file: path is NULL or empty");
-  if (label < 0) return mt__error(MT_ERR_ARG, "dataset_add_file: %s: label %d is negative (labels are 0-based)", path,
-                                  (int)label);
+  if (label < 0)
+    return mt__error(MT_ERR_ARG, "dataset_add_file: %s: label %d is negative (labels are 0-based)", path, (int)label);
   return mt__dataset_push(d, path, label, -1, 0, 0);
 }
 
@@ -160,10 +160,10 @@ mt_status mt_dataset_add_shard(mt_dataset *d, const char *path) {
   /* one allocation for the whole shard rather than growing sample by sample */
   if (count > 0 && d->n + count > d->cap) {
     int64_t want = d->n + count;
-    mt__sample *p = (uint64_t)want <= SIZE_MAX / sizeof(mt__sample) ? realloc(d->samples, (size_t)want * sizeof *p)
-                                                                      : NULL;
-    if (!p) st = mt__error(MT_ERR_MEMORY, "dataset_add_shard: %s: out of memory for %lld samples", path,
-                           (long long)count);
+    mt__sample *p =
+        (uint64_t)want <= SIZE_MAX / sizeof(mt__sample) ? realloc(d->samples, (size_t)want * sizeof *p) : NULL;
+    if (!p)
+      st = mt__error(MT_ERR_MEMORY, "dataset_add_shard: %s: out of memory for %lld samples", path, (long long)count);
     else {
       d->samples = p;
       d->cap = want;
@@ -277,10 +277,13 @@ static mt_status read_file(const char *path, uint8_t **buf, size_t *cap, size_t 
   while (st == MT_OK && done < size) {
     ssize_t r = pread(fd, *buf + done, size - done, (off_t)done);
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0) st = mt__error(MT_ERR_IO, "dataset: reading %s failed at byte offset %zu: %s", path, done,
-                              strerror(errno));
-    else if (r == 0) st = mt__error(MT_ERR_IO, "dataset: %s ended at byte offset %zu of %zu (it shrank while being "
-                                    "read)", path, done, size);
+    if (r < 0)
+      st = mt__error(MT_ERR_IO, "dataset: reading %s failed at byte offset %zu: %s", path, done, strerror(errno));
+    else if (r == 0)
+      st = mt__error(MT_ERR_IO,
+                     "dataset: %s ended at byte offset %zu of %zu (it shrank while being "
+                     "read)",
+                     path, done, size);
     else done += (size_t)r;
   }
   close(fd);

@@ -158,8 +158,10 @@ mt_status mt_dataset_add_folder(mt_dataset *d, const char *root, const char *ext
     if (st == MT_OK) st = join(&cdir, &cdir_cap, top, classes.v[k]);
     if (st == MT_OK) st = list_dir(d, cdir, 'f', extensions, &files);
     if (st == MT_OK && files.n == 0)
-      st = mt__dataset_warn(d, "ImageFolder %s: class '%s' has no files with extensions %s (the class is kept "
-                            "so that labels stay aligned)", top, classes.v[k], extensions);
+      st = mt__dataset_warn(d,
+                            "ImageFolder %s: class '%s' has no files with extensions %s (the class is kept "
+                            "so that labels stay aligned)",
+                            top, classes.v[k], extensions);
     for (size_t i = 0; st == MT_OK && i < files.n; i++) {
       st = join(&path, &path_cap, cdir, files.v[i]);
       if (st == MT_OK) st = mt__dataset_push(d, path, label, -1, 0, 0);

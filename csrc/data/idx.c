@@ -14,7 +14,7 @@
 
 typedef struct idx_type {
   uint8_t code;
-  uint8_t size;  /* bytes per element in the file */
+  uint8_t size;   /* bytes per element in the file */
   mt_dtype dtype; /* in memory: small signed integers widen to int32 */
 } idx_type;
 
@@ -27,10 +27,11 @@ static mt_status truncated(const mt__zsource *s, uint64_t start, uint64_t got, u
     return mt__error(MT_ERR_FORMAT,
                      "idx: %s: truncated at byte offset %llu while reading %s (%llu of %llu bytes present; "
                      "the gzip stream is cut short at compressed byte %zu)",
-                     s->what, (unsigned long long)(start + got), part, (unsigned long long)got,
-                     (unsigned long long)n, s->len);
-  return mt__error(MT_ERR_FORMAT, "idx: %s: truncated at byte offset %llu while reading %s (%llu of %llu bytes present)",
-                   s->what, (unsigned long long)(start + got), part, (unsigned long long)got, (unsigned long long)n);
+                     s->what, (unsigned long long)(start + got), part, (unsigned long long)got, (unsigned long long)n,
+                     s->len);
+  return mt__error(MT_ERR_FORMAT,
+                   "idx: %s: truncated at byte offset %llu while reading %s (%llu of %llu bytes present)", s->what,
+                   (unsigned long long)(start + got), part, (unsigned long long)got, (unsigned long long)n);
 }
 
 /* exactly n bytes, or an error naming the offset where they ran out */
@@ -74,8 +75,7 @@ static void to_host(uint8_t *data, int64_t n, const idx_type *ty) {
         memcpy(data + 8 * i, &v, 8);
       }
       break;
-    default: /* 0x08: bytes need nothing */
-      break;
+    default: /* 0x08: bytes need nothing */ break;
   }
 }
 
@@ -84,9 +84,10 @@ static mt_status parse(mt_tensor **out, mt__zsource *s) {
   uint8_t head[4], dims[4 * MT_MAX_DIMS];
   MT_TRY(need(s, head, 4, "the magic number"));
   if (head[0] || head[1])
-    return mt__error(MT_ERR_FORMAT,
-                     "idx: %s: bad magic number at byte offset 0 (0x%02x%02x%02x%02x; an IDX file starts with two zero bytes)",
-                     what, head[0], head[1], head[2], head[3]);
+    return mt__error(
+        MT_ERR_FORMAT,
+        "idx: %s: bad magic number at byte offset 0 (0x%02x%02x%02x%02x; an IDX file starts with two zero bytes)", what,
+        head[0], head[1], head[2], head[3]);
   const idx_type *ty = NULL;
   for (size_t i = 0; i < sizeof idx_types / sizeof idx_types[0]; i++)
     if (idx_types[i].code == head[2]) ty = &idx_types[i];

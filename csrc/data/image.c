@@ -87,8 +87,8 @@ mt_status mt__image_check_region(const char *name, mt__image_request *req, int w
   }
   if (req->rw <= 0 || req->rh <= 0 || req->rx < 0 || req->ry < 0 || (int64_t)req->rx + req->rw > width ||
       (int64_t)req->ry + req->rh > height)
-    return mt__error(MT_ERR_INDEX, "image %s: region x=%d y=%d w=%d h=%d is not inside the %dx%d image", name,
-                     req->rx, req->ry, req->rw, req->rh, width, height);
+    return mt__error(MT_ERR_INDEX, "image %s: region x=%d y=%d w=%d h=%d is not inside the %dx%d image", name, req->rx,
+                     req->ry, req->rw, req->rh, width, height);
   return MT_OK;
 }
 
@@ -153,8 +153,8 @@ mt_status mt_image_encode(mt_tensor **out, const mt_tensor *image, int format, i
   int nd = image->ndim;
   int64_t h = nd >= 1 ? image->sizes[0] : 0, w = nd >= 2 ? image->sizes[1] : 0, c = nd == 3 ? image->sizes[2] : 1;
   if ((nd != 2 && nd != 3) || (c != 1 && c != 3))
-    return mt__error(MT_ERR_SHAPE, "image_encode: image must be H x W x 3 or H x W (uint8), got %d dimensions%s",
-                     nd, nd == 3 ? " with a last size other than 1 or 3" : "");
+    return mt__error(MT_ERR_SHAPE, "image_encode: image must be H x W x 3 or H x W (uint8), got %d dimensions%s", nd,
+                     nd == 3 ? " with a last size other than 1 or 3" : "");
   if (!mt__is_contiguous(image)) return mt__error(MT_ERR_ARG, "image_encode: image must be contiguous");
   int64_t side = format == MT_IMAGE_JPEG ? MT_IMAGE_MAX_SIDE : (int64_t)1 << 24;
   if (h < 1 || w < 1 || h > side || w > side)

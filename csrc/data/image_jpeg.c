@@ -86,8 +86,7 @@ static void truncated(jctx *x) {
 static mt_status jpeg_failure(const char *name, const char *what, const jctx *x, size_t len) {
   if (x->src.hit_eof && strcmp(x->msg, "Premature end of JPEG file") != 0)
     return mt__error(MT_ERR_FORMAT, "image %s: %s: truncated (%zu bytes): %s", name, what, len, x->msg);
-  if (x->src.hit_eof)
-    return mt__error(MT_ERR_FORMAT, "image %s: %s: truncated (%zu bytes)", name, what, len);
+  if (x->src.hit_eof) return mt__error(MT_ERR_FORMAT, "image %s: %s: truncated (%zu bytes)", name, what, len);
   return mt__error(MT_ERR_FORMAT, "image %s: %s: %s", name, what, x->msg);
 }
 
@@ -102,8 +101,7 @@ static void j_output_message(j_common_ptr c) { (void)c; }
 /* warnings that say nothing about the pixels: a metadata oddity, or junk bytes between
  * markers that libjpeg skipped without losing any entropy-coded data */
 static int benign(int code) {
-  return code == JWRN_JFIF_MAJOR || code == JWRN_ADOBE_XFORM || code == JWRN_BOGUS_ICC ||
-         code == JWRN_EXTRANEOUS_DATA;
+  return code == JWRN_JFIF_MAJOR || code == JWRN_ADOBE_XFORM || code == JWRN_BOGUS_ICC || code == JWRN_EXTRANEOUS_DATA;
 }
 
 static void j_emit_message(j_common_ptr c, int level) {

@@ -30,11 +30,11 @@
 #define MAX_THREADS 256
 
 typedef struct slot {
-  int64_t batch;            /* batch index, -1: free */
-  int64_t start, size;      /* positions [start, start + size) of the epoch's order */
+  int64_t batch;       /* batch index, -1: free */
+  int64_t start, size; /* positions [start, start + size) of the epoch's order */
   int64_t next_pos, pending;
   mt_tensor *input, *target;
-  uint8_t *bad;             /* per position: skipped */
+  uint8_t *bad; /* per position: skipped */
   int failed;
   mt_status status;
   char message[600];
@@ -48,7 +48,7 @@ struct mt_loader {
   uint64_t perm_seed, aug_seed;
   /* epoch */
   int64_t epoch, nbatches;
-  int64_t *order;           /* this epoch's sample ids, as walked (see batch_range) */
+  int64_t *order; /* this epoch's sample ids, as walked (see batch_range) */
   int64_t norder;
   int64_t consumed, filled; /* slots hold batches [consumed, filled) */
   uint64_t gen;
@@ -272,7 +272,8 @@ mt_status mt_loader_new(mt_loader **out, mt_dataset *d, const mt_transform *t, c
   if (o->batch_size < 1) return mt__error(MT_ERR_ARG, OP ": batch size must be >= 1, got %d", o->batch_size);
   if (o->threads < 1 || o->threads > MAX_THREADS)
     return mt__error(MT_ERR_ARG, OP ": threads must be in [1, %d], got %d", MAX_THREADS, o->threads);
-  if (o->prefetch < 1 || o->prefetch > 64) return mt__error(MT_ERR_ARG, OP ": prefetch must be in [1, 64], got %d", o->prefetch);
+  if (o->prefetch < 1 || o->prefetch > 64)
+    return mt__error(MT_ERR_ARG, OP ": prefetch must be in [1, 64], got %d", o->prefetch);
   if (o->world < 1 || o->rank < 0 || o->rank >= o->world)
     return mt__error(MT_ERR_ARG, OP ": rank %d is not in [0, world = %d)", o->rank, o->world);
   if (t->dtype != MT_U8 && t->dtype != MT_F32 && t->dtype != MT_F16)
@@ -352,9 +353,11 @@ void mt_loader_free(mt_loader *l) {
 
 mt_status mt_loader_start(mt_loader *l, int64_t epoch, int64_t first) {
   if (!l) return mt__error(MT_ERR_ARG, OP ": loader is NULL");
-  if (epoch < 1 || epoch >= (1 << 20)) return mt__error(MT_ERR_ARG, OP ": epoch must be in [1, 2^20), got %lld", (long long)epoch);
+  if (epoch < 1 || epoch >= (1 << 20))
+    return mt__error(MT_ERR_ARG, OP ": epoch must be in [1, 2^20), got %lld", (long long)epoch);
   if (first < 0 || first > l->nbatches)
-    return mt__error(MT_ERR_INDEX, OP ": first batch %lld is not in [0, %lld]", (long long)first, (long long)l->nbatches);
+    return mt__error(MT_ERR_INDEX, OP ": first batch %lld is not in [0, %lld]", (long long)first,
+                     (long long)l->nbatches);
   pthread_mutex_lock(&l->lock);
   quiesce(l);
   l->consumed = l->filled = first;
@@ -420,8 +423,9 @@ mt_status mt_loader_next(mt_loader *l, mt_tensor **input, mt_tensor **target, mt
   if (failed || st != MT_OK) {
     mt_tensor_release(in);
     mt_tensor_release(tg);
-    if (failed) return mt__error(fst, "%s (batch %lld of epoch %lld; skipBad is off)", fmsg, (long long)k + 1,
-                                 (long long)l->epoch);
+    if (failed)
+      return mt__error(fst, "%s (batch %lld of epoch %lld; skipBad is off)", fmsg, (long long)k + 1,
+                       (long long)l->epoch);
     return st;
   }
   if (kept != size) {

@@ -67,8 +67,7 @@ static int window(double centre, double support, double inv, int lo, int hi, int
 
 /* The coefficient table of one axis: `out` outputs from the input span [in0, in0 + len),
  * taps clamped to [lo, hi) (lo < hi). */
-static mt_status axis_coeffs(mt__axis *a, double in0, double len, int out, int lo, int hi, int flip,
-                             const char *name) {
+static mt_status axis_coeffs(mt__axis *a, double in0, double len, int out, int lo, int hi, int flip, const char *name) {
   double scale = len / out, support = scale > 1.0 ? scale : 1.0, inv = 1.0 / support;
   int taps = 1, xmin;
   for (int i = 0; i < out; i++) {
@@ -92,8 +91,7 @@ static mt_status axis_coeffs(mt__axis *a, double in0, double len, int out, int l
     for (int k = 0; k < taps; k++) w[k] = 0.0f;
     if (sum > 0)
       for (int k = 0; k < count; k++) w[xmin - start + k] = (float)(tri((xmin + k + 0.5 - centre) * inv) / sum);
-    else
-      w[xmin - start] = 1.0f;
+    else w[xmin - start] = 1.0f;
     a->start[slot] = start;
     if (start < a->lo) a->lo = start;
     if (start + taps > a->hi) a->hi = start + taps;
@@ -107,7 +105,8 @@ static mt_status axis_coeffs(mt__axis *a, double in0, double len, int out, int l
 #if defined(__x86_64__) && defined(__GNUC__) /* AVX2 where the CPU has it: twice the lanes */
 __attribute__((target_clones("avx2", "default")))
 #endif
-static void vpass(const uint8_t *src, size_t stride, const float *w, int taps, float *row, size_t n) {
+static void
+vpass(const uint8_t *src, size_t stride, const float *w, int taps, float *row, size_t n) {
   int k;
   if (taps & 1) {
     const float w0 = w[0];
@@ -150,7 +149,7 @@ static inline mt__v4 load4(const float *p) {
   return v;
 }
 static inline __attribute__((always_inline)) void hpass4_k(const mt__axis *ax, const float *row, float *dst,
-                                                            size_t plane, const int C, const int taps) {
+                                                           size_t plane, const int C, const int taps) {
   const int n = ax->n;
   const mt__v4 *w4 = (const mt__v4 *)ax->w4;
   float *d0 = dst, *d1 = dst + plane, *d2 = dst + 2 * plane, *d3 = dst + 3 * plane;
@@ -165,16 +164,16 @@ static inline __attribute__((always_inline)) void hpass4_k(const mt__axis *ax, c
     if (C == 4) d3[i] = acc[3];
   }
 }
-#define MT_HPASS4_CASES(C)                                             \
-  switch (ax->taps) {                                                  \
-    case 1: hpass4_k(ax, row, dst, plane, C, 1); break;                \
-    case 2: hpass4_k(ax, row, dst, plane, C, 2); break;                \
-    case 3: hpass4_k(ax, row, dst, plane, C, 3); break;                \
-    case 4: hpass4_k(ax, row, dst, plane, C, 4); break;                \
-    case 5: hpass4_k(ax, row, dst, plane, C, 5); break;                \
-    case 6: hpass4_k(ax, row, dst, plane, C, 6); break;                \
-    case 7: hpass4_k(ax, row, dst, plane, C, 7); break;                \
-    default: hpass4_k(ax, row, dst, plane, C, ax->taps); break;        \
+#define MT_HPASS4_CASES(C)                                      \
+  switch (ax->taps) {                                           \
+    case 1: hpass4_k(ax, row, dst, plane, C, 1); break;         \
+    case 2: hpass4_k(ax, row, dst, plane, C, 2); break;         \
+    case 3: hpass4_k(ax, row, dst, plane, C, 3); break;         \
+    case 4: hpass4_k(ax, row, dst, plane, C, 4); break;         \
+    case 5: hpass4_k(ax, row, dst, plane, C, 5); break;         \
+    case 6: hpass4_k(ax, row, dst, plane, C, 6); break;         \
+    case 7: hpass4_k(ax, row, dst, plane, C, 7); break;         \
+    default: hpass4_k(ax, row, dst, plane, C, ax->taps); break; \
   }
 static void hpass3(const mt__axis *ax, const float *row, float *dst, size_t plane) { MT_HPASS4_CASES(3) }
 static void hpass4(const mt__axis *ax, const float *row, float *dst, size_t plane) { MT_HPASS4_CASES(4) }
@@ -205,16 +204,16 @@ mt_status mt__resample(mt__resampler *r, const uint8_t *src, int width, int heig
   if (out_w < 1 || out_h < 1 || out_w > MT_RESAMPLE_MAX_OUT || out_h > MT_RESAMPLE_MAX_OUT)
     return mt__error(MT_ERR_SHAPE, "resample: %s: output size %d x %d outside 1..%d", name, out_w, out_h,
                      MT_RESAMPLE_MAX_OUT);
-  if (!(w > 0) || !(h > 0) || !isfinite(x0) || !isfinite(y0) || !isfinite(w) || !isfinite(h) ||
-      fabs(x0) > 1e9 || fabs(y0) > 1e9 || w > 1e9 || h > 1e9)
+  if (!(w > 0) || !(h > 0) || !isfinite(x0) || !isfinite(y0) || !isfinite(w) || !isfinite(h) || fabs(x0) > 1e9 ||
+      fabs(y0) > 1e9 || w > 1e9 || h > 1e9)
     return mt__error(MT_ERR_ARG, "resample: %s: bad region x %g y %g w %g h %g", name, x0, y0, w, h);
   if (cx0 < 0) cx0 = 0;
   if (cy0 < 0) cy0 = 0;
   if (cx1 > width) cx1 = width;
   if (cy1 > height) cy1 = height;
   if (cx0 >= cx1 || cy0 >= cy1)
-    return mt__error(MT_ERR_ARG, "resample: %s: empty clamp window [%d, %d) x [%d, %d) in a %d x %d image", name,
-                     cx0, cx1, cy0, cy1, width, height);
+    return mt__error(MT_ERR_ARG, "resample: %s: empty clamp window [%d, %d) x [%d, %d) in a %d x %d image", name, cx0,
+                     cx1, cy0, cy1, width, height);
   MT_TRY(axis_coeffs(&r->x, x0, w, out_w, cx0, cx1, flip, name));
   MT_TRY(axis_coeffs(&r->y, y0, h, out_h, cy0, cy1, 0, name));
   if ((channels == 3 || channels == 4) && !broadcast_weights(&r->x))
@@ -266,8 +265,8 @@ mt_status mt_image_resize(mt_tensor **out, const mt_tensor *image, int ow, int o
   if (!tmp) return mt__error(MT_ERR_MEMORY, "%s: out of memory for %d x %d x %d floats", op, oh, ow, (int)C);
   mt__resampler r;
   memset(&r, 0, sizeof r);
-  mt_status st = mt__resample(&r, (const uint8_t *)mt__data(image), (int)W, (int)H, (size_t)(W * C), (int)C, 0.0,
-                              0.0, (double)W, (double)H, 0, 0, (int)W, (int)H, ow, oh, 0, tmp, op);
+  mt_status st = mt__resample(&r, (const uint8_t *)mt__data(image), (int)W, (int)H, (size_t)(W * C), (int)C, 0.0, 0.0,
+                              (double)W, (double)H, 0, 0, (int)W, (int)H, ow, oh, 0, tmp, op);
   mt__resampler_free(&r);
   mt_tensor *res = NULL;
   if (st == MT_OK) {

@@ -32,7 +32,7 @@
 #include <zlib.h>
 #include "../core/error.h"
 
-#define SH_MAGIC "MTSHARD"  /* 7 characters + the terminating zero = 8 bytes */
+#define SH_MAGIC "MTSHARD" /* 7 characters + the terminating zero = 8 bytes */
 #define SH_VERSION 1u
 #define SH_HEADER 64u
 #define SH_ENTRY 32u
@@ -83,10 +83,10 @@ static int write_all(int fd, const void *buf, size_t n, uint64_t off) {
 struct mt_shard_writer {
   char *path, *tmp;
   int fd;
-  int failed;       /* a write failed: commit must not publish a partial file */
-  uint64_t pos;     /* where the next record goes */
+  int failed;   /* a write failed: commit must not publish a partial file */
+  uint64_t pos; /* where the next record goes */
   uint64_t n;
-  uint8_t *index;   /* serialised entries, SH_ENTRY bytes each */
+  uint8_t *index; /* serialised entries, SH_ENTRY bytes each */
   uint64_t index_cap;
   uint8_t *names;
   uint64_t names_len, names_cap;
@@ -156,8 +156,9 @@ mt_status mt_shard_writer_add(mt_shard_writer *w, const void *buf, size_t len, i
   if (len > UINT32_MAX)
     return mt__error(MT_ERR_ARG, "shard_writer_add: %s: record '%s' has %zu bytes; at most %u fit in a shard entry",
                      w->tmp, name, len, UINT32_MAX);
-  if (label < 0) return mt__error(MT_ERR_ARG, "shard_writer_add: %s: record '%s' has label %d; labels are >= 0", w->tmp,
-                                  name, (int)label);
+  if (label < 0)
+    return mt__error(MT_ERR_ARG, "shard_writer_add: %s: record '%s' has label %d; labels are >= 0", w->tmp, name,
+                     (int)label);
   size_t nlen = strlen(name);
   if (nlen > UINT32_MAX || w->names_len + nlen > UINT32_MAX)
     return mt__error(MT_ERR_ARG, "shard_writer_add: %s: names exceed 4 GiB at record '%.64s...'", w->tmp, name);
@@ -167,9 +168,10 @@ mt_status mt_shard_writer_add(mt_shard_writer *w, const void *buf, size_t len, i
                      (unsigned long long)w->n);
   if (len && write_all(w->fd, buf, len, w->pos) != 0) {
     w->failed = 1;
-    return mt__error(MT_ERR_IO, "shard_writer_add: %s: write of record %llu ('%s', %zu bytes) at byte offset %llu "
-                     "failed: %s", w->tmp, (unsigned long long)w->n, name, len, (unsigned long long)w->pos,
-                     strerror(errno));
+    return mt__error(MT_ERR_IO,
+                     "shard_writer_add: %s: write of record %llu ('%s', %zu bytes) at byte offset %llu "
+                     "failed: %s",
+                     w->tmp, (unsigned long long)w->n, name, len, (unsigned long long)w->pos, strerror(errno));
   }
   uint8_t *e = w->index + w->n * SH_ENTRY;
   put_u64(e, w->pos);
@@ -244,8 +246,9 @@ mt_status mt_shard_writer_commit(mt_shard_writer *w) {
     else {
       int e = sync_parent(w->path);
       writer_free(w); /* published: nothing to remove any more */
-      if (e) return mt__error(MT_ERR_IO, "shard_writer_commit: shard written but fsync of its directory failed: %s",
-                              strerror(e));
+      if (e)
+        return mt__error(MT_ERR_IO, "shard_writer_commit: shard written but fsync of its directory failed: %s",
+                         strerror(e));
       return MT_OK;
     }
   }
@@ -265,13 +268,13 @@ typedef struct sh_entry {
 } sh_entry;
 
 struct mt_shard {
-  char *path;     /* the file, or the name given to mt_shard_parse */
-  int fd;         /* -1 for a shard in memory */
-  uint8_t *mem;   /* the copied bytes of a shard in memory */
-  uint64_t size;  /* file size */
+  char *path;    /* the file, or the name given to mt_shard_parse */
+  int fd;        /* -1 for a shard in memory */
+  uint8_t *mem;  /* the copied bytes of a shard in memory */
+  uint64_t size; /* file size */
   int64_t n;
   sh_entry *e;
-  char *names;    /* every name, zero-terminated */
+  char *names; /* every name, zero-terminated */
 };
 
 void mt_shard_close(mt_shard *s) {
@@ -283,7 +286,6 @@ void mt_shard_close(mt_shard *s) {
   free(s->path);
   free(s);
 }
-
 
 /* up to n bytes at off from the file or the memory copy: the count read (short only at the
  * end of the file), or -1 with errno set */
@@ -315,16 +317,20 @@ static mt_status sh_entry_take(mt_shard *s, int64_t i, const uint8_t *e, uint64_
   uint32_t len = get_u32(e + 8), noff = get_u32(e + 20), nlen = get_u32(e + 24);
   int32_t label = (int32_t)get_u32(e + 12);
   if (off < SH_HEADER || off > ioff || len > ioff - off)
-    return mt__error(MT_ERR_FORMAT, "shard %s: record %lld: bytes [%llu, %llu + %u) lie outside the record area "
-                     "[%u, %llu) (index entry at byte offset %llu)", p, (long long)i, (unsigned long long)off,
-                     (unsigned long long)off, len, SH_HEADER, (unsigned long long)ioff, at);
+    return mt__error(MT_ERR_FORMAT,
+                     "shard %s: record %lld: bytes [%llu, %llu + %u) lie outside the record area "
+                     "[%u, %llu) (index entry at byte offset %llu)",
+                     p, (long long)i, (unsigned long long)off, (unsigned long long)off, len, SH_HEADER,
+                     (unsigned long long)ioff, at);
   if (noff > blob_len || nlen > blob_len - noff || nlen > blob_len - *names_used)
-    return mt__error(MT_ERR_FORMAT, "shard %s: record %lld: name [%u, %u + %u) lies outside the %llu-byte names blob "
-                     "(index entry at byte offset %llu)", p, (long long)i, noff, noff, nlen,
-                     (unsigned long long)blob_len, at);
+    return mt__error(MT_ERR_FORMAT,
+                     "shard %s: record %lld: name [%u, %u + %u) lies outside the %llu-byte names blob "
+                     "(index entry at byte offset %llu)",
+                     p, (long long)i, noff, noff, nlen, (unsigned long long)blob_len, at);
   if (memchr(blob + noff, 0, nlen))
-    return mt__error(MT_ERR_FORMAT, "shard %s: record %lld: name contains a zero byte (index entry at byte offset %llu)",
-                     p, (long long)i, at);
+    return mt__error(MT_ERR_FORMAT,
+                     "shard %s: record %lld: name contains a zero byte (index entry at byte offset %llu)", p,
+                     (long long)i, at);
   if (label < 0)
     return mt__error(MT_ERR_FORMAT, "shard %s: record %lld: negative label %d (index entry at byte offset %llu)", p,
                      (long long)i, (int)label, at);
@@ -366,34 +372,37 @@ static mt_status sh_load(mt_shard *s) {
                      get_u32(h + 12), SH_VERSION, SH_ENTRY);
   uint64_t n = get_u64(h + 16), ioff = get_u64(h + 24), isize = get_u64(h + 32);
   if (ioff < SH_HEADER || ioff > s->size || isize != s->size - ioff)
-    return mt__error(MT_ERR_FORMAT, "shard %s: the header puts a %llu-byte index at byte offset %llu but the file has "
-                     "%llu bytes: truncated or extended", p, (unsigned long long)isize, (unsigned long long)ioff,
-                     (unsigned long long)s->size);
+    return mt__error(MT_ERR_FORMAT,
+                     "shard %s: the header puts a %llu-byte index at byte offset %llu but the file has "
+                     "%llu bytes: truncated or extended",
+                     p, (unsigned long long)isize, (unsigned long long)ioff, (unsigned long long)s->size);
   if (n > isize / SH_ENTRY)
     return mt__error(MT_ERR_FORMAT, "shard %s: %llu records at byte offset 16 do not fit the %llu-byte index", p,
                      (unsigned long long)n, (unsigned long long)isize);
-  if (isize > SIZE_MAX / 2) return mt__error(MT_ERR_MEMORY, "shard %s: index of %llu bytes is too large", p,
-                                             (unsigned long long)isize);
+  if (isize > SIZE_MAX / 2)
+    return mt__error(MT_ERR_MEMORY, "shard %s: index of %llu bytes is too large", p, (unsigned long long)isize);
   uint8_t *idx = malloc(isize ? (size_t)isize : 1);
-  if (!idx) return mt__error(MT_ERR_MEMORY, "shard %s: out of memory for a %llu-byte index", p,
-                             (unsigned long long)isize);
+  if (!idx)
+    return mt__error(MT_ERR_MEMORY, "shard %s: out of memory for a %llu-byte index", p, (unsigned long long)isize);
   r = sh_pread(s, idx, (size_t)isize, ioff);
   if (r != (int64_t)isize) {
     int e = errno;
     free(idx);
-    return mt__error(MT_ERR_IO, "shard %s: cannot read the index at byte offset %llu: %s", p,
-                     (unsigned long long)ioff, r < 0 ? strerror(e) : "short read");
+    return mt__error(MT_ERR_IO, "shard %s: cannot read the index at byte offset %llu: %s", p, (unsigned long long)ioff,
+                     r < 0 ? strerror(e) : "short read");
   }
   mt_status st = MT_OK;
   if (get_u32(h + 40) != crc_update(0, idx, (size_t)isize)) {
-    st = mt__error(MT_ERR_FORMAT, "shard %s: index checksum mismatch (index at byte offset %llu, %llu bytes): the "
-                   "index is corrupt", p, (unsigned long long)ioff, (unsigned long long)isize);
+    st = mt__error(MT_ERR_FORMAT,
+                   "shard %s: index checksum mismatch (index at byte offset %llu, %llu bytes): the "
+                   "index is corrupt",
+                   p, (unsigned long long)ioff, (unsigned long long)isize);
   } else {
     uint64_t blob_len = isize - n * SH_ENTRY, used = 0;
     s->e = malloc(n ? (size_t)n * sizeof(sh_entry) : 1);
     s->names = malloc((size_t)(blob_len + n + 1));
-    if (!s->e || !s->names) st = mt__error(MT_ERR_MEMORY, "shard %s: out of memory for %llu index entries", p,
-                                           (unsigned long long)n);
+    if (!s->e || !s->names)
+      st = mt__error(MT_ERR_MEMORY, "shard %s: out of memory for %llu index entries", p, (unsigned long long)n);
     for (uint64_t i = 0; st == MT_OK && i < n; i++)
       st = sh_entry_take(s, (int64_t)i, idx + i * SH_ENTRY, ioff, idx + n * SH_ENTRY, blob_len, &used);
     if (st == MT_OK) s->n = (int64_t)n;
@@ -494,13 +503,15 @@ mt_status mt_shard_read(const mt_shard *s, int64_t i, void *dst, size_t cap) {
     return mt__error(MT_ERR_IO, "shard %s: record %lld ('%s') at byte offset %llu: read failed: %s", p, (long long)i,
                      name, (unsigned long long)e->offset, strerror(errno));
   if (r != (int64_t)e->length)
-    return mt__error(MT_ERR_IO, "shard %s: record %lld ('%s') at byte offset %llu: only %lld of %u bytes could be read "
-                     "(the file shrank after it was opened)", p, (long long)i, name, (unsigned long long)e->offset,
-                     (long long)r, e->length);
+    return mt__error(MT_ERR_IO,
+                     "shard %s: record %lld ('%s') at byte offset %llu: only %lld of %u bytes could be read "
+                     "(the file shrank after it was opened)",
+                     p, (long long)i, name, (unsigned long long)e->offset, (long long)r, e->length);
   uint32_t crc = crc_update(0, dst, e->length);
   if (crc != e->crc)
-    return mt__error(MT_ERR_FORMAT, "shard %s: record %lld ('%s') at byte offset %llu (%u bytes): CRC-32 mismatch "
-                     "(index says %08x, data gives %08x): the record is corrupt", p, (long long)i, name,
-                     (unsigned long long)e->offset, e->length, e->crc, crc);
+    return mt__error(MT_ERR_FORMAT,
+                     "shard %s: record %lld ('%s') at byte offset %llu (%u bytes): CRC-32 mismatch "
+                     "(index says %08x, data gives %08x): the record is corrupt",
+                     p, (long long)i, name, (unsigned long long)e->offset, e->length, e->crc, crc);
   return MT_OK;
 }

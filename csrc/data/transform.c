@@ -65,11 +65,11 @@ static mt_status check_transform(const mt_transform *t, const char *op) {
                      MT_TRANSFORM_MAX_SIZE);
   if (t->train) {
     if (!(t->scale_min > 0) || !(t->scale_min <= t->scale_max) || !isfinite(t->scale_max))
-      return mt__error(MT_ERR_ARG, "%s: scale range [%g, %g] must satisfy 0 < min <= max (finite)", op,
-                       t->scale_min, t->scale_max);
+      return mt__error(MT_ERR_ARG, "%s: scale range [%g, %g] must satisfy 0 < min <= max (finite)", op, t->scale_min,
+                       t->scale_max);
     if (!(t->ratio_min > 0) || !(t->ratio_min <= t->ratio_max) || !isfinite(t->ratio_max))
-      return mt__error(MT_ERR_ARG, "%s: ratio range [%g, %g] must satisfy 0 < min <= max (finite)", op,
-                       t->ratio_min, t->ratio_max);
+      return mt__error(MT_ERR_ARG, "%s: ratio range [%g, %g] must satisfy 0 < min <= max (finite)", op, t->ratio_min,
+                       t->ratio_max);
     const double s[4] = {t->brightness, t->contrast, t->saturation, t->lighting};
     const char *names[4] = {"brightness", "contrast", "saturation", "lighting"};
     for (int i = 0; i < 4; i++)
@@ -292,20 +292,19 @@ static void to_u8_n(uint8_t *restrict d, const float *restrict s, size_t n) {
 
 /* the store loops take restrict pointers: without the promise the compiler does not
  * vectorise them */
-static void affine_plane(float *restrict o, const float *restrict R, const float *restrict G,
-                         const float *restrict B, const float k[4], size_t m) {
+static void affine_plane(float *restrict o, const float *restrict R, const float *restrict G, const float *restrict B,
+                         const float k[4], size_t m) {
   const float k0 = k[0], k1 = k[1], k2 = k[2], k3 = k[3];
   for (size_t i = 0; i < m; i++) o[i] = k0 * R[i] + k1 * G[i] + k2 * B[i] + k3;
 }
 /* planes -> pixel-interleaved (NHWC), one body for the three element sizes */
-#define INTERLEAVE(N, T)                                                                              \
-  static void interleave_##N(T *restrict d, const T *restrict r, const T *restrict g, const T *restrict b, \
-                             size_t m) {                                                              \
-    for (size_t i = 0; i < m; i++) {                                                                  \
-      d[3 * i] = r[i];                                                                                \
-      d[3 * i + 1] = g[i];                                                                            \
-      d[3 * i + 2] = b[i];                                                                            \
-    }                                                                                                 \
+#define INTERLEAVE(N, T)                                                                                               \
+  static void interleave_##N(T *restrict d, const T *restrict r, const T *restrict g, const T *restrict b, size_t m) { \
+    for (size_t i = 0; i < m; i++) {                                                                                   \
+      d[3 * i] = r[i];                                                                                                 \
+      d[3 * i + 1] = g[i];                                                                                             \
+      d[3 * i + 2] = b[i];                                                                                             \
+    }                                                                                                                  \
   }
 INTERLEAVE(u8, uint8_t)
 INTERLEAVE(f32, float)
@@ -318,7 +317,8 @@ static void write_output(const mt_transform *t, const float *img, size_t npix, c
   /* float output: (x / 255 - mean) / std after the colour map; uint8: the colour map only */
   float k[3][4];
   for (int i = 0; i < 3; i++) {
-    double s = t->dtype == MT_U8 ? 1.0 : 1.0 / (255.0 * t->std[i]), off = t->dtype == MT_U8 ? 0 : t->mean[i] / t->std[i];
+    double s = t->dtype == MT_U8 ? 1.0 : 1.0 / (255.0 * t->std[i]),
+           off = t->dtype == MT_U8 ? 0 : t->mean[i] / t->std[i];
     for (int j = 0; j < 3; j++) k[i][j] = (float)(s * a->m[i][j]);
     k[i][3] = (float)(s * a->c[i] - off);
   }

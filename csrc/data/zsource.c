@@ -44,8 +44,9 @@ uint64_t mt__zsource_max_remaining(const mt__zsource *s) {
 static mt_status corrupt(const mt__zsource *s, int ret) {
   const char *why = s->z.msg ? s->z.msg : zError(ret);
   if (ret == Z_MEM_ERROR) return mt__error(MT_ERR_MEMORY, "%s: %s: out of memory inflating gzip data", s->op, s->what);
-  return mt__error(MT_ERR_FORMAT, "%s: %s: corrupt gzip data at compressed byte offset %zu (decompressed byte offset %llu): %s",
-                   s->op, s->what, s->in_pos, (unsigned long long)s->out_pos, why);
+  return mt__error(MT_ERR_FORMAT,
+                   "%s: %s: corrupt gzip data at compressed byte offset %zu (decompressed byte offset %llu): %s", s->op,
+                   s->what, s->in_pos, (unsigned long long)s->out_pos, why);
 }
 
 static mt_status read_gz(mt__zsource *s, uint8_t *dst, uint64_t n, uint64_t *got) {
@@ -85,8 +86,9 @@ static mt_status read_gz(mt__zsource *s, uint8_t *dst, uint64_t n, uint64_t *got
       } else if (left >= 2 && s->buf[s->in_pos] == 0x1f && s->buf[s->in_pos + 1] == 0x8b) {
         inflateReset(&s->z); /* the next member of a concatenated file */
       } else {
-        return mt__error(MT_ERR_FORMAT, "%s: %s: %zu unexpected bytes after the gzip stream at compressed byte offset %zu",
-                         s->op, s->what, left, s->in_pos);
+        return mt__error(MT_ERR_FORMAT,
+                         "%s: %s: %zu unexpected bytes after the gzip stream at compressed byte offset %zu", s->op,
+                         s->what, left, s->in_pos);
       }
     } else if (ret != Z_OK && !(ret == Z_BUF_ERROR && (used || made))) {
       return corrupt(s, ret); /* Z_BUF_ERROR without progress cannot happen with both buffers non-empty */
@@ -125,7 +127,8 @@ mt_status mt__file_bytes_open(mt__file_bytes *f, const char *path, const char *o
   if (fstat(fd, &sb) != 0) {
     st = mt__error(MT_ERR_IO, "%s: cannot stat %s: %s", op, path, strerror(errno));
   } else if (!S_ISREG(sb.st_mode)) {
-    st = mt__error(MT_ERR_IO, "%s: cannot open %s: %s", op, path, S_ISDIR(sb.st_mode) ? "is a directory" : "not a regular file");
+    st = mt__error(MT_ERR_IO, "%s: cannot open %s: %s", op, path,
+                   S_ISDIR(sb.st_mode) ? "is a directory" : "not a regular file");
   } else if ((uint64_t)sb.st_size > (uint64_t)SIZE_MAX / 2) {
     st = mt__error(MT_ERR_MEMORY, "%s: %s: %lld bytes do not fit in memory", op, path, (long long)sb.st_size);
   } else {
@@ -136,7 +139,8 @@ mt_status mt__file_bytes_open(mt__file_bytes *f, const char *path, const char *o
       size_t want = size - done < Z_STEP ? size - done : Z_STEP;
       ssize_t r = read(fd, buf + done, want);
       if (r < 0 && errno == EINTR) continue;
-      if (r < 0) st = mt__error(MT_ERR_IO, "%s: %s: read failed at byte offset %zu: %s", op, path, done, strerror(errno));
+      if (r < 0)
+        st = mt__error(MT_ERR_IO, "%s: %s: read failed at byte offset %zu: %s", op, path, done, strerror(errno));
       else if (r == 0) break; /* the file shrank since fstat: parse what is there */
       else done += (size_t)r;
     }

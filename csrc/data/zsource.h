@@ -16,12 +16,12 @@
 typedef struct mt__zsource {
   const uint8_t *buf;
   size_t len;
-  size_t in_pos;    /* plain: next byte to read; gzip: compressed bytes consumed */
-  uint64_t out_pos; /* decompressed bytes delivered so far (= file offset for plain files) */
-  int gz;           /* the bytes are a gzip stream */
-  int z_ready;      /* z was initialised (inflateEnd is due) */
-  int ended;        /* no more data: end of the plain bytes or of the last gzip member */
-  int cut;          /* gzip: the compressed bytes ran out before the stream's end */
+  size_t in_pos;         /* plain: next byte to read; gzip: compressed bytes consumed */
+  uint64_t out_pos;      /* decompressed bytes delivered so far (= file offset for plain files) */
+  int gz;                /* the bytes are a gzip stream */
+  int z_ready;           /* z was initialised (inflateEnd is due) */
+  int ended;             /* no more data: end of the plain bytes or of the last gzip member */
+  int cut;               /* gzip: the compressed bytes ran out before the stream's end */
   const char *op, *what; /* for error messages: "idx", the file name */
   z_stream z;
 } mt__zsource;

@@ -17,8 +17,7 @@ static const char *kind_name(int kind) {
 /* ---- checks, in the caller ---- */
 static mt_status check_tensor(const char *op, const char *what, const mt_tensor *t) {
   if (!t) return mt__error(MT_ERR_ARG, "dist.%s: %s is NULL", op, what);
-  if (!mt_tensor_is_contiguous(t))
-    return mt__error(MT_ERR_ARG, "dist.%s: %s must be contiguous", op, what);
+  if (!mt_tensor_is_contiguous(t)) return mt__error(MT_ERR_ARG, "dist.%s: %s must be contiguous", op, what);
   return MT_OK;
 }
 
@@ -59,8 +58,7 @@ mt_status mt_dist_broadcast(mt_dist *d, mt_tensor *t, int root, mt_dist_work **w
 mt_status mt_dist_allreduce(mt_dist *d, mt_tensor *t, int op, int alg, mt_dist_work **work) {
   MT_TRY(check_tensor("allreduce", "tensor", t));
   MT_TRY(check_op("allreduce", op));
-  if (!mt_dist_alg_name(alg))
-    return mt__error(MT_ERR_ARG, "dist.allreduce: unknown algorithm %d", alg);
+  if (!mt_dist_alg_name(alg)) return mt__error(MT_ERR_ARG, "dist.allreduce: unknown algorithm %d", alg);
   if (alg == MT_ALG_NCCL && mt_tensor_device(t) < 0)
     return mt__error(MT_ERR_DEVICE, "dist.allreduce: algorithm nccl needs a CUDA tensor, got a CPU one");
   if (alg == MT_ALG_NCCL && !(mt_dist_transports() & MT_DIST_NCCL))
@@ -81,8 +79,8 @@ static mt_status check_pair(mt_dist *d, const char *op, mt_tensor *out, mt_tenso
     return mt__error(MT_ERR_DTYPE, "dist.%s: out is %s but input is %s", op, mt_dtype_name(mt_tensor_dtype(out)),
                      mt_dtype_name(mt_tensor_dtype(in)));
   if (mt_tensor_device(out) != mt_tensor_device(in))
-    return mt__error(MT_ERR_DEVICE, "dist.%s: out is on device %d but input on device %d", op,
-                     mt_tensor_device(out), mt_tensor_device(in));
+    return mt__error(MT_ERR_DEVICE, "dist.%s: out is on device %d but input on device %d", op, mt_tensor_device(out),
+                     mt_tensor_device(in));
   int size = d ? d->size : 1;
   if (big != small * size)
     return mt__error(MT_ERR_SHAPE, "dist.%s: %s must hold size() * %lld = %lld elements, has %lld", op, bigname,
@@ -100,7 +98,8 @@ mt_status mt_dist_allgather(mt_dist *d, mt_tensor *out, mt_tensor *in, mt_dist_w
 }
 
 mt_status mt_dist_reduce_scatter(mt_dist *d, mt_tensor *out, mt_tensor *in, int op, mt_dist_work **work) {
-  MT_TRY(check_pair(d, "reduceScatter", out, in, in ? mt_tensor_numel(in) : 0, out ? mt_tensor_numel(out) : 0, "input"));
+  MT_TRY(
+      check_pair(d, "reduceScatter", out, in, in ? mt_tensor_numel(in) : 0, out ? mt_tensor_numel(out) : 0, "input"));
   MT_TRY(check_op("reduceScatter", op));
   mt_dist_work *w = NULL;
   MT_TRY(new_work(d, "reduceScatter", MT_WORK_REDUCE_SCATTER, &w));
@@ -128,14 +127,14 @@ static void mpi_type_op(int dtype, int op, MPI_Datatype *t, MPI_Op *o) {
   int r = op == MT_RED_MAX ? 2 : op == MT_RED_MIN ? 1 : 0; /* sum, min, max */
   MPI_Datatype native = MPI_DATATYPE_NULL;
   switch (dtype) {
-  case MT_F32: native = MPI_FLOAT; break;
-  case MT_F64: native = MPI_DOUBLE; break;
-  case MT_I32: native = MPI_INT32_T; break;
-  case MT_I64: native = MPI_INT64_T; break;
-  case MT_U8: native = MPI_UINT8_T; break;
-  case MT_I8: native = MPI_INT8_T; break;
-  case MT_I16: native = MPI_INT16_T; break;
-  default: break;
+    case MT_F32: native = MPI_FLOAT; break;
+    case MT_F64: native = MPI_DOUBLE; break;
+    case MT_I32: native = MPI_INT32_T; break;
+    case MT_I64: native = MPI_INT64_T; break;
+    case MT_U8: native = MPI_UINT8_T; break;
+    case MT_I8: native = MPI_INT8_T; break;
+    case MT_I16: native = MPI_INT16_T; break;
+    default: break;
   }
   if (native != MPI_DATATYPE_NULL) {
     *t = native;
@@ -172,27 +171,26 @@ mt_status mt__dist_exec(mt_dist *d, int kind, void *a, const void *b, int64_t n,
   MPI_Op o;
   int red = op == MT_RED_AVG ? MT_RED_SUM : op;
   switch (kind) {
-  case MT_WORK_BARRIER: return wait1(d, &r, MPI_Ibarrier(d->world, &r));
-  case MT_WORK_BCAST: return wait1(d, &r, MPI_Ibcast(a, (int)n, bt, root, d->world, &r));
-  case MT_WORK_ALLGATHER:
-    return wait1(d, &r, MPI_Iallgather(b, (int)n, bt, a, (int)n, bt, d->world, &r));
-  case MT_WORK_REDUCE_SCATTER:
-    mpi_type_op(dtype, red, &t, &o);
-    MT_TRY(wait1(d, &r, MPI_Ireduce_scatter_block(b, a, (int)n, t, o, d->world, &r)));
-    break;
-  case MT_WORK_ALLREDUCE:
-    switch (alg) {
-    case MT_ALG_MPI: /* MPI_Allreduce itself: MPI_Iallreduce is up to 2x slower in Open MPI */
+    case MT_WORK_BARRIER: return wait1(d, &r, MPI_Ibarrier(d->world, &r));
+    case MT_WORK_BCAST: return wait1(d, &r, MPI_Ibcast(a, (int)n, bt, root, d->world, &r));
+    case MT_WORK_ALLGATHER: return wait1(d, &r, MPI_Iallgather(b, (int)n, bt, a, (int)n, bt, d->world, &r));
+    case MT_WORK_REDUCE_SCATTER:
       mpi_type_op(dtype, red, &t, &o);
-      MT_TRY(mt__dist_blocking_allreduce(d, a, (int)n, t, o));
+      MT_TRY(wait1(d, &r, MPI_Ireduce_scatter_block(b, a, (int)n, t, o, d->world, &r)));
       break;
-    case MT_ALG_RING: MT_TRY(mt__allreduce_ring(d, d->world, a, n, dtype, red)); break;
-    case MT_ALG_MULTICOLOR: MT_TRY(mt__allreduce_multicolor(d, d->world, a, n, dtype, red)); break;
-    case MT_ALG_HIERARCHICAL: MT_TRY(mt__allreduce_hierarchical(d, a, n, dtype, red)); break;
-    default: return mt__error(MT_ERR_ARG, "dist.allreduce: algorithm %s needs CUDA tensors", mt_dist_alg_name(alg));
-    }
-    break;
-  default: return mt__error(MT_ERR_INTERNAL, "dist: unknown work kind %d", kind);
+    case MT_WORK_ALLREDUCE:
+      switch (alg) {
+        case MT_ALG_MPI: /* MPI_Allreduce itself: MPI_Iallreduce is up to 2x slower in Open MPI */
+          mpi_type_op(dtype, red, &t, &o);
+          MT_TRY(mt__dist_blocking_allreduce(d, a, (int)n, t, o));
+          break;
+        case MT_ALG_RING: MT_TRY(mt__allreduce_ring(d, d->world, a, n, dtype, red)); break;
+        case MT_ALG_MULTICOLOR: MT_TRY(mt__allreduce_multicolor(d, d->world, a, n, dtype, red)); break;
+        case MT_ALG_HIERARCHICAL: MT_TRY(mt__allreduce_hierarchical(d, a, n, dtype, red)); break;
+        default: return mt__error(MT_ERR_ARG, "dist.allreduce: algorithm %s needs CUDA tensors", mt_dist_alg_name(alg));
+      }
+      break;
+    default: return mt__error(MT_ERR_INTERNAL, "dist: unknown work kind %d", kind);
   }
   if (op == MT_RED_AVG && dtype != MT_BOOL) mt__dist_scale_avg(a, n, dtype, d->size); /* bool: avg is or */
   return MT_OK;
@@ -205,9 +203,9 @@ static void sig_text(const int64_t *s, char *buf, size_t len) {
   const char *dt = (s[1] >= 0 && s[1] < MT_NUM_DTYPES) ? mt_dtype_name((int)s[1]) : "?";
   const char *op = mt_dist_red_name((int)s[3]);
   const char *alg = mt_dist_alg_name((int)s[4]);
-  snprintf(buf, len, "%s #%lld of %s[%lld]%s%s%s%s root %lld", (s[0] >= 0 && s[0] <= MT_WORK_LOAD_MODEL) ? kind_name((int)s[0]) : "?",
-           (long long)s[6], dt, (long long)s[2], op ? " op " : "", op ? op : "", alg ? " algorithm " : "", alg ? alg : "",
-           (long long)s[5]);
+  snprintf(buf, len, "%s #%lld of %s[%lld]%s%s%s%s root %lld",
+           (s[0] >= 0 && s[0] <= MT_WORK_LOAD_MODEL) ? kind_name((int)s[0]) : "?", (long long)s[6], dt, (long long)s[2],
+           op ? " op " : "", op ? op : "", alg ? " algorithm " : "", alg ? alg : "", (long long)s[5]);
 }
 
 static mt_status check_signature(mt_dist *d, const int64_t *mine) {
@@ -220,7 +218,8 @@ static mt_status check_signature(mt_dist *d, const int64_t *mine) {
     char a[256], b[256];
     sig_text(all, a, sizeof a);
     sig_text(all + SIG_N * q, b, sizeof b);
-    return mt__error(MT_ERR_DIST, "dist: ranks disagree at the same collective: rank 0 called %s, rank %d called %s", a, q, b);
+    return mt__error(MT_ERR_DIST, "dist: ranks disagree at the same collective: rank 0 called %s, rank %d called %s", a,
+                     q, b);
   }
   return MT_OK;
 }
@@ -244,8 +243,10 @@ static mt_status run(mt_dist *d, mt_dist_work *w) {
     mt__dist_set_current(d, "allreduce #%lld (%s, %s[%lld], %s)", (long long)w->seq, mt_dist_alg_name(w->alg),
                          mt_dtype_name(dtype), (long long)n, mt_dist_red_name(w->op));
   else
-    mt__dist_set_current(d, "%s #%lld (%s[%lld])", kind_name(w->kind), (long long)w->seq, mt_dtype_name(dtype), (long long)n);
-  if (d->broken) return mt__error(MT_ERR_DIST, "dist: %s: the communicator is broken: %s", mt__dist_current(d), d->broken_msg);
+    mt__dist_set_current(d, "%s #%lld (%s[%lld])", kind_name(w->kind), (long long)w->seq, mt_dtype_name(dtype),
+                         (long long)n);
+  if (d->broken)
+    return mt__error(MT_ERR_DIST, "dist: %s: the communicator is broken: %s", mt__dist_current(d), d->broken_msg);
   if (d->size == 1) /* one rank: the result is the input (avg of one); out-of-place kinds copy it */
     return w->b ? mt_copy(w->a, w->b) : MT_OK;
 #ifdef MT_WITH_MPI

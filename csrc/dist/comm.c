@@ -22,7 +22,10 @@ static mt_dist *mt__live;
 static struct sigaction mt__old_term;
 static char mt__current[256] = "idle";
 
-const char *mt__dist_current(const mt_dist *d) { (void)d; return mt__current; }
+const char *mt__dist_current(const mt_dist *d) {
+  (void)d;
+  return mt__current;
+}
 
 void mt__dist_set_current(mt_dist *d, const char *fmt, ...) {
   (void)d;
@@ -57,7 +60,10 @@ static size_t put_int(char *buf, size_t len, size_t at, long v) {
   char tmp[24];
   int i = 0, neg = v < 0;
   unsigned long u = neg ? (unsigned long)(-v) : (unsigned long)v;
-  do { tmp[i++] = (char)('0' + u % 10); u /= 10; } while (u);
+  do {
+    tmp[i++] = (char)('0' + u % 10);
+    u /= 10;
+  } while (u);
   if (neg) tmp[i++] = '-';
   char out[24];
   int j = 0;
@@ -89,7 +95,10 @@ void mt__dist_diagnose(const mt_dist *d, char *buf, size_t len) {
   for (int r = 0; r < d->size; r++) {
     if (r == d->rank || !d->same_host[r]) continue;
     char s = proc_state(d->pids[r]);
-    const char *what = s == 0 ? " has died" : s == 'Z' ? " has died" : (s == 'T' || s == 't') ? " is stopped (SIGSTOP or a debugger)" : NULL;
+    const char *what = s == 0                   ? " has died"
+                       : s == 'Z'               ? " has died"
+                       : (s == 'T' || s == 't') ? " is stopped (SIGSTOP or a debugger)"
+                                                : NULL;
     if (!what) continue;
     at = put(buf, len, at, " rank ");
     at = put_int(buf, len, at, r);
@@ -111,7 +120,10 @@ static void on_term(int sig) {
   at = put(buf, sizeof buf, at, " was terminated by the launcher while in ");
   at = put(buf, sizeof buf, at, mt__current);
   mt__dist_diagnose(d, diag, sizeof diag);
-  if (diag[0]) { at = put(buf, sizeof buf, at, ";"); at = put(buf, sizeof buf, at, diag); }
+  if (diag[0]) {
+    at = put(buf, sizeof buf, at, ";");
+    at = put(buf, sizeof buf, at, diag);
+  }
   at = put(buf, sizeof buf, at, "\n");
   ssize_t w = write(2, buf, at);
   (void)w;
@@ -135,7 +147,9 @@ int mt_dist_local_size(const mt_dist *d) { return d ? d->local_size : 1; }
 int mt_dist_node(const mt_dist *d) { return d ? d->node : 0; }
 int mt_dist_nodes(const mt_dist *d) { return d ? d->nodes : 1; }
 int mt_dist_launched(const mt_dist *d) { return d ? d->launched : 0; }
-void mt_dist_set_check(mt_dist *d, int on) { if (d) d->check = on != 0; }
+void mt_dist_set_check(mt_dist *d, int on) {
+  if (d) d->check = on != 0;
+}
 
 mt_status mt_dist_set_timeout(mt_dist *d, double seconds) {
   if (!d) return mt__error(MT_ERR_ARG, "dist.setTimeout: not initialised");
@@ -190,9 +204,9 @@ static mt_status mpi_fail(const char *what, int code) {
   MPI_Error_string(code, s, &n);
   return mt__error(MT_ERR_DIST, "dist.init: %s failed: %.*s", what, n, s);
 }
-#define MPI_TRY(what, call)                        \
-  do {                                             \
-    int mt__rc = (call);                           \
+#define MPI_TRY(what, call)                                   \
+  do {                                                        \
+    int mt__rc = (call);                                      \
     if (mt__rc != MPI_SUCCESS) return mpi_fail(what, mt__rc); \
   } while (0)
 
@@ -206,8 +220,10 @@ static mt_status init_mpi(mt_dist *d, int group_size) {
     MPI_Query_thread(&provided);
   }
   if (provided < MPI_THREAD_MULTIPLE)
-    return mt__error(MT_ERR_DIST, "dist.init: this MPI gives thread level %d, the communication thread needs "
-                                  "MPI_THREAD_MULTIPLE (%d)", provided, MPI_THREAD_MULTIPLE);
+    return mt__error(MT_ERR_DIST,
+                     "dist.init: this MPI gives thread level %d, the communication thread needs "
+                     "MPI_THREAD_MULTIPLE (%d)",
+                     provided, MPI_THREAD_MULTIPLE);
   d->launched = 1;
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_TRY("MPI_Comm_dup", MPI_Comm_dup(MPI_COMM_WORLD, &d->world));
@@ -219,7 +235,8 @@ static mt_status init_mpi(mt_dist *d, int group_size) {
   if (group_size > 0) {
     MPI_TRY("MPI_Comm_split", MPI_Comm_split(d->world, d->rank / group_size, d->rank, &d->local));
   } else {
-    MPI_TRY("MPI_Comm_split_type", MPI_Comm_split_type(d->world, MPI_COMM_TYPE_SHARED, d->rank, MPI_INFO_NULL, &d->local));
+    MPI_TRY("MPI_Comm_split_type",
+            MPI_Comm_split_type(d->world, MPI_COMM_TYPE_SHARED, d->rank, MPI_INFO_NULL, &d->local));
   }
   MPI_Comm_rank(d->local, &d->local_rank);
   MPI_Comm_size(d->local, &d->local_size);
@@ -233,23 +250,33 @@ static mt_status init_mpi(mt_dist *d, int group_size) {
   d->node = node_nodes[0];
   d->nodes = node_nodes[1];
   /* every rank's pid and host, so a wait can inspect the peers on its own host */
-  struct { int pid; char host[64]; } me, *all = calloc((size_t)d->size, sizeof *all);
+  struct {
+    int pid;
+    char host[64];
+  } me, *all = calloc((size_t)d->size, sizeof *all);
   d->pids = calloc((size_t)d->size, sizeof *d->pids);
   d->same_host = calloc((size_t)d->size, sizeof *d->same_host);
   d->hosts = calloc((size_t)d->size, sizeof *d->hosts);
-  if (!all || !d->pids || !d->same_host || !d->hosts) { free(all); return mt__error(MT_ERR_MEMORY, "dist.init: out of memory"); }
+  if (!all || !d->pids || !d->same_host || !d->hosts) {
+    free(all);
+    return mt__error(MT_ERR_MEMORY, "dist.init: out of memory");
+  }
   memset(&me, 0, sizeof me);
   me.pid = (int)getpid();
   gethostname(me.host, sizeof me.host - 1);
   int rc = MPI_Allgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, d->world);
-  if (rc != MPI_SUCCESS) { free(all); return mpi_fail("MPI_Allgather", rc); }
+  if (rc != MPI_SUCCESS) {
+    free(all);
+    return mpi_fail("MPI_Allgather", rc);
+  }
   for (int r = 0; r < d->size; r++) {
     d->pids[r] = all[r].pid;
     memcpy(d->hosts[r], all[r].host, 64);
     d->same_host[r] = strcmp(all[r].host, me.host) == 0;
   }
   free(all);
-  MPI_TRY("MPI_Irecv", MPI_Irecv(d->ctrl_buf, sizeof d->ctrl_buf, MPI_CHAR, MPI_ANY_SOURCE, MT_TAG_FAULT, d->ctrl, &d->ctrl_req));
+  MPI_TRY("MPI_Irecv",
+          MPI_Irecv(d->ctrl_buf, sizeof d->ctrl_buf, MPI_CHAR, MPI_ANY_SOURCE, MT_TAG_FAULT, d->ctrl, &d->ctrl_req));
   return MT_OK;
 }
 #endif
@@ -261,21 +288,35 @@ mt_status mt_dist_init(mt_dist **out, double timeout, int group_size) {
   const char *var = launcher_var();
 #ifndef MT_WITH_MPI
   if (var && getenv(var) && !(strcmp(var, "OMPI_COMM_WORLD_SIZE") == 0 && strcmp(getenv(var), "1") == 0))
-    return mt__error(MT_ERR_UNSUPPORTED, "dist.init: started by a launcher (%s=%s) but this build of moontorch has no "
-                     "MPI: install Open MPI (tools/deps.sh) and rebuild with -DMT_MPI=ON", var, getenv(var));
+    return mt__error(MT_ERR_UNSUPPORTED,
+                     "dist.init: started by a launcher (%s=%s) but this build of moontorch has no "
+                     "MPI: install Open MPI (tools/deps.sh) and rebuild with -DMT_MPI=ON",
+                     var, getenv(var));
 #endif
   mt_dist *d = alloc_dist(timeout);
   if (!d) return mt__error(MT_ERR_MEMORY, "dist.init: out of memory");
-  if (group_size < 0) { free(d); return mt__error(MT_ERR_ARG, "dist.init: groupSize must be >= 0, got %d", group_size); }
+  if (group_size < 0) {
+    free(d);
+    return mt__error(MT_ERR_ARG, "dist.init: groupSize must be >= 0, got %d", group_size);
+  }
 #ifdef MT_WITH_MPI
   if (var) {
     mt_status st = init_mpi(d, group_size);
-    if (st != MT_OK) { free(d->pids); free(d->same_host); free(d->hosts); free(d); return st; }
+    if (st != MT_OK) {
+      free(d->pids);
+      free(d->same_host);
+      free(d->hosts);
+      free(d);
+      return st;
+    }
   }
 #endif
   if (d->size > 1) {
     mt_status st = mt__dist_start_thread(d);
-    if (st != MT_OK) { free(d); return st; }
+    if (st != MT_OK) {
+      free(d);
+      return st;
+    }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_term;
@@ -311,7 +352,9 @@ static void announce(mt_dist *d, char kind, const char *msg) {
     if (reqs[r] != MPI_REQUEST_NULL) MPI_Request_free(&reqs[r]);
   free(reqs);
 #else
-  (void)d; (void)kind; (void)msg;
+  (void)d;
+  (void)kind;
+  (void)msg;
 #endif
 }
 
@@ -350,8 +393,10 @@ mt_status mt_dist_finalize(mt_dist *d) {
   if (!d) return mt__error(MT_ERR_ARG, "dist.finalize: not initialised");
   if (d->finalized) return MT_OK;
   if (d->broken)
-    return mt__error(MT_ERR_DIST, "dist.finalize: the communicator is broken (%s); MPI is not finalised, "
-                     "so this process does not wait for peers that may be gone", d->broken_msg);
+    return mt__error(MT_ERR_DIST,
+                     "dist.finalize: the communicator is broken (%s); MPI is not finalised, "
+                     "so this process does not wait for peers that may be gone",
+                     d->broken_msg);
   mt__dist_stop_thread(d, 1);
   mt__dist_nccl_free(d);
 #ifdef MT_WITH_MPI

@@ -47,14 +47,14 @@ struct mt_dist {
   pthread_t watchdog;
   int watchdog_started;
   struct mt_dist_work *running, *abandoned;
-  int blocking;         /* the communication thread is inside a blocking MPI call */
+  int blocking; /* the communication thread is inside a blocking MPI call */
   double blocking_since;
   /* the auto table: seconds per algorithm at 4 KB * 4^i, negative where not measured */
   int model_rows;
   double model[MT_NUM_ALG][MT_DIST_MODEL_SIZES];
-  int colors;            /* multicolor: number of trees (0: min(size, 4)) */
-  int64_t chunk_bytes;   /* pipelining unit of ring/multicolor/hierarchical */
-  void *scratch;         /* grow-only scratch owned by the communication thread */
+  int colors;          /* multicolor: number of trees (0: min(size, 4)) */
+  int64_t chunk_bytes; /* pipelining unit of ring/multicolor/hierarchical */
+  void *scratch;       /* grow-only scratch owned by the communication thread */
   size_t scratch_bytes;
 #ifdef MT_WITH_MPI
   MPI_Comm world;   /* data traffic (a dup of MPI_COMM_WORLD) */
@@ -62,8 +62,8 @@ struct mt_dist {
   MPI_Comm local;   /* ranks of this node */
   MPI_Comm leaders; /* local rank 0 of every node (MPI_COMM_NULL elsewhere) */
   MPI_Request ctrl_req;
-  char ctrl_buf[1024];  /* 'F' (failed) or 'L' (left) and the message */
-  int left_rank;        /* a peer that left without finalize (-1: none), and when we heard */
+  char ctrl_buf[1024]; /* 'F' (failed) or 'L' (left) and the message */
+  int left_rank;       /* a peer that left without finalize (-1: none), and when we heard */
   double left_at;
 #endif
   void *nccl; /* nccl.c's state, created on the first CUDA collective */

@@ -16,7 +16,7 @@
 
 #define MT__TREE_TAG_UP 7401
 #define MT__TREE_TAG_DOWN 7402
-#define MT__TREE_WIN 2 /* chunks in flight per link: double buffering */
+#define MT__TREE_WIN 2    /* chunks in flight per link: double buffering */
 #define MT__TREE_MAXCH 32 /* children of a binomial tree node: at most log2(INT_MAX) + 1 */
 
 /* one node of the binomial tree rooted at root: parent (-1 at the root) and children in
@@ -58,9 +58,7 @@ static mt_status tree_setup(tree *t, mt_dist *d, MPI_Comm comm, int root, int64_
   return MT_OK;
 }
 
-static int chunk_len(const tree *t, int64_t n, int64_t c) {
-  return (int)(n - c * t->C < t->C ? n - c * t->C : t->C);
-}
+static int chunk_len(const tree *t, int64_t n, int64_t c) { return (int)(n - c * t->C < t->C ? n - c * t->C : t->C); }
 
 mt_status mt__tree_reduce(mt_dist *d, MPI_Comm comm, int root, void *buf, int64_t n, int dtype, int op) {
   tree t;
@@ -82,16 +80,16 @@ mt_status mt__tree_reduce(mt_dist *d, MPI_Comm comm, int root, void *buf, int64_
   for (int64_t c = 0; c < t.K + MT__TREE_WIN && !fail; c++) {
     if (c < t.K) /* chunk c's receives go out WIN - 1 chunks before it is folded */
       for (int i = 0; i < t.nch && !fail; i++)
-        if (MPI_Irecv(scr + (((size_t)(c % MT__TREE_WIN) * t.nch + i) * slot), chunk_len(&t, n, c), t.ty,
-                      t.child[i], MT__TREE_TAG_UP, comm, &rreq[c % MT__TREE_WIN][i]) != MPI_SUCCESS)
+        if (MPI_Irecv(scr + (((size_t)(c % MT__TREE_WIN) * t.nch + i) * slot), chunk_len(&t, n, c), t.ty, t.child[i],
+                      MT__TREE_TAG_UP, comm, &rreq[c % MT__TREE_WIN][i]) != MPI_SUCCESS)
           fail = "MPI_Irecv";
     int64_t fc = c - (MT__TREE_WIN - 1); /* the chunk to fold and forward now */
     if (fail || fc < 0 || fc >= t.K) continue;
     int w = (int)(fc % MT__TREE_WIN);
     if (t.nch && (st = mt__dist_waitall(d, t.nch, rreq[w], t.wchild)) != MT_OK) break;
     for (int i = 0; i < t.nch; i++)
-      mt__dist_reduce(base + fc * t.C * (int64_t)t.es, scr + ((size_t)w * t.nch + i) * slot,
-                      chunk_len(&t, n, fc), dtype, op);
+      mt__dist_reduce(base + fc * t.C * (int64_t)t.es, scr + ((size_t)w * t.nch + i) * slot, chunk_len(&t, n, fc),
+                      dtype, op);
     if (t.parent >= 0) {
       /* the send of chunk fc - WIN used this request; it has long been received */
       if (sreq[w] != MPI_REQUEST_NULL && (st = mt__dist_waitall(d, 1, &sreq[w], &t.wparent)) != MT_OK) break;
@@ -139,8 +137,8 @@ mt_status mt__tree_bcast(mt_dist *d, MPI_Comm comm, int root, void *buf, int64_t
     if (t.parent >= 0 && (st = mt__dist_waitall(d, 1, &rreq[w], &t.wparent)) != MT_OK) break;
     if (t.nch && (st = mt__dist_waitall(d, t.nch, sreq[w], t.wchild)) != MT_OK) break; /* chunk fc - WIN */
     for (int i = t.nch - 1; i >= 0 && !fail; i--)
-      if (MPI_Isend(base + fc * t.C * (int64_t)t.es, chunk_len(&t, n, fc), t.ty, t.child[i], MT__TREE_TAG_DOWN,
-                    comm, &sreq[w][i]) != MPI_SUCCESS)
+      if (MPI_Isend(base + fc * t.C * (int64_t)t.es, chunk_len(&t, n, fc), t.ty, t.child[i], MT__TREE_TAG_DOWN, comm,
+                    &sreq[w][i]) != MPI_SUCCESS)
         fail = "MPI_Isend";
   }
   for (int w = 0; w < MT__TREE_WIN && st == MT_OK && !fail && t.nch; w++)

@@ -20,7 +20,8 @@ double mt_dist_model_time(const mt_dist *d, int alg, int64_t bytes) {
   int rows = d->model_rows;
   for (int i = 0; i < rows; i++)
     if (d->model[alg][i] <= 0) return -1;
-  if (bytes <= row_bytes(0) || rows == 1) return d->model[alg][0] * (rows == 1 && bytes > row_bytes(0) ? (double)bytes / row_bytes(0) : 1);
+  if (bytes <= row_bytes(0) || rows == 1)
+    return d->model[alg][0] * (rows == 1 && bytes > row_bytes(0) ? (double)bytes / row_bytes(0) : 1);
   if (bytes >= row_bytes(rows - 1)) return d->model[alg][rows - 1] * (double)bytes / (double)row_bytes(rows - 1);
   double x = log((double)bytes / 4096.0) / log(4.0);
   int i = (int)x;
@@ -33,7 +34,10 @@ int mt_dist_auto_choice(const mt_dist *d, int64_t bytes) {
   double bt = -1;
   for (int k = 0; k < NTUNED; k++) {
     double t = mt_dist_model_time(d, tuned[k], bytes);
-    if (t > 0 && (bt < 0 || t < bt)) { bt = t; best = tuned[k]; }
+    if (t > 0 && (bt < 0 || t < bt)) {
+      bt = t;
+      best = tuned[k];
+    }
   }
   return best;
 }
@@ -52,7 +56,8 @@ static mt_status submit_model(mt_dist *d, int kind, int64_t arg, int reps, const
 
 mt_status mt_dist_tune(mt_dist *d, int64_t max_bytes, int reps) {
   if (max_bytes < 4096 || reps < 1)
-    return mt__error(MT_ERR_ARG, "dist.tune: need maxBytes >= 4096 and reps >= 1, got %lld and %d", (long long)max_bytes, reps);
+    return mt__error(MT_ERR_ARG, "dist.tune: need maxBytes >= 4096 and reps >= 1, got %lld and %d",
+                     (long long)max_bytes, reps);
   return submit_model(d, MT_WORK_TUNE, max_bytes, reps, NULL);
 }
 
@@ -88,7 +93,10 @@ mt_status mt_dist_save_model(const mt_dist *d, const char *path) {
 /* rank 0 parses the file; table[0] carries the row count (negative: error in msg) */
 static int parse(const mt_dist *d, const char *path, double *table, char *msg, size_t len) {
   FILE *f = fopen(path, "r");
-  if (!f) { snprintf(msg, len, "cannot open %.400s", path); return -1; }
+  if (!f) {
+    snprintf(msg, len, "cannot open %.400s", path);
+    return -1;
+  }
   int ranks = 0, nodes = 0, rows = 0, ok = 0;
   char magic[64];
   if (fscanf(f, "%63s 1 ranks %d nodes %d rows %d", magic, &ranks, &nodes, &rows) == 4 &&
@@ -101,10 +109,13 @@ static int parse(const mt_dist *d, const char *path, double *table, char *msg, s
     }
   }
   fclose(f);
-  if (!ok) { snprintf(msg, len, "%.400s is not a moontorch-dist-model file", path); return -1; }
+  if (!ok) {
+    snprintf(msg, len, "%.400s is not a moontorch-dist-model file", path);
+    return -1;
+  }
   if (ranks != d->size || nodes != d->nodes) {
-    snprintf(msg, len, "%.380s was measured on %d ranks in %d nodes, this job has %d ranks in %d nodes", path, ranks, nodes,
-             d->size, d->nodes);
+    snprintf(msg, len, "%.380s was measured on %d ranks in %d nodes, this job has %d ranks in %d nodes", path, ranks,
+             nodes, d->size, d->nodes);
     return -1;
   }
   return rows;
@@ -154,7 +165,11 @@ static mt_status tune(mt_dist *d, int64_t max_bytes, int reps) {
       }
       /* the median: what a run sees typically (the benchmark reports medians too) */
       for (int a = 1; a < m; a++)
-        for (int b = a; b > 0 && ts[b - 1] > ts[b]; b--) { double x = ts[b]; ts[b] = ts[b - 1]; ts[b - 1] = x; }
+        for (int b = a; b > 0 && ts[b - 1] > ts[b]; b--) {
+          double x = ts[b];
+          ts[b] = ts[b - 1];
+          ts[b - 1] = x;
+        }
       t[k][i] = ts[m / 2];
     }
   }

@@ -18,7 +18,7 @@
 
 #define MT__MC_TAG 7500 /* colour c uses tags TAG + 2c (up) and TAG + 2c + 1 (down) */
 #define MT__MC_MAXCOLORS 64
-#define MT__MC_WIN 2 /* sub-chunks in flight per link and direction */
+#define MT__MC_WIN 2                 /* sub-chunks in flight per link and direction */
 #define MT__MC_REQS (6 * MT__MC_WIN) /* per colour: 2 children up + up + down + 2 children down */
 
 /* in-order completion over a window: done flags of the last WIN posts, *fin counts done ones */

@@ -26,7 +26,9 @@ static mt_status staged(mt_dist *d, mt_dist_work *w) {
     if (st == MT_OK) st = mt_copy(hb, w->b);
   }
   if (st == MT_OK) {
-    int alg = w->alg == MT_ALG_NCCL || w->alg == MT_ALG_AUTO ? mt_dist_auto_choice(d, na * (int64_t)mt_dtype_size(dtype)) : w->alg;
+    int alg = w->alg == MT_ALG_NCCL || w->alg == MT_ALG_AUTO
+                  ? mt_dist_auto_choice(d, na * (int64_t)mt_dtype_size(dtype))
+                  : w->alg;
     int64_t n = w->kind == MT_WORK_ALLGATHER ? mt_tensor_numel(w->b) : na;
     st = mt__dist_exec(d, w->kind, mt_tensor_data(ha), hb ? mt_tensor_data(hb) : NULL, n, dtype, w->op, alg, w->root);
   }
@@ -63,7 +65,8 @@ static mt_status nccl_wait(mt_dist *d, nccl_state *s, int on_stream) {
     if (on_stream) {
       cudaError_t q = cudaStreamQuery(s->stream);
       if (q == cudaSuccess) return MT_OK;
-      if (q != cudaErrorNotReady) return mt__dist_fault(d, "dist: %s: CUDA: %s", mt__dist_current(d), cudaGetErrorString(q));
+      if (q != cudaErrorNotReady)
+        return mt__dist_fault(d, "dist: %s: CUDA: %s", mt__dist_current(d), cudaGetErrorString(q));
     } else if (ar == ncclSuccess) {
       return MT_OK;
     }
@@ -80,24 +83,38 @@ static mt_status nccl_wait(mt_dist *d, nccl_state *s, int on_stream) {
 static mt_status nccl_get(mt_dist *d, int device, nccl_state **out) {
   nccl_state *s = d->nccl;
   if (s && s->device != device)
-    return mt__error(MT_ERR_DEVICE, "dist: the NCCL communicator of this rank is on device %d, the tensor on device %d "
-                     "(one device per rank)", s->device, device);
+    return mt__error(MT_ERR_DEVICE,
+                     "dist: the NCCL communicator of this rank is on device %d, the tensor on device %d "
+                     "(one device per rank)",
+                     s->device, device);
   if (s && !s->comm) return mt__error(MT_ERR_DIST, "dist: the NCCL communicator was aborted after a failure");
-  if (s) { *out = s; return MT_OK; }
+  if (s) {
+    *out = s;
+    return MT_OK;
+  }
   if (cudaSetDevice(device) != cudaSuccess) return mt__error(MT_ERR_CUDA, "dist: cannot use CUDA device %d", device);
   s = calloc(1, sizeof *s);
   if (!s) return mt__error(MT_ERR_MEMORY, "dist: out of memory");
   s->device = device;
   ncclUniqueId id;
-  if (d->rank == 0 && ncclGetUniqueId(&id) != ncclSuccess) { free(s); return mt__error(MT_ERR_DIST, "dist: ncclGetUniqueId failed"); }
+  if (d->rank == 0 && ncclGetUniqueId(&id) != ncclSuccess) {
+    free(s);
+    return mt__error(MT_ERR_DIST, "dist: ncclGetUniqueId failed");
+  }
   MPI_Request r = MPI_REQUEST_NULL;
   MPI_Ibcast(&id, (int)sizeof id, MPI_BYTE, 0, d->world, &r);
   mt_status st = mt__dist_waitall(d, 1, &r, NULL);
-  if (st != MT_OK) { free(s); return st; }
+  if (st != MT_OK) {
+    free(s);
+    return st;
+  }
   ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
   cfg.blocking = 0; /* so a missing peer is a timeout, not a hang */
   ncclResult_t nr = ncclCommInitRankConfig(&s->comm, d->size, id, d->rank, &cfg);
-  if (nr != ncclSuccess && nr != ncclInProgress) { free(s); return nccl_fail(d, "ncclCommInitRankConfig", nr); }
+  if (nr != ncclSuccess && nr != ncclInProgress) {
+    free(s);
+    return nccl_fail(d, "ncclCommInitRankConfig", nr);
+  }
   if (cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking) != cudaSuccess ||
       cudaEventCreateWithFlags(&s->ready, cudaEventDisableTiming) != cudaSuccess) {
     free(s);
@@ -111,15 +128,15 @@ static mt_status nccl_get(mt_dist *d, int device, nccl_state **out) {
 
 static int nccl_type(int dtype, ncclDataType_t *t) {
   switch (dtype) {
-  case MT_F32: *t = ncclFloat32; return 1;
-  case MT_F64: *t = ncclFloat64; return 1;
-  case MT_F16: *t = ncclFloat16; return 1;
-  case MT_BF16: *t = ncclBfloat16; return 1;
-  case MT_I32: *t = ncclInt32; return 1;
-  case MT_I64: *t = ncclInt64; return 1;
-  case MT_U8: *t = ncclUint8; return 1;
-  case MT_I8: *t = ncclInt8; return 1;
-  default: return 0;
+    case MT_F32: *t = ncclFloat32; return 1;
+    case MT_F64: *t = ncclFloat64; return 1;
+    case MT_F16: *t = ncclFloat16; return 1;
+    case MT_BF16: *t = ncclBfloat16; return 1;
+    case MT_I32: *t = ncclInt32; return 1;
+    case MT_I64: *t = ncclInt64; return 1;
+    case MT_U8: *t = ncclUint8; return 1;
+    case MT_I8: *t = ncclInt8; return 1;
+    default: return 0;
   }
 }
 
@@ -132,18 +149,22 @@ static mt_status on_device(mt_dist *d, mt_dist_work *w) {
   void *core = NULL;
   MT_TRY(mt_cuda_stream(device, &core));
   /* after what the library has queued on its stream (the producer of these tensors) */
-  if (cudaEventRecord(s->ready, (cudaStream_t)core) != cudaSuccess || cudaStreamWaitEvent(s->stream, s->ready, 0) != cudaSuccess)
+  if (cudaEventRecord(s->ready, (cudaStream_t)core) != cudaSuccess ||
+      cudaStreamWaitEvent(s->stream, s->ready, 0) != cudaSuccess)
     return mt__error(MT_ERR_CUDA, "dist: cannot order the NCCL stream after the compute stream");
-  ncclRedOp_t op = w->op == MT_RED_AVG ? ncclAvg : w->op == MT_RED_MAX ? ncclMax : w->op == MT_RED_MIN ? ncclMin : ncclSum;
+  ncclRedOp_t op = w->op == MT_RED_AVG   ? ncclAvg
+                   : w->op == MT_RED_MAX ? ncclMax
+                   : w->op == MT_RED_MIN ? ncclMin
+                                         : ncclSum;
   void *a = mt_tensor_data(w->a), *b = w->b ? mt_tensor_data(w->b) : NULL;
   size_t n = (size_t)mt_tensor_numel(w->a);
   ncclResult_t r;
   switch (w->kind) {
-  case MT_WORK_ALLREDUCE: r = ncclAllReduce(a, a, n, t, op, s->comm, s->stream); break;
-  case MT_WORK_BCAST: r = ncclBroadcast(a, a, n, t, w->root, s->comm, s->stream); break;
-  case MT_WORK_ALLGATHER: r = ncclAllGather(b, a, (size_t)mt_tensor_numel(w->b), t, s->comm, s->stream); break;
-  case MT_WORK_REDUCE_SCATTER: r = ncclReduceScatter(b, a, n, t, op, s->comm, s->stream); break;
-  default: return staged(d, w);
+    case MT_WORK_ALLREDUCE: r = ncclAllReduce(a, a, n, t, op, s->comm, s->stream); break;
+    case MT_WORK_BCAST: r = ncclBroadcast(a, a, n, t, w->root, s->comm, s->stream); break;
+    case MT_WORK_ALLGATHER: r = ncclAllGather(b, a, (size_t)mt_tensor_numel(w->b), t, s->comm, s->stream); break;
+    case MT_WORK_REDUCE_SCATTER: r = ncclReduceScatter(b, a, n, t, op, s->comm, s->stream); break;
+    default: return staged(d, w);
   }
   if (r != ncclSuccess && r != ncclInProgress) return nccl_fail(d, "NCCL collective", r);
   return nccl_wait(d, s, 1);

@@ -3,14 +3,21 @@
 #define MT_DIST_QUEUE_H
 #include "dist.h"
 
-enum { MT_WORK_BARRIER, MT_WORK_BCAST, MT_WORK_ALLREDUCE, MT_WORK_ALLGATHER, MT_WORK_REDUCE_SCATTER,
-       MT_WORK_TUNE, MT_WORK_LOAD_MODEL };
+enum {
+  MT_WORK_BARRIER,
+  MT_WORK_BCAST,
+  MT_WORK_ALLREDUCE,
+  MT_WORK_ALLGATHER,
+  MT_WORK_REDUCE_SCATTER,
+  MT_WORK_TUNE,
+  MT_WORK_LOAD_MODEL
+};
 
 struct mt_dist_work {
   mt_dist *d;
   int kind, op, alg, root;
-  mt_tensor *a, *b;     /* retained until done: a is in/out (allreduce, bcast) or out, b is in */
-  int64_t seq, arg;     /* arg: tune's max bytes and reps, load's path (see model.c) */
+  mt_tensor *a, *b; /* retained until done: a is in/out (allreduce, bcast) or out, b is in */
+  int64_t seq, arg; /* arg: tune's max bytes and reps, load's path (see model.c) */
   char path[512];
   volatile int done;
   mt_status st;
@@ -19,10 +26,10 @@ struct mt_dist_work {
 };
 
 mt_status mt__dist_submit(mt_dist *d, mt_dist_work *w, mt_dist_work **out);
-void mt__dist_run(mt_dist *d, mt_dist_work *w);             /* collect.c */
-mt_status mt__dist_run_model(mt_dist *d, mt_dist_work *w);  /* model.c */
+void mt__dist_run(mt_dist *d, mt_dist_work *w);            /* collect.c */
+mt_status mt__dist_run_model(mt_dist *d, mt_dist_work *w); /* model.c */
 #ifdef MT_WITH_MPI
-int mt__dist_dtype_of(MPI_Datatype t);                      /* wait.c */
+int mt__dist_dtype_of(MPI_Datatype t); /* wait.c */
 /* CUDA tensors (nccl.c): run w on the device, or stage through the host */
 mt_status mt__dist_run_cuda(mt_dist *d, mt_dist_work *w);
 /* the CPU path on explicit buffers, shared by collect.c and the host staging in nccl.c */

@@ -15,29 +15,32 @@
 #define MT__RED_BLOCK ((int64_t)1 << 16) /* elements per OpenMP block */
 
 /* integer sums wrap instead of overflowing (int64_t is every integer dtype's compute type) */
-#define MT__RED_ADD(a, b) \
-  _Generic((a), int64_t: (int64_t)((uint64_t)(a) + (uint64_t)(b)), default: (a) + (b))
+#define MT__RED_ADD(a, b) _Generic((a), int64_t : (int64_t)((uint64_t)(a) + (uint64_t)(b)), default : (a) + (b))
 /* a != a only for NaN; the compiler drops the tests for integers */
 #define MT__RED_MAX(a, b) ((a) != (a) ? (a) : (b) != (b) ? (b) : (a) > (b) ? (a) : (b))
 #define MT__RED_MIN(a, b) ((a) != (a) ? (a) : (b) != (b) ? (b) : (a) < (b) ? (a) : (b))
 
-#define MT__RED_LOOP(N, CT, OP)                                       \
-  for (int64_t i = 0; i < n; i++) {                                   \
-    CT a = mt_ld_##N(d + i), b = mt_ld_##N(s + i);                    \
-    mt_st_##N(d + i, OP(a, b));                                       \
+#define MT__RED_LOOP(N, CT, OP)                    \
+  for (int64_t i = 0; i < n; i++) {                \
+    CT a = mt_ld_##N(d + i), b = mt_ld_##N(s + i); \
+    mt_st_##N(d + i, OP(a, b));                    \
   }
 
 /* one block, one dtype: the op switch sits outside the loops so each loop vectorises */
-#define MT__RED_FN(E, N, T, CT)                                                  \
-  static void red_##N(void *dv, const void *sv, int64_t n, int op) {             \
-    T *restrict d = dv;                                                          \
-    const T *restrict s = sv;                                                    \
-    if (op == MT_RED_MAX) { MT__RED_LOOP(N, CT, MT__RED_MAX) }                   \
-    else if (op == MT_RED_MIN) { MT__RED_LOOP(N, CT, MT__RED_MIN) }              \
-    else { MT__RED_LOOP(N, CT, MT__RED_ADD) }                                    \
-  }                                                                              \
-  static void avg_##N(void *bv, int64_t n, int count) {                          \
-    T *restrict b = bv;                                                          \
+#define MT__RED_FN(E, N, T, CT)                                                     \
+  static void red_##N(void *dv, const void *sv, int64_t n, int op) {                \
+    T *restrict d = dv;                                                             \
+    const T *restrict s = sv;                                                       \
+    if (op == MT_RED_MAX) {                                                         \
+      MT__RED_LOOP(N, CT, MT__RED_MAX)                                              \
+    } else if (op == MT_RED_MIN) {                                                  \
+      MT__RED_LOOP(N, CT, MT__RED_MIN)                                              \
+    } else {                                                                        \
+      MT__RED_LOOP(N, CT, MT__RED_ADD)                                              \
+    }                                                                               \
+  }                                                                                 \
+  static void avg_##N(void *bv, int64_t n, int count) {                             \
+    T *restrict b = bv;                                                             \
     for (int64_t i = 0; i < n; i++) mt_st_##N(b + i, mt_ld_##N(b + i) / (CT)count); \
   }
 MT_DTYPE_LIST(MT__RED_FN)
@@ -46,7 +49,11 @@ typedef void (*red_fn)(void *, const void *, int64_t, int);
 typedef void (*avg_fn)(void *, int64_t, int);
 /* indexed by dtype id, which is the position in MT_DTYPES */
 #define MT__RED_ROW(E, N, T, CT) {red_##N, avg_##N, sizeof(T)},
-static const struct { red_fn red; avg_fn avg; size_t size; } fns[] = {MT_DTYPE_LIST(MT__RED_ROW)};
+static const struct {
+  red_fn red;
+  avg_fn avg;
+  size_t size;
+} fns[] = {MT_DTYPE_LIST(MT__RED_ROW)};
 #define MT__NFNS ((int)(sizeof fns / sizeof fns[0]))
 
 void mt__dist_reduce(void *dst, const void *src, int64_t n, int dtype, int op) {

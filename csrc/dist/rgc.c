@@ -72,8 +72,8 @@ mt_status mt_dist_rgc_mask(mt_tensor *v, mt_tensor *u, mt_tensor *idx, int64_t c
   for (int64_t i = 0; i < count && bad < 0; i++)
     if (ix[i] < 0 || ix[i] >= n) bad = i;
   if (bad >= 0)
-    return mt__error(MT_ERR_INDEX, "%s: idx[%lld] = %d is outside v's %lld elements", op, (long long)bad,
-                     (int)ix[bad], (long long)n);
+    return mt__error(MT_ERR_INDEX, "%s: idx[%lld] = %d is outside v's %lld elements", op, (long long)bad, (int)ix[bad],
+                     (long long)n);
 #pragma omp parallel for if (count >= PAR_MIN) schedule(static)
   for (int64_t i = 0; i < count; i++) {
     int32_t j = ix[i];
@@ -85,7 +85,7 @@ mt_status mt_dist_rgc_mask(mt_tensor *v, mt_tensor *u, mt_tensor *idx, int64_t c
 }
 
 /* one generic body over the wire dtypes of val */
-#define SCATTER_BODY(T, LOAD)                                                                                   \
+#define SCATTER_BODY(T, LOAD)                                                                                  \
   do {                                                                                                         \
     const T *vv = (const T *)mt_tensor_data(val);                                                              \
     for (int64_t b = 0; b < nblocks; b++) {                                                                    \
@@ -111,7 +111,8 @@ mt_status mt_dist_rgc_scatter_add(mt_tensor *dst, const mt_tensor *idx, const mt
   if (vt != MT_F32 && vt != MT_F16 && vt != MT_BF16)
     return mt__error(MT_ERR_DTYPE, "%s: val must be float32, float16 or bfloat16, got %s", op, mt_dtype_name(vt));
   if (mt_tensor_device(val) != device)
-    return mt__error(MT_ERR_DEVICE, "%s: val is on device %d, expected %d (-1: CPU)", op, mt_tensor_device(val), device);
+    return mt__error(MT_ERR_DEVICE, "%s: val is on device %d, expected %d (-1: CPU)", op, mt_tensor_device(val),
+                     device);
   if (!mt_tensor_is_contiguous(val)) return mt__error(MT_ERR_SHAPE, "%s: val must be contiguous", op);
   int64_t total = mt_tensor_numel(idx);
   if (mt_tensor_numel(val) != total)

@@ -21,11 +21,10 @@ extern "C" {
 
 /* ---- plumbing ---- */
 
-#define CK(call, what)                                                                            \
-  do {                                                                                            \
-    cudaError_t ck_e = (call);                                                                    \
-    if (ck_e != cudaSuccess)                                                                      \
-      return mt__error(MT_ERR_CUDA, "%s: %s: %s", op, what, cudaGetErrorString(ck_e));            \
+#define CK(call, what)                                                                                        \
+  do {                                                                                                        \
+    cudaError_t ck_e = (call);                                                                                \
+    if (ck_e != cudaSuccess) return mt__error(MT_ERR_CUDA, "%s: %s: %s", op, what, cudaGetErrorString(ck_e)); \
   } while (0)
 /* a launch fails either at once (bad configuration) or asynchronously (seen at the sync) */
 #define CK_LAUNCH(what) CK(cudaGetLastError(), "cannot launch " what)
@@ -79,14 +78,14 @@ constexpr int TILE = TILE_THREADS * ITEMS;
 constexpr int SCAN_THREADS = 512;
 
 struct sel_state {
-  uint32_t prefix;     /* digits of K chosen so far */
-  uint32_t mask;       /* which bits of prefix are chosen */
-  long long need;      /* rank of K among the keys matching prefix (1-based) */
-  long long above;     /* keys greater than every key matching prefix */
-  long long n_eq;      /* after the last pass: how many keys equal K */
-  long long take_eq;   /* how many of the keys equal to K are packed */
-  long long total;     /* pairs packed */
-  int passes;          /* passes that found their digit: 4 unless elements were lost */
+  uint32_t prefix;   /* digits of K chosen so far */
+  uint32_t mask;     /* which bits of prefix are chosen */
+  long long need;    /* rank of K among the keys matching prefix (1-based) */
+  long long above;   /* keys greater than every key matching prefix */
+  long long n_eq;    /* after the last pass: how many keys equal K */
+  long long take_eq; /* how many of the keys equal to K are packed */
+  long long total;   /* pairs packed */
+  int passes;        /* passes that found their digit: 4 unless elements were lost */
 };
 
 __global__ void sel_init(sel_state *st, unsigned *hist, long long k) {
@@ -104,8 +103,7 @@ __global__ void sel_init(sel_state *st, unsigned *hist, long long k) {
   for (int b = t; b < 256; b += blockDim.x) hist[b] = 0;
 }
 
-__global__ void sel_hist(const float *__restrict__ v, long long n, const sel_state *st, int shift,
-                         unsigned *hist) {
+__global__ void sel_hist(const float *__restrict__ v, long long n, const sel_state *st, int shift, unsigned *hist) {
   __shared__ unsigned h[256];
   for (int b = threadIdx.x; b < 256; b += blockDim.x) h[b] = 0;
   __syncthreads();
@@ -174,8 +172,9 @@ __global__ void pack_count(const float *__restrict__ v, long long n, const sel_s
 /* launch bounds: unbounded, the compiler gave this kernel 95 registers, and 1024 threads of
  * that did not fit a multiprocessor's 64K (the launch failed on an H100); 512 threads fit
  * without spills */
-__global__ void __launch_bounds__(SCAN_THREADS) pack_offsets(const unsigned *tgt, const unsigned *teq, long long ntiles, sel_state *st,
-                             int threshold, long long kmax, long long *off, long long *eqb) {
+__global__ void __launch_bounds__(SCAN_THREADS)
+    pack_offsets(const unsigned *tgt, const unsigned *teq, long long ntiles, sel_state *st, int threshold,
+                 long long kmax, long long *off, long long *eqb) {
   typedef cub::BlockScan<long long, SCAN_THREADS> scan_t;
   __shared__ typename scan_t::TempStorage tmp;
   __shared__ long long take_sh;
@@ -260,8 +259,7 @@ __global__ void pack_write(const float *__restrict__ v, long long n, const sel_s
 
 constexpr int EW_THREADS = 256;
 
-__global__ void find_bad(const int32_t *ix, long long count, long long n, int allow_negative,
-                         unsigned long long *bad) {
+__global__ void find_bad(const int32_t *ix, long long count, long long n, int allow_negative, unsigned long long *bad) {
   long long stride = (long long)gridDim.x * blockDim.x;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride) {
     int32_t j = ix[i];
@@ -287,9 +285,8 @@ __device__ __forceinline__ float wire_load(const __nv_bfloat16 *p) { return __bf
 
 /* one body for every wire dtype; the product in double, then rounded, as rgc.c does. Indices
  * repeat across blocks (ranks), hence atomics. */
-template <class W>
-__global__ void scatter_apply(float *out, const int32_t *ix, const W *val, long long total, double scale,
-                              const unsigned long long *bad) {
+template <class W> __global__ void scatter_apply(float *out, const int32_t *ix, const W *val, long long total,
+                                                 double scale, const unsigned long long *bad) {
   if (*bad != ~0ull) return;
   long long stride = (long long)gridDim.x * blockDim.x;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
@@ -314,8 +311,8 @@ mt_status read_bad(cudaStream_t stream, const unsigned long long *bad_d, const i
 
 } /* namespace */
 
-extern "C" mt_status mt__dist_topk_cuda(const mt_tensor *v, double density, int method, double slack,
-                                        mt_tensor *idx, mt_tensor *val, int64_t *count) {
+extern "C" mt_status mt__dist_topk_cuda(const mt_tensor *v, double density, int method, double slack, mt_tensor *idx,
+                                        mt_tensor *val, int64_t *count) {
   const char *op = "dist.topk";
   *count = 0;
   int device = mt_tensor_device(v);
@@ -380,8 +377,7 @@ extern "C" mt_status mt__dist_topk_cuda(const mt_tensor *v, double density, int 
   return MT_OK;
 }
 
-extern "C" mt_status mt__dist_rgc_mask_cuda(mt_tensor *v, mt_tensor *u, mt_tensor *idx, int64_t count,
-                                            int64_t base) {
+extern "C" mt_status mt__dist_rgc_mask_cuda(mt_tensor *v, mt_tensor *u, mt_tensor *idx, int64_t count, int64_t base) {
   const char *op = "dist.rgc.mask";
   int device = mt_tensor_device(v);
   long long n = mt_tensor_numel(v);
@@ -395,8 +391,8 @@ extern "C" mt_status mt__dist_rgc_mask_cuda(mt_tensor *v, mt_tensor *u, mt_tenso
   int grid = grid_for(count, EW_THREADS, 4096);
   find_bad<<<grid, EW_THREADS, 0, stream>>>(ix, count, n, 0, bad);
   CK_LAUNCH("the index check");
-  mask_apply<<<grid, EW_THREADS, 0, stream>>>((float *)mt_tensor_data(v), u ? (float *)mt_tensor_data(u) : nullptr,
-                                              ix, count, (int32_t)base, bad);
+  mask_apply<<<grid, EW_THREADS, 0, stream>>>((float *)mt_tensor_data(v), u ? (float *)mt_tensor_data(u) : nullptr, ix,
+                                              count, (int32_t)base, bad);
   CK_LAUNCH("the mask");
   long long pos;
   int32_t value = 0;
@@ -424,16 +420,16 @@ extern "C" mt_status mt__dist_rgc_scatter_add_cuda(mt_tensor *dst, const mt_tens
   find_bad<<<grid, EW_THREADS, 0, stream>>>(ix, total, n, 1, bad);
   CK_LAUNCH("the index check");
   switch (mt_tensor_dtype(val)) {
-  case MT_F32:
-    scatter_apply<float><<<grid, EW_THREADS, 0, stream>>>(out, ix, (const float *)vv, total, scale, bad);
-    break;
-  case MT_F16:
-    scatter_apply<__half><<<grid, EW_THREADS, 0, stream>>>(out, ix, (const __half *)vv, total, scale, bad);
-    break;
-  default: /* MT_BF16: rgc.c accepts no other */
-    scatter_apply<__nv_bfloat16><<<grid, EW_THREADS, 0, stream>>>(out, ix, (const __nv_bfloat16 *)vv, total, scale,
-                                                                  bad);
-    break;
+    case MT_F32:
+      scatter_apply<float><<<grid, EW_THREADS, 0, stream>>>(out, ix, (const float *)vv, total, scale, bad);
+      break;
+    case MT_F16:
+      scatter_apply<__half><<<grid, EW_THREADS, 0, stream>>>(out, ix, (const __half *)vv, total, scale, bad);
+      break;
+    default: /* MT_BF16: rgc.c accepts no other */
+      scatter_apply<__nv_bfloat16>
+          <<<grid, EW_THREADS, 0, stream>>>(out, ix, (const __nv_bfloat16 *)vv, total, scale, bad);
+      break;
   }
   CK_LAUNCH("the scatter-add");
   long long pos;

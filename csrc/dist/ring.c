@@ -52,8 +52,9 @@ mt_status mt__allreduce_ring(mt_dist *d, MPI_Comm comm, void *buf, int64_t n, in
   s.K = (bmax + s.C - 1) / s.C;
   const int64_t M = 2 * (int64_t)(p - 1) * s.K; /* messages each way */
   char *scr = mt__dist_scratch(d, (size_t)(MT__RING_WIN * s.C) * es);
-  if (!scr) return mt__error(MT_ERR_MEMORY, "%s: ring: no scratch of %lld bytes", mt__dist_current(d),
-                             (long long)(MT__RING_WIN * s.C * (int64_t)es));
+  if (!scr)
+    return mt__error(MT_ERR_MEMORY, "%s: ring: no scratch of %lld bytes", mt__dist_current(d),
+                     (long long)(MT__RING_WIN * s.C * (int64_t)es));
   MPI_Datatype ty = mt__dist_bytes_type(dtype);
   const int right = (r + 1) % p, left = (r + p - 1) % p;
   const int wright = mt__dist_world_rank(d, comm, right), wleft = mt__dist_world_rank(d, comm, left);
@@ -113,7 +114,8 @@ mt_status mt__allreduce_ring(mt_dist *d, MPI_Comm comm, void *buf, int64_t n, in
     int idx = -1;
     mt_status st = mt__dist_waitany(d, na, reqs, peers, &idx);
     if (st != MT_OK) return st;
-    if (idx < 0 || idx >= na) return mt__error(MT_ERR_INTERNAL, "%s: ring: waitany gave no request", mt__dist_current(d));
+    if (idx < 0 || idx >= na)
+      return mt__error(MT_ERR_INTERNAL, "%s: ring: waitany gave no request", mt__dist_current(d));
     int64_t m = msg[idx];
     reqs[idx] = reqs[--na]; /* keep the active requests packed */
     peers[idx] = peers[na];

@@ -154,8 +154,8 @@ static int64_t pack_count(const float *v, int64_t n, uint32_t K, int64_t take_eq
   return o;
 }
 
-static void pack_write(const float *v, const int32_t *map, int64_t n, uint32_t K, int64_t take_eq,
-                       const chunks *ch, int32_t *oi, float *ov) {
+static void pack_write(const float *v, const int32_t *map, int64_t n, uint32_t K, int64_t take_eq, const chunks *ch,
+                       int32_t *oi, float *ov) {
   int nc = ch->nc;
 #pragma omp parallel for schedule(static, 1) if (nc > 1)
   for (int c = 0; c < nc; c++) {
@@ -173,8 +173,8 @@ static void pack_write(const float *v, const int32_t *map, int64_t n, uint32_t K
   }
 }
 
-static int64_t pack(const float *v, const int32_t *map, int64_t n, uint32_t K, int64_t take_eq,
-                    int64_t *part, int32_t *oi, float *ov) {
+static int64_t pack(const float *v, const int32_t *map, int64_t n, uint32_t K, int64_t take_eq, int64_t *part,
+                    int32_t *oi, float *ov) {
   chunks ch;
   int64_t total = pack_count(v, n, K, take_eq, part, &ch);
   pack_write(v, map, n, K, take_eq, &ch, oi, ov);
@@ -207,8 +207,8 @@ static float *sample(const float *v, int64_t n, int64_t *s) {
 /* the sample holds about this many of the k largest, enough for its ranks to mean something */
 #define SHITS 256.0
 
-static mt_status select_exact(const float *v, const int32_t *map, int64_t n, int64_t k,
-                              int64_t *part, int32_t *oi, float *ov, int64_t *count);
+static mt_status select_exact(const float *v, const int32_t *map, int64_t n, int64_t k, int64_t *part, int32_t *oi,
+                              float *ov, int64_t *count);
 
 /* Exact on a large v with a small k: a sample gives a key g that about 1.5k elements reach;
  * those candidates (a superset of the top k, in index order) are gathered in one counting and
@@ -244,8 +244,8 @@ static mt_status exact_sampled(const float *v, int64_t n, int64_t k, int64_t *pa
 }
 
 /* exactly the k largest (ties: lower index first) of v[0..n), 1 <= k <= n */
-static mt_status select_exact(const float *v, const int32_t *map, int64_t n, int64_t k,
-                              int64_t *part, int32_t *oi, float *ov, int64_t *count) {
+static mt_status select_exact(const float *v, const int32_t *map, int64_t n, int64_t k, int64_t *part, int32_t *oi,
+                              float *ov, int64_t *count) {
   if (!map && n >= PAR_MIN && SHITS * (double)n / (double)k <= (double)n / 8) {
     int done;
     MT_TRY(exact_sampled(v, n, k, part, oi, ov, count, &done));
@@ -261,8 +261,7 @@ static mt_status select_exact(const float *v, const int32_t *map, int64_t n, int
 /* A threshold key t with count(key >= t) in [k, kmax]: from a sample guess the key at the
  * matching rank, count on the whole of v, correct the rank by the ratio missed (a few secant
  * steps), then bisect the bracket of keys. *found = 0 when ties make the range unreachable. */
-static mt_status find_threshold(const float *v, int64_t n, int64_t k, int64_t kmax, uint32_t *thr,
-                                int *found) {
+static mt_status find_threshold(const float *v, int64_t n, int64_t k, int64_t kmax, uint32_t *thr, int *found) {
   uint64_t lo = 0, hi = 0x80000000u; /* count(>= lo) >= k; count(>= hi) = 0 < k */
   int64_t want = (k + kmax) / 2;
   int64_t s = (int64_t)(SHITS * (double)n / (double)k);
@@ -327,8 +326,8 @@ static inline float clamp_bins(float x) {
   return x > 0.0f ? (x < (float)RBINS ? x : (float)RBINS) : 0.0f;
 #endif
 }
-static mt_status select_trimmed(const float *v, int64_t n, int64_t k, int64_t *part, int32_t *oi,
-                                float *ov, int64_t *count) {
+static mt_status select_trimmed(const float *v, int64_t n, int64_t k, int64_t *part, int32_t *oi, float *ov,
+                                int64_t *count) {
   double sum = 0, mx = 0;
   int64_t nf = 0;
 #pragma omp parallel for reduction(+ : sum, nf) reduction(max : mx) schedule(static) if (n >= PAR_MIN)
@@ -400,8 +399,7 @@ static mt_status select_trimmed(const float *v, int64_t n, int64_t k, int64_t *p
 
 static mt_status check_out(const mt_tensor *t, const char *name, int dtype, const char *dname, int device) {
   if (!t) return mt__error(MT_ERR_ARG, "dist.topk: %s is NULL", name);
-  if (mt_tensor_dtype(t) != dtype)
-    return mt__error(MT_ERR_DTYPE, "dist.topk: %s must be a %s tensor", name, dname);
+  if (mt_tensor_dtype(t) != dtype) return mt__error(MT_ERR_DTYPE, "dist.topk: %s must be a %s tensor", name, dname);
   if (mt_tensor_device(t) != device)
     return mt__error(MT_ERR_DEVICE, "dist.topk: %s is on device %d but v on device %d (-1: CPU)", name,
                      mt_tensor_device(t), device);
@@ -409,8 +407,8 @@ static mt_status check_out(const mt_tensor *t, const char *name, int dtype, cons
   return MT_OK;
 }
 
-mt_status mt_dist_topk(const mt_tensor *v, double density, int method, double slack, mt_tensor *idx,
-                       mt_tensor *val, int64_t *count) {
+mt_status mt_dist_topk(const mt_tensor *v, double density, int method, double slack, mt_tensor *idx, mt_tensor *val,
+                       int64_t *count) {
   if (!count) return mt__error(MT_ERR_ARG, "dist.topk: count is NULL");
   *count = 0;
   if (!v) return mt__error(MT_ERR_ARG, "dist.topk: v is NULL");
@@ -436,8 +434,7 @@ mt_status mt_dist_topk(const mt_tensor *v, double density, int method, double sl
                      (long long)cap, (long long)mt_tensor_numel(val));
   /* indices travel as int32 */
   if (n > INT32_MAX)
-    return mt__error(MT_ERR_SHAPE, "dist.topk: v has %lld elements, more than int32 indices can address",
-                     (long long)n);
+    return mt__error(MT_ERR_SHAPE, "dist.topk: v has %lld elements, more than int32 indices can address", (long long)n);
   int64_t k = n == 0 ? 0 : (int64_t)ceil(density * (double)n);
   if (n > 0 && k < 1) k = 1;
   if (k > n) k = n;
@@ -446,7 +443,10 @@ mt_status mt_dist_topk(const mt_tensor *v, double density, int method, double sl
   int64_t need = method == MT_TOPK_THRESHOLD ? kmax : k;
   if (cap < need)
     return mt__error(MT_ERR_SHAPE, "dist.topk: idx/val hold %lld elements, the %s method may return %lld",
-                     (long long)cap, method == MT_TOPK_EXACT ? "exact" : method == MT_TOPK_THRESHOLD ? "threshold" : "trimmed",
+                     (long long)cap,
+                     method == MT_TOPK_EXACT       ? "exact"
+                     : method == MT_TOPK_THRESHOLD ? "threshold"
+                                                   : "trimmed",
                      (long long)need);
   if (n == 0) return MT_OK;
 #ifdef MT_WITH_CUDA
@@ -464,8 +464,7 @@ mt_status mt_dist_topk(const mt_tensor *v, double density, int method, double sl
     uint32_t t = 0;
     int found = 0;
     st = find_threshold(x, n, k, kmax, &t, &found);
-    if (st == MT_OK && found)
-      *count = pack_ge(x, n, t, part, oi, ov);
+    if (st == MT_OK && found) *count = pack_ge(x, n, t, part, oi, ov);
     else if (st == MT_OK) /* ties at the k-th magnitude overflow kmax: trim to exact's k */
       st = select_exact(x, NULL, n, k, part, oi, ov, count);
   } else {

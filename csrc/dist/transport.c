@@ -33,8 +33,9 @@ mt_status mt_dist_transport_version(int transport, char *buf, int len) {
     snprintf(buf, (size_t)len, "%.*s", n, v);
     return MT_OK;
 #else
-    return mt__error(MT_ERR_UNSUPPORTED, "dist: this build of moontorch has no MPI (install Open MPI, "
-                                         "e.g. tools/deps.sh, and rebuild with -DMT_MPI=ON)");
+    return mt__error(MT_ERR_UNSUPPORTED,
+                     "dist: this build of moontorch has no MPI (install Open MPI, "
+                     "e.g. tools/deps.sh, and rebuild with -DMT_MPI=ON)");
 #endif
   }
   if (transport == MT_DIST_NCCL) {
@@ -46,10 +47,11 @@ mt_status mt_dist_transport_version(int transport, char *buf, int len) {
     snprintf(buf, (size_t)len, "NCCL %d.%d.%d", v / 10000, (v / 100) % 100, v % 100);
     return MT_OK;
 #else
-    return mt__error(MT_ERR_UNSUPPORTED, "dist: this build of moontorch has no NCCL (it needs the CUDA "
-                                         "toolkit's NCCL; rebuild with -DMT_NCCL=ON)");
+    return mt__error(MT_ERR_UNSUPPORTED,
+                     "dist: this build of moontorch has no NCCL (it needs the CUDA "
+                     "toolkit's NCCL; rebuild with -DMT_NCCL=ON)");
 #endif
   }
-  return mt__error(MT_ERR_ARG, "dist.transportVersion: unknown transport %d (expected %d: MPI or %d: NCCL)",
-                   transport, MT_DIST_MPI, MT_DIST_NCCL);
+  return mt__error(MT_ERR_ARG, "dist.transportVersion: unknown transport %d (expected %d: MPI or %d: NCCL)", transport,
+                   MT_DIST_MPI, MT_DIST_NCCL);
 }

@@ -68,8 +68,7 @@ static void awaited(int n, const MPI_Request *reqs, const int *peers, char *buf,
 
 /* one check between polls: a peer's fault message, this rank's own fail(), dead peers,
  * the deadline. Returns MT_OK to keep waiting. */
-static mt_status check(mt_dist *d, int n, MPI_Request *reqs, const int *peers, double start,
-                       double *next_look) {
+static mt_status check(mt_dist *d, int n, MPI_Request *reqs, const int *peers, double start, double *next_look) {
   if (d->broken) {
     mt__dist_cancel(reqs, n);
     return mt__error(MT_ERR_DIST, "dist: %s: %s", mt__dist_current(d), d->broken_msg);
@@ -184,7 +183,10 @@ mt_status mt__dist_waitall(mt_dist *d, int n, MPI_Request *reqs, const int *peer
   for (int spin = 0;; spin++) {
     int done = 0;
     int rc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
-    if (rc != MPI_SUCCESS) { mt__dist_cancel(reqs, n); return mpi_error(d, rc); }
+    if (rc != MPI_SUCCESS) {
+      mt__dist_cancel(reqs, n);
+      return mpi_error(d, rc);
+    }
     if (done) return MT_OK;
     if ((spin & 15) == 0) MT_TRY(check(d, n, reqs, peers, start, &next_look));
     if (spin > MT_SPIN) sched_yield();
@@ -196,7 +198,10 @@ mt_status mt__dist_waitany(mt_dist *d, int n, MPI_Request *reqs, const int *peer
   for (int spin = 0;; spin++) {
     int done = 0, i = MPI_UNDEFINED;
     int rc = MPI_Testany(n, reqs, &i, &done, MPI_STATUS_IGNORE);
-    if (rc != MPI_SUCCESS) { mt__dist_cancel(reqs, n); return mpi_error(d, rc); }
+    if (rc != MPI_SUCCESS) {
+      mt__dist_cancel(reqs, n);
+      return mpi_error(d, rc);
+    }
     if (done) {
       *index = i == MPI_UNDEFINED ? -1 : i;
       return MT_OK;

@@ -21,7 +21,7 @@
 #error "safetensors.c assumes a little-endian host (the format stores little-endian data)"
 #endif
 
-#define ST_MAX_HEADER (100u << 20) /* the reference implementation's limit */
+#define ST_MAX_HEADER (100u << 20)    /* the reference implementation's limit */
 #define ST_MAX_INT 9007199254740992.0 /* 2^53: JSON numbers beyond this are not exact in a double */
 
 #define ST_NAME(E, N, T, CT, NAME, TORCH, ST, FL, ...) [E] = ST,
@@ -114,8 +114,9 @@ static mt_status st_parse_entry(mt_safetensors *f, const cJSON *j, st_entry *e) 
   int zero = 0;
   for (int d = 0; d < e->ndim; d++) {
     if (!st_get_uint(cJSON_GetArrayItem(sh, d), &e->sizes[d]))
-      return mt__error(MT_ERR_IO, "safetensors: %s: tensor '%s' has a shape entry %d that is not a non-negative integer",
-                       p, name, d);
+      return mt__error(MT_ERR_IO,
+                       "safetensors: %s: tensor '%s' has a shape entry %d that is not a non-negative integer", p, name,
+                       d);
     if (e->sizes[d] == 0) zero = 1;
     else if (!zero && bytes > INT64_MAX / e->sizes[d])
       return mt__error(MT_ERR_IO, "safetensors: %s: tensor '%s' shape is too large", p, name);
@@ -130,12 +131,14 @@ static mt_status st_parse_entry(mt_safetensors *f, const cJSON *j, st_entry *e) 
     return mt__error(MT_ERR_IO, "safetensors: %s: tensor '%s' data_offsets [%lld, %lld] end before they begin", p, name,
                      (long long)e->begin, (long long)e->end);
   if (e->end > f->data_len)
-    return mt__error(MT_ERR_IO, "safetensors: %s: tensor '%s' data_offsets [%lld, %lld] exceed the %lld bytes after the header",
-                     p, name, (long long)e->begin, (long long)e->end, (long long)f->data_len);
+    return mt__error(MT_ERR_IO,
+                     "safetensors: %s: tensor '%s' data_offsets [%lld, %lld] exceed the %lld bytes after the header", p,
+                     name, (long long)e->begin, (long long)e->end, (long long)f->data_len);
   if (e->end - e->begin != bytes) {
     char sb[128];
-    return mt__error(MT_ERR_IO, "safetensors: %s: tensor '%s' data_offsets [%lld, %lld] hold %lld bytes but %s %s needs %lld",
-                     p, name, (long long)e->begin, (long long)e->end, (long long)(e->end - e->begin),
+    return mt__error(MT_ERR_IO,
+                     "safetensors: %s: tensor '%s' data_offsets [%lld, %lld] hold %lld bytes but %s %s needs %lld", p,
+                     name, (long long)e->begin, (long long)e->end, (long long)(e->end - e->begin),
                      st_dtype_names[e->dtype], mt__sizes_str(e->ndim, e->sizes, sb, sizeof sb), (long long)bytes);
   }
   e->name = strdup(name);
@@ -161,9 +164,9 @@ static mt_status st_check_overlap(mt_safetensors *f) {
     const st_entry *e = order[i];
     if (e->begin == e->end) continue;
     if (prev && e->begin < prev->end)
-      st = mt__error(MT_ERR_IO, "safetensors: %s: tensor '%s' data_offsets [%lld, %lld] overlap tensor '%s' [%lld, %lld]",
-                     f->path, e->name, (long long)e->begin, (long long)e->end, prev->name, (long long)prev->begin,
-                     (long long)prev->end);
+      st = mt__error(
+          MT_ERR_IO, "safetensors: %s: tensor '%s' data_offsets [%lld, %lld] overlap tensor '%s' [%lld, %lld]", f->path,
+          e->name, (long long)e->begin, (long long)e->end, prev->name, (long long)prev->begin, (long long)prev->end);
     prev = e;
   }
   free(order);
@@ -215,8 +218,12 @@ static mt_status st_pread(int fd, void *buf, int64_t len, int64_t off, const cha
   while (len > 0) {
     ssize_t r = pread(fd, b, (size_t)(len > (1 << 30) ? (1 << 30) : len), (off_t)off);
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return mt__error(MT_ERR_IO, "safetensors: %s: read failed at byte %lld: %s", path, (long long)off, strerror(errno));
-    if (r == 0) return mt__error(MT_ERR_IO, "safetensors: %s: file ends at byte %lld (was it truncated while open?)", path, (long long)off);
+    if (r < 0)
+      return mt__error(MT_ERR_IO, "safetensors: %s: read failed at byte %lld: %s", path, (long long)off,
+                       strerror(errno));
+    if (r == 0)
+      return mt__error(MT_ERR_IO, "safetensors: %s: file ends at byte %lld (was it truncated while open?)", path,
+                       (long long)off);
     b += r;
     len -= r;
     off += r;
@@ -231,7 +238,10 @@ mt_status mt_safetensors_open(mt_safetensors **out, const char *path) {
   if (!f) return mt__error(MT_ERR_MEMORY, "safetensors: %s: out of memory", path);
   f->fd = -1;
   f->path = strdup(path);
-  if (!f->path) { free(f); return mt__error(MT_ERR_MEMORY, "safetensors: %s: out of memory", path); }
+  if (!f->path) {
+    free(f);
+    return mt__error(MT_ERR_MEMORY, "safetensors: %s: out of memory", path);
+  }
   mt_status st = MT_OK;
   char *header = NULL;
   struct stat sb;
@@ -249,8 +259,8 @@ mt_status mt_safetensors_open(mt_safetensors **out, const char *path) {
     for (int i = 7; i >= 0; i--) hl = hl << 8 | lenb[i];
     int64_t avail = (int64_t)sb.st_size - 8;
     if (st == MT_OK && hl > (uint64_t)avail)
-      st = mt__error(MT_ERR_IO, "safetensors: %s: header length %llu at byte 0 exceeds the %lld bytes that follow it", path,
-                     (unsigned long long)hl, (long long)avail);
+      st = mt__error(MT_ERR_IO, "safetensors: %s: header length %llu at byte 0 exceeds the %lld bytes that follow it",
+                     path, (unsigned long long)hl, (long long)avail);
     else if (st == MT_OK && hl > ST_MAX_HEADER)
       st = mt__error(MT_ERR_IO, "safetensors: %s: header length %llu exceeds the %u-byte limit", path,
                      (unsigned long long)hl, ST_MAX_HEADER);
@@ -261,11 +271,14 @@ mt_status mt_safetensors_open(mt_safetensors **out, const char *path) {
       f->data_start = 8 + (int64_t)hl;
       f->data_len = (int64_t)sb.st_size - f->data_start;
       header = malloc(hl + 1);
-      if (!header) st = mt__error(MT_ERR_MEMORY, "safetensors: %s: out of memory for a %llu-byte header", path, (unsigned long long)hl);
+      if (!header)
+        st = mt__error(MT_ERR_MEMORY, "safetensors: %s: out of memory for a %llu-byte header", path,
+                       (unsigned long long)hl);
       else st = st_pread(f->fd, header, (int64_t)hl, 8, path);
       if (st == MT_OK) {
         header[hl] = '\0';
-        if (header[0] != '{') st = mt__error(MT_ERR_IO, "safetensors: %s: header at byte 8 does not start with '{'", path);
+        if (header[0] != '{')
+          st = mt__error(MT_ERR_IO, "safetensors: %s: header at byte 8 does not start with '{'", path);
         else st = st_parse_header(f, header, hl);
       }
     }
@@ -417,12 +430,14 @@ mt_status mt_safetensors_save(const char *path, int n, const char *const *names,
   if ((n > 0 && (!names || !tensors)) || (nmeta > 0 && (!meta_keys || !meta_values)))
     return mt__error(MT_ERR_ARG, "safetensors: %s: NULL name, tensor or metadata array", path);
   for (int i = 0; i < n; i++) {
-    if (!names[i] || !names[i][0]) return mt__error(MT_ERR_ARG, "safetensors: %s: tensor %d has an empty name", path, i + 1);
+    if (!names[i] || !names[i][0])
+      return mt__error(MT_ERR_ARG, "safetensors: %s: tensor %d has an empty name", path, i + 1);
     if (!tensors[i]) return mt__error(MT_ERR_ARG, "safetensors: %s: tensor '%s' is NULL", path, names[i]);
     if (strcmp(names[i], "__metadata__") == 0)
       return mt__error(MT_ERR_ARG, "safetensors: %s: '__metadata__' is reserved and cannot name a tensor", path);
     for (int j = 0; j < i; j++)
-      if (strcmp(names[i], names[j]) == 0) return mt__error(MT_ERR_ARG, "safetensors: %s: tensor name '%s' is used twice", path, names[i]);
+      if (strcmp(names[i], names[j]) == 0)
+        return mt__error(MT_ERR_ARG, "safetensors: %s: tensor name '%s' is used twice", path, names[i]);
   }
   for (int i = 0; i < nmeta; i++)
     for (int j = 0; j < i; j++)
@@ -448,9 +463,12 @@ mt_status mt_safetensors_save(const char *path, int n, const char *const *names,
     st = st_write_all(fp, lenb, 8, tmp);
     if (st == MT_OK) st = st_write_all(fp, header, hlen, tmp);
     for (int i = 0; i < n && st == MT_OK; i++) st = st_write_tensor(fp, tensors[i], tmp);
-    if (st == MT_OK && fflush(fp) != 0) st = mt__error(MT_ERR_IO, "safetensors: %s: write failed: %s", tmp, strerror(errno));
-    if (st == MT_OK && fsync(fileno(fp)) != 0) st = mt__error(MT_ERR_IO, "safetensors: %s: fsync failed: %s", tmp, strerror(errno));
-    if (fclose(fp) != 0 && st == MT_OK) st = mt__error(MT_ERR_IO, "safetensors: %s: close failed: %s", tmp, strerror(errno));
+    if (st == MT_OK && fflush(fp) != 0)
+      st = mt__error(MT_ERR_IO, "safetensors: %s: write failed: %s", tmp, strerror(errno));
+    if (st == MT_OK && fsync(fileno(fp)) != 0)
+      st = mt__error(MT_ERR_IO, "safetensors: %s: fsync failed: %s", tmp, strerror(errno));
+    if (fclose(fp) != 0 && st == MT_OK)
+      st = mt__error(MT_ERR_IO, "safetensors: %s: close failed: %s", tmp, strerror(errno));
     if (st == MT_OK && rename(tmp, path) != 0)
       st = mt__error(MT_ERR_IO, "safetensors: %s: cannot rename %s over it: %s", path, tmp, strerror(errno));
     if (st != MT_OK) unlink(tmp); /* a failed write leaves the old file as it was */

@@ -27,19 +27,28 @@
 #error "t7.c assumes a little-endian host (binary .t7 files are little-endian)"
 #endif
 
-#define T7_MAX_DEPTH 200         /* nested tables/objects; deeper files are refused */
-#define T7_MAX_NODES (1 << 24)   /* items in one file */
-#define T7_MAX_CLASS 256         /* bytes in a class name */
-enum { TAG_NIL = 0, TAG_NUMBER, TAG_STRING, TAG_TABLE, TAG_TORCH, TAG_BOOLEAN, TAG_FUNCTION,
-       TAG_LEGACY_RECUR_FUNCTION, TAG_RECUR_FUNCTION };
+#define T7_MAX_DEPTH 200       /* nested tables/objects; deeper files are refused */
+#define T7_MAX_NODES (1 << 24) /* items in one file */
+#define T7_MAX_CLASS 256       /* bytes in a class name */
+enum {
+  TAG_NIL = 0,
+  TAG_NUMBER,
+  TAG_STRING,
+  TAG_TABLE,
+  TAG_TORCH,
+  TAG_BOOLEAN,
+  TAG_FUNCTION,
+  TAG_LEGACY_RECUR_FUNCTION,
+  TAG_RECUR_FUNCTION
+};
 
 struct mt_t7 {
   mt_t7_node *nodes;
   int64_t n, cap;
   int64_t *kids, nkids, capkids;
   int64_t *dims, ndims, capdims;
-  int64_t *objs, nobjs, capobjs;       /* reference index - 1 -> node */
-  mt_tensor **stores;                   /* storage tensors, by STORAGE node's `first` */
+  int64_t *objs, nobjs, capobjs; /* reference index - 1 -> node */
+  mt_tensor **stores;            /* storage tensors, by STORAGE node's `first` */
   int64_t nstores, capstores;
   int64_t end;
 };
@@ -418,8 +427,7 @@ static mt_status t7_object(reader *r, int depth, int64_t *out) {
   mt_t7 *f = r->f;
   int64_t idx;
   switch (tag) {
-    case TAG_NIL:
-      return new_node(r, MT_T7_NIL, at, out);
+    case TAG_NIL: return new_node(r, MT_T7_NIL, at, out);
     case TAG_NUMBER: {
       double v;
       MT_TRY(rd_double(r, &v, "number"));
@@ -448,8 +456,7 @@ static mt_status t7_object(reader *r, int depth, int64_t *out) {
       return FAIL(r, at, "a Lua function: .t7 files with functions are not loaded (loading one would run its code)");
     case TAG_TABLE:
     case TAG_TORCH: break;
-    default:
-      return FAIL(r, at, "unknown type tag %d", tag);
+    default: return FAIL(r, at, "unknown type tag %d", tag);
   }
   int32_t ref = 0;
   int64_t ref_at = r->pos;
@@ -515,8 +522,13 @@ mt_status mt_t7_parse(mt_t7 **out, const void *buf, size_t len, size_t start, in
   if (start > len) return mt__error(MT_ERR_ARG, "t7: %s: start %zu is past the end (%zu bytes)", what, start, len);
   mt_t7 *f = calloc(1, sizeof *f);
   if (!f) return mt__error(MT_ERR_MEMORY, "t7: %s: out of memory", what);
-  reader r = {.p = buf, .len = (int64_t)len, .pos = (int64_t)start, .ascii = ascii != 0, .long_size = long_size,
-              .what = what, .f = f};
+  reader r = {.p = buf,
+              .len = (int64_t)len,
+              .pos = (int64_t)start,
+              .ascii = ascii != 0,
+              .long_size = long_size,
+              .what = what,
+              .f = f};
   int64_t root;
   mt_status st = t7_object(&r, 0, &root);
   if (st != MT_OK) {

@@ -7,12 +7,12 @@
 
 static const char *act_name(int kind) {
   switch (kind) {
-  case MT_ACT_RELU: return "ReLU";
-  case MT_ACT_LEAKY_RELU: return "LeakyReLU";
-  case MT_ACT_SIGMOID: return "Sigmoid";
-  case MT_ACT_TANH: return "Tanh";
-  case MT_ACT_ELU: return "ELU";
-  default: return "activation";
+    case MT_ACT_RELU: return "ReLU";
+    case MT_ACT_LEAKY_RELU: return "LeakyReLU";
+    case MT_ACT_SIGMOID: return "Sigmoid";
+    case MT_ACT_TANH: return "Tanh";
+    case MT_ACT_ELU: return "ELU";
+    default: return "activation";
   }
 }
 
@@ -41,8 +41,8 @@ mt_status mt_nn_activation_forward(mt_tensor *out, const mt_tensor *input, int k
   return st;
 }
 
-mt_status mt_nn_activation_backward(mt_tensor *gradInput, const mt_tensor *gradOutput, const mt_tensor *saved,
-                                    int kind, double alpha) {
+mt_status mt_nn_activation_backward(mt_tensor *gradInput, const mt_tensor *gradOutput, const mt_tensor *saved, int kind,
+                                    double alpha) {
   if (kind < MT_ACT_RELU || kind > MT_ACT_ELU) return mt__error(MT_ERR_ARG, "activation: unknown kind %d", kind);
   const char *what = kind >= MT_ACT_SIGMOID ? "output" : "input";
   char nm[32], b1[64], b2[64];
@@ -53,8 +53,9 @@ mt_status mt_nn_activation_backward(mt_tensor *gradInput, const mt_tensor *gradO
   MT_TRY(mt__nn_check_float(saved, nm, what));
   MT_CHECK_TENSOR(gradInput, act_name(kind), "gradInput");
   if (gradOutput->device != saved->device)
-    return mt__error(MT_ERR_DEVICE, "%s: gradOutput is on %s but %s is on %s", nm, mt__device_str(gradOutput->device, b1, sizeof b1),
-                     what, mt__device_str(saved->device, b2, sizeof b2));
+    return mt__error(MT_ERR_DEVICE, "%s: gradOutput is on %s but %s is on %s", nm,
+                     mt__device_str(gradOutput->device, b1, sizeof b1), what,
+                     mt__device_str(saved->device, b2, sizeof b2));
   if (gradOutput->dtype != saved->dtype)
     return mt__error(MT_ERR_DTYPE, "%s: gradOutput has dtype %s but %s has dtype %s", nm,
                      mt_dtype_name(gradOutput->dtype), what, mt_dtype_name(saved->dtype));

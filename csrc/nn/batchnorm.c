@@ -19,14 +19,16 @@ static int half_dtype(mt_dtype d) { return d == MT_F16 || d == MT_BF16; }
 static mt_status bn_check_vec(const mt_tensor *v, const mt_tensor *input, int64_t C, const char *name, const char *op) {
   char b1[64];
   if (!v) return MT_OK;
-  if (v->device != input->device) return mt__error(MT_ERR_DEVICE, "%s: %s is on another device than the input", op, name);
+  if (v->device != input->device)
+    return mt__error(MT_ERR_DEVICE, "%s: %s is on another device than the input", op, name);
   if (v->dtype != input->dtype && !(v->dtype == MT_F32 && half_dtype(input->dtype)))
     return mt__error(MT_ERR_DTYPE, "%s: %s has dtype %s but the input has dtype %s (expected %s%s)", op, name,
                      mt_dtype_name(v->dtype), mt_dtype_name(input->dtype), mt_dtype_name(input->dtype),
                      half_dtype(input->dtype) ? " or float32" : "");
   if (mt__numel(v) != C || !mt__is_contiguous(v))
-    return mt__error(MT_ERR_SHAPE, "%s: %s must be a contiguous tensor of %lld elements (the input's %lld channels), got size %s",
-                     op, name, (long long)C, (long long)C, mt__shape_str(v, b1, sizeof b1));
+    return mt__error(MT_ERR_SHAPE,
+                     "%s: %s must be a contiguous tensor of %lld elements (the input's %lld channels), got size %s", op,
+                     name, (long long)C, (long long)C, mt__shape_str(v, b1, sizeof b1));
   return MT_OK;
 }
 
@@ -75,7 +77,8 @@ static mt_status bn_result(mt_tensor *out, int cl, const mt_tensor *avoid1, cons
 /* a result of a channels-last input is channels-last: a contiguous result of the right size, as
  * mt__prepare_out leaves it, is restrided over the same elements */
 static void bn_result_layout(mt_tensor *out, const mt_tensor *input) {
-  if (out && bn_cl(input) && out->ndim == 4 && mt__is_contiguous(out)) mt__channels_last_strides(out->sizes, out->strides);
+  if (out && bn_cl(input) && out->ndim == 4 && mt__is_contiguous(out))
+    mt__channels_last_strides(out->sizes, out->strides);
 }
 
 /* the statistics' dtype for save buffers: kept float32 when the caller made them so */
@@ -98,8 +101,9 @@ static mt_status bn_forward(const char *op, mt_tensor *out, const mt_tensor *inp
   if (!(eps > 0)) return mt__error(MT_ERR_ARG, "%s: eps must be positive, got %g", op, eps);
   if (train) {
     if (N * S < 2)
-      return mt__error(MT_ERR_SHAPE, "%s: training needs more than one value per channel, got input of %lld x %lld x %lld",
-                       op, (long long)N, (long long)C, (long long)S);
+      return mt__error(MT_ERR_SHAPE,
+                       "%s: training needs more than one value per channel, got input of %lld x %lld x %lld", op,
+                       (long long)N, (long long)C, (long long)S);
     MT_CHECK_TENSOR(save_mean, op, "save_mean");
     MT_CHECK_TENSOR(save_invstd, op, "save_invstd");
     MT_TRY(mt__prepare_out(save_mean, bn_save_dtype(save_mean, input), input->device, 1, &C, op));
@@ -148,7 +152,8 @@ static mt_status bn_backward(const char *op, mt_tensor *gradInput, mt_tensor *gr
     MT_TRY(bn_check_vec(save_mean, input, C, "save_mean", op));
     MT_TRY(bn_check_vec(save_invstd, input, C, "save_invstd", op));
   } else {
-    if (!running_mean || !running_var) return mt__error(MT_ERR_ARG, "%s: evaluation needs running_mean and running_var", op);
+    if (!running_mean || !running_var)
+      return mt__error(MT_ERR_ARG, "%s: evaluation needs running_mean and running_var", op);
     MT_TRY(bn_check_vec(running_mean, input, C, "running_mean", op));
     MT_TRY(bn_check_vec(running_var, input, C, "running_var", op));
   }
@@ -173,8 +178,8 @@ static mt_status bn_backward(const char *op, mt_tensor *gradInput, mt_tensor *gr
   if (st == MT_OK) st = bn_result(gradInput, cl, input, yv, gradOutput, &rc, op);
   if (st == MT_OK) st = bn_result(gradResidual, cl, input, yv, gradInput, &grc, op);
   if (st == MT_OK)
-    st = be->batchnorm_backward(rc, grc, gradWeight, gradBias, xc, gc, yc, weight, running_mean, running_var,
-                                save_mean, save_invstd, train, scale, eps, N, C, S, cl);
+    st = be->batchnorm_backward(rc, grc, gradWeight, gradBias, xc, gc, yc, weight, running_mean, running_var, save_mean,
+                                save_invstd, train, scale, eps, N, C, S, cl);
   st = mt__nn_result_done(gradInput, rc, st);
   st = mt__nn_result_done(gradResidual, grc, st);
   mt_tensor *tmp[] = {xc, gc, yc};
@@ -200,7 +205,8 @@ mt_status mt_nn_batchnorm_backward(mt_tensor *gradInput, mt_tensor *gradWeight, 
 }
 
 static const char *act_op(const mt_tensor *residual, int relu) {
-  return residual ? (relu ? "nn.BatchNormAddReLU" : "nn.BatchNormAdd") : (relu ? "nn.BatchNormReLU" : "nn.BatchNormalization");
+  return residual ? (relu ? "nn.BatchNormAddReLU" : "nn.BatchNormAdd")
+                  : (relu ? "nn.BatchNormReLU" : "nn.BatchNormalization");
 }
 
 mt_status mt_nn_batchnorm_act_forward(mt_tensor *out, const mt_tensor *input, const mt_tensor *residual,

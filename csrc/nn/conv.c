@@ -13,11 +13,10 @@ static mt_status conv_check(mt_conv_geom *g, const mt_tensor *input, const mt_te
   MT_CHECK_TENSOR(input, OP, "input");
   MT_CHECK_TENSOR(weight, OP, "weight");
   if (input->device != weight->device)
-    return mt__error(MT_ERR_DEVICE, OP ": weight is on %s but input is on %s", mt__device_str(weight->device, b1, sizeof b1),
-                     mt__device_str(input->device, b2, sizeof b2));
+    return mt__error(MT_ERR_DEVICE, OP ": weight is on %s but input is on %s",
+                     mt__device_str(weight->device, b1, sizeof b1), mt__device_str(input->device, b2, sizeof b2));
   if (!mt_dtype_is_floating(input->dtype))
-    return mt__error(MT_ERR_DTYPE, OP ": input has dtype %s, expected a floating dtype",
-                     mt_dtype_name(input->dtype));
+    return mt__error(MT_ERR_DTYPE, OP ": input has dtype %s, expected a floating dtype", mt_dtype_name(input->dtype));
   if (weight->dtype != input->dtype)
     return mt__error(MT_ERR_DTYPE, OP ": weight has dtype %s but input has %s", mt_dtype_name(weight->dtype),
                      mt_dtype_name(input->dtype));
@@ -46,8 +45,9 @@ static mt_status conv_check(mt_conv_geom *g, const mt_tensor *input, const mt_te
   g->oW = (g->W + 2 * g->pW - ekW) / g->sW + 1;
   if (g->H + 2 * g->pH < ekH || g->W + 2 * g->pW < ekW || g->oH < 1 || g->oW < 1)
     return mt__error(MT_ERR_SHAPE,
-                     OP ": input image %lldx%lld (padded %lldx%lld) is smaller than the kernel %lldx%lld "
-                        "(dilated %lldx%lld); input size %s",
+                     OP
+                     ": input image %lldx%lld (padded %lldx%lld) is smaller than the kernel %lldx%lld "
+                     "(dilated %lldx%lld); input size %s",
                      (long long)g->H, (long long)g->W, (long long)(g->H + 2 * g->pH), (long long)(g->W + 2 * g->pW),
                      (long long)g->kH, (long long)g->kW, (long long)ekH, (long long)ekW,
                      mt__shape_str(input, b2, sizeof b2));
@@ -56,7 +56,6 @@ static mt_status conv_check(mt_conv_geom *g, const mt_tensor *input, const mt_te
   g->pointwise = g->kH == 1 && g->kW == 1 && sW == 1 && sH == 1 && pW == 0 && pH == 0;
   return MT_OK;
 }
-
 
 /* Channels-last. On every device a channels-last input gives a channels-last output and
  * gradInput (conv_result_layout). cuDNN reads and writes NHWC tensors (a 4-d N x C x H x W
@@ -79,7 +78,6 @@ static mt_status conv_result(mt_tensor *out, int keep_values, mt_tensor **buf) {
 /* A result (output, gradInput) follows its input's layout: a dense result of the right size,
  * as mt__prepare_out leaves it, is restrided channels-last (or back to NCHW) in place. */
 static void conv_result_layout(mt_tensor *out, const mt_tensor *input) { mt__nn_follow(out, mt__nn_cl(input)); }
-
 
 mt_status mt_conv2d_forward(mt_tensor *out, const mt_tensor *input, const mt_tensor *weight, const mt_tensor *bias,
                             int strideW, int strideH, int padW, int padH, int dilationW, int dilationH, int groups) {
@@ -125,8 +123,8 @@ static mt_status check_grad_output(const mt_tensor *gradOutput, const mt_tensor 
 }
 
 mt_status mt_conv2d_backward_input(mt_tensor *gradInput, const mt_tensor *input, const mt_tensor *gradOutput,
-                                   const mt_tensor *weight, int strideW, int strideH, int padW, int padH,
-                                   int dilationW, int dilationH, int groups) {
+                                   const mt_tensor *weight, int strideW, int strideH, int padW, int padH, int dilationW,
+                                   int dilationH, int groups) {
   mt_conv_geom g;
   MT_TRY(conv_check(&g, input, weight, strideW, strideH, padW, padH, dilationW, dilationH, groups));
   MT_TRY(check_grad_output(gradOutput, input, &g));

@@ -1,7 +1,8 @@
 /* loss.c: softmax / log-softmax along a dimension, class NLL (with class weights and label
  * smoothing, which makes LogSoftMax + NLL PyTorch's cross-entropy), the two fused as
  * cross-entropy, MSE and SmoothL1, for the float dtypes. Checks here (targets and class weights
- * are validated and read on the host); the loops are the backends'. Inputs are made contiguous and seen as outer x D x inner for softmax. */
+ * are validated and read on the host); the loops are the backends'. Inputs are made contiguous and seen as outer x D x
+ * inner for softmax. */
 #include <math.h>
 #include <stdlib.h>
 #include "../core/dtype.h"
@@ -10,8 +11,8 @@
 static mt_status ls_same_shape(const mt_tensor *a, const mt_tensor *b, const char *op, const char *na, const char *nb) {
   char b1[64], b2[64];
   if (a->device != b->device)
-    return mt__error(MT_ERR_DEVICE, "%s: %s is on %s but %s is on %s", op, na, mt__device_str(a->device, b1, sizeof b1), nb,
-                     mt__device_str(b->device, b2, sizeof b2));
+    return mt__error(MT_ERR_DEVICE, "%s: %s is on %s but %s is on %s", op, na, mt__device_str(a->device, b1, sizeof b1),
+                     nb, mt__device_str(b->device, b2, sizeof b2));
   int same = a->ndim == b->ndim && a->dtype == b->dtype;
   for (int d = 0; same && d < a->ndim; d++) same = a->sizes[d] == b->sizes[d];
   if (a->dtype != b->dtype)
@@ -82,15 +83,15 @@ mt_status mt_nn_softmax_backward(mt_tensor *gradInput, const mt_tensor *gradOutp
 static double ld_any(const mt_tensor *t, int64_t i) { /* element i of a contiguous tensor (targets) */
   const char *p = mt__data(t);
   switch (t->dtype) {
-  case MT_F32: return ((const float *)p)[i];
-  case MT_F64: return ((const double *)p)[i];
-  case MT_F16: return mt_half_to_float(((const uint16_t *)p)[i]);
-  case MT_BF16: return mt_bf16_to_float(((const uint16_t *)p)[i]);
-  case MT_I32: return ((const int32_t *)p)[i];
-  case MT_I64: return (double)((const int64_t *)p)[i];
-  case MT_I8: return ((const int8_t *)p)[i];
-  case MT_I16: return ((const int16_t *)p)[i];
-  default: return ((const uint8_t *)p)[i];
+    case MT_F32: return ((const float *)p)[i];
+    case MT_F64: return ((const double *)p)[i];
+    case MT_F16: return mt_half_to_float(((const uint16_t *)p)[i]);
+    case MT_BF16: return mt_bf16_to_float(((const uint16_t *)p)[i]);
+    case MT_I32: return ((const int32_t *)p)[i];
+    case MT_I64: return (double)((const int64_t *)p)[i];
+    case MT_I8: return ((const int8_t *)p)[i];
+    case MT_I16: return ((const int16_t *)p)[i];
+    default: return ((const uint8_t *)p)[i];
   }
 }
 
@@ -108,9 +109,9 @@ static mt_status host_contig(const mt_tensor *t, mt_tensor **out, const char *op
 
 typedef struct nll_geom {
   int64_t N, C;
-  mt_tensor *x;   /* contiguous input */
-  int64_t *t;     /* 0-based targets */
-  double *w;      /* class weights (all 1 without weights) */
+  mt_tensor *x; /* contiguous input */
+  int64_t *t;   /* 0-based targets */
+  double *w;    /* class weights (all 1 without weights) */
 } nll_geom;
 
 static void nll_free(nll_geom *g) {
@@ -128,7 +129,8 @@ static mt_status nll_prepare(nll_geom *g, const mt_tensor *input, const mt_tenso
   g->x = NULL, g->t = NULL, g->w = NULL;
   MT_TRY(mt__nn_check_float(input, op, "input"));
   MT_CHECK_TENSOR(target, op, "target");
-  if (target->device != input->device) return mt__error(MT_ERR_DEVICE, "%s: target is on another device than the input", op);
+  if (target->device != input->device)
+    return mt__error(MT_ERR_DEVICE, "%s: target is on another device than the input", op);
   if (input->ndim != 1 && input->ndim != 2)
     return mt__error(MT_ERR_SHAPE, "%s: expected an input of size C or N x C, got %s", op,
                      mt__shape_str(input, b1, sizeof b1));
@@ -159,13 +161,11 @@ static mt_status nll_prepare(nll_geom *g, const mt_tensor *input, const mt_tenso
   if (st == MT_OK && weights) st = host_contig(weights, &wc, op);
   for (int64_t i = 0; st == MT_OK && i < g->N; i++) {
     double v = ld_any(tc, i);
-    if (ignore && v == *ignore)
-      g->t[i] = -1; /* ignored sample: no loss, no weight, no gradient */
+    if (ignore && v == *ignore) g->t[i] = -1; /* ignored sample: no loss, no weight, no gradient */
     else if (v != floor(v) || v < (double)base || v > (double)(base + g->C - 1))
-      st = mt__error(MT_ERR_INDEX, "%s: target %g of sample %lld out of range %lld..%lld", op, v,
-                     (long long)(i + base), (long long)base, (long long)(base + g->C - 1));
-    else
-      g->t[i] = (int64_t)v - base;
+      st = mt__error(MT_ERR_INDEX, "%s: target %g of sample %lld out of range %lld..%lld", op, v, (long long)(i + base),
+                     (long long)base, (long long)(base + g->C - 1));
+    else g->t[i] = (int64_t)v - base;
   }
   for (int64_t c = 0; st == MT_OK && c < g->C; c++) g->w[c] = wc ? ld_any(wc, c) : 1.0;
   if (tc) mt_tensor_release(tc);
@@ -181,8 +181,8 @@ mt_status mt_nn_class_nll_forward(double *loss, double *total_weight, const mt_t
   MT_TRY(nll_prepare(&g, input, target, weights, base, smoothing, NULL, "nn.ClassNLLCriterion"));
   double nll = 0, smooth = 0, tw = 0;
   const mt_backend *be = mt__nn_backend(input, "nn.ClassNLLCriterion");
-  mt_status st = be ? be->class_nll_forward(&nll, smoothing > 0 ? &smooth : NULL, g.x, g.t, g.w, g.N, g.C)
-                    : mt_last_status();
+  mt_status st =
+      be ? be->class_nll_forward(&nll, smoothing > 0 ? &smooth : NULL, g.x, g.t, g.w, g.N, g.C) : mt_last_status();
   for (int64_t i = 0; i < g.N; i++) tw += g.w[g.t[i]];
   if (st != MT_OK) {
     nll_free(&g);
@@ -236,8 +236,7 @@ mt_status mt_nn_cross_entropy_forward(double *loss, double *total_weight, mt_ten
   mt_status st = mt__prepare_out(lse, MT_F64, input->device, 1, &n1, op);
   const mt_backend *be = st == MT_OK ? mt__nn_backend(input, op) : NULL;
   if (st == MT_OK && !be) st = mt_last_status();
-  if (st == MT_OK && !mt__is_contiguous(lse))
-    st = mt__error(MT_ERR_ARG, "%s: lse must be contiguous", op);
+  if (st == MT_OK && !mt__is_contiguous(lse)) st = mt__error(MT_ERR_ARG, "%s: lse must be contiguous", op);
   double nll = 0, smooth = 0;
   if (st == MT_OK && g.N * g.C > 0)
     st = be->cross_entropy_forward(&nll, smoothing > 0 ? &smooth : NULL, lse, g.x, g.t, g.w, g.N, g.C);

@@ -13,12 +13,14 @@ static mt_status lp_geom(mt_pool_geom *g, int64_t *osz, const mt_tensor *input, 
   MT_CHECK_TENSOR(input, LP, "input");
   MT_TRY(mt__nn_check_float(input, LP, "input"));
   if (input->ndim != 3 && input->ndim != 4)
-    return mt__error(MT_ERR_SHAPE, LP ": expected a 3-d or 4-d input, got size %s", mt__shape_str(input, b1, sizeof b1));
+    return mt__error(MT_ERR_SHAPE, LP ": expected a 3-d or 4-d input, got size %s",
+                     mt__shape_str(input, b1, sizeof b1));
   if (!(p > 0) || p - p != 0) return mt__error(MT_ERR_ARG, LP ": p must be a positive number, got %g", p);
   if (kW < 1 || kH < 1) return mt__error(MT_ERR_ARG, LP ": kernel %dx%d must be positive", kW, kH);
   if (dW < 1 || dH < 1) return mt__error(MT_ERR_ARG, LP ": stride %dx%d must be positive", dW, dH);
   int nd = input->ndim;
-  *g = (mt_pool_geom){.H = input->sizes[nd - 2], .W = input->sizes[nd - 1], .cs = 1, .kW = kW, .kH = kH, .dW = dW, .dH = dH};
+  *g = (mt_pool_geom){
+      .H = input->sizes[nd - 2], .W = input->sizes[nd - 1], .cs = 1, .kW = kW, .kH = kH, .dW = dW, .dH = dH};
   g->planes = input->sizes[0] * (nd == 4 ? input->sizes[1] : 1);
   if (g->H < kH || g->W < kW)
     return mt__error(MT_ERR_SHAPE, LP ": input image %lldx%lld is smaller than the kernel %dx%d", (long long)g->H,

@@ -4,8 +4,7 @@
 mt_status mt__nn_check_float(const mt_tensor *t, const char *op, const char *what) {
   MT_CHECK_TENSOR(t, op, what);
   if (!mt_dtype_is_floating(t->dtype))
-    return mt__error(MT_ERR_DTYPE, "%s: %s has dtype %s, expected a floating dtype", op, what,
-                     mt_dtype_name(t->dtype));
+    return mt__error(MT_ERR_DTYPE, "%s: %s has dtype %s, expected a floating dtype", op, what, mt_dtype_name(t->dtype));
   return MT_OK;
 }
 
@@ -21,8 +20,8 @@ mt_status mt__nn_check_same(const mt_tensor *t, const mt_tensor *input, const ch
   return MT_OK;
 }
 
-mt_status mt__nn_check_like(const mt_tensor *t, const mt_tensor *input, int ndim, const int64_t *sizes,
-                            const char *op, const char *what) {
+mt_status mt__nn_check_like(const mt_tensor *t, const mt_tensor *input, int ndim, const int64_t *sizes, const char *op,
+                            const char *what) {
   char b1[64], b2[64];
   MT_TRY(mt__nn_check_same(t, input, op, what));
   int same = t->ndim == ndim;

@@ -12,8 +12,8 @@ mt_status mt__nn_check_float(const mt_tensor *t, const char *op, const char *wha
 /* t (named what) must be on input's device with input's dtype */
 mt_status mt__nn_check_same(const mt_tensor *t, const mt_tensor *input, const char *op, const char *what);
 /* ... and also have the given size */
-mt_status mt__nn_check_like(const mt_tensor *t, const mt_tensor *input, int ndim, const int64_t *sizes,
-                            const char *op, const char *what);
+mt_status mt__nn_check_like(const mt_tensor *t, const mt_tensor *input, int ndim, const int64_t *sizes, const char *op,
+                            const char *what);
 /* The backend serving t's device (NULL with the error set). */
 const mt_backend *mt__nn_backend(const mt_tensor *t, const char *op);
 

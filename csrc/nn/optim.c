@@ -4,15 +4,16 @@
 #include <math.h>
 #include "optim_common.h"
 
-mt_status mt_sgd_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *buf, const mt_tensor *lrs,
-                      const mt_tensor *wds, double lr, double momentum, double dampening, double weight_decay,
-                      int nesterov, int first, double grad_scale, mt_tensor *copy) {
+mt_status mt_sgd_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *buf, const mt_tensor *lrs, const mt_tensor *wds,
+                      double lr, double momentum, double dampening, double weight_decay, int nesterov, int first,
+                      double grad_scale, mt_tensor *copy) {
   const char *op = "sgd_step";
   MT_TRY(mt__optim_check_x(op, x));
   MT_TRY(mt__optim_check_grad(op, x, dx, grad_scale, copy));
   if (momentum < 0) return mt__error(MT_ERR_ARG, "%s: momentum must be >= 0, got %g", op, momentum);
   if (nesterov && (momentum <= 0 || dampening != 0))
-    return mt__error(MT_ERR_ARG, "%s: Nesterov momentum requires a momentum > 0 and zero dampening (got momentum %g, dampening %g)",
+    return mt__error(MT_ERR_ARG,
+                     "%s: Nesterov momentum requires a momentum > 0 and zero dampening (got momentum %g, dampening %g)",
                      op, momentum, dampening);
   if (momentum != 0) MT_TRY(mt__optim_check_like(op, "momentum buffer", x, buf));
   if (lrs) MT_TRY(mt__optim_check_like(op, "learningRates", x, lrs));
@@ -23,7 +24,7 @@ mt_status mt_sgd_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *buf, const m
   if (!be) return mt_last_status();
   mt_tensor *fused = mt__optim_fused_copy(x, dx, copy);
   mt_status st = be->sgd_step(x, dx, momentum != 0 ? buf : NULL, lrs, wds, lr, momentum, dampening, weight_decay,
-                  nesterov, first, grad_scale, fused);
+                              nesterov, first, grad_scale, fused);
   return mt__optim_copy_after(st, x, dx, copy);
 }
 

@@ -16,8 +16,7 @@ static inline mt_status mt__optim_check_x(const char *op, const mt_tensor *x) {
 }
 
 /* a companion tensor (gradient, buffer, ...) must match x */
-static inline mt_status mt__optim_check_like(const char *op, const char *name, const mt_tensor *x,
-                                             const mt_tensor *t) {
+static inline mt_status mt__optim_check_like(const char *op, const char *name, const mt_tensor *x, const mt_tensor *t) {
   char b1[96], b2[96];
   MT_CHECK_TENSOR(t, op, name);
   if (t->device != x->device)
@@ -38,8 +37,8 @@ static inline mt_status mt__optim_check_like(const char *op, const char *name, c
  * may have another dtype than x (x is then the master copy); grad_scale is finite and > 0;
  * copy, when given, is floating (usually dx's dtype: the model's), has x's numel and device,
  * and is none of x and dx. */
-static inline mt_status mt__optim_check_grad(const char *op, const mt_tensor *x, const mt_tensor *dx,
-                                             double grad_scale, const mt_tensor *copy) {
+static inline mt_status mt__optim_check_grad(const char *op, const mt_tensor *x, const mt_tensor *dx, double grad_scale,
+                                             const mt_tensor *copy) {
   char b1[96], b2[96];
   MT_CHECK_TENSOR(dx, op, "gradient");
   if (!mt_dtype_is_floating(dx->dtype))
@@ -57,7 +56,8 @@ static inline mt_status mt__optim_check_grad(const char *op, const mt_tensor *x,
   if (copy) {
     MT_CHECK_TENSOR(copy, op, "parameter copy");
     if (!mt_dtype_is_floating(copy->dtype))
-      return mt__error(MT_ERR_DTYPE, "%s: parameter copy must be floating point, got %s", op, mt_dtype_name(copy->dtype));
+      return mt__error(MT_ERR_DTYPE, "%s: parameter copy must be floating point, got %s", op,
+                       mt_dtype_name(copy->dtype));
     if (copy->device != x->device)
       return mt__error(MT_ERR_DEVICE, "%s: parameter copy is on %s but the master parameters are on %s", op,
                        mt__device_str(copy->device, b1, sizeof b1), mt__device_str(x->device, b2, sizeof b2));

@@ -13,8 +13,10 @@ static mt_status check_segments(const char *op, int64_t n, int nseg, const int64
       return mt__error(MT_ERR_INDEX, "%s: segment %d [%lld, %lld) is outside the %lld parameters", op, s + 1,
                        (long long)off[s], (long long)(off[s] + len[s]), (long long)n);
     if (off[s] < end)
-      return mt__error(MT_ERR_ARG, "%s: segment %d starts at %lld, inside the previous one (ending at %lld); segments must be sorted and disjoint",
-                       op, s + 1, (long long)off[s], (long long)end);
+      return mt__error(
+          MT_ERR_ARG,
+          "%s: segment %d starts at %lld, inside the previous one (ending at %lld); segments must be sorted and disjoint",
+          op, s + 1, (long long)off[s], (long long)end);
     end = off[s] + len[s];
   }
   return MT_OK;
@@ -36,14 +38,14 @@ mt_status mt_lars_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *buf, int ns
   if (!be) return mt_last_status();
   mt_tensor *fused = mt__optim_fused_copy(x, dx, copy);
   mt_status st = be->lars_step(x, dx, momentum != 0 ? buf : NULL, nseg, seg_offset, seg_length, seg_exclude, lr,
-                  momentum, weight_decay, eta, eps, first, trust_out, grad_scale, fused);
+                               momentum, weight_decay, eta, eps, first, trust_out, grad_scale, fused);
   return mt__optim_copy_after(st, x, dx, copy);
 }
 
 mt_status mt_lamb_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *m, mt_tensor *v, int nseg,
-                       const int64_t *seg_offset, const int64_t *seg_length, const uint8_t *seg_exclude,
-                       double lr, double beta1, double beta2, double eps, double weight_decay, int64_t t,
-                       double max_trust, double *trust_out, double grad_scale, mt_tensor *copy) {
+                       const int64_t *seg_offset, const int64_t *seg_length, const uint8_t *seg_exclude, double lr,
+                       double beta1, double beta2, double eps, double weight_decay, int64_t t, double max_trust,
+                       double *trust_out, double grad_scale, mt_tensor *copy) {
   const char *op = "lamb_step";
   MT_TRY(mt__optim_check_moments(op, x, dx, m, v, beta1, beta2, t, grad_scale, copy));
   int64_t n = mt__numel(x);
@@ -53,6 +55,6 @@ mt_status mt_lamb_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *m, mt_tenso
   if (!be) return mt_last_status();
   mt_tensor *fused = mt__optim_fused_copy(x, dx, copy);
   mt_status st = be->lamb_step(x, dx, m, v, nseg, seg_offset, seg_length, seg_exclude, beta1, beta2, ibc1, ibc2, lr,
-                  eps, weight_decay, max_trust, trust_out, grad_scale, fused);
+                               eps, weight_decay, max_trust, trust_out, grad_scale, fused);
   return mt__optim_copy_after(st, x, dx, copy);
 }

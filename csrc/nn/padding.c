@@ -7,7 +7,7 @@
 #include "nn_common.h"
 
 static const char *pad_name(int mode) {
-  return mode == MT_PAD_ZERO ? "nn.SpatialZeroPadding"
+  return mode == MT_PAD_ZERO      ? "nn.SpatialZeroPadding"
          : mode == MT_PAD_REFLECT ? "nn.SpatialReflectionPadding"
                                   : "nn.SpatialReplicationPadding";
 }
@@ -19,7 +19,8 @@ static mt_status pad_side(int mode, int64_t n, int before, int after, const char
                        after);
     return MT_OK;
   }
-  if (before < 0 || after < 0) return mt__error(MT_ERR_ARG, "%s: %s pads %d,%d must not be negative", op, what, before, after);
+  if (before < 0 || after < 0)
+    return mt__error(MT_ERR_ARG, "%s: %s pads %d,%d must not be negative", op, what, before, after);
   if (n < 1) return mt__error(MT_ERR_SHAPE, "%s: the input %s is empty", op, what);
   if (mode == MT_PAD_REFLECT && (before >= n || after >= n))
     return mt__error(MT_ERR_ARG, "%s: %s pads %d,%d must be smaller than the input size %lld", op, what, before, after,
@@ -33,7 +34,8 @@ static mt_status pad_geom(mt_pool_geom *g, int64_t *osz, const mt_tensor *input,
   MT_CHECK_TENSOR(input, op, "input");
   MT_TRY(mt__nn_check_float(input, op, "input"));
   if (input->ndim != 3 && input->ndim != 4)
-    return mt__error(MT_ERR_SHAPE, "%s: expected a 3-d or 4-d input, got size %s", op, mt__shape_str(input, b1, sizeof b1));
+    return mt__error(MT_ERR_SHAPE, "%s: expected a 3-d or 4-d input, got size %s", op,
+                     mt__shape_str(input, b1, sizeof b1));
   int nd = input->ndim;
   *g = (mt_pool_geom){.H = input->sizes[nd - 2], .W = input->sizes[nd - 1], .cs = 1, .pW = l, .pH = t};
   g->planes = input->sizes[0] * (nd == 4 ? input->sizes[1] : 1);
@@ -68,8 +70,8 @@ mt_status mt_nn_pad2d_forward(mt_tensor *out, const mt_tensor *input, int mode, 
   return st;
 }
 
-mt_status mt_nn_pad2d_backward(mt_tensor *gradInput, const mt_tensor *gradOutput, const mt_tensor *input, int mode, int l,
-                               int r, int t, int b) {
+mt_status mt_nn_pad2d_backward(mt_tensor *gradInput, const mt_tensor *gradOutput, const mt_tensor *input, int mode,
+                               int l, int r, int t, int b) {
   if (mode < MT_PAD_ZERO || mode > MT_PAD_REPLICATE) return mt__error(MT_ERR_ARG, "pad2d: unknown mode %d", mode);
   const char *op = pad_name(mode);
   mt_pool_geom g;

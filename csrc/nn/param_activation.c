@@ -11,14 +11,16 @@
 /* outer x C x inner of the input against weight: the planes are dimension 0 of a vector and
  * dimension 1 of anything larger; a one-element weight is shared by all elements (C = 1, the
  * last dimension as inner so the gradWeight partial sums stay short) */
-static mt_status prelu_geom(const mt_tensor *input, const mt_tensor *weight, int64_t *outer, int64_t *C, int64_t *inner) {
+static mt_status prelu_geom(const mt_tensor *input, const mt_tensor *weight, int64_t *outer, int64_t *C,
+                            int64_t *inner) {
   char b1[64], b2[64];
   MT_TRY(mt__nn_check_float(input, PR, "input"));
   MT_CHECK_TENSOR(weight, PR, "weight");
   MT_TRY(mt__nn_check_same(weight, input, PR, "weight"));
   int64_t n = mt__numel(input);
   if (input->ndim < 1) return mt__error(MT_ERR_SHAPE, PR ": expected a non-empty input, got a 0-d tensor");
-  if (weight->ndim != 1) return mt__error(MT_ERR_SHAPE, PR ": weight must be 1-d, got size %s", mt__shape_str(weight, b1, sizeof b1));
+  if (weight->ndim != 1)
+    return mt__error(MT_ERR_SHAPE, PR ": weight must be 1-d, got size %s", mt__shape_str(weight, b1, sizeof b1));
   int64_t last = input->sizes[input->ndim - 1];
   if (weight->sizes[0] == 1) {
     *C = 1, *inner = last > 0 ? last : 1, *outer = last > 0 ? n / last : 0;
@@ -27,7 +29,8 @@ static mt_status prelu_geom(const mt_tensor *input, const mt_tensor *weight, int
   int pd = input->ndim > 1 ? 1 : 0;
   if (input->sizes[pd] != weight->sizes[0])
     return mt__error(MT_ERR_SHAPE, PR ": %lld slopes but the input (size %s) has %lld planes in dimension %d",
-                     (long long)weight->sizes[0], mt__shape_str(input, b2, sizeof b2), (long long)input->sizes[pd], pd + 1);
+                     (long long)weight->sizes[0], mt__shape_str(input, b2, sizeof b2), (long long)input->sizes[pd],
+                     pd + 1);
   *C = weight->sizes[0];
   *outer = pd ? input->sizes[0] : 1;
   *inner = 1;

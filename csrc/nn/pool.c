@@ -31,9 +31,9 @@ static mt_status pool_check(mt_pool_geom *g, int64_t *osz, const mt_tensor *inpu
   g->cs = mt__nn_cl(input) ? input->sizes[1] : 1;
   g->kH = kH, g->kW = kW, g->dH = dH, g->dW = dW, g->pH = padH, g->pW = padW;
   if (g->H + 2 * padH < kH || g->W + 2 * padW < kW)
-    return mt__error(MT_ERR_SHAPE, "%s: input image %lldx%lld (padded %lldx%lld) is smaller than the kernel %dx%d",
-                     op, (long long)g->H, (long long)g->W, (long long)(g->H + 2 * padH), (long long)(g->W + 2 * padW),
-                     kH, kW);
+    return mt__error(MT_ERR_SHAPE, "%s: input image %lldx%lld (padded %lldx%lld) is smaller than the kernel %dx%d", op,
+                     (long long)g->H, (long long)g->W, (long long)(g->H + 2 * padH), (long long)(g->W + 2 * padW), kH,
+                     kW);
   g->oH = pool_out_size(g->H, kH, dH, padH, ceil_mode);
   g->oW = pool_out_size(g->W, kW, dW, padW, ceil_mode);
   for (int i = 0; i < nd - 2; i++) osz[i] = input->sizes[i];
@@ -58,12 +58,12 @@ static mt_status pool_run(int kind, mt_tensor *out, mt_tensor *indices, const mt
   if (st == MT_OK) {
     mt_tensor *x = t[0], *y = t[1], *ix = t[2];
     switch (kind) {
-    case MAX_FWD: st = be->maxpool2d_forward(y, ix, x, g); break;
-    case MAX_BWD: st = be->maxpool2d_backward(y, x, ix, g); break;
-    case AVG_FWD: st = be->avgpool2d_forward(y, x, g, cip); break;
-    case AVG_BWD: st = be->avgpool2d_backward(y, x, g, cip); break;
-    case AD_FWD: st = be->adaptive_avgpool2d_forward(y, x, g); break;
-    default: st = be->adaptive_avgpool2d_backward(y, x, g); break;
+      case MAX_FWD: st = be->maxpool2d_forward(y, ix, x, g); break;
+      case MAX_BWD: st = be->maxpool2d_backward(y, x, ix, g); break;
+      case AVG_FWD: st = be->avgpool2d_forward(y, x, g, cip); break;
+      case AVG_BWD: st = be->avgpool2d_backward(y, x, g, cip); break;
+      case AD_FWD: st = be->adaptive_avgpool2d_forward(y, x, g); break;
+      default: st = be->adaptive_avgpool2d_backward(y, x, g); break;
     }
     st = mt__nn_result_done(out, y, st);
     t[1] = NULL;
@@ -144,7 +144,8 @@ static mt_status adaptive_check(mt_pool_geom *g, int64_t *osz, const mt_tensor *
   char b1[64];
   MT_TRY(mt__nn_check_float(input, AD, "input"));
   if (input->ndim != 3 && input->ndim != 4)
-    return mt__error(MT_ERR_SHAPE, AD ": expected a 3-d or 4-d input, got size %s", mt__shape_str(input, b1, sizeof b1));
+    return mt__error(MT_ERR_SHAPE, AD ": expected a 3-d or 4-d input, got size %s",
+                     mt__shape_str(input, b1, sizeof b1));
   if (oW < 1 || oH < 1) return mt__error(MT_ERR_ARG, AD ": output size %dx%d must be positive", oW, oH);
   int nd = input->ndim;
   memset(g, 0, sizeof *g);

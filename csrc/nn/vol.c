@@ -20,10 +20,11 @@ static mt_status vol_geom(mt_vol_geom *g, const char *op, int64_t C, int64_t T, 
   g->pT = pT, g->pW = pW, g->pH = pH, g->lT = lT, g->lW = lW, g->lH = lH;
   int64_t eT = (int64_t)lT * (kT - 1) + 1, eH = (int64_t)lH * (kH - 1) + 1, eW = (int64_t)lW * (kW - 1) + 1;
   if (T + 2 * pT < eT || H + 2 * pH < eH || W + 2 * pW < eW)
-    return mt__error(MT_ERR_SHAPE, "%s: volume %lldx%lldx%lld (TxHxW, padded %lldx%lldx%lld) is smaller than the "
-                     "dilated kernel %lldx%lldx%lld", op, (long long)T, (long long)H, (long long)W,
-                     (long long)(T + 2 * pT), (long long)(H + 2 * pH), (long long)(W + 2 * pW), (long long)eT,
-                     (long long)eH, (long long)eW);
+    return mt__error(MT_ERR_SHAPE,
+                     "%s: volume %lldx%lldx%lld (TxHxW, padded %lldx%lldx%lld) is smaller than the "
+                     "dilated kernel %lldx%lldx%lld",
+                     op, (long long)T, (long long)H, (long long)W, (long long)(T + 2 * pT), (long long)(H + 2 * pH),
+                     (long long)(W + 2 * pW), (long long)eT, (long long)eH, (long long)eW);
   g->oT = (T + 2 * pT - eT) / dT + 1, g->oH = (H + 2 * pH - eH) / dH + 1, g->oW = (W + 2 * pW - eW) / dW + 1;
   return MT_OK;
 }

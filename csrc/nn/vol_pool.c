@@ -17,9 +17,8 @@ static int64_t out_len(int64_t n, int k, int d, int pad, int dil, int ceil_mode)
 }
 
 /* the input's [N x] C x T x H x W geometry (C = all planes) and the output sizes in osz */
-static mt_status pool_geom(const char *op, mt_vol_geom *g, int64_t *osz, const mt_tensor *input, int kT, int kW,
-                           int kH, int dT, int dW, int dH, int pT, int pW, int pH, int lT, int lW, int lH,
-                           int ceil_mode) {
+static mt_status pool_geom(const char *op, mt_vol_geom *g, int64_t *osz, const mt_tensor *input, int kT, int kW, int kH,
+                           int dT, int dW, int dH, int pT, int pW, int pH, int lT, int lW, int lH, int ceil_mode) {
   char b1[64];
   MT_TRY(mt__nn_check_float(input, op, "input"));
   int nd = input->ndim;
@@ -41,9 +40,10 @@ static mt_status pool_geom(const char *op, mt_vol_geom *g, int64_t *osz, const m
   g->oH = out_len(g->H, kH, dH, pH, lH, ceil_mode);
   g->oW = out_len(g->W, kW, dW, pW, lW, ceil_mode);
   if (g->oT < 1 || g->oH < 1 || g->oW < 1)
-    return mt__error(MT_ERR_SHAPE, "%s: input %lldx%lldx%lld (TxHxW) is too small for the kernel %dx%dx%d "
-                     "(dilation %dx%dx%d, padding %dx%dx%d)", op, (long long)g->T, (long long)g->H, (long long)g->W, kT,
-                     kH, kW, lT, lH, lW, pT, pH, pW);
+    return mt__error(MT_ERR_SHAPE,
+                     "%s: input %lldx%lldx%lld (TxHxW) is too small for the kernel %dx%dx%d "
+                     "(dilation %dx%dx%d, padding %dx%dx%d)",
+                     op, (long long)g->T, (long long)g->H, (long long)g->W, kT, kH, kW, lT, lH, lW, pT, pH, pW);
   for (int i = 0; i < nd - 3; i++) osz[i] = input->sizes[i];
   osz[nd - 3] = g->oT, osz[nd - 2] = g->oH, osz[nd - 1] = g->oW;
   return MT_OK;

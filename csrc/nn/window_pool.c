@@ -11,7 +11,8 @@ static mt_status bounds_check(const mt_tensor *t, const mt_tensor *input, int64_
                               int64_t *P) {
   char b1[64], b2[64];
   MT_CHECK_TENSOR(t, WP, what);
-  if (t->dtype != MT_I64) return mt__error(MT_ERR_DTYPE, WP ": %s has dtype %s, expected int64", what, mt_dtype_name(t->dtype));
+  if (t->dtype != MT_I64)
+    return mt__error(MT_ERR_DTYPE, WP ": %s has dtype %s, expected int64", what, mt_dtype_name(t->dtype));
   if (t->device != input->device)
     return mt__error(MT_ERR_DEVICE, WP ": %s is on %s but the input is on %s", what,
                      mt__device_str(t->device, b1, sizeof b1), mt__device_str(input->device, b2, sizeof b2));
@@ -41,7 +42,8 @@ mt_status mt_nn_window_maxpool2d(mt_tensor *out, mt_tensor *indices, const mt_te
   char b1[64];
   MT_TRY(mt__nn_check_float(input, WP, "input"));
   if (input->ndim != 3 && input->ndim != 4)
-    return mt__error(MT_ERR_SHAPE, WP ": expected a 3-d or 4-d input, got size %s", mt__shape_str(input, b1, sizeof b1));
+    return mt__error(MT_ERR_SHAPE, WP ": expected a 3-d or 4-d input, got size %s",
+                     mt__shape_str(input, b1, sizeof b1));
   int nd = input->ndim;
   int64_t H = input->sizes[nd - 2], W = input->sizes[nd - 1];
   int64_t planes = mt__numel(input) / (H * W > 0 ? H * W : 1);
