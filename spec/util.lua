@@ -198,6 +198,14 @@ function util.write_bytes(path, s)
    f:write(s)
    f:close()
 end
+-- a file's bytes, or nil when it cannot be read
+function util.slurp(path)
+   local f = io.open(path, 'rb')
+   if not f then return nil end
+   local s = f:read('*a')
+   f:close()
+   return s
+end
 function util.exists(path)
    local f = io.open(path, 'rb')
    if f then f:close() end

@@ -1,6 +1,6 @@
 -- backend_spec.lua: the backend op tables. Every backend compiled in must fill every entry, so
 -- no op can reach a NULL function pointer (csrc/core/dispatch.c, mt_backend_check).
-local torch = require 'moontorch'
+require 'moontorch'
 local ffi = require 'ffi'
 local C = require('moontorch.internal').C
 

@@ -104,14 +104,14 @@ describe('memory', function()
       local before = cpu_allocated()
       base:free()
       assert.are.equal(before, cpu_allocated())
-      base = nil
+      base = nil -- luacheck: ignore 311 (drops the tensor so that collectgarbage() could free it)
       collectgarbage()
       collectgarbage()
       assert.are.equal(before, cpu_allocated())
       local p = view:data()
       for i = 0, 49 do assert.are.equal(flat[11 + i], p[i]) end
       -- dropping the last view gives the whole storage back
-      view = nil
+      view = nil -- luacheck: ignore 311 (drops the last view so that collectgarbage() frees the storage)
       collectgarbage()
       collectgarbage()
       assert.are.equal(n * 4, before - cpu_allocated())

@@ -13,7 +13,8 @@ local HAS_GPU = util.has_gpu()
 local world = tonumber(os.getenv('OMPI_COMM_WORLD_SIZE') or '1')
 dist.init{ timeout = 120, model = false, groupSize = world >= 2 and 2 or 0 }
 local R, N = dist.rank(), dist.size()
-local seed = dist.broadcastNumber(tonumber(os.getenv('MT_TEST_SEED')) or (os.time() % 100000 * 1000 + math.floor(os.clock() * 1e3) % 1000))
+local seed = dist.broadcastNumber(tonumber(os.getenv('MT_TEST_SEED'))
+   or (os.time() % 100000 * 1000 + math.floor(os.clock() * 1e3) % 1000))
 if R == 0 then io.stderr:write(('[dist cuda spec seed %d, %d ranks]\n'):format(seed, N)) end
 -- every rank sees the same host here, so all agree on which cases run and collectives line up
 local gpus = HAS_GPU and torch.cuda.deviceCount() or 0

@@ -10,7 +10,9 @@ local util = require 'spec.util'
 local cu = require 'spec.cuda.util'
 local T = require 'moontorch.internal'
 
-local function rand(shape, ty, lo, hi) return (util.rand_tensor(shape, ty or 'torch.DoubleTensor', lo or -1, hi or 1)) end
+local function rand(shape, ty, lo, hi)
+   return (util.rand_tensor(shape, ty or 'torch.DoubleTensor', lo or -1, hi or 1))
+end
 
 -- restore the process-wide settings whatever a test did
 local function with_settings(fn)
@@ -226,7 +228,8 @@ describe('torch.convBackend (CPU, oneDNN)', function()
       torch.convBackend(old)
    end)
 
-   onednn_it("'onednn' and 'onednn_nchw' match float64 and native (stride, padding, dilation, groups, no bias)", function()
+   onednn_it("'onednn' and 'onednn_nchw' match float64 and native "
+      .. "(stride, padding, dilation, groups, no bias)", function()
       check({
          { 2, 3, 7, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, true },
          { 1, 2, 9, 8, 3, 3, 2, 2, 2, 1, 0, 1, 1, 1, true },

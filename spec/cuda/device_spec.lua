@@ -399,7 +399,8 @@ describe('CUDA caching allocator', function()
       quiesce()
       local at1000
       for i = 1, 10000 do
-         local t = torch.CudaTensor(256, 256):fill(i) -- 256 KiB, dropped to the GC each step
+         -- 256 KiB, dropped to the GC each step
+         local t = torch.CudaTensor(256, 256):fill(i) -- luacheck: ignore 231 (t = nil below drops it to the GC)
          if i == 1000 then at1000 = torch.cuda.memoryStats() end
          t = nil
       end

@@ -32,8 +32,8 @@ end
 local function segments(n)
    local a, b = 7, 5
    local k = 3
-   local seg = { count = k, off = ffi.new('int64_t[3]', { 0, a, a + b }), len = ffi.new('int64_t[3]', { a, b, n - a - b }),
-      ex = ffi.new('uint8_t[3]', { 0, 1, 0 }) }
+   local seg = { count = k, off = ffi.new('int64_t[3]', { 0, a, a + b }),
+      len = ffi.new('int64_t[3]', { a, b, n - a - b }), ex = ffi.new('uint8_t[3]', { 0, 1, 0 }) }
    return seg
 end
 

@@ -90,8 +90,8 @@ describe('nn on CUDA against the CPU', function()
 
    cu.gpu_it('SpatialConvolution in float16 and bfloat16 (tensor-op math)', function()
       for _, ty in ipairs { 'torch.HalfTensor', 'torch.BFloat16Tensor' } do
-         check_module('conv ' .. ty, nn.SpatialConvolution(3, 4, 3, 3, 1, 1, 1, 1), ty, rand({ 2, 3, 6, 5 }, nil, -0.5, 0.5),
-            { scale = 4 })
+         check_module('conv ' .. ty, nn.SpatialConvolution(3, 4, 3, 3, 1, 1, 1, 1), ty,
+            rand({ 2, 3, 6, 5 }, nil, -0.5, 0.5), { scale = 4 })
       end
    end)
 
@@ -141,7 +141,8 @@ describe('nn on CUDA against the CPU', function()
          check_module('max overlapping ' .. ty, nn.SpatialMaxPooling(3, 3, 1, 1, 1, 1), ty, rand { 1, 2, 5, 6 })
          check_module('avg ' .. ty, nn.SpatialAveragePooling(2, 2, 2, 2), ty, x)
          check_module('avg ceil pad incl ' .. ty, nn.SpatialAveragePooling(3, 3, 2, 2, 1, 1):ceil(), ty, x)
-         check_module('avg ceil pad excl ' .. ty, nn.SpatialAveragePooling(3, 3, 2, 2, 1, 1):ceil():setCountExcludePad(), ty, x)
+         check_module('avg ceil pad excl ' .. ty,
+            nn.SpatialAveragePooling(3, 3, 2, 2, 1, 1):ceil():setCountExcludePad(), ty, x)
          check_module('global avg ' .. ty, nn.SpatialGlobalAveragePooling(), ty, rand { 2, 4, 5, 7 })
          check_module('adaptive avg ' .. ty, nn.SpatialAdaptiveAveragePooling(3, 2), ty, rand { 2, 3, 7, 8 })
       end
@@ -169,7 +170,8 @@ describe('nn on CUDA against the CPU', function()
 end)
 
 describe('criterions on CUDA against the CPU', function()
-   cu.gpu_it('ClassNLLCriterion (weights, sizeAverage), CrossEntropyCriterion (label smoothing), MSECriterion', function()
+   cu.gpu_it('ClassNLLCriterion (weights, sizeAverage), '
+      .. 'CrossEntropyCriterion (label smoothing), MSECriterion', function()
       for _, ty in ipairs { 'torch.DoubleTensor', 'torch.FloatTensor', 'torch.HalfTensor' } do
          local N, Cn = 6, 5
          local logp = nn.LogSoftMax():forward(rand({ N, Cn }, nil, -2, 2)):type(ty)

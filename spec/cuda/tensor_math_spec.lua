@@ -56,7 +56,8 @@ describe('CUDA extra math matches the CPU', function()
       on_layouts('float shifts', 'torch.FloatTensor', { 5, 7 }, function(a)
          return torch.lshift(a, 3), torch.rshift(a, 2)
       end, { { -3, 3 } })
-      util.assert_error(function() torch.bitand(torch.FloatTensor(3):fill(1):cuda(), 1) end, 'bitand', 'integer dtypes only')
+      util.assert_error(function() torch.bitand(torch.FloatTensor(3):fill(1):cuda(), 1) end, 'bitand',
+         'integer dtypes only')
    end)
 
    gpu_it('cumsum and cumprod on every dtype, dim and layout', function()

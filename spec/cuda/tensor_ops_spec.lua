@@ -117,8 +117,9 @@ describe('CUDA pointwise ops match the CPU', function()
 
    gpu_it('big contiguous and strided inputs', function()
       for _, ty in ipairs { 'torch.FloatTensor', 'torch.HalfTensor' } do
-         on_layouts('big', ty, { 513, 1031 }, function(a, b) return torch.add(a, 2, b), torch.exp(a), torch.lt(a, b) end,
-            { { -1, 1 }, { -1, 1 } })
+         on_layouts('big', ty, { 513, 1031 }, function(a, b)
+            return torch.add(a, 2, b), torch.exp(a), torch.lt(a, b)
+         end, { { -1, 1 }, { -1, 1 } })
       end
    end)
 end)
@@ -290,7 +291,8 @@ describe('CUDA matrix products match the CPU', function()
             on_both('mm transposed ' .. ty, ty, function(a, b, at, bt)
                return torch.mm(at:t(), b), torch.mm(a, bt:t()), torch.mm(at:t(), bt:t())
             end, { A, B, At, Bt }, scale)
-            on_both('mm gapped rows ' .. ty, ty, function(a, bg) return torch.mm(a, bg:narrow(2, 3, m)) end, { A, Bg }, scale)
+            on_both('mm gapped rows ' .. ty, ty, function(a, bg) return torch.mm(a, bg:narrow(2, 3, m)) end, { A, Bg },
+               scale)
             -- a result tensor that is itself transposed
             on_both('mm into transposed ' .. ty, ty, function(a, b)
                local r = T.types[a:type()](m, n):t()
@@ -315,7 +317,8 @@ describe('CUDA matrix products match the CPU', function()
       for _, ty in ipairs(FLOATS) do
          for _, s in ipairs(MM_SHAPES) do
             local n, k, m = s[1], s[2], s[3]
-            local A, B, Cm = util.rand_tensor({ n, k }, ty), util.rand_tensor({ k, m }, ty), util.rand_tensor({ n, m }, ty)
+            local A, B, Cm = util.rand_tensor({ n, k }, ty), util.rand_tensor({ k, m }, ty),
+               util.rand_tensor({ n, m }, ty)
             local scale = math.max(1, k / 4)
             on_both('addmm ' .. ty, ty, function(c, a, b)
                return torch.addmm(0.5, c, -2, a, b), c:clone():addmm(a, b)
@@ -378,7 +381,8 @@ describe('CUDA indexing ops match the CPU', function()
          for d = 1, 3 do
             local sa, sb, sc = { 2, 3, 4 }, { 2, 3, 4 }, { 2, 3, 4 }
             sb[d], sc[d] = 1, 5
-            local a, b, c = util.rand_tensor(sa, ty, -9, 9), util.rand_tensor(sb, ty, -9, 9), util.rand_tensor(sc, ty, -9, 9)
+            local a, b, c = util.rand_tensor(sa, ty, -9, 9), util.rand_tensor(sb, ty, -9, 9),
+               util.rand_tensor(sc, ty, -9, 9)
             on_both('cat dim ' .. d, ty, function(x, y, z) return torch.cat({ x, y, z }, d), torch.cat(x, y, d) end,
                { a, b, c })
             on_both('cat transposed ' .. d, ty, function(x, y)
@@ -400,7 +404,8 @@ describe('CUDA indexing ops match the CPU', function()
                   local ssz = copy_shape(shape)
                   ssz[d] = 6
                   local src = util.rand_tensor(ssz, ty, -9, 9)
-                  same(a:clone():indexAdd(d, idx, src), g:clone():indexAdd(d, gidx, src:cuda()), ty, 'indexAdd ' .. L[1], 4)
+                  same(a:clone():indexAdd(d, idx, src), g:clone():indexAdd(d, gidx, src:cuda()), ty,
+                     'indexAdd ' .. L[1], 4)
                   same(a:clone():indexFill(d, idx, -3), g:clone():indexFill(d, gidx, -3), ty, 'indexFill ' .. L[1])
                end
             end
@@ -435,8 +440,8 @@ describe('CUDA indexing ops match the CPU', function()
                   local src = util.rand_tensor(shape, ty, -9, 9)
                   same(a:clone():scatter(d, perm, src), g:clone():scatter(d, perm:cuda(), src:cuda()), ty,
                      'scatter ' .. L[1])
-                  same(a:clone():scatter(d, perm:narrow(d, 1, 1), 2.5), g:clone():scatter(d, perm:narrow(d, 1, 1):cuda(), 2.5),
-                     ty, 'scatter value ' .. L[1])
+                  same(a:clone():scatter(d, perm:narrow(d, 1, 1), 2.5),
+                     g:clone():scatter(d, perm:narrow(d, 1, 1):cuda(), 2.5), ty, 'scatter value ' .. L[1])
                end
             end
          end

@@ -20,7 +20,11 @@ function M.gpu_it(name, fn)
 end
 function M.multi_gpu_it(name, fn)
    local env = getfenv(2)
-   if HAS_GPU and torch.cuda.deviceCount() >= 2 then env.it(name, fn) else env.pending('[fewer than 2 GPUs] ' .. name) end
+   if HAS_GPU and torch.cuda.deviceCount() >= 2 then
+      env.it(name, fn)
+   else
+      env.pending('[fewer than 2 GPUs] ' .. name)
+   end
 end
 function M.nogpu_it(name, fn)
    local env = getfenv(2)

@@ -2,7 +2,7 @@
 -- random records written here, plain and gzip, CIFAR-10 and CIFAR-100, the standard folder
 -- layouts, and the errors for malformed files.
 local ffi = require 'ffi'
-local torch = require 'moontorch'
+require 'moontorch'
 local util = require 'spec.util' -- seeds math.random and prints the seed
 local cifar = require 'moontorch.data.cifar'
 local T = require 'moontorch.internal'
@@ -131,7 +131,9 @@ describe('cifar.loadDir', function()
       local train, test = cifar.loadDir(dir)
       check_images(train.images, trp, 'train')
       check_images(test.images, tep, 'test')
-      for i = 1, #trl do assert.are.same({ trl[i][1] + 1, trl[i][2] + 1 }, { train.labels[i][1], train.labels[i][2] }) end
+      for i = 1, #trl do
+         assert.are.same({ trl[i][1] + 1, trl[i][2] + 1 }, { train.labels[i][1], train.labels[i][2] })
+      end
       for i = 1, #tel do assert.are.same({ tel[i][1] + 1, tel[i][2] + 1 }, { test.labels[i][1], test.labels[i][2] }) end
    end)
 

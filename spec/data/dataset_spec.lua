@@ -3,7 +3,7 @@
 -- ImageFolder's listing is checked against torchvision's DatasetFolder on the same tree; packed
 -- shards against the folder they came from, sample by sample.
 local ffi = require 'ffi'
-local torch = require 'moontorch'
+require 'moontorch'
 local util = require 'spec.util'
 local data = require 'moontorch.data'
 local fs = require 'moontorch.data.fs'
@@ -160,8 +160,8 @@ describe('ImageFolder', function()
       os.execute(('ln -s %q %q'):format(real, root .. '/c_linked'))
       local ds = data.ImageFolder(root)
       assert.are.same({ 'a_empty', 'b_class', 'c_linked' }, ds:classes())
-      assert.are.same({ { 2, root .. '/b_class/a.JPEG' }, { 2, root .. '/b_class/m.png' }, { 2, root .. '/b_class/z.jpg' },
-         { 3, root .. '/c_linked/linked.jpg' } }, listing(ds))
+      assert.are.same({ { 2, root .. '/b_class/a.JPEG' }, { 2, root .. '/b_class/m.png' },
+         { 2, root .. '/b_class/z.jpg' }, { 3, root .. '/c_linked/linked.jpg' } }, listing(ds))
       assert.are.equal(read_bytes(real .. '/linked.jpg'), tensor_string(ds:read(2)))
       local w = ds:warnings()
       assert.are.equal(1, #w)
@@ -324,7 +324,8 @@ describe('Shards and pack.lua', function()
       local out, rc = pack(src, dst)
       assert(rc == 0, out)
       for _, split in ipairs { 'train', 'val' } do
-         assert_same_samples(data.Shards(dst .. '/' .. split), data.ImageFolder(src .. '/' .. split), src .. '/' .. split)
+         assert_same_samples(data.Shards(dst .. '/' .. split), data.ImageFolder(src .. '/' .. split),
+            src .. '/' .. split)
       end
    end)
 
@@ -344,7 +345,8 @@ describe('Shards and pack.lua', function()
          return r
       end
       local before = ids()
-      local gone, bad = math.random(0, nshards - 1), nil
+      local gone = math.random(0, nshards - 1)
+      local bad
       repeat bad = math.random(0, nshards - 1) until bad ~= gone
       os.remove(('%s/shard-%05d.mts'):format(dst, gone))
       local bpath = ('%s/shard-%05d.mts'):format(dst, bad)

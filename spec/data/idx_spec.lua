@@ -304,7 +304,8 @@ describe('idx C parser errors', function()
       expect(path, 'truncated at byte offset 19 while reading the data %(3 of 216000000000000 bytes present%)')
       expect(gzip(path), 'truncated at byte offset 19 while reading the data')
       write_bytes(path, header(0x0E, { 2 ^ 32 - 1, 2 ^ 32 - 1, 2 ^ 32 - 1 }))
-      expect(path, 'sizes 4294967295x4294967295x4294967295 at byte offset 4 describe more elements than can be addressed')
+      expect(path,
+         'sizes 4294967295x4294967295x4294967295 at byte offset 4 describe more elements than can be addressed')
       write_bytes(path, header(0x0E, { 2 ^ 31, 2 ^ 30 })) -- 2^61 elements of 8 bytes: 2^64 bytes
       expect(path, 'more elements than can be addressed')
    end)
@@ -331,7 +332,8 @@ describe('idx C parser errors', function()
       expect(path, 'the gzip stream is cut short at compressed byte ' .. (#gz - 4) .. ', after all 20 bytes of data')
       local crc = gz:byte(#gz - 7)
       write_bytes(path, gz:sub(1, #gz - 8) .. string.char((crc + 1) % 256) .. gz:sub(#gz - 6))
-      expect(path, 'corrupt gzip data at compressed byte offset %d+ %(decompressed byte offset 20%): incorrect data check')
+      expect(path,
+         'corrupt gzip data at compressed byte offset %d+ %(decompressed byte offset 20%): incorrect data check')
       -- a reserved deflate block type in the first byte after the gzip header (and file name)
       local start = gz:byte(4) == 8 and gz:find('\0', 11, true) + 1 or 11
       write_bytes(path, gz:sub(1, start - 1) .. '\255' .. gz:sub(start + 1))

@@ -70,7 +70,8 @@ local function smooth(h, w, c)
    for k = 0, c - 1 do
       local waves = {}
       for j = 1, 3 do
-         waves[j] = { math.random() * 0.1 + 0.01, math.random() * 0.1 + 0.01, math.random() * 6.3, 20 + 30 * math.random() }
+         waves[j] = { math.random() * 0.1 + 0.01, math.random() * 0.1 + 0.01, math.random() * 6.3,
+            20 + 30 * math.random() }
       end
       local base = 80 + 90 * math.random()
       for y = 0, h - 1 do
@@ -166,7 +167,8 @@ describe('moontorch.data.image', function()
          each('png', function(e)
             for _, d in ipairs({ 1, 4 }) do -- PNGs ignore the scale
                local worst = diff(image.decode(e.bytes, d), raw_rgb(e.path .. '.rgb', e.h, e.w), e.name)
-               assert(worst <= (e.tolerance or 0), ('%s: differs from the reference by %d levels'):format(e.name, worst))
+               assert(worst <= (e.tolerance or 0),
+                  ('%s: differs from the reference by %d levels'):format(e.name, worst))
             end
          end)
       end)
@@ -194,7 +196,8 @@ describe('moontorch.data.image', function()
             local worst = diff(image.load(path), pil, c[1])
             assert(worst <= 2, ('%s: Pillow and moontorch differ by %d levels'):format(c[1], worst))
             if c[3] == 'png' then -- lossless: Pillow sees our pixels
-               local src = c[2]:dim() == 2 and c[2]:view(c[2]:size(1), c[2]:size(2), 1):expand(c[2]:size(1), c[2]:size(2), 3)
+               local src = c[2]:dim() == 2
+                  and c[2]:view(c[2]:size(1), c[2]:size(2), 1):expand(c[2]:size(1), c[2]:size(2), 3)
                   or c[2]
                assert.are.equal(0, (diff(pil, src:contiguous(), c[1] .. ' pixels')))
             end
@@ -209,11 +212,12 @@ describe('moontorch.data.image', function()
             assert.are.equal('torch.ByteTensor', bytes:type())
             assert.are.equal(1, bytes:dim())
             local back = image.decode(bytes)
-            local want = img:dim() == 2 and img:view(img:size(1), img:size(2), 1):expand(img:size(1), img:size(2), 3) or img
+            local want = img:dim() == 2 and img:view(img:size(1), img:size(2), 1):expand(img:size(1), img:size(2), 3)
+               or img
             assert.are.equal(0, (diff(back, want:contiguous(), 'png round trip')))
             local info = image.info(bytes)
-            assert.are.same({ format = 'png', width = img:size(2), height = img:size(1), channels = img:dim() == 2 and 1 or 3 },
-               info)
+            assert.are.same({ format = 'png', width = img:size(2), height = img:size(1),
+               channels = img:dim() == 2 and 1 or 3 }, info)
          end
       end)
 
@@ -341,8 +345,8 @@ describe('moontorch.data.image', function()
          local s = image.encode(smooth(40, 50, 3), 'jpeg')
          s = ffi.string(s:data(), s:nElement())
          local dec = ffi.new('mt__decoded')
-         for _, r in ipairs({ { -1, 0, 10, 10 }, { 0, 0, 51, 10 }, { 45, 0, 10, 10 }, { 0, 35, 10, 10 }, { 0, 0, 0, 10 },
-            { 0, 0, 10, -5 }, { 2147483647, 0, 1, 1 } }) do
+         for _, r in ipairs({ { -1, 0, 10, 10 }, { 0, 0, 51, 10 }, { 45, 0, 10, 10 }, { 0, 35, 10, 10 },
+            { 0, 0, 0, 10 }, { 0, 0, 10, -5 }, { 2147483647, 0, 1, 1 } }) do
             local st, msg = region(s, r[1], r[2], r[3], r[4], 1, 1, true, dec)
             assert.are_not.equal(0, st)
             assert.is_truthy(msg:find('test', 1, true) and msg:find('region', 1, true), msg)

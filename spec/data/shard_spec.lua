@@ -3,7 +3,7 @@
 -- errors for corrupt, truncated and hostile files, and the writer's atomic publication.
 local ffi = require 'ffi'
 local bit = require 'bit'
-local torch = require 'moontorch'
+require 'moontorch'
 local util = require 'spec.util'
 local C = require('moontorch.internal').C
 
@@ -177,7 +177,8 @@ describe('shards', function()
          local got, err = read_record(sh, i - 1)
          if i == k then
             assert(got == nil, 'the corrupt record read without error')
-            for _, frag in ipairs { path, ('record %d'):format(k - 1), r.name, ('byte offset %d'):format(off), 'CRC' } do
+            local frags = { path, ('record %d'):format(k - 1), r.name, ('byte offset %d'):format(off), 'CRC' }
+            for _, frag in ipairs(frags) do
                assert(err:find(frag, 1, true), ('%q lacks %q'):format(err, frag))
             end
          else

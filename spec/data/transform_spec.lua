@@ -154,14 +154,14 @@ local function ref_resize(img, ow, oh) -- img H x W x C ByteTensor -> flat round
    local H, W, Ch = img:size(1), img:size(2), img:size(3)
    local src = values(img)
    local cx, cy = ref_coeffs(W, ow), ref_coeffs(H, oh)
-   local tmp = {}
+   local hpass = {}
    for y = 0, H - 1 do
       for x = 0, ow - 1 do
          local c = cx[x + 1]
          for ch = 0, Ch - 1 do
             local acc = 0
             for k = 1, #c.w do acc = acc + c.w[k] * src[((y * W) + c.xmin + k - 1) * Ch + ch + 1] end
-            tmp[(y * ow + x) * Ch + ch + 1] = acc
+            hpass[(y * ow + x) * Ch + ch + 1] = acc
          end
       end
    end
@@ -171,7 +171,7 @@ local function ref_resize(img, ow, oh) -- img H x W x C ByteTensor -> flat round
       for x = 0, ow - 1 do
          for ch = 0, Ch - 1 do
             local acc = 0
-            for k = 1, #c.w do acc = acc + c.w[k] * tmp[((c.xmin + k - 1) * ow + x) * Ch + ch + 1] end
+            for k = 1, #c.w do acc = acc + c.w[k] * hpass[((c.xmin + k - 1) * ow + x) * Ch + ch + 1] end
             out[(y * ow + x) * Ch + ch + 1] = math.floor(math.min(math.max(acc, 0), 255) + 0.5)
          end
       end
@@ -420,7 +420,8 @@ for name in ['mid', 'tall', 'big']:
          local b = Transform{ scale = { 0.4, 1 }, dtype = 'byte', dctScaling = false }
          local largest = 0
          for counter = 1, 6 do
-            local mean = diff_stats(values(a:apply(im.big.jpg, seed, counter)), values(b:apply(im.big.jpg, seed, counter)))
+            local mean = diff_stats(values(a:apply(im.big.jpg, seed, counter)),
+               values(b:apply(im.big.jpg, seed, counter)))
             assert(mean < 1, ('counter %d: mean difference %g levels'):format(counter, mean))
             largest = math.max(largest, mean)
          end
@@ -494,7 +495,8 @@ np.asarray(Image.open('%s/mid.png').convert('RGB')).tofile('%s/mid.raw')
             else
                assert.are.equal(x <= 0 and 0 or 255, bv[i])
             end
-            assert(math.abs(hv[i] - fv[i]) <= 1e-3 * math.abs(fv[i]) + 1e-4, ('half %g vs float %g'):format(hv[i], fv[i]))
+            assert(math.abs(hv[i] - fv[i]) <= 1e-3 * math.abs(fv[i]) + 1e-4,
+               ('half %g vs float %g'):format(hv[i], fv[i]))
          end
          for _, dtype in ipairs({ 'float', 'half', 'byte' }) do
             local nchw, nhwc = make(dtype, 'NCHW'), make(dtype, 'NHWC')
@@ -606,7 +608,8 @@ np.asarray(Image.open('%s/mid.png').convert('RGB')).tofile('%s/mid.raw')
                for c = 1, 3 do
                   for i = 1, S * S do
                      assert(math.abs(got[c][i] - want[c][i]) < 1e-4,
-                        ('counter %d channel %d pixel %d: %.6f, expected %.6f'):format(counter, c, i, got[c][i], want[c][i]))
+                        ('counter %d channel %d pixel %d: %.6f, expected %.6f'):format(counter, c, i, got[c][i],
+                           want[c][i]))
                      moved = math.max(moved, math.abs(got[c][i] - x[c][i]))
                   end
                end

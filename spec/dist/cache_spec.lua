@@ -92,7 +92,8 @@ describe('partitioned cache and loader across ranks', function()
       assert.are.equal(ds:partitionBytes(R, N, false), st.bytes)
       assert.are.equal(hi - lo + 1, st.samples)
       if N > 1 then
-         assert.is_true(st.bytes < whole, ('rank %d caches %d bytes, the whole dataset is %d'):format(R, st.bytes, whole))
+         assert.is_true(st.bytes < whole,
+            ('rank %d caches %d bytes, the whole dataset is %d'):format(R, st.bytes, whole))
       end
       local bytes, samples = 0, 0
       for r = 1, N do
@@ -103,7 +104,8 @@ describe('partitioned cache and loader across ranks', function()
       assert.are.equal(NS, samples)
    end)
 
-   it('walks only its block, in the order of the global permutation, and the ranks together see every sample once per epoch', function()
+   it('walks only its block, in the order of the global permutation, '
+      .. 'and the ranks together see every sample once per epoch', function()
       local tf = data.Transform{ train = false, size = 16, resize = 18 }
       local opts = { batchSize = BATCH, threads = 1, shuffle = true, seed = 7, rank = R, world = N, partitioned = true }
       local loader = data.Loader(ds, tf, opts)
@@ -143,7 +145,8 @@ describe('partitioned cache and loader across ranks', function()
       assert.are.equal(0, misordered, ('rank %d left the order of the global permutation'):format(R))
       for r = 1, N do
          for e = 1, EPOCHS do
-            assert.are.equal(all[1][2 + e], all[r][2 + e], ('epoch %d: rank %d has another number of batches'):format(e, r - 1))
+            assert.are.equal(all[1][2 + e], all[r][2 + e],
+               ('epoch %d: rank %d has another number of batches'):format(e, r - 1))
          end
       end
       for e = 1, EPOCHS do
@@ -156,7 +159,8 @@ describe('partitioned cache and loader across ranks', function()
    end)
 
    -- last: the recipe finalizes the communicator when it ends
-   it('runs recipes/resnet50_imagenet.lua -dist on every rank with a partitioned cache, rank 0 alone writing', function()
+   it('runs recipes/resnet50_imagenet.lua -dist on every rank with a partitioned cache, '
+      .. 'rank 0 alone writing', function()
       local R50 = require 'recipes.resnet50_imagenet'
       local save = ('%s/run'):format(root)
       local args = { '-dist', '-allreduce', 'mpi', '-data', root, '-cache', 'on', '-depth', '18', '-cropSize', '32',

@@ -13,7 +13,8 @@ local world = tonumber(os.getenv('OMPI_COMM_WORLD_SIZE') or '1')
 dist.init{ timeout = 120, model = false, groupSize = world >= 2 and 2 or 0 }
 local R, N = dist.rank(), dist.size()
 -- one fresh seed for the whole job, from rank 0
-local seed = dist.broadcastNumber(tonumber(os.getenv('MT_TEST_SEED')) or (os.time() % 100000 * 1000 + math.floor(os.clock() * 1e3) % 1000))
+local seed = dist.broadcastNumber(tonumber(os.getenv('MT_TEST_SEED'))
+   or (os.time() % 100000 * 1000 + math.floor(os.clock() * 1e3) % 1000))
 if R == 0 then io.stderr:write(('[dist spec seed %d, %d ranks]\n'):format(seed, N)) end
 
 local ALGS = { 'mpi', 'ring', 'multicolor', 'hierarchical', 'auto' }
@@ -48,7 +49,10 @@ local function reference(d, n, op, salt)
    if d.name == 'Bool' and (op == 'sum' or op == 'avg') then acc = acc:gt(0):double() end
    if op == 'avg' and d.name ~= 'Bool' then
       acc:div(N)
-      if not d.is_float then acc = acc:double() ; acc:apply(function(v) return v >= 0 and math.floor(v) or math.ceil(v) end) end
+      if not d.is_float then
+         acc = acc:double()
+         acc:apply(function(v) return v >= 0 and math.floor(v) or math.ceil(v) end)
+      end
    end
    return acc
 end
@@ -118,7 +122,9 @@ describe(('dist on %d ranks'):format(N), function()
             local out = T.new(d.id, -1, { N * n })
             dist.allgather(out, input(d, n, R, 3))
             for r = 0, N - 1 do
-               if n > 0 then same(out:narrow(1, r * n + 1, n), input(d, n, r, 3):double(), d, 'allgather ' .. d.name) end
+               if n > 0 then
+                  same(out:narrow(1, r * n + 1, n), input(d, n, r, 3):double(), d, 'allgather ' .. d.name)
+               end
             end
 
             for _, op in ipairs(OPS) do
@@ -188,10 +194,13 @@ describe(('dist on %d ranks'):format(N), function()
 
    it('rejects bad arguments with their names', function()
       assert.error_matches(function() dist.allreduce(torch.FloatTensor(3), 'prod') end, "unknown reduction op 'prod'")
-      assert.error_matches(function() dist.allreduce(torch.FloatTensor(3), 'sum', { algorithm = 'tree' }) end, "unknown algorithm 'tree'")
+      assert.error_matches(function() dist.allreduce(torch.FloatTensor(3), 'sum', { algorithm = 'tree' }) end,
+         "unknown algorithm 'tree'")
       assert.error_matches(function() dist.broadcast(torch.FloatTensor(3), N) end, 'root ' .. N .. ' is not a rank')
-      assert.error_matches(function() dist.allgather(torch.FloatTensor(N * 3 + 1), torch.FloatTensor(3)) end, 'must hold size')
-      assert.error_matches(function() dist.allgather(torch.DoubleTensor(N * 3), torch.FloatTensor(3)) end, 'out is float64 but input is float32')
+      assert.error_matches(function() dist.allgather(torch.FloatTensor(N * 3 + 1), torch.FloatTensor(3)) end,
+         'must hold size')
+      assert.error_matches(function() dist.allgather(torch.DoubleTensor(N * 3), torch.FloatTensor(3)) end,
+         'out is float64 but input is float32')
       assert.error_matches(function() dist.allreduce(torch.FloatTensor(3), 'sum', { algorithm = 'nccl' }) end, 'nccl')
    end)
 end)

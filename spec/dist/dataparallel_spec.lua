@@ -93,7 +93,8 @@ local function simulate(N, fn)
       end
       function d.allreduceAsync(t, op)
          local s = post('allreduce', t:clone())
-         return { wait = function() await(s); return reduce(s, t, op or 'sum') end, test = function() return s.n == N end }
+         return { wait = function() await(s); return reduce(s, t, op or 'sum') end,
+            test = function() return s.n == N end }
       end
       return d
    end
@@ -342,7 +343,8 @@ describe('dist.DataParallel, one process', function()
       assert.equal(0, maxdiff(run(true), run(false)))
    end)
 
-   it('Trainer accumulate = K allreduces once per step, after the last micro-batch, with the one-batch result', function()
+   it('Trainer accumulate = K allreduces once per step, after the last micro-batch, '
+      .. 'with the one-batch result', function()
       local train = require 'moontorch.train'
       local src = { nbatches = function() return 1 end, errors = function() return {} end }
       local x, y = torch.randn(12, 10):double(), torch.LongTensor(12):random(1, 5)

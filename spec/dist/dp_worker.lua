@@ -28,7 +28,8 @@ do
          opt.algorithm = arg[i + 1] or error('dp_worker: --algorithm needs a name', 0)
          i = i + 1
       else
-         error('dp_worker: unknown argument ' .. a .. ' (--steps N, --batch B, --algorithm A, --groupSize G, --fake)', 0)
+         error('dp_worker: unknown argument ' .. a
+            .. ' (--steps N, --batch B, --algorithm A, --groupSize G, --fake)', 0)
       end
       i = i + 1
    end
@@ -152,8 +153,10 @@ local function main()
          say('config %d (%s, bucketMB %g, %d bucket%s%s%s): max |dp - single process| = %.3g', i,
             c.bn and 'BN' or 'no BN', c.bucketMB, #dp.buckets, #dp.buckets == 1 and '' or 's',
             c.overlap == false and ', no overlap' or '', c.manual and ', manual loop' or '', diff)
-         if not (moved > 1e-3) then error(('config %d: training did not move the parameters'):format(i), 0) end
-         if not (diff <= tol) then
+         if not (moved > 1e-3) then -- luacheck: ignore 581 (rejects NaN)
+            error(('config %d: training did not move the parameters'):format(i), 0)
+         end
+         if not (diff <= tol) then -- luacheck: ignore 581 (rejects NaN)
             error(('config %d: %d ranks x %d differ from 1 process x %d by %g (tolerance %g)'):format(i, size, B,
                size * B, diff, tol), 0)
          end

@@ -22,7 +22,8 @@ end
 -- run the job; returns its output, exit status and seconds
 local function job(mode, timeout)
    local cmd = ('OMPI_MCA_mpi_yield_when_idle=1 OMP_NUM_THREADS=1 timeout -s KILL %d mpirun --allow-run-as-root '
-      .. '--oversubscribe -np 4 luajit spec/dist/fault_worker.lua %s %d 2>&1; echo "exit=$?"'):format(timeout * 6 + 60, mode, timeout)
+      .. '--oversubscribe -np 4 luajit spec/dist/fault_worker.lua %s %d 2>&1; echo "exit=$?"')
+      :format(timeout * 6 + 60, mode, timeout)
    local t0 = now()
    local f = io.popen(cmd)
    local out = f:read('*a')
@@ -42,7 +43,8 @@ describe('dist faults under mpirun -np 4', function()
       return
    end
    for _, mode in ipairs({ 'raise', 'kill', 'stop' }) do
-      it('ends every rank in time when rank 1 ' .. ({ raise = 'raises', kill = 'is killed', stop = 'is stopped' })[mode], function()
+      local verb = ({ raise = 'raises', kill = 'is killed', stop = 'is stopped' })[mode]
+      it('ends every rank in time when rank 1 ' .. verb, function()
          for trial = 1, 2 do
             local timeout = 5
             local out, code, secs = job(mode, timeout)

@@ -12,7 +12,8 @@ local rgc = require 'moontorch.dist.rgc'
 local world = tonumber(os.getenv('OMPI_COMM_WORLD_SIZE') or '1')
 dist.init{ timeout = 120, model = false, groupSize = world >= 2 and 2 or 0 }
 local R, N = dist.rank(), dist.size()
-local seed = dist.broadcastNumber(tonumber(os.getenv('MT_TEST_SEED')) or (os.time() % 100000 * 1000 + math.floor(os.clock() * 1e3) % 1000))
+local seed = dist.broadcastNumber(tonumber(os.getenv('MT_TEST_SEED'))
+   or (os.time() % 100000 * 1000 + math.floor(os.clock() * 1e3) % 1000))
 if R == 0 then io.stderr:write(('[dist rgc spec seed %d, %d ranks]\n'):format(seed, N)) end
 
 -- a flat gradient of several "parameters": two small (dense) and three large (compressed)
@@ -49,12 +50,13 @@ describe('compressor', function()
 
    for _, case in ipairs {
       { method = 'exact', momentum = 0 }, { method = 'threshold', momentum = 0.9 },
-      { method = 'trimmed', momentum = 0.9, nesterov = true }, { method = 'trimmed', momentum = 0.5, maskMomentum = false },
+      { method = 'trimmed', momentum = 0.9, nesterov = true },
+      { method = 'trimmed', momentum = 0.5, maskMomentum = false },
       { method = 'exact', momentum = 0.9, wire = 'half' }, { method = 'threshold', momentum = 0, wire = 'bfloat16' },
    } do
-      it(('keeps sent + residual == accumulated and sums every rank\'s pairs (%s, momentum %g%s%s, %s wire)'):format(case.method,
-         case.momentum, case.nesterov and ', nesterov' or '', case.maskMomentum == false and ', no masking' or '',
-         case.wire or 'float'), function()
+      it(('keeps sent + residual == accumulated and sums every rank\'s pairs (%s, momentum %g%s%s, %s wire)')
+         :format(case.method, case.momentum, case.nesterov and ', nesterov' or '',
+         case.maskMomentum == false and ', no masking' or '', case.wire or 'float'), function()
          local units, n = layout()
          local grad = torch.FloatTensor(n)
          local c = rgc.Compressor(units, grad, { density = 0.01, method = case.method, momentum = case.momentum,
@@ -168,7 +170,8 @@ describe('compressor', function()
 
    it('warms the density up over warmupSteps, then holds it', function()
       local units, n = layout()
-      local c = rgc.Compressor(units, torch.FloatTensor(n), { density = 0.001, warmup = { 0.25, 0.0625 }, warmupSteps = 4 }, dist)
+      local c = rgc.Compressor(units, torch.FloatTensor(n),
+         { density = 0.001, warmup = { 0.25, 0.0625 }, warmupSteps = 4 }, dist)
       local seen = {}
       for i = 1, 6 do
          seen[i] = c:density()
@@ -212,7 +215,8 @@ describe('compressor', function()
       local units, n = layout()
       local g = torch.FloatTensor(n)
       assert.error_matches(function() rgc.Compressor(units, g, { density = 0 }, dist) end, 'density must be')
-      assert.error_matches(function() rgc.Compressor(units, g, { method = 'sort' }, dist) end, "method must be exact, threshold or trimmed, got 'sort'")
+      assert.error_matches(function() rgc.Compressor(units, g, { method = 'sort' }, dist) end,
+         "method must be exact, threshold or trimmed, got 'sort'")
       assert.error_matches(function() rgc.Compressor(units, g, { wire = 'int8' }, dist) end, 'wire must be')
       assert.error_matches(function() rgc.Compressor(units, g, { dense = true }, dist) end, "unknown option 'dense'")
       assert.error_matches(function() rgc.Compressor(units, torch.DoubleTensor(n), {}, dist) end, 'float32')
@@ -254,17 +258,21 @@ describe('DataParallel compress = rgc', function()
    end
 
    it('at density 1 equals dense DataParallel with momentum SGD (weight decay, Nesterov)', function()
-      local dense = train({}, { learningRate = 0.1, momentum = 0.9, weightDecay = 1e-3, nesterov = true, dampening = 0 }, 5)
+      local dense = train({},
+         { learningRate = 0.1, momentum = 0.9, weightDecay = 1e-3, nesterov = true, dampening = 0 }, 5)
       local plain = { learningRate = 0.1, momentum = 0, weightDecay = 0 }
-      local r1 = train({ compress = 'rgc', density = 1, momentum = 0.9, weightDecay = 1e-3, nesterov = true, minSize = 1000 }, plain, 5)
-      local r2 = train({ compress = 'rgc', density = 1, momentum = 0.9, weightDecay = 1e-3, nesterov = true, minSize = 1000,
-         denseFallback = false, maskMomentum = false }, plain, 5)
+      local r1 = train({ compress = 'rgc', density = 1, momentum = 0.9, weightDecay = 1e-3, nesterov = true,
+         minSize = 1000 }, plain, 5)
+      local r2 = train({ compress = 'rgc', density = 1, momentum = 0.9, weightDecay = 1e-3, nesterov = true,
+         minSize = 1000, denseFallback = false, maskMomentum = false }, plain, 5)
       assert(maxdiff(r1, dense) <= 2e-5, 'dense fallback differs from dense DataParallel by ' .. maxdiff(r1, dense))
-      assert(maxdiff(r2, dense) <= 2e-5, 'the sparse path at density 1 differs from dense DataParallel by ' .. maxdiff(r2, dense))
+      assert(maxdiff(r2, dense) <= 2e-5,
+         'the sparse path at density 1 differs from dense DataParallel by ' .. maxdiff(r2, dense))
    end)
 
    it('trains at density 0.01 with every rank holding the same parameters, and reports counters', function()
-      local p, dp = train({ compress = 'rgc', density = 0.01, momentum = 0.9, minSize = 1000 }, { learningRate = 0.05 }, 4)
+      local p, dp = train({ compress = 'rgc', density = 0.01, momentum = 0.9, minSize = 1000 },
+         { learningRate = 0.05 }, 4)
       local all = dist.allgather(torch.FloatTensor(N * p:nElement()), p)
       for r = 0, N - 1 do assert.equal(0, maxdiff(all:narrow(1, r * p:nElement() + 1, p:nElement()), p)) end
       assert.is_table(dp.stats)
@@ -273,8 +281,8 @@ describe('DataParallel compress = rgc', function()
    end)
 
    it('resumes exactly from its local state (residuals, velocities, step count) through a file', function()
-      local opts = { compress = 'rgc', density = 0.01, momentum = 0.9, nesterov = true, weightDecay = 1e-3, minSize = 1000,
-         warmup = { 0.1, 0.03 }, warmupSteps = 4 }
+      local opts = { compress = 'rgc', density = 0.01, momentum = 0.9, nesterov = true, weightDecay = 1e-3,
+         minSize = 1000, warmup = { 0.1, 0.03 }, warmupSteps = 4 }
       local config = { learningRate = 0.05 }
       local whole = train(opts, config, 7)
       local p3, dp3 = train(opts, config, 3)
@@ -324,9 +332,12 @@ describe('DataParallel compress = rgc', function()
    end)
 
    it('rejects compression options without compress = rgc, and unknown ones', function()
-      assert.error_matches(function() dist.DataParallel(model(), { density = 0.1 }) end, "option 'density' needs compress = 'rgc'")
-      assert.error_matches(function() dist.DataParallel(model(), { compress = 'zip' }) end, "compress must be 'none' or 'rgc'")
-      assert.error_matches(function() dist.DataParallel(model(), { compress = 'rgc', densty = 0.1 }) end, "unknown option 'densty'")
+      assert.error_matches(function() dist.DataParallel(model(), { density = 0.1 }) end,
+         "option 'density' needs compress = 'rgc'")
+      assert.error_matches(function() dist.DataParallel(model(), { compress = 'zip' }) end,
+         "compress must be 'none' or 'rgc'")
+      assert.error_matches(function() dist.DataParallel(model(), { compress = 'rgc', densty = 0.1 }) end,
+         "unknown option 'densty'")
    end)
 end)
 end)

@@ -102,7 +102,8 @@ describe('dist.topk', function()
                local p = ptr(v)
                for i = 1, n do
                   if not sel[i] then
-                     assert(math.abs(p[i - 1]) < lo, ('unselected %d has |v| %.9g >= threshold %.9g'):format(i, math.abs(p[i - 1]), lo))
+                     assert(math.abs(p[i - 1]) < lo,
+                        ('unselected %d has |v| %.9g >= threshold %.9g'):format(i, math.abs(p[i - 1]), lo))
                   end
                end
                assert_invariant(v, idx, val)
@@ -174,7 +175,8 @@ describe('dist.topk', function()
    it('selects NaN and inf (the largest magnitudes), never hides them', function()
       for _, n in ipairs({ 17, 100000 }) do
          local v = randv(n)
-         local inan, iinf = math.random(1, n), nil
+         local inan = math.random(1, n)
+         local iinf
          repeat iinf = math.random(1, n) until iinf ~= inan
          ptr(v)[inan - 1] = 0 / 0
          ptr(v)[iinf - 1] = -math.huge

@@ -86,7 +86,8 @@ describe('checkpoint: round trip', function()
    end)
 
    it('writes no scratch: the file is the header plus exactly the tensor bytes', function()
-      local ts = { a = util.rand_tensor({ 100, 30 }, 'torch.FloatTensor'), b = util.rand_tensor({ 17 }, 'torch.DoubleTensor') }
+      local ts = { a = util.rand_tensor({ 100, 30 }, 'torch.FloatTensor'),
+         b = util.rand_tensor({ 17 }, 'torch.DoubleTensor') }
       local path = tmp('size.safetensors')
       checkpoint.save(path, ts)
       local s = read_all(path)
@@ -99,7 +100,8 @@ describe('checkpoint: round trip', function()
    it('round-trips metadata: strings as they are, numbers and tables as JSON', function()
       local meta = {
          epoch = math.random(1, 1000), name = 'résumé "quoted"\n\ttab', lr = math.random(),
-         flags = { true, false }, optim = { learningRate = math.random(), momentum = 0.9, nested = { k = { 1, 2.5, -3 } } },
+         flags = { true, false },
+         optim = { learningRate = math.random(), momentum = 0.9, nested = { k = { 1, 2.5, -3 } } },
          text = '{"not": "decoded"}',
       }
       local path = tmp('meta.safetensors')
@@ -139,26 +141,30 @@ describe('checkpoint: corrupt files give named errors', function()
       util.assert_error(function() checkpoint.load(p) end, 'tiny.safetensors', 'file is 3 bytes')
       util.assert_error(function() checkpoint.load(craft('hl.safetensors', good_header, data16, 5000)) end,
          'hl.safetensors', 'header length 5000 at byte 0 exceeds the ' .. (#good_header + 16) .. ' bytes')
-      util.assert_error(function() checkpoint.load(craft('huge.safetensors', good_header, data16, 2 ^ 62)) end, 'exceeds')
+      util.assert_error(function() checkpoint.load(craft('huge.safetensors', good_header, data16, 2 ^ 62)) end,
+         'exceeds')
    end)
 
    it('rejects bad JSON and a non-object header', function()
       util.assert_error(function() checkpoint.load(craft('json.safetensors', '{"w":{"dtype":"F32",', data16)) end,
          'json.safetensors', 'not valid JSON')
-      util.assert_error(function() checkpoint.load(craft('arr.safetensors', '[1, 2]  ', '')) end, "does not start with '{'")
+      util.assert_error(function() checkpoint.load(craft('arr.safetensors', '[1, 2]  ', '')) end,
+         "does not start with '{'")
       util.assert_error(function() checkpoint.load(craft('trail.safetensors', '{} x', '')) end, 'unexpected data after')
    end)
 
    it('rejects offsets out of range, overlaps and dtype/shape mismatches', function()
       util.assert_error(function()
-         checkpoint.load(craft('oob.safetensors', '{"w":{"dtype":"F32","shape":[1024],"data_offsets":[0,4096]}}', data16))
+         checkpoint.load(craft('oob.safetensors', '{"w":{"dtype":"F32","shape":[1024],"data_offsets":[0,4096]}}',
+            data16))
       end, 'oob.safetensors', "tensor 'w' data_offsets [0, 4096] exceed the 16 bytes after the header")
       util.assert_error(function()
          checkpoint.load(craft('mism.safetensors', '{"w":{"dtype":"F64","shape":[2,2],"data_offsets":[0,16]}}', data16))
       end, "tensor 'w' data_offsets [0, 16] hold 16 bytes but F64 2x2 needs 32")
       util.assert_error(function()
          checkpoint.load(craft('ovl.safetensors',
-            '{"a":{"dtype":"F32","shape":[3],"data_offsets":[0,12]},"b":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}}', data16))
+            '{"a":{"dtype":"F32","shape":[3],"data_offsets":[0,12]},'
+               .. '"b":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}}', data16))
       end, 'overlap', "'a'", "'b'")
       util.assert_error(function()
          checkpoint.load(craft('rev.safetensors', '{"w":{"dtype":"F32","shape":[0],"data_offsets":[8,0]}}', data16))
@@ -174,13 +180,15 @@ describe('checkpoint: corrupt files give named errors', function()
       end, "unsupported dtype 'U16'")
       util.assert_error(function()
          checkpoint.load(craft('dup.safetensors',
-            '{"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"w":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}}', data16))
+            '{"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},'
+               .. '"w":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}}', data16))
       end, "'w' appears twice")
       util.assert_error(function()
          checkpoint.load(craft('meta.safetensors', '{"__metadata__":{"a":1}}', ''))
       end, "__metadata__ value of 'a' is not a string")
       util.assert_error(function()
-         checkpoint.load(craft('big.safetensors', '{"w":{"dtype":"F64","shape":[4294967296,4294967296],"data_offsets":[0,16]}}', data16))
+         checkpoint.load(craft('big.safetensors',
+            '{"w":{"dtype":"F64","shape":[4294967296,4294967296],"data_offsets":[0,16]}}', data16))
       end, 'too large')
    end)
 

@@ -156,16 +156,18 @@ describe('files', function()
          -- and back: the same file read with the same encoding
          local r = torch.DiskFile(path, 'r'):binary()
          if order == 'big' then r:bigEndianEncoding() end
-         for i, d in ipairs(kinds) do exact(r['read' .. d.name](r, #data[i]), data[i], order .. ' read back ' .. d.name) end
+         for i, d in ipairs(kinds) do
+            exact(r['read' .. d.name](r, #data[i]), data[i], order .. ' read back ' .. d.name)
+         end
          r:close()
       end
       -- numpy writes big-endian doubles, DiskFile reads them
       local vals = rand_values(T.dtype_by_name.Double, 11)
       local path = dir .. '/np.be'
-      local lits = {}
-      for i, v in ipairs(vals) do lits[i] = ('%.17g'):format(v) end
+      local words = {}
+      for i, v in ipairs(vals) do words[i] = ('%.17g'):format(v) end
       py("import sys, numpy as np\nnp.array([float(x) for x in sys.argv[2:]], dtype='>f8').tofile(sys.argv[1])\n",
-         path, table.concat(lits, "' '"))
+         path, table.concat(words, "' '"))
       exact(torch.DiskFile(path):binary():bigEndianEncoding():readDouble(11), vals, 'numpy big-endian doubles')
       -- longs as 4 bytes (files from 32-bit longs)
       local ints = rand_values(T.dtype_by_name.Int, 7)
@@ -252,12 +254,14 @@ sys.stdout.write(' '.join('%.17g' % x for x in a) + '\n' + ' '.join('%.9g' % x f
       local f = torch.DiskFile(path, 'w'):binary()
       f:writeInt(torch.IntStorage(rand_values(T.dtype_by_name.Int, 3)))
       util.assert_error(function() f:readInt() end, 'readInt', 'not open for reading', path)
-      util.assert_error(function() f:writeInt(torch.FloatStorage(2)) end, 'writeInt', 'torch.IntStorage', 'torch.FloatStorage')
+      util.assert_error(function() f:writeInt(torch.FloatStorage(2)) end, 'writeInt', 'torch.IntStorage',
+         'torch.FloatStorage')
       f:close()
       util.assert_error(function() f:writeInt(1) end, 'closed')
       f = torch.DiskFile(path, 'r'):binary()
       util.assert_error(function() f:writeInt(1) end, 'not open for writing')
-      util.assert_error(function() f:readInt(torch.DoubleStorage(3)) end, 'readInt', 'torch.IntStorage', 'torch.DoubleStorage')
+      util.assert_error(function() f:readInt(torch.DoubleStorage(3)) end, 'readInt', 'torch.IntStorage',
+         'torch.DoubleStorage')
       util.assert_error(function() f:readInt(5) end, 'readInt', 'read 3 of 5', path, 'at byte 13')
       -- quiet: a short storage and the error flag
       f:seek(1)

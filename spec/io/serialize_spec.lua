@@ -211,7 +211,8 @@ local function torchfile_dir()
    local probe = ('PYTHONPATH=%q %s -c "import torchfile, numpy" >/dev/null 2>&1'):format(dir, PY)
    if os.execute(probe) == 0 then return dir end
    for _, pip in ipairs { PY .. ' -m pip', 'pip3' } do
-      os.execute(('%s install --quiet --disable-pip-version-check --target %q torchfile >/dev/null 2>&1'):format(pip, dir))
+      os.execute(('%s install --quiet --disable-pip-version-check --target %q torchfile >/dev/null 2>&1')
+         :format(pip, dir))
       if os.execute(probe) == 0 then return dir end
    end
    return nil

@@ -3,7 +3,7 @@
 -- cudnn classes) and clear errors for damaged or unsafe files (csrc/io/t7.c). A ResNet-50 round
 -- trip is in io/t7_models_spec.lua.
 local torch = require 'moontorch'
-local nn = require 'moontorch.nn'
+require 'moontorch.nn'
 local util = require 'spec.util'
 local T = require 'moontorch.internal'
 local ffi = require 'ffi'
@@ -61,8 +61,10 @@ describe('reading Torch7 files assembled from the format', function()
       for i = 1, 9 do fl[i] = math.floor((math.random() - 0.5) * 2 ^ 20) / 64 end -- exact in float
       local dl = util.rand_flat(6, -1e3, 1e3)
       local bytes = table_(1, {
-         { string_('x'), tensor(2, 'torch.FloatTensor', { 2, 3 }, { 1, 2 }, 3, storage(3, 'torch.FloatStorage', fl, float)) },
-         { string_('d1'), tensor(4, 'torch.DoubleTensor', { 2, 2 }, { 2, 1 }, 1, storage(5, 'torch.DoubleStorage', dl, double)) },
+         { string_('x'), tensor(2, 'torch.FloatTensor', { 2, 3 }, { 1, 2 }, 3,
+            storage(3, 'torch.FloatStorage', fl, float)) },
+         { string_('d1'), tensor(4, 'torch.DoubleTensor', { 2, 2 }, { 2, 1 }, 1,
+            storage(5, 'torch.DoubleStorage', dl, double)) },
          -- a second tensor on storage 5: only its reference index is written
          { string_('d2'), tensor(6, 'torch.DoubleTensor', { 2, 2 }, { 1, 2 }, 3, int(4) .. int(5)) },
          { number(1), string_('one\0\n') }, { number(-2.5), boolean(true) },
@@ -142,7 +144,8 @@ end)
 
 describe('damaged and unsafe files', function()
    local good = table_(1, {
-      { string_('t'), tensor(2, 'torch.FloatTensor', { 2, 2 }, { 2, 1 }, 1, storage(3, 'torch.FloatStorage', { 1, 2, 3, 4 }, float)) },
+      { string_('t'), tensor(2, 'torch.FloatTensor', { 2, 2 }, { 2, 1 }, 1,
+         storage(3, 'torch.FloatStorage', { 1, 2, 3, 4 }, float)) },
       { number(5), table_(4, { { boolean(true), string_('yes') } }) },
    })
 
@@ -167,7 +170,8 @@ describe('damaged and unsafe files', function()
    end)
 
    it('refuses lengths and counts beyond the bytes left', function()
-      util.assert_error(function() torch.deserialize(int(2) .. int(2 ^ 31 - 1) .. 'abc') end, 'byte 8', 'needs 2147483647 bytes, 3 are left')
+      util.assert_error(function() torch.deserialize(int(2) .. int(2 ^ 31 - 1) .. 'abc') end, 'byte 8',
+         'needs 2147483647 bytes, 3 are left')
       util.assert_error(function() torch.deserialize(int(2) .. int(-3) .. 'abc') end, 'negative length')
       util.assert_error(function() torch.deserialize(int(3) .. int(1) .. int(2 ^ 30)) end, 'table of 1073741824 pairs')
       util.assert_error(function() torch.deserialize(torch_(1, 'torch.DoubleStorage', long(2 ^ 60))) end,
@@ -181,8 +185,9 @@ describe('damaged and unsafe files', function()
       util.assert_error(function() torch.deserialize(table_(1, { { number(1), int(4) .. int(1) } })) end,
          'another type')
       util.assert_error(function() torch.deserialize(int(9)) end, 'unknown type tag 9')
-      util.assert_error(function() torch.deserialize(table_(1, { { number(1), torch_(2, 'foo.Bar', table_(3, {})) } })) end,
-         'byte 24', 'class foo.Bar is not loaded')
+      util.assert_error(function()
+         torch.deserialize(table_(1, { { number(1), torch_(2, 'foo.Bar', table_(3, {})) } }))
+      end, 'byte 24', 'class foo.Bar is not loaded')
       util.assert_error(function() torch.deserialize(torch_(1, 'nn.NoSuchLayer', table_(2, {}))) end, 'nn.NoSuchLayer')
       util.assert_error(function() torch.deserialize(torch_(1, 'torch.ComplexTensor', '')) end, 'no such dtype')
       util.assert_error(function() torch.deserialize(torch_(1, 'torch.File', number(1))) end, 'no field table')
@@ -198,12 +203,14 @@ describe('damaged and unsafe files', function()
          for i = 1, n do v[i] = i end
          return storage(2, 'torch.FloatStorage', v, float)
       end
-      util.assert_error(function() torch.deserialize(tensor(1, 'torch.FloatTensor', { 2, 3 }, { 3, 1 }, 2, fstore(6))) end,
-         'reaches element 7 of a storage of 6')
+      util.assert_error(function()
+         torch.deserialize(tensor(1, 'torch.FloatTensor', { 2, 3 }, { 3, 1 }, 2, fstore(6)))
+      end, 'reaches element 7 of a storage of 6')
       util.assert_error(function() torch.deserialize(tensor(1, 'torch.FloatTensor', { 2 }, { -1 }, 2, fstore(6))) end,
          'out of range')
-      util.assert_error(function() torch.deserialize(tensor(1, 'torch.FloatTensor', { 2 ^ 40, 2 ^ 40 }, { 2 ^ 40, 2 ^ 40 }, 1,
-         fstore(6))) end, 'overflows')
+      util.assert_error(function()
+         torch.deserialize(tensor(1, 'torch.FloatTensor', { 2 ^ 40, 2 ^ 40 }, { 2 ^ 40, 2 ^ 40 }, 1, fstore(6)))
+      end, 'overflows')
       util.assert_error(function() torch.deserialize(tensor(1, 'torch.FloatTensor', { 1, 1, 1, 1, 1, 1, 1, 1, 1 },
          { 1, 1, 1, 1, 1, 1, 1, 1, 1 }, 1, fstore(1))) end, '9 dimensions')
       util.assert_error(function() torch.deserialize(tensor(1, 'torch.DoubleTensor', { 2 }, { 1 }, 1, fstore(6))) end,

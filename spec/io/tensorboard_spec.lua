@@ -116,7 +116,8 @@ describe('tensorboard.Writer', function()
       assert.are.equal(26, #recs)
       assert.are.equal('version', recs[1].kind)
       assert.are.equal('brain.Event:2', recs[1].version)
-      assert.truthy(recs[1].wall >= t0 - 1 and recs[1].wall <= t1 + 1, ('file_version wall time %.3f outside os.time() %d..%d'):format(recs[1].wall, t0, t1))
+      assert.truthy(recs[1].wall >= t0 - 1 and recs[1].wall <= t1 + 1,
+         ('file_version wall time %.3f outside os.time() %d..%d'):format(recs[1].wall, t0, t1))
       for i, e in ipairs(expect) do
          local r = recs[i + 1]
          assert.are.equal('scalar', r.kind)

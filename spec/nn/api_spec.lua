@@ -4,7 +4,7 @@
 -- for exists in moontorch.optim. What each one computes is checked by the nn_*_spec and
 -- optim_*_spec files (float64 references, nn.Jacobian). Names left out on purpose are listed
 -- with the reason (and in the README).
-local torch = require 'moontorch'
+require 'moontorch'
 local nn = require 'moontorch.nn'
 local optim = require 'moontorch.optim'
 
@@ -74,7 +74,8 @@ describe('Torch7 nn and optim coverage', function()
          for _, name in ipairs(names) do
             if not LEFT_OUT[name] and not callable(nn[name]) then missing[#missing + 1] = name end
          end
-         assert(#missing == 0, group .. ': ' .. #missing .. ' documented modules missing: ' .. table.concat(missing, ' '))
+         assert(#missing == 0,
+            group .. ': ' .. #missing .. ' documented modules missing: ' .. table.concat(missing, ' '))
       end)
    end
    it('has the optim algorithms', function()

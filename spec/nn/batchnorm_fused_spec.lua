@@ -11,7 +11,9 @@ local C = T.C
 local EXACT = { atol = 0, rtol = 0 }
 local FTYPES = { 'torch.DoubleTensor', 'torch.FloatTensor', 'torch.HalfTensor', 'torch.BFloat16Tensor' }
 
-local function rnd(shape, ty, lo, hi) return (util.rand_tensor(shape, ty or 'torch.DoubleTensor', lo or -2, hi or 2)) end
+local function rnd(shape, ty, lo, hi)
+   return (util.rand_tensor(shape, ty or 'torch.DoubleTensor', lo or -2, hi or 2))
+end
 
 -- a BN module (class cls) of type ty with random parameters and statistics
 local function randomBN(cls, n, ty, affine, momentum)
@@ -117,7 +119,8 @@ describe('batch norm with float32 statistics for half inputs', function()
       local x = torch.randn(4, 3):half()
       local y, sm, sv = torch.HalfTensor(), torch.FloatTensor(), torch.FloatTensor()
       local rm, rv = torch.zeros(3):double(), torch.ones(3):double()
-      local ok, err = pcall(T.check, C.mt_nn_batchnorm_forward(y.h, x.h, nil, nil, rm.h, rv.h, sm.h, sv.h, 1, 0.1, 1e-5))
+      local ok, err = pcall(T.check,
+         C.mt_nn_batchnorm_forward(y.h, x.h, nil, nil, rm.h, rv.h, sm.h, sv.h, 1, 0.1, 1e-5))
       assert.is_false(ok)
       assert.truthy(tostring(err):find('running_mean has dtype float64', 1, true))
       assert.truthy(tostring(err):find('float32', 1, true))
@@ -126,7 +129,8 @@ describe('batch norm with float32 statistics for half inputs', function()
          1, 0.1, 1e-5))
       assert.is_false(ok)
       assert.truthy(tostring(err):find('running_var has dtype float16', 1, true))
-      util.assert_error(function() nn.BatchNormalization(3):double():forward(torch.randn(4, 3)) end, 'convert with :type()')
+      util.assert_error(function() nn.BatchNormalization(3):double():forward(torch.randn(4, 3)) end,
+         'convert with :type()')
    end)
 end)
 
@@ -259,11 +263,28 @@ describe('nn.utils.fuseBatchNorm', function()
          a:updateParameters(0.1); b:updateParameters(0.1)
          for i = 1, #pa do same(pb[i], pa[i], ('parameter %d step %d'):format(i, step)) end
       end
-      local ma, mb = a:listModules(), b:listModules()
-      local ra, rb = {}, {}
-      for _, m in ipairs(ma) do if m.running_mean then ra[#ra + 1] = m.running_mean end end
-      for _, m in ipairs(mb) do if m.running_mean then rb[m.running_mean] = true end end
-      assert.are.equal(9, #ra)
+      -- the fused modules carry the batch norms' running statistics, updated alike by training;
+      -- a module of b is paired with a's by its weight's place in the parameter list
+      local place, owner = {}, {}
+      for i, p in ipairs(pb) do place[p] = i end
+      local ra, rb = 0, 0
+      for _, m in ipairs(a:listModules()) do
+         if m.running_mean then
+            ra = ra + 1
+            for i, p in ipairs(pa) do if p == m.weight then owner[i] = m end end
+         end
+      end
+      for _, m in ipairs(b:listModules()) do
+         if m.running_mean then
+            rb = rb + 1
+            local twin = owner[place[m.weight]]
+            assert.truthy(twin, 'a batch norm of the fused model without its twin')
+            same(m.running_mean, twin.running_mean, 'running_mean of parameter ' .. place[m.weight])
+            same(m.running_var, twin.running_var, 'running_var of parameter ' .. place[m.weight])
+         end
+      end
+      assert.are.equal(9, ra)
+      assert.are.equal(ra, rb)
       a:evaluate(); b:evaluate()
       local x = rnd({ 3, 3, 32, 32 }, 'torch.FloatTensor')
       same(b:forward(x), a:forward(x), 'evaluate output')
@@ -330,7 +351,8 @@ describe('batch norm on CUDA', function()
                local shape = { 4, 6, 5, 3 }
                local m = randomBN(cls, 6, ty, true)
                local g = copyBN(randomBN(cls, 6, ty, true), m)
-               local cudaType = ({ ['torch.FloatTensor'] = 'torch.CudaTensor', ['torch.HalfTensor'] = 'torch.CudaHalfTensor',
+               local cudaType = ({ ['torch.FloatTensor'] = 'torch.CudaTensor',
+                  ['torch.HalfTensor'] = 'torch.CudaHalfTensor',
                   ['torch.BFloat16Tensor'] = 'torch.CudaBFloat16Tensor' })[ty]
                g:type(cudaType)
                assert.are.equal('torch.CudaTensor', g.running_mean:type())
@@ -348,8 +370,10 @@ describe('batch norm on CUDA', function()
                else
                   util.assert_close(gg:double(), gc:double(), tol, 'gx ' .. what)
                end
-               util.assert_close(g.gradWeight:double(), m.gradWeight:double(), { atol = 1e-2, rtol = 1e-2 }, 'gw ' .. what)
-               util.assert_close(g.running_var:double(), m.running_var:double(), { atol = 1e-6, rtol = 1e-6 }, 'rv ' .. what)
+               util.assert_close(g.gradWeight:double(), m.gradWeight:double(), { atol = 1e-2, rtol = 1e-2 },
+                  'gw ' .. what)
+               util.assert_close(g.running_var:double(), m.running_var:double(), { atol = 1e-6, rtol = 1e-6 },
+                  'rv ' .. what)
             end
          end
       end

@@ -233,11 +233,15 @@ C.DistanceRatioCriterion = function() return nn.DistanceRatioCriterion(), { U(0,
 C.SpatialAutoCropMSECriterion = function() return nn.SpatialAutoCropMSECriterion(), R(2, 3, 3, 3), R(2, 3, 5, 6) end
 
 -- volumetric group (issue 14)
-C.VolumetricConvolution = function() return nn.VolumetricConvolution(2, 3, 2, 3, 2, 1, 2, 1, 1, 1, 0), R(2, 2, 4, 5, 5) end
+C.VolumetricConvolution = function()
+   return nn.VolumetricConvolution(2, 3, 2, 3, 2, 1, 2, 1, 1, 1, 0), R(2, 2, 4, 5, 5)
+end
 C.VolumetricDilatedConvolution = function()
    return nn.VolumetricDilatedConvolution(2, 3, 2, 2, 2, 1, 1, 1, 0, 1, 1, 2, 2, 1), R(2, 2, 5, 5, 5)
 end
-C.VolumetricFullConvolution = function() return nn.VolumetricFullConvolution(2, 3, 2, 3, 2, 1, 2, 1), R(2, 2, 3, 3, 4) end
+C.VolumetricFullConvolution = function()
+   return nn.VolumetricFullConvolution(2, 3, 2, 3, 2, 1, 2, 1), R(2, 2, 3, 3, 4)
+end
 C.VolumetricMaxPooling = function() return nn.VolumetricMaxPooling(2, 2, 2, 2, 2, 2), R(2, 3, 4, 5, 5) end
 C.VolumetricDilatedMaxPooling = function()
    return nn.VolumetricDilatedMaxPooling(2, 2, 2, 1, 1, 1, 0, 0, 0, 2, 2, 2), R(2, 3, 5, 5, 5)
@@ -248,14 +252,18 @@ C.VolumetricMaxUnpooling = function()
    p:forward(R(2, 3, 4, 4, 4))
    return nn.VolumetricMaxUnpooling(p), R(2, 3, 2, 2, 2)
 end
-C.VolumetricReplicationPadding = function() return nn.VolumetricReplicationPadding(1, 2, 0, 1, 2, 1), R(2, 3, 3, 4, 3) end
+C.VolumetricReplicationPadding = function()
+   return nn.VolumetricReplicationPadding(1, 2, 0, 1, 2, 1), R(2, 3, 3, 4, 3)
+end
 C.VolumetricFractionalMaxPooling = function()
    return nn.VolumetricFractionalMaxPooling(2, 2, 2, 3, 3, 3), R(2, 2, 5, 5, 5), nil,
       { setup = function(m, x) m:fixPoolingRegions(); m:forward(x) end, redraws = true }
 end
 
 -- convolution and sub-sampling, group misc2 (issue 14)
-C.SpatialDepthWiseConvolution = function() return nn.SpatialDepthWiseConvolution(3, 2, 3, 2, 1, 1, 1, 0), R(2, 3, 5, 6) end
+C.SpatialDepthWiseConvolution = function()
+   return nn.SpatialDepthWiseConvolution(3, 2, 3, 2, 1, 1, 1, 0), R(2, 3, 5, 6)
+end
 C.SpatialDilatedMaxPooling = function() return nn.SpatialDilatedMaxPooling(2, 2, 1, 1, 0, 0, 2, 2), R(2, 3, 6, 7) end
 C.SpatialSubSampling = function() return nn.SpatialSubSampling(3, 2, 2, 2, 2), R(2, 3, 5, 6) end
 C.TemporalSubSampling = function() return nn.TemporalSubSampling(4, 3, 2), R(7, 4) end

@@ -63,8 +63,8 @@ describe('nn convolution group', function()
          'stride=2).transpose(1,2)'):format(py(xt), py(tc.weight), py(tc.bias)))
       local tco = nn.TemporalConvolution(5, 3, 4, 3)
       local xto = rand(3, 15, 5) -- 3 divides 15: the flat layout (one GEMM per tap for the batch)
-      case('temporal_conv_odd', tco:forward(xto), ('F.conv1d(%s.transpose(1,2), %s.reshape(3,4,5).permute(0,2,1), %s, ' ..
-         'stride=3).transpose(1,2)'):format(py(xto), py(tco.weight), py(tco.bias)))
+      case('temporal_conv_odd', tco:forward(xto), ('F.conv1d(%s.transpose(1,2), %s.reshape(3,4,5)' ..
+         '.permute(0,2,1), %s, stride=3).transpose(1,2)'):format(py(xto), py(tco.weight), py(tco.bias)))
       case('temporal_conv_single', tc:forward(xt[2]), ('F.conv1d(%s[1].t().unsqueeze(0), %s.reshape(4,3,3)' ..
          '.permute(0,2,1), %s, stride=2)[0].t()'):format(py(xt), py(tc.weight), py(tc.bias)))
       case('temporal_max', nn.TemporalMaxPooling(3, 2):forward(xt),
@@ -95,8 +95,8 @@ describe('nn convolution group', function()
       local xm = rand(2, 3, 5, 7)
       local pool = nn.SpatialMaxPooling(2, 2)
       local unpool = nn.SpatialMaxUnpooling(pool)
-      case('unpool', unpool:forward(pool:forward(xm)), ('(lambda o: F.max_unpool2d(o[0], o[1], 2, output_size=(5,7)))' ..
-         '(F.max_pool2d(%s, 2, return_indices=True))'):format(py(xm)))
+      case('unpool', unpool:forward(pool:forward(xm)), ('(lambda o: F.max_unpool2d(o[0], o[1], 2, ' ..
+         'output_size=(5,7)))(F.max_pool2d(%s, 2, return_indices=True))'):format(py(xm)))
       -- locally connected: F.unfold's patches (C*kH*kW x positions) times each position's weights
       local lc = nn.SpatialConvolutionLocal(2, 3, 5, 4, 3, 2, 2, 1, 1, 0)
       local xc = rand(2, 2, 4, 5)
@@ -112,8 +112,8 @@ describe('nn convolution group', function()
       local k1 = (util.rand_tensor({ 3 }, 'torch.DoubleTensor', 0.1, 1))
       local xs3 = rand(2, 4, 5)
       case('subnorm1d', nn.SpatialSubtractiveNormalization(2, k1):forward(xs3), ('(lambda x, k: x - F.conv2d(x, ' ..
-         'k.expand(1,2,3,3), padding=1) / F.conv2d(torch.ones_like(x), k.expand(1,2,3,3), padding=1))(%s.unsqueeze(0), ' ..
-         'torch.outer(%s, %s))[0]'):format(py(xs3), py(k1), py(k1)))
+         'k.expand(1,2,3,3), padding=1) / F.conv2d(torch.ones_like(x), k.expand(1,2,3,3), padding=1))' ..
+         '(%s.unsqueeze(0), torch.outer(%s, %s))[0]'):format(py(xs3), py(k1), py(k1)))
       -- fractional max pooling with the same random samples (PyTorch's _random_samples)
       local fm = nn.SpatialFractionalMaxPooling(2, 3, 4, 3)
       local xf = rand(2, 3, 7, 9)
@@ -242,7 +242,8 @@ describe('nn convolution group', function()
             return y, gi
          end
          for _, c in ipairs { { 'Zero', 1, 2, 3, 4 }, { 'Zero', -2, 3, 1, -3 }, { 'Reflection', 1, 2, 3, 4 },
-                              { 'Reflection', 6, 0, 2, 8 }, { 'Replication', 1, 2, 3, 4 }, { 'Replication', 9, 0, 0, 5 } } do
+                              { 'Reflection', 6, 0, 2, 8 }, { 'Replication', 1, 2, 3, 4 },
+                              { 'Replication', 9, 0, 0, 5 } } do
             local mode, l, r, t, b = unpack(c)
             local x = torch.randn(2, 3, 7, 9):transpose(3, 4)   -- 2x3x9x7, non-contiguous
             local go = torch.randn(2, 3, 9 + t + b, 7 + l + r)
@@ -260,8 +261,8 @@ describe('nn convolution group', function()
             jac(nn['Spatial' .. mode .. 'Padding'](l, r, t, b), rand(1, 2, 9, 7), mode .. ' pad jacobian')
          end
          local ok, err = pcall(function() nn.SpatialReflectionPadding(0, 0, 3, 0):forward(rand(1, 3, 4)) end)
-         assert(not ok and err:find('nn.SpatialReflectionPadding: height pads 3,0 must be smaller than the input size 3',
-            1, true), err)
+         assert(not ok and err:find(
+            'nn.SpatialReflectionPadding: height pads 3,0 must be smaller than the input size 3', 1, true), err)
       end)
    end)
 
@@ -305,7 +306,8 @@ describe('nn convolution group', function()
          assert.are.equal(1, g[1][2][4][1], 'its gradient goes to the NaN')
          local s, e = torch.LongTensor { { 0, 3 } }, torch.LongTensor { { 3, 7 } }
          local ok, err = pcall(function()
-            T.check(T.C.mt_nn_window_maxpool2d(torch.Tensor().h, torch.LongTensor().h, x.h, s.h, e.h, s.h, s:clone():add(1).h))
+            T.check(T.C.mt_nn_window_maxpool2d(torch.Tensor().h, torch.LongTensor().h, x.h, s.h, e.h, s.h,
+               s:clone():add(1).h))
          end)
          assert(not ok and err:find('window_maxpool2d: row window 1 is %[3, 7%), not a non%-empty range inside 0..6'),
             tostring(err))
@@ -329,12 +331,15 @@ describe('nn convolution group', function()
                         for r = math.floor(i * 7 / 3), math.ceil((i + 1) * 7 / 3) - 1 do
                            for q = math.floor(j * 9 / 4), math.ceil((j + 1) * 9 / 4) - 1 do
                               local v = x[n][c][r + 1][q + 1]
-                              if not best or (best == best and (v > best or v ~= v)) then best, by, bx = v, r + 1, q + 1 end
+                              if not best or (best == best and (v > best or v ~= v)) then
+                                 best, by, bx = v, r + 1, q + 1
+                              end
                            end
                         end
                         local got = y[n][c][i + 1][j + 1]
                         assert(got == best or (got ~= got and best ~= best),
-                           ('%s y[%d][%d][%d][%d] = %s, want %s'):format(tname, n, c, i + 1, j + 1, tostring(got), tostring(best)))
+                           ('%s y[%d][%d][%d][%d] = %s, want %s'):format(tname, n, c, i + 1, j + 1, tostring(got),
+                              tostring(best)))
                         hits[n][c][by][bx] = hits[n][c][by][bx] + 1
                      end
                   end
@@ -367,9 +372,12 @@ describe('nn convolution group', function()
          local m32 = m64:clone():float()
          m32:backward(x:float(), dy:float(), 0.5)
          util.assert_close(m32:forward(x:float()):double(), y, { atol = 1e-5, rtol = 1e-5 }, 'float32 output')
-         util.assert_close(m32:backward(x:float(), dy:float(), 0):double(), gi, { atol = 1e-5, rtol = 1e-5 }, 'float32 gradInput')
-         util.assert_close(m32.gradWeight:double(), m64.gradWeight:clone():mul(1.5), { atol = 1e-4, rtol = 1e-4 }, 'float32 gradWeight')
-         util.assert_close(m32.gradBias:double(), m64.gradBias:clone():mul(1.5), { atol = 1e-4, rtol = 1e-4 }, 'float32 gradBias')
+         util.assert_close(m32:backward(x:float(), dy:float(), 0):double(), gi, { atol = 1e-5, rtol = 1e-5 },
+            'float32 gradInput')
+         util.assert_close(m32.gradWeight:double(), m64.gradWeight:clone():mul(1.5), { atol = 1e-4, rtol = 1e-4 },
+            'float32 gradWeight')
+         util.assert_close(m32.gradBias:double(), m64.gradBias:clone():mul(1.5), { atol = 1e-4, rtol = 1e-4 },
+            'float32 gradBias')
          local m = nn.TemporalConvolution(3, 2, 4)
          local ok, err = pcall(function() m:forward(rand(6, 2)) end)
          assert(not ok and err:find('nn.TemporalConvolution: input frames have 2 features, expected inputFrameSize 3',
@@ -405,8 +413,8 @@ describe('nn convolution group', function()
                         if not best or (best == best and (v > best or v ~= v)) then best, bi = v, k end
                      end
                      local got = y[n][t][f]
-                     assert(got == best or (got ~= got and best ~= best), ('y[%d][%d][%d] = %s, want %s'):format(n, t, f,
-                        tostring(got), tostring(best)))
+                     assert(got == best or (got ~= got and best ~= best),
+                        ('y[%d][%d][%d] = %s, want %s'):format(n, t, f, tostring(got), tostring(best)))
                      -- the gradient of a unit gradOutput lands on the chosen frame
                      local g = torch.FloatTensor(3, 4, 37):zero()
                      if f == 1 then
@@ -445,14 +453,16 @@ describe('nn convolution group', function()
                                  local iy, ix = (oy - 1) * 2 + ky, (ox - 1) * 2 + kx -- 1-based after the pad
                                  if iy >= 1 and iy <= 9 and ix >= 1 and ix <= 8 then
                                     local v = x[n][c][iy][ix]
-                                    if not best or (best == best and (v > best or v ~= v)) then best, by, bx = v, iy, ix end
+                                    if not best or (best == best and (v > best or v ~= v)) then
+                                       best, by, bx = v, iy, ix
+                                    end
                                  end
                               end
                            end
                            local got = y[n][c][oy][ox]
                            assert(got == best or (got ~= got and best ~= best),
-                              ('%s %s y[%d][%d][%d][%d] = %s, want %s'):format(tname, layout, n, c, oy, ox, tostring(got),
-                                 tostring(best)))
+                              ('%s %s y[%d][%d][%d][%d] = %s, want %s'):format(tname, layout, n, c, oy, ox,
+                                 tostring(got), tostring(best)))
                            -- the index names the chosen cell: a unit gradient lands there
                            if n == 1 and c == 2 then
                               local g = y:clone():zero()
@@ -512,8 +522,8 @@ describe('nn convolution group', function()
             local oH, oW = math.floor((H - kH) / dH) + 1, math.floor((W - kW) / dW) + 1
             local y, gi = torch.zeros(N, C, oH, oW), torch.zeros(N, C, H, W)
             for n = 1, N do for c = 1, C do
-               local xp, yp, gp, gip = x[n][c], nil, go[n][c], gi[n][c]
-               yp = y[n][c]
+               local xp, gp, gip = x[n][c], go[n][c], gi[n][c]
+               local yp = y[n][c]
                for oh = 1, oH do for ow = 1, oW do
                   local s = 0
                   for kh = 0, kH - 1 do for kw = 0, kW - 1 do
@@ -549,7 +559,8 @@ describe('nn convolution group', function()
          jac(nn.SpatialLPPooling(2, 1, 2, 3, 1, 2), rand(2, 2, 5, 4), 'lp1')
          jac(nn.SpatialLPPooling(2, 2.5, 2, 2, 1, 1), rand(2, 4, 5), 'lp2.5', 0.2, 1)
          local ok, err = pcall(function() nn.SpatialLPPooling(2, 2, 4, 4):forward(rand(2, 3, 5)) end)
-         assert(not ok and err:find('nn.SpatialLPPooling: input image 3x5 is smaller than the kernel 4x4', 1, true), err)
+         assert(not ok and err:find('nn.SpatialLPPooling: input image 3x5 is smaller than the kernel 4x4', 1, true),
+            err)
       end)
 
       it('SpatialMaxUnpooling matches F.max_unpool2d and has correct gradients', function()
@@ -587,8 +598,8 @@ describe('nn convolution group', function()
          assert.are.equal(0, (m.gradWeight - fresh.gradWeight):abs():max())
          assert.are.equal(0, (m.gradBias - fresh.gradBias):abs():max())
          local ok, err = pcall(function() m:forward(rand(2, 5, 5)) end)
-         assert(not ok and err:find('nn.SpatialConvolutionLocal: expected an input of size 2x5x4 (or a batch of them), ' ..
-            'got 2x5x5', 1, true), err)
+         assert(not ok and err:find('nn.SpatialConvolutionLocal: expected an input of size 2x5x4 ' ..
+            '(or a batch of them), got 2x5x5', 1, true), err)
       end)
    end)
 
@@ -619,8 +630,8 @@ describe('nn convolution group', function()
          m:forward(x)
          assert(m.randomSamples:ne(s):sum() > 0)
          local ok, err = pcall(function() nn.SpatialFractionalMaxPooling(3, 3, 4, 4):forward(rand(1, 5, 9)) end)
-         assert(not ok and err:find('nn.SpatialFractionalMaxPooling: input 5x9 cannot give a 4x4 output with 3x3 windows',
-            1, true), err)
+         assert(not ok and err:find(
+            'nn.SpatialFractionalMaxPooling: input 5x9 cannot give a 4x4 output with 3x3 windows', 1, true), err)
       end)
    end)
 

@@ -213,7 +213,8 @@ end
 
 local function read_fixture(name)
    local f = assert(io.open('spec/fixtures/' .. name, 'r'))
-   local cases, cur = {}, nil
+   local cases = {}
+   local cur
    while true do
       local line = f:read('*l')
       if not line then break end
@@ -252,7 +253,8 @@ describe('nn.SpatialConvolution', function()
                local y = m:forward(x)
                local ref, oH, oW = ref_conv(xf, util.flat(m.weight), m.bias and util.flat(m.bias), cfg)
                assert.are.same({ cfg.N, cfg.O, oH, oW }, T.sizes(y))
-               util.assert_close(y, ref, ty == F64 and util.tol[F64] or TOL32, cfg_str(cfg) .. ' ' .. ty .. ' ' .. layout)
+               util.assert_close(y, ref, ty == F64 and util.tol[F64] or TOL32,
+                  cfg_str(cfg) .. ' ' .. ty .. ' ' .. layout)
             end
          end
       end
@@ -387,7 +389,8 @@ describe('nn.SpatialConvolution', function()
             local x64, gy64 = x:double(), gy:double()
             util.assert_close(y, m64:forward(x64), tol, ty .. ' output')
             util.assert_close(m:backward(x, gy), m64:backward(x64, gy64), tol, ty .. ' gradInput')
-            util.assert_close(m.gradWeight, m64.gradWeight, { atol = tol.atol * 4, rtol = tol.rtol }, ty .. ' gradWeight')
+            util.assert_close(m.gradWeight, m64.gradWeight, { atol = tol.atol * 4, rtol = tol.rtol },
+               ty .. ' gradWeight')
             util.assert_close(m.gradBias, m64.gradBias, { atol = tol.atol * 4, rtol = tol.rtol }, ty .. ' gradBias')
          end
       end

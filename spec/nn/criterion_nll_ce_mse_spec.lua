@@ -127,13 +127,15 @@ describe('nn.ClassNLLCriterion', function()
    it('rejects targets out of range naming the value', function()
       local crit = nn.ClassNLLCriterion()
       local x = torch.randn(3, 4):double()
-      util.assert_error(function() crit:forward(x, torch.LongTensor({ 1, 5, 2 })) end, 'ClassNLLCriterion', 'target 5', '1..4')
+      util.assert_error(function() crit:forward(x, torch.LongTensor({ 1, 5, 2 })) end, 'ClassNLLCriterion', 'target 5',
+         '1..4')
       util.assert_error(function() crit:forward(x, torch.LongTensor({ 0, 1, 2 })) end, 'target 0', '1..4')
       util.assert_error(function() crit:forward(x, torch.DoubleTensor({ 1.5, 1, 2 })) end, 'target 1.5')
       util.assert_error(function() crit:forward(x, torch.LongTensor({ 1, 2 })) end, 'ClassNLLCriterion', '3x4')
       util.assert_error(function() crit:forward(x, 'a') end, 'ClassNLLCriterion', 'string')
-      util.assert_error(function() nn.ClassNLLCriterion(torch.randn(3):double()):forward(x, torch.LongTensor({ 1, 1, 1 })) end,
-         'weights', '4 classes')
+      util.assert_error(function()
+         nn.ClassNLLCriterion(torch.randn(3):double()):forward(x, torch.LongTensor({ 1, 1, 1 }))
+      end, 'weights', '4 classes')
    end)
 end)
 
@@ -226,8 +228,9 @@ describe('nn.CrossEntropyCriterion', function()
 
    it('rejects bad smoothing and targets', function()
       util.assert_error(function() nn.CrossEntropyCriterion(nil, 1.5) end, 'label smoothing', '1.5')
-      util.assert_error(function() nn.CrossEntropyCriterion():forward(torch.randn(2, 3), torch.LongTensor({ 4, 1 })) end,
-         'target 4', '1..3')
+      util.assert_error(function()
+         nn.CrossEntropyCriterion():forward(torch.randn(2, 3), torch.LongTensor({ 4, 1 }))
+      end, 'target 4', '1..3')
    end)
 end)
 
@@ -298,7 +301,9 @@ describe('nn.MSECriterion', function()
    end)
 
    it('rejects mismatched sizes and dtypes', function()
-      util.assert_error(function() nn.MSECriterion():forward(torch.randn(3, 4), torch.randn(4, 4)) end, 'MSECriterion', '3x4', '4x4')
-      util.assert_error(function() nn.MSECriterion():forward(torch.randn(3), torch.randn(3):double()) end, 'MSECriterion', 'float64')
+      util.assert_error(function() nn.MSECriterion():forward(torch.randn(3, 4), torch.randn(4, 4)) end, 'MSECriterion',
+         '3x4', '4x4')
+      util.assert_error(function() nn.MSECriterion():forward(torch.randn(3), torch.randn(3):double()) end,
+         'MSECriterion', 'float64')
    end)
 end)

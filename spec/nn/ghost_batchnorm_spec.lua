@@ -9,7 +9,9 @@ local util = require 'spec.util'
 
 local EXACT = { atol = 0, rtol = 0 }
 
-local function rnd(shape, ty, lo, hi) return (util.rand_tensor(shape, ty or 'torch.DoubleTensor', lo or -2, hi or 2)) end
+local function rnd(shape, ty, lo, hi)
+   return (util.rand_tensor(shape, ty or 'torch.DoubleTensor', lo or -2, hi or 2))
+end
 
 -- cls's module with nFeature features, random parameters and running statistics, of type ty
 local function randomBN(cls, n, ty)
@@ -150,7 +152,8 @@ describe('ghost batch norm', function()
       util.assert_error(function() m:forward(rnd({ 6, 3 })) end, 'ghostBatch must be a positive integer', '1.5')
       m.ghostBatch = 2
       m:forward(rnd({ 6, 3 }))
-      util.assert_error(function() m:backward(rnd({ 8, 3 }), rnd({ 8, 3 })) end, 'backward of 4 ghost slices without their forward')
+      util.assert_error(function() m:backward(rnd({ 8, 3 }), rnd({ 8, 3 })) end,
+         'backward of 4 ghost slices without their forward')
    end)
 end)
 
@@ -165,8 +168,10 @@ describe('ghost batch norm on CUDA', function()
          local tol = { atol = 1e-5, rtol = 1e-5 }
          util.assert_close(gm:forward(x:cuda()):double(), m:forward(x):double(), tol, 'output ' .. name(cls))
          m:zeroGradParameters(); gm:zeroGradParameters()
-         util.assert_close(gm:backward(x:cuda(), go:cuda()):double(), m:backward(x, go):double(), tol, 'gradInput ' .. name(cls))
-         util.assert_close(gm.gradWeight:double(), m.gradWeight:double(), { atol = 1e-4, rtol = 1e-4 }, 'gradWeight ' .. name(cls))
+         util.assert_close(gm:backward(x:cuda(), go:cuda()):double(), m:backward(x, go):double(), tol,
+            'gradInput ' .. name(cls))
+         util.assert_close(gm.gradWeight:double(), m.gradWeight:double(), { atol = 1e-4, rtol = 1e-4 },
+            'gradWeight ' .. name(cls))
          util.assert_close(gm.running_var:double(), m.running_var:double(), tol, 'running_var ' .. name(cls))
       end
    end)

@@ -209,7 +209,8 @@ describe('nn.BatchNormalization', function()
             util.assert_close(m.running_mean, nrm, tol, 'running_mean ' .. ty)
             util.assert_close(m.running_var, nrv, tol, 'running_var ' .. ty)
             m:evaluate()
-            local ye = bn_reference(xf, shape, w, b, util.flat(m.running_mean), util.flat(m.running_var), false, 0, 1e-5)
+            local ye = bn_reference(xf, shape, w, b, util.flat(m.running_mean), util.flat(m.running_var), false, 0,
+               1e-5)
             util.assert_close(m:forward(x), ye, tol, 'BN eval ' .. ty)
          end
       end
@@ -221,7 +222,8 @@ describe('nn.BatchNormalization', function()
       assert.are.equal(1e-5, m.eps)
       assert.is_nil(m.weight)
       local x = rand({ 4, 6 }, -1, 2):t()
-      local y, nrm, nrv = bn_reference(util.flat(x), { 6, 4 }, nil, nil, { 0, 0, 0, 0 }, { 1, 1, 1, 1 }, true, 0.1, 1e-5)
+      local y, nrm, nrv = bn_reference(util.flat(x), { 6, 4 }, nil, nil, { 0, 0, 0, 0 }, { 1, 1, 1, 1 }, true, 0.1,
+         1e-5)
       util.assert_close(m:forward(x), y, util.tol['torch.DoubleTensor'], 'non-affine')
       util.assert_close(m.running_mean, nrm, util.tol['torch.DoubleTensor'], 'running_mean')
       util.assert_close(m.running_var, nrv, util.tol['torch.DoubleTensor'], 'running_var')
@@ -295,11 +297,14 @@ local activations = {
    { 'ReLU', function() return nn.ReLU() end, function(x) return math.max(x, 0) end },
    { 'ReLU in place', function() return nn.ReLU(true) end, function(x) return math.max(x, 0) end },
    { 'LeakyReLU', function() return nn.LeakyReLU(0.2) end, function(x) return x > 0 and x or 0.2 * x end },
-   { 'LeakyReLU negative slope', function() return nn.LeakyReLU(-0.5) end, function(x) return x > 0 and x or -0.5 * x end },
+   { 'LeakyReLU negative slope', function() return nn.LeakyReLU(-0.5) end,
+      function(x) return x > 0 and x or -0.5 * x end },
    { 'LeakyReLU default', function() return nn.LeakyReLU() end, function(x) return x > 0 and x or 0.01 * x end },
-   { 'LeakyReLU in place', function() return nn.LeakyReLU(0.3, true) end, function(x) return x > 0 and x or 0.3 * x end },
+   { 'LeakyReLU in place', function() return nn.LeakyReLU(0.3, true) end,
+      function(x) return x > 0 and x or 0.3 * x end },
    { 'Sigmoid', function() return nn.Sigmoid() end, function(x) return 1 / (1 + math.exp(-x)) end },
-   { 'Tanh', function() return nn.Tanh() end, function(x) return (math.exp(x) - math.exp(-x)) / (math.exp(x) + math.exp(-x)) end },
+   { 'Tanh', function() return nn.Tanh() end,
+      function(x) return (math.exp(x) - math.exp(-x)) / (math.exp(x) + math.exp(-x)) end },
 }
 
 describe('activations', function()
@@ -470,7 +475,8 @@ describe('nn.SoftMax and nn.LogSoftMax', function()
          util.assert_close(sm:forward(x), f[tag .. '_y'], util.tol['torch.DoubleTensor'], tag .. ' softmax')
          util.assert_close(sm:backward(x, go), f[tag .. '_gx'], util.tol['torch.DoubleTensor'], tag .. ' softmax grad')
          util.assert_close(lsm:forward(x), f[tag .. '_ly'], util.tol['torch.DoubleTensor'], tag .. ' logsoftmax')
-         util.assert_close(lsm:backward(x, go), f[tag .. '_lgx'], util.tol['torch.DoubleTensor'], tag .. ' logsoftmax grad')
+         util.assert_close(lsm:backward(x, go), f[tag .. '_lgx'], util.tol['torch.DoubleTensor'],
+            tag .. ' logsoftmax grad')
       end
    end)
 

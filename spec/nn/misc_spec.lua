@@ -320,7 +320,8 @@ for o in [F.bilinear(a, b, w, bias), F.pixel_shuffle(x, 3), F.pixel_shuffle(x[1:
       assert.has_error(function() c:forward(x, torch.LongTensor({ 1, 6, 2 })) end,
          'nn.ClassSimplexCriterion: target classes must be integers in 1..5, got 1 to 6')
       assert.has_error(function() c:forward(x, torch.Tensor({ 1, 2.5, 2 })) end)
-      assert.has_error(function() c:forward(x[1]:clone(), 0) end, 'nn.ClassSimplexCriterion: target class 0 is not in 1..5')
+      assert.has_error(function() c:forward(x[1]:clone(), 0) end,
+         'nn.ClassSimplexCriterion: target class 0 is not in 1..5')
       close({ c:forward(x, torch.Tensor({ 2, 5, 1 })) }, { s / (3 * k) }, { atol = 1e-14 }, 'double targets')
       assert.has_error(function() c:forward(randn(2, k), y) end)
       assert.has_error(function() nn.ClassSimplexCriterion(1) end)

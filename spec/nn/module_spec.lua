@@ -69,7 +69,9 @@ local function gradcheck(m, x, what)
       for _, t in ipairs(tensors_of(xc)) do for _, v in ipairs(numeric(m, xc, go, t)) do out[#out + 1] = v end end
       return out
    end)(), { atol = 1e-6, rtol = 1e-5 }, what .. ' gradInput')
-   if p:nElement() > 0 then util.assert_close(gflat, numeric(m, x, go, p), { atol = 1e-6, rtol = 1e-5 }, what .. ' gradParameters') end
+   if p:nElement() > 0 then
+      util.assert_close(gflat, numeric(m, x, go, p), { atol = 1e-6, rtol = 1e-5 }, what .. ' gradParameters')
+   end
 end
 
 describe('torch.class', function()
@@ -93,7 +95,8 @@ describe('torch.class', function()
       assert.is_true(torch.isTypeOf(d, Animal))
       assert.is_false(torch.isTypeOf(ns[name:match('%.(.*)')](1), name .. 'Dog'))
       util.assert_error(function() torch.class(name) end, 'already exists')
-      util.assert_error(function() torch.class('spectest.X' .. math.random(1, 1e9), 'no.Such') end, 'unknown parent', 'no.Such')
+      util.assert_error(function() torch.class('spectest.X' .. math.random(1, 1e9), 'no.Such') end, 'unknown parent',
+         'no.Such')
       -- tensors and plain values keep their type names
       assert.are.equal('torch.FloatTensor', torch.type(torch.FloatTensor(2)))
       assert.are.equal('number', torch.type(3))
@@ -129,7 +132,8 @@ describe('nn.Module', function()
    end)
 
    it('training() and evaluate() reach every module', function()
-      local m = nn.Sequential():add(nn.Linear(2, 2)):add(nn.Dropout(0.5)):add(nn.Sequential():add(nn.BatchNormalization(2)))
+      local m = nn.Sequential():add(nn.Linear(2, 2)):add(nn.Dropout(0.5))
+         :add(nn.Sequential():add(nn.BatchNormalization(2)))
       m:evaluate()
       for _, x in ipairs(m:listModules()) do assert.is_false(x.train) end
       m:training()
@@ -137,7 +141,8 @@ describe('nn.Module', function()
    end)
 
    it('getParameters: one flat storage, module tensors are views, a second call keeps it', function()
-      local m = nn.Sequential():add(nn.Linear(3, 4)):add(nn.Tanh()):add(nn.Linear(4, 2, false)):add(nn.BatchNormalization(2))
+      local m = nn.Sequential():add(nn.Linear(3, 4)):add(nn.Tanh()):add(nn.Linear(4, 2, false))
+         :add(nn.BatchNormalization(2))
       m:double()
       local before = {}
       for i, p in ipairs(m:parameters()) do before[i] = util.flat(p) end
@@ -275,7 +280,8 @@ describe('containers', function()
       for _, sub in ipairs(m.modules) do ref = sub:clone():forward(ref):clone() end
       util.assert_close(m:forward(x), util.flat(ref), dtol, 'composition')
       gradcheck(m, x, 'MLP')
-      gradcheck(nn.Sequential():add(nn.Linear(3, 4)):add(nn.BatchNormalization(4)):add(nn.Sigmoid()), rand { 5, 3 }, 'BN MLP')
+      gradcheck(nn.Sequential():add(nn.Linear(3, 4)):add(nn.BatchNormalization(4)):add(nn.Sigmoid()), rand { 5, 3 },
+         'BN MLP')
    end)
 
    it('Sequential insert/remove and error messages naming the failing module', function()
@@ -318,8 +324,10 @@ describe('containers', function()
       local j = nn.JoinTable(1, 1):double()
       assert.are.same({ 3, 5 }, T.sizes(j:forward({ rand { 3, 2 }, rand { 3, 3 } })))
       assert.are.same({ 5 }, T.sizes(j:forward({ rand { 2 }, rand { 3 } })))
-      util.assert_error(function() nn.CAddTable():forward({ torch.randn(2), torch.randn(3) }) end, 'nn.CAddTable', '3', '2')
-      util.assert_error(function() nn.JoinTable(2):forward({ torch.randn(2, 2), torch.randn(3, 2) }) end, 'nn.JoinTable', '3x2')
+      util.assert_error(function() nn.CAddTable():forward({ torch.randn(2), torch.randn(3) }) end, 'nn.CAddTable',
+         '3', '2')
+      util.assert_error(function() nn.JoinTable(2):forward({ torch.randn(2, 2), torch.randn(3, 2) }) end,
+         'nn.JoinTable', '3x2')
    end)
 
    it('View, Reshape and Flatten reshape with batch handling', function()

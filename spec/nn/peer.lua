@@ -38,7 +38,8 @@ function peer.cases()
    local function run_python()
       if ref then return ref end
       local lines = { 'import torch, torch.nn.functional as F', 'def out(n, t):',
-         "    print(n, ' '.join(str(s) for s in t.shape), '|', ' '.join(repr(float(v)) for v in t.reshape(-1).tolist()))" }
+         "    print(n, ' '.join(str(s) for s in t.shape), '|', "
+            .. "' '.join(repr(float(v)) for v in t.reshape(-1).tolist()))" }
       for _, n in ipairs(order) do lines[#lines + 1] = ('out(%q, %s)'):format(n, cases[n].expr) end
       local path = os.tmpname()
       local f = assert(io.open(path, 'w'))

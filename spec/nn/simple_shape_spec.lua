@@ -133,7 +133,9 @@ describe('nn simple modules (b)', function()
       local name = 'IndexSpecFixed' .. math.random(1e9)
       local Fixed = torch.class('nn.' .. name, 'nn.Module')
       function Fixed:updateOutput(t) self.output = m:forward { t, idx }; return self.output end
-      function Fixed:updateGradInput(t, g) self.gradInput = m:updateGradInput({ t, idx }, g)[1]; return self.gradInput end
+      function Fixed:updateGradInput(t, g)
+         self.gradInput = m:updateGradInput({ t, idx }, g)[1]; return self.gradInput
+      end
       jacobian(nn[name](), rand { 4, 6 }, 'Index')
       assert.has_error(function() m:forward { x, torch.Tensor { 1 } } end,
          'nn.Index: the indices must be a LongTensor, got a torch.DoubleTensor')
@@ -290,7 +292,7 @@ describe('nn simple modules (b)', function()
             local go = rand(shape)
             local gt = go:totable()
             expect(m:backward(x, go), sizes(x), function(i)
-               local j = copyIdx(i); local k = table.remove(j, c[2])
+               local j = copyIdx(i); table.remove(j, c[2])
                return at(xt, i) == f(j) and at(gt, j) or 0
             end, name .. ' gradInput')
          end
@@ -377,8 +379,10 @@ describe('nn simple modules (b)', function()
       local gi = m:backward(rand { 2, 3, 4 }, go)
       local gt = go:totable()
       expect(gi, { 2, 3, 4 }, function(i) return gt[i[2]][i[3]] end, 'Sum with a transposed gradOutput')
-      assert.has_error(function() nn.Sum(4):forward(x) end, 'nn.Sum: dimension 4 is out of range for an input of size 3x4x5')
-      assert.has_error(function() nn.Mean(0):forward(x) end, 'nn.Mean: dimension 0 is out of range for an input of size 3x4x5')
+      assert.has_error(function() nn.Sum(4):forward(x) end,
+         'nn.Sum: dimension 4 is out of range for an input of size 3x4x5')
+      assert.has_error(function() nn.Mean(0):forward(x) end,
+         'nn.Mean: dimension 0 is out of range for an input of size 3x4x5')
       assert.has_error(function() nn.Sum(1, nil, false, 'no') end)
    end)
 
@@ -515,7 +519,8 @@ describe('nn simple modules (b)', function()
       local frac = kept / maps
       -- 1 - p within 5 standard deviations of a binomial fraction
       local sd = math.sqrt(p * (1 - p) / maps)
-      assert(math.abs(frac - (1 - p)) < 5 * sd, ('%s: kept %.3f of %d maps, expected %.2f'):format(what, frac, maps, 1 - p))
+      assert(math.abs(frac - (1 - p)) < 5 * sd,
+         ('%s: kept %.3f of %d maps, expected %.2f'):format(what, frac, maps, 1 - p))
       assert(kept > 0 and kept < maps)
       -- the same seed draws the same maps
       torch.manualSeed(1234)
@@ -555,13 +560,15 @@ describe('nn simple modules (b)', function()
       checkFeatureDropout(nn.SpatialDropout, { 30, 40, 3, 2 }, 6, 'SpatialDropout 4-d')
       checkFeatureDropout(nn.SpatialDropout, { 900, 2, 3 }, 6, 'SpatialDropout 3-d')
       assert.has_error(function() nn.SpatialDropout():forward(rand { 3, 4 }) end,
-         'nn.SpatialDropout: expected a 3-d (features x height x width) or 4-d (batch x features x height x width) input, got size 3x4')
+         'nn.SpatialDropout: expected a 3-d (features x height x width) or 4-d (batch x features x height x width) '
+            .. 'input, got size 3x4')
    end)
 
    it('VolumetricDropout: whole volumetric maps, 4-d and 5-d inputs', function()
       checkFeatureDropout(nn.VolumetricDropout, { 25, 36, 2, 1, 3 }, 6, 'VolumetricDropout 5-d')
       checkFeatureDropout(nn.VolumetricDropout, { 900, 2, 3, 1 }, 6, 'VolumetricDropout 4-d')
       assert.has_error(function() nn.VolumetricDropout():forward(rand { 3, 4, 2 }) end,
-         'nn.VolumetricDropout: expected a 4-d (features x time x height x width) or 5-d (batch x features x time x height x width) input, got size 3x4x2')
+         'nn.VolumetricDropout: expected a 4-d (features x time x height x width) or 5-d '
+            .. '(batch x features x time x height x width) input, got size 3x4x2')
    end)
 end)

@@ -146,7 +146,8 @@ describe('nn table layers', function()
       assert.are.equal(y.b, k:forward(y))
       gi = k:backward(y, torch.ones(3))
       assert(maxdiff(gi.a, torch.zeros(2)) == 0 and maxdiff(gi.b, torch.ones(3)) == 0)
-      assert(J.testJacobian(nn.SelectTable(-2), { torch.Tensor(3), { torch.Tensor(2), torch.Tensor(4) }, torch.Tensor(5) }) < TOL)
+      assert(J.testJacobian(nn.SelectTable(-2), { torch.Tensor(3), { torch.Tensor(2), torch.Tensor(4) },
+         torch.Tensor(5) }) < TOL)
       assert.are.equal('nn.SelectTable(-2)', tostring(nn.SelectTable(-2)))
       assert.has_error(function() nn.SelectTable(4):forward(x) end,
          'nn.SelectTable: index 4 does not exist in an input table of 3 elements')
@@ -160,7 +161,8 @@ describe('nn table layers', function()
       assert.are.equal(x[2], out[1])
       assert.are.equal(x[3], out[2])
       assert.are.equal(x[1], nn.NarrowTable(1):forward(x)[1])
-      assert(J.testJacobian(m, { torch.Tensor(3), { torch.Tensor(2), torch.Tensor(4) }, torch.Tensor(5), torch.Tensor(1) }) < TOL)
+      assert(J.testJacobian(m, { torch.Tensor(3), { torch.Tensor(2), torch.Tensor(4) }, torch.Tensor(5),
+         torch.Tensor(1) }) < TOL)
       assert.has_error(function() nn.NarrowTable(3, 3):forward(x) end,
          'nn.NarrowTable: elements 3 to 5 do not exist in an input table of 4 elements')
 
@@ -295,7 +297,7 @@ describe('nn containers Parallel, DepthConcat, Bottle, MapTable', function()
       assert(J.testJacobian(m, xs) < TOL)
       assert(J.testJacobianParameters(m, xs, lin.weight, lin.gradWeight) < TOL)
       -- getParameters counts the shared tensors once and keeps the clones on them
-      local params, grads = m:getParameters()
+      local params = m:getParameters()
       assert.are.equal(18, params:nElement())
       params:add(1)
       assert(maxdiff(m.modules[2].weight, lin.weight) == 0)

@@ -43,12 +43,13 @@ end
 local pointwise = {
    { 'Threshold', function() return nn.Threshold(0.3, -2) end, function(v) return v > 0.3 and v or -2 end, { 0.3 } },
    { 'HardTanh', function() return nn.HardTanh() end, function(v) return math.min(math.max(v, -1), 1) end, { -1, 1 } },
-   { 'HardTanh(-0.5, 2)', function() return nn.HardTanh(-0.5, 2) end, function(v) return math.min(math.max(v, -0.5), 2) end,
-      { -0.5, 2 } },
+   { 'HardTanh(-0.5, 2)', function() return nn.HardTanh(-0.5, 2) end,
+      function(v) return math.min(math.max(v, -0.5), 2) end, { -0.5, 2 } },
    { 'ReLU6', function() return nn.ReLU6() end, function(v) return math.min(math.max(v, 0), 6) end, { 0, 6 }, 8 },
-   { 'HardShrink', function() return nn.HardShrink() end, function(v) return math.abs(v) > 0.5 and v or 0 end, { -0.5, 0.5 } },
-   { 'HardShrink(0.85)', function() return nn.HardShrink(0.85) end, function(v) return math.abs(v) > 0.85 and v or 0 end,
-      { -0.85, 0.85 } },
+   { 'HardShrink', function() return nn.HardShrink() end,
+      function(v) return math.abs(v) > 0.5 and v or 0 end, { -0.5, 0.5 } },
+   { 'HardShrink(0.85)', function() return nn.HardShrink(0.85) end,
+      function(v) return math.abs(v) > 0.85 and v or 0 end, { -0.85, 0.85 } },
    { 'SoftShrink', function() return nn.SoftShrink() end,
       function(v) return v > 0.5 and v - 0.5 or (v < -0.5 and v + 0.5 or 0) end, { -0.5, 0.5 } },
    { 'SoftShrink(1.2)', function() return nn.SoftShrink(1.2) end,
@@ -60,7 +61,8 @@ local pointwise = {
    { 'SoftSign', function() return nn.SoftSign() end, function(v) return v / (1 + math.abs(v)) end, { 0 } },
    { 'LogSigmoid', function() return nn.LogSigmoid() end, function(v) return math.log(sigmoid(v)) end, {}, 8 },
    { 'ELU', function() return nn.ELU() end, function(v) return v > 0 and v or math.exp(v) - 1 end, { 0 } },
-   { 'ELU(0.3)', function() return nn.ELU(0.3) end, function(v) return v > 0 and v or 0.3 * (math.exp(v) - 1) end, { 0 } },
+   { 'ELU(0.3)', function() return nn.ELU(0.3) end,
+      function(v) return v > 0 and v or 0.3 * (math.exp(v) - 1) end, { 0 } },
    { 'PReLU', function() return nn.PReLU() end, function(v) return v > 0 and v or 0.25 * v end, { 0 } },
    { 'RReLU evaluate', function() local m = nn.RReLU(0.1, 0.3); m:evaluate(); return m end,
       function(v) return v > 0 and v or 0.2 * v end, { 0 } },
@@ -202,7 +204,8 @@ for o in outs:
       -- sizes and the dimension normalised over, as Torch7's SoftMax: last of 1-d/2-d, first
       -- of 3-d, second of 4-d
       -- (2 x 3 x 17 x 19: 323 positions, more than one block of 256 columns in the C loop)
-      for _, c in ipairs { { { 7 }, 1 }, { { 3, 5 }, 2 }, { { 5, 3, 3 }, 1 }, { { 2, 5, 3, 2 }, 2 }, { { 2, 3, 17, 19 }, 2 } } do
+      for _, c in ipairs { { { 7 }, 1 }, { { 3, 5 }, 2 }, { { 5, 3, 3 }, 1 }, { { 2, 5, 3, 2 }, 2 },
+         { { 2, 3, 17, 19 }, 2 } } do
          local sizes, dim = c[1], c[2]
          local x = away(sizes, -3, 3)
          for _, k in ipairs { { 'SoftMin', nn.SoftMin(), -1 }, { 'SpatialSoftMax', nn.SpatialSoftMax(), 1 } } do
@@ -319,16 +322,17 @@ for o in outs:
          local x4 = torch.DoubleTensor(unpack(size)):uniform(-20, 20)
          local g4 = torch.DoubleTensor(unpack(size)):uniform(-1, 1)
          local C = size[2]
-         local function rows(t) return t:permute(1, 3, 4, 2):contiguous():view(-1, C) end
-         for _, mk in ipairs { function() return nn.SpatialSoftMax() end, function() return nn.SpatialLogSoftMax() end } do
+         local function to_rows(t) return t:permute(1, 3, 4, 2):contiguous():view(-1, C) end
+         for _, mk in ipairs { function() return nn.SpatialSoftMax() end,
+            function() return nn.SpatialLogSoftMax() end } do
             local m = mk()
             local y = m:forward(x4)
             local rm = torch.type(m) == 'nn.SpatialSoftMax' and nn.SoftMax() or nn.LogSoftMax()
-            local yr = rm:forward(rows(x4))
+            local yr = rm:forward(to_rows(x4))
             local what = ('%s %s'):format(torch.type(m), table.concat(size, 'x'))
-            util.assert_close(rows(y), yr, { atol = 1e-14, rtol = 1e-14 }, what .. ' blocked forward')
-            util.assert_close(rows(m:backward(x4, g4)), rm:backward(rows(x4), rows(g4)), { atol = 1e-14, rtol = 1e-13 },
-               what .. ' blocked backward')
+            util.assert_close(to_rows(y), yr, { atol = 1e-14, rtol = 1e-14 }, what .. ' blocked forward')
+            util.assert_close(to_rows(m:backward(x4, g4)), rm:backward(to_rows(x4), to_rows(g4)),
+               { atol = 1e-14, rtol = 1e-13 }, what .. ' blocked backward')
          end
       end
       -- a NaN anywhere in a row makes the whole row NaN, in every chunk
@@ -453,7 +457,8 @@ for o in outs:
                assert(nf[i] == 1 and yf[i] == xf[i], 'positive input changed')
             else
                neg = neg + 1
-               assert(nf[i] == rf[i] and nf[i] >= l and nf[i] < u, ('%s: slope %g, uniform drew %g'):format(tp, nf[i], rf[i]))
+               assert(nf[i] == rf[i] and nf[i] >= l and nf[i] < u,
+                  ('%s: slope %g, uniform drew %g'):format(tp, nf[i], rf[i]))
             end
          end
          assert(neg > 0.4 * #xf and neg < 0.6 * #xf)
@@ -500,7 +505,9 @@ for o in outs:
       -- mean within 5 standard errors, variance (u - l)^2 / 12 within 10 %, each quarter near k/4
       assert(math.abs(mean - (l + u) / 2) < 5 * (u - l) / math.sqrt(12 * k), 'mean slope ' .. mean)
       assert(math.abs(var / ((u - l) ^ 2 / 12) - 1) < 0.1, 'slope variance ' .. var)
-      for b = 1, 4 do assert(math.abs(bins[b] - k / 4) < 5 * math.sqrt(k * 3 / 16), 'quarter ' .. b .. ': ' .. bins[b]) end
+      for b = 1, 4 do
+         assert(math.abs(bins[b] - k / 4) < 5 * math.sqrt(k * 3 / 16), 'quarter ' .. b .. ': ' .. bins[b])
+      end
       -- the same seed draws the same slopes; backward multiplies by them
       torch.manualSeed(1234)
       util.assert_close(nn.RReLU(l, u):forward(x), y, { atol = 0, rtol = 0 }, 'RReLU at the same seed')
@@ -520,7 +527,8 @@ for o in outs:
    end)
 
    it('GatedLinearUnit halves the last dimension (or dim) into a .* sigmoid(b)', function()
-      for _, c in ipairs { { { 6 }, nil }, { { 3, 4 }, nil }, { { 4, 3 }, 1 }, { { 3, 2, 5 }, 2 }, { { 2, 3, 4 }, nil } } do
+      for _, c in ipairs { { { 6 }, nil }, { { 3, 4 }, nil }, { { 4, 3 }, 1 }, { { 3, 2, 5 }, 2 },
+         { { 2, 3, 4 }, nil } } do
          local sizes, dim = c[1], c[2]
          local m = nn.GatedLinearUnit(dim)
          local x = away(sizes, -3, 3)
@@ -548,12 +556,14 @@ for o in outs:
       util.assert_close(y, { 0, log1p(math.exp(-60)) / 2, log1p(math.exp(19.8)) / 2, 10.1, 400, 1e5 },
          { atol = 1e-300, rtol = 1e-12 }, 'SoftPlus(2) extremes')
       local g = m:backward(x, torch.ones(6))
-      util.assert_close(g, { 0, sigmoid(-60), sigmoid(19.8), 1, 1, 1 }, { atol = 1e-300, rtol = 1e-9 }, 'SoftPlus slopes')
+      util.assert_close(g, { 0, sigmoid(-60), sigmoid(19.8), 1, 1, 1 }, { atol = 1e-300, rtol = 1e-9 },
+         'SoftPlus slopes')
       util.assert_close(nn.LogSigmoid():forward(torch.Tensor { -800, 800, -40 }), { -800, 0, -40 - math.exp(-40) },
          { atol = 1e-300, rtol = 1e-14 }, 'LogSigmoid extremes')
    end)
 
-   it('ELU in float32 (its own branch-free exp) stays within 3e-7 (2.5 float ulps) of float64 and passes NaN on', function()
+   it('ELU in float32 (its own branch-free exp) stays within 3e-7 (2.5 float ulps) of float64 '
+      .. 'and passes NaN on', function()
       local x = torch.randn(20000):mul(6)
       x[1], x[2], x[3], x[4], x[5] = -1e-30, -1e-6, -100, 0, -0.3466
       -- the float64 reference sees the same float32-rounded input, so only the kernel's error counts

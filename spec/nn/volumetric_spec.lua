@@ -260,7 +260,8 @@ describe('nn volumetric group', function()
                      end
                      local got = y[c][ot][oy][ox]
                      assert(got == best or (got ~= got and best ~= best),
-                        ('%s y[%d][%d][%d][%d] = %s, want %s'):format(tname, c, ot, oy, ox, tostring(got), tostring(best)))
+                        ('%s y[%d][%d][%d][%d] = %s, want %s'):format(tname, c, ot, oy, ox, tostring(got),
+                           tostring(best)))
                      local g = y:clone():zero()
                      g[c][ot][oy][ox] = 1
                      local gi = p:updateGradInput(x, g)
@@ -335,7 +336,8 @@ describe('nn volumetric group', function()
          tostring(nn.VolumetricFullConvolution(2, 3, 3, 3, 3, 2, 2, 2, 0, 0, 0, 1, 0, 1)))
       assert.are.equal('nn.VolumetricMaxPooling(2x3x2, 2,3,2, 1,1,0)',
          tostring(nn.VolumetricMaxPooling(2, 3, 2, nil, nil, nil, 1, 1)))
-      assert.are.equal('nn.VolumetricAveragePooling(2x2x2, 1,1,1)', tostring(nn.VolumetricAveragePooling(2, 2, 2, 1, 1, 1)))
+      assert.are.equal('nn.VolumetricAveragePooling(2x2x2, 1,1,1)',
+         tostring(nn.VolumetricAveragePooling(2, 2, 2, 1, 1, 1)))
       assert.are.equal('nn.VolumetricAveragePooling(3x3x3, 1,1,1, 1,0,1)',
          tostring(nn.VolumetricAveragePooling(3, 3, 3, 1, 1, 1, 1, 0, 1)))
    end)

@@ -6,7 +6,8 @@ local util = require 'spec.util'
 local T = require 'moontorch.internal'
 
 local R = require 'spec.optim.ref'
-local copy, rand, run, rounded, grads_for, random_layers = R.copy, R.rand, R.run, R.rounded, R.grads_for, R.random_layers
+local copy, rand, run, rounded = R.copy, R.rand, R.run, R.rounded
+local grads_for, random_layers = R.grads_for, R.random_layers
 local ref_sgd, ref_adam, ref_adamw, ref_lars, ref_lamb = R.sgd, R.adam, R.adamw, R.lars, R.lamb
 local SIZES, F64, F32 = R.SIZES, R.F64, R.F32
 
@@ -87,9 +88,11 @@ describe('optim.sgd', function()
          'optim.sgd', 'gradient must be floating point', 'int64')
       util.assert_error(function() optim.sgd(function() return 0, g end, torch.LongTensor(5):fill(1), {}) end,
          'must be floating point')
-      util.assert_error(function() optim.sgd(function() return 0, g:view(5, 1):expand(5, 3) end, torch.DoubleTensor(5, 3):fill(1), {}) end,
-         'gradient must be contiguous')
-      util.assert_error(function() optim.sgd(function() return 0 end, x, {}) end, 'feval must return f and the gradient')
+      util.assert_error(function()
+         optim.sgd(function() return 0, g:view(5, 1):expand(5, 3) end, torch.DoubleTensor(5, 3):fill(1), {})
+      end, 'gradient must be contiguous')
+      util.assert_error(function() optim.sgd(function() return 0 end, x, {}) end,
+         'feval must return f and the gradient')
    end)
 end)
 
@@ -111,7 +114,8 @@ describe('optim.adam and optim.adamw', function()
    end)
 
    it('adamw matches Loshchilov & Hutter over several steps', function()
-      local configs = { { learningRate = 1e-2 }, { learningRate = 5e-3, weightDecay = 0.1, beta1 = 0.85, epsilon = 1e-7 } }
+      local configs = { { learningRate = 1e-2 },
+         { learningRate = 5e-3, weightDecay = 0.1, beta1 = 0.85, epsilon = 1e-7 } }
       for _, n in ipairs(SIZES) do
          for ci, c in ipairs(configs) do
             local x0, g = rand(n), grads_for(n, 5)
@@ -156,7 +160,8 @@ describe('optim.lars and optim.lamb', function()
    it('lars matches You et al. 2017 per layer, with excluded (BN/bias) layers', function()
       for _, n in ipairs { 9, 200, 40001 } do
          local layers, excl, segs = layout(n, 6)
-         local c = { learningRate = 0.5, momentum = 0.9, weightDecay = 5e-4, eta = 0.02, layers = layers, lars_exclude = excl }
+         local c = { learningRate = 0.5, momentum = 0.9, weightDecay = 5e-4, eta = 0.02, layers = layers,
+            lars_exclude = excl }
          local x0, g = rand(n), grads_for(n, 4, 0.1)
          local got, st = run('lars', x0, g, c)
          local want, trusts = ref_lars(x0, g, c, segs)
@@ -203,7 +208,8 @@ describe('optim.lars and optim.lamb', function()
       util.assert_close(got, want, F64, 'lars mask')
       util.assert_close(st.trustRatios, trusts, F64, 'lars mask trust')
       -- the same as ranges
-      local c2 = { learningRate = 0.2, momentum = 0.9, weightDecay = 1e-3, layers = layers, lars_exclude = { { 41, 20 } } }
+      local c2 = { learningRate = 0.2, momentum = 0.9, weightDecay = 1e-3, layers = layers,
+         lars_exclude = { { 41, 20 } } }
       util.assert_close(run('lars', x0, g, c2), got, F64, 'lars ranges = mask')
    end)
 
@@ -217,15 +223,19 @@ describe('optim.lars and optim.lamb', function()
       local layers, exclude = optim.layerSegments(model, flat)
       assert.are.same({ { 1, 12 }, { 13, 4 }, { 17, 60 }, { 77, 5 } }, layers)
       assert.are.same({ { 13, 4 }, { 77, 5 } }, exclude)
-      util.assert_error(function() optim.layerSegments({ torch.DoubleTensor(3) }, flat) end, 'not a view of the flat vector')
+      util.assert_error(function() optim.layerSegments({ torch.DoubleTensor(3) }, flat) end,
+         'not a view of the flat vector')
    end)
 
    it('rejects bad layer layouts', function()
       local x = torch.DoubleTensor(10):fill(1)
       local f = function() return 0, x:clone() end
-      util.assert_error(function() optim.lars(f, x, { layers = { { 1, 11 } } }) end, 'optim.lars', 'layers entry 1', 'inside the 10 parameters')
-      util.assert_error(function() optim.lamb(f, x, { layers = { { 1, 6 }, { 5, 5 } } }) end, 'optim.lamb', 'segment 2 starts at 4')
-      util.assert_error(function() optim.lars(f, x, { lars_exclude = torch.ByteTensor(7):zero() }) end, 'mask has 7 elements')
+      util.assert_error(function() optim.lars(f, x, { layers = { { 1, 11 } } }) end, 'optim.lars', 'layers entry 1',
+         'inside the 10 parameters')
+      util.assert_error(function() optim.lamb(f, x, { layers = { { 1, 6 }, { 5, 5 } } }) end, 'optim.lamb',
+         'segment 2 starts at 4')
+      util.assert_error(function() optim.lars(f, x, { lars_exclude = torch.ByteTensor(7):zero() }) end,
+         'mask has 7 elements')
       util.assert_error(function() optim.lars(f, x, { eta = 0 }) end, 'eta must be > 0')
    end)
 end)
@@ -237,7 +247,8 @@ describe('optim.schedule', function()
       local s = S.step(lr, 3, 0.5)
       for t = 0, 10 do util.assert_close({ s(t) }, { lr * 0.5 ^ math.floor(t / 3) }, F64, 'step ' .. t) end
       local m = S.multistep(lr, { 2, 5 }, 0.1)
-      util.assert_close({ m(0), m(1.9), m(2), m(4), m(5), m(100) }, { lr, lr, lr * 0.1, lr * 0.1, lr * 0.01, lr * 0.01 }, F64, 'multistep')
+      util.assert_close({ m(0), m(1.9), m(2), m(4), m(5), m(100) },
+         { lr, lr, lr * 0.1, lr * 0.1, lr * 0.01, lr * 0.01 }, F64, 'multistep')
    end)
 
    it('cosine and polynomial', function()

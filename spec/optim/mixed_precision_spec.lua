@@ -24,7 +24,8 @@ local layout = R.layout
 
 describe('fp32 master weights in the fused optimizer steps', function()
    local cases = {
-      { 'sgd', function(c) return R.sgd end, { learningRate = 0.05, momentum = 0.9, dampening = 0, nesterov = true, weightDecay = 1e-3 } },
+      { 'sgd', function(c) return R.sgd end,
+         { learningRate = 0.05, momentum = 0.9, dampening = 0, nesterov = true, weightDecay = 1e-3 } },
       { 'adam', function() return R.adam end, { learningRate = 1e-2, weightDecay = 1e-3 } },
       { 'adamw', function() return R.adamw end, { learningRate = 1e-2 } },
       { 'lars', function(segs) return function(x, g, c) return (R.lars(x, g, c, segs)) end end,
@@ -34,7 +35,8 @@ describe('fp32 master weights in the fused optimizer steps', function()
    }
    for _, case in ipairs(cases) do
       local method, mkref, base = case[1], case[2], case[3]
-      it(method .. ' on float16/bfloat16 parameters updates an fp32 master, unscales, and rounds it back in the same pass', function()
+      it(method .. ' on float16/bfloat16 parameters updates an fp32 master, unscales, '
+         .. 'and rounds it back in the same pass', function()
          for _, tn in ipairs(HALVES) do
             for _, n in ipairs { 1, 1500, 40001 } do -- one element, across a block edge, across the thread threshold
                local c = {}
@@ -158,7 +160,9 @@ describe('optim.GradScaler', function()
             assert.are.equal(2, f[1])
             assert.are.equal(scale / 2, st.lossScale, method .. ' halves')
             assert.are.equal(trial, st.skippedSteps)
-            for k, t in pairs(before) do same_bits(k == 'x' and x or st[k], t, method .. ' ' .. k .. ' after overflow') end
+            for k, t in pairs(before) do
+               same_bits(k == 'x' and x or st[k], t, method .. ' ' .. k .. ' after overflow')
+            end
             assert.are.equal(counter, st.evalCounter or st.t)
          end
          -- growthInterval clean steps double the scale (and no sooner)

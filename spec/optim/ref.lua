@@ -28,7 +28,9 @@ local function run(method, x0, grads, config, typename, shape)
       fs[s] = f[1]
    end
    for s = 1, #grads do
-      if fs[s] ~= s * 1.5 then error(('step %d returned f = %s, expected feval\'s %g'):format(s, tostring(fs[s]), s * 1.5), 2) end
+      if fs[s] ~= s * 1.5 then
+         error(('step %d returned f = %s, expected feval\'s %g'):format(s, tostring(fs[s]), s * 1.5), 2)
+      end
    end
    return util.flat(x), state, x
 end
@@ -69,7 +71,8 @@ end
 -- alpha_t = alpha*sqrt(1-b2^t)/(1-b1^t); theta -= alpha_t * m/(sqrt(v)+eps); L2 decay in g.
 local function ref_adam(x, grads, c)
    x = copy(x)
-   local a, b1, b2, eps, wd = c.learningRate or 1e-3, c.beta1 or 0.9, c.beta2 or 0.999, c.epsilon or 1e-8, c.weightDecay or 0
+   local a, b1, b2, eps, wd = c.learningRate or 1e-3, c.beta1 or 0.9, c.beta2 or 0.999, c.epsilon or 1e-8,
+      c.weightDecay or 0
    local lrd = c.learningRateDecay or 0
    local m, v = {}, {}
    for i = 1, #x do m[i], v[i] = 0, 0 end
@@ -89,7 +92,8 @@ end
 -- theta -= eta*(alpha*mhat/(sqrt(vhat)+eps) + lambda*theta)
 local function ref_adamw(x, grads, c)
    x = copy(x)
-   local a, b1, b2, eps, wd = c.learningRate or 1e-3, c.beta1 or 0.9, c.beta2 or 0.999, c.epsilon or 1e-8, c.weightDecay or 1e-2
+   local a, b1, b2, eps, wd = c.learningRate or 1e-3, c.beta1 or 0.9, c.beta2 or 0.999, c.epsilon or 1e-8,
+      c.weightDecay or 1e-2
    local m, v = {}, {}
    for i = 1, #x do m[i], v[i] = 0, 0 end
    for t, g in ipairs(grads) do
@@ -139,7 +143,8 @@ end
 -- no decay; trust ratio ||w||/||u|| clipped at maxTrust.
 local function ref_lamb(x, grads, c, segs)
    x = copy(x)
-   local lr, b1, b2, eps, wd = c.learningRate, c.beta1 or 0.9, c.beta2 or 0.999, c.epsilon or 1e-6, c.weightDecay or 0.01
+   local lr, b1, b2, eps, wd = c.learningRate, c.beta1 or 0.9, c.beta2 or 0.999, c.epsilon or 1e-6,
+      c.weightDecay or 0.01
    local clip = c.maxTrust or 10
    local m, v = {}, {}
    for i = 1, #x do m[i], v[i] = 0, 0 end
@@ -205,7 +210,8 @@ local function layout(n, k)
 end
 
 R.layout = layout
-R.copy, R.rand, R.run, R.rounded, R.norm, R.grads_for, R.random_layers = copy, rand, run, rounded, norm, grads_for, random_layers
+R.copy, R.rand, R.run, R.rounded, R.norm = copy, rand, run, rounded, norm
+R.grads_for, R.random_layers = grads_for, random_layers
 R.sgd, R.adam, R.adamw, R.lars, R.lamb = ref_sgd, ref_adam, ref_adamw, ref_lars, ref_lamb
 R.SIZES, R.F64, R.F32 = SIZES, F64, F32
 return R

@@ -93,7 +93,8 @@ describe('optim methods against PyTorch 1.13 on a quadratic', function()
    local P, ref
    setup(function()
       P = problem()
-      local json = ('{"A":%s,"b":%s,"x0":%s,"steps":%d}'):format(json_list(P.A), json_list(P.b), json_list(P.x0), P.steps)
+      local json = ('{"A":%s,"b":%s,"x0":%s,"steps":%d}'):format(json_list(P.A), json_list(P.b), json_list(P.x0),
+         P.steps)
       local path = os.tmpname()
       local w = assert(io.open(path, 'w'))
       w:write(json, '\n')
@@ -278,7 +279,8 @@ describe('optim.lbfgs, optim.lswolfe, optim.polyinterp, optim.cg', function()
       local x = torch.Tensor(P.x0)
       local _, fs, evals = optim.cg(quadratic(P), x, { maxEval = 200 })
       for i = 2, #fs do
-         assert(fs[i] <= fs[i - 1] + 1e-12 * math.abs(fs[i - 1]), ('f history rises at %d: %.17g after %.17g'):format(i, fs[i], fs[i - 1]))
+         assert(fs[i] <= fs[i - 1] + 1e-12 * math.abs(fs[i - 1]),
+            ('f history rises at %d: %.17g after %.17g'):format(i, fs[i], fs[i - 1]))
       end
       assert(fs[#fs] < fs[1])
       assert(evals <= 200)
@@ -328,7 +330,8 @@ describe('optim.Logger', function()
       logger:display(false)
       assert.are.equal(path .. '.svg', logger:plot())
       local svg = read(path .. '.svg')
-      assert(svg:find('^<svg') and svg:find('Training acc%.') and svg:find('<polyline') and svg:find('<circle'), svg:sub(1, 200))
+      assert(svg:find('^<svg') and svg:find('Training acc%.') and svg:find('<polyline') and svg:find('<circle'),
+         svg:sub(1, 200))
       assert.are.equal(path .. '.svg', logger:plot('Test acc.'))
       util.assert_error(function() logger:plot('nope') end, 'optim.Logger.plot', 'nope')
       util.assert_error(function() logger:add { {} } end, 'optim.Logger.add', 'can only log numbers and strings')

@@ -54,7 +54,9 @@ describe('Fashion-MNIST data-parallel', function()
       assert.is_number(a, out)
       -- the counters of the last epoch: about 0.1% sent, far fewer bytes than the model
       local density, mb = out:match('rgc: [%d.]+ MB/step sent, density ([%d.]+)'), nil
-      for m, d in out:gmatch('rgc: ([%d.]+) MB/step sent, density ([%d.]+)') do mb, density = tonumber(m), tonumber(d) end
+      for m, d in out:gmatch('rgc: ([%d.]+) MB/step sent, density ([%d.]+)') do
+         mb, density = tonumber(m), tonumber(d)
+      end
       assert.is_number(density, out)
       assert.is_true(density >= 0.001 and density < 0.0012, out)
       assert.is_true(mb < 0.05, out) -- the dense gradient is 0.83 MB

@@ -10,13 +10,7 @@ local tmpdir = os.tmpname()
 os.remove(tmpdir)
 os.execute(('mkdir -p %q'):format(tmpdir))
 local function tmp(name) return tmpdir .. '/' .. name end
-local function slurp(path)
-   local f = io.open(path, 'rb')
-   if not f then return nil end
-   local s = f:read('*a')
-   f:close()
-   return s
-end
+local slurp = util.slurp
 
 describe('recipes/fashion_mnist.lua', function()
    -- a tiny learnable dataset: class c lights up row block c of the image
@@ -75,7 +69,8 @@ describe('recipes/fashion_mnist.lua', function()
    it('-resume gives the same results as an uninterrupted run', function()
       local _, ok1 = run(('-save %q -seed 11 -stopAfter 1'):format(tmp('resumed')))
       assert.is_true(ok1)
-      local out2, ok2 = run(('-save %q -seed 11 -resume %q'):format(tmp('resumed'), tmp('resumed') .. '/checkpoint.safetensors'))
+      local out2, ok2 = run(('-save %q -seed 11 -resume %q'):format(tmp('resumed'),
+         tmp('resumed') .. '/checkpoint.safetensors'))
       assert.is_true(ok2, out2)
       local out3, ok3 = run(('-save %q -seed 11'):format(tmp('straight')))
       assert.is_true(ok3, out3)
@@ -127,12 +122,14 @@ describe('recipes/fashion_mnist.lua', function()
    it('-precision fp16 trains with loss scaling and resumes from inside an epoch bit for bit', function()
       -- an initial scale of 2^20 overflows float16 at once: the first steps are skipped and the
       -- scale halves until gradients fit; the log, the checkpoint and the resumed run show it
-      local args = ('-seed 17 -precision fp16 -lossScale 1048576 -scaleWindow 3 -checkpointEvery 2 -save %q'):format(tmp('h'))
+      local args = ('-seed 17 -precision fp16 -lossScale 1048576 -scaleWindow 3 -checkpointEvery 2 -save %q')
+         :format(tmp('h'))
       local out1, ok1 = run(args .. ' -stopAfterIter 6')
       assert.is_true(ok1, out1)
       local ck = require 'moontorch.checkpoint'
       local t1, meta = ck.load(tmp('h') .. '/checkpoint.safetensors')
-      assert.truthy(t1['optim.master'], ('no master in the checkpoint (%s steps skipped)'):format(tostring(meta.optim.skippedSteps)))
+      assert.truthy(t1['optim.master'],
+         ('no master in the checkpoint (%s steps skipped)'):format(tostring(meta.optim.skippedSteps)))
       assert.are.equal('torch.FloatTensor', t1['optim.master']:type())
       assert.are.equal('torch.FloatTensor', t1['optim.dfdx']:type())
       assert.are.equal('torch.HalfTensor', t1['2.weight']:type())

@@ -9,34 +9,22 @@
 local ffi = require 'ffi'
 local torch = require 'moontorch'
 local util = require 'spec.util'
+local runs = require 'spec.recipes.runs'
 local logger = require 'moontorch.util.logger'
 local ck = require 'moontorch.checkpoint'
 local C = require('moontorch.internal').C
 
-local R = require 'recipes.resnet50_imagenet'
+require 'recipes.resnet50_imagenet'
 
 local tmpdir = util.tmpdir()
 local function tmp(name) return tmpdir .. '/' .. name end
-local function slurp(path)
-   local f = io.open(path, 'rb')
-   if not f then return nil end
-   local s = f:read('*a')
-   f:close()
-   return s
-end
-local function finite(v) return type(v) == 'number' and v == v and math.abs(v) ~= math.huge end
+local slurp = util.slurp
+local finite = runs.finite
 
 -- run the recipe; returns its output (stdout and stderr) and exit status
-local function run(args)
-   local p = io.popen(('luajit recipes/resnet50_imagenet.lua %s 2>&1; echo "exit status $?"'):format(args))
-   local out = p:read('*a')
-   p:close()
-   local code = tonumber(out:match('exit status (%d+)%s*$'))
-   return out:gsub('exit status %d+%s*$', ''), code
-end
+local function run(args) return runs.run('resnet50_imagenet', args) end
 
--- the tiny run the brief asks for, on one trainer and one decode thread so runs are comparable
-local TINY = '-depth 18 -cropSize 32 -batchSize 4 -nEpochs 2 -limitBatches 2 -device cpu -threads 1 -nThreads 1 -quiet'
+local TINY = runs.IMAGENET_TINY
 
 describe('recipes/resnet50_imagenet.lua on an ImageFolder', function()
    -- the runs leave checkpoints of ~90 MB each
@@ -50,7 +38,8 @@ describe('recipes/resnet50_imagenet.lua on an ImageFolder', function()
    local function image(c)
       local h, w = 30, 40
       local img = torch.ByteTensor(h, w, 3)
-      local fx, fy, px, py = 0.05 + 0.3 * math.random(), 0.05 + 0.3 * math.random(), 6 * math.random(), 6 * math.random()
+      local fx, fy, px, py = 0.05 + 0.3 * math.random(), 0.05 + 0.3 * math.random(), 6 * math.random(),
+         6 * math.random()
       for y = 1, h do
          for x = 1, w do
             local v = math.sin(fx * x + px) * math.cos(fy * y + py)
@@ -107,7 +96,8 @@ describe('recipes/resnet50_imagenet.lua on an ImageFolder', function()
       assert.are.equal(2, #rows)
       for e, r in ipairs(rows) do
          assert.are.equal(e, r.epoch)
-         for _, c in ipairs({ 'train_loss', 'train_top1', 'val_loss', 'val_top1', 'val_top5', 'lr', 'images_per_sec' }) do
+         for _, c in ipairs({ 'train_loss', 'train_top1', 'val_loss', 'val_top1', 'val_top5', 'lr',
+            'images_per_sec' }) do
             assert.is_true(finite(r[c]), ('epoch %d %s = %s'):format(e, c, tostring(r[c])))
          end
          assert.is_true(r.train_loss > 0 and r.val_loss > 0)
@@ -175,7 +165,8 @@ describe('recipes/resnet50_imagenet.lua on an ImageFolder', function()
 
    it('reads shards packed by recipes/tools/pack.lua, with the numbers of the ImageFolder', function()
       local packed = tmp('packed')
-      local p = io.popen(('luajit recipes/tools/pack.lua %q %q -quiet 2>&1; echo "exit status $?"'):format(root, packed))
+      local p = io.popen(('luajit recipes/tools/pack.lua %q %q -quiet 2>&1; echo "exit status $?"')
+         :format(root, packed))
       local pout = p:read('*a')
       p:close()
       assert.truthy(pout:match('exit status 0%s*$'), pout)

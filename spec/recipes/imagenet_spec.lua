@@ -4,37 +4,22 @@
 -- the rate it promises, resumes from inside an epoch bit for bit on 1 rank and on 2 (mpirun), in
 -- bf16/fp16 with gradient accumulation, and with fused batch norm. The runs on an ImageFolder are
 -- recipes/imagenet_folder_spec.lua (training tier).
-local ffi = require 'ffi'
 local torch = require 'moontorch'
 local util = require 'spec.util'
+local runs = require 'spec.recipes.runs'
 local logger = require 'moontorch.util.logger'
 local ck = require 'moontorch.checkpoint'
-local C = require('moontorch.internal').C
 
 local R = require 'recipes.resnet50_imagenet'
 
 local tmpdir = util.tmpdir()
 local function tmp(name) return tmpdir .. '/' .. name end
-local function slurp(path)
-   local f = io.open(path, 'rb')
-   if not f then return nil end
-   local s = f:read('*a')
-   f:close()
-   return s
-end
-local function finite(v) return type(v) == 'number' and v == v and math.abs(v) ~= math.huge end
+local finite = runs.finite
 
 -- run the recipe; returns its output (stdout and stderr) and exit status
-local function run(args)
-   local p = io.popen(('luajit recipes/resnet50_imagenet.lua %s 2>&1; echo "exit status $?"'):format(args))
-   local out = p:read('*a')
-   p:close()
-   local code = tonumber(out:match('exit status (%d+)%s*$'))
-   return out:gsub('exit status %d+%s*$', ''), code
-end
+local function run(args) return runs.run('resnet50_imagenet', args) end
 
--- the tiny run, on one trainer and one decode thread so runs are comparable
-local TINY = '-depth 18 -cropSize 32 -batchSize 4 -nEpochs 2 -limitBatches 2 -device cpu -threads 1 -nThreads 1 -quiet'
+local TINY = runs.IMAGENET_TINY
 
 describe('recipes/resnet50_imagenet.lua', function()
    -- the runs leave checkpoints of ~90 MB each
@@ -109,11 +94,14 @@ describe('recipes/resnet50_imagenet.lua', function()
          { lr, lr, lr / 10, lr / 100, lr / 100 }, { rtol = 1e-12 }, 'step')
       s = sched('step', 5) -- warm-up does not move the decay epochs
       util.assert_close({ s(0), s(5 * iters - 1), s(5 * iters), s(30 * iters), s(60 * iters - 1) },
-         { lr / (5 * iters + 1), lr * 5 * iters / (5 * iters + 1), lr, lr / 10, lr / 10 }, { rtol = 1e-12 }, 'warm step')
+         { lr / (5 * iters + 1), lr * 5 * iters / (5 * iters + 1), lr, lr / 10, lr / 10 }, { rtol = 1e-12 },
+         'warm step')
       s = sched('cosine')
-      util.assert_close({ s(0), s(45 * iters), s(90 * iters) }, { lr, lr / 2, 0 }, { rtol = 1e-12, atol = 1e-15 }, 'cosine')
+      util.assert_close({ s(0), s(45 * iters), s(90 * iters) }, { lr, lr / 2, 0 }, { rtol = 1e-12, atol = 1e-15 },
+         'cosine')
       s = sched('poly')
-      util.assert_close({ s(0), s(45 * iters), s(90 * iters) }, { lr, lr / 4, 0 }, { rtol = 1e-12, atol = 1e-15 }, 'poly')
+      util.assert_close({ s(0), s(45 * iters), s(90 * iters) }, { lr, lr / 4, 0 }, { rtol = 1e-12, atol = 1e-15 },
+         'poly')
    end)
 
    it('-synthetic trains with the scaled, warmed-up cosine rate it promises', function()
@@ -161,8 +149,8 @@ describe('recipes/resnet50_imagenet.lua', function()
          -- a random ResNet-18 at batch 4 has huge gradients: fp16 starts at a small scale so that
          -- steps are taken (2^16 would overflow them all)
          local scale0 = p == 'bf16' and 1 or 8
-         local args = TINY .. ' -synthetic -lrSchedule cosine -seed 5 -checkpointEvery 1 -accumulate 2 -precision ' .. p ..
-            ' -lossScale ' .. scale0
+         local args = TINY .. ' -synthetic -lrSchedule cosine -seed 5 -checkpointEvery 1 -accumulate 2 ' ..
+            '-precision ' .. p .. ' -lossScale ' .. scale0
          local a, b = tmp('half_unbroken_' .. p), tmp('half_mid_' .. p)
          local out1, code1 = run(('%s -save %q'):format(args, a))
          assert.are.equal(0, code1, out1)
@@ -218,14 +206,7 @@ describe('recipes/resnet50_imagenet.lua', function()
          pending(missing)
          return
       end
-      local mpirun = 'OMP_WAIT_POLICY=PASSIVE OMPI_MCA_mpi_yield_when_idle=1 mpirun --allow-run-as-root '
-         .. '--oversubscribe -np 2 luajit recipes/resnet50_imagenet.lua'
-      local function run2(args)
-         local p = io.popen(('%s %s 2>&1; echo "exit status $?"'):format(mpirun, args))
-         local out = p:read('*a')
-         p:close()
-         return out:gsub('exit status %d+%s*$', ''), tonumber(out:match('exit status (%d+)%s*$'))
-      end
+      local function run2(args) return runs.run('resnet50_imagenet', args, runs.mpirun(2)) end
       local args = TINY .. ' -synthetic -dist -allreduce ring -lrSchedule cosine -seed 6 -checkpointEvery 1'
       local a, b = tmp('dist_unbroken'), tmp('dist_mid')
       local out1, code1 = run2(('%s -save %q'):format(args, a))

@@ -37,6 +37,7 @@ describe('LARS at batch 4096 against SGD at batch 128 (Fashion-MNIST)', function
       end
       -- the accuracies are printed to 0.01: the tolerance only keeps 1.5 from being missed in binary
       assert(acc.sgd - acc.lars <= 1.5 + 1e-9,
-         ('LARS at batch 4096 reached %.2f%%, more than 1.5 points below SGD at batch 128 (%.2f%%)'):format(acc.lars, acc.sgd))
+         ('LARS at batch 4096 reached %.2f%%, more than 1.5 points below SGD at batch 128 (%.2f%%)')
+            :format(acc.lars, acc.sgd))
    end)
 end)

@@ -24,7 +24,8 @@ local function check(sched, peak, warm, total, power, what)
    util.assert_close(got, want, { rtol = 1e-12, atol = 1e-15 }, what)
    -- the half-way point in closed form, for an even decay length: peak / 2^power
    if (total - warm) % 2 == 0 then
-      util.assert_close({ sched(warm + (total - warm) / 2) }, { peak / 2 ^ power }, { rtol = 1e-12 }, what .. ' half-way')
+      util.assert_close({ sched(warm + (total - warm) / 2) }, { peak / 2 ^ power }, { rtol = 1e-12 },
+         what .. ' half-way')
    end
 end
 
@@ -57,11 +58,13 @@ end)
 describe('large-batch options', function()
    it('a negative -polyPower or a non-positive -eta is refused, naming the option', function()
       local R = require 'recipes.fashion_mnist'
-      util.assert_error(function() R.schedule({ schedule = 'poly', LR = 1, nEpochs = 2, warmup = 0, polyPower = -1 }, 10) end,
-         '-polyPower must be >= 0', '-1')
+      util.assert_error(function()
+         R.schedule({ schedule = 'poly', LR = 1, nEpochs = 2, warmup = 0, polyPower = -1 }, 10)
+      end, '-polyPower must be >= 0', '-1')
       local opts = require 'recipes.imagenet.opts'
       util.assert_error(function() opts.parse { '-synthetic', '-polyPower', '-2' } end, '-polyPower must be >= 0', '-2')
-      util.assert_error(function() opts.parse { '-synthetic', '-optimizer', 'lars', '-eta', '0' } end, '-eta must be > 0', '0')
+      util.assert_error(function() opts.parse { '-synthetic', '-optimizer', 'lars', '-eta', '0' } end,
+         '-eta must be > 0', '0')
       util.assert_error(function() R.main { '-ghostBatch', '-1', '-data', '/nonexistent' } end,
          '-ghostBatch must be a non-negative integer', '-1')
       util.assert_error(function() R.main { '-ghostBatch', '2.5', '-data', '/nonexistent' } end,
@@ -79,7 +82,8 @@ describe('large-batch options', function()
          local flat = net:getParameters()
          model.layers(net, flat, config, o)
          if name == 'lars' then assert.are.equal(0.02, config.eta) end
-         assert.is_nil(net:findModules('nn.SpatialBatchNormalization')[1].ghostBatch, name .. ': no ghost batches by default')
+         assert.is_nil(net:findModules('nn.SpatialBatchNormalization')[1].ghostBatch,
+            name .. ': no ghost batches by default')
          -- one segment per parameter tensor; the 1-D ones (BN scale and shift, biases) excluded
          local params, oneD = net:parameters(), 0
          for _, p in ipairs(params) do if p:dim() <= 1 then oneD = oneD + 1 end end

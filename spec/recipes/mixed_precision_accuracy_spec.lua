@@ -65,7 +65,8 @@ describe('mixed precision on Fashion-MNIST', function()
             local want = fp32.means[w]
             assert.is_true(m == m, precision .. ' loss is NaN')
             assert.is_true(math.abs(m - want) <= 0.03 + 0.03 * want,
-               ('%s: mean loss of steps %d-%d is %.4f, fp32 %.4f'):format(precision, (w - 1) * WINDOW + 1, w * WINDOW, m, want))
+               ('%s: mean loss of steps %d-%d is %.4f, fp32 %.4f'):format(precision, (w - 1) * WINDOW + 1,
+                  w * WINDOW, m, want))
          end
          -- every step's loss is finite (the forward pass of a half model does not overflow here)
          for i, l in ipairs(r.losses) do assert.is_true(l == l and l < math.huge, precision .. ' step ' .. i) end

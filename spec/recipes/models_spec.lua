@@ -4,7 +4,7 @@
 -- ctest: noasan: whole ResNets at several times the run time; the nn specs cover their layers
 local torch = require 'moontorch'
 local util = require 'spec.util'
-local nn = require 'moontorch.nn'
+require 'moontorch.nn'
 package.path = './?/init.lua;' .. package.path -- recipes/models/init.lua
 local models = require 'recipes.models'
 

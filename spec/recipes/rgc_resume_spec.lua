@@ -3,12 +3,13 @@
 -- uninterrupted run ends: the shared checkpoint and every rank's residual file; a float16 model
 -- trains through the loss scaler with compression. Needs Open MPI
 -- and Debian's dataset-fashion-mnist (pending, visibly, without them).
-local torch = require 'moontorch'
+require 'moontorch'
 local ck = require 'moontorch.checkpoint'
 
 local RUN = 'OMP_WAIT_POLICY=PASSIVE OMPI_MCA_mpi_yield_when_idle=1 mpirun --allow-run-as-root --oversubscribe -np 4 '
-   .. 'luajit recipes/fashion_mnist.lua -dist -allreduce ring -threads 2 -compress rgc -density 0.01 -densityWarmup 0.5 '
-   .. '-nEpochs 2 -limitBatches 20 -limitTestBatches 2 -batchSize 128 -seed 3 -quiet -checkpointEvery 10'
+   .. 'luajit recipes/fashion_mnist.lua -dist -allreduce ring -threads 2 -compress rgc -density 0.01 '
+   .. '-densityWarmup 0.5 -nEpochs 2 -limitBatches 20 -limitTestBatches 2 -batchSize 128 -seed 3 -quiet '
+   .. '-checkpointEvery 10'
 
 local util = require 'spec.util'
 local sh = util.sh
@@ -47,9 +48,9 @@ describe('Fashion-MNIST with -compress rgc on 4 ranks', function()
       assert.is_true(n > 0)
       for r = 0, 3 do
          local name = ('/local-rank%d-of-4.safetensors'):format(r)
-         local la, ma = ck.load(whole .. name)
-         local lb, mb = ck.load(interrupted .. name)
-         assert.equal(ma.iteration, mb.iteration)
+         local la, lma = ck.load(whole .. name)
+         local lb, lmb = ck.load(interrupted .. name)
+         assert.equal(lma.iteration, lmb.iteration)
          local m = 0
          for k, t in pairs(la) do
             m = m + 1

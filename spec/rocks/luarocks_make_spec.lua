@@ -23,7 +23,8 @@ describe('install with luarocks make', function()
       end
       assert(tree.run('mkdir -p ' .. q(src) .. ' && cp -r ' .. table.concat(parts, ' ') .. ' ' .. q(src)))
       local ok, log = tree.run(('cd %s && %s CMAKE_BUILD_PARALLEL_LEVEL=%d luarocks --lua-version=5.1 --tree=%s make '
-         .. '--deps-mode=none rocks/moontorch-scm-1.rockspec MT_CUDA=OFF'):format(q(src), tree.CLEAN_ENV, jobs, q(dest)))
+         .. '--deps-mode=none rocks/moontorch-scm-1.rockspec MT_CUDA=OFF')
+         :format(q(src), tree.CLEAN_ENV, jobs, q(dest)))
       installed = ok
       if not ok then io.stderr:write('luarocks make failed:\n', tree.tail(log), '\n') end
    end)

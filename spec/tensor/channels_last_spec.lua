@@ -13,7 +13,6 @@ local T = require 'moontorch.internal'
 local EXACT = { atol = 0, rtol = 0 }
 local function rand(shape, ty) return util.rand_tensor(shape, ty or 'torch.DoubleTensor', -1, 1) end
 local function strides(t) return { t:stride(1), t:stride(2), t:stride(3), t:stride(4) } end
-local function cl_strides(t) return T.channels_last_strides(T.sizes(t)) end
 
 describe('channels-last tensors', function()
    it('t:channelsLast() keeps sizes and values in NHWC strides on the CPU; contiguous() gives NCHW', function()
@@ -184,7 +183,7 @@ describe('nn.Module:channelsLast', function()
       shared:share(net:get(4), 'weight', 'bias', 'gradWeight', 'gradBias')
       net:add(shared)
       net = net:double()
-      local params, grads = net:getParameters()
+      local params = net:getParameters()
       local before = params:clone()
       local w4 = net:get(4).weight:clone()
       local x = rand({ 2, 3, 8, 8 })
@@ -206,7 +205,7 @@ describe('nn.Module:channelsLast', function()
       net:get(4).weight:add(-1)
       local y = net:forward(x:channelsLast())
       util.assert_close(y, ref, EXACT, 'same output')
-      local p2, g2 = net:getParameters()
+      local p2 = net:getParameters()
       assert.are.equal(p2:nElement(), params:nElement())
       assert.is_true(net:get(1).weight:isChannelsLast(), 'a second getParameters keeps the strides')
    end)

@@ -27,7 +27,6 @@ local function ref(fx, xs, fk, ks, ns, full, flip)
    end
    local xl = single and 0 or 1
    local kl = single and 0 or (diagonal and 1 or 2)
-   local P = single and 1 or xs[1]
    local Q = single and 1 or ks[1]
    local Pk = (single or diagonal) and 1 or ks[2]
    local X, K = sp(xs, xl), sp(ks, kl)
@@ -92,8 +91,8 @@ describe('conv2, xcorr2, conv3, xcorr3', function()
             for _, flip in ipairs { true, false } do
                local name = (flip and 'conv' or 'xcorr') .. ns
                local x, fx = transposed_rand(xs, tn)
-               local k, fk = util.rand_tensor(ks, tn, -2, 2)
-               fk = util.flat(k)
+               local k = util.rand_tensor(ks, tn, -2, 2)
+               local fk = util.flat(k)
                for _, vf in ipairs { 'V', 'F' } do
                   local expect, esizes = ref(fx, xs, fk, ks, ns, vf == 'F', flip)
                   local r = vf == 'V' and torch[name](x, k) or torch[name](x, k, vf)
@@ -131,7 +130,8 @@ describe('conv2, xcorr2, conv3, xcorr3', function()
 
    it('reject bad shapes, options and dtypes', function()
       local x = torch.randn(5, 6)
-      util.assert_error(function() torch.conv2(x, torch.randn(7, 2)) end, 'conv2:', 'smaller than the kernel', '5x6', '7x2')
+      util.assert_error(function() torch.conv2(x, torch.randn(7, 2)) end, 'conv2:', 'smaller than the kernel', '5x6',
+         '7x2')
       util.assert_error(function() torch.conv2(x, torch.randn(2, 2, 2)) end, 'conv2:', 'dimensions', '5x6', '2x2x2')
       util.assert_error(function() torch.xcorr2(torch.randn(3, 5, 5), torch.randn(2, 2, 2)) end, 'xcorr2:', '3 planes')
       util.assert_error(function() torch.conv2(torch.randn(3, 5, 5), torch.randn(4, 2, 2, 2)) end, 'conv2:', 'planes')

@@ -95,7 +95,8 @@ local function check_result(r, m, what)
    if n == 0 then return end
    for i = 1, #sizes do
       if sizes[i] > 1 then
-         assert(r:stride(i) == m.strides[i], ('%s: stride %d is %d, expected %d'):format(what, i, r:stride(i), m.strides[i]))
+         assert(r:stride(i) == m.strides[i],
+            ('%s: stride %d is %d, expected %d'):format(what, i, r:stride(i), m.strides[i]))
       end
    end
    assert(r:storageOffset() == m.offset + 1,
@@ -179,7 +180,8 @@ function ops.select(t, m)
    local what = ('select(%s, %s) of %s'):format(dim, i, shape_str(m.sizes))
    if want and nd == 1 then -- Torch7: selecting from a 1-d tensor gives the number
       local v = t:select(dim, i)
-      assert(v == m.store[want.offset + 1], ('%s: got %s, expected %.17g'):format(what, tostring(v), m.store[want.offset + 1]))
+      assert(v == m.store[want.offset + 1],
+         ('%s: got %s, expected %.17g'):format(what, tostring(v), m.store[want.offset + 1]))
       counts.ok = counts.ok + 1
       return nil
    end
@@ -389,7 +391,9 @@ function ops.index(t, m)
    local d = norm(dim, nd)
    local size = d and m.sizes[d] or 3
    local idx = {}
-   for i = 1, random(0, 4) do idx[i] = random() < 0.9 and random(1, math.max(size, 1)) or ({ 0, size + 1, -1 })[random(3)] end
+   for i = 1, random(0, 4) do
+      idx[i] = random() < 0.9 and random(1, math.max(size, 1)) or ({ 0, size + 1, -1 })[random(3)]
+   end
    local valid = d ~= nil and nd >= 1
    for _, i in ipairs(idx) do if i < 1 or i > size then valid = false end end
    local what = ('index(%s, {%s}) of %s'):format(dim, table.concat(idx, ','), shape_str(m.sizes))
@@ -526,7 +530,8 @@ describe('randomized calls', function()
                if not empty and n <= 4096 then util.flat(r) end -- every element readable
             else
                assert(outp[0] == nil, 'as_strided returned a handle with an error')
-               assert(empty or not inside, 'as_strided refused a layout inside its storage: ' .. ffi.string(C.mt_last_error()))
+               assert(empty or not inside,
+                  'as_strided refused a layout inside its storage: ' .. ffi.string(C.mt_last_error()))
             end
          elseif which == 3 then -- get_item / set_item with random indices
             local t, m = fresh()

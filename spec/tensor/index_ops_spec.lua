@@ -272,11 +272,13 @@ describe('index / indexSelect', function()
       local src = torch.DoubleTensor(5, 4)
       util.assert_error(function() src:index(2, torch.LongTensor { 1, 7 }) end,
          'index_select: index 7 out of range for dimension 2 of size 4')
-      util.assert_error(function() src:index(1, torch.LongTensor { 0 }) end, 'index 0 out of range for dimension 1 of size 5')
+      util.assert_error(function() src:index(1, torch.LongTensor { 0 }) end,
+         'index 0 out of range for dimension 1 of size 5')
       util.assert_error(function() src:index(1, torch.LongTensor { -2 }) end, 'index -2 out of range')
       util.assert_error(function() src:index(3, torch.LongTensor { 1 }) end, 'dimension 3 out of range', '5x4')
       util.assert_error(function() src:index(1, torch.DoubleTensor { 1 }) end, 'index_select', 'int64', 'float64')
-      util.assert_error(function() src:index(1, torch.LongTensor { { 1, 1 }, { 1, 1 } }) end, 'index_select', '1-d', '2x2')
+      util.assert_error(function() src:index(1, torch.LongTensor { { 1, 1 }, { 1, 1 } }) end, 'index_select', '1-d',
+         '2x2')
    end)
 end)
 
@@ -496,11 +498,12 @@ describe('gather / scatter', function()
       util.assert_error(function() src:scatter(2, torch.LongTensor { { 6 } }, 1) end,
          'scatter: index 6 out of range for dimension 2 of size 5')
       util.assert_error(function() src:gather(1, torch.LongTensor { 1, 2 }) end, 'gather', 'same number of dimensions')
-      util.assert_error(function() src:gather(1, T.from_flat(ones(12), { 2, 6 }, T.LONG, T.CPU)) end, 'gather', '2x6', '3x5',
-         'dimension 2')
+      util.assert_error(function() src:gather(1, T.from_flat(ones(12), { 2, 6 }, T.LONG, T.CPU)) end, 'gather',
+         '2x6', '3x5', 'dimension 2')
       util.assert_error(function() src:gather(1, torch.FloatTensor(1, 1)) end, 'gather', 'int64', 'float32')
-      util.assert_error(function() src:scatter(1, torch.LongTensor { { 1, 1 }, { 1, 1 } }, torch.DoubleTensor(1, 2)) end,
-         'scatter', '2x2', '1x2')
+      util.assert_error(function()
+         src:scatter(1, torch.LongTensor { { 1, 1 }, { 1, 1 } }, torch.DoubleTensor(1, 2))
+      end, 'scatter', '2x2', '1x2')
       util.assert_error(function() src:scatter(1, torch.LongTensor { { 1 } }, torch.FloatTensor(1, 1)) end,
          'scatter', 'float32', 'float64')
    end)
@@ -526,15 +529,16 @@ describe('on CUDA', function()
             src:clone():indexFill(3, torch.LongTensor { 4, 1 }, 7), EXACT, ty .. ' indexFill')
          local one = torch.LongTensor { 3 }
          local slice = rand({ 1, 5, 4 }, ty, -50, 50)
-         util.assert_close(g:clone():indexCopy(1, one:cuda(), slice:cuda()), src:clone():indexCopy(1, one, slice), EXACT,
-            ty .. ' indexCopy')
+         util.assert_close(g:clone():indexCopy(1, one:cuda(), slice:cuda()), src:clone():indexCopy(1, one, slice),
+            EXACT, ty .. ' indexCopy')
          local gidx = rand_layout({ 6, 3, 4 }, 'contiguous', 'torch.LongTensor', 1, 6)
          util.assert_close(g:gather(2, gidx:cuda()), src:gather(2, gidx), EXACT, ty .. ' gather')
          local ssrc = rand({ 2, 5, 4 }, ty, -50, 50)
          -- distinct targets along dim 1 so the result does not depend on write order
          local perm = {}
          for j = 1, 20 do
-            local a, b = math.random(1, 6), nil
+            local a = math.random(1, 6)
+            local b
             repeat b = math.random(1, 6) until b ~= a
             perm[j], perm[20 + j] = a, b
          end

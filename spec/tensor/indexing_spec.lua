@@ -273,7 +273,8 @@ end)
 
 describe('masks and index tensors', function()
    local M = T.methods
-   local mask_it = (M.maskedSelect and M.maskedFill) and it or function(name) pending('[maskedSelect missing] ' .. name) end
+   local mask_it = (M.maskedSelect and M.maskedFill) and it
+      or function(name) pending('[maskedSelect missing] ' .. name) end
    local index_it = (M.index and M.indexFill) and it or function(name) pending('[index missing] ' .. name) end
 
    mask_it('t[mask] selects and t[mask] = v fills', function()

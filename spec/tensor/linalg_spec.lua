@@ -322,7 +322,7 @@ describe('addmm', function()
       M, fM = fresh()
       M:addmm(3, -2, a, b)
       util.assert_close(M, axpby(3, fM, -2, P), nil, 'M:addmm(v1, v2, a, b)')
-      M, fM = fresh()
+      M = fresh()
       local other, fo = fresh()
       M:addmm(0.5, other, 2, a, b)
       util.assert_close(M, axpby(0.5, fo, 2, P), nil, 'res:addmm(v1, M, v2, a, b)')
@@ -346,7 +346,8 @@ describe('addmm', function()
          util.assert_close(r, axpby(0, nil, alpha, ref_mm(fa, fb, n, k, m)), util.tol[ty] or { atol = 0, rtol = 0 },
             ty .. ' beta = 0')
          c:addmm(0, 1, a, b) -- in place: c's own NaNs are ignored too
-         util.assert_close(c, ref_mm(fa, fb, n, k, m), util.tol[ty] or { atol = 0, rtol = 0 }, ty .. ' in place beta = 0')
+         util.assert_close(c, ref_mm(fa, fb, n, k, m), util.tol[ty] or { atol = 0, rtol = 0 },
+            ty .. ' in place beta = 0')
       end
    end)
 
@@ -419,7 +420,8 @@ describe('bmm / baddbmm / addbmm', function()
          for _, ly in ipairs { 'contiguous', 'transposed', 'batch-last', 'expanded' } do
             local x, fx = rand_batch(nb, n, k, lx, 'torch.FloatTensor')
             local y, fy = rand_batch(nb, k, m, ly, 'torch.FloatTensor')
-            util.assert_close(torch.bmm(x, y), ref_bmm(fx, fy, nb, n, k, m), util.tol['torch.FloatTensor'], lx .. ' x ' .. ly)
+            util.assert_close(torch.bmm(x, y), ref_bmm(fx, fy, nb, n, k, m), util.tol['torch.FloatTensor'],
+               lx .. ' x ' .. ly)
          end
       end
    end)
@@ -563,8 +565,9 @@ describe('addmv / mv', function()
    it('reports size mismatches', function()
       util.assert_error(function() torch.mv(torch.DoubleTensor(3, 4), torch.DoubleTensor(5)) end,
          'mv: size mismatch, mat: 3x4, vec: 5')
-      util.assert_error(function() torch.addmv(torch.DoubleTensor(4), torch.DoubleTensor(3, 4), torch.DoubleTensor(4)) end,
-         'addmv', 'size 4', 'size 3')
+      util.assert_error(function()
+         torch.addmv(torch.DoubleTensor(4), torch.DoubleTensor(3, 4), torch.DoubleTensor(4))
+      end, 'addmv', 'size 4', 'size 3')
       util.assert_error(function() torch.mv(torch.DoubleTensor(3, 4), torch.DoubleTensor(4, 1)) end, 'mv', '1-d')
       util.assert_error(function() torch.mv(torch.DoubleTensor(3, 4), torch.FloatTensor(4)) end, 'mv', 'float32')
    end)
@@ -585,7 +588,8 @@ describe('dot', function()
             local r = torch.dot(a, b)
             assert.are.equal('number', type(r))
             -- relative to the summed magnitudes: the exact sum may cancel to near zero
-            util.assert_close({ r }, { s }, { atol = (tol.atol + tol.rtol) * mag + 1e-300, rtol = 0 }, ty .. ' dot ' .. n)
+            util.assert_close({ r }, { s }, { atol = (tol.atol + tol.rtol) * mag + 1e-300, rtol = 0 },
+               ty .. ' dot ' .. n)
             assert.are.equal(r, a:dot(b))
          end
       end)
@@ -609,7 +613,8 @@ describe('dot', function()
 
    it('reports mismatched sizes and dtypes', function()
       util.assert_error(function() torch.dot(torch.DoubleTensor(3), torch.DoubleTensor(4)) end, 'dot', 'size', '3', '4')
-      util.assert_error(function() torch.dot(torch.DoubleTensor(3), torch.FloatTensor(3)) end, 'dot', 'float32', 'float64')
+      util.assert_error(function() torch.dot(torch.DoubleTensor(3), torch.FloatTensor(3)) end, 'dot', 'float32',
+         'float64')
    end)
 end)
 

@@ -102,7 +102,7 @@ describe('kthvalue and median', function()
       assert.is_true(v == rv and i == ri)
       util.assert_close(rv, ev, nil, 'kthvalue into results')
       util.assert_close(ri, ei, nil, 'kthvalue indices into results')
-      v, i = torch.median(rv, ri, x)
+      torch.median(rv, ri, x)
       assert.are.same({ 3, 1 }, sizes_of(rv))
       util.assert_close(rv, mv, nil, 'median into results')
       util.assert_close(ri, mi, nil, 'median indices into results')
@@ -281,9 +281,9 @@ end)
 
 describe('maskedCopy', function()
    it('copies the source, in order, into the masked elements', function()
-      local x, fx = util.rand_tensor({ 7, 5 }, 'torch.DoubleTensor')
+      local x = util.rand_tensor({ 7, 5 }, 'torch.DoubleTensor')
       x = x:t() -- 5x7, not contiguous
-      fx = util.flat(x)
+      local fx = util.flat(x)
       local mask, fm = rand_ties({ 35 }, 'torch.ByteTensor', false, 2)
       local src, fs = util.rand_tensor({ 6, 7 }, 'torch.DoubleTensor')
       local expect, j = {}, 0
@@ -304,7 +304,8 @@ describe('maskedCopy', function()
          '5 elements', '2x3')
       util.assert_error(function() x:maskedCopy(torch.ByteTensor(6):fill(1), torch.zeros(4)) end, 'maskedCopy:',
          'selects 6', 'only 4')
-      util.assert_error(function() x:maskedCopy(torch.LongTensor(6):fill(1), torch.zeros(6)) end, 'maskedCopy:', 'ByteTensor')
+      util.assert_error(function() x:maskedCopy(torch.LongTensor(6):fill(1), torch.zeros(6)) end, 'maskedCopy:',
+         'ByteTensor')
       util.assert_error(function() x:maskedCopy(torch.ByteTensor(6):fill(1), torch.zeros(6):double()) end,
          'maskedCopy:', 'DoubleTensor')
    end)

@@ -525,17 +525,17 @@ describe('fill and copy', function()
    it('converts every float16 to float32 and random float32 bits to float16 exactly (F16C and scalar)', function()
       local ffi = require 'ffi'
       local function half_value(b) -- the exact value of half bits b, as a double
-         local sign = b >= 0x8000 and -1 or 1
+         local sgn = b >= 0x8000 and -1 or 1
          local e, m = floor(b / 1024) % 32, b % 1024
-         if e == 31 then return m == 0 and sign * math.huge or 0 / 0 end
-         if e == 0 then return sign * m * 2 ^ -24 end
-         return sign * (1 + m / 1024) * 2 ^ (e - 15)
+         if e == 31 then return m == 0 and sgn * math.huge or 0 / 0 end
+         if e == 0 then return sgn * m * 2 ^ -24 end
+         return sgn * (1 + m / 1024) * 2 ^ (e - 15)
       end
       local function to_half_bits(v) -- round-to-nearest-even float16 bits of the double v
          if v ~= v then return nil end
-         local sign = (v < 0 or 1 / v < 0) and 0x8000 or 0
+         local sbit = (v < 0 or 1 / v < 0) and 0x8000 or 0
          local a = abs(v)
-         if a >= 65520 then return sign + 0x7c00 end
+         if a >= 65520 then return sbit + 0x7c00 end
          local _, ex = math.frexp(a) -- a = f * 2^ex, f in [0.5, 1)
          local q = math.max(ex - 11, -24) -- the ulp's exponent in this binade (subnormals: 2^-24)
          local r = a / 2 ^ q
@@ -543,12 +543,12 @@ describe('fill and copy', function()
          local d = r - n
          if d > 0.5 or (d == 0.5 and n % 2 == 1) then n = n + 1 end
          -- n * 2^q is the rounded value; rebuild its bits (n may have carried into a new binade)
-         if n == 0 then return sign end
+         if n == 0 then return sbit end
          local v2 = n * 2 ^ q
-         if v2 >= 65520 then return sign + 0x7c00 end
+         if v2 >= 65520 then return sbit + 0x7c00 end
          local _, e2 = math.frexp(v2)
-         if e2 - 1 < -14 then return sign + n end -- subnormal: mantissa counts 2^-24
-         return sign + (e2 - 1 + 15) * 1024 + (v2 / 2 ^ (e2 - 1) - 1) * 1024
+         if e2 - 1 < -14 then return sbit + n end -- subnormal: mantissa counts 2^-24
+         return sbit + (e2 - 1 + 15) * 1024 + (v2 / 2 ^ (e2 - 1) - 1) * 1024
       end
       local n = 65536
       local h = torch.HalfTensor(2, n)

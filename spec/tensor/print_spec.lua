@@ -336,7 +336,9 @@ describe('tostring', function()
       local rows, scale = parse_matrix((split(tostring(t))))
       -- two decimals, in fixed or (when the values span too many powers of ten) scientific form
       for _, r in ipairs(rows) do
-         for _, tok in ipairs(r) do assert.truthy(tok:match('^%-?%d+%.%d%d$') or tok:match('^%-?%d%.%d%de[-+]%d+$'), tok) end
+         for _, tok in ipairs(r) do
+            assert.truthy(tok:match('^%-?%d+%.%d%d$') or tok:match('^%-?%d%.%d%de[-+]%d+$'), tok)
+         end
       end
       check_matrix(rows, scale, flat, { 2, 3 }, 'precision 2', 2)
       assert.are.equal(2, torch.getprintoptions().precision)
@@ -353,7 +355,7 @@ describe('tostring', function()
    end)
 
    gpu_it('prints CUDA tensors via the host', function()
-      local t, flat = rand({ 3, 4 })
+      local t = rand({ 3, 4 })
       local g = t:type('torch.CudaTensor')
       local body, footer = split(tostring(g))
       assert.are.equal('[torch.CudaTensor of size 3x4]', footer)

@@ -152,7 +152,8 @@ describe('random', function()
             assert.is_true(x == 0 or x == 1, ty .. ': drew ' .. x)
             ones = ones + x
          end
-         assert.is_true(math.abs(ones / N - p) < 5 * math.sqrt(p * (1 - p) / N), ty .. ': rate ' .. ones / N .. ' vs ' .. p)
+         assert.is_true(math.abs(ones / N - p) < 5 * math.sqrt(p * (1 - p) / N),
+            ty .. ': rate ' .. ones / N .. ' vs ' .. p)
       end
       local probs = torch.DoubleTensor(N):fill(0.25)
       probs:narrow(1, 1, N / 2):fill(0.75)
@@ -195,7 +196,9 @@ describe('random', function()
          local f = torch.randperm(4)[1]
          counts[f] = counts[f] + 1
       end
-      for k = 1, 4 do assert.is_true(math.abs(counts[k] - 1000) < 5 * math.sqrt(4000 * 0.25 * 0.75), 'randperm bias') end
+      for k = 1, 4 do
+         assert.is_true(math.abs(counts[k] - 1000) < 5 * math.sqrt(4000 * 0.25 * 0.75), 'randperm bias')
+      end
    end)
 
    it('rand/randn accept a result tensor and a size storage', function()

@@ -4,7 +4,7 @@
 -- log-normal draws, no repeated index without replacement, and the errors for bad arguments.
 local torch = require 'moontorch'
 local util = require 'spec.util'
-local floor, sqrt, log = math.floor, math.sqrt, math.log
+local sqrt, log = math.sqrt, math.log
 
 -- the chi-square 0.999 quantile for df degrees of freedom (Wilson-Hilferty, z = 3.090)
 local function chi2_crit(df)
@@ -122,7 +122,8 @@ describe('multinomial', function()
       util.assert_error(function() torch.multinomial(p, 0) end, 'multinomial', 'positive integer')
       util.assert_error(function() torch.multinomial(p, 4) end, 'multinomial', 'without replacement', '3 categories')
       util.assert_error(function() torch.multinomial(torch.DoubleTensor { 1, -1 }, 1) end, 'multinomial', 'invalid')
-      util.assert_error(function() torch.multinomial(torch.DoubleTensor { { 1, 1 }, { 0, 0 } }, 1) end, 'row 2', 'sums to 0')
+      util.assert_error(function() torch.multinomial(torch.DoubleTensor { { 1, 1 }, { 0, 0 } }, 1) end, 'row 2',
+         'sums to 0')
       util.assert_error(function() torch.multinomial(torch.DoubleTensor { 0 / 0, 1 }, 1) end, 'multinomial', 'invalid')
       util.assert_error(function() torch.multinomial(torch.DoubleTensor(), p, 2) end, 'multinomial', 'LongTensor')
       util.assert_error(function() torch.multinomial(p, 2, 1) end, 'replacement must be a boolean')

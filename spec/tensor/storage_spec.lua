@@ -119,7 +119,7 @@ describe('storages', function()
       -- default size: to the end; the view keeps its storage alive
       local tail = torch.FloatStorage(s, off)
       assert.are.equal(n - off + 1, #tail)
-      s = nil
+      s = nil -- luacheck: ignore 311 (drops the storage so that collectgarbage() could free it)
       collectgarbage()
       assert.are.equal(x, tail[2])
       util.assert_error(function() return torch.FloatStorage(tail, 2, 100) end, 'outside', 'size ' .. #tail)
@@ -247,7 +247,7 @@ describe('storages', function()
       local sh = torch.DoubleStorage(path, true)
       local newv = rand_values(T.dtype_by_name.Double, n)
       for i = 1, n do sh[i] = newv[i] end
-      sh = nil
+      sh = nil -- luacheck: ignore 311 (drops the mapping so that collectgarbage() can unmap it)
       collectgarbage()
       local out = py('import sys, struct\nd = open(sys.argv[1], "rb").read()\n'
          .. 'print(" ".join(repr(x) for x in struct.unpack("<%dd" % (len(d) // 8), d)))\n', path)
@@ -258,7 +258,7 @@ describe('storages', function()
       local fresh = dir .. '/new.i32'
       local ns = torch.IntStorage(fresh, true, 5):fill(7)
       assert.are.equal(5, #ns)
-      ns = nil
+      ns = nil -- luacheck: ignore 311 (drops the mapping so that collectgarbage() can unmap it)
       collectgarbage()
       assert.are.equal(string.rep('\7\0\0\0', 5), util.read_bytes(fresh))
       -- sharedMem: a shared-memory object (Linux keeps them in /dev/shm)

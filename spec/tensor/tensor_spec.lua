@@ -131,7 +131,8 @@ describe('construction', function()
       -- booleans are 1 and 0, empty tables give empty tensors, at any depth
       assert.are.same({ 1, 0, 1 }, torch.ByteTensor({ true, false, true }):totable())
       assert.are.same({ 2, 0 }, torch.Tensor({ {}, {} }):size():totable())
-      assert.are.same({ 2, 3, 1 }, torch.DoubleTensor({ { { 1 }, { 2 }, { 3 } }, { { 4 }, { 5 }, { 6 } } }):size():totable())
+      assert.are.same({ 2, 3, 1 },
+         torch.DoubleTensor({ { { 1 }, { 2 }, { 3 } }, { { 4 }, { 5 }, { 6 } } }):size():totable())
    end)
 
    it('shares storage with the sharing constructor', function()
@@ -381,8 +382,8 @@ describe('views', function()
          expect_view(v:unfold(1, size, step), { cnt, size }, vf, { n },
             function(i) return { (i[1] - 1) * step + i[2] } end, ty[1] .. ' unfold')
          local m2, mf2 = rand({ 3, 6 }, ty[1], ty[2], ty[3])
-         expect_view(m2:unfold(2, 2, 2), { 3, 3, 2 }, mf2, { 3, 6 }, function(i) return { i[1], (i[2] - 1) * 2 + i[3] } end,
-            ty[1] .. ' unfold dim 2')
+         expect_view(m2:unfold(2, 2, 2), { 3, 3, 2 }, mf2, { 3, 6 },
+            function(i) return { i[1], (i[2] - 1) * 2 + i[3] } end, ty[1] .. ' unfold dim 2')
       end
       local one = rand({ 1, 1 })
       assert.are.equal(0, one:squeeze():dim())
@@ -390,7 +391,8 @@ describe('views', function()
 
    it('is also reachable as torch.* functions, with an optional result first', function()
       local t, flat = rand({ 3, 4 })
-      expect_view(torch.transpose(t, 1, 2), { 4, 3 }, flat, { 3, 4 }, function(i) return { i[2], i[1] } end, 'torch.transpose')
+      expect_view(torch.transpose(t, 1, 2), { 4, 3 }, flat, { 3, 4 }, function(i) return { i[2], i[1] } end,
+         'torch.transpose')
       expect_view(torch.narrow(t, 2, 2, 2), { 3, 2 }, flat, { 3, 4 }, function(i) return { i[1], i[2] + 1 } end,
          'torch.narrow')
       local res = torch.DoubleTensor()
@@ -494,8 +496,8 @@ describe('resize and set', function()
       local c = torch.DoubleTensor():set(a:storage(), 2, torch.LongStorage { 2, 3 }, torch.LongStorage { 4, 1 })
       expect_view(c, { 2, 3 }, flat, { 3, 4 }, function(i) return { i[1], i[2] + 1 } end, 'set(storage)')
       local d = torch.DoubleTensor():set(a:storage(), 5, { 8 })
-      expect_view(d, { 8 }, flat, { 3, 4 }, function(i) return { math.floor((i[1] + 3) / 4) + 1, (i[1] + 3) % 4 + 1 } end,
-         'set(storage, offset, sizes)')
+      expect_view(d, { 8 }, flat, { 3, 4 },
+         function(i) return { math.floor((i[1] + 3) / 4) + 1, (i[1] + 3) % 4 + 1 } end, 'set(storage, offset, sizes)')
       b:set()
       assert.are.equal(0, b:nElement())
       util.assert_error(function() torch.FloatTensor():set(a) end, 'set', 'torch.FloatTensor', 'torch.DoubleTensor')
@@ -545,22 +547,22 @@ describe('type conversion', function()
       end
       return v
    end
-   local TOL = { ['torch.HalfTensor'] = { atol = 1e-3, rtol = 1e-3 }, ['torch.BFloat16Tensor'] = { atol = 1e-2, rtol = 8e-3 } }
+   local TOL = { ['torch.HalfTensor'] = { atol = 1e-3, rtol = 1e-3 },
+      ['torch.BFloat16Tensor'] = { atol = 1e-2, rtol = 8e-3 } }
 
    it('converts between every pair of types on random data', function()
       for _, from in ipairs(ALL) do
          -- values representable in every target's range; some exact zeros for bool
          local shape = { 3, math.random(2, 5) }
-         local t, flat
+         local t
          if from == 'torch.BoolTensor' then
-            t, flat = rand(shape, 'torch.LongTensor', 0, 2)
+            t = rand(shape, 'torch.LongTensor', 0, 2)
             t = t:bool()
          else
-            t, flat = rand(shape, from, 0, 200)
+            local _, flat = rand(shape, from, 0, 200)
             for i = 1, #flat, 4 do flat[i] = 0 end
             t = T.from_flat(flat, shape, T.parse_typename(from), T.CPU)
          end
-         flat = util.flat(t)
          local src = t:t() -- non-contiguous source
          local sflat = util.flat(src)
          for _, to in ipairs(ALL) do

@@ -306,7 +306,8 @@ describe('integer tensor types', function()
          end
          assert.equal(ty, torch.getmetatable(ty).__typename)
       end
-      assert.equal('torch.CudaCharTensor', require('moontorch.internal').typename(require('moontorch.internal').CHAR, 0))
+      local T = require 'moontorch.internal'
+      assert.equal('torch.CudaCharTensor', T.typename(T.CHAR, 0))
    end)
    it('keep values in range, wrap like C and divide towards zero', function()
       for _, it_ in ipairs(INTS) do

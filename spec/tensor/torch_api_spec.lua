@@ -2,9 +2,9 @@
 -- maths.md, random.md, utility.md, file.md, diskfile.md, memoryfile.md, storage.md, tester.md,
 -- timer.md, cmdline.md, serialization.md) names exists here and is callable. The lists are the
 -- documented names (anchors and headings of those pages); what each one does is checked by the
--- spec of its concern (tensor/tensor_spec, tensor/lapack_spec, tensor/storage_spec, io/file_spec, ...). A name that Torch7
--- documents but moontorch leaves out on purpose is listed in LEFT_OUT with the reason, and the
--- README's Conventions says so too.
+-- spec of its concern (tensor/tensor_spec, tensor/lapack_spec, tensor/storage_spec, io/file_spec,
+-- ...). A name that Torch7 documents but moontorch leaves out on purpose is listed in LEFT_OUT
+-- with the reason, and the README's Conventions says so too.
 local torch = require 'moontorch'
 
 local DOC = {

@@ -108,7 +108,8 @@ describe('remainder and fmod', function()
                assert.is_true(rawequal(res, torch.remainder(res, x, v)))
                util.assert_close(res, map(fx, function(a) return lua_rem(a, v) end), tol(ty), 'remainder res ' .. what)
                x:remainder(v)
-               util.assert_close(x, map(fx, function(a) return lua_rem(a, v) end), tol(ty), 'remainder in place ' .. what)
+               util.assert_close(x, map(fx, function(a) return lua_rem(a, v) end), tol(ty),
+                  'remainder in place ' .. what)
             end
          end
       end

@@ -103,7 +103,8 @@ describe('train.Trainer', function()
          t:fit()
          return t.losses, model
       end
-      for _, c in ipairs { { 'small CNN', function() return models.small_cnn{ nClasses = 10, width = 8 } end, { 1, 28, 28 } },
+      for _, c in ipairs {
+         { 'small CNN', function() return models.small_cnn{ nClasses = 10, width = 8 } end, { 1, 28, 28 } },
          { 'ResNet-8', function() return models.resnet{ depth = 8, dataset = 'cifar10' } end, { 3, 32, 32 } } } do
          local a = losses('nchw', c[2], c[3])
          local b, model = losses('nhwc', c[2], c[3])

@@ -5,13 +5,7 @@ local plot = require 'moontorch.util.plot'
 
 local tmpdir = util.tmpdir()
 local function tmp(name) return tmpdir .. '/' .. name end
-local function slurp(path)
-   local f = io.open(path, 'rb')
-   if not f then return nil end
-   local s = f:read('*a')
-   f:close()
-   return s
-end
+local slurp = util.slurp
 
 describe('plot', function()
    it('draws one point per finite value in each panel', function()

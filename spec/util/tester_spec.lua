@@ -3,7 +3,7 @@
 -- options; and two Torch7-style test files run unchanged in a child process (bin/moontorch,
 -- like `th`, and plain luajit with a global torch), their report and exit status checked.
 local torch = require 'moontorch'
-local util = require 'spec.util' -- seeds math.random afresh each run (the seed is printed)
+require 'spec.util' -- seeds math.random afresh each run (the seed is printed)
 
 local BUILD = os.getenv('MOONTORCH_BUILD') or ''
 local LUA_INIT = "package.path='./lua/?.lua;./lua/?/init.lua;'..package.path; torch = require 'moontorch'"
@@ -26,9 +26,11 @@ end
 local function run_captured(tester, ...)
    local out = {}
    local write = io.write
-   io.write = function(...) for _, s in ipairs { ... } do out[#out + 1] = tostring(s) end end
+   io.write = function(...) -- luacheck: ignore 122 (captures the report; restored below)
+      for _, s in ipairs { ... } do out[#out + 1] = tostring(s) end
+   end
    local ok, err = pcall(tester.run, tester, ...)
-   io.write = write
+   io.write = write -- luacheck: ignore 122 (restores the real io.write)
    return ok, err, table.concat(out)
 end
 
@@ -75,8 +77,8 @@ describe('torch.Tester asserts', function()
       assert.are.equal(6, tester.assertionFail.body)
       local e = tester.errors
       assert.are.equal(6, #e)
-      assert.are.equal(('body\nTensorEQ(==) violation: max diff=%s, tolerance=0\n'):format(tostring(a:clone():add(-1, b):abs():max())),
-         e[1]:match('^(.-\n.-\n)'))
+      assert.are.equal(('body\nTensorEQ(==) violation: max diff=%s, tolerance=0\n')
+         :format(tostring(a:clone():add(-1, b):abs():max())), e[1]:match('^(.-\n.-\n)'))
       assert.matches('^body\nmsg\nTensorEQ%(==%) violation: max diff=', e[2])
       assert.matches('TensorNE%(==%) violation', e[3])
       assert.matches('The tensors have different types', e[4])
@@ -90,8 +92,8 @@ describe('torch.Tester asserts', function()
       within(function(t)
          local x = torch.DoubleTensor{ 1, 0 / 0, 2 }
          local inf = torch.DoubleTensor{ math.huge, -math.huge }
-         r = { t:eq(x, x), t:eq(x, x, 1e9), t:ne(x, x), t:eq(0 / 0, 0 / 0), t:eq(inf, inf:clone()), t:eq(math.huge, math.huge),
-            t:eq({ 0 / 0 }, { 0 / 0 }, 1) }
+         r = { t:eq(x, x), t:eq(x, x, 1e9), t:ne(x, x), t:eq(0 / 0, 0 / 0), t:eq(inf, inf:clone()),
+            t:eq(math.huge, math.huge), t:eq({ 0 / 0 }, { 0 / 0 }, 1) }
       end)
       assert.are.same({ false, false, true, false, true, true, false }, r)
    end)
@@ -112,7 +114,8 @@ describe('torch.Tester asserts', function()
       end)
       assert.are.same({ true, false, true, false, true, false, true, true, false, true, false, true, true }, r)
       local e = tester.errors
-      assert.matches(('EQ failed: %s ~= %s with tolerance=1e%%-06'):format(tostring(x), tostring(x + 1e-5)):gsub('%.', '%%.'), e[1])
+      assert.matches(('EQ failed: %s ~= %s with tolerance=1e%%-06'):format(tostring(x), tostring(x + 1e-5))
+         :gsub('%.', '%%.'), e[1])
       assert.matches('EQ failed: s %(string%) ~= t %(string%)', e[2])
       assert.matches('At table location a%.b%.c: EQ failed', e[3])
       assert.matches('EQ failed: values have different types %(first: number, second: string%)', e[4])
@@ -124,11 +127,13 @@ describe('torch.Tester asserts', function()
       local b = a + 0.5
       local r, tester
       tester = within(function(t)
-         r = { t:assertlt(a, b), t:assertlt(b, a), t:assertgt(b, a), t:assertgt(a, a), t:assertle(a, a), t:assertle(b, a),
-            t:assertge(a, a), t:assertge(a, b), t:asserteq(a, a), t:asserteq(a, b), t:assertne(a, b), t:assertne(a, a),
-            t:assertalmosteq(a, a + 1e-8, 1e-7), t:assertalmosteq(a, a + 1e-8), t:assert(true), t:assert(false, 'why') }
+         r = { t:assertlt(a, b), t:assertlt(b, a), t:assertgt(b, a), t:assertgt(a, a), t:assertle(a, a),
+            t:assertle(b, a), t:assertge(a, a), t:assertge(a, b), t:asserteq(a, a), t:asserteq(a, b), t:assertne(a, b),
+            t:assertne(a, a), t:assertalmosteq(a, a + 1e-8, 1e-7), t:assertalmosteq(a, a + 1e-8), t:assert(true),
+            t:assert(false, 'why') }
       end)
-      assert.are.same({ true, false, true, false, true, false, true, false, true, false, true, false, true, false, true, false }, r)
+      assert.are.same({ true, false, true, false, true, false, true, false, true, false, true, false, true, false,
+         true, false }, r)
       local e = tester.errors
       assert.matches(('LT failed: %s >= %s'):format(b, a):gsub('%.', '%%.'), e[1])
       assert.matches('GT failed: .* <= ', e[2])
@@ -147,7 +152,8 @@ describe('torch.Tester asserts', function()
          local fine = function() return 1 end
          r = { t:assertError(boom), t:assertError(fine), t:assertNoError(fine), t:assertNoError(boom, 'no raise'),
             t:assertErrorMsg(boom, 'boom 42'), t:assertErrorMsg(boom, 'boom'), t:assertErrorPattern(boom, 'm %d+'),
-            t:assertErrorPattern(boom, '^x'), t:assertErrorObj(function() error({ 7 }) end, function(e) return e[1] == 7 end),
+            t:assertErrorPattern(boom, '^x'),
+            t:assertErrorObj(function() error({ 7 }) end, function(e) return e[1] == 7 end),
             t:assertErrorObj(boom, function(e) return e == 'other' end) }
       end)
       assert.are.same({ true, false, true, false, true, false, true, false, true, false }, r)
@@ -158,9 +164,12 @@ describe('torch.Tester asserts', function()
       local t = torch.Tester()
       assert.has_error(function() t:eq(1, 1, -1) end, 'Tester: the tolerance must be >= 0, got -1')
       assert.has_error(function() t:eq(1, 1, 'a', 'b') end, 'Tester: a second message string was given: b')
-      assert.has_error(function() t:assertlt(1, 2, 'm', 'extra') end, 'Tester: unexpected arguments passed to the assert')
-      assert.has_error(function() t:assertTensorEq({}, torch.DoubleTensor(1)) end, 'Tester: the first argument should be a tensor, got table')
-      assert.has_error(function() t:assertTableEq({}, 3) end, 'Tester: the second argument should be a table, got number')
+      assert.has_error(function() t:assertlt(1, 2, 'm', 'extra') end,
+         'Tester: unexpected arguments passed to the assert')
+      assert.has_error(function() t:assertTensorEq({}, torch.DoubleTensor(1)) end,
+         'Tester: the first argument should be a tensor, got table')
+      assert.has_error(function() t:assertTableEq({}, 3) end,
+         'Tester: the second argument should be a table, got number')
    end)
 end)
 
@@ -170,7 +179,8 @@ describe('torch.Tester runner and torch.TestSuite', function()
       function s.a() end
       assert.has_error(function() s.a = function() end end, 'Test a is already defined.')
       assert.has_error(function() s.b = {} end, 'Nested tables of tests are not supported')
-      assert.has_error(function() s.c = 3 end, 'Only functions are supported as members of a TestSuite, got number for c')
+      assert.has_error(function() s.c = 3 end,
+         'Only functions are supported as members of a TestSuite, got number for c')
       assert.are.equal('function', type(s.a))
    end)
 
@@ -178,8 +188,10 @@ describe('torch.Tester runner and torch.TestSuite', function()
       local t = torch.Tester()
       t:add(function() end, 'x')
       assert.has_error(function() t:add(function() end, 'x') end, 'Test with name x already exists!')
-      assert.has_error(function() t:add(3) end, 'Tester:add: only functions and tables of functions are supported, got number')
-      assert.has_error(function() t:add({}, 'name') end, 'Tester:add: a name is not allowed with a table of tests (ambiguous)')
+      assert.has_error(function() t:add(3) end,
+         'Tester:add: only functions and tables of functions are supported, got number')
+      assert.has_error(function() t:add({}, 'name') end,
+         'Tester:add: a name is not allowed with a table of tests (ambiguous)')
       t:add(function() end, '_setUp')
       assert.has_error(function() t:add(function() end, '_setUp') end, 'Tester:add: only one _setUp function allowed')
       assert.has_error(function() t:disable('nope') end, "Tester:disable: unrecognized test 'nope'")
@@ -226,12 +238,13 @@ describe('torch.Tester runner and torch.TestSuite', function()
       assert.matches('%[ERROR%]', out)
 
       local t = make():setEarlyAbort(true)
-      ok, err, out = run_captured(t)
+      local _
+      ok, _, out = run_captured(t)
       assert.is_false(ok)
       assert.matches('Aborting on first error, not all tests have been executed\n', out, 1, true)
       assert.is_nil(out:find('2/3', 1, true))
 
-      ok, err, out = run_captured(make():setSummaryOnly(true))
+      ok, _, out = run_captured(make():setSummaryOnly(true))
       assert.is_false(ok)
       assert.is_nil(out:find('----', 1, true))
       assert.is_nil(out:find('EQ failed', 1, true))
@@ -265,8 +278,10 @@ describe('Torch7-style test files run unchanged', function()
          assert.are.equal(0, code, out .. err)
          assert.are.equal('', err)
          local expect = { 'Running 6 tests' }
-         for i, name in ipairs { 'tensorArithmetic', 'floatTolerance', 'tables', 'comparisons', 'errors', 'brokenUpstream' } do
-            expect[#expect + 1] = ('%d/6 %s %s %s'):format(i, name, string.rep('.', 80 - 8 - 4 - #name), i == 6 and '[SKIP]' or '[PASS]')
+         for i, name in ipairs { 'tensorArithmetic', 'floatTolerance', 'tables', 'comparisons', 'errors',
+            'brokenUpstream' } do
+            expect[#expect + 1] = ('%d/6 %s %s %s'):format(i, name, string.rep('.', 80 - 8 - 4 - #name),
+               i == 6 and '[SKIP]' or '[PASS]')
          end
          expect[#expect + 1] = 'Completed 24 asserts in 6 tests with 0 failures and 0 errors and 1 disabled'
          expect[#expect + 1] = 'setUp 5 tearDown 5'
@@ -276,7 +291,8 @@ describe('Torch7-style test files run unchanged', function()
       -- test names on the command line select by pattern
       local out, code = sh(('bin/moontorch spec/fixtures/torch7_style_test.lua %d tables errors'):format(seed))
       assert.are.equal(0, code, out)
-      assert.matches('Running 2 tests\n1/2 tables .+\n2/2 errors .+\nCompleted 9 asserts in 2 tests with 0 failures and 0 errors\nsetUp 2 tearDown 2\n$', out)
+      assert.matches('Running 2 tests\n1/2 tables .+\n2/2 errors .+\n'
+         .. 'Completed 9 asserts in 2 tests with 0 failures and 0 errors\nsetUp 2 tearDown 2\n$', out)
    end)
 
    it('a failing file: the counts, the report and a non-zero exit status', function()
@@ -293,8 +309,10 @@ describe('Torch7-style test files run unchanged', function()
       local _, sections = out:gsub(string.rep('%-', 80) .. '\n', '')
       assert.are.equal(7, sections) -- 6 sections + the opening line
       assert.matches('tensorMismatch\na and b should be equal\nTensorEQ%(==%) violation: max diff=1, tolerance=0\n'
-         .. 'stack traceback:\n\tspec/fixtures/torch7_style_failing_test%.lua:13: in function <spec/fixtures/torch7_style_failing_test%.lua:11>', out)
-      assert.matches('raises\n Function call failed\nspec/fixtures/torch7_style_failing_test%.lua:18: attempt to index', out)
+         .. 'stack traceback:\n\tspec/fixtures/torch7_style_failing_test%.lua:13: '
+         .. 'in function <spec/fixtures/torch7_style_failing_test%.lua:11>', out)
+      assert.matches('raises\n Function call failed\nspec/fixtures/torch7_style_failing_test%.lua:18: attempt to index',
+         out)
       assert.matches('LT failed: 3 >= 2', out)
       assert.matches('NaN equals nothing\nEQ failed: %-?nan ~= %-?nan', out)
       assert.matches('types differ\nThe tensors have different types', out)
