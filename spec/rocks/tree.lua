@@ -9,9 +9,12 @@ local M = {}
 function M.quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
 local q = M.quote
 
--- Children run clean: a MOONTORCH_BUILD from ctest must not point them at the checkout's build,
+-- Builds run clean: a MOONTORCH_BUILD from ctest must not point them at the checkout's build,
 -- and make test-asan's preloaded sanitizer runtimes must not reach cmake, make or gcc.
 M.CLEAN_ENV = 'env -u MOONTORCH_BUILD -u LD_PRELOAD -u ASAN_OPTIONS -u UBSAN_OPTIONS'
+-- Runs from a tree only lose MOONTORCH_BUILD: a tree installed from the sanitizer build needs
+-- the runtimes make test-asan preloads.
+M.RUN_ENV = 'env -u MOONTORCH_BUILD'
 
 -- run a shell command; returns ok, its output (stdout and stderr)
 function M.run(cmd)
@@ -63,7 +66,7 @@ function M.in_tree(tree, scratch, script)
    local path = scratch .. '/check.lua'
    util.write_bytes(path, script)
    local lua = tree .. '/share/lua/5.1'
-   return M.run(('cd / && %s LUA_PATH=%s LUA_CPATH=%s luajit %s'):format(M.CLEAN_ENV,
+   return M.run(('cd / && %s LUA_PATH=%s LUA_CPATH=%s luajit %s'):format(M.RUN_ENV,
       q(lua .. '/?.lua;' .. lua .. '/?/init.lua;;'), q(tree .. '/lib/lua/5.1/?.so;;'), q(path)))
 end
 
@@ -101,7 +104,7 @@ function M.check_command(tree, scratch)
       local a = torch.DoubleTensor(%d, %d):fill(1)
       print('OK ' .. a:size(1) .. 'x' .. a:size(2) .. ' ' .. tostring(torch.isTensor(a)) .. ' ' .. a:sum())
    ]]):format(a, b))
-   local ok, out = M.run(('cd / && %s -u LUA_PATH -u LUA_CPATH %s %s'):format(M.CLEAN_ENV,
+   local ok, out = M.run(('cd / && %s -u LUA_PATH -u LUA_CPATH %s %s'):format(M.RUN_ENV,
       q(tree .. '/bin/moontorch'), q(scratch .. '/script.lua')))
    assert(ok, 'moontorch failed:\n' .. out)
    assert(out:find(('OK %dx%d true %d'):format(a, b, a * b), 1, true), out)
