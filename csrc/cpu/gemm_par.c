@@ -4,10 +4,12 @@
  * and libgomp's workers keep spinning on their cores for a while after every parallel region
  * (and OpenBLAS's after every call). With both pools busy on few cores, a 512^3 sgemm right
  * after an elementwise op ran at half speed or worse, and the op after it slowed down likewise.
- * With one pool (OpenMP) for everything, the spinning threads are the ones that get the work. */
+ * With one pool (OpenMP) for everything, the spinning threads are the ones that get the work.
+ * The split is written once, in generic/gemm_par.c, for both precisions. */
 #include <pthread.h>
 #include <cblas.h>
 #include "cpu.h"
+#include "generate.h"
 
 /* below this many multiply-adds per thread, waking another thread costs more than it saves */
 #define GEMM_GRAIN (64.0 * 64.0 * 64.0)
@@ -53,31 +55,23 @@ static void part(int64_t len, int parts, int i, int64_t align, int64_t *lo, int6
   *hi = b * align < len ? b * align : len;
 }
 
-#define PAR_GEMM_FN(N, T, BLAS)                                                                                     \
-  void mt__##N##gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, T alpha, const T *a, int64_t lda, const T *b, \
-                     int64_t ldb, T beta, T *c, int64_t ldc, int nth) {                                             \
-    mt__blas_init();                                                                                                \
-    if (m <= 0 || n <= 0) return;                                                                                   \
-    if (nth < 1) nth = mt__gemm_threads(m, n, k);                                                                   \
-    int tm = 1, tn = 1;                                                                                             \
-    if (nth > 1) grid(m, n, nth, &tm, &tn);                                                                         \
-    if (tm * tn == 1) {                                                                                             \
-      BLAS(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (blasint)m, (blasint)n,   \
-           (blasint)k, alpha, a, (blasint)lda, b, (blasint)ldb, beta, c, (blasint)ldc);                             \
-      return;                                                                                                       \
-    }                                                                                                               \
-    _Pragma("omp parallel for num_threads(tm * tn) schedule(static)") for (int t = 0; t < tm * tn; t++) {           \
-      int64_t i0, i1, j0, j1;                                                                                       \
-      part(m, tm, t / tn, 8, &i0, &i1);                                                                             \
-      part(n, tn, t % tn, 16, &j0, &j1);                                                                            \
-      if (i1 <= i0 || j1 <= j0) continue;                                                                           \
-      /* row i of op(A) starts at a + i*lda (stored as is) or a + i (stored transposed) */                          \
-      const T *ai = a + (ta ? i0 : i0 * lda), *bj = b + (tb ? j0 * ldb : j0);                                       \
-      BLAS(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (blasint)(i1 - i0),       \
-           (blasint)(j1 - j0), (blasint)k, alpha, ai, (blasint)lda, bj, (blasint)ldb, beta, c + i0 * ldc + j0,      \
-           (blasint)ldc);                                                                                           \
-    }                                                                                                               \
-  }
-PAR_GEMM_FN(s, float, cblas_sgemm)
-PAR_GEMM_FN(d, double, cblas_dgemm)
-#undef PAR_GEMM_FN
+/* scalar_t's cblas_?NAME in generic/gemm_par.c */
+#define CBLAS(name, ...) _Generic((scalar_t)0, float : cblas_s##name, double : cblas_d##name)(__VA_ARGS__)
+
+/* the split once per precision, gemm_blocks_f32 and gemm_blocks_f64 */
+#define MT_GENERIC_FILE "generic/gemm_par.c"
+#define MT_GEN_N f32
+#include "generate_one.h"
+#define MT_GEN_N f64
+#include "generate_one.h"
+#undef MT_GENERIC_FILE
+
+void mt__sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+               const float *b, int64_t ldb, float beta, float *c, int64_t ldc, int nth) {
+  gemm_blocks_f32(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nth);
+}
+
+void mt__dgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t lda,
+               const double *b, int64_t ldb, double beta, double *c, int64_t ldc, int nth) {
+  gemm_blocks_f64(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nth);
+}
