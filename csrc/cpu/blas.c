@@ -3,7 +3,8 @@
  * f32/f64 go to OpenBLAS, single-threaded, split over OpenMP threads by gemm_par.c. Row-major or column-major operands
  * (one inner stride 1, the other at least the size) are passed as they are, with a transpose flag; only other layouts
  * are packed into a contiguous temp. f16/bf16 are widened to float temps around sgemm; integer dtypes use an i-k-j loop
- * accumulating in 64 bits. */
+ * accumulating in 64 bits. The bodies are written once in generic/blas*.c, each compiled for the dtypes that take it;
+ * this file holds the matrix views, the scratch buffers and the entry points. */
 #include <cblas.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "../core/half_bulk.h"
 #include "../core/dtype.h"
 #include "../core/error.h"
+#include "generate.h"
 
 /* One matrix of a batch: element pointer, sizes and strides in elements. */
 typedef struct mat {
@@ -51,8 +53,6 @@ static int blas_layout(const mat *m, int *trans, int64_t *ld) {
   return 0;
 }
 
-/* ---- element-wise helpers over one strided matrix, generic over dtypes ---- */
-
 /* every dtype's zero is all-zero bits, so beta == 0 can clear without reading (NaN ignored) */
 static void mat_zero(const mat *m, size_t es) {
   for (int64_t i = 0; i < m->r; i++) {
@@ -62,73 +62,6 @@ static void mat_zero(const mat *m, size_t es) {
       for (int64_t j = 0; j < m->c; j++) memset(row + j * m->s1 * (int64_t)es, 0, es);
   }
 }
-
-#define SCALE_FN(E, N, T, CT)                                                     \
-  static void mat_scale_##N(const mat *m, double beta) {                          \
-    CT b = (CT)(mt_dtype_is_floating(E) ? beta : (double)mt_double_to_i64(beta)); \
-    for (int64_t i = 0; i < m->r; i++)                                            \
-      for (int64_t j = 0; j < m->c; j++) {                                        \
-        T *q = (T *)m->p + i * m->s0 + j * m->s1;                                 \
-        mt_st_##N(q, b *mt_ld_##N(q));                                            \
-      }                                                                           \
-  }
-MT_DTYPE_LIST(SCALE_FN)
-#undef SCALE_FN
-
-static void mat_scale(int dtype, const mat *m, double beta) {
-  switch (dtype) {
-#define SCALE_CASE(E, N, T, CT) \
-  case E: mat_scale_##N(m, beta); break;
-    MT_DTYPE_LIST(SCALE_CASE)
-#undef SCALE_CASE
-    default: break;
-  }
-}
-
-/* pack a strided matrix into a contiguous float/double buffer (widening f16/bf16) and back;
- * serial on purpose: OpenMP workers still spinning afterwards would slow the BLAS threads */
-/* contiguous rows of float16 convert eight at a time (F16C, half_bulk.c); the others answer 0
- * and take the element loop */
-static int row_widen_f16(float *d, const uint16_t *s, int64_t n) {
-  mt__half_to_float_n(d, s, (size_t)n);
-  return 1;
-}
-static int row_narrow_f16(uint16_t *d, const float *s, int64_t n) {
-  mt__float_to_half_n(d, s, (size_t)n);
-  return 1;
-}
-#define NO_ROW_FN(N, T, D)                                 \
-  static int row_widen_##N(D *d, const T *s, int64_t n) {  \
-    (void)d, (void)s, (void)n;                             \
-    return 0;                                              \
-  }                                                        \
-  static int row_narrow_##N(T *d, const D *s, int64_t n) { \
-    (void)d, (void)s, (void)n;                             \
-    return 0;                                              \
-  }
-NO_ROW_FN(f32, float, float)
-NO_ROW_FN(f64, double, double)
-NO_ROW_FN(bf16, uint16_t, float)
-#undef NO_ROW_FN
-#define PACK_FN(N, T, D)                                                                                         \
-  static void pack_##N(const mat *m, D *dst) {                                                                   \
-    for (int64_t i = 0; i < m->r; i++) {                                                                         \
-      if (m->s1 == 1 && row_widen_##N(dst + i * m->c, (const T *)m->p + i * m->s0, m->c)) continue;              \
-      for (int64_t j = 0; j < m->c; j++) dst[i * m->c + j] = mt_ld_##N((const T *)m->p + i * m->s0 + j * m->s1); \
-    }                                                                                                            \
-  }                                                                                                              \
-  static void unpack_##N(const mat *m, const D *src) {                                                           \
-    for (int64_t i = 0; i < m->r; i++) {                                                                         \
-      if (m->s1 == 1 && row_narrow_##N((T *)m->p + i * m->s0, src + i * m->c, m->c)) continue;                   \
-      for (int64_t j = 0; j < m->c; j++) mt_st_##N((T *)m->p + i * m->s0 + j * m->s1, src[i * m->c + j]);        \
-    }                                                                                                            \
-  }
-#define PACK_DT(E, N, T, CT) PACK_FN(N, T, CT)
-MT_FLOAT_DTYPE_LIST(PACK_DT)
-#undef PACK_DT
-#undef PACK_FN
-
-/* ---- f32 / f64 through BLAS ---- */
 
 /* Scratch for operands BLAS cannot read in place; grown on demand, reused across a batch. */
 typedef struct scratch {
@@ -149,110 +82,72 @@ static void scratch_free(scratch *s) {
   for (int i = 0; i < 3; i++) free(s->buf[i]);
 }
 
-/* x as BLAS reads it (*t, *ld): in place where blas_layout allows, else packed row-major into
- * scratch slot (then *packed is that copy, NULL otherwise); 0 when out of memory */
-#define BLAS_OPERAND_FN(N, T)                                                                  \
-  static int blas_operand_##N(mat *x, int *t, int64_t *ld, scratch *s, int slot, T **packed) { \
-    *packed = NULL;                                                                            \
-    if (blas_layout(x, t, ld)) return 1;                                                       \
-    T *buf = scratch_get(s, slot, (size_t)(x->r * x->c) * sizeof(T));                          \
-    if (!buf) return 0;                                                                        \
-    pack_##N(x, buf);                                                                          \
-    *x = (mat){(char *)buf, x->r, x->c, x->c, 1};                                              \
-    *t = 0, *ld = x->c > 1 ? x->c : 1;                                                         \
-    *packed = buf;                                                                             \
-    return 1;                                                                                  \
-  }
-BLAS_OPERAND_FN(f32, float)
-BLAS_OPERAND_FN(f64, double)
-#undef BLAS_OPERAND_FN
+/* the packing of generic/blas_pack.c converts contiguous rows of float16 eight at a time (F16C,
+ * half_bulk.c); the other dtypes answer 0 and take its element loop */
+static int row_widen_f16(float *d, const uint16_t *s, int64_t n) {
+  mt__half_to_float_n(d, s, (size_t)n);
+  return 1;
+}
+static int row_narrow_f16(uint16_t *d, const float *s, int64_t n) {
+  mt__float_to_half_n(d, s, (size_t)n);
+  return 1;
+}
+static int row_widen_bf16(float *d, const uint16_t *s, int64_t n) { return 0; }
+static int row_narrow_bf16(uint16_t *d, const float *s, int64_t n) { return 0; }
+static int row_widen_f32(float *d, const float *s, int64_t n) { return 0; }
+static int row_narrow_f32(float *d, const float *s, int64_t n) { return 0; }
+static int row_widen_f64(double *d, const double *s, int64_t n) { return 0; }
+static int row_narrow_f64(double *d, const double *s, int64_t n) { return 0; }
 
-#define GEMM_FN(N, T, BLAS)                                                                                      \
-  static mt_status gemm_one_##N(int64_t n, int64_t m, int64_t k, double alpha, mat a, mat b, double beta, mat c, \
-                                scratch *s) {                                                                    \
-    int ta, tb, tc;                                                                                              \
-    int64_t lda, ldb, ldc;                                                                                       \
-    mat c_orig = c;                                                                                              \
-    T *cbuf = NULL;                                                                                              \
-    if (!blas_operand_##N(&c, &tc, &ldc, s, 2, &cbuf)) goto oom;                                                 \
-    if (tc) { /* c is column-major: compute c^T = b^T a^T into its row-major view */                             \
-      mat t = a;                                                                                                 \
-      a = b, b = t;                                                                                              \
-      mat_transpose(&a), mat_transpose(&b), mat_transpose(&c);                                                   \
-      int64_t x = n;                                                                                             \
-      n = m, m = x;                                                                                              \
-    }                                                                                                            \
-    T *packed; /* a and b need no unpacking */                                                                   \
-    if (!blas_operand_##N(&a, &ta, &lda, s, 0, &packed)) goto oom;                                               \
-    if (!blas_operand_##N(&b, &tb, &ldb, s, 1, &packed)) goto oom;                                               \
-    BLAS(ta, tb, n, m, k, (T)alpha, (const T *)a.p, lda, (const T *)b.p, ldb, (T)beta, (T *)c.p, ldc, 0);        \
-    if (cbuf) unpack_##N(&c_orig, cbuf);                                                                         \
-    return MT_OK;                                                                                                \
-  oom:                                                                                                           \
-    return mt__error(MT_ERR_MEMORY, "gemm: out of host memory for a %lldx%lld temporary", (long long)n,          \
-                     (long long)(k > m ? k : m));                                                                \
-  }
-GEMM_FN(f32, float, mt__sgemm)
-GEMM_FN(f64, double, mt__dgemm)
-#undef GEMM_FN
+/* scalar_t's BLAS routines in generic/blas_cblas.c: gemm_par.c's threaded GEMM and cblas_?NAME */
+#define PAR_GEMM _Generic((scalar_t)0, float : mt__sgemm, double : mt__dgemm)
+#define CBLAS(name, ...) _Generic((scalar_t)0, float : cblas_s##name, double : cblas_d##name)(__VA_ARGS__)
 
-/* f16/bf16: widen all three operands to float, sgemm, narrow the result. */
-#define HALF_GEMM_FN(N)                                                                                              \
-  static mt_status gemm_one_##N(int64_t n, int64_t m, int64_t k, double alpha, mat a, mat b, double beta, mat c,     \
-                                scratch *s) {                                                                        \
-    float *fa = scratch_get(s, 0, (size_t)(n * k) * 4), *fb = scratch_get(s, 1, (size_t)(k * m) * 4);                \
-    float *fc = scratch_get(s, 2, (size_t)(n * m) * 4);                                                              \
-    if (!fa || !fb || !fc) return mt__error(MT_ERR_MEMORY, "gemm: out of host memory for float temporaries");        \
-    pack_##N(&a, fa), pack_##N(&b, fb);                                                                              \
-    pack_##N(&c, fc); /* already cleared when beta == 0 */                                                           \
-    mt__sgemm(0, 0, n, m, k, (float)alpha, fa, k > 1 ? k : 1, fb, m > 1 ? m : 1, (float)beta, fc, m > 1 ? m : 1, 0); \
-    unpack_##N(&c, fc);                                                                                              \
-    return MT_OK;                                                                                                    \
-  }
-HALF_GEMM_FN(f16)
-HALF_GEMM_FN(bf16)
-#undef HALF_GEMM_FN
+/* ---- the bodies, each written once in generic/blas*.c for the dtypes that take it ---- */
 
-/* ---- integer dtypes: i-k-j loop, 64-bit wrapping accumulation (unsigned: no UB on overflow) ---- */
+/* every dtype: scaling a matrix by beta, the dot product */
+#define MT_GENERIC_FILE "generic/blas.c"
+#include "generate_all.h"
+/* the float dtypes: strided operands packed into contiguous temporaries and back */
+#define MT_GENERIC_FILE "generic/blas_pack.c"
+#include "generate_float.h"
+/* float32 and float64 through BLAS */
+#define MT_GENERIC_FILE "generic/blas_cblas.c"
+#define MT_GEN_N f32
+#include "generate_one.h"
+#define MT_GEN_N f64
+#include "generate_one.h"
+#undef MT_GENERIC_FILE
+/* float16 and bfloat16: products in float (sgemm on widened copies) */
+#define MT_GENERIC_FILE "generic/blas_half.c"
+#define MT_GEN_N f16
+#include "generate_one.h"
+#define MT_GEN_N bf16
+#include "generate_one.h"
+#undef MT_GENERIC_FILE
+/* the integer dtypes but bool: i-k-j loops in 64-bit integers */
+#define MT_GENERIC_FILE "generic/blas_int.c"
+#define MT_GEN_N i32
+#include "generate_one.h"
+#define MT_GEN_N i64
+#include "generate_one.h"
+#define MT_GEN_N u8
+#include "generate_one.h"
+#define MT_GEN_N i8
+#include "generate_one.h"
+#define MT_GEN_N i16
+#include "generate_one.h"
+#undef MT_GENERIC_FILE
 
-#define INT_GEMM_FN(E, N, T, CT)                                                                                 \
-  static mt_status gemm_one_##N(int64_t n, int64_t m, int64_t k, double alpha, mat a, mat b, double beta, mat c, \
-                                scratch *s) {                                                                    \
-    (void)s;                                                                                                     \
-    uint64_t al = (uint64_t)mt_double_to_i64(alpha), be = (uint64_t)mt_double_to_i64(beta);                      \
-    int failed = 0;                                                                                              \
-    _Pragma("omp parallel if(n * m * k > MT_PARALLEL_GRAIN && n > 1)") {                                         \
-      uint64_t *acc = malloc((size_t)m * sizeof *acc);                                                           \
-      if (!acc) { _Pragma("omp atomic write") failed = 1; }                                                      \
-      _Pragma("omp for schedule(static)") for (int64_t i = 0; i < n; i++) {                                      \
-        if (!acc) continue;                                                                                      \
-        memset(acc, 0, (size_t)m * sizeof *acc);                                                                 \
-        const T *arow = (const T *)a.p + i * a.s0;                                                               \
-        for (int64_t p = 0; p < k; p++) {                                                                        \
-          uint64_t av = (uint64_t)mt_ld_##N(arow + p * a.s1);                                                    \
-          if (av == 0) continue;                                                                                 \
-          const T *brow = (const T *)b.p + p * b.s0;                                                             \
-          if (b.s1 == 1)                                                                                         \
-            for (int64_t j = 0; j < m; j++) acc[j] += av * (uint64_t)mt_ld_##N(brow + j);                        \
-          else                                                                                                   \
-            for (int64_t j = 0; j < m; j++) acc[j] += av * (uint64_t)mt_ld_##N(brow + j * b.s1);                 \
-        }                                                                                                        \
-        T *crow = (T *)c.p + i * c.s0;                                                                           \
-        for (int64_t j = 0; j < m; j++) {                                                                        \
-          uint64_t prev = be ? be * (uint64_t)mt_ld_##N(crow + j * c.s1) : 0;                                    \
-          mt_st_##N(crow + j * c.s1, (int64_t)(prev + al * acc[j]));                                             \
-        }                                                                                                        \
-      }                                                                                                          \
-      free(acc);                                                                                                 \
-    }                                                                                                            \
-    return failed ? mt__error(MT_ERR_MEMORY, "gemm: out of host memory for an accumulator row") : MT_OK;         \
+/* m = beta * m for a matrix of the given dtype */
+#define SCALE_CASE(E, N, T, CT) \
+  case E: mat_scale_##N(m, beta); break;
+static void mat_scale(int dtype, const mat *m, double beta) {
+  switch (dtype) {
+    MT_DTYPE_LIST(SCALE_CASE)
+    default: break;
   }
-INT_GEMM_FN(MT_I32, i32, int32_t, int64_t)
-INT_GEMM_FN(MT_I64, i64, int64_t, int64_t)
-INT_GEMM_FN(MT_U8, u8, uint8_t, int64_t)
-INT_GEMM_FN(MT_I8, i8, int8_t, int64_t)
-INT_GEMM_FN(MT_I16, i16, int16_t, int64_t)
-#undef INT_GEMM_FN
+}
 
 typedef mt_status (*gemm_one_fn)(int64_t, int64_t, int64_t, double, mat, mat, double, mat, scratch *);
 
@@ -337,79 +232,6 @@ static mat vec_of(const mt_tensor *t) {
   return v;
 }
 
-#define GEMV_BLAS_FN(N, T, BLAS)                                                                                      \
-  static mt_status gemv_##N(double beta, double alpha, mat mm, mat v, mat y) {                                        \
-    int tr;                                                                                                           \
-    int64_t ld, n = mm.r, k = mm.c;                                                                                   \
-    T *mbuf = NULL, *vbuf = NULL, *ybuf = NULL;                                                                       \
-    mt_status st = MT_OK;                                                                                             \
-    if (!blas_layout(&mm, &tr, &ld)) {                                                                                \
-      if (!(mbuf = malloc((size_t)(n * k) * sizeof(T)))) goto oom;                                                    \
-      pack_##N(&mm, mbuf);                                                                                            \
-      mm = (mat){(char *)mbuf, n, k, k, 1};                                                                           \
-      tr = 0, ld = k > 1 ? k : 1;                                                                                     \
-    }                                                                                                                 \
-    int64_t incx = k == 1 ? 1 : v.s0, incy = n == 1 ? 1 : y.s0;                                                       \
-    if (incx < 1 || incx > INT_MAX) {                                                                                 \
-      if (!(vbuf = malloc((size_t)k * sizeof(T)))) goto oom;                                                          \
-      pack_##N(&v, vbuf);                                                                                             \
-      v.p = (char *)vbuf, incx = 1;                                                                                   \
-    }                                                                                                                 \
-    if (incy < 1 || incy > INT_MAX) {                                                                                 \
-      if (!(ybuf = malloc((size_t)n * sizeof(T)))) goto oom;                                                          \
-      pack_##N(&y, ybuf);                                                                                             \
-    }                                                                                                                 \
-    /* row-major: a stored transpose is a (k x n) matrix read with Trans; rows of the result are                      \
-     * split over threads (memory-bound, so only for a large matrix) */                                               \
-    T *yp = ybuf ? ybuf : (T *)y.p;                                                                                   \
-    int64_t iy = ybuf ? 1 : incy;                                                                                     \
-    int nth = n * k > 4 * MT_PARALLEL_GRAIN && n >= 64 ? omp_get_max_threads() : 1;                                   \
-    _Pragma("omp parallel for num_threads(nth) schedule(static) if(nth > 1)") for (int t = 0; t < nth; t++) {         \
-      int64_t i0 = n * t / nth, i1 = n * (t + 1) / nth;                                                               \
-      const T *mp = (const T *)mm.p + (tr ? i0 : i0 * ld);                                                            \
-      if (i1 > i0)                                                                                                    \
-        BLAS(CblasRowMajor, tr ? CblasTrans : CblasNoTrans, (blasint)(tr ? k : i1 - i0), (blasint)(tr ? i1 - i0 : k), \
-             (T)alpha, mp, (blasint)ld, (const T *)v.p, (blasint)incx, (T)beta, yp + i0 * iy, (blasint)iy);           \
-    }                                                                                                                 \
-    if (ybuf) unpack_##N(&y, ybuf);                                                                                   \
-    goto done;                                                                                                        \
-  oom:                                                                                                                \
-    st = mt__error(MT_ERR_MEMORY, "gemv: out of host memory for a temporary");                                        \
-  done:                                                                                                               \
-    free(mbuf), free(vbuf), free(ybuf);                                                                               \
-    return st;                                                                                                        \
-  }
-GEMV_BLAS_FN(f32, float, cblas_sgemv)
-GEMV_BLAS_FN(f64, double, cblas_dgemv)
-#undef GEMV_BLAS_FN
-
-/* other dtypes: one dot product per row, accumulated in double (floats) or 64-bit ints */
-#define GEMV_LOOP_FN(E, N, T, CT, ACC, CONV)                                                                     \
-  static mt_status gemv_##N(double beta, double alpha, mat mm, mat v, mat y) {                                   \
-    ACC al = CONV(alpha), be = CONV(beta);                                                                       \
-    int64_t n = mm.r, k = mm.c;                                                                                  \
-    _Pragma("omp parallel for schedule(static) if(n * k > MT_PARALLEL_GRAIN)") for (int64_t i = 0; i < n; i++) { \
-      const T *row = (const T *)mm.p + i * mm.s0;                                                                \
-      ACC acc = 0;                                                                                               \
-      for (int64_t j = 0; j < k; j++)                                                                            \
-        acc += (ACC)mt_ld_##N(row + j * mm.s1) * (ACC)mt_ld_##N((const T *)v.p + j * v.s0);                      \
-      T *q = (T *)y.p + i * y.s0;                                                                                \
-      ACC prev = be ? be * (ACC)mt_ld_##N(q) : 0;                                                                \
-      mt_st_##N(q, (CT)(prev + al * acc));                                                                       \
-    }                                                                                                            \
-    return MT_OK;                                                                                                \
-  }
-#define TO_U64(x) ((uint64_t)mt_double_to_i64(x))
-#define TO_DBL(x) ((double)(x))
-GEMV_LOOP_FN(MT_F16, f16, uint16_t, float, double, TO_DBL)
-GEMV_LOOP_FN(MT_BF16, bf16, uint16_t, float, double, TO_DBL)
-GEMV_LOOP_FN(MT_I32, i32, int32_t, int64_t, uint64_t, TO_U64)
-GEMV_LOOP_FN(MT_I64, i64, int64_t, int64_t, uint64_t, TO_U64)
-GEMV_LOOP_FN(MT_U8, u8, uint8_t, int64_t, uint64_t, TO_U64)
-GEMV_LOOP_FN(MT_I8, i8, int8_t, int64_t, uint64_t, TO_U64)
-GEMV_LOOP_FN(MT_I16, i16, int16_t, int64_t, uint64_t, TO_U64)
-#undef GEMV_LOOP_FN
-
 mt_status mt__cpu_gemv(mt_tensor *out, double beta, double alpha, const mt_tensor *m, const mt_tensor *v) {
   mt__blas_init();
   mat mm = {mt__data(m), m->sizes[0], m->sizes[1], m->strides[0], m->strides[1]};
@@ -457,35 +279,8 @@ static int coalesce2(const mt_tensor *a, const mt_tensor *b, int64_t *sz, int64_
   return nd;
 }
 
-#define DOT_FN(E, N, T, CT)                                                                                                \
-  static double dot_##N(const T *a, const T *b, int nd, const int64_t *sz, const int64_t *sa, const int64_t *sb) {         \
-    int64_t rows = 1, len = sz[nd - 1], xa = sa[nd - 1], xb = sb[nd - 1];                                                  \
-    for (int i = 0; i < nd - 1; i++) rows *= sz[i];                                                                        \
-    double total = 0;                                                                                                      \
-    _Pragma("omp parallel for reduction(+ : total) schedule(static) if(rows * len > MT_PARALLEL_GRAIN && rows > 1)") for ( \
-        int64_t r = 0; r < rows; r++) {                                                                                    \
-      int64_t oa = 0, ob = 0, q = r;                                                                                       \
-      for (int i = nd - 2; i >= 0; i--) {                                                                                  \
-        int64_t c = q % sz[i];                                                                                             \
-        q /= sz[i];                                                                                                        \
-        oa += c * sa[i], ob += c * sb[i];                                                                                  \
-      }                                                                                                                    \
-      const T *pa = a + oa, *pb = b + ob;                                                                                  \
-      if (E == MT_F32 || E == MT_F64 || E == MT_F16 || E == MT_BF16) {                                                     \
-        double acc = 0;                                                                                                    \
-        for (int64_t j = 0; j < len; j++) acc += (double)mt_ld_##N(pa + j * xa) * (double)mt_ld_##N(pb + j * xb);          \
-        total += acc;                                                                                                      \
-      } else {                                                                                                             \
-        uint64_t acc = 0;                                                                                                  \
-        for (int64_t j = 0; j < len; j++) acc += (uint64_t)mt_ld_##N(pa + j * xa) * (uint64_t)mt_ld_##N(pb + j * xb);      \
-        total += (double)(int64_t)acc;                                                                                     \
-      }                                                                                                                    \
-    }                                                                                                                      \
-    return total;                                                                                                          \
-  }
-MT_DTYPE_LIST(DOT_FN)
-#undef DOT_FN
-
+#define DOT_CASE(E, N, T, CT) \
+  case E: *out = dot_##N(pa, pb, nd, sz, sa, sb); return MT_OK;
 mt_status mt__cpu_dot(const mt_tensor *a, const mt_tensor *b, double *out) {
   mt__blas_init();
   int64_t sz[MT_MAX_DIMS], sa[MT_MAX_DIMS], sb[MT_MAX_DIMS];
@@ -505,10 +300,7 @@ mt_status mt__cpu_dot(const mt_tensor *a, const mt_tensor *b, double *out) {
     }
   }
   switch (a->dtype) {
-#define DOT_CASE(E, N, T, CT) \
-  case E: *out = dot_##N(pa, pb, nd, sz, sa, sb); return MT_OK;
     MT_DTYPE_LIST(DOT_CASE)
-#undef DOT_CASE
     default: return mt__error(MT_ERR_DTYPE, "dot: dtype %s not supported", mt_dtype_name(a->dtype));
   }
 }
