@@ -6,12 +6,14 @@
  * and topk pick the lowest positions among equal values. Lines are sorted by an LSD radix sort
  * (long lines) or a merge sort; topk with k small next to the line length keeps a bounded
  * max-heap (O(n log k)) instead. Values are copied from the input as raw elements, so they are
- * bit-exact for every dtype (the entry point guarantees the outputs do not overlap it). */
+ * bit-exact for every dtype (the entry point guarantees the outputs do not overlap it). The
+ * keys are made per dtype by generic/sort.c; the sorting itself is on keys only. */
 #include <stdlib.h>
 #include <string.h>
 #include "../core/dtype.h"
 #include "../core/error.h"
 #include "cpu.h"
+#include "generate.h"
 
 typedef struct {
   uint64_t k; /* order key */
@@ -30,16 +32,12 @@ static inline uint64_t key_double(double x) {
 static inline uint64_t key_int(int64_t x) { return (uint64_t)x ^ (1ull << 63); }
 #define KEY_OF(v) _Generic((v), float : key_double, double : key_double, default : key_int)(v)
 
-#define KEYS_CASE(E, N, T, CT)          \
-  case E: {                             \
-    const T *s = (const T *)line;       \
-    for (int64_t i = 0; i < n; i++) {   \
-      CT v = mt_ld_##N(s + i * stride); \
-      p[i].k = KEY_OF(v) ^ flip;        \
-      p[i].i = i;                       \
-    }                                   \
-    break;                              \
-  }
+/* make_keys_<dtype> for every dtype */
+#define MT_GENERIC_FILE "generic/sort.c"
+#include "generate_all.h"
+
+#define KEYS_CASE(E, N, T, CT) \
+  case E: make_keys_##N((const T *)line, stride, n, flip, p); break;
 /* keys of the n elements line[0], line[stride], ... */
 static void make_keys(mt_dtype dt, const void *line, int64_t stride, int64_t n, uint64_t flip, kv *p) {
   switch (dt) {
@@ -136,6 +134,13 @@ static void select_least(kv *p, kv *tmp, int64_t n, int64_t k) {
   merge_sort(p, tmp, k);
 }
 
+/* the values at positions p[0..m).i of line s (stride ss) into v (stride vs), as raw elements of
+ * es bytes; size is es again as a constant, so that each memcpy is one move */
+static inline void write_values(char *v, int64_t vs, const char *s, int64_t ss, const kv *p, int64_t m, size_t es,
+                                size_t size) {
+  for (int64_t i = 0; i < m; i++) memcpy(v + i * vs * (int64_t)es, s + p[i].i * ss * (int64_t)es, size);
+}
+
 /* k < 0: sort whole lines (desc: descending); else the k least in key order (desc: largest). */
 static mt_status sort_lines(const char *op, mt_tensor *values, mt_tensor *indices, const mt_tensor *src, int dim,
                             int64_t k, int desc, int64_t base) {
@@ -180,16 +185,12 @@ static mt_status sort_lines(const char *op, mt_tensor *values, mt_tensor *indice
       else select_least(p, tmp, n, k);
       char *v = vp + vo * (int64_t)es;
       int64_t *x = ip + io;
-#define WRITE_VALUES(T)                                                                                       \
-  for (int64_t i = 0; i < m; i++) memcpy(v + i * vs * (int64_t)es, s + p[i].i * ss * (int64_t)es, sizeof(T)); \
-  break;
       switch (es) {
-        case 1: WRITE_VALUES(uint8_t)
-        case 2: WRITE_VALUES(uint16_t)
-        case 4: WRITE_VALUES(uint32_t)
-        default: WRITE_VALUES(uint64_t)
+        case 1: write_values(v, vs, s, ss, p, m, es, 1); break;
+        case 2: write_values(v, vs, s, ss, p, m, es, 2); break;
+        case 4: write_values(v, vs, s, ss, p, m, es, 4); break;
+        default: write_values(v, vs, s, ss, p, m, es, 8); break;
       }
-#undef WRITE_VALUES
       for (int64_t i = 0; i < m; i++) x[i * is] = (int64_t)((uint64_t)p[i].i + (uint64_t)base);
     }
     free(p), free(tmp);
