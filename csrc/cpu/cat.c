@@ -3,27 +3,26 @@
 #include <string.h>
 #include "iter.h"
 #include "../core/error.h"
+#include "generate.h"
 
-#define COPY_ROW(T)                                                              \
-  static void copy_##T(void *ctx, int64_t n, char *const *p, const int64_t *s) { \
-    (void)ctx;                                                                   \
-    T *d = (T *)p[0];                                                            \
-    const T *src = (const T *)p[1];                                              \
-    if (s[0] == 1 && s[1] == 1) memcpy(d, src, (size_t)n * sizeof(T));           \
-    else                                                                         \
-      for (int64_t e = 0; e < n; e++) d[e * s[0]] = src[e * s[1]];               \
-  }
-COPY_ROW(uint8_t)
-COPY_ROW(uint16_t)
-COPY_ROW(uint32_t)
-COPY_ROW(uint64_t)
-#undef COPY_ROW
+/* the copy of a row, written once in generic/cat.c for each element size: copies are raw moves
+ * (same dtype), so one dtype of each size does */
+#define MT_GENERIC_FILE "generic/cat.c"
+#define MT_GEN_N u8
+#include "generate_one.h"
+#define MT_GEN_N i16
+#include "generate_one.h"
+#define MT_GEN_N i32
+#include "generate_one.h"
+#define MT_GEN_N i64
+#include "generate_one.h"
+#undef MT_GENERIC_FILE
 
 /* The entry point passes only inputs that take part (legacy empty 1-d ones removed), each with
  * out's dtype and sizes except along dim; out is already sized and shares memory with none. */
 mt_status mt__cpu_cat(mt_tensor *out, mt_tensor *const *inputs, int n, int dim) {
   size_t es = mt__dtype_size(out->dtype);
-  mt_iter_row fn = es == 1 ? copy_uint8_t : es == 2 ? copy_uint16_t : es == 4 ? copy_uint32_t : copy_uint64_t;
+  mt_iter_row fn = es == 1 ? copy_row_u8 : es == 2 ? copy_row_i16 : es == 4 ? copy_row_i32 : copy_row_i64;
   int64_t at = 0;
   for (int i = 0; i < n; i++) {
     const mt_tensor *in = inputs[i];

@@ -1,35 +1,16 @@
-/* scan.c: CPU cumulative sum and product along one dimension, one generic body per dtype.
- * Floats accumulate in double, integers in int64 with two's complement wrap-around. */
+/* scan.c: CPU cumulative sum and product along one dimension, written once in generic/scan.c and
+ * compiled per dtype. Floats accumulate in double, integers in int64 with two's complement
+ * wrap-around. */
 #include "../core/dtype.h"
 #include "iter.h"
 #include "pointwise.h"
+#include "generate.h"
 
-/* One line of n elements (byte strides so, sx) in accumulator type ACC: double for floating
- * dtypes, int64 (wrapping, PW_ADD/PW_MUL) for integers. */
-#define SCAN_LINE(N, T, ACC)                           \
-  do {                                                 \
-    ACC acc = (ACC)prod;                               \
-    for (int64_t i = 0; i < n; i++) {                  \
-      ACC v = (ACC)mt_ld_##N((const T *)(x + i * sx)); \
-      acc = prod ? PW_MUL(acc, v) : PW_ADD(acc, v);    \
-      mt_st_##N((T *)(o + i * so), acc);               \
-    }                                                  \
-  } while (0)
+#define MT_GENERIC_FILE "generic/scan.c"
+#include "generate_all.h"
 
-/* every line: the iterator runs over the shape with the scanned dim cut to 1, i.e. over the
- * first element of each line */
-#define SCAN_CASE(E, N, T, CT)                                                   \
-  case E:                                                                        \
-    MT_ITER_RUNS(&it, nl, p, s, {                                                \
-      for (int64_t l = 0; l < nl; l++) {                                         \
-        char *o = p[0] + l * s[0];                                               \
-        const char *x = p[1] + l * s[1];                                         \
-        if (_Generic((CT)0, int64_t : 1, default : 0)) SCAN_LINE(N, T, int64_t); \
-        else SCAN_LINE(N, T, double);                                            \
-      }                                                                          \
-    });                                                                          \
-    break;
-
+#define SCAN_CASE(E, N, T, CT) \
+  case E: scan_lines_##N(&it, prod, n, so, sx); break;
 mt_status mt__cpu_scan(int prod, mt_tensor *out, const mt_tensor *a, int dim) {
   int64_t sizes[MT_MAX_DIMS];
   memcpy(sizes, a->sizes, (size_t)a->ndim * sizeof sizes[0]);
