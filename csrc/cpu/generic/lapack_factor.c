@@ -14,9 +14,9 @@ static mt_status MT_G(potrf)(mt_tensor *a, char uplo, int *info) {
  * the permutation in piv, the rank computed in *rank. a (n, n), piv (n) int32 */
 static mt_status MT_G(pstrf)(mt_tensor *a, mt_tensor *piv, char uplo, double tol, int *rank, int *info) {
   int n = rows(a), lda = ld(a);
-  scalar_t t = (scalar_t)tol, *work = malloc(sizeof(scalar_t) * 2 * (size_t)n);
+  scalar_t tolerance = (scalar_t)tol, *work = malloc(sizeof(scalar_t) * 2 * (size_t)n);
   if (!work) return oom("pstrf");
-  LAPACK(pstrf, &uplo, &n, (scalar_t *)mt__data(a), &lda, (int *)mt__data(piv), rank, &t, work, info, 1);
+  LAPACK(pstrf, &uplo, &n, (scalar_t *)mt__data(a), &lda, (int *)mt__data(piv), rank, &tolerance, work, info, 1);
   free(work);
   return MT_OK;
 }
@@ -25,17 +25,17 @@ static mt_status MT_G(pstrf)(mt_tensor *a, mt_tensor *piv, char uplo, double tol
  * a (m, n), tau (min(m, n)) */
 static mt_status MT_G(geqrf)(mt_tensor *a, mt_tensor *tau, int *info) {
   int m = rows(a), n = cols(a), lda = ld(a);
-  scalar_t *pa = (scalar_t *)mt__data(a), *pt = (scalar_t *)mt__data(tau);
-  WITH_WORK("geqrf", scalar_t, LAPACK(geqrf, &m, &n, pa, &lda, pt, work, &lwork, info));
+  scalar_t *a_data = (scalar_t *)mt__data(a), *tau_data = (scalar_t *)mt__data(tau);
+  WITH_WORK("geqrf", scalar_t, LAPACK(geqrf, &m, &n, a_data, &lda, tau_data, work, &lwork, info));
   return MT_OK;
 }
 
 /* a = q's first n columns, from geqrf's k reflectors in a and tau. a (m, n), tau (k) */
 static mt_status MT_G(orgqr)(mt_tensor *a, const mt_tensor *tau, int *info) {
   int m = rows(a), n = cols(a), k = (int)tau->sizes[0], lda = ld(a);
-  scalar_t *pa = (scalar_t *)mt__data(a);
-  const scalar_t *pt = (const scalar_t *)mt__data(tau);
-  WITH_WORK("orgqr", scalar_t, LAPACK(orgqr, &m, &n, &k, pa, &lda, pt, work, &lwork, info));
+  scalar_t *a_data = (scalar_t *)mt__data(a);
+  const scalar_t *tau_data = (const scalar_t *)mt__data(tau);
+  WITH_WORK("orgqr", scalar_t, LAPACK(orgqr, &m, &n, &k, a_data, &lda, tau_data, work, &lwork, info));
   return MT_OK;
 }
 
@@ -44,10 +44,10 @@ static mt_status MT_G(orgqr)(mt_tensor *a, const mt_tensor *tau, int *info) {
 static mt_status MT_G(ormqr)(const mt_tensor *a, const mt_tensor *tau, mt_tensor *c, char side, char trans, int *info) {
   int m = rows(c), n = cols(c), k = (int)tau->sizes[0], lda = ld(a), ldc = ld(c);
   /* LAPACK writes into a's diagonal while it works and restores it: a is an input */
-  scalar_t *pa = (scalar_t *)mt__data(a), *pc = (scalar_t *)mt__data(c);
-  const scalar_t *pt = (const scalar_t *)mt__data(tau);
+  scalar_t *a_data = (scalar_t *)mt__data(a), *c_data = (scalar_t *)mt__data(c);
+  const scalar_t *tau_data = (const scalar_t *)mt__data(tau);
   WITH_WORK("ormqr", scalar_t,
-            LAPACK(ormqr, &side, &trans, &m, &n, &k, pa, &lda, pt, pc, &ldc, work, &lwork, info, 1, 1));
+            LAPACK(ormqr, &side, &trans, &m, &n, &k, a_data, &lda, tau_data, c_data, &ldc, work, &lwork, info, 1, 1));
   return MT_OK;
 }
 

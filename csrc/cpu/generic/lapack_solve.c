@@ -24,25 +24,25 @@ static mt_status MT_G(trtrs)(const mt_tensor *a, mt_tensor *b, char uplo, char t
  * a (m, n), b (max(m, n), nrhs) */
 static mt_status MT_G(gels)(mt_tensor *a, mt_tensor *b, int *info) {
   int m = rows(a), n = cols(a), nrhs = cols(b), lda = ld(a), ldb = ld(b);
-  scalar_t *pa = (scalar_t *)mt__data(a), *pb = (scalar_t *)mt__data(b);
-  WITH_WORK("gels", scalar_t, LAPACK(gels, "N", &m, &n, &nrhs, pa, &lda, pb, &ldb, work, &lwork, info, 1));
+  scalar_t *a_data = (scalar_t *)mt__data(a), *b_data = (scalar_t *)mt__data(b);
+  WITH_WORK("gels", scalar_t, LAPACK(gels, "N", &m, &n, &nrhs, a_data, &lda, b_data, &ldb, work, &lwork, info, 1));
   return MT_OK;
 }
 
 /* a = a^-1 by LU (getrf) then getri. a (n, n) */
 static mt_status MT_G(getri)(mt_tensor *a, int *info) {
   int n = rows(a), lda = ld(a);
-  scalar_t *pa = (scalar_t *)mt__data(a);
+  scalar_t *a_data = (scalar_t *)mt__data(a);
   int *ipiv = malloc(sizeof(int) * (size_t)n);
   if (!ipiv) return oom("inverse");
-  LAPACK(getrf, &n, &n, pa, &lda, ipiv, info);
+  LAPACK(getrf, &n, &n, a_data, &lda, ipiv, info);
   if (*info == 0) {
     scalar_t query = 0;
     int lwork = -1;
-    LAPACK(getri, &n, pa, &lda, ipiv, &query, &lwork, info);
+    LAPACK(getri, &n, a_data, &lda, ipiv, &query, &lwork, info);
     scalar_t *work = *info == 0 ? work_alloc((double)query, sizeof(scalar_t), &lwork) : NULL;
     if (*info == 0 && !work) return free(ipiv), oom("inverse");
-    if (work) LAPACK(getri, &n, pa, &lda, ipiv, work, &lwork, info);
+    if (work) LAPACK(getri, &n, a_data, &lda, ipiv, work, &lwork, info);
     free(work);
   }
   free(ipiv);
