@@ -38,37 +38,22 @@ static inline double pow2_of_shifted(double ks) { return double_of((bits_of(ks) 
 #define EXP_C10 0x1.28b4d9fb226a0p-22
 #define EXP_C11 0x1.af64226efc778p-26
 
-/* exp(x) with the multiply-adds MULADD(a, b, c) = a * b + c of the body it is expanded in */
-#define EXP_ONE(NAME, MULADD, ATTR)                                                              \
-  ATTR static inline double NAME(double x) {                                                     \
-    /* beyond these exp is 0 or inf in double; NaN fails both tests and stays NaN */             \
-    x = x < -746.0 ? -746.0 : x;                                                                 \
-    x = x > 710.0 ? 710.0 : x;                                                                   \
-    double k = MULADD(x, LOG2E, SHIFT) - SHIFT;                                                  \
-    double r = MULADD(-k, LN2_LO, MULADD(-k, LN2_HI, x));                                        \
-    /* q = c2 + c3 r + ... + c11 r^9 by Estrin's scheme: a chain of four multiply-adds where     \
-     * Horner's has nine (measured about 5% faster here; the loop is mostly throughput-bound) */ \
-    double r2 = r * r, r4 = r2 * r2, r8 = r4 * r4;                                               \
-    double a0 = MULADD(EXP_C3, r, EXP_C2), a1 = MULADD(EXP_C5, r, EXP_C4);                       \
-    double a2 = MULADD(EXP_C7, r, EXP_C6), a3 = MULADD(EXP_C9, r, EXP_C8);                       \
-    double a4 = MULADD(EXP_C11, r, EXP_C10);                                                     \
-    double q = MULADD(a4, r8, MULADD(MULADD(a3, r2, a2), r4, MULADD(a1, r2, a0)));               \
-    double p = MULADD(r2, q, r) + 1.0;                                                           \
-    /* k in [-1077, 1025]: 2^k = 2^k1 2^k2 with both factors normal; p 2^k1 is exact (and so is  \
-     * k * 0.5, so this sum rounds once either way) */                                           \
-    double k1 = (k * 0.5 + SHIFT) - SHIFT, k2 = k - k1;                                          \
-    return (p * pow2_of_shifted(k1 + SHIFT)) * pow2_of_shifted(k2 + SHIFT);                      \
-  }
-#define MULADD_PLAIN(a, b, c) ((a) * (b) + (c))
-EXP_ONE(exp_one_plain, MULADD_PLAIN, )
-
-#define EXP_LOOP(EXP_ONE_FN) \
-  for (int64_t j = 0; j < n; j++) v[j] = EXP_ONE_FN(v[j] - shift);
+/* exp(x), written once in generic/vec_exp.c: exp_one_plain with MULADD(a, b, c) = a * b + c,
+ * two roundings (the file is compiled with -ffp-contract=off) */
+#define EXP_ONE exp_one_plain
+#define EXP_ONE_ATTR
+#define MULADD(a, b, c) ((a) * (b) + (c))
+#include "generic/vec_exp.c"
 
 #ifdef MT_LANES_AVX2
-EXP_ONE(exp_one_fma, __builtin_fma, __attribute__((target("avx2,fma"))))
+/* exp_one_fma: the same with each multiply-add fused, for the AVX2 + FMA bodies */
+#define EXP_ONE exp_one_fma
+#define EXP_ONE_ATTR __attribute__((target("avx2,fma")))
+#define MULADD(a, b, c) __builtin_fma(a, b, c)
+#include "generic/vec_exp.c"
+
 __attribute__((target("avx2,fma"))) static void exp_avx2_generic(double *v, int64_t n, double shift) {
-  EXP_LOOP(exp_one_fma)
+  for (int64_t j = 0; j < n; j++) v[j] = exp_one_fma(v[j] - shift);
 }
 /* exp_one_fma's operations for vectors of four whose results are all normal (x in [-708, 709]):
  * no clamps, and 2^k as one factor (with a normal result p 2^k1 2^k2 == p 2^k exactly). A vector with any other
@@ -109,7 +94,9 @@ __attribute__((target("avx2"))) static void max_avx2(double *acc, const double *
 __attribute__((target("avx2"))) static void sum_avx2(double *acc, const double *v, int64_t n) { MT_LANE_SUM_LOOP }
 #endif
 
-static void exp_plain(double *v, int64_t n, double shift) { EXP_LOOP(exp_one_plain) }
+static void exp_plain(double *v, int64_t n, double shift) {
+  for (int64_t j = 0; j < n; j++) v[j] = exp_one_plain(v[j] - shift);
+}
 static void max_plain(double *acc, const double *v, int64_t n) { MT_LANE_MAX_LOOP(double, MT_ROW_LANES, mt__max_nan) }
 static void sum_plain(double *acc, const double *v, int64_t n) { MT_LANE_SUM_LOOP }
 

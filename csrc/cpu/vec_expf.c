@@ -44,11 +44,10 @@ static inline float expf_one(float x) {
   return (p * pow2f_of(k1)) * pow2f_of(k2);
 }
 
-#define EXPF_LOOP \
-  for (int64_t j = 0; j < n; j++) v[j] = expf_one(v[j] - shift);
-
 #ifdef MT_LANES_AVX2
-__attribute__((target("avx2,fma"))) static void expf_avx2_generic(float *v, int64_t n, float shift) { EXPF_LOOP }
+__attribute__((target("avx2,fma"))) static void expf_avx2_generic(float *v, int64_t n, float shift) {
+  for (int64_t j = 0; j < n; j++) v[j] = expf_one(v[j] - shift);
+}
 /* expf_one for vectors of eight whose results are all normal (x in [-87, 88]): no clamps, 2^k
  * as one factor from the bits of k + SHIFTF. Other vectors and the last n % 8 go through
  * expf_avx2_generic; spec/nn/transfer_spec.lua checks that both give a value the same bits. */
@@ -95,7 +94,9 @@ __attribute__((target("avx2"))) static void sumf_avx2(double *acc, const float *
 }
 #endif
 
-static void expf_plain(float *v, int64_t n, float shift) { EXPF_LOOP }
+static void expf_plain(float *v, int64_t n, float shift) {
+  for (int64_t j = 0; j < n; j++) v[j] = expf_one(v[j] - shift);
+}
 static void maxf_plain(float *acc, const float *v, int64_t n) {
   MT_LANE_MAX_LOOP(float, MT_ROW_MAXF_LANES, mt__max_nanf)
 }
