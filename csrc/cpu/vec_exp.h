@@ -56,31 +56,9 @@ static inline float mt__row_maxf_end(const float m[MT_ROW_MAXF_LANES]) {
 #define mt__row_sum_ct(s, v, n) _Generic((v), double * : mt__row_sum_add, float * : mt__row_sumf_add)(s, v, n)
 #define mt__max_nan_ct(a, b) _Generic((a), double : mt__max_nan, float : mt__max_nanf)(a, b)
 
-/* mx and sum of exp(x - mx) over a row of D values at stride st, read in chunks of
- * MT_ROW_CHUNK into buf (CT values: CT is the dtype's compute type, which picks the exp);
- * STORE runs once per chunk with buf holding the exps of the values from C0 on, NC of them (a
- * row that fits one chunk is read once); mx is a CT value, sum a double */
-#define MT_SOFTMAX_ROW(N, CT, xr, st, D, buf, mx, sum, C0, NC, STORE)                           \
-  do {                                                                                          \
-    CT m8_[MT_ROW_MAXF_LANES];                                                                  \
-    double s4_[MT_ROW_LANES];                                                                   \
-    for (int l_ = 0; l_ < MT_ROW_MAXF_LANES; l_++) m8_[l_] = -INFINITY;                         \
-    for (int l_ = 0; l_ < MT_ROW_LANES; l_++) s4_[l_] = 0;                                      \
-    for (int64_t C0 = 0; C0 < (D); C0 += MT_ROW_CHUNK) {                                        \
-      int64_t NC = (D)-C0 < MT_ROW_CHUNK ? (D)-C0 : MT_ROW_CHUNK;                               \
-      for (int64_t j_ = 0; j_ < NC; j_++) (buf)[j_] = (CT)mt_ld_##N((xr) + (C0 + j_) * (st));   \
-      mt__row_max_ct(m8_, buf, NC);                                                             \
-    }                                                                                           \
-    mx = mt__row_max_end_ct(m8_);                                                               \
-    for (int64_t C0 = 0; C0 < (D); C0 += MT_ROW_CHUNK) {                                        \
-      int64_t NC = (D)-C0 < MT_ROW_CHUNK ? (D)-C0 : MT_ROW_CHUNK;                               \
-      if ((D) > MT_ROW_CHUNK)                                                                   \
-        for (int64_t j_ = 0; j_ < NC; j_++) (buf)[j_] = (CT)mt_ld_##N((xr) + (C0 + j_) * (st)); \
-      mt__exp_ct(buf, NC, (CT)(mx));                                                            \
-      mt__row_sum_ct(s4_, buf, NC);                                                             \
-      STORE;                                                                                    \
-    }                                                                                           \
-    sum = mt__row_sum_end(s4_);                                                                 \
-  } while (0)
+/* the softmax row (its max, and the sum of the exps, optionally stored as they are computed),
+ * generic/vec_exp_row.c compiled per float dtype: softmax_row_f32 & co. */
+#define MT_GENERIC_FILE "generic/vec_exp_row.c"
+#include "generate_float.h"
 
 #endif
