@@ -10,57 +10,20 @@
  * -> ReLU do, so the results are bit-identical to that chain; the fused backward masks
  * gradOutput by output > 0 as the ReLU's backward does.
  *
- * This file: NCHW, element (n, c, s) at (n C + c) S + s, work split over channels. Channels-last
- * buffers go to nn_batchnorm_cl.c, which sums in the same order (nn_batchnorm.h). */
+ * This file: NCHW, element (n, c, s) at (n C + c) S + s, work split over channels; the
+ * per-channel loops are written once in generic/nn_batchnorm.c and compiled per float dtype.
+ * Channels-last buffers go to nn_batchnorm_cl.c, which sums in the same order (nn_batchnorm.h). */
 #include "nn_batchnorm.h"
 
-/* channel c: sum, then sum of squares about the mean */
-#define STATS_CASE(E, N_, TT, CT)                                                     \
-  case E: {                                                                           \
-    const TT *x = (const TT *)xp;                                                     \
-    double acc[BN_LANES] = {0};                                                       \
-    for (int64_t n = 0; n < N; n++) {                                                 \
-      const TT *row = x + (n * C + c) * S;                                            \
-      int64_t s = 0;                                                                  \
-      for (; s + BN_LANES <= S; s += BN_LANES)                                        \
-        for (int j = 0; j < BN_LANES; j++) acc[j] += (double)mt_ld_##N_(row + s + j); \
-      for (; s < S; s++) acc[0] += (double)mt_ld_##N_(row + s);                       \
-    }                                                                                 \
-    sum = bn_lanes_total(acc);                                                        \
-    double m = sum / (double)(N * S);                                                 \
-    for (int j = 0; j < BN_LANES; j++) acc[j] = 0;                                    \
-    for (int64_t n = 0; n < N; n++) {                                                 \
-      const TT *row = x + (n * C + c) * S;                                            \
-      int64_t s = 0;                                                                  \
-      for (; s + BN_LANES <= S; s += BN_LANES)                                        \
-        for (int j = 0; j < BN_LANES; j++) {                                          \
-          double v = (double)mt_ld_##N_(row + s + j) - m;                             \
-          acc[j] += v * v;                                                            \
-        }                                                                             \
-      for (; s < S; s++) {                                                            \
-        double v = (double)mt_ld_##N_(row + s) - m;                                   \
-        acc[0] += v * v;                                                              \
-      }                                                                               \
-    }                                                                                 \
-    sq = bn_lanes_total(acc);                                                         \
-  } break;
+#define MT_GENERIC_FILE "generic/nn_batchnorm.c"
+#include "generate_float.h"
 
-/* channel c: y = (x - mean) * k + b, then (fused) + residual and max(0, .) */
-#define NORM_CASE(E, N_, TT, CT)                                                                      \
-  case E: {                                                                                           \
-    const TT *x = (const TT *)xp, *res = (const TT *)rsp;                                             \
-    TT *y = (TT *)yp;                                                                                 \
-    for (int64_t n = 0; n < N; n++) {                                                                 \
-      int64_t o = (n * C + c) * S;                                                                    \
-      if (!res && !relu) {                                                                            \
-        for (int64_t s = 0; s < S; s++)                                                               \
-          mt_st_##N_(y + o + s, (CT)(((double)mt_ld_##N_(x + o + s) - coef[0]) * coef[1] + coef[2])); \
-        continue;                                                                                     \
-      }                                                                                               \
-      for (int64_t s = 0; s < S; s++) BN_NORM_ELEM(N_, TT, CT, o + s, coef[0], coef[1], coef[2])      \
-    }                                                                                                 \
-  } break;
-
+#define STATS_CASE(E, N_, T, CT)                         \
+  case E:                                                \
+    bn_stats_##N_((const T *)xp, N, C, S, c, &sum, &sq); \
+    break;
+#define NORMALIZE_CASE(E, N_, T, CT) \
+  case E: bn_normalize_##N_((const T *)xp, (const T *)rsp, (T *)yp, relu, N, C, S, c, coef); break;
 mt_status mt__cpu_batchnorm_forward(mt_tensor *y, const mt_tensor *x, const mt_tensor *res, const mt_tensor *weight,
                                     const mt_tensor *bias, mt_tensor *running_mean, mt_tensor *running_var,
                                     mt_tensor *save_mean, mt_tensor *save_invstd, int train, double momentum,
@@ -82,74 +45,20 @@ mt_status mt__cpu_batchnorm_forward(mt_tensor *y, const mt_tensor *x, const mt_t
     }
     bn_forward_channel(&a, c, sum, sq, coef);
     switch (dt) {
-      MT_FLOAT_DTYPE_LIST(NORM_CASE)
+      MT_FLOAT_DTYPE_LIST(NORMALIZE_CASE)
       default: break;
     }
   }
   return MT_OK;
 }
 
-/* channel c: sum(go) and sum(go * (x - mean)) */
-#define DOT_CASE(E, N_, TT, CT, MASK)                                        \
-  case E: {                                                                  \
-    const TT *x = (const TT *)xp, *g = (const TT *)gp, *yv = (const TT *)yp; \
-    (void)yv;                                                                \
-    double ag[BN_LANES] = {0}, agx[BN_LANES] = {0};                          \
-    for (int64_t n = 0; n < N; n++) {                                        \
-      int64_t o = (n * C + c) * S, s = 0;                                    \
-      for (; s + BN_LANES <= S; s += BN_LANES)                               \
-        for (int j = 0; j < BN_LANES; j++) {                                 \
-          int64_t i = o + s + j;                                             \
-          BN_GO(gv, N_, i, MASK);                                            \
-          ag[j] += gv;                                                       \
-          agx[j] += gv * ((double)mt_ld_##N_(x + i) - mean);                 \
-        }                                                                    \
-      for (; s < S; s++) {                                                   \
-        int64_t i = o + s;                                                   \
-        BN_GO(gv, N_, i, MASK);                                              \
-        ag[0] += gv;                                                         \
-        agx[0] += gv * ((double)mt_ld_##N_(x + i) - mean);                   \
-      }                                                                      \
-    }                                                                        \
-    sg = bn_lanes_total(ag);                                                 \
-    sgx = bn_lanes_total(agx);                                               \
-  } break;
-
-/* channel c: gradInput when R, gradResidual when GR */
-#define GI_CASE(E, N_, TT, CT, MASK, R, GR)                                  \
-  case E: {                                                                  \
-    const TT *x = (const TT *)xp, *g = (const TT *)gp, *yv = (const TT *)yp; \
-    TT *r = (TT *)rp, *gres = (TT *)grp;                                     \
-    (void)yv, (void)r, (void)gres, (void)x;                                  \
-    for (int64_t n = 0; n < N; n++) {                                        \
-      int64_t o = (n * C + c) * S;                                           \
-      for (int64_t s = 0; s < S; s++) {                                      \
-        BN_GO(gv, N_, o + s, MASK);                                          \
-        BN_GI_ELEM(N_, TT, CT, o + s, gv, coef, R, GR)                       \
-      }                                                                      \
-    }                                                                        \
-  } break;
-
-/* the loops above for the compile-time flags (constants, so the plain loops stay plain) */
-#define BN_DOT(MASK)                      \
-  switch (dt) {                           \
-    MT_FLOAT_DTYPE_LIST_X(DOT_CASE, MASK) \
-    default: break;                       \
-  }
-#define BN_GI(MASK, R, GR)                      \
-  switch (dt) {                                 \
-    MT_FLOAT_DTYPE_LIST_X(GI_CASE, MASK, R, GR) \
-    default: break;                             \
-  }
-#define BN_GI_ANY(MASK) \
-  if (rp && grp) {      \
-    BN_GI(MASK, 1, 1)   \
-  } else if (rp) {      \
-    BN_GI(MASK, 1, 0)   \
-  } else {              \
-    BN_GI(MASK, 0, 1)   \
-  }
-
+/* y NULL: gradOutput unmasked (no fused ReLU); r or gr NULL: no gradInput or no gradResidual */
+#define DOT_CASE(E, N_, T, CT)                                                                      \
+  case E:                                                                                           \
+    bn_dot_##N_((const T *)xp, (const T *)gp, (const T *)yp, N, C, S, c, mean, &sum_go, &sum_go_x); \
+    break;
+#define GRAD_INPUT_CASE(E, N_, T, CT) \
+  case E: bn_grad_input_##N_((const T *)xp, (const T *)gp, (const T *)yp, (T *)rp, (T *)grp, N, C, S, c, coef); break;
 mt_status mt__cpu_batchnorm_backward(mt_tensor *r, mt_tensor *gr, mt_tensor *gradWeight, mt_tensor *gradBias,
                                      const mt_tensor *x, const mt_tensor *g, const mt_tensor *y,
                                      const mt_tensor *weight, const mt_tensor *running_mean,
@@ -162,22 +71,19 @@ mt_status mt__cpu_batchnorm_backward(mt_tensor *r, mt_tensor *gr, mt_tensor *gra
   const void *xp = mt__data(x), *gp = mt__data(g), *yp = y ? mt__data(y) : NULL;
   void *rp = r ? mt__data(r) : NULL, *grp = gr ? mt__data(gr) : NULL;
   mt_dtype dt = x->dtype;
-  int masked = yp != NULL;
 #pragma omp parallel for if (N * C * S > MT_PARALLEL_GRAIN)
   for (int64_t c = 0; c < C; c++) {
-    double mean, invstd, sg = 0, sgx = 0, coef[4];
+    double mean, invstd, sum_go = 0, sum_go_x = 0, coef[4];
     bn_backward_stats(&a, c, &mean, &invstd);
-    if (masked) {
-      BN_DOT(1)
-    } else {
-      BN_DOT(0)
+    switch (dt) {
+      MT_FLOAT_DTYPE_LIST(DOT_CASE)
+      default: break;
     }
-    bn_backward_channel(&a, c, mean, invstd, sg, sgx, coef);
+    bn_backward_channel(&a, c, mean, invstd, sum_go, sum_go_x, coef);
     if (rp || grp) {
-      if (masked) {
-        BN_GI_ANY(1)
-      } else {
-        BN_GI_ANY(0)
+      switch (dt) {
+        MT_FLOAT_DTYPE_LIST(GRAD_INPUT_CASE)
+        default: break;
       }
     }
   }

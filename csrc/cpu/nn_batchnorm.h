@@ -1,7 +1,8 @@
 /* nn_batchnorm.h: what the CPU batch norm's two layouts share (nn_batchnorm.c: NCHW,
  * nn_batchnorm_cl.c: channels-last): per-channel accessors, the summation lanes, the per-channel
- * arithmetic before and after the sums, and the per-element formulas. Both layouts go through
- * these, in the same order per channel, so they give bit-identical results. */
+ * arithmetic before and after the sums, and the per-element formulas (generic/nn_batchnorm_elem.c,
+ * compiled here per float dtype). Both layouts go through these, in the same order per channel,
+ * so they give bit-identical results. */
 #ifndef MT_CPU_NN_BATCHNORM_H
 #define MT_CPU_NN_BATCHNORM_H
 #include <math.h>
@@ -52,34 +53,10 @@ static inline double bn_keep(double v, int keep) {
   return v;
 }
 
-/* gv = gradOutput g at i, masked by the ReLU (output yv > 0) when MASK (a constant) */
-#define BN_GO(gv, N_, i, MASK)             \
-  double gv = (double)mt_ld_##N_(g + (i)); \
-  if (MASK) gv = bn_keep(gv, mt_ld_##N_(yv + (i)) > 0)
-
-/* y[i] = relu?(round(round((x[i] - mean) k + b) + res[i])): the BN output rounded to the dtype,
- * the residual added in the compute type and rounded, then the clamp, as the separate modules */
-#define BN_NORM_ELEM(N_, TT, CT, i, mean, k, b)                                \
-  {                                                                            \
-    TT t_;                                                                     \
-    mt_st_##N_(&t_, (CT)(((double)mt_ld_##N_(x + (i)) - (mean)) * (k) + (b))); \
-    CT v_ = mt_ld_##N_(&t_);                                                   \
-    if (res) {                                                                 \
-      mt_st_##N_(&t_, v_ + (CT)mt_ld_##N_(res + (i)));                         \
-      v_ = mt_ld_##N_(&t_);                                                    \
-    }                                                                          \
-    if (relu) v_ = v_ > 0 ? v_ : (CT)0;                                        \
-    mt_st_##N_(y + (i), v_);                                                   \
-  }
-
-/* gi = k (go - a - (x - mean) bcoef) into r when R; gres = go when GR (coef: mean, k, a, bcoef) */
-#define BN_GI_ELEM(N_, TT, CT, i, gv, coef, R, GR)                                                              \
-  {                                                                                                             \
-    if (GR) mt_st_##N_(gres + (i), (CT)(gv));                                                                   \
-    if (R)                                                                                                      \
-      mt_st_##N_(r + (i),                                                                                       \
-                 (CT)((coef)[1] * ((gv) - (coef)[2] - ((double)mt_ld_##N_(x + (i)) - (coef)[0]) * (coef)[3]))); \
-  }
+/* the per-element formulas (the ReLU-masked gradOutput, the fused output, gradInput and
+ * gradResidual) as functions per float dtype, bn_normalize_elem_f32 & co. */
+#define MT_GENERIC_FILE "generic/nn_batchnorm_elem.c"
+#include "generate_float.h"
 
 /* the per-channel tensors and settings of one call */
 typedef struct bn_cpu_ctx {
@@ -120,17 +97,17 @@ static inline void bn_backward_stats(const bn_cpu_ctx *a, int64_t c, double *mea
   *invstd = a->train ? bn_vget(a->save_invstd, c) : 1.0 / sqrt(bn_vget(a->running_var, c) + a->eps);
 }
 
-/* backward, channel c, after sg = sum go and sgx = sum go (x - mean): parameter gradients
- * accumulated; coef = {mean, k, a, bcoef} for gi = k (go - a - (x - mean) bcoef) */
-static inline void bn_backward_channel(const bn_cpu_ctx *a, int64_t c, double mean, double invstd, double sg,
-                                       double sgx, double *coef) {
-  if (a->gradWeight) bn_vset(a->gradWeight, c, bn_vget(a->gradWeight, c) + a->scale * sgx * invstd);
-  if (a->gradBias) bn_vset(a->gradBias, c, bn_vget(a->gradBias, c) + a->scale * sg);
+/* backward, channel c, after sum_go = sum go and sum_go_x = sum go (x - mean): parameter
+ * gradients accumulated; coef = {mean, k, a, bcoef} for gi = k (go - a - (x - mean) bcoef) */
+static inline void bn_backward_channel(const bn_cpu_ctx *a, int64_t c, double mean, double invstd, double sum_go,
+                                       double sum_go_x, double *coef) {
+  if (a->gradWeight) bn_vset(a->gradWeight, c, bn_vget(a->gradWeight, c) + a->scale * sum_go_x * invstd);
+  if (a->gradBias) bn_vset(a->gradBias, c, bn_vget(a->gradBias, c) + a->scale * sum_go);
   double w = a->weight ? bn_vget(a->weight, c) : 1.0;
   coef[0] = mean;
   coef[1] = w * invstd;
-  coef[2] = a->train ? sg / (double)a->M : 0.0; /* d/dx through the batch mean and variance */
-  coef[3] = a->train ? sgx / (double)a->M * invstd * invstd : 0.0;
+  coef[2] = a->train ? sum_go / (double)a->M : 0.0; /* d/dx through the batch mean and variance */
+  coef[3] = a->train ? sum_go_x / (double)a->M * invstd * invstd : 0.0;
 }
 
 /* the channels-last bodies (nn_batchnorm_cl.c), called by the backend entries */
