@@ -1,5 +1,17 @@
-/* iter.c: the row-callback driver of the CPU iterator (see iter.h), used by the indexing ops. */
+/* iter.c: the drivers of the CPU iterator (see iter.h): chunks for the pointwise kernels, rows
+ * for the indexing ops. */
 #include "iter.h"
+
+void mt__iter_chunks(const mt_iter *it, mt_iter_chunk fn, void *arg) {
+  int64_t numel = it->numel;
+  int nchunks = mt_iter_nchunks(numel);
+  if (nchunks <= 1) {
+    fn(it, 0, numel, arg);
+    return;
+  }
+#pragma omp parallel for schedule(static)
+  for (int chunk = 0; chunk < nchunks; chunk++) fn(it, numel * chunk / nchunks, numel * (chunk + 1) / nchunks, arg);
+}
 
 void mt__iter_rows(const mt_iter *it, mt_iter_row fn, void *ctx, int flags) {
   if (it->numel == 0) return;

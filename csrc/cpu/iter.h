@@ -1,14 +1,21 @@
 /* iter.h: the CPU's one strided N-d iterator, over up to MT_ITER_MAX_OPS operands of one shape.
  *
- * Usage (operands already have identical sizes; inputs may carry 0 strides from expand):
+ * Usage (operands already have identical sizes; inputs may carry 0 strides from expand): a
+ * kernel is a function over one chunk [begin, end) of the iteration order, which it walks as
+ * runs (stretches of the innermost dimension), and mt__iter_chunks calls it over the whole
+ * iteration, one chunk per OpenMP thread above the grain:
  *
+ *   static void add_f32(const mt_iter *it, int64_t begin, int64_t end, void *arg) {
+ *     const int64_t *s = it->strides[0];  // byte strides of the operands along a run
+ *     mt_iter_run run;
+ *     for (mt_iter_first(it, &run, begin, end); run.n > 0; mt_iter_next(it, &run))
+ *       // run.n elements: operand k starts at byte address run.p[k] and steps s[k] bytes
+ *       for (int64_t i = 0; i < run.n; i++) ... *(float *)(run.p[0] + i * s[0]) ...
+ *   }
  *   mt_iter it;
  *   const mt_tensor *ops[3] = {out, a, b};
- *   mt_iter_init(&it, 3, ops, 0);
- *   MT_ITER_RUNS(&it, n, p, s, {
- *     // one run of n elements: operand k starts at byte address p[k] and steps s[k] bytes
- *     for (int64_t i = 0; i < n; i++) ... *(float *)(p[0] + i * s[0]) ...
- *   });
+ *   MT_TRY(mt_iter_init(&it, 3, ops, 0));
+ *   mt__iter_chunks(&it, add_f32, NULL);
  *
  * What init does:
  *  - drops size-1 dimensions and stores the rest innermost first;
@@ -18,14 +25,15 @@
  *  - merges neighbouring dimensions that are contiguous with each other in every operand, so
  *    a contiguous (or uniformly strided) problem becomes one long run and the body's inner loop
  *    is a plain vectorisable loop.
- * MT_ITER_RUNS splits the flat element range [0, numel) into one chunk per OpenMP thread when
- * numel > MT_PARALLEL_GRAIN (a chunk may start in the middle of a row, so even a single long
- * run is shared), and calls the body once per run. Strides are in bytes so operands may have
- * different dtypes (comparisons write u8, copy converts).
+ * mt__iter_chunks splits the flat element range [0, numel) into one chunk per OpenMP thread
+ * when numel > MT_PARALLEL_GRAIN (a chunk may start in the middle of a row, so even a single
+ * long run is shared). Strides are in bytes so operands may have different dtypes (comparisons
+ * write u8, copy converts). MT_ITER_RUNS is the same walk for a body that is a block of its
+ * caller.
  *
  * The indexing ops (gather/scatter/index_*, cat) describe operands by hand (mt_iter_init_raw:
  * a base, an element size and strides each, so an indexed operand can have stride 0 along the
- * indexed dim), keep that dim unmerged, and run a row callback with mt_iter_rows, whose
+ * indexed dim), keep that dim unmerged, and run a row callback with mt__iter_rows, whose
  * MT_ITER_EXCLUSIVE mode gives all updates of one destination element to one thread, in index
  * order: scatter and index_add are deterministic and race-free.
  */
@@ -130,8 +138,12 @@ static inline mt_status mt_iter_init(mt_iter *it, int nops, const mt_tensor *con
   return mt_iter_init_raw(it, nops, base, esize, strides, t0->ndim, t0->sizes, -1, flags);
 }
 
+/* for the small functions a kernel's loops are written through: always inlined, so the loops
+ * compile as if written out in the kernel (constant arguments fold, no call per run) */
+#define MT_ITER_INLINE static inline __attribute__((always_inline))
+
 /* Place a cursor (idx, p) at flat position pos of the iteration order. */
-static inline void mt_iter_seek(const mt_iter *it, int64_t pos, int64_t *idx, char **p) {
+MT_ITER_INLINE void mt_iter_seek(const mt_iter *it, int64_t pos, int64_t *idx, char **p) {
   for (int k = 0; k < it->nops; k++) p[k] = it->data[k];
   for (int d = 0; d < it->ndim; d++) {
     idx[d] = pos % it->sizes[d];
@@ -142,7 +154,7 @@ static inline void mt_iter_seek(const mt_iter *it, int64_t pos, int64_t *idx, ch
 
 /* Move the cursor n elements on along the innermost dimension (n never crosses the end of the
  * innermost row), carrying into outer dimensions when the row is finished. */
-static inline void mt_iter_advance(const mt_iter *it, int64_t *idx, char **p, int64_t n) {
+MT_ITER_INLINE void mt_iter_advance(const mt_iter *it, int64_t *idx, char **p, int64_t n) {
   idx[0] += n;
   for (int k = 0; k < it->nops; k++) p[k] += n * it->strides[0][k];
   for (int d = 0; d < it->ndim - 1 && idx[d] == it->sizes[d]; d++) {
@@ -166,24 +178,58 @@ static inline int mt_iter_nchunks(int64_t numel) {
   return 1;
 }
 
-/* Run the body over elements [begin, end) of the iteration order. */
-#define MT__ITER_CHUNK(it_, begin_, end_, n, p, s, ...)         \
-  do {                                                          \
-    int64_t idx_[MT_MAX_DIMS], pos_ = (begin_), stop_ = (end_); \
-    char *p[MT_ITER_MAX_OPS];                                   \
-    const int64_t *const s = (it_)->strides[0];                 \
-    mt_iter_seek((it_), pos_, idx_, p);                         \
-    while (pos_ < stop_) {                                      \
-      int64_t n = (it_)->sizes[0] - idx_[0];                    \
-      if (n > stop_ - pos_) n = stop_ - pos_;                   \
-      __VA_ARGS__                                               \
-      pos_ += n;                                                \
-      if (pos_ < stop_) mt_iter_advance((it_), idx_, p, n);     \
-    }                                                           \
+/* A run: n elements of the innermost dimension from flat position pos of the iteration order;
+ * operand k's first element is at byte address p[k]. */
+typedef struct mt_iter_run {
+  int64_t n;                /* elements in the run; 0 when the chunk is done */
+  int64_t pos, end;         /* the run's first position; the end of its chunk */
+  int64_t idx[MT_MAX_DIMS]; /* the index of the run's first element, innermost dim first */
+  char *p[MT_ITER_MAX_OPS];
+} mt_iter_run;
+
+/* the length of the run at run->pos: the rest of its row, cut at the chunk's end */
+MT_ITER_INLINE void mt__iter_run_length(const mt_iter *it, mt_iter_run *run) {
+  int64_t n = it->sizes[0] - run->idx[0];
+  if (n > run->end - run->pos) n = run->end - run->pos;
+  run->n = run->pos < run->end ? n : 0;
+}
+
+/* the first run of the chunk [begin, end) of the iteration order */
+MT_ITER_INLINE void mt_iter_first(const mt_iter *it, mt_iter_run *run, int64_t begin, int64_t end) {
+  run->pos = begin, run->end = end;
+  run->idx[0] = 0; /* set by the seek (ndim >= 1), which the compiler cannot see */
+  mt_iter_seek(it, begin, run->idx, run->p);
+  mt__iter_run_length(it, run);
+}
+
+/* the run after this one (n = 0 past the chunk's end) */
+MT_ITER_INLINE void mt_iter_next(const mt_iter *it, mt_iter_run *run) {
+  run->pos += run->n;
+  if (run->pos < run->end) mt_iter_advance(it, run->idx, run->p, run->n);
+  mt__iter_run_length(it, run);
+}
+
+/* a pointwise kernel: the runs of elements [begin, end) of the iteration; arg: its parameters */
+typedef void (*mt_iter_chunk)(const mt_iter *it, int64_t begin, int64_t end, void *arg);
+
+/* Call fn over the whole iteration: one chunk, or mt_iter_nchunks(numel) chunks of equal
+ * length in parallel. */
+void mt__iter_chunks(const mt_iter *it, mt_iter_chunk fn, void *arg);
+
+/* The runs of [begin, end) for a body that is a block of its caller: the body sees N (the run
+ * length), P[k] (char *) and S[k] (byte strides) under the names it passes, usually n, p, s. */
+#define MT__ITER_CHUNK(it_, begin_, end_, N, P, S, ...)                                           \
+  do {                                                                                            \
+    const int64_t *const S = (it_)->strides[0];                                                   \
+    mt_iter_run run_;                                                                             \
+    for (mt_iter_first((it_), &run_, (begin_), (end_)); run_.n > 0; mt_iter_next((it_), &run_)) { \
+      int64_t N = run_.n;                                                                         \
+      char *const *P = run_.p;                                                                    \
+      __VA_ARGS__                                                                                 \
+    }                                                                                             \
   } while (0)
 
-/* Call the body once per run; see the top of this file. The body is a statement (usually a
- * braced block) that sees `n` (run length), `p[k]` (char *) and `s[k]` (byte strides). */
+/* mt__iter_chunks for such a body: MT_ITER_RUNS(&it, n, p, s, { ... }) */
 #define MT_ITER_RUNS(it, n, p, s, ...)                                                                        \
   do {                                                                                                        \
     const mt_iter *it_r_ = (it);                                                                              \

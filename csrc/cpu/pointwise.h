@@ -2,8 +2,10 @@
  * arguments, scalar conversion, and type-generic arithmetic that is exact for floats and wraps
  * (instead of overflowing, which C leaves undefined) for integers.
  *
- * Kernels are generated per (op, dtype) as whole-tensor functions and picked from a table
- * indexed by [op][dtype]: the switch happens once per call, the loops inside are plain. */
+ * Kernels are generated per (op, dtype) as chunk functions of the iterator (iter.h) and picked
+ * from a table indexed by [op][dtype]: the switch happens once per call, the loops inside are
+ * plain. The loops are written once per dtype in generic/pointwise*.c over the op's element
+ * function, which each kernel passes in and the compiler inlines (MT_ITER_INLINE). */
 #ifndef MT_CPU_POINTWISE_H
 #define MT_CPU_POINTWISE_H
 #include <math.h>
@@ -110,6 +112,17 @@ static inline int64_t pw_sat_i32(double v) {
 #define PW_CV_b8(x) ((x) != 0)
 #define PW_CV_i8(x) PW_TO_I64(x)
 #define PW_CV_i16(x) PW_TO_I64(x)
+/* in a generic file (generate.h): x converted to the pass's compute type by its PW_CV_<dtype> */
+#define PW__CV2(n, x) PW_CV_##n(x)
+#define PW__CV(n, x) PW__CV2(n, x)
+#define PW_CV(x) PW__CV(MT_GEN_N, x)
+
+/* token pasting after expansion, for names of generic passes: PW_CAT(copy_raw, RAW_BITS) */
+#define PW__CAT2(a, b) a##b
+#define PW_CAT(a, b) PW__CAT2(a, b)
+
+/* a comparison's result stored as a u8 0 or 1 */
+#define PW_ST_U8(p, v) (*(p) = (uint8_t)((v) ? 1 : 0))
 
 /* ---- shared entry points between the kernel files ---- */
 /* 1 when a tensor (any dtype) holds a zero: integer division checks divisors with it */
