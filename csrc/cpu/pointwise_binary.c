@@ -1,51 +1,17 @@
 /* pointwise_binary.c: CPU kernels for out = a op b (same shape after broadcasting; comparisons
- * write u8) and for addcmul/addcdiv. */
+ * write u8) and for addcmul/addcdiv: one kernel per (op, dtype), the loops of
+ * generic/pointwise_binary.c around the op's body. */
 #include <stdatomic.h>
 #include "pointwise.h"
 
-typedef void (*bin_fn)(const mt_iter *it, double alpha);
-
-#define PW_ST_U8(p, v) (*(p) = (uint8_t)((v) ? 1 : 0))
-
-/* One whole-tensor kernel. Three run shapes: all contiguous (the vectorised loop), b a single
- * broadcast value (bias-like), and anything strided. */
-#define BIN_FN_GEN(N, T, CT, NAME, OT, STORE, EXPR)                             \
-  static void bin_##NAME##_##N(const mt_iter *it, double alpha_) {              \
-    const CT al = PW_SCALAR(CT, alpha_);                                        \
-    const int bits_ = (int)(8 * sizeof(T)); /* the dtype's width, for shifts */ \
-    (void)al;                                                                   \
-    (void)bits_;                                                                \
-    MT_ITER_RUNS(it, n, p, s, {                                                 \
-      if (s[0] == sizeof(OT) && s[1] == sizeof(T) && s[2] == sizeof(T)) {       \
-        OT *o = (OT *)p[0];                                                     \
-        const T *pa = (const T *)p[1], *pb = (const T *)p[2];                   \
-        for (int64_t i = 0; i < n; i++) {                                       \
-          CT x = mt_ld_##N(pa + i), y = mt_ld_##N(pb + i);                      \
-          STORE(o + i, EXPR);                                                   \
-        }                                                                       \
-      } else if (s[0] == sizeof(OT) && s[1] == sizeof(T) && s[2] == 0) {        \
-        OT *o = (OT *)p[0];                                                     \
-        const T *pa = (const T *)p[1];                                          \
-        const CT y = mt_ld_##N((const T *)p[2]);                                \
-        for (int64_t i = 0; i < n; i++) {                                       \
-          CT x = mt_ld_##N(pa + i);                                             \
-          STORE(o + i, EXPR);                                                   \
-        }                                                                       \
-      } else {                                                                  \
-        for (int64_t i = 0; i < n; i++) {                                       \
-          CT x = mt_ld_##N((const T *)(p[1] + i * s[1]));                       \
-          CT y = mt_ld_##N((const T *)(p[2] + i * s[2]));                       \
-          STORE((OT *)(p[0] + i * s[0]), EXPR);                                 \
-        }                                                                       \
-      }                                                                         \
-    });                                                                         \
-  }
+#define MT_GENERIC_FILE "generic/pointwise_binary.c"
+#include "generate_all.h"
 
 /* The body of every op of MT_BINARY_OPS (moontorch.h), named BIN_<op>: x, y are the operands
- * in compute type, al is alpha in compute type. FLOAT ops exist for floating dtypes only, CMP
- * ops write u8. */
-#define BIN_MT_ADD PW_ADD(x, PW_MUL(al, y))
-#define BIN_MT_SUB PW_SUB(x, PW_MUL(al, y))
+ * in compute type, alpha is alpha in compute type, bits the dtype's width. FLOAT ops exist for
+ * floating dtypes only, CMP ops write u8. */
+#define BIN_MT_ADD PW_ADD(x, PW_MUL(alpha, y))
+#define BIN_MT_SUB PW_SUB(x, PW_MUL(alpha, y))
 #define BIN_MT_MUL PW_MUL(x, y)
 #define BIN_MT_DIV PW_DIV(x, y)
 #define BIN_MT_POW PW_POW(x, y)
@@ -63,12 +29,20 @@ typedef void (*bin_fn)(const mt_iter *it, double alpha);
 #define BIN_MT_BITAND (x & y)
 #define BIN_MT_BITOR (x | y)
 #define BIN_MT_BITXOR (x ^ y)
-#define BIN_MT_LSHIFT pw_shl(x, y, bits_)
-#define BIN_MT_RSHIFT pw_shr(x, y, bits_)
+#define BIN_MT_LSHIFT pw_shl(x, y, bits)
+#define BIN_MT_RSHIFT pw_shr(x, y, bits)
 
-/* one kernel per (op, dtype) of the list; an op without a body above fails to compile */
-#define DEF_ARITH(E, N, T, CT, OPE, EXPR) BIN_FN_GEN(N, T, CT, OPE, T, mt_st_##N, EXPR)
-#define DEF_CMP(E, N, T, CT, OPE, EXPR) BIN_FN_GEN(N, T, CT, OPE, uint8_t, PW_ST_U8, EXPR)
+/* one kernel per (op, dtype) of the list; an op without a body above fails to compile. The
+ * element function bin_<op>_<dtype>_element returns the body; the kernel bin_<op>_<dtype> is
+ * the dtype's loop (RUNS: binary_runs, or compare_runs for u8 results) with it inlined, and
+ * takes a pointer to alpha (a double). */
+#define BIN_KERNEL(E, N, T, CT, OPE, EXPR, RET, RUNS)                                          \
+  static inline RET bin_##OPE##_##N##_element(CT x, CT y, CT alpha, int bits) { return EXPR; } \
+  static void bin_##OPE##_##N(const mt_iter *it, int64_t begin, int64_t end, void *alpha) {    \
+    RUNS##_##N(it, begin, end, PW_SCALAR(CT, *(double *)alpha), bin_##OPE##_##N##_element);    \
+  }
+#define DEF_ARITH(E, N, T, CT, OPE, EXPR) BIN_KERNEL(E, N, T, CT, OPE, EXPR, CT, binary_runs)
+#define DEF_CMP(E, N, T, CT, OPE, EXPR) BIN_KERNEL(E, N, T, CT, OPE, EXPR, int, compare_runs)
 #define DEF_BIN_ANY(OPE) PW_DTYPES(DEF_ARITH, OPE, BIN_##OPE)
 #define DEF_BIN_FLOAT(OPE) PW_FLOAT_DTYPES(DEF_ARITH, OPE, BIN_##OPE)
 #define DEF_BIN_CMP(OPE) PW_DTYPES(DEF_CMP, OPE, BIN_##OPE)
@@ -82,19 +56,13 @@ MT_BINARY_OPS(DEF_BIN, ~)
 #define ENT_CMP(OPE) PW_DTYPES(BIN_ENT, OPE, ~)
 #define ENT_INT(OPE) PW_INT_DTYPES(BIN_ENT, OPE, ~)
 #define ENT_OP(OPE, NAME, KIND, ...) ENT_##KIND(OPE)
-static const bin_fn bin_table[][MT_NUM_DTYPES] = {MT_BINARY_OPS(ENT_OP, ~)};
+static const mt_iter_chunk bin_table[][MT_NUM_DTYPES] = {MT_BINARY_OPS(ENT_OP, ~)};
 _Static_assert(sizeof bin_table / sizeof bin_table[0] == MT_NUM_BINARY_OPS, "bin_table: one row per binary op");
 
 /* ---- zero test (integer divisors) ---- */
 
-#define HAS_ZERO_CASE(E, N, T, CT)                                               \
-  case E:                                                                        \
-    MT_ITER_RUNS(&it, n, p, s, {                                                 \
-      int hit = 0;                                                               \
-      for (int64_t i = 0; i < n; i++) hit |= *(const T *)(p[0] + i * s[0]) == 0; \
-      if (hit) atomic_store_explicit(&found, 1, memory_order_relaxed);           \
-    });                                                                          \
-    break;
+#define HAS_ZERO_CASE(E, N, T, CT) \
+  case E: mt__iter_chunks(&it, has_zero_##N, &found); break;
 
 int mt__cpu_has_zero(const mt_tensor *t) {
   mt_iter it;
@@ -122,46 +90,29 @@ mt_status mt__cpu_binary(mt_binary_op op, mt_tensor *out, const mt_tensor *a, co
   mt_iter it;
   const mt_tensor *ops[3] = {out, a, b};
   MT_TRY(mt_iter_init(&it, 3, ops, 0));
-  bin_table[op][a->dtype](&it, alpha);
+  mt__iter_chunks(&it, bin_table[op][a->dtype], &alpha);
   return MT_OK;
 }
 
 /* ---- addcmul / addcdiv: out = a + value * b * c  or  a + value * b / c ---- */
 
-typedef void (*addc_fn)(const mt_iter *it, double value);
-
-#define ADDC_FN(E, N, T, CT, NAME, EXPR)                                                      \
-  static void addc_##NAME##_##N(const mt_iter *it, double value_) {                           \
-    const CT v = PW_SCALAR(CT, value_);                                                       \
-    MT_ITER_RUNS(it, n, p, s, {                                                               \
-      if (s[0] == sizeof(T) && s[1] == sizeof(T) && s[2] == sizeof(T) && s[3] == sizeof(T)) { \
-        T *o = (T *)p[0];                                                                     \
-        const T *pa = (const T *)p[1], *pb = (const T *)p[2], *pc = (const T *)p[3];          \
-        for (int64_t i = 0; i < n; i++) {                                                     \
-          CT x = mt_ld_##N(pa + i), y = mt_ld_##N(pb + i), z = mt_ld_##N(pc + i);             \
-          mt_st_##N(o + i, EXPR);                                                             \
-        }                                                                                     \
-      } else {                                                                                \
-        for (int64_t i = 0; i < n; i++) {                                                     \
-          CT x = mt_ld_##N((const T *)(p[1] + i * s[1]));                                     \
-          CT y = mt_ld_##N((const T *)(p[2] + i * s[2]));                                     \
-          CT z = mt_ld_##N((const T *)(p[3] + i * s[3]));                                     \
-          mt_st_##N((T *)(p[0] + i * s[0]), EXPR);                                            \
-        }                                                                                     \
-      }                                                                                       \
-    });                                                                                       \
+/* the element functions addc_<mul|div>_<dtype>_element and kernels addc_<mul|div>_<dtype> (the
+ * dtype's addc_runs with the element function inlined; arg: a pointer to value, a double) */
+#define ADDC_KERNEL(E, N, T, CT, NAME, EXPR)                                                     \
+  static inline CT addc_##NAME##_##N##_element(CT x, CT y, CT z, CT value) { return EXPR; }      \
+  static void addc_##NAME##_##N(const mt_iter *it, int64_t begin, int64_t end, void *value) {    \
+    addc_runs_##N(it, begin, end, PW_SCALAR(CT, *(double *)value), addc_##NAME##_##N##_element); \
   }
-
-PW_DTYPES(ADDC_FN, mul, PW_ADD(x, PW_MUL(v, PW_MUL(y, z))))
-PW_FLOAT_DTYPES(ADDC_FN, div, x + v * (y / z))
+PW_DTYPES(ADDC_KERNEL, mul, PW_ADD(x, PW_MUL(value, PW_MUL(y, z))))
+PW_FLOAT_DTYPES(ADDC_KERNEL, div, x + value * (y / z))
 
 #define ADDC_ENT(E, N, T, CT, NAME) [E] = addc_##NAME##_##N,
-static const addc_fn addcmul_table[MT_NUM_DTYPES] = {PW_DTYPES(ADDC_ENT, mul)};
-static const addc_fn addcdiv_table[MT_NUM_DTYPES] = {PW_FLOAT_DTYPES(ADDC_ENT, div)};
+static const mt_iter_chunk addcmul_table[MT_NUM_DTYPES] = {PW_DTYPES(ADDC_ENT, mul)};
+static const mt_iter_chunk addcdiv_table[MT_NUM_DTYPES] = {PW_FLOAT_DTYPES(ADDC_ENT, div)};
 
 mt_status mt__cpu_addc(int div, mt_tensor *out, const mt_tensor *a, double value, const mt_tensor *b,
                        const mt_tensor *c) {
-  addc_fn fn = a->dtype < MT_NUM_DTYPES ? (div ? addcdiv_table : addcmul_table)[a->dtype] : NULL;
+  mt_iter_chunk fn = a->dtype < MT_NUM_DTYPES ? (div ? addcdiv_table : addcmul_table)[a->dtype] : NULL;
   if (!fn)
     return mt__error(MT_ERR_DTYPE, "%s: not available for %s on the CPU", div ? "addcdiv" : "addcmul",
                      mt_dtype_name(a->dtype));
@@ -169,6 +120,6 @@ mt_status mt__cpu_addc(int div, mt_tensor *out, const mt_tensor *a, double value
   mt_iter it;
   const mt_tensor *ops[4] = {out, a, b, c};
   MT_TRY(mt_iter_init(&it, 4, ops, 0));
-  fn(&it, value);
+  mt__iter_chunks(&it, fn, &value);
   return MT_OK;
 }
