@@ -1,43 +1,16 @@
-/* pointwise_unary.c: CPU kernels for out = f(a [, p1, p2]) over every mt_unary_op.
- * Float-only ops (exp, log, ...) are generated for floating dtypes only; the entry point has
- * already refused them for integers with a clear message. */
+/* pointwise_unary.c: CPU kernels for out = f(a [, p1, p2]) over every mt_unary_op: one kernel
+ * per (op, dtype), the loops of generic/pointwise_unary.c around the op's body. Float-only ops
+ * (exp, log, ...) are generated for floating dtypes only; the entry point has already refused
+ * them for integers with a clear message. */
 #include "pointwise.h"
 
-typedef void (*un_fn)(const mt_iter *it, double p1, double p2);
+#define MT_GENERIC_FILE "generic/pointwise_unary.c"
+#include "generate_all.h"
 
-#define PW_ST_U8(p, v) (*(p) = (uint8_t)((v) ? 1 : 0))
-
-/* x: the element in compute type; c1, c2: p1, p2 in compute type; c1r: p1 rounded to the
- * storage type; p1: p1 as a double.
- * (Expressions cannot name CT: macro arguments are not rescanned for parameters.) */
-#define UN_FN_GEN(N, T, CT, NAME, OT, STORE, EXPR)                       \
-  static void un_##NAME##_##N(const mt_iter *it, double p1, double p2) { \
-    const CT c1 = PW_SCALAR(CT, p1), c2 = PW_SCALAR(CT, p2);             \
-    T r1_;                                                               \
-    mt_st_##N(&r1_, c1);                                                 \
-    const CT c1r = mt_ld_##N(&r1_); /* p1 as stored in this dtype */     \
-    (void)c1;                                                            \
-    (void)c2;                                                            \
-    (void)c1r;                                                           \
-    MT_ITER_RUNS(it, n, p, s, {                                          \
-      if (s[0] == sizeof(OT) && s[1] == sizeof(T)) {                     \
-        OT *o = (OT *)p[0];                                              \
-        const T *pa = (const T *)p[1];                                   \
-        for (int64_t i = 0; i < n; i++) {                                \
-          CT x = mt_ld_##N(pa + i);                                      \
-          STORE(o + i, EXPR);                                            \
-        }                                                                \
-      } else {                                                           \
-        for (int64_t i = 0; i < n; i++) {                                \
-          CT x = mt_ld_##N((const T *)(p[1] + i * s[1]));                \
-          STORE((OT *)(p[0] + i * s[0]), EXPR);                          \
-        }                                                                \
-      }                                                                  \
-    });                                                                  \
-  }
-
-/* The body of every op of MT_UNARY_OPS (moontorch.h), named UN_<op>. FLOAT ops are generated
- * for floating dtypes only, CMP ops write u8. */
+/* The body of every op of MT_UNARY_OPS (moontorch.h), named UN_<op>, over x, the element in
+ * compute type; p1, p2: the op's scalars in compute type; p1_stored: p1 rounded to the storage
+ * type; p1_given: p1 as a double. FLOAT ops are generated for floating dtypes only, CMP ops
+ * write u8. */
 #define UN_MT_NEG PW_NEG(x)
 #define UN_MT_ABS PW_ABS(x)
 #define UN_MT_SIGN ((x > 0) - (x < 0))
@@ -57,18 +30,18 @@ typedef void (*un_fn)(const mt_iter *it, double p1, double p2);
 #define UN_MT_SIN PW_F(sin, x)
 #define UN_MT_COS PW_F(cos, x)
 #define UN_MT_RELU (x < 0 ? 0 : x)
-#define UN_MT_POW_SCALAR PW_POW(x, c1)
-#define UN_MT_RPOW_SCALAR PW_POW(c1, x)
-#define UN_MT_CLAMP (x < c1 ? c1 : x > c2 ? c2 : x)
-#define UN_MT_ADD_SCALAR PW_ADD(x, c1)
-#define UN_MT_MUL_SCALAR PW_MUL(x, c1)
-#define UN_MT_DIV_SCALAR PW_DIV(x, c1)
-#define UN_MT_EQ_SCALAR (PW_CMP_VALUE(x) == PW_CMP_SCALAR(x, p1, c1r))
-#define UN_MT_NE_SCALAR (PW_CMP_VALUE(x) != PW_CMP_SCALAR(x, p1, c1r))
-#define UN_MT_LT_SCALAR (PW_CMP_VALUE(x) < PW_CMP_SCALAR(x, p1, c1r))
-#define UN_MT_LE_SCALAR (PW_CMP_VALUE(x) <= PW_CMP_SCALAR(x, p1, c1r))
-#define UN_MT_GT_SCALAR (PW_CMP_VALUE(x) > PW_CMP_SCALAR(x, p1, c1r))
-#define UN_MT_GE_SCALAR (PW_CMP_VALUE(x) >= PW_CMP_SCALAR(x, p1, c1r))
+#define UN_MT_POW_SCALAR PW_POW(x, p1)
+#define UN_MT_RPOW_SCALAR PW_POW(p1, x)
+#define UN_MT_CLAMP (x < p1 ? p1 : x > p2 ? p2 : x)
+#define UN_MT_ADD_SCALAR PW_ADD(x, p1)
+#define UN_MT_MUL_SCALAR PW_MUL(x, p1)
+#define UN_MT_DIV_SCALAR PW_DIV(x, p1)
+#define UN_MT_EQ_SCALAR (PW_CMP_VALUE(x) == PW_CMP_SCALAR(x, p1_given, p1_stored))
+#define UN_MT_NE_SCALAR (PW_CMP_VALUE(x) != PW_CMP_SCALAR(x, p1_given, p1_stored))
+#define UN_MT_LT_SCALAR (PW_CMP_VALUE(x) < PW_CMP_SCALAR(x, p1_given, p1_stored))
+#define UN_MT_LE_SCALAR (PW_CMP_VALUE(x) <= PW_CMP_SCALAR(x, p1_given, p1_stored))
+#define UN_MT_GT_SCALAR (PW_CMP_VALUE(x) > PW_CMP_SCALAR(x, p1_given, p1_stored))
+#define UN_MT_GE_SCALAR (PW_CMP_VALUE(x) >= PW_CMP_SCALAR(x, p1_given, p1_stored))
 #define UN_MT_ACOS PW_F(acos, x)
 #define UN_MT_ASIN PW_F(asin, x)
 #define UN_MT_ATAN PW_F(atan, x)
@@ -78,9 +51,17 @@ typedef void (*un_fn)(const mt_iter *it, double p1, double p2);
 #define UN_MT_TRUNC PW_F(trunc, x)
 #define UN_MT_FRAC (x - PW_F(trunc, x))
 
-/* one kernel per (op, dtype) of the list; an op without a body above fails to compile */
-#define DEF_UN(E, N, T, CT, OPE, EXPR) UN_FN_GEN(N, T, CT, OPE, T, mt_st_##N, EXPR)
-#define DEF_UN_CMP(E, N, T, CT, OPE, EXPR) UN_FN_GEN(N, T, CT, OPE, uint8_t, PW_ST_U8, EXPR)
+/* one kernel per (op, dtype) of the list; an op without a body above fails to compile. The
+ * element function un_<op>_<dtype>_element returns the body; the kernel un_<op>_<dtype> is the
+ * dtype's loop (RUNS: unary_runs, or compare_runs for u8 results) with it inlined, and takes a
+ * pointer to p1, p2 (two doubles). */
+#define UN_KERNEL(E, N, T, CT, OPE, EXPR, RET, RUNS)                                                             \
+  static inline RET un_##OPE##_##N##_element(CT x, CT p1, CT p2, double p1_given, CT p1_stored) { return EXPR; } \
+  static void un_##OPE##_##N(const mt_iter *it, int64_t begin, int64_t end, void *params) {                      \
+    RUNS##_##N(it, begin, end, (const double *)params, un_##OPE##_##N##_element);                                \
+  }
+#define DEF_UN(E, N, T, CT, OPE, EXPR) UN_KERNEL(E, N, T, CT, OPE, EXPR, CT, unary_runs)
+#define DEF_UN_CMP(E, N, T, CT, OPE, EXPR) UN_KERNEL(E, N, T, CT, OPE, EXPR, int, compare_runs)
 #define DEF_ANY(OPE) PW_DTYPES(DEF_UN, OPE, UN_##OPE)
 #define DEF_FLOAT(OPE) PW_FLOAT_DTYPES(DEF_UN, OPE, UN_##OPE)
 #define DEF_CMP(OPE) PW_DTYPES(DEF_UN_CMP, OPE, UN_##OPE)
@@ -92,7 +73,7 @@ MT_UNARY_OPS(DEF_OP, ~)
 #define ENT_FLOAT(OPE) PW_FLOAT_DTYPES(UN_ENT, OPE, ~)
 #define ENT_CMP(OPE) PW_DTYPES(UN_ENT, OPE, ~)
 #define ENT_OP(OPE, NAME, KIND, ...) ENT_##KIND(OPE)
-static const un_fn un_table[][MT_NUM_DTYPES] = {MT_UNARY_OPS(ENT_OP, ~)};
+static const mt_iter_chunk un_table[][MT_NUM_DTYPES] = {MT_UNARY_OPS(ENT_OP, ~)};
 _Static_assert(sizeof un_table / sizeof un_table[0] == MT_NUM_UNARY_OPS, "un_table: one row per unary op");
 
 mt_status mt__cpu_unary(mt_unary_op op, mt_tensor *out, const mt_tensor *a, double p1, double p2) {
@@ -102,6 +83,7 @@ mt_status mt__cpu_unary(mt_unary_op op, mt_tensor *out, const mt_tensor *a, doub
   mt_iter it;
   const mt_tensor *ops[2] = {out, a};
   MT_TRY(mt_iter_init(&it, 2, ops, 0));
-  un_table[op][a->dtype](&it, p1, p2);
+  double params[2] = {p1, p2};
+  mt__iter_chunks(&it, un_table[op][a->dtype], params);
   return MT_OK;
 }
