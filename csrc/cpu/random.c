@@ -1,6 +1,6 @@
 /* random.c: CPU uniform, normal and Bernoulli draws. Element i of a contiguous t takes Philox
  * counter offset + i (core/philox.h), the same numbers the CUDA backend draws for a seed, and
- * independent of the thread count. */
+ * independent of the thread count. The loops are in generic/random*.c, per dtype. */
 #include "../core/philox.h"
 #include "pointwise.h"
 
@@ -20,53 +20,53 @@ static inline void below_half_bits(uint16_t *o) { /* f16 and bf16: sign-magnitud
 #define below_f16 below_half_bits
 #define below_bf16 below_half_bits
 
+#define MT_GENERIC_FILE "generic/random_float.c"
+#include "generate_float.h"
+#define MT_GENERIC_FILE "generic/random.c"
+#include "generate_all.h"
+
+/* the integer dtypes' uniform draws: generic/random_int.c once per integer dtype of MT_DTYPES
+ * (the generate headers have the floating dtypes and all of them; the count is checked here) */
+#define MT_GENERIC_FILE "generic/random_int.c"
+#include "generate.h"
+_Static_assert(mt__gen_all_count - mt__gen_float_count == 6, "random.c: MT_DTYPES' integer dtypes changed; list them");
+#define MT_GEN_N i32
+#include "generate_one.h"
+#define MT_GEN_N i64
+#include "generate_one.h"
+#define MT_GEN_N u8
+#include "generate_one.h"
+#define MT_GEN_N b8
+#include "generate_one.h"
+#define MT_GEN_N i8
+#include "generate_one.h"
+#define MT_GEN_N i16
+#include "generate_one.h"
+#undef MT_GENERIC_FILE
+
 /* uniform on [lo, hi): floats keep the draw (stepping down if rounding reached hi), integers
  * take its floor */
-#define UNIFORM_FLOAT_CASE(E, N, T, CT, ...)                                                   \
-  case E: {                                                                                    \
-    T *o = (T *)mt__data(t);                                                                   \
-    _Pragma("omp parallel for if(numel > RANDOM_GRAIN)") for (int64_t i = 0; i < numel; i++) { \
-      double v = lo + (hi - lo) * mt_philox_uniform(seed, offset + (uint64_t)i);               \
-      mt_st_##N(o + i, v);                                                                     \
-      if ((double)mt_ld_##N(o + i) >= hi && hi > lo) below_##N(o + i);                         \
-    }                                                                                          \
-    break;                                                                                     \
-  }
-#define UNIFORM_INT_CASE(E, N, T, CT)                                                          \
-  case E: {                                                                                    \
-    T *o = (T *)mt__data(t);                                                                   \
-    _Pragma("omp parallel for if(numel > RANDOM_GRAIN)") for (int64_t i = 0; i < numel; i++) { \
-      double f = floor(lo + (hi - lo) * mt_philox_uniform(seed, offset + (uint64_t)i));        \
-      if (f >= hi && hi > lo) f = hi - 1;                                                      \
-      mt_st_##N(o + i, PW_CV_##N(f));                                                          \
-    }                                                                                          \
-    break;                                                                                     \
-  }
+#define UNIFORM_CASE(E, N, T, CT) \
+  case E: uniform_##N((T *)mt__data(t), numel, seed, offset, lo, hi); break;
 
 mt_status mt__cpu_random_uniform(mt_tensor *t, uint64_t seed, uint64_t offset, double lo, double hi) {
   int64_t numel = mt__numel(t);
   if (numel == 0) return MT_OK;
   switch (t->dtype) {
-    PW_FLOAT_DTYPES(UNIFORM_FLOAT_CASE, )
-    MT_INT_DTYPE_LIST(UNIFORM_INT_CASE)
+    MT_DTYPE_LIST(UNIFORM_CASE)
     default: return mt__error(MT_ERR_DTYPE, "uniform: invalid dtype %d", (int)t->dtype);
   }
   return MT_OK;
 }
 
-#define NORMAL_CASE(E, N, T, CT, ...)                                                        \
-  case E: {                                                                                  \
-    T *o = (T *)mt__data(t);                                                                 \
-    _Pragma("omp parallel for if(numel > RANDOM_GRAIN)") for (int64_t i = 0; i < numel; i++) \
-        mt_st_##N(o + i, mean + sd * mt_philox_normal(seed, offset + (uint64_t)i));          \
-    break;                                                                                   \
-  }
+#define NORMAL_CASE(E, N, T, CT) \
+  case E: normal_##N((T *)mt__data(t), numel, seed, offset, mean, sd); break;
 
 mt_status mt__cpu_random_normal(mt_tensor *t, uint64_t seed, uint64_t offset, double mean, double sd) {
   int64_t numel = mt__numel(t);
   if (numel == 0) return MT_OK;
   switch (t->dtype) {
-    PW_FLOAT_DTYPES(NORMAL_CASE, )
+    MT_FLOAT_DTYPE_LIST(NORMAL_CASE)
     default:
       return mt__error(MT_ERR_DTYPE, "normal: not defined for %s tensors (floating-point dtypes only)",
                        mt_dtype_name(t->dtype));
@@ -74,16 +74,8 @@ mt_status mt__cpu_random_normal(mt_tensor *t, uint64_t seed, uint64_t offset, do
   return MT_OK;
 }
 
-#define BERNOULLI_CASE(E, N, T, CT)                                                                 \
-  case E: {                                                                                         \
-    T *o = (T *)mt__data(t);                                                                        \
-    T one, zero;                                                                                    \
-    mt_st_##N(&one, PW_CV_##N(1));                                                                  \
-    mt_st_##N(&zero, PW_CV_##N(0));                                                                 \
-    _Pragma("omp parallel for if(numel > RANDOM_GRAIN)") for (int64_t i = 0; i < numel; i++) o[i] = \
-        mt_philox_uniform(seed, offset + (uint64_t)i) < p ? one : zero;                             \
-    break;                                                                                          \
-  }
+#define BERNOULLI_CASE(E, N, T, CT) \
+  case E: bernoulli_##N((T *)mt__data(t), numel, seed, offset, p); break;
 
 mt_status mt__cpu_random_bernoulli(mt_tensor *t, uint64_t seed, uint64_t offset, double p) {
   int64_t numel = mt__numel(t);
