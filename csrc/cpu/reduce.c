@@ -58,46 +58,45 @@ static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 /* ---- conversion of blocks ---- */
 
-/* cnt values from element `start` into buf, converted to the compute type (double or int64) */
-#define LOAD_CASE(E, N, T, CT)                                   \
-  case E: {                                                      \
-    const T *s = (const T *)base + start;                        \
-    for (int64_t i = 0; i < cnt; i++) buf[i] = mt_ld_##N(s + i); \
-    break;                                                       \
-  }
-/* f64 (and i64 below) data is used in place */
+#define MT_GENERIC_FILE "generic/reduce.c"
+#include "generate_all.h"
+
+/* cnt values from element `start` into buf, converted to the compute type (double or int64);
+ * f64 and i64 data is used in place */
+#define LOAD_DOUBLE_CASE(E, N, T, CT) \
+  case E: load_double_##N(base, start, cnt, buf); break;
 static const double *load_d(mt_dtype dt, const char *base, int64_t start, int64_t cnt, double *buf) {
   if (dt == MT_F64) return (const double *)base + start;
   switch (dt) {
-    MT_FLOAT_DTYPE_LIST(LOAD_CASE)
+    MT_FLOAT_DTYPE_LIST(LOAD_DOUBLE_CASE)
     default: break;
   }
   return buf;
 }
+#define LOAD_INT64_CASE(E, N, T, CT) \
+  case E: load_int64_##N(base, start, cnt, buf); break;
 static const int64_t *load_i(mt_dtype dt, const char *base, int64_t start, int64_t cnt, int64_t *buf) {
   if (dt == MT_I64) return (const int64_t *)base + start;
   switch (dt) {
-    MT_INT_DTYPE_LIST(LOAD_CASE)
+    MT_INT_DTYPE_LIST(LOAD_INT64_CASE)
     default: break;
   }
   return buf;
 }
 
-#define STORE_CASE(E, N, T, CT)                               \
-  case E: {                                                   \
-    T *o = (T *)base + start;                                 \
-    for (int64_t i = 0; i < cnt; i++) mt_st_##N(o + i, v[i]); \
-    break;                                                    \
-  }
+#define STORE_DOUBLE_CASE(E, N, T, CT) \
+  case E: store_double_##N(base, start, cnt, v); break;
 static void store_d(mt_dtype dt, char *base, int64_t start, int64_t cnt, const double *v) {
   switch (dt) {
-    MT_FLOAT_DTYPE_LIST(STORE_CASE)
+    MT_FLOAT_DTYPE_LIST(STORE_DOUBLE_CASE)
     default: break;
   }
 }
+#define STORE_INT64_CASE(E, N, T, CT) \
+  case E: store_int64_##N(base, start, cnt, v); break;
 static void store_i(mt_dtype dt, char *base, int64_t start, int64_t cnt, const int64_t *v) {
   switch (dt) {
-    MT_DTYPE_LIST(STORE_CASE)
+    MT_DTYPE_LIST(STORE_INT64_CASE)
     default: break;
   }
 }
@@ -190,42 +189,61 @@ static void seg_extreme_i(int larger, const int64_t *v, int64_t len, int64_t off
   pt->i = m, pt->at = off + j;
 }
 
-/* Sum EXPR(x) over v[0..len) in 8 independent lanes: vectorisable, and more accurate than
- * one running sum. */
-#define LANES(EXPR)                                                                          \
-  do {                                                                                       \
-    double l_[8] = {0, 0, 0, 0, 0, 0, 0, 0}, t_ = 0;                                         \
-    int64_t i_ = 0;                                                                          \
-    for (; i_ + 8 <= len; i_ += 8)                                                           \
-      for (int k_ = 0; k_ < 8; k_++) {                                                       \
-        double x = v[i_ + k_];                                                               \
-        l_[k_] += (EXPR);                                                                    \
-      }                                                                                      \
-    for (; i_ < len; i_++) {                                                                 \
-      double x = v[i_];                                                                      \
-      t_ += (EXPR);                                                                          \
-    }                                                                                        \
-    pt->d += ((l_[0] + l_[1]) + (l_[2] + l_[3])) + ((l_[4] + l_[5]) + (l_[6] + l_[7])) + t_; \
-  } while (0)
+/* the functions below are always inlined, and called with a constant kind k: each call
+ * compiles to the loop of that kind alone */
+#define FOLD_INLINE static inline __attribute__((always_inline))
 
-/* any/all: scan while the answer is still open */
-#define ANY_ALL(OPEN)                                          \
-  do {                                                         \
-    int64_t r = pt->i;                                         \
-    for (int64_t i = 0; i < len && (OPEN); i++) r = v[i] != 0; \
-    pt->i = r;                                                 \
-  } while (0)
+/* what element x adds to a sum of kind k (mean: A_SQDEV's, p: A_POW's) */
+FOLD_INLINE double term(acc_kind k, double x, double mean, double p) {
+  switch (k) {
+    case A_SQDEV: return (x - mean) * (x - mean);
+    case A_ABS: return fabs(x);
+    case A_SQ: return x * x;
+    case A_NZ: return (double)(x != 0);
+    case A_POW: return pow(fabs(x), p);
+    default: return x; /* A_SUM */
+  }
+}
+
+/* Add the terms of v[0..len) to pt->d in 8 independent lanes: vectorisable, and more accurate
+ * than one running sum. */
+FOLD_INLINE void sum_lanes(acc_kind k, const double *v, int64_t len, double mean, double p, part *pt) {
+  double lane[8] = {0, 0, 0, 0, 0, 0, 0, 0}, tail = 0;
+  int64_t i = 0;
+  for (; i + 8 <= len; i += 8)
+    for (int j = 0; j < 8; j++) lane[j] += term(k, v[i + j], mean, p);
+  for (; i < len; i++) tail += term(k, v[i], mean, p);
+  pt->d += ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7])) + tail;
+}
+
+/* any/all of v[0..len) after the answer r so far: scan while it is still open */
+static inline int64_t any_d(int64_t r, const double *v, int64_t len) {
+  for (int64_t i = 0; i < len && !r; i++) r = v[i] != 0;
+  return r;
+}
+static inline int64_t all_d(int64_t r, const double *v, int64_t len) {
+  for (int64_t i = 0; i < len && r; i++) r = v[i] != 0;
+  return r;
+}
+static inline int64_t any_i(int64_t r, const int64_t *v, int64_t len) {
+  for (int64_t i = 0; i < len && !r; i++) r = v[i] != 0;
+  return r;
+}
+static inline int64_t all_i(int64_t r, const int64_t *v, int64_t len) {
+  for (int64_t i = 0; i < len && r; i++) r = v[i] != 0;
+  return r;
+}
 
 /* Fold v[0..len) (positions off..off+len-1 of the line) into *pt. `first`: pt holds no
  * element yet, so max/min start from v[0]. A NaN max/min stops the scan: it is final. */
 static void seg_d(acc_kind k, const double *v, int64_t len, int64_t off, double mean, double p, int first, part *pt) {
   switch (k) {
-    case A_SUM: LANES(x); break;
-    case A_SQDEV: LANES((x - mean) * (x - mean)); break;
-    case A_ABS: LANES(fabs(x)); break;
-    case A_SQ: LANES(x * x); break;
-    case A_NZ: LANES((double)(x != 0)); break;
-    case A_POW: LANES(pow(fabs(x), p)); break;
+    case A_SUM: sum_lanes(A_SUM, v, len, mean, p, pt); break;
+    case A_SQDEV: sum_lanes(A_SQDEV, v, len, mean, p, pt); break;
+    case A_ABS: sum_lanes(A_ABS, v, len, mean, p, pt); break;
+    case A_SQ: sum_lanes(A_SQ, v, len, mean, p, pt); break;
+    case A_NZ: sum_lanes(A_NZ, v, len, mean, p, pt); break;
+    case A_POW: sum_lanes(A_POW, v, len, mean, p, pt); break;
     case A_PROD: {
       double r = pt->d;
       for (int64_t i = 0; i < len; i++) r *= v[i];
@@ -247,8 +265,8 @@ static void seg_d(acc_kind k, const double *v, int64_t len, int64_t off, double 
       pt->d = m;
       break;
     }
-    case A_ANY: ANY_ALL(!r); break;
-    case A_ALL: ANY_ALL(r); break;
+    case A_ANY: pt->i = any_d(pt->i, v, len); break;
+    case A_ALL: pt->i = all_d(pt->i, v, len); break;
   }
 }
 
@@ -273,8 +291,8 @@ static void seg_i(acc_kind k, const int64_t *v, int64_t len, int64_t off, int fi
     }
     case A_MAX:
     case A_MIN: seg_extreme_i(k == A_MAX, v, len, off, first, pt); break;
-    case A_ANY: ANY_ALL(!r); break;
-    case A_ALL: ANY_ALL(r); break;
+    case A_ANY: pt->i = any_i(pt->i, v, len); break;
+    case A_ALL: pt->i = all_i(pt->i, v, len); break;
     default: break; /* float-only kinds never reach integer input */
   }
 }
@@ -691,6 +709,11 @@ static mt_status reduce_cols(const rctx *c) {
 
 /* ---- layout ---- */
 
+/* len elements of es bytes (a constant where inlined) from s into d, ss and ds bytes apart */
+FOLD_INLINE void copy_row(char *d, int64_t ds, const char *s, int64_t ss, int64_t len, size_t es) {
+  for (int64_t i = 0; i < len; i++) memcpy(d + i * ds, s + i * ss, es);
+}
+
 /* dst[...] = src[...] over an (nd, sizes) block with element strides, any element size. */
 static void copy_strided(size_t es, int nd, const int64_t *sz, char *dst, const int64_t *dst_st, const char *src,
                          const int64_t *src_st) {
@@ -701,9 +724,6 @@ static void copy_strided(size_t es, int nd, const int64_t *sz, char *dst, const 
   int64_t len = sz[nd - 1], rows = 1;
   for (int i = 0; i < nd - 1; i++) rows *= sz[i];
   int64_t ds = dst_st[nd - 1] * (int64_t)es, ss = src_st[nd - 1] * (int64_t)es;
-#define COPY_ROW(T)                                                            \
-  for (int64_t i = 0; i < len; i++) memcpy(d + i * ds, s + i * ss, sizeof(T)); \
-  break;
 #pragma omp parallel for schedule(static) if (rows * len > MT_PARALLEL_GRAIN)
   for (int64_t r = 0; r < rows; r++) {
     int64_t rem = r, doff = 0, soff = 0;
@@ -716,13 +736,12 @@ static void copy_strided(size_t es, int nd, const int64_t *sz, char *dst, const 
     char *d = dst + doff * (int64_t)es;
     const char *s = src + soff * (int64_t)es;
     switch (es) {
-      case 1: COPY_ROW(uint8_t)
-      case 2: COPY_ROW(uint16_t)
-      case 4: COPY_ROW(uint32_t)
-      default: COPY_ROW(uint64_t)
+      case 1: copy_row(d, ds, s, ss, len, 1); break;
+      case 2: copy_row(d, ds, s, ss, len, 2); break;
+      case 4: copy_row(d, ds, s, ss, len, 4); break;
+      default: copy_row(d, ds, s, ss, len, 8); break;
     }
   }
-#undef COPY_ROW
 }
 
 /* row-major dense over (nd, sz) with these strides (size-1 dimensions do not matter) */
