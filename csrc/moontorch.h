@@ -129,6 +129,29 @@
   X(MT_ANY, "any", ANY, __VA_ARGS__)                                                     \
   X(MT_ALL, "all", ANY, __VA_ARGS__)
 
+/* The distributed layer's allreduce algorithms, in id order: X(ENUM, NAME, TUNED, ON, ...).
+ * NAME is the name Lua and messages use (mt_dist_alg_name); TUNED is 1 for the algorithms
+ * mt_dist_tune times and `auto` may pick (csrc/dist/model.c); ON is what it runs on: MPI (host
+ * buffers; CUDA tensors are staged through host memory; a build without MPI has one rank and
+ * nothing to exchange), NCCL (CUDA tensors only, in a build with NCCL) or ANY (auto: chosen per
+ * message). The enum, the names, the cost table's rows, the checks of collect.c and Lua's
+ * dist.algorithms() (and so the recipes' -allreduce choices) come from this list. */
+#define MT_DIST_ALGS(X, ...)                                                                     \
+  X(MT_ALG_AUTO, "auto", 0, ANY, __VA_ARGS__) /* nccl for CUDA tensors, else the cost table's */ \
+  X(MT_ALG_MPI, "mpi", 1, MPI, __VA_ARGS__)   /* MPI_Allreduce itself */                         \
+  X(MT_ALG_RING, "ring", 1, MPI, __VA_ARGS__)                                                    \
+  X(MT_ALG_MULTICOLOR, "multicolor", 1, MPI, __VA_ARGS__)                                        \
+  X(MT_ALG_HIERARCHICAL, "hierarchical", 1, MPI, __VA_ARGS__)                                    \
+  X(MT_ALG_NCCL, "nccl", 0, NCCL, __VA_ARGS__)
+
+/* The reduction ops of the collectives, in id order: X(ENUM, NAME, ...) (mt_dist_red_name).
+ * AVG is SUM divided by the number of ranks after the exchange. */
+#define MT_DIST_REDS(X, ...)        \
+  X(MT_RED_SUM, "sum", __VA_ARGS__) \
+  X(MT_RED_AVG, "avg", __VA_ARGS__) \
+  X(MT_RED_MAX, "max", __VA_ARGS__) \
+  X(MT_RED_MIN, "min", __VA_ARGS__)
+
 #define MT__ENUM_ROW(E, ...) E,
 
 #ifdef __cplusplus
@@ -801,18 +824,10 @@ int mt_dist_transports(void); /* the MT_DIST_* bits this build was compiled with
 /* "Open MPI v4.1.4, ..." / "NCCL 2.x.y"; MT_ERR_UNSUPPORTED naming the fix when not compiled in */
 mt_status mt_dist_transport_version(int transport, char *buf, int len);
 
-/* Reduction ops and allreduce algorithms; mt_dist_red_name / mt_dist_alg_name give the names
- * Lua uses ("sum", "ring", ...). AVG is SUM divided by the number of ranks after the exchange. */
-enum { MT_RED_SUM = 0, MT_RED_AVG = 1, MT_RED_MAX = 2, MT_RED_MIN = 3, MT_NUM_RED = 4 };
-enum {
-  MT_ALG_AUTO = 0,
-  MT_ALG_MPI = 1,
-  MT_ALG_RING = 2,
-  MT_ALG_MULTICOLOR = 3,
-  MT_ALG_HIERARCHICAL = 4,
-  MT_ALG_NCCL = 5,
-  MT_NUM_ALG = 6
-};
+/* Reduction ops and allreduce algorithms (the lists MT_DIST_REDS and MT_DIST_ALGS above);
+ * mt_dist_red_name / mt_dist_alg_name give the names Lua uses ("sum", "ring", ...). */
+enum { MT_DIST_REDS(MT__ENUM_ROW, ~) MT_NUM_RED };
+enum { MT_DIST_ALGS(MT__ENUM_ROW, ~) MT_NUM_ALG };
 const char *mt_dist_red_name(int op);  /* NULL when out of range */
 const char *mt_dist_alg_name(int alg); /* NULL when out of range */
 

@@ -65,7 +65,7 @@ local spec = {
    { 'quiet', false, 'no progress bar' },
    { 'dist', false, 'data-parallel over the ranks of mpirun (moontorch.dist); -batchSize is global' },
    { 'allreduce', 'auto', 'allreduce algorithm with -dist',
-      choices = { 'auto', 'mpi', 'ring', 'multicolor', 'hierarchical', 'nccl' } },
+      choices = require('moontorch.dist').algorithms() },
    { 'bucketMB', 25, 'gradient bucket size in MB with -dist' },
    { 'timeout', 300, 'seconds a rank waits for the others before failing, with -dist' },
 }

@@ -23,7 +23,7 @@ static mt_status check_tensor(const char *op, const char *what, const mt_tensor 
 
 static mt_status check_op(const char *name, int op) {
   if (!mt_dist_red_name(op))
-    return mt__error(MT_ERR_ARG, "dist.%s: unknown reduction op %d (sum, avg, max or min)", name, op);
+    return mt__error(MT_ERR_ARG, "dist.%s: unknown reduction op %d (ids 0..%d)", name, op, MT_NUM_RED - 1);
   return MT_OK;
 }
 
@@ -59,10 +59,11 @@ mt_status mt_dist_allreduce(mt_dist *d, mt_tensor *t, int op, int alg, mt_dist_w
   MT_TRY(check_tensor("allreduce", "tensor", t));
   MT_TRY(check_op("allreduce", op));
   if (!mt_dist_alg_name(alg)) return mt__error(MT_ERR_ARG, "dist.allreduce: unknown algorithm %d", alg);
-  if (alg == MT_ALG_NCCL && mt_tensor_device(t) < 0)
-    return mt__error(MT_ERR_DEVICE, "dist.allreduce: algorithm nccl needs a CUDA tensor, got a CPU one");
-  if (alg == MT_ALG_NCCL && !(mt_dist_transports() & MT_DIST_NCCL))
-    return mt__error(MT_ERR_UNSUPPORTED, "dist.allreduce: algorithm nccl: this build has no NCCL");
+  if (mt__dist_alg_transport(alg) == MT_DIST_NCCL && mt_tensor_device(t) < 0)
+    return mt__error(MT_ERR_DEVICE, "dist.allreduce: algorithm %s needs a CUDA tensor, got a CPU one",
+                     mt_dist_alg_name(alg));
+  if (mt__dist_alg_transport(alg) == MT_DIST_NCCL && !(mt_dist_transports() & MT_DIST_NCCL))
+    return mt__error(MT_ERR_UNSUPPORTED, "dist.allreduce: algorithm %s: this build has no NCCL", mt_dist_alg_name(alg));
   mt_dist_work *w = NULL;
   MT_TRY(new_work(d, "allreduce", MT_WORK_ALLREDUCE, &w));
   w->a = t;

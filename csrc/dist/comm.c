@@ -131,14 +131,21 @@ static void on_term(int sig) {
   raise(sig);
 }
 
-const char *mt_dist_red_name(int op) {
-  static const char *names[MT_NUM_RED] = {"sum", "avg", "max", "min"};
-  return (op >= 0 && op < MT_NUM_RED) ? names[op] : NULL;
-}
-const char *mt_dist_alg_name(int alg) {
-  static const char *names[MT_NUM_ALG] = {"auto", "mpi", "ring", "multicolor", "hierarchical", "nccl"};
-  return (alg >= 0 && alg < MT_NUM_ALG) ? names[alg] : NULL;
-}
+/* the names and facts of MT_DIST_REDS and MT_DIST_ALGS (csrc/moontorch.h), indexed by id */
+#define RED_NAME(E, NAME, ...) [E] = NAME,
+#define ALG_NAME(E, NAME, ...) [E] = NAME,
+#define ALG_ON(E, NAME, TUNED, ON, ...) [E] = ALG_ON_##ON,
+enum { ALG_ON_ANY = 0, ALG_ON_MPI = MT_DIST_MPI, ALG_ON_NCCL = MT_DIST_NCCL };
+static const char *const red_names[] = {MT_DIST_REDS(RED_NAME, ~)};
+static const char *const alg_names[] = {MT_DIST_ALGS(ALG_NAME, ~)};
+static const int alg_on[] = {MT_DIST_ALGS(ALG_ON, ~)};
+_Static_assert(sizeof red_names / sizeof red_names[0] == MT_NUM_RED, "one name per reduction op");
+_Static_assert(sizeof alg_names / sizeof alg_names[0] == MT_NUM_ALG, "one name per algorithm");
+_Static_assert(sizeof alg_on / sizeof alg_on[0] == MT_NUM_ALG, "one transport per algorithm");
+
+const char *mt_dist_red_name(int op) { return (op >= 0 && op < MT_NUM_RED) ? red_names[op] : NULL; }
+const char *mt_dist_alg_name(int alg) { return (alg >= 0 && alg < MT_NUM_ALG) ? alg_names[alg] : NULL; }
+int mt__dist_alg_transport(int alg) { return (alg >= 0 && alg < MT_NUM_ALG) ? alg_on[alg] : 0; }
 
 int mt_dist_rank(const mt_dist *d) { return d ? d->rank : 0; }
 int mt_dist_size(const mt_dist *d) { return d ? d->size : 1; }

@@ -96,6 +96,9 @@ mt_status mt__dist_fault(mt_dist *d, const char *fmt, ...) MT_PRINTF(2, 3);
 /* " rank 2 (pid 81, host a) has died;" ... for every inspectable peer that is dead or stopped;
  * empty when none. Async-signal-safe (the SIGTERM handler uses it). */
 void mt__dist_diagnose(const mt_dist *d, char *buf, size_t len);
+/* what an algorithm of MT_DIST_ALGS runs on: MT_DIST_MPI (host buffers), MT_DIST_NCCL (CUDA
+ * tensors only) or 0 (auto, chosen per message; also for ids outside the list) */
+int mt__dist_alg_transport(int alg);
 /* the description of the current collective, for messages (set by collect.c) */
 const char *mt__dist_current(const mt_dist *d);
 void mt__dist_set_current(mt_dist *d, const char *fmt, ...) MT_PRINTF(2, 3);

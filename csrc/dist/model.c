@@ -11,7 +11,11 @@
 #include <unistd.h>
 #include "queue.h"
 
-static const int tuned[] = {MT_ALG_MPI, MT_ALG_RING, MT_ALG_MULTICOLOR, MT_ALG_HIERARCHICAL};
+/* the algorithms timed and chosen from, in list order: MT_DIST_ALGS's rows with TUNED 1 */
+#define TUNED_1(E) E,
+#define TUNED_0(E)
+#define TUNED_ROW(E, NAME, TUNED, ...) TUNED_##TUNED(E)
+static const int tuned[] = {MT_DIST_ALGS(TUNED_ROW, ~)};
 #define NTUNED ((int)(sizeof tuned / sizeof *tuned))
 static int64_t row_bytes(int i) { return (int64_t)4096 << (2 * i); }
 

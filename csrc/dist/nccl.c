@@ -26,9 +26,10 @@ static mt_status staged(mt_dist *d, mt_dist_work *w) {
     if (st == MT_OK) st = mt_copy(hb, w->b);
   }
   if (st == MT_OK) {
-    int alg = w->alg == MT_ALG_NCCL || w->alg == MT_ALG_AUTO
-                  ? mt_dist_auto_choice(d, na * (int64_t)mt_dtype_size(dtype))
-                  : w->alg;
+    /* an algorithm that runs on host buffers as asked, the others (nccl, auto) as auto picks */
+    int alg = mt__dist_alg_transport(w->alg) == MT_DIST_MPI
+                  ? w->alg
+                  : mt_dist_auto_choice(d, na * (int64_t)mt_dtype_size(dtype));
     int64_t n = w->kind == MT_WORK_ALLGATHER ? mt_tensor_numel(w->b) : na;
     st = mt__dist_exec(d, w->kind, mt_tensor_data(ha), hb ? mt_tensor_data(hb) : NULL, n, dtype, w->op, alg, w->root);
   }
@@ -174,7 +175,7 @@ static mt_status on_device(mt_dist *d, mt_dist_work *w) {
 #ifdef MT_WITH_MPI
 mt_status mt__dist_run_cuda(mt_dist *d, mt_dist_work *w) {
 #ifdef MT_WITH_NCCL
-  if (w->kind != MT_WORK_ALLREDUCE || w->alg == MT_ALG_NCCL) return on_device(d, w);
+  if (w->kind != MT_WORK_ALLREDUCE || mt__dist_alg_transport(w->alg) == MT_DIST_NCCL) return on_device(d, w);
 #endif
   return staged(d, w);
 }

@@ -22,16 +22,21 @@ local dist = { lib = dlib }
 local comm      -- the mt_dist* (ffi.gc: at exit without finalize, the peers are told)
 local defaultAlg = 0
 
-local ops, algs = {}, {}
-for i = 0, C.MT_NUM_RED - 1 do ops[ffi.string(D.mt_dist_red_name(i))] = i end
-for i = 0, C.MT_NUM_ALG - 1 do algs[ffi.string(D.mt_dist_alg_name(i))] = i end
-
--- the names, in order
-function dist.algorithms()
-   local out = {}
-   for i = 0, C.MT_NUM_ALG - 1 do out[#out + 1] = ffi.string(D.mt_dist_alg_name(i)) end
-   return out
+-- the reduction ops and allreduce algorithms are the C lists MT_DIST_REDS and MT_DIST_ALGS
+-- (csrc/moontorch.h): name -> id, and the names in id order
+local ops, algs, opnames, algnames = {}, {}, {}, {}
+for i = 0, C.MT_NUM_RED - 1 do
+   opnames[i + 1] = ffi.string(D.mt_dist_red_name(i))
+   ops[opnames[i + 1]] = i
 end
+for i = 0, C.MT_NUM_ALG - 1 do
+   algnames[i + 1] = ffi.string(D.mt_dist_alg_name(i))
+   algs[algnames[i + 1]] = i
+end
+
+-- the algorithm names, in order ('auto' first): what dist.init{algorithm}, the collectives'
+-- {algorithm} and the recipes' -allreduce accept
+function dist.algorithms() return { unpack(algnames) } end
 
 local function need(op)
    if comm == nil then error('dist.' .. op .. ': call dist.init() first', 3) end
@@ -41,7 +46,8 @@ end
 local function opid(name, op)
    local id = ops[name or 'sum']
    if not id then
-      T.argerror('dist.' .. op, ("unknown reduction op '%s' (sum, avg, max or min)"):format(tostring(name)), 3)
+      T.argerror('dist.' .. op,
+         ("unknown reduction op '%s' (%s)"):format(tostring(name), table.concat(opnames, ', ')), 3)
    end
    return id
 end
@@ -51,7 +57,7 @@ local function algid(name, op)
    local id = algs[name]
    if not id then
       T.argerror('dist.' .. op,
-         ("unknown algorithm '%s' (%s)"):format(tostring(name), table.concat(dist.algorithms(), ', ')), 3)
+         ("unknown algorithm '%s' (%s)"):format(tostring(name), table.concat(algnames, ', ')), 3)
    end
    return id
 end
