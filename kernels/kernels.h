@@ -42,8 +42,8 @@ mt_status mt__cuda_error(cudaError_t err, const char *op, const char *file, int 
 mt_status mt__cuda_convert(mt_tensor *dst, const mt_tensor *src);
 
 /* Every slot of the op table, as mt__cuda_<slot> (csrc/core/backend.h's list): most are
- * launchers here (pointwise.cu, random.cu, reduce.cu, index.cu, sort.cu, nn_*.cu, optim.cu);
- * memory, copy, cuBLAS and cuDNN convolution are host code in csrc/cuda. */
+ * launchers here (pointwise.cu, random.cu, reduce.cu, index.cu, sort.cu, nn_*.cu, optim.cu,
+ * dist_*.cu); memory, copy, cuBLAS and cuDNN convolution are host code in csrc/cuda. */
 MT_BACKEND_OPS(MT_BACKEND_DECLARE, mt__cuda_)
 
 /* the bias of a convolution (kernels/nn_conv_bias.cu), used by cuDNN convolution: y (N x O x H

@@ -257,7 +257,22 @@ typedef struct mt_vol_geom {
       int diagonal))                                                                                                \
   /* cumulative sum (prod = 0) or product along dim (0-based, a->ndim >= 1); out has a's sizes                      \
    * and dtype and is a itself or does not overlap it */                                                            \
-  X(P, mt_status, scan, (int prod, mt_tensor *out, const mt_tensor *a, int dim))
+  X(P, mt_status, scan, (int prod, mt_tensor *out, const mt_tensor *a, int dim))                                    \
+  /* ---- residual gradient compression (csrc/dist/topk.c and rgc.c check every argument): every                    \
+   * tensor contiguous on the backend's device; v, u and dst float32, idx int32, val float32 (for                   \
+   * the scatter-add also float16 or bfloat16). Indices are 0-based positions in v or dst. ---- */                  \
+  /* the k (exact, trimmed: MT_TOPK_*) or k..kmax (threshold) elements of largest |v| as pairs                      \
+   * (idx, val) in ascending index order, *count of them; 1 <= k <= kmax <= numel(v) <= INT32_MAX,                  \
+   * idx and val hold enough pairs */                                                                               \
+  X(P, mt_status, dist_topk, (const mt_tensor *v, int64_t k, int64_t kmax, int method, mt_tensor *idx,              \
+      mt_tensor *val, int64_t *count))                                                                              \
+  /* v[idx[i]] = 0 (and u[idx[i]] = 0 unless u is NULL), then idx[i] += base, for i < count (>= 1);                 \
+   * an index outside v is MT_ERR_INDEX and leaves every tensor as it was */                                        \
+  X(P, mt_status, dist_rgc_mask, (mt_tensor *v, mt_tensor *u, mt_tensor *idx, int64_t count, int64_t base))         \
+  /* dst[idx[i]] += scale * val[i] where idx[i] >= 0, over numel(idx) = nblocks * block pairs (block                \
+   * >= 1); an index >= numel(dst) is MT_ERR_INDEX naming its block and leaves dst as it was */                     \
+  X(P, mt_status, dist_rgc_scatter_add, (mt_tensor *dst, const mt_tensor *idx, const mt_tensor *val,                \
+      int64_t block, double scale))
 /* clang-format on */
 
 #define MT__BACKEND_SLOT(P, RET, NAME, ARGS) RET(*NAME) ARGS;

@@ -1,14 +1,11 @@
 /* rgc.c: the two element-wise steps of residual gradient compression around the selection
  * (topk.c): clearing what was sent from the residual (and, for momentum-factor masking, from
  * the local velocity), and summing every rank's (index, value) pairs into the dense gradient.
- * CPU bodies here (OpenMP); CUDA ones in rgc_cuda.cu, reached after the same checks. */
+ * The entry points check their arguments and make one call through the backend table; the
+ * bodies are csrc/cpu/dist_rgc.c (OpenMP) and kernels/dist_rgc.cu. */
 #include <stdint.h>
-#include "../core/dtype.h"
+#include "../core/backend.h"
 #include "../core/error.h"
-#include "rgc_cuda.h"
-
-/* below this many pairs a parallel region costs more than the loop */
-#define PAR_MIN 16384
 
 static mt_status check_f32(const mt_tensor *t, const char *op, const char *name, int device) {
   if (!t) return mt__error(MT_ERR_ARG, "%s: %s is NULL", op, name);
@@ -32,13 +29,6 @@ static mt_status check_idx(const mt_tensor *idx, const char *op, int device) {
   return MT_OK;
 }
 
-#ifndef MT_WITH_CUDA
-static mt_status no_cuda(const char *op, int device) {
-  return mt__error(MT_ERR_DEVICE, "%s: the tensors are on CUDA device %d but this build has no CUDA backend", op,
-                   device);
-}
-#endif
-
 mt_status mt_dist_rgc_mask(mt_tensor *v, mt_tensor *u, mt_tensor *idx, int64_t count, int64_t base) {
   const char *op = "dist.rgc.mask";
   if (!v) return mt__error(MT_ERR_ARG, "%s: v is NULL", op);
@@ -58,46 +48,10 @@ mt_status mt_dist_rgc_mask(mt_tensor *v, mt_tensor *u, mt_tensor *idx, int64_t c
   if (base < 0 || base + n > INT32_MAX)
     return mt__error(MT_ERR_ARG, "%s: base %lld puts v's indices beyond int32", op, (long long)base);
   if (count == 0) return MT_OK;
-  if (device >= 0) {
-#ifdef MT_WITH_CUDA
-    return mt__dist_rgc_mask_cuda(v, u, idx, count, base);
-#else
-    return no_cuda(op, device);
-#endif
-  }
-  float *x = mt_tensor_data(v), *m = u ? mt_tensor_data(u) : NULL;
-  int32_t *ix = mt_tensor_data(idx);
-  /* checked first, in one pass, so that a bad index leaves everything as it was */
-  int64_t bad = -1;
-  for (int64_t i = 0; i < count && bad < 0; i++)
-    if (ix[i] < 0 || ix[i] >= n) bad = i;
-  if (bad >= 0)
-    return mt__error(MT_ERR_INDEX, "%s: idx[%lld] = %d is outside v's %lld elements", op, (long long)bad, (int)ix[bad],
-                     (long long)n);
-#pragma omp parallel for if (count >= PAR_MIN) schedule(static)
-  for (int64_t i = 0; i < count; i++) {
-    int32_t j = ix[i];
-    x[j] = 0.0f;
-    if (m) m[j] = 0.0f;
-    ix[i] = (int32_t)(j + base);
-  }
-  return MT_OK;
+  const mt_backend *be = mt__backend_for(device, op);
+  if (!be) return mt_last_status();
+  return be->dist_rgc_mask(v, u, idx, count, base);
 }
-
-/* one generic body over the wire dtypes of val */
-#define SCATTER_BODY(T, LOAD)                                                                                  \
-  do {                                                                                                         \
-    const T *vv = (const T *)mt_tensor_data(val);                                                              \
-    for (int64_t b = 0; b < nblocks; b++) {                                                                    \
-      const int32_t *bi = ix + b * block;                                                                      \
-      const T *bv = vv + b * block;                                                                            \
-      _Pragma("omp parallel for if (block >= PAR_MIN) schedule(static)") for (int64_t i = 0; i < block; i++) { \
-        int32_t j = bi[i];                                                                                     \
-        if (j >= 0) out[j] += (float)(scale * (double)LOAD(bv + i));                                           \
-      }                                                                                                        \
-    }                                                                                                          \
-  } while (0)
-#define LOAD_F32(p) (*(p))
 
 mt_status mt_dist_rgc_scatter_add(mt_tensor *dst, const mt_tensor *idx, const mt_tensor *val, int64_t block,
                                   double scale) {
@@ -121,22 +75,7 @@ mt_status mt_dist_rgc_scatter_add(mt_tensor *dst, const mt_tensor *idx, const mt
   if (block < 0 || (block == 0 && total > 0) || (block > 0 && total % block != 0))
     return mt__error(MT_ERR_ARG, "%s: %lld pairs are not whole blocks of %lld", op, (long long)total, (long long)block);
   if (total == 0) return MT_OK;
-  if (device >= 0) {
-#ifdef MT_WITH_CUDA
-    return mt__dist_rgc_scatter_add_cuda(dst, idx, val, block, scale);
-#else
-    return no_cuda(op, device);
-#endif
-  }
-  int64_t n = mt_tensor_numel(dst), nblocks = total / block;
-  const int32_t *ix = mt_tensor_data(idx);
-  for (int64_t i = 0; i < total; i++)
-    if (ix[i] >= n)
-      return mt__error(MT_ERR_INDEX, "%s: index %d (pair %lld of block %lld) is outside dst's %lld elements", op,
-                       (int)ix[i], (long long)(i % block), (long long)(i / block), (long long)n);
-  float *out = mt_tensor_data(dst);
-  if (vt == MT_F32) SCATTER_BODY(float, LOAD_F32);
-  else if (vt == MT_F16) SCATTER_BODY(uint16_t, mt_ld_f16);
-  else SCATTER_BODY(uint16_t, mt_ld_bf16);
-  return MT_OK;
+  const mt_backend *be = mt__backend_for(device, op);
+  if (!be) return mt_last_status();
+  return be->dist_rgc_scatter_add(dst, idx, val, block, scale);
 }

@@ -1,8 +1,8 @@
--- rgc_spec.lua: the CUDA bodies of residual gradient compression (csrc/dist/rgc_cuda.cu)
--- against the CPU ones (topk.c, rgc.c) on the same fresh random inputs (spec/util.lua prints
--- the seed): top-k selection (exact and trimmed equal the CPU's pairs; threshold meets its
--- contract, since the device picks its own threshold), the residual mask and the scatter-add
--- of several ranks' blocks. GPU tests show as pending without a GPU.
+-- rgc_spec.lua: the CUDA bodies of residual gradient compression (kernels/dist_topk.cu,
+-- dist_rgc.cu) against the CPU ones (csrc/cpu/dist_topk.c, dist_rgc.c) on the same fresh random
+-- inputs (spec/util.lua prints the seed): top-k selection (exact and trimmed equal the CPU's
+-- pairs; threshold meets its contract, since the device picks its own threshold), the residual
+-- mask and the scatter-add of several ranks' blocks. GPU tests show as pending without a GPU.
 local ffi = require 'ffi'
 local bit = require 'bit'
 local torch = require 'moontorch'

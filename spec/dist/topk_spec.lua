@@ -1,5 +1,5 @@
 -- topk_spec.lua: the selection step of residual gradient compression
--- (moontorch.dist.topk, csrc/dist/topk.c). References are built in Lua from the same float32
+-- (moontorch.dist.topk, csrc/cpu/dist_topk.c). References are built in Lua from the same float32
 -- values: a full sort of |v| with ties to the lower index. Inputs are fresh random numbers each
 -- run (spec/util.lua prints the seed), never zero.
 local ffi = require 'ffi'

@@ -25,7 +25,7 @@
 -- nothing is masked, which is then exactly momentum SGD on the averaged gradient.
 -- Density warm-up: `warmup` lists densities used one after the other over the first
 -- warmupSteps steps (evenly split), then `density` (DGC: 25%, 6.25%, 1.5625%, 0.4%, 0.1%).
--- Selection defaults to exact: csrc/dist/topk.c's radix select scans 25 M floats in about 45 ms
+-- Selection defaults to exact: csrc/cpu/dist_topk.c's radix select scans 25 M floats in about 45 ms
 -- on one core here, ahead of threshold (~95 ms) and trimmed (~180 ms), and every rank then sends
 -- the same count. RedSync's methods pay off where sorting is the alternative (GPUs).
 -- State (residuals, velocities, step count) is per rank: state()/load() move it in and out of

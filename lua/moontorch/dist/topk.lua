@@ -1,6 +1,7 @@
 -- dist/topk.lua: the selection step of residual gradient compression (RedSync; Deep Gradient
 -- Compression): the elements of largest magnitude of a float32 tensor as (index, value), on the
--- CPU or on v's CUDA device (csrc/dist/rgc_cuda.cu; idx and val are then on that device too).
+-- CPU or on v's CUDA device (idx and val are then on that device too): csrc/dist/topk.c checks,
+-- csrc/cpu/dist_topk.c and kernels/dist_topk.cu select.
 --
 --   local topk = require 'moontorch.dist.topk'
 --   local idx, val = topk(v, 0.001, {method = 'threshold', slack = 0.2})
@@ -8,7 +9,7 @@
 -- k = max(1, ceil(density * v:nElement())). idx: int32 tensor of 1-based flat indices,
 -- ascending; val: float32 tensor, v's values there; both on v's device (torch.IntTensor and
 -- torch.FloatTensor for a CPU v, torch.CudaIntTensor and torch.CudaTensor for a CUDA one).
--- Methods (csrc/dist/topk.c):
+-- Methods (csrc/cpu/dist_topk.c):
 --   exact      exactly the k largest |v|, ties to the lower index
 --   threshold  every |v| >= a threshold, k to floor(k*(1+slack)) elements (exactly k when ties
 --              at the k-th magnitude make that range unreachable)

@@ -1,57 +1,13 @@
-/* rgc_cuda.cu: the CUDA bodies of residual gradient compression's device steps (rgc_cuda.h):
- * top-k selection, masking the residual and the scatter-add of every rank's pairs. Arguments
- * arrive checked by topk.c / rgc.c; everything runs on the library's stream of the tensors'
- * device, and each function synchronizes that stream before returning because it reads a count
- * or an error flag back.
- *
- * Only the public accessors of moontorch.h are used (no core/tensor.h), so this file does not
- * depend on the layout of the C structs. Temporaries are CUDA tensors from mt_tensor_new: the
- * library's caching allocator, whose frees are ordered on the same stream as our kernels. */
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_runtime.h>
-#include <math.h>
-#include <stdint.h>
+/* dist_topk.cu: the CUDA body of residual gradient compression's selection (the slot
+ * dist_topk; csrc/dist/topk.c checks the arguments and computes k): the k largest |v| of a
+ * float32 vector as (int32 index, float value) pairs in ascending index order. It runs on the
+ * device's stream and synchronizes it before returning, because it reads the pair count back.
+ * Temporaries come from the caching allocator, whose frees are ordered on the same stream. */
+#include "common.cuh"
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
-extern "C" {
-#include "../core/error.h"
-#include "rgc_cuda.h"
-}
-
-/* ---- plumbing ---- */
-
-#define CK(call, what)                                                                                        \
-  do {                                                                                                        \
-    cudaError_t ck_e = (call);                                                                                \
-    if (ck_e != cudaSuccess) return mt__error(MT_ERR_CUDA, "%s: %s: %s", op, what, cudaGetErrorString(ck_e)); \
-  } while (0)
-/* a launch fails either at once (bad configuration) or asynchronously (seen at the sync) */
-#define CK_LAUNCH(what) CK(cudaGetLastError(), "cannot launch " what)
 
 namespace {
-
-/* device scratch from the caching allocator, released when it goes out of scope (stream
- * ordered, so releasing before the kernels using it finish is safe) */
-struct scratch {
-  mt_tensor *t = nullptr;
-  ~scratch() { mt_tensor_release(t); }
-  mt_status alloc(int device, size_t nbytes) {
-    int64_t n = (int64_t)(nbytes ? nbytes : 1);
-    return mt_tensor_new(&t, MT_U8, device, 1, &n); /* the allocator words any failure */
-  }
-  char *bytes() const { return (char *)mt_tensor_data(t); }
-};
-
-mt_status enter(int device, cudaStream_t *stream, const char *op) {
-  cudaError_t e = cudaSetDevice(device);
-  if (e != cudaSuccess)
-    return mt__error(MT_ERR_CUDA, "%s: cannot use CUDA device %d: %s", op, device, cudaGetErrorString(e));
-  void *s = nullptr;
-  MT_TRY(mt_cuda_stream(device, &s));
-  *stream = (cudaStream_t)s;
-  return MT_OK;
-}
 
 int grid_for(int64_t n, int threads, int cap) {
   int64_t b = (n + threads - 1) / threads;
@@ -62,7 +18,7 @@ __device__ __forceinline__ uint32_t key_of(float x) { return __float_as_uint(x) 
 
 /* ---- top-k: radix selection of the k-th largest key, then an ordered compaction ----
  *
- * Keys are the float bits with the sign cleared (as in topk.c): their integer order is the
+ * Keys are the float bits with the sign cleared (as on the CPU): their integer order is the
  * order of |v| and NaN sits above inf. The k-th largest key K is found 8 bits at a time from
  * the top (4 histogram passes; 256 bins fit in shared memory, where 16-bit digits would not),
  * each pass counting only the keys that match the digits already chosen. The walk over each
@@ -252,78 +208,14 @@ __global__ void pack_write(const float *__restrict__ v, long long n, const sel_s
     }
 }
 
-/* ---- mask and scatter-add ----
- * An index is validated by a check kernel that records the first bad position; the kernel
- * that modifies the tensors then does nothing when one was found, so a bad index leaves every
- * tensor as it was (as on the CPU) without a host round trip between the two. */
-
-constexpr int EW_THREADS = 256;
-
-__global__ void find_bad(const int32_t *ix, long long count, long long n, int allow_negative, unsigned long long *bad) {
-  long long stride = (long long)gridDim.x * blockDim.x;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride) {
-    int32_t j = ix[i];
-    if (j >= n || (j < 0 && !allow_negative)) atomicMin(bad, (unsigned long long)i);
-  }
-}
-
-__global__ void mask_apply(float *x, float *m, int32_t *ix, long long count, int32_t base,
-                           const unsigned long long *bad) {
-  if (*bad != ~0ull) return;
-  long long stride = (long long)gridDim.x * blockDim.x;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride) {
-    int32_t j = ix[i];
-    x[j] = 0.0f;
-    if (m) m[j] = 0.0f;
-    ix[i] = j + base;
-  }
-}
-
-__device__ __forceinline__ float wire_load(const float *p) { return *p; }
-__device__ __forceinline__ float wire_load(const __half *p) { return __half2float(*p); }
-__device__ __forceinline__ float wire_load(const __nv_bfloat16 *p) { return __bfloat162float(*p); }
-
-/* one body for every wire dtype; the product in double, then rounded, as rgc.c does. Indices
- * repeat across blocks (ranks), hence atomics. */
-template <class W> __global__ void scatter_apply(float *out, const int32_t *ix, const W *val, long long total,
-                                                 double scale, const unsigned long long *bad) {
-  if (*bad != ~0ull) return;
-  long long stride = (long long)gridDim.x * blockDim.x;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
-    int32_t j = ix[i];
-    if (j >= 0) atomicAdd(out + j, (float)(scale * (double)wire_load(val + i)));
-  }
-}
-
-/* the first bad position (or -1) and the index stored there, after the stream finished */
-mt_status read_bad(cudaStream_t stream, const unsigned long long *bad_d, const int32_t *ix, long long *pos,
-                   int32_t *value, const char *op) {
-  unsigned long long bad = 0;
-  CK(cudaMemcpyAsync(&bad, bad_d, sizeof bad, cudaMemcpyDeviceToHost, stream), "cannot read the index check back");
-  CK(cudaStreamSynchronize(stream), "kernel failed");
-  *pos = -1;
-  if (bad == ~0ull) return MT_OK;
-  *pos = (long long)bad;
-  CK(cudaMemcpyAsync(value, ix + bad, sizeof *value, cudaMemcpyDeviceToHost, stream), "cannot read the bad index back");
-  CK(cudaStreamSynchronize(stream), "cannot read the bad index back");
-  return MT_OK;
-}
-
 } /* namespace */
 
-extern "C" mt_status mt__dist_topk_cuda(const mt_tensor *v, double density, int method, double slack, mt_tensor *idx,
+/* v: n float32 (1 <= k <= kmax <= n); idx, val: room for k pairs (kmax for threshold) */
+extern "C" mt_status mt__cuda_dist_topk(const mt_tensor *v, int64_t k, int64_t kmax, int method, mt_tensor *idx,
                                         mt_tensor *val, int64_t *count) {
   const char *op = "dist.topk";
-  *count = 0;
-  int device = mt_tensor_device(v);
-  long long n = mt_tensor_numel(v);
-  if (n == 0) return MT_OK;
-  /* k and kmax as topk.c computes them */
-  long long k = (long long)ceil(density * (double)n);
-  if (k < 1) k = 1;
-  if (k > n) k = n;
-  long long kmax = (long long)floor((double)k * (1.0 + slack));
-  if (kmax > n) kmax = n;
+  int device = v->device;
+  long long n = mt__numel(v);
   /* trimmed is exact on the device: trimming only narrows the candidates before an exact
    * selection, which here is already a fixed number of passes over v, and its result (the k
    * largest, ties to the lower index) is the same. threshold uses the k-th key itself as the
@@ -331,7 +223,7 @@ extern "C" mt_status mt__dist_topk_cuda(const mt_tensor *v, double density, int 
    * contract falls back to exact's k anyway. */
   int threshold = method == MT_TOPK_THRESHOLD;
   cudaStream_t stream;
-  MT_TRY(enter(device, &stream, op));
+  MT_TRY(mt__cuda_get_stream(device, &stream, op));
 
   long long ntiles = (n + TILE - 1) / TILE;
   /* scratch layout: state | 256 bins | tile counts (gt, eq) | tile offsets (off, eqb) */
@@ -341,102 +233,38 @@ extern "C" mt_status mt__dist_topk_cuda(const mt_tensor *v, double density, int 
   size_t o_off = (o_teq + (size_t)ntiles * sizeof(unsigned) + 15) & ~(size_t)15;
   size_t o_eqb = o_off + (size_t)ntiles * sizeof(long long);
   size_t bytes = o_eqb + (size_t)ntiles * sizeof(long long);
-  scratch s;
+  mtk_temp s;
   MT_TRY(s.alloc(device, bytes));
-  char *p = s.bytes();
+  char *p = s.as<char>();
   sel_state *st = (sel_state *)p;
   unsigned *hist = (unsigned *)(p + o_hist), *tgt = (unsigned *)(p + o_tgt), *teq = (unsigned *)(p + o_teq);
   long long *off = (long long *)(p + o_off), *eqb = (long long *)(p + o_eqb);
-  const float *x = (const float *)mt_tensor_data(v);
+  const float *x = mtk_ptr<float>(v);
 
   sel_init<<<1, 256, 0, stream>>>(st, hist, k);
-  CK_LAUNCH("the selection setup");
+  MT_CUDA_LAUNCH_CHECK(op);
   int hgrid = grid_for(n, HIST_THREADS, 2048);
   for (int shift = 24; shift >= 0; shift -= 8) {
     sel_hist<<<hgrid, HIST_THREADS, 0, stream>>>(x, n, st, shift, hist);
-    CK_LAUNCH("the radix histogram");
+    MT_CUDA_LAUNCH_CHECK(op);
     sel_pick<<<1, 256, 0, stream>>>(hist, st, shift);
-    CK_LAUNCH("the radix digit choice");
+    MT_CUDA_LAUNCH_CHECK(op);
   }
   pack_count<<<(unsigned)ntiles, TILE_THREADS, 0, stream>>>(x, n, st, tgt, teq);
-  CK_LAUNCH("the packing count");
+  MT_CUDA_LAUNCH_CHECK(op);
   pack_offsets<<<1, SCAN_THREADS, 0, stream>>>(tgt, teq, ntiles, st, threshold, kmax, off, eqb);
-  CK_LAUNCH("the packing offsets");
-  pack_write<<<(unsigned)ntiles, TILE_THREADS, 0, stream>>>(x, n, st, off, eqb, (int32_t *)mt_tensor_data(idx),
-                                                            (float *)mt_tensor_data(val));
-  CK_LAUNCH("the packing");
+  MT_CUDA_LAUNCH_CHECK(op);
+  pack_write<<<(unsigned)ntiles, TILE_THREADS, 0, stream>>>(x, n, st, off, eqb, mtk_ptr<int32_t>(idx),
+                                                            mtk_ptr<float>(val));
+  MT_CUDA_LAUNCH_CHECK(op);
 
   sel_state h;
-  CK(cudaMemcpyAsync(&h, st, sizeof h, cudaMemcpyDeviceToHost, stream), "cannot read the count back");
-  CK(cudaStreamSynchronize(stream), "selection kernels failed");
+  MT_CUDA_TRY(cudaMemcpyAsync(&h, st, sizeof h, cudaMemcpyDeviceToHost, stream), op);
+  MT_CUDA_TRY(cudaStreamSynchronize(stream), op);
   long long lo = k, hi = threshold ? kmax : k;
   if (h.passes != 4 || h.total < lo || h.total > hi)
     return mt__error(MT_ERR_INTERNAL, "%s: device selection went wrong (%d of 4 radix passes, %lld pairs for k = %lld)",
-                     op, h.passes, h.total, k);
+                     op, h.passes, h.total, (long long)k);
   *count = h.total;
-  return MT_OK;
-}
-
-extern "C" mt_status mt__dist_rgc_mask_cuda(mt_tensor *v, mt_tensor *u, mt_tensor *idx, int64_t count, int64_t base) {
-  const char *op = "dist.rgc.mask";
-  int device = mt_tensor_device(v);
-  long long n = mt_tensor_numel(v);
-  cudaStream_t stream;
-  MT_TRY(enter(device, &stream, op));
-  scratch s;
-  MT_TRY(s.alloc(device, sizeof(unsigned long long)));
-  unsigned long long *bad = (unsigned long long *)s.bytes();
-  int32_t *ix = (int32_t *)mt_tensor_data(idx);
-  CK(cudaMemsetAsync(bad, 0xff, sizeof *bad, stream), "cannot clear the index check");
-  int grid = grid_for(count, EW_THREADS, 4096);
-  find_bad<<<grid, EW_THREADS, 0, stream>>>(ix, count, n, 0, bad);
-  CK_LAUNCH("the index check");
-  mask_apply<<<grid, EW_THREADS, 0, stream>>>((float *)mt_tensor_data(v), u ? (float *)mt_tensor_data(u) : nullptr, ix,
-                                              count, (int32_t)base, bad);
-  CK_LAUNCH("the mask");
-  long long pos;
-  int32_t value = 0;
-  MT_TRY(read_bad(stream, bad, ix, &pos, &value, op));
-  if (pos >= 0)
-    return mt__error(MT_ERR_INDEX, "%s: idx[%lld] = %d is outside v's %lld elements", op, pos, (int)value, n);
-  return MT_OK;
-}
-
-extern "C" mt_status mt__dist_rgc_scatter_add_cuda(mt_tensor *dst, const mt_tensor *idx, const mt_tensor *val,
-                                                   int64_t block, double scale) {
-  const char *op = "dist.rgc.scatterAdd";
-  int device = mt_tensor_device(dst);
-  long long n = mt_tensor_numel(dst), total = mt_tensor_numel(idx);
-  cudaStream_t stream;
-  MT_TRY(enter(device, &stream, op));
-  scratch s;
-  MT_TRY(s.alloc(device, sizeof(unsigned long long)));
-  unsigned long long *bad = (unsigned long long *)s.bytes();
-  const int32_t *ix = (const int32_t *)mt_tensor_data(idx);
-  float *out = (float *)mt_tensor_data(dst);
-  const void *vv = mt_tensor_data(val);
-  CK(cudaMemsetAsync(bad, 0xff, sizeof *bad, stream), "cannot clear the index check");
-  int grid = grid_for(total, EW_THREADS, 4096);
-  find_bad<<<grid, EW_THREADS, 0, stream>>>(ix, total, n, 1, bad);
-  CK_LAUNCH("the index check");
-  switch (mt_tensor_dtype(val)) {
-    case MT_F32:
-      scatter_apply<float><<<grid, EW_THREADS, 0, stream>>>(out, ix, (const float *)vv, total, scale, bad);
-      break;
-    case MT_F16:
-      scatter_apply<__half><<<grid, EW_THREADS, 0, stream>>>(out, ix, (const __half *)vv, total, scale, bad);
-      break;
-    default: /* MT_BF16: rgc.c accepts no other */
-      scatter_apply<__nv_bfloat16>
-          <<<grid, EW_THREADS, 0, stream>>>(out, ix, (const __nv_bfloat16 *)vv, total, scale, bad);
-      break;
-  }
-  CK_LAUNCH("the scatter-add");
-  long long pos;
-  int32_t value = 0;
-  MT_TRY(read_bad(stream, bad, ix, &pos, &value, op));
-  if (pos >= 0)
-    return mt__error(MT_ERR_INDEX, "%s: index %d (pair %lld of block %lld) is outside dst's %lld elements", op,
-                     (int)value, pos % block, pos / block, n);
   return MT_OK;
 }
