@@ -1,13 +1,20 @@
 /* dist.h: what the distributed layer's files share (private; Lua sees moontorch.h only).
  *
- * comm.c      init/finalize, topology (node communicators, pids), the fault channel
- * wait.c      every wait: progress, deadline, peer faults, diagnosis of dead/stopped ranks
- * queue.c     the communication thread and the work handles
- * collect.c   the public collectives: checks, signature exchange, dispatch
- * reduce.c    dst = dst op src over every dtype (f16/bf16 in float), multi-threaded
+ * dist.h       this: the communicator's state and the helpers the files share
+ * transport.c  which transports the build has (MPI, NCCL) and their versions
+ * comm.c       init/finalize, topology (node communicators, pids), the fault channel, the names
+ *              and facts of MT_DIST_ALGS and MT_DIST_REDS
+ * wait.c       every wait: progress, deadline, peer faults, diagnosis of dead/stopped ranks
+ * queue.h      the work item (collect.c fills it, queue.c runs it)
+ * queue.c      the communication thread and the work handles
+ * collect.c    the public collectives: checks, signature exchange, dispatch
+ * reduce.c     dst = dst op src over every dtype (f16/bf16 in float), multi-threaded
  * ring.c, multicolor.c, hierarchical.c: our allreduce algorithms over MPI point-to-point
- * nccl.c      CUDA tensors (NCCL, or host staging without it)
- * model.c     the cost table behind `auto`
+ * nccl.c       CUDA tensors (NCCL, or host staging without it)
+ * model.c      the cost table behind `auto`
+ * topk.c, rgc.c  residual gradient compression's steps (selection; mask and scatter-add): the
+ *              checking entry points; the bodies are backend slots (csrc/cpu/dist_*.c,
+ *              kernels/dist_*.cu)
  */
 #ifndef MT_DIST_DIST_H
 #define MT_DIST_DIST_H
