@@ -203,4 +203,28 @@ describe(('dist on %d ranks'):format(N), function()
          'out is float64 but input is float32')
       assert.error_matches(function() dist.allreduce(torch.FloatTensor(3), 'sum', { algorithm = 'nccl' }) end, 'nccl')
    end)
+
+   it('rejects unknown options at the caller, naming the key and the known ones', function()
+      -- the whole message, with the caller's position (assert.error_matches drops that)
+      local function message(fn, ...)
+         local ok, err = pcall(fn, ...)
+         assert.is_false(ok)
+         return tostring(err)
+      end
+      -- dist.init checks its options before it sees that it already ran
+      assert.matches("^[^:]*collectives_spec%.lua:%d+: dist%.init: unknown option 'timout' %(timeout, groupSize, "
+         .. 'algorithm, check, chunkBytes, model, tuneMaxBytes, tuneReps%)$',
+         message(function() dist.init{ timeout = 120, timout = 5 } end))
+      assert.matches('dist%.init: options must be a table, got string', message(function() dist.init('ring') end))
+      for _, name in ipairs { 'allreduce', 'allreduceAsync' } do
+         assert.matches("^[^:]*collectives_spec%.lua:%d+: dist%.allreduce: unknown option 'algo' %(algorithm%)$",
+            message(function() dist[name](torch.FloatTensor(3), 'sum', { algo = 'ring' }) end))
+         assert.matches('dist%.allreduce: options must be a table, got string',
+            message(function() dist[name](torch.FloatTensor(3), 'sum', 'ring') end))
+      end
+      -- nothing was issued: the ranks still agree
+      local t = torch.FloatTensor(4):fill(1)
+      dist.allreduce(t, 'sum', { algorithm = 'ring' })
+      assert.equal(N, t[1])
+   end)
 end)

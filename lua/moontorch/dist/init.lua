@@ -62,6 +62,24 @@ local function algid(name, op)
    return id
 end
 
+-- opts itself (nil: {}) once every key is one of `known` (names in the order messages list
+-- them); otherwise the error names the key and lists the known ones, as dist.DataParallel does
+local function options(opts, known, op)
+   if opts == nil then return {} end
+   if type(opts) ~= 'table' then T.argerror('dist.' .. op, 'options must be a table, got ' .. type(opts), 3) end
+   for k in pairs(opts) do
+      local found = false
+      for _, name in ipairs(known) do found = found or k == name end
+      if not found then
+         T.argerror('dist.' .. op, ("unknown option '%s' (%s)"):format(tostring(k), table.concat(known, ', ')), 3)
+      end
+   end
+   return opts
+end
+
+local INIT_OPTIONS = { 'timeout', 'groupSize', 'algorithm', 'check', 'chunkBytes', 'model', 'tuneMaxBytes', 'tuneReps' }
+local ALLREDUCE_OPTIONS = { 'algorithm' }
+
 local function default_cache()
    local home = os.getenv('HOME') or '/tmp'
    return ('%s/.cache/moontorch/dist-%dx%d.model'):format(home, dist.size(), dist.nodes())
@@ -71,10 +89,10 @@ end
 --           model = nil|path|false, tuneMaxBytes = 64 MB, tuneReps = 3}
 -- model: where the `auto` cost table is cached (default ~/.cache/moontorch/dist-<ranks>x<nodes>.model;
 -- measured and saved when missing); false: do not measure (auto then means mpi).
--- Idempotent: a second call returns the module as it is.
+-- Idempotent: a second call returns the module as it is. An unknown option is an error.
 function dist.init(opts)
+   opts = options(opts, INIT_OPTIONS, 'init')
    if comm ~= nil then return dist end
-   opts = opts or {}
    local out = ffi.new('mt_dist*[1]')
    T.check(D.mt_dist_init(out, opts.timeout or 300, opts.groupSize or 0), 'dist.init')
    comm = ffi.gc(out[0], D.mt_dist_free)
@@ -177,7 +195,8 @@ end
 
 collective('allreduce', function(async, t, op, opts)
    T.expect_tensor(t, 'dist.allreduce', 'to reduce', 3)
-   local d, o, a = need('allreduce'), opid(op, 'allreduce'), algid(opts and opts.algorithm, 'allreduce')
+   opts = options(opts, ALLREDUCE_OPTIONS, 'allreduce')
+   local d, o, a = need('allreduce'), opid(op, 'allreduce'), algid(opts.algorithm, 'allreduce')
    return submit('allreduce', async, t, t, function(w, c) return D.mt_dist_allreduce(d, c.h, o, a, w) end)
 end)
 
