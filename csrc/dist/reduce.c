@@ -59,16 +59,16 @@ static const struct {
 void mt__dist_reduce(void *dst, const void *src, int64_t n, int dtype, int op) {
   if (dtype < 0 || dtype >= MT__NFNS || n <= 0) return; /* collect.c has checked dtype */
   red_fn f = fns[dtype].red;
-  size_t es = fns[dtype].size;
+  size_t esize = fns[dtype].size;
   if (n <= MT__RED_BLOCK) {
     f(dst, src, n, op);
     return;
   }
-  int64_t nb = (n + MT__RED_BLOCK - 1) / MT__RED_BLOCK;
+  int64_t nblocks = (n + MT__RED_BLOCK - 1) / MT__RED_BLOCK;
 #pragma omp parallel for schedule(static)
-  for (int64_t b = 0; b < nb; b++) {
+  for (int64_t b = 0; b < nblocks; b++) {
     int64_t lo = b * MT__RED_BLOCK, len = n - lo < MT__RED_BLOCK ? n - lo : MT__RED_BLOCK;
-    f((char *)dst + lo * es, (const char *)src + lo * es, len, op);
+    f((char *)dst + lo * esize, (const char *)src + lo * esize, len, op);
   }
 }
 
@@ -76,15 +76,15 @@ void mt__dist_scale_avg(void *buf, int64_t n, int dtype, int count) {
   /* count < 1 cannot come from a communicator; 1 leaves the sum as it is */
   if (dtype < 0 || dtype >= MT__NFNS || n <= 0 || count <= 1) return;
   avg_fn f = fns[dtype].avg;
-  size_t es = fns[dtype].size;
+  size_t esize = fns[dtype].size;
   if (n <= MT__RED_BLOCK) {
     f(buf, n, count);
     return;
   }
-  int64_t nb = (n + MT__RED_BLOCK - 1) / MT__RED_BLOCK;
+  int64_t nblocks = (n + MT__RED_BLOCK - 1) / MT__RED_BLOCK;
 #pragma omp parallel for schedule(static)
-  for (int64_t b = 0; b < nb; b++) {
+  for (int64_t b = 0; b < nblocks; b++) {
     int64_t lo = b * MT__RED_BLOCK, len = n - lo < MT__RED_BLOCK ? n - lo : MT__RED_BLOCK;
-    f((char *)buf + lo * es, len, count);
+    f((char *)buf + lo * esize, len, count);
   }
 }

@@ -1,135 +1,152 @@
 /* ring.c: bandwidth-optimal allreduce (Patarasuk & Yuan 2009): a reduce-scatter then an
  * allgather around the ring, rank r sending to r+1 and receiving from r-1. Each rank moves
- * 2(p-1)/p of the message whatever p is.
+ * 2(p-1)/p of the message whatever the number of ranks p is.
  *
  * The buffer is cut into p blocks (sizes differ by at most one element) and every block into
- * sub-chunks of d->chunk_bytes. Message m = t*K + j of the 2(p-1) steps t carries sub-chunk j:
- * at step t a rank sends block (r - t) mod p and receives block (r - t - 1) mod p (the same
- * formula serves both phases), reducing it while t < p - 1 and storing it after. Send m only
- * depends on receive m - K, so sub-chunk j of the next step leaves as soon as it is reduced
- * while later sub-chunks are still on the wire: the steps overlap instead of running in
- * lockstep. Sends and receives are posted in order (MPI keeps their order between two ranks
- * on one tag), at most MT__RING_WIN of each outstanding, receives landing in scratch slots. */
+ * `chunks` chunks of d->chunk_bytes. Each of the 2(p-1) steps moves one block, chunk by chunk:
+ * message m = step * chunks + j carries chunk j. At step t a rank sends block (r - t) mod p and
+ * receives block (r - t - 1) mod p (the same formula serves both phases), reducing it while
+ * t < p - 1 and storing it after. Send m only depends on receive m - chunks, so chunk j of the
+ * next step leaves as soon as it is reduced while later chunks are still on the wire: the
+ * steps overlap instead of running in lockstep. Sends and receives are posted in order (MPI
+ * keeps their order between two ranks on one tag), at most MT__RING_WIN of each outstanding,
+ * receives landing in scratch slots. */
 #include <limits.h>
 #include "dist.h"
 
 #ifdef MT_WITH_MPI
 
 #define MT__RING_TAG 7301
-#define MT__RING_WIN 4 /* sub-chunks in flight per direction; scratch is WIN sub-chunks */
+#define MT__RING_WIN 4 /* chunks in flight per direction; the scratch holds WIN chunks */
 
+/* how the n elements are cut: `ranks` blocks of block_len elements, the first `longer` of them
+ * one element more; each block into `chunks` chunks of at most chunk_elems elements (the last
+ * ones of a shorter block may be empty) */
 typedef struct {
-  int64_t q, extra, C, K; /* block = q or q + 1 elements (first `extra` blocks); sub-chunks */
-  int p, r;
+  int64_t block_len, longer, chunk_elems, chunks;
+  int ranks, rank;
 } ring_shape;
 
-/* element range of sub-chunk j of block b (len 0 when the block is shorter) */
-static void sub_range(const ring_shape *s, int b, int64_t j, int64_t *off, int64_t *len) {
-  int64_t blen = s->q + (b < s->extra), lo = j * s->C;
-  *off = b * s->q + (b < s->extra ? b : s->extra) + lo;
-  *len = blen - lo < 0 ? 0 : blen - lo < s->C ? blen - lo : s->C;
+/* element range [*off, *off + *len) of chunk `chunk` of block `block` (len 0 past the end of a
+ * shorter block) */
+static void chunk_range(const ring_shape *s, int block, int64_t chunk, int64_t *off, int64_t *len) {
+  int64_t this_len = s->block_len + (block < s->longer), start = chunk * s->chunk_elems;
+  *off = block * s->block_len + (block < s->longer ? block : s->longer) + start;
+  *len = this_len - start < 0 ? 0 : this_len - start < s->chunk_elems ? this_len - start : s->chunk_elems;
 }
 
-/* done flags of the last WIN messages; *fin counts the messages done in order */
-static void mark_done(char *done, int64_t *fin, int64_t post, int64_t m) {
-  done[m % MT__RING_WIN] = 1;
-  while (*fin < post && done[*fin % MT__RING_WIN]) done[(*fin)++ % MT__RING_WIN] = 0;
+/* flags of the last WIN messages of one direction; *done counts the messages done in order */
+static void mark_done(char *flags, int64_t *done, int64_t posted, int64_t m) {
+  flags[m % MT__RING_WIN] = 1;
+  while (*done < posted && flags[*done % MT__RING_WIN]) flags[(*done)++ % MT__RING_WIN] = 0;
 }
 
+/* the block a rank handles at a step: (rank - step - behind) mod ranks (behind 1: the one it
+ * receives) */
+static int block_at(const ring_shape *s, int64_t step, int behind) {
+  return (int)(((s->rank - step - behind) % s->ranks + s->ranks) % s->ranks);
+}
+
+/* buf: n elements of dtype, reduced in place with op across the ranks of comm */
 mt_status mt__allreduce_ring(mt_dist *d, MPI_Comm comm, void *buf, int64_t n, int dtype, int op) {
-  int p = 1, r = 0;
-  if (MPI_Comm_size(comm, &p) != MPI_SUCCESS || MPI_Comm_rank(comm, &r) != MPI_SUCCESS)
+  int ranks = 1, rank = 0;
+  if (MPI_Comm_size(comm, &ranks) != MPI_SUCCESS || MPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
     return mt__error(MT_ERR_DIST, "%s: ring: not a valid communicator", mt__dist_current(d));
-  size_t es = mt_dtype_size(dtype);
-  if (!es) return mt__error(MT_ERR_DTYPE, "%s: ring: invalid dtype %d", mt__dist_current(d), dtype);
-  if (p == 1 || n <= 0) return MT_OK;
-  ring_shape s = {n / p, n % p, 0, 0, p, r};
-  int64_t bmax = s.q + (s.extra > 0);
-  s.C = (d->chunk_bytes > 0 ? d->chunk_bytes : 256 << 10) / (int64_t)es;
-  if (s.C > INT_MAX / 2) s.C = INT_MAX / 2; /* a count of one MPI call is an int */
-  if (s.C < 1) s.C = 1;
-  if (s.C > bmax) s.C = bmax; /* small messages need no more scratch than a block */
-  s.K = (bmax + s.C - 1) / s.C;
-  const int64_t M = 2 * (int64_t)(p - 1) * s.K; /* messages each way */
-  char *scr = mt__dist_scratch(d, (size_t)(MT__RING_WIN * s.C) * es);
-  if (!scr)
+  size_t esize = mt_dtype_size(dtype);
+  if (!esize) return mt__error(MT_ERR_DTYPE, "%s: ring: invalid dtype %d", mt__dist_current(d), dtype);
+  if (ranks == 1 || n <= 0) return MT_OK;
+  ring_shape s = {n / ranks, n % ranks, 0, 0, ranks, rank};
+  int64_t longest = s.block_len + (s.longer > 0);
+  s.chunk_elems = (d->chunk_bytes > 0 ? d->chunk_bytes : 256 << 10) / (int64_t)esize;
+  if (s.chunk_elems > INT_MAX / 2) s.chunk_elems = INT_MAX / 2; /* a count of one MPI call is an int */
+  if (s.chunk_elems < 1) s.chunk_elems = 1;
+  if (s.chunk_elems > longest) s.chunk_elems = longest; /* small messages need no more scratch than a block */
+  s.chunks = (longest + s.chunk_elems - 1) / s.chunk_elems;
+  const int64_t messages = 2 * (int64_t)(ranks - 1) * s.chunks; /* each way */
+  /* scratch: WIN receive slots of chunk_elems elements */
+  char *slots = mt__dist_scratch(d, (size_t)(MT__RING_WIN * s.chunk_elems) * esize);
+  if (!slots)
     return mt__error(MT_ERR_MEMORY, "%s: ring: no scratch of %lld bytes", mt__dist_current(d),
-                     (long long)(MT__RING_WIN * s.C * (int64_t)es));
-  MPI_Datatype ty = mt__dist_bytes_type(dtype);
-  const int right = (r + 1) % p, left = (r + p - 1) % p;
-  const int wright = mt__dist_world_rank(d, comm, right), wleft = mt__dist_world_rank(d, comm, left);
+                     (long long)(MT__RING_WIN * s.chunk_elems * (int64_t)esize));
+  const int64_t slot_bytes = s.chunk_elems * (int64_t)esize;
+  MPI_Datatype mpi_type = mt__dist_bytes_type(dtype);
+  const int right = (rank + 1) % ranks, left = (rank + ranks - 1) % ranks;
+  const int world_right = mt__dist_world_rank(d, comm, right), world_left = mt__dist_world_rank(d, comm, left);
 
   /* active requests: MPI's array, the peers for wait.c, and which message each one is */
   MPI_Request reqs[2 * MT__RING_WIN];
-  int peers[2 * MT__RING_WIN], na = 0;
+  int peers[2 * MT__RING_WIN], active = 0;
   int64_t msg[2 * MT__RING_WIN];
-  char rdone[MT__RING_WIN] = {0}, sdone[MT__RING_WIN] = {0};
-  int64_t rpost = 0, rfin = 0, spost = 0, sfin = 0;
-  char *base = buf;
-  while (rfin < M || sfin < M) {
+  char recv_flags[MT__RING_WIN] = {0}, send_flags[MT__RING_WIN] = {0};
+  int64_t recv_posted = 0, recv_done = 0, send_posted = 0, send_done = 0;
+  char *data = buf;
+  while (recv_done < messages || send_done < messages) {
     for (int progress = 1; progress;) {
       progress = 0;
-      /* send m carries what receive m - K reduced (or, at step 0, our own block) */
-      if (spost < M && spost - sfin < MT__RING_WIN && (spost < s.K || rfin > spost - s.K)) {
-        int64_t m = spost++, off, len;
-        sub_range(&s, (int)(((r - m / s.K) % p + p) % p), m % s.K, &off, &len);
+      /* send m carries what receive m - chunks reduced (or, at step 0, our own block) */
+      if (send_posted < messages && send_posted - send_done < MT__RING_WIN &&
+          (send_posted < s.chunks || recv_done > send_posted - s.chunks)) {
+        int64_t m = send_posted++, off, len;
+        chunk_range(&s, block_at(&s, m / s.chunks, 0), m % s.chunks, &off, &len);
         progress = 1;
-        if (len == 0) { /* both ends skip the same empty sub-chunks */
-          mark_done(sdone, &sfin, spost, m);
+        if (len == 0) { /* both ends skip the same empty chunks */
+          mark_done(send_flags, &send_done, send_posted, m);
         } else {
-          if (MPI_Isend(base + off * es, (int)len, ty, right, MT__RING_TAG, comm, &reqs[na]) != MPI_SUCCESS) {
-            mt__dist_cancel(reqs, na);
-            return mt__error(MT_ERR_DIST, "%s: ring: MPI_Isend to rank %d failed", mt__dist_current(d), wright);
+          if (MPI_Isend(data + off * esize, (int)len, mpi_type, right, MT__RING_TAG, comm, &reqs[active]) !=
+              MPI_SUCCESS) {
+            mt__dist_cancel(reqs, active);
+            return mt__error(MT_ERR_DIST, "%s: ring: MPI_Isend to rank %d failed", mt__dist_current(d), world_right);
           }
-          peers[na] = wright;
-          msg[na++] = m;
+          peers[active] = world_right;
+          msg[active++] = m;
         }
       }
       /* receive m: a scratch slot in the reduce-scatter; in the allgather it lands in buf,
-       * once the send that read that block (m - (p-1)K) is complete */
-      int64_t t = rpost / s.K;
-      if (rpost < M && rpost - rfin < MT__RING_WIN && (t < p - 1 || sfin > rpost - (p - 1) * s.K)) {
-        int64_t m = rpost++, off, len;
-        sub_range(&s, (int)(((r - t - 1) % p + p) % p), m % s.K, &off, &len);
+       * once the send that read that block (m - (ranks - 1) * chunks) is complete */
+      int64_t step = recv_posted / s.chunks;
+      if (recv_posted < messages && recv_posted - recv_done < MT__RING_WIN &&
+          (step < ranks - 1 || send_done > recv_posted - (ranks - 1) * s.chunks)) {
+        int64_t m = recv_posted++, off, len;
+        chunk_range(&s, block_at(&s, step, 1), m % s.chunks, &off, &len);
         progress = 1;
         if (len == 0) {
-          mark_done(rdone, &rfin, rpost, m);
+          mark_done(recv_flags, &recv_done, recv_posted, m);
         } else {
-          char *dst = t < p - 1 ? scr + (m % MT__RING_WIN) * s.C * (int64_t)es : base + off * es;
-          if (MPI_Irecv(dst, (int)len, ty, left, MT__RING_TAG, comm, &reqs[na]) != MPI_SUCCESS) {
-            mt__dist_cancel(reqs, na);
-            return mt__error(MT_ERR_DIST, "%s: ring: MPI_Irecv from rank %d failed", mt__dist_current(d), wleft);
+          char *dst = step < ranks - 1 ? slots + (m % MT__RING_WIN) * slot_bytes : data + off * esize;
+          if (MPI_Irecv(dst, (int)len, mpi_type, left, MT__RING_TAG, comm, &reqs[active]) != MPI_SUCCESS) {
+            mt__dist_cancel(reqs, active);
+            return mt__error(MT_ERR_DIST, "%s: ring: MPI_Irecv from rank %d failed", mt__dist_current(d), world_left);
           }
-          peers[na] = wleft;
-          msg[na++] = -1 - m; /* negative: a receive */
+          peers[active] = world_left;
+          msg[active++] = -1 - m; /* negative: a receive */
         }
       }
     }
-    if (na == 0) {
-      if (rfin < M || sfin < M)
+    if (active == 0) {
+      if (recv_done < messages || send_done < messages)
         return mt__error(MT_ERR_INTERNAL, "%s: ring: stalled at message %lld of %lld", mt__dist_current(d),
-                         (long long)rfin, (long long)M);
+                         (long long)recv_done, (long long)messages);
       break;
     }
     int idx = -1;
-    mt_status st = mt__dist_waitany(d, na, reqs, peers, &idx);
+    mt_status st = mt__dist_waitany(d, active, reqs, peers, &idx);
     if (st != MT_OK) return st;
-    if (idx < 0 || idx >= na)
+    if (idx < 0 || idx >= active)
       return mt__error(MT_ERR_INTERNAL, "%s: ring: waitany gave no request", mt__dist_current(d));
     int64_t m = msg[idx];
-    reqs[idx] = reqs[--na]; /* keep the active requests packed */
-    peers[idx] = peers[na];
-    msg[idx] = msg[na];
+    reqs[idx] = reqs[--active]; /* keep the active requests packed */
+    peers[idx] = peers[active];
+    msg[idx] = msg[active];
     if (m >= 0) {
-      mark_done(sdone, &sfin, spost, m);
+      mark_done(send_flags, &send_done, send_posted, m);
     } else {
       m = -1 - m;
-      if (m / s.K < p - 1) { /* reduce-scatter: fold the slot into our block */
+      if (m / s.chunks < ranks - 1) { /* reduce-scatter: fold the slot into our block */
         int64_t off, len;
-        sub_range(&s, (int)(((r - m / s.K - 1) % p + p) % p), m % s.K, &off, &len);
-        mt__dist_reduce(base + off * es, scr + (m % MT__RING_WIN) * s.C * (int64_t)es, len, dtype, op);
+        chunk_range(&s, block_at(&s, m / s.chunks, 1), m % s.chunks, &off, &len);
+        mt__dist_reduce(data + off * esize, slots + (m % MT__RING_WIN) * slot_bytes, len, dtype, op);
       }
-      mark_done(rdone, &rfin, rpost, m);
+      mark_done(recv_flags, &recv_done, recv_posted, m);
     }
   }
   return MT_OK;
