@@ -187,7 +187,9 @@ static mt_dist *alloc_dist(double timeout) {
   d->size = d->local_size = d->nodes = 1;
   d->timeout = timeout > 0 ? timeout : 300;
   d->check = 1;
-  d->left_rank = -1;
+#ifdef MT_WITH_MPI
+  d->left_rank = -1; /* the fault channel's state exists only with MPI */
+#endif
   /* 256 KB. 1 MB chunks gain 10-20% on 2 ranks at 4-16 MB, but on 4 ranks sharing 2 cores
    * 512 KB and 1 MB chunks collapse to a tenth of the bandwidth above 4 MB (bench/allreduce.lua
    * -chunkKB, 2026-11-26), so the safe size is the default and -chunkKB/chunkBytes tunes */
