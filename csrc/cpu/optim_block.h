@@ -17,41 +17,41 @@ static inline int64_t mt__opt_block_len(int64_t n, int64_t bk) {
   return r < MT_OPT_BLOCK ? r : MT_OPT_BLOCK;
 }
 
+/* the loops for each storage dtype: mt__opt_load_float_f16 and so on */
+#define MT_GENERIC_FILE "generic/optim_block.c"
+#include "generate_float.h"
+
 /* dst[j] = t[i0 + j] * s for j < m, t any floating dtype (checked by csrc/nn) */
-#define MT__OPT_LOAD(CT, SUF)                                                                       \
-  static inline void mt__opt_load_##SUF(CT *dst, const mt_tensor *t, int64_t i0, int64_t m, CT s) { \
-    switch (t->dtype) {                                                                             \
-      MT_FLOAT_DTYPE_LIST_X(MT__OPT_LOAD_CASE, CT)                                                  \
-      default: break;                                                                               \
-    }                                                                                               \
+#define MT__OPT_LOAD_CASE(E, N, T, TCT, CT) \
+  case E: mt__opt_load_##CT##_##N(dst, (const T *)mt__data(t) + i0, m, s); break;
+static inline void mt__opt_load_float(float *dst, const mt_tensor *t, int64_t i0, int64_t m, float s) {
+  switch (t->dtype) {
+    MT_FLOAT_DTYPE_LIST_X(MT__OPT_LOAD_CASE, float)
+    default: break;
   }
-#define MT__OPT_LOAD_CASE(E, N, T, TCT, CT)                              \
-  case E: {                                                              \
-    const T *p = (const T *)mt__data(t) + i0;                            \
-    if (s == 1)                                                          \
-      for (int64_t j = 0; j < m; j++) dst[j] = (CT)mt_ld_##N(p + j);     \
-    else                                                                 \
-      for (int64_t j = 0; j < m; j++) dst[j] = (CT)mt_ld_##N(p + j) * s; \
-    break;                                                               \
+}
+static inline void mt__opt_load_double(double *dst, const mt_tensor *t, int64_t i0, int64_t m, double s) {
+  switch (t->dtype) {
+    MT_FLOAT_DTYPE_LIST_X(MT__OPT_LOAD_CASE, double)
+    default: break;
   }
+}
+
 /* t[i0 + j] = src[j] rounded to t's dtype */
-#define MT__OPT_STORE(CT, SUF)                                                                 \
-  static inline void mt__opt_store_##SUF(mt_tensor *t, int64_t i0, int64_t m, const CT *src) { \
-    switch (t->dtype) {                                                                        \
-      MT_FLOAT_DTYPE_LIST_X(MT__OPT_STORE_CASE, CT)                                            \
-      default: break;                                                                          \
-    }                                                                                          \
+#define MT__OPT_STORE_CASE(E, N, T, TCT, CT) \
+  case E: mt__opt_store_##CT##_##N((T *)mt__data(t) + i0, m, src); break;
+static inline void mt__opt_store_float(mt_tensor *t, int64_t i0, int64_t m, const float *src) {
+  switch (t->dtype) {
+    MT_FLOAT_DTYPE_LIST_X(MT__OPT_STORE_CASE, float)
+    default: break;
   }
-#define MT__OPT_STORE_CASE(E, N, T, TCT, CT)                  \
-  case E: {                                                   \
-    T *p = (T *)mt__data(t) + i0;                             \
-    for (int64_t j = 0; j < m; j++) mt_st_##N(p + j, src[j]); \
-    break;                                                    \
+}
+static inline void mt__opt_store_double(mt_tensor *t, int64_t i0, int64_t m, const double *src) {
+  switch (t->dtype) {
+    MT_FLOAT_DTYPE_LIST_X(MT__OPT_STORE_CASE, double)
+    default: break;
   }
-MT__OPT_LOAD(float, float)
-MT__OPT_LOAD(double, double)
-MT__OPT_STORE(float, float)
-MT__OPT_STORE(double, double)
+}
 
 /* the right one for a compute-type buffer: float for f32/f16/bf16 masters, double for f64 */
 #define mt__opt_load(dst, t, i0, m, s) \
