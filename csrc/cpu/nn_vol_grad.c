@@ -6,7 +6,8 @@
  * columns are made a block of output rows at a time, small enough to stay in the core's cache
  * for the GEMM that reads them, and the threads take (sample, block) items, each adding into an
  * accumulator of its own; the accumulators are summed in thread order at the end, so a result
- * depends on the thread count but not on the run. */
+ * depends on the thread count but not on the run. The loop is written once in
+ * generic/nn_vol_grad.c and compiled for both dtypes. */
 #include <stdlib.h>
 #include <string.h>
 #include "../core/error.h"
@@ -20,40 +21,18 @@
  * GEMM's packed panels) */
 #define GW_BLOCK_BYTES (256 * 1024)
 
-#define GW_FN(N, TT, GEMM)                                                                                      \
-  static int gw_##N(TT *gw, const TT *x, const TT *dy, TT scale, const mt_vol_geom *g, int64_t nb, int64_t O) { \
-    const int64_t R = g->C * g->kT * g->kH * g->kW, Q = g->oT * g->oH, L = Q * g->oW;                           \
-    const int64_t V = g->C * g->T * g->H * g->W;                                                                \
-    int64_t qb = GW_BLOCK_BYTES / (int64_t)sizeof(TT) / (R * g->oW); /* output rows per block */                \
-    if (qb < 1) qb = 1;                                                                                         \
-    if (qb > Q) qb = Q;                                                                                         \
-    const int64_t nblk = (Q + qb - 1) / qb, items = nb * nblk, per = R * qb * g->oW + O * R;                    \
-    int nth = omp_get_max_threads();                                                                            \
-    if (items < nth) nth = (int)items;                                                                          \
-    TT *buf = (TT *)malloc((size_t)nth * (size_t)per * sizeof(TT));                                             \
-    if (!buf) return 0;                                                                                         \
-    _Pragma("omp parallel num_threads(nth)") {                                                                  \
-      TT *col = buf + (int64_t)omp_get_thread_num() * per, *acc = col + R * qb * g->oW;                         \
-      memset(acc, 0, sizeof(TT) * (size_t)(O * R));                                                             \
-      _Pragma("omp for schedule(static)") for (int64_t it = 0; it < items; it++) {                              \
-        const int64_t n = it / nblk, q0 = it % nblk * qb, q1 = q0 + qb < Q ? q0 + qb : Q;                       \
-        const int64_t k = (q1 - q0) * g->oW;                                                                    \
-        mt__vol2col_rows(sizeof(TT), x + n * V, col, g, q0, q1, 0);                                             \
-        /* acc (O x R) += dy[n][:, block] (O x k, rows L apart) * col^T (col: R x k) */                         \
-        GEMM(0, 1, O, R, k, (TT)1, dy + n * O * L + q0 * g->oW, L, col, k, (TT)1, acc, R, 1);                   \
-      }                                                                                                         \
-    }                                                                                                           \
-    for (int64_t i = 0; i < O * R; i++) {                                                                       \
-      TT s = 0;                                                                                                 \
-      for (int t = 0; t < nth; t++) s += buf[(int64_t)t * per + R * qb * g->oW + i];                            \
-      gw[i] += scale * s;                                                                                       \
-    }                                                                                                           \
-    free(buf);                                                                                                  \
-    return 1;                                                                                                   \
-  }
-GW_FN(f32, float, mt__sgemm)
-GW_FN(f64, double, mt__dgemm)
-#undef GW_FN
+/* the GEMM of each pass */
+#define gemm_f32 mt__sgemm
+#define gemm_f64 mt__dgemm
+/* float32 and float64 only (nothing else takes this path), a pass of generate.h each (no
+ * generate header lists just these) */
+#include "generate.h"
+#define MT_GENERIC_FILE "generic/nn_vol_grad.c"
+#define MT_GEN_N f32
+#include "generate_one.h"
+#define MT_GEN_N f64
+#include "generate_one.h"
+#undef MT_GENERIC_FILE
 
 mt_status mt_nn_conv3d_grad_weight(mt_tensor *gw, const mt_tensor *x, const mt_tensor *dy, double scale, int dT, int dW,
                                    int dH, int padT, int padW, int padH, int dilT, int dilW, int dilH, int *ran) {
@@ -101,10 +80,11 @@ mt_status mt_nn_conv3d_grad_weight(mt_tensor *gw, const mt_tensor *x, const mt_t
                      mt__shape_str(dy, b3, sizeof b3));
   *ran = 1;
   if (x->sizes[0] == 0 || mt__numel(gw) == 0) return MT_OK;
-  int ok = x->dtype == MT_F32 ? gw_f32((float *)mt__data(gw), (const float *)mt__data(x), (const float *)mt__data(dy),
-                                       (float)scale, &g, x->sizes[0], gw->sizes[0])
-                              : gw_f64((double *)mt__data(gw), (const double *)mt__data(x),
-                                       (const double *)mt__data(dy), scale, &g, x->sizes[0], gw->sizes[0]);
+  int ok = x->dtype == MT_F32
+               ? grad_weight_f32((float *)mt__data(gw), (const float *)mt__data(x), (const float *)mt__data(dy),
+                                 (float)scale, &g, x->sizes[0], gw->sizes[0])
+               : grad_weight_f64((double *)mt__data(gw), (const double *)mt__data(x), (const double *)mt__data(dy),
+                                 scale, &g, x->sizes[0], gw->sizes[0]);
   if (!ok) return mt__error(MT_ERR_MEMORY, OP ": out of memory for the weight gradient's column blocks");
   return MT_OK;
 }
