@@ -1,7 +1,8 @@
 /* nn_conv.c: the CPU backend's 2-d convolution (NCHW, groups, stride, padding, dilation) by
  * im2col + GEMM, an image or a group of small images per GEMM (1x1 stride-1 unpadded
- * convolutions skip im2col), or Winograd F(2x2, 3x3). The math is in nn_conv_kernels.h and
- * nn_winograd.h; this file plans how the work is cut over threads and dispatches on dtype.
+ * convolutions skip im2col), or Winograd F(2x2, 3x3). The math is in generic/nn_conv.c and
+ * generic/nn_winograd.c, compiled for float and double; this file plans how the work is cut
+ * over threads and dispatches on dtype.
  * float32 may run through oneDNN instead, per shape, as torch.convBackend says (conv_backend.c).
  * csrc/nn/conv.c has checked the arguments and made every tensor contiguous. */
 #include <stdlib.h>
@@ -13,7 +14,7 @@
 
 typedef mt_conv_geom conv_geom;
 
-/* How nn_conv_kernels.h cuts the work: nth threads, each with a run of the batch, taken q images
+/* How generic/nn_conv.c cuts the work: nth threads, each with a run of the batch, taken q images
  * at a time; per-thread buffers of per elements, the first colsz of them for columns (or
  * Winograd's transformed inputs). */
 typedef struct conv_plan {
@@ -57,7 +58,7 @@ static void conv_plan_make(conv_plan *pl, const conv_geom *g, size_t es) {
   pl->per = pl->colsz + (pl->q > 1 ? Og * pl->q * L : 0);
 }
 
-/* Winograd F(2x2, 3x3) (nn_winograd.h) for 3x3 stride-1 undilated convolutions: with
+/* Winograd F(2x2, 3x3) (generic/nn_winograd.c) for 3x3 stride-1 undilated convolutions: with
  * enough planes on both sides for its 16 GEMMs of inner size Cg to run well, and enough tiles
  * (2x2 outputs) in the batch to repay transforming the weights (16*O*Cg values per call).
  * CPU time against im2col + GEMM, batch 32: 64 -> 64 planes at 32x32, -31%; 128 -> 128 at
@@ -68,7 +69,7 @@ static int wino_ok(const conv_geom *g) {
          g->N * tiles >= 256;
 }
 
-/* scratch rows of nn_winograd.h's transforms: 8 rows of 2*tW + 2 (input), 12 of tW (output) */
+/* scratch rows of generic/nn_winograd.c's transforms: 8 rows of 2*tW + 2 (input), 12 of tW (output) */
 static int64_t wino_scratch(const conv_geom *g) {
   const int64_t tW = (g->oW + 1) / 2;
   return 8 * (2 * tW + 2);
@@ -85,7 +86,8 @@ static void wino_plan_make(conv_plan *pl, const conv_geom *g, size_t es) {
   pl->per = pl->colsz + 16 * Og * pl->q * tiles + wino_scratch(g);
 }
 
-/* Index ranges that im2col_plane and col2im_plane (nn_conv_kernels.h) both need, whatever T. */
+/* Index ranges that im2col_plane and col2im_plane (generic/nn_conv.c) both need, whatever the
+ * dtype. */
 /* For kernel column kx: the input column offset offx (returned) and the output columns
  * lo <= ox < hi whose input column offx + ox*sW lies inside the image. */
 static inline int64_t conv_cols_inside(const conv_geom *g, int64_t kx, int64_t *lo, int64_t *hi) {
@@ -119,22 +121,53 @@ static inline conv_run conv_same_run(const conv_geom *g, int64_t ky, int64_t off
   return r;
 }
 
-#define T float
-#define SFX f32
-#define GEMM mt__sgemm
-#include "nn_winograd.h"
-#include "nn_conv_kernels.h"
-#undef T
-#undef SFX
-#undef GEMM
-#define T double
-#define SFX f64
-#define GEMM mt__dgemm
-#include "nn_winograd.h"
-#include "nn_conv_kernels.h"
-#undef T
-#undef SFX
-#undef GEMM
+/* ---- the kernels, for the two compute types: float16 and bfloat16 run float32's on copies
+ * (below). float32 goes through conv_backend.c's choice between oneDNN and the native kernels
+ * (pick_*_f32, defined after them); float64 has only the native kernels. */
+static mt_status pick_fwd_f32(const float *x, const float *w, const float *b, float *y, const conv_geom *g);
+static mt_status pick_bwd_input_f32(const float *dy, const float *w, float *dx, const conv_geom *g);
+static mt_status pick_bwd_params_f32(const float *x, const float *dy, float *dw, float *db, float scale,
+                                     const conv_geom *g);
+#define pick_fwd_f64 conv_fwd_f64
+#define pick_bwd_input_f64 conv_bwd_input_f64
+#define pick_bwd_params_f64 conv_bwd_params_f64
+
+/* a CT copy (dtype `dt`) of t, or NULL for t NULL */
+static mt_status as_dtype(const mt_tensor *t, int dt, mt_tensor **out) {
+  *out = NULL;
+  if (!t) return MT_OK;
+  MT_TRY(mt__tensor_empty(out, dt, MT_CPU, t->ndim, t->sizes));
+  mt_status st = mt__cpu_copy(*out, t);
+  if (st != MT_OK) {
+    mt_tensor_release(*out);
+    *out = NULL;
+  }
+  return st;
+}
+
+static void release_all(mt_tensor **ts, int n) {
+  for (int i = 0; i < n; i++)
+    if (ts[i]) mt_tensor_release(ts[i]);
+}
+
+/* each pass's GEMM: mt__sgemm for f32, mt__dgemm for f64 */
+#define GEMM MT_G(gemm)
+#define gemm_f32 mt__sgemm
+#define gemm_f64 mt__dgemm
+/* a pass of generate.h for each (no generate header lists just these) */
+#include "generate.h"
+#define MT_GENERIC_FILE "generic/nn_winograd.c"
+#define MT_GEN_N f32
+#include "generate_one.h"
+#define MT_GEN_N f64
+#include "generate_one.h"
+#undef MT_GENERIC_FILE
+#define MT_GENERIC_FILE "generic/nn_conv.c"
+#define MT_GEN_N f32
+#include "generate_one.h"
+#define MT_GEN_N f64
+#include "generate_one.h"
+#undef MT_GENERIC_FILE
 
 /* float32: the native kernels behind conv_backend.c's choice (onednn_conv.h) */
 static mt_status native_f32(const mt__conv_call *c, const conv_geom *g) {
@@ -155,101 +188,39 @@ static mt_status pick_bwd_params_f32(const float *x, const float *dy, float *dw,
   mt__conv_call c = {MT__CONV_BWD_WEIGHTS, x, dy, NULL, dw, db, scale};
   return mt__conv_f32(&c, g, native_f32);
 }
-/* float64 has only the native kernels */
-#define pick_fwd_f64 conv_fwd_f64
-#define pick_bwd_input_f64 conv_bwd_input_f64
-#define pick_bwd_params_f64 conv_bwd_params_f64
 
-/* ---- dispatch on MT_FLOAT_DTYPE_LIST by compute type: float32 and float64 run their own
- * kernels; a dtype stored in another type than its compute type (float16, bfloat16) runs the
- * compute type's kernels on copies, GEMM having no half-precision kernels on the CPU. */
+/* ---- dispatch on MT_FLOAT_DTYPE_LIST by compute type: the entry point of CT's pass
+ * (generic/nn_conv.c), float32's for float16 and bfloat16 */
+#define BY_COMPUTE_TYPE(CT, name) _Generic((CT)0, float : name##_f32, double : name##_f64)
 
-/* a CT copy (dtype `dt`) of t, or NULL for t NULL */
-static mt_status as_dtype(const mt_tensor *t, int dt, mt_tensor **out) {
-  *out = NULL;
-  if (!t) return MT_OK;
-  MT_TRY(mt__tensor_empty(out, dt, MT_CPU, t->ndim, t->sizes));
-  mt_status st = mt__cpu_copy(*out, t);
-  if (st != MT_OK) {
-    mt_tensor_release(*out);
-    *out = NULL;
-  }
-  return st;
-}
-
-static void release_all(mt_tensor **ts, int n) {
-  for (int i = 0; i < n; i++)
-    if (ts[i]) mt_tensor_release(ts[i]);
-}
-
-#define D(t, T) ((T *)mt__data(t))
-#define CONV_TYPED(SFX_, T, DT)                                                                                        \
-  static mt_status fwd_##T(mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b,                   \
-                           const conv_geom *g) {                                                                       \
-    if (x->dtype == DT) return pick_fwd_##SFX_(D(x, const T), D(w, const T), b ? D(b, const T) : NULL, D(y, T), g);    \
-    mt_tensor *t[4] = {NULL, NULL, NULL, NULL}; /* x, w, b, y */                                                       \
-    mt_status st = as_dtype(x, DT, &t[0]);                                                                             \
-    if (st == MT_OK) st = as_dtype(w, DT, &t[1]);                                                                      \
-    if (st == MT_OK) st = as_dtype(b, DT, &t[2]);                                                                      \
-    if (st == MT_OK) st = mt__tensor_empty(&t[3], DT, MT_CPU, y->ndim, y->sizes);                                      \
-    if (st == MT_OK) st = fwd_##T(t[3], t[0], t[1], t[2], g);                                                          \
-    if (st == MT_OK) st = mt__cpu_copy(y, t[3]);                                                                       \
-    release_all(t, 4);                                                                                                 \
-    return st;                                                                                                         \
-  }                                                                                                                    \
-  static mt_status bwd_input_##T(mt_tensor *dx, const mt_tensor *dy, const mt_tensor *w, const conv_geom *g) {         \
-    if (dy->dtype == DT) return pick_bwd_input_##SFX_(D(dy, const T), D(w, const T), D(dx, T), g);                     \
-    mt_tensor *t[3] = {NULL, NULL, NULL}; /* dy, w, dx */                                                              \
-    mt_status st = as_dtype(dy, DT, &t[0]);                                                                            \
-    if (st == MT_OK) st = as_dtype(w, DT, &t[1]);                                                                      \
-    if (st == MT_OK) st = mt__tensor_empty(&t[2], DT, MT_CPU, dx->ndim, dx->sizes);                                    \
-    if (st == MT_OK) st = bwd_input_##T(t[2], t[0], t[1], g);                                                          \
-    if (st == MT_OK) st = mt__cpu_copy(dx, t[2]);                                                                      \
-    release_all(t, 3);                                                                                                 \
-    return st;                                                                                                         \
-  }                                                                                                                    \
-  /* on copies, the accumulation into dw and db happens in the compute type, rounded once */                           \
-  static mt_status bwd_params_##T(mt_tensor *dw, mt_tensor *db, const mt_tensor *x, const mt_tensor *dy, double scale, \
-                                  const conv_geom *g) {                                                                \
-    if (x->dtype == DT)                                                                                                \
-      return pick_bwd_params_##SFX_(D(x, const T), D(dy, const T), D(dw, T), db ? D(db, T) : NULL, (T)scale, g);       \
-    mt_tensor *t[4] = {NULL, NULL, NULL, NULL}; /* dw, db, x, dy */                                                    \
-    mt_status st = as_dtype(dw, DT, &t[0]);                                                                            \
-    if (st == MT_OK) st = as_dtype(db, DT, &t[1]);                                                                     \
-    if (st == MT_OK) st = as_dtype(x, DT, &t[2]);                                                                      \
-    if (st == MT_OK) st = as_dtype(dy, DT, &t[3]);                                                                     \
-    if (st == MT_OK) st = bwd_params_##T(t[0], t[1], t[2], t[3], scale, g);                                            \
-    if (st == MT_OK) st = mt__cpu_copy(dw, t[0]);                                                                      \
-    if (st == MT_OK && db) st = mt__cpu_copy(db, t[1]);                                                                \
-    release_all(t, 4);                                                                                                 \
-    return st;                                                                                                         \
-  }
-CONV_TYPED(f32, float, MT_F32)
-CONV_TYPED(f64, double, MT_F64)
-#undef D
-
+#define FORWARD_CASE(E, N, T, CT) \
+  case E: return BY_COMPUTE_TYPE(CT, forward)(y, x, w, b, g);
 mt_status mt__cpu_conv2d_forward(mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b,
                                  const mt_conv_geom *g) {
-#define CASE(E, N, T, CT) \
-  case E: return fwd_##CT(y, x, w, b, g);
-  switch (x->dtype) { MT_FLOAT_DTYPE_LIST(CASE) default : break; }
-#undef CASE
+  switch (x->dtype) {
+    MT_FLOAT_DTYPE_LIST(FORWARD_CASE)
+    default: break;
+  }
   return mt__error(MT_ERR_DTYPE, "SpatialConvolution: dtype %s is not supported", mt_dtype_name(x->dtype));
 }
 
+#define BACKWARD_INPUT_CASE(E, N, T, CT) \
+  case E: return BY_COMPUTE_TYPE(CT, backward_input)(dx, dy, w, g);
 mt_status mt__cpu_conv2d_backward_input(mt_tensor *dx, const mt_tensor *dy, const mt_tensor *w, const mt_conv_geom *g) {
-#define CASE(E, N, T, CT) \
-  case E: return bwd_input_##CT(dx, dy, w, g);
-  switch (dy->dtype) { MT_FLOAT_DTYPE_LIST(CASE) default : break; }
-#undef CASE
+  switch (dy->dtype) {
+    MT_FLOAT_DTYPE_LIST(BACKWARD_INPUT_CASE)
+    default: break;
+  }
   return mt__error(MT_ERR_DTYPE, "SpatialConvolution: dtype %s is not supported", mt_dtype_name(dy->dtype));
 }
 
+#define BACKWARD_PARAMS_CASE(E, N, T, CT) \
+  case E: return BY_COMPUTE_TYPE(CT, backward_params)(dw, db, x, dy, scale, g);
 mt_status mt__cpu_conv2d_backward_params(mt_tensor *dw, mt_tensor *db, const mt_tensor *x, const mt_tensor *dy,
                                          double scale, const mt_conv_geom *g) {
-#define CASE(E, N, T, CT) \
-  case E: return bwd_params_##CT(dw, db, x, dy, scale, g);
-  switch (x->dtype) { MT_FLOAT_DTYPE_LIST(CASE) default : break; }
-#undef CASE
+  switch (x->dtype) {
+    MT_FLOAT_DTYPE_LIST(BACKWARD_PARAMS_CASE)
+    default: break;
+  }
   return mt__error(MT_ERR_DTYPE, "SpatialConvolution: dtype %s is not supported", mt_dtype_name(x->dtype));
 }
