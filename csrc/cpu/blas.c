@@ -113,11 +113,7 @@ static int row_narrow_f64(double *d, const double *s, int64_t n) { return 0; }
 #include "generate_float.h"
 /* float32 and float64 through BLAS */
 #define MT_GENERIC_FILE "generic/blas_cblas.c"
-#define MT_GEN_N f32
-#include "generate_one.h"
-#define MT_GEN_N f64
-#include "generate_one.h"
-#undef MT_GENERIC_FILE
+#include "generate_blas.h"
 /* float16 and bfloat16: products in float (sgemm on widened copies) */
 #define MT_GENERIC_FILE "generic/blas_half.c"
 #define MT_GEN_N f16

@@ -51,5 +51,8 @@ void mt__vol2col_rows(size_t esize, const void *x, void *col, const mt_vol_geom 
 #else
 #define MT_AVX2_CLONES
 #endif
+/* a helper whose constant arguments must fold into its caller's loop (a compiled loop per
+ * variant, as the macros that it replaces gave) */
+#define MT_ALWAYS_INLINE static inline __attribute__((always_inline))
 
 #endif

@@ -60,11 +60,7 @@ static void part(int64_t len, int parts, int i, int64_t align, int64_t *lo, int6
 
 /* the split once per precision, gemm_blocks_f32 and gemm_blocks_f64 */
 #define MT_GENERIC_FILE "generic/gemm_par.c"
-#define MT_GEN_N f32
-#include "generate_one.h"
-#define MT_GEN_N f64
-#include "generate_one.h"
-#undef MT_GENERIC_FILE
+#include "generate_blas.h"
 
 void mt__sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
                const float *b, int64_t ldb, float beta, float *c, int64_t ldc, int nth) {

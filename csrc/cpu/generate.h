@@ -2,7 +2,8 @@
  * csrc/cpu/generic/<name>.c over the names below; its parent file includes it once per dtype
  *
  *   #define MT_GENERIC_FILE "generic/nn_loss.c"
- *   #include "generate_float.h"          // f32, f64, f16, bf16 (generate_all.h: every dtype)
+ *   #include "generate_float.h"  // f32, f64, f16, bf16; generate_all.h: every dtype;
+ *                                // generate_int.h: the integers and bool; generate_blas.h: f32, f64
  *
  * and dispatches on the dtype with the list, the one place a macro remains:
  *
@@ -14,7 +15,9 @@
  *   acc_t         the compute type (float for the halves, int64_t for the integers)
  *   MT_G(name)    name_<dtype>, the pass's function name (softmax_rows -> softmax_rows_f16)
  *   MT_LD(p)      *p read as acc_t;  MT_ST(p, v): v stored into *p, rounded to the storage type
- *   MT_GEN_DTYPE  the dtype's enum (MT_F16)
+ *   MT_GEN_DTYPE  the dtype's enum, an mt_dtype (MT_F16)
+ * A subset no generate header covers is a run of `#define MT_GEN_N <name>` + `#include
+ * "generate_one.h"` in the parent.
  * The types come from MT_DTYPES' rows (typedefs below); the generate headers name each pass by
  * its short name and assert their counts against the list, and the dispatch calls a function per
  * row of the list, so a dtype missing from a pass or typed otherwise fails to compile. */
@@ -42,5 +45,9 @@ MT_DTYPE_LIST(MT__GEN_TYPES)
 
 /* counts of MT_DTYPES' rows, for the generate headers' checks */
 #define MT__GEN_ONE(E, N, T, CT) +1
-enum { mt__gen_float_count = 0 MT_FLOAT_DTYPE_LIST(MT__GEN_ONE), mt__gen_all_count = 0 MT_DTYPE_LIST(MT__GEN_ONE) };
+enum {
+  mt__gen_float_count = 0 MT_FLOAT_DTYPE_LIST(MT__GEN_ONE),
+  mt__gen_int_count = 0 MT_INT_DTYPE_LIST(MT__GEN_ONE),
+  mt__gen_all_count = 0 MT_DTYPE_LIST(MT__GEN_ONE)
+};
 #endif

@@ -26,14 +26,14 @@ typedef struct idx_ctx {
 } idx_ctx;
 
 /* index element e of a row of int64 (index64) or int32 indices from p on */
-MT_ITER_INLINE int64_t index_at(const char *p, int64_t e, int index64) {
+MT_ALWAYS_INLINE int64_t index_at(const char *p, int64_t e, int index64) {
   return index64 ? ((const int64_t *)p)[e] : (int64_t)((const int32_t *)p)[e];
 }
 
 /* ---- bounds check ---- */
 
 /* set found when a row of indices (n of them, stride elements apart) has one outside [lo, hi) */
-MT_ITER_INLINE void any_bad_row(idx_ctx *c, int64_t n, const char *index, int64_t stride, int index64) {
+MT_ALWAYS_INLINE void any_bad_row(idx_ctx *c, int64_t n, const char *index, int64_t stride, int index64) {
   int64_t lo = c->lo, hi = c->hi;
   int bad = 0;
   for (int64_t e = 0; e < n; e++) {
@@ -52,7 +52,7 @@ static void any_bad(void *ctx, int64_t n, char *const *p, const int64_t *s) {
 }
 
 /* the first index outside [lo, hi) into bad, unless one was found before */
-MT_ITER_INLINE void first_bad_row(idx_ctx *c, int64_t n, const char *index, int64_t stride, int index64) {
+MT_ALWAYS_INLINE void first_bad_row(idx_ctx *c, int64_t n, const char *index, int64_t stride, int index64) {
   if (c->found) return;
   for (int64_t e = 0; e < n; e++) {
     int64_t v = index_at(index, e * stride, index64);

@@ -138,12 +138,10 @@ static inline mt_status mt_iter_init(mt_iter *it, int nops, const mt_tensor *con
   return mt_iter_init_raw(it, nops, base, esize, strides, t0->ndim, t0->sizes, -1, flags);
 }
 
-/* for the small functions a kernel's loops are written through: always inlined, so the loops
- * compile as if written out in the kernel (constant arguments fold, no call per run) */
-#define MT_ITER_INLINE static inline __attribute__((always_inline))
-
+/* the small functions a kernel's loops are written through are MT_ALWAYS_INLINE (cpu.h): the
+ * loops compile as if written out in the kernel (constant arguments fold, no call per run) */
 /* Place a cursor (idx, p) at flat position pos of the iteration order. */
-MT_ITER_INLINE void mt_iter_seek(const mt_iter *it, int64_t pos, int64_t *idx, char **p) {
+MT_ALWAYS_INLINE void mt_iter_seek(const mt_iter *it, int64_t pos, int64_t *idx, char **p) {
   for (int k = 0; k < it->nops; k++) p[k] = it->data[k];
   for (int d = 0; d < it->ndim; d++) {
     idx[d] = pos % it->sizes[d];
@@ -154,7 +152,7 @@ MT_ITER_INLINE void mt_iter_seek(const mt_iter *it, int64_t pos, int64_t *idx, c
 
 /* Move the cursor n elements on along the innermost dimension (n never crosses the end of the
  * innermost row), carrying into outer dimensions when the row is finished. */
-MT_ITER_INLINE void mt_iter_advance(const mt_iter *it, int64_t *idx, char **p, int64_t n) {
+MT_ALWAYS_INLINE void mt_iter_advance(const mt_iter *it, int64_t *idx, char **p, int64_t n) {
   idx[0] += n;
   for (int k = 0; k < it->nops; k++) p[k] += n * it->strides[0][k];
   for (int d = 0; d < it->ndim - 1 && idx[d] == it->sizes[d]; d++) {
@@ -188,14 +186,14 @@ typedef struct mt_iter_run {
 } mt_iter_run;
 
 /* the length of the run at run->pos: the rest of its row, cut at the chunk's end */
-MT_ITER_INLINE void mt__iter_run_length(const mt_iter *it, mt_iter_run *run) {
+MT_ALWAYS_INLINE void mt__iter_run_length(const mt_iter *it, mt_iter_run *run) {
   int64_t n = it->sizes[0] - run->idx[0];
   if (n > run->end - run->pos) n = run->end - run->pos;
   run->n = run->pos < run->end ? n : 0;
 }
 
 /* the first run of the chunk [begin, end) of the iteration order */
-MT_ITER_INLINE void mt_iter_first(const mt_iter *it, mt_iter_run *run, int64_t begin, int64_t end) {
+MT_ALWAYS_INLINE void mt_iter_first(const mt_iter *it, mt_iter_run *run, int64_t begin, int64_t end) {
   run->pos = begin, run->end = end;
   run->idx[0] = 0; /* set by the seek (ndim >= 1), which the compiler cannot see */
   mt_iter_seek(it, begin, run->idx, run->p);
@@ -203,7 +201,7 @@ MT_ITER_INLINE void mt_iter_first(const mt_iter *it, mt_iter_run *run, int64_t b
 }
 
 /* the run after this one (n = 0 past the chunk's end) */
-MT_ITER_INLINE void mt_iter_next(const mt_iter *it, mt_iter_run *run) {
+MT_ALWAYS_INLINE void mt_iter_next(const mt_iter *it, mt_iter_run *run) {
   run->pos += run->n;
   if (run->pos < run->end) mt_iter_advance(it, run->idx, run->p, run->n);
   mt__iter_run_length(it, run);

@@ -42,23 +42,11 @@ static void *work_alloc(double asked, size_t es, int *lwork) {
 
 /* each generic file once per precision (the core admits float32 and float64 only) */
 #define MT_GENERIC_FILE "generic/lapack_solve.c"
-#define MT_GEN_N f32
-#include "generate_one.h"
-#define MT_GEN_N f64
-#include "generate_one.h"
-#undef MT_GENERIC_FILE
+#include "generate_blas.h"
 #define MT_GENERIC_FILE "generic/lapack_factor.c"
-#define MT_GEN_N f32
-#include "generate_one.h"
-#define MT_GEN_N f64
-#include "generate_one.h"
-#undef MT_GENERIC_FILE
+#include "generate_blas.h"
 #define MT_GENERIC_FILE "generic/lapack_eigen.c"
-#define MT_GEN_N f32
-#include "generate_one.h"
-#define MT_GEN_N f64
-#include "generate_one.h"
-#undef MT_GENERIC_FILE
+#include "generate_blas.h"
 
 static mt_status not_float(const char *op, const mt_tensor *t) {
   return mt__error(MT_ERR_DTYPE, "%s: float32 or float64 only, got %s", op, mt_dtype_name(t->dtype));

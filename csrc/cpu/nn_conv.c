@@ -154,20 +154,10 @@ static void release_all(mt_tensor **ts, int n) {
 #define GEMM MT_G(gemm)
 #define gemm_f32 mt__sgemm
 #define gemm_f64 mt__dgemm
-/* a pass of generate.h for each (no generate header lists just these) */
-#include "generate.h"
 #define MT_GENERIC_FILE "generic/nn_winograd.c"
-#define MT_GEN_N f32
-#include "generate_one.h"
-#define MT_GEN_N f64
-#include "generate_one.h"
-#undef MT_GENERIC_FILE
+#include "generate_blas.h"
 #define MT_GENERIC_FILE "generic/nn_conv.c"
-#define MT_GEN_N f32
-#include "generate_one.h"
-#define MT_GEN_N f64
-#include "generate_one.h"
-#undef MT_GENERIC_FILE
+#include "generate_blas.h"
 
 /* float32: the native kernels behind conv_backend.c's choice (onednn_conv.h) */
 static mt_status native_f32(const mt__conv_call *c, const conv_geom *g) {

@@ -24,15 +24,9 @@
 /* the GEMM of each pass */
 #define gemm_f32 mt__sgemm
 #define gemm_f64 mt__dgemm
-/* float32 and float64 only (nothing else takes this path), a pass of generate.h each (no
- * generate header lists just these) */
-#include "generate.h"
+/* float32 and float64 only (nothing else takes this path) */
 #define MT_GENERIC_FILE "generic/nn_vol_grad.c"
-#define MT_GEN_N f32
-#include "generate_one.h"
-#define MT_GEN_N f64
-#include "generate_one.h"
-#undef MT_GENERIC_FILE
+#include "generate_blas.h"
 
 mt_status mt_nn_conv3d_grad_weight(mt_tensor *gw, const mt_tensor *x, const mt_tensor *dy, double scale, int dT, int dW,
                                    int dH, int padT, int padW, int padH, int dilT, int dilW, int dilH, int *ran) {

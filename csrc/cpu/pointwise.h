@@ -5,7 +5,7 @@
  * Kernels are generated per (op, dtype) as chunk functions of the iterator (iter.h) and picked
  * from a table indexed by [op][dtype]: the switch happens once per call, the loops inside are
  * plain. The loops are written once per dtype in generic/pointwise*.c over the op's element
- * function, which each kernel passes in and the compiler inlines (MT_ITER_INLINE). */
+ * function, which each kernel passes in and the compiler inlines (MT_ALWAYS_INLINE). */
 #ifndef MT_CPU_POINTWISE_H
 #define MT_CPU_POINTWISE_H
 #include <math.h>

@@ -25,24 +25,9 @@ static inline void below_half_bits(uint16_t *o) { /* f16 and bf16: sign-magnitud
 #define MT_GENERIC_FILE "generic/random.c"
 #include "generate_all.h"
 
-/* the integer dtypes' uniform draws: generic/random_int.c once per integer dtype of MT_DTYPES
- * (the generate headers have the floating dtypes and all of them; the count is checked here) */
+/* the integer dtypes' uniform draws */
 #define MT_GENERIC_FILE "generic/random_int.c"
-#include "generate.h"
-_Static_assert(mt__gen_all_count - mt__gen_float_count == 6, "random.c: MT_DTYPES' integer dtypes changed; list them");
-#define MT_GEN_N i32
-#include "generate_one.h"
-#define MT_GEN_N i64
-#include "generate_one.h"
-#define MT_GEN_N u8
-#include "generate_one.h"
-#define MT_GEN_N b8
-#include "generate_one.h"
-#define MT_GEN_N i8
-#include "generate_one.h"
-#define MT_GEN_N i16
-#include "generate_one.h"
-#undef MT_GENERIC_FILE
+#include "generate_int.h"
 
 /* uniform on [lo, hi): floats keep the draw (stepping down if rounding reached hi), integers
  * take its floor */

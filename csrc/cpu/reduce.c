@@ -191,10 +191,9 @@ static void seg_extreme_i(int larger, const int64_t *v, int64_t len, int64_t off
 
 /* the functions below are always inlined, and called with a constant kind k: each call
  * compiles to the loop of that kind alone */
-#define FOLD_INLINE static inline __attribute__((always_inline))
 
 /* what element x adds to a sum of kind k (mean: A_SQDEV's, p: A_POW's) */
-FOLD_INLINE double term(acc_kind k, double x, double mean, double p) {
+MT_ALWAYS_INLINE double term(acc_kind k, double x, double mean, double p) {
   switch (k) {
     case A_SQDEV: return (x - mean) * (x - mean);
     case A_ABS: return fabs(x);
@@ -207,7 +206,7 @@ FOLD_INLINE double term(acc_kind k, double x, double mean, double p) {
 
 /* Add the terms of v[0..len) to pt->d in 8 independent lanes: vectorisable, and more accurate
  * than one running sum. */
-FOLD_INLINE void sum_lanes(acc_kind k, const double *v, int64_t len, double mean, double p, part *pt) {
+MT_ALWAYS_INLINE void sum_lanes(acc_kind k, const double *v, int64_t len, double mean, double p, part *pt) {
   double lane[8] = {0, 0, 0, 0, 0, 0, 0, 0}, tail = 0;
   int64_t i = 0;
   for (; i + 8 <= len; i += 8)
@@ -710,7 +709,7 @@ static mt_status reduce_cols(const rctx *c) {
 /* ---- layout ---- */
 
 /* len elements of es bytes (a constant where inlined) from s into d, ss and ds bytes apart */
-FOLD_INLINE void copy_row(char *d, int64_t ds, const char *s, int64_t ss, int64_t len, size_t es) {
+MT_ALWAYS_INLINE void copy_row(char *d, int64_t ds, const char *s, int64_t ss, int64_t len, size_t es) {
   for (int64_t i = 0; i < len; i++) memcpy(d + i * ds, s + i * ss, es);
 }
 

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdint.h>
 #include "../core/dtype.h"
+#include "cpu.h" /* MT_ALWAYS_INLINE */
 
 /* v[j] = exp(v[j] - shift) for j < n, within about one ulp of the exact value (glibc's exp is
  * within half an ulp but goes one element at a time; this runs four to a vector where the CPU

@@ -4,7 +4,7 @@
 
 /* gather (gather, index_select): dst[e] = src[e + (index[e] - base) * kstride] along the row
  * (dst, src, index); an index stride of 0 is one index for the whole row */
-MT_ITER_INLINE void RAW_G(gather_row)(const idx_ctx *c, int64_t n, char *const *p, const int64_t *s, int index64) {
+MT_ALWAYS_INLINE void RAW_G(gather_row)(const idx_ctx *c, int64_t n, char *const *p, const int64_t *s, int index64) {
   raw_t *dst = (raw_t *)p[0];
   const raw_t *src = (const raw_t *)p[1];
   int64_t dst_stride = s[0], src_stride = s[1], index_stride = s[2], kstride = c->kstride, base = c->base;
@@ -25,7 +25,7 @@ MT_ITER_INLINE void RAW_G(gather_row)(const idx_ctx *c, int64_t n, char *const *
 }
 
 /* scatter: dst[e + (index[e] - base) * kstride] = src[e] along the row (dst, src, index) */
-MT_ITER_INLINE void RAW_G(scatter_row)(const idx_ctx *c, int64_t n, char *const *p, const int64_t *s, int index64) {
+MT_ALWAYS_INLINE void RAW_G(scatter_row)(const idx_ctx *c, int64_t n, char *const *p, const int64_t *s, int index64) {
   raw_t *dst = (raw_t *)p[0];
   const raw_t *src = (const raw_t *)p[1];
   int64_t dst_stride = s[0], src_stride = s[1], index_stride = s[2], kstride = c->kstride, base = c->base;
@@ -42,7 +42,7 @@ MT_ITER_INLINE void RAW_G(scatter_row)(const idx_ctx *c, int64_t n, char *const 
 
 /* fill (scatter_fill, index_fill): dst[e + (index[e] - base) * kstride] = the fill value along
  * the row (dst, index) */
-MT_ITER_INLINE void RAW_G(fill_row)(const idx_ctx *c, int64_t n, char *const *p, const int64_t *s, int index64) {
+MT_ALWAYS_INLINE void RAW_G(fill_row)(const idx_ctx *c, int64_t n, char *const *p, const int64_t *s, int index64) {
   raw_t *dst = (raw_t *)p[0], value;
   memcpy(&value, &c->bits, sizeof value);
   int64_t dst_stride = s[0], index_stride = s[1], kstride = c->kstride, base = c->base;

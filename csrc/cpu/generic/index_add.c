@@ -3,7 +3,7 @@
 
 /* dst[e + (index[e] - base) * kstride] += alpha * src[e] along the row (dst, src, index), in
  * acc_t (integers wrap); int32 or int64 indices */
-MT_ITER_INLINE void MT_G(add_row)(const idx_ctx *c, int64_t n, char *const *p, const int64_t *s, int index64) {
+MT_ALWAYS_INLINE void MT_G(add_row)(const idx_ctx *c, int64_t n, char *const *p, const int64_t *s, int index64) {
   scalar_t *dst = (scalar_t *)p[0];
   const scalar_t *src = (const scalar_t *)p[1];
   int64_t dst_stride = s[0], src_stride = s[1], index_stride = s[2], kstride = c->kstride, base = c->base;

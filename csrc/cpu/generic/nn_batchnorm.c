@@ -52,10 +52,9 @@ static void MT_G(bn_normalize)(const scalar_t *x, const scalar_t *res, scalar_t 
 
 /* channel c: *sum_go = sum go and *sum_go_x = sum go (x - mean), go the gradOutput, masked by the
  * ReLU when masked (a constant). input, gradOutput, output (N, C, S) */
-static inline __attribute__((always_inline)) void MT_G(bn_dot_body)(const scalar_t *x, const scalar_t *g,
-                                                                    const scalar_t *y, int64_t N, int64_t C, int64_t S,
-                                                                    int64_t c, double mean, int masked, double *sum_go,
-                                                                    double *sum_go_x) {
+MT_ALWAYS_INLINE void MT_G(bn_dot_body)(const scalar_t *x, const scalar_t *g, const scalar_t *y, int64_t N, int64_t C,
+                                        int64_t S, int64_t c, double mean, int masked, double *sum_go,
+                                        double *sum_go_x) {
   double go_lanes[BN_LANES] = {0}, go_x_lanes[BN_LANES] = {0};
   for (int64_t n = 0; n < N; n++) {
     int64_t base = (n * C + c) * S, s = 0;
@@ -85,11 +84,9 @@ static void MT_G(bn_dot)(const scalar_t *x, const scalar_t *g, const scalar_t *y
 
 /* channel c: gradInput into r when want_r, gradResidual into gres when want_gres (constants), with
  * coef = {mean, k, a, bcoef}. input, gradOutput, output, gradInput, gradResidual (N, C, S) */
-static inline __attribute__((always_inline)) void MT_G(bn_grad_input_body)(const scalar_t *x, const scalar_t *g,
-                                                                           const scalar_t *y, scalar_t *r,
-                                                                           scalar_t *gres, int64_t N, int64_t C,
-                                                                           int64_t S, int64_t c, const double *coef,
-                                                                           int masked, int want_r, int want_gres) {
+MT_ALWAYS_INLINE void MT_G(bn_grad_input_body)(const scalar_t *x, const scalar_t *g, const scalar_t *y, scalar_t *r,
+                                               scalar_t *gres, int64_t N, int64_t C, int64_t S, int64_t c,
+                                               const double *coef, int masked, int want_r, int want_gres) {
   for (int64_t n = 0; n < N; n++) {
     int64_t base = (n * C + c) * S;
     for (int64_t s = 0; s < S; s++) {

@@ -60,11 +60,9 @@ static void MT_G(bn_cl_normalize)(const scalar_t *x, const scalar_t *res, scalar
 
 /* sum_go[b] = sum go, sum_go_x[b] = sum go (x - mean[b]) of channels c0 + b, b < nb, go the
  * gradOutput, masked by the ReLU when masked (a constant). input, gradOutput, output (N, S, C) */
-static inline __attribute__((always_inline)) void MT_G(bn_cl_dot_body)(const scalar_t *x, const scalar_t *g,
-                                                                       const scalar_t *y, int64_t N, int64_t C,
-                                                                       int64_t S, int64_t c0, int64_t nb,
-                                                                       const double *mean, int masked, double *sum_go,
-                                                                       double *sum_go_x) {
+MT_ALWAYS_INLINE void MT_G(bn_cl_dot_body)(const scalar_t *x, const scalar_t *g, const scalar_t *y, int64_t N,
+                                           int64_t C, int64_t S, int64_t c0, int64_t nb, const double *mean, int masked,
+                                           double *sum_go, double *sum_go_x) {
   double go_lanes[BN_LANES][BN_CB], go_x_lanes[BN_LANES][BN_CB];
   memset(go_lanes, 0, sizeof go_lanes);
   memset(go_x_lanes, 0, sizeof go_x_lanes);
@@ -101,11 +99,9 @@ static void MT_G(bn_cl_dot)(const scalar_t *x, const scalar_t *g, const scalar_t
 /* rows r0 .. r1 - 1 in memory order: gradInput into r when want_r, gradResidual into gres when
  * want_gres (constants); coef holds {mean, k, a, bcoef} per channel.
  * input, gradOutput, output, gradInput, gradResidual (N, S, C) */
-static inline __attribute__((always_inline)) void MT_G(bn_cl_grad_input_body)(const scalar_t *x, const scalar_t *g,
-                                                                              const scalar_t *y, scalar_t *r,
-                                                                              scalar_t *gres, int64_t C, int64_t r0,
-                                                                              int64_t r1, const double *coef,
-                                                                              int masked, int want_r, int want_gres) {
+MT_ALWAYS_INLINE void MT_G(bn_cl_grad_input_body)(const scalar_t *x, const scalar_t *g, const scalar_t *y, scalar_t *r,
+                                                  scalar_t *gres, int64_t C, int64_t r0, int64_t r1, const double *coef,
+                                                  int masked, int want_r, int want_gres) {
   for (int64_t row = r0; row < r1; row++)
     for (int64_t c = 0; c < C; c++) {
       int64_t i = row * C + c;

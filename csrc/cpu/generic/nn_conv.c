@@ -393,11 +393,11 @@ static mt_status MT_G(conv_bwd_params)(const scalar_t *x, const scalar_t *dy, sc
  * type's). Tensors of the pass's dtype run the kernels in place (float32 through pick_*_f32,
  * conv_backend.c's choice); those of another dtype stored in another type (float16, bfloat16)
  * run them on copies of the pass's dtype, GEMM having no half-precision kernels on the CPU.
- * dt: the pass's dtype as an mt_dtype (MT_GEN_DTYPE is an enum constant of generate.h's). */
+ * dt: the pass's dtype. */
 
 static mt_status MT_G(forward)(mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b,
                                const conv_geom *g) {
-  const mt_dtype dt = (mt_dtype)MT_GEN_DTYPE;
+  const mt_dtype dt = MT_GEN_DTYPE;
   if (x->dtype == dt)
     return MT_G(pick_fwd)((const scalar_t *)mt__data(x), (const scalar_t *)mt__data(w),
                           b ? (const scalar_t *)mt__data(b) : NULL, (scalar_t *)mt__data(y), g);
@@ -413,7 +413,7 @@ static mt_status MT_G(forward)(mt_tensor *y, const mt_tensor *x, const mt_tensor
 }
 
 static mt_status MT_G(backward_input)(mt_tensor *dx, const mt_tensor *dy, const mt_tensor *w, const conv_geom *g) {
-  const mt_dtype dt = (mt_dtype)MT_GEN_DTYPE;
+  const mt_dtype dt = MT_GEN_DTYPE;
   if (dy->dtype == dt)
     return MT_G(pick_bwd_input)((const scalar_t *)mt__data(dy), (const scalar_t *)mt__data(w), (scalar_t *)mt__data(dx),
                                 g);
@@ -430,7 +430,7 @@ static mt_status MT_G(backward_input)(mt_tensor *dx, const mt_tensor *dy, const 
 /* on copies, the accumulation into dw and db happens in the compute type, rounded once */
 static mt_status MT_G(backward_params)(mt_tensor *dw, mt_tensor *db, const mt_tensor *x, const mt_tensor *dy,
                                        double scale, const conv_geom *g) {
-  const mt_dtype dt = (mt_dtype)MT_GEN_DTYPE;
+  const mt_dtype dt = MT_GEN_DTYPE;
   if (x->dtype == dt)
     return MT_G(pick_bwd_params)((const scalar_t *)mt__data(x), (const scalar_t *)mt__data(dy),
                                  (scalar_t *)mt__data(dw), db ? (scalar_t *)mt__data(db) : NULL, (scalar_t)scale, g);

@@ -160,8 +160,7 @@ MT_AVX2_CLONES static void MT_G(class_nll_backward)(scalar_t *r, const int64_t *
 
 /* ---- MSE and SmoothL1 -------------------------------------------------------------------- */
 /* the sum of pw_loss(x - y) over elements [i, end) in PW_L lanes (smoothl1: a constant) */
-static inline __attribute__((always_inline)) double MT_G(pw_block_sum)(const scalar_t *x, const scalar_t *y, int64_t i,
-                                                                       int64_t end, int smoothl1) {
+MT_ALWAYS_INLINE double MT_G(pw_block_sum)(const scalar_t *x, const scalar_t *y, int64_t i, int64_t end, int smoothl1) {
   double lanes[PW_L] = {0};
   for (; i + PW_L <= end; i += PW_L)
     for (int j = 0; j < PW_L; j++) lanes[j] += pw_loss((double)MT_LD(x + i + j) - (double)MT_LD(y + i + j), smoothl1);

@@ -20,9 +20,8 @@ static inline acc_t MT_G(lp_input_factor)(acc_t x, double p, int mode) {
 
 /* forward of one plane: x^p summed over each window, then the root.
  * input (planes, H, W), output (planes, oH, oW) */
-static inline __attribute__((always_inline)) void MT_G(lp_forward_plane)(const scalar_t *x, scalar_t *y,
-                                                                         const mt_pool_geom *g, double p, int mode,
-                                                                         int64_t plane) {
+MT_ALWAYS_INLINE void MT_G(lp_forward_plane)(const scalar_t *x, scalar_t *y, const mt_pool_geom *g, double p, int mode,
+                                             int64_t plane) {
   int64_t H = g->H, W = g->W, oH = g->oH, oW = g->oW;
   const scalar_t *xp = x + plane * H * W;
   scalar_t *yp = y + plane * oH * oW;
@@ -43,10 +42,8 @@ static inline __attribute__((always_inline)) void MT_G(lp_forward_plane)(const s
  * thread's plane-sized acc_t buffer of buf, then dx = x^(p-1) times that sum. The plane is one
  * thread's, so the additions need no atomics and their order is fixed.
  * input and gradInput (planes, H, W), output and gradOutput (planes, oH, oW) */
-static inline __attribute__((always_inline)) void MT_G(lp_backward_plane)(const scalar_t *x, const scalar_t *y,
-                                                                          const scalar_t *dy, scalar_t *dx, void *buf,
-                                                                          const mt_pool_geom *g, double p, int mode,
-                                                                          int64_t plane) {
+MT_ALWAYS_INLINE void MT_G(lp_backward_plane)(const scalar_t *x, const scalar_t *y, const scalar_t *dy, scalar_t *dx,
+                                              void *buf, const mt_pool_geom *g, double p, int mode, int64_t plane) {
   int64_t H = g->H, W = g->W, oH = g->oH, oW = g->oW;
   acc_t *acc = (acc_t *)buf + (size_t)omp_get_thread_num() * H * W;
   const scalar_t *xp = x + plane * H * W, *dyp = dy + plane * oH * oW, *yp = y + plane * oH * oW;

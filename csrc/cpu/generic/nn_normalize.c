@@ -3,9 +3,8 @@
 
 /* one row's sum |x|^p (max |x| for p = inf) into *power_sum and, with g (NULL: none, a constant
  * once inlined), sum x g into *dot. x, g (D) */
-static inline __attribute__((always_inline)) void MT_G(normalize_row_stats)(const scalar_t *x, const scalar_t *g,
-                                                                            int64_t D, double p, int kind,
-                                                                            double *power_sum, double *dot) {
+MT_ALWAYS_INLINE void MT_G(normalize_row_stats)(const scalar_t *x, const scalar_t *g, int64_t D, double p, int kind,
+                                                double *power_sum, double *dot) {
   double sum_lanes[NRM_L] = {0}, dot_lanes[NRM_L] = {0};
   int64_t d = 0;
   for (; d + NRM_L <= D; d += NRM_L)

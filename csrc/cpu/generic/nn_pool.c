@@ -116,9 +116,8 @@ static int MT_G(max_backward)(const scalar_t *dy, const int64_t *indices, scalar
  * the mean of its window (pool_window). adaptive is a constant at each call, so the window
  * function folds into the caller's parallel loop.
  * input (planes, H, W), output (planes, oH, oW) */
-static inline __attribute__((always_inline)) void MT_G(average_plane)(const scalar_t *x, scalar_t *y,
-                                                                      const mt_pool_geom *g, int count_include_pad,
-                                                                      int adaptive, int64_t plane) {
+MT_ALWAYS_INLINE void MT_G(average_plane)(const scalar_t *x, scalar_t *y, const mt_pool_geom *g, int count_include_pad,
+                                          int adaptive, int64_t plane) {
   int64_t pixel_stride = g->cs, out_base = mt__pool_plane_offset(plane, g->oH * g->oW, pixel_stride);
   const scalar_t *xp = x + mt__pool_plane_offset(plane, g->H * g->W, pixel_stride);
   for (int64_t oy = 0; oy < g->oH; oy++)
@@ -137,10 +136,8 @@ static inline __attribute__((always_inline)) void MT_G(average_plane)(const scal
  * pad), each cell's share is stored once (as 0 + share, the bits the zero-and-add loop gives)
  * and only the cells no window covers are zeroed.
  * gradOutput (planes, oH, oW), gradInput (planes, H, W) */
-static inline __attribute__((always_inline)) void MT_G(average_plane_backward)(const scalar_t *dy, scalar_t *dx,
-                                                                               const mt_pool_geom *g,
-                                                                               int count_include_pad, int adaptive,
-                                                                               int64_t plane) {
+MT_ALWAYS_INLINE void MT_G(average_plane_backward)(const scalar_t *dy, scalar_t *dx, const mt_pool_geom *g,
+                                                   int count_include_pad, int adaptive, int64_t plane) {
   int64_t pixel_stride = g->cs, out_base = mt__pool_plane_offset(plane, g->oH * g->oW, pixel_stride);
   scalar_t *dxp = dx + mt__pool_plane_offset(plane, g->H * g->W, pixel_stride);
   const int tiled = adaptive ? 0 : avg_tiled(g);

@@ -38,8 +38,8 @@ static void MT_G(masked_fill)(const mt_iter *it, int64_t begin, int64_t end, voi
 
 /* a copy into this dtype from another over [begin, end) of the iteration (out, src): load
  * reads one source element (src_size bytes) converted to acc_t; contiguous or strided runs */
-MT_ITER_INLINE void MT_G(convert_runs)(const mt_iter *it, int64_t begin, int64_t end, int64_t src_size,
-                                       acc_t (*load)(const char *src)) {
+MT_ALWAYS_INLINE void MT_G(convert_runs)(const mt_iter *it, int64_t begin, int64_t end, int64_t src_size,
+                                         acc_t (*load)(const char *src)) {
   const int64_t *s = it->strides[0];
   mt_iter_run run;
   for (mt_iter_first(it, &run, begin, end); run.n > 0; mt_iter_next(it, &run)) {

@@ -1,12 +1,12 @@
 /* generic/pointwise_binary.c: the loops of pointwise_binary.c's kernels for one dtype (included
  * through generate_all.h). A kernel there is one of these loops with its op's element function
- * passed in and inlined (MT_ITER_INLINE), so each (op, dtype) compiles to its own plain loops. */
+ * passed in and inlined (MT_ALWAYS_INLINE), so each (op, dtype) compiles to its own plain loops. */
 
 /* out = op(a, b) over elements [begin, end) of the iteration (out, a, b), all of this dtype,
  * in three run shapes: all contiguous (the vectorised loop), b one broadcast value (bias-like),
  * and anything strided. alpha: the op's scalar; bits: the dtype's width, for shifts. */
-MT_ITER_INLINE void MT_G(binary_runs)(const mt_iter *it, int64_t begin, int64_t end, acc_t alpha,
-                                      acc_t (*op)(acc_t x, acc_t y, acc_t alpha, int bits)) {
+MT_ALWAYS_INLINE void MT_G(binary_runs)(const mt_iter *it, int64_t begin, int64_t end, acc_t alpha,
+                                        acc_t (*op)(acc_t x, acc_t y, acc_t alpha, int bits)) {
   const int bits = (int)(8 * sizeof(scalar_t));
   const int64_t *s = it->strides[0];
   mt_iter_run run;
@@ -31,8 +31,8 @@ MT_ITER_INLINE void MT_G(binary_runs)(const mt_iter *it, int64_t begin, int64_t 
 }
 
 /* the same for a comparison: out (u8) = op(a, b) as 0 or 1 */
-MT_ITER_INLINE void MT_G(compare_runs)(const mt_iter *it, int64_t begin, int64_t end, acc_t alpha,
-                                       int (*op)(acc_t x, acc_t y, acc_t alpha, int bits)) {
+MT_ALWAYS_INLINE void MT_G(compare_runs)(const mt_iter *it, int64_t begin, int64_t end, acc_t alpha,
+                                         int (*op)(acc_t x, acc_t y, acc_t alpha, int bits)) {
   const int bits = (int)(8 * sizeof(scalar_t));
   const int64_t *s = it->strides[0];
   mt_iter_run run;
@@ -58,8 +58,8 @@ MT_ITER_INLINE void MT_G(compare_runs)(const mt_iter *it, int64_t begin, int64_t
 
 /* out = op(a, b, c) (addcmul, addcdiv: a + value * b * c or a + value * b / c) over [begin, end)
  * of the iteration (out, a, b, c): all contiguous, or anything strided */
-MT_ITER_INLINE void MT_G(addc_runs)(const mt_iter *it, int64_t begin, int64_t end, acc_t value,
-                                    acc_t (*op)(acc_t x, acc_t y, acc_t z, acc_t value)) {
+MT_ALWAYS_INLINE void MT_G(addc_runs)(const mt_iter *it, int64_t begin, int64_t end, acc_t value,
+                                      acc_t (*op)(acc_t x, acc_t y, acc_t z, acc_t value)) {
   const int64_t *s = it->strides[0];
   mt_iter_run run;
   for (mt_iter_first(it, &run, begin, end); run.n > 0; mt_iter_next(it, &run)) {

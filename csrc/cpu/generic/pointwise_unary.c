@@ -1,12 +1,12 @@
 /* generic/pointwise_unary.c: the loops of pointwise_unary.c's kernels for one dtype (included
  * through generate_all.h). A kernel there is one of these loops with its op's element function
- * passed in and inlined (MT_ITER_INLINE), so each (op, dtype) compiles to its own plain loops. */
+ * passed in and inlined (MT_ALWAYS_INLINE), so each (op, dtype) compiles to its own plain loops. */
 
 /* out = op(a) over elements [begin, end) of the iteration (out, a), both of this dtype: both
  * contiguous, or anything strided. params: the op's scalars p1, p2 (doubles), handed to op in
  * acc_t, and p1 also as given and as stored in this dtype. */
-MT_ITER_INLINE void MT_G(unary_runs)(const mt_iter *it, int64_t begin, int64_t end, const double *params,
-                                     acc_t (*op)(acc_t x, acc_t p1, acc_t p2, double p1_given, acc_t p1_stored)) {
+MT_ALWAYS_INLINE void MT_G(unary_runs)(const mt_iter *it, int64_t begin, int64_t end, const double *params,
+                                       acc_t (*op)(acc_t x, acc_t p1, acc_t p2, double p1_given, acc_t p1_stored)) {
   const double p1_given = params[0];
   const acc_t p1 = PW_SCALAR(acc_t, p1_given), p2 = PW_SCALAR(acc_t, params[1]);
   scalar_t p1_storage;
@@ -29,8 +29,8 @@ MT_ITER_INLINE void MT_G(unary_runs)(const mt_iter *it, int64_t begin, int64_t e
 }
 
 /* the same for a comparison with a scalar: out (u8) = op(a) as 0 or 1 */
-MT_ITER_INLINE void MT_G(compare_runs)(const mt_iter *it, int64_t begin, int64_t end, const double *params,
-                                       int (*op)(acc_t x, acc_t p1, acc_t p2, double p1_given, acc_t p1_stored)) {
+MT_ALWAYS_INLINE void MT_G(compare_runs)(const mt_iter *it, int64_t begin, int64_t end, const double *params,
+                                         int (*op)(acc_t x, acc_t p1, acc_t p2, double p1_given, acc_t p1_stored)) {
   const double p1_given = params[0];
   const acc_t p1 = PW_SCALAR(acc_t, p1_given), p2 = PW_SCALAR(acc_t, params[1]);
   scalar_t p1_storage;

@@ -6,8 +6,7 @@
  * that fits one chunk is read once), in the lane orders of vec_exp.h. With store not NULL, each
  * chunk's exps are also stored there (at the same stride) as they are computed. Always inlined,
  * as the macro it replaces was: a NULL store folds away. x, store (D at stride) */
-static inline __attribute__((always_inline)) acc_t MT_G(softmax_row)(const scalar_t *x, int64_t stride, int64_t D,
-                                                                     scalar_t *store, double *sum) {
+MT_ALWAYS_INLINE acc_t MT_G(softmax_row)(const scalar_t *x, int64_t stride, int64_t D, scalar_t *store, double *sum) {
   acc_t buf[MT_ROW_CHUNK], max_lanes[MT_ROW_MAXF_LANES];
   double sum_lanes[MT_ROW_LANES];
   for (int l = 0; l < MT_ROW_MAXF_LANES; l++) max_lanes[l] = -INFINITY;
