@@ -4,6 +4,7 @@
 --   cmd:option('-seed', 123, 'initial random seed')
 --   cmd:option('-cuda', false, 'run on the GPU')            -- a bare -cuda flips the default
 --   cmd:option('-optim', 'sgd', 'sgd | adam', { choices = { 'sgd', 'adam' } })   -- moontorch: choices
+--   cmd:option('-batchSize', 64, 'mini-batch size', { range = '[1, inf)', integer = true })  -- and ranges
 --   cmd:argument('-data', 'dataset directory')              -- positional
 --   local params = cmd:parse(arg)
 --   params.rundir = cmd:string('experiment', params, { dir = true })   -- 'experiment,seed=456'
@@ -13,11 +14,33 @@
 -- option, a bad number, a missing value or argument) is a Lua error naming the option and the
 -- value; Torch7 printed the help and exited instead. `-h`, `-help` and `--help` print the help
 -- and call cmd.exit(0) (os.exit unless replaced, e.g. in tests).
+-- moontorch's additions, so that checks are declared rather than written out: `choices` (the
+-- value must be one of them), `range` for numbers, an interval such as '[1, inf)', '(0, 1]' or
+-- '[0, nEpochs)' whose bounds are numbers, inf, or the name of another number option (checked
+-- against its parsed value), and `integer = true` (whole numbers only). parse() checks every
+-- value, defaults included, once all arguments are read; cmd:check(params) checks a table of
+-- values the same way (the keys it holds). Errors start with cmd.name ('torch.CmdLine' unless
+-- set, e.g. to the program's name).
 local class = require 'moontorch.class'
 
 local function strip(key) return (key:match('^%-*(.*)$')) end
 local function pad(s, n) return s .. string.rep(' ', n - #s) end
 local TYPES = { number = true, string = true, boolean = true }
+
+-- '[lo, hi)' -> { lo =, hi =, loOpen =, hiOpen =, text = }; a bound is a number (inf, -inf) or
+-- the name of another option
+local function parse_range(key, s)
+   local open, lo, hi, close = tostring(s):match('^%s*([%[%(])%s*([^,%s]+)%s*,%s*([^,%s]+)%s*([%]%)])%s*$')
+   local function bound(b)
+      if tonumber(b) then return tonumber(b) end
+      if b:match('^[%a_][%w_]*$') then return b end
+   end
+   if not open or bound(lo) == nil or bound(hi) == nil then
+      error(('torch.CmdLine.option: option %s has range %s (expected an interval such as \'[0, 1)\')'):format(key,
+         tostring(s)), 3)
+   end
+   return { lo = bound(lo), hi = bound(hi), loOpen = open == '(', hiOpen = close == ')', text = { lo, hi } }
+end
 
 local screen_print -- the print that was in place before the first log(); log() keeps using it
 
@@ -25,6 +48,7 @@ return function(torch)
    local CmdLine = class('torch.CmdLine', nil, torch)
 
    function CmdLine:__init(argseparator, keyseparator)
+      self.name = 'torch.CmdLine' -- starts every parse error
       self.argseparator = argseparator or ','
       self.keyseparator = keyseparator or '='
       self.options = {}    -- '-seed' -> { key =, default =, help =, type =, choices = }
@@ -38,7 +62,7 @@ return function(torch)
 
    -- A parse error: a Lua error that names what was wrong.
    function CmdLine:error(msg)
-      error('torch.CmdLine: ' .. msg .. ' (-h lists the options)', 0)
+      error(self.name .. ': ' .. msg .. ' (-h lists the options)', 0)
    end
 
    function CmdLine:text(txt)
@@ -53,8 +77,10 @@ return function(torch)
          error('torch.CmdLine.option: the name must look like -name, got ' .. tostring(key), 2)
       end
       if default == nil then error('torch.CmdLine.option: option ' .. key .. ' has no default value', 2) end
-      local ty, choices = extra, nil
-      if type(extra) == 'table' then ty, choices = extra.type, extra.choices end
+      local ty, choices, range, integer = extra, nil, nil, nil
+      if type(extra) == 'table' then
+         ty, choices, range, integer = extra.type, extra.choices, extra.range, extra.integer
+      end
       ty = ty or type(default)
       if not TYPES[ty] then
          error(('torch.CmdLine.option: option %s has type %s (number, string or boolean expected)'):format(key,
@@ -63,9 +89,13 @@ return function(torch)
       if type(default) ~= ty then
          error(('torch.CmdLine.option: option %s has a default of type %s, not %s'):format(key, type(default), ty), 2)
       end
+      if (range or integer) and ty ~= 'number' then
+         error(('torch.CmdLine.option: option %s has a range but is a %s'):format(key, ty), 2)
+      end
       local name = strip(key)
       if self.byname[name] then error('torch.CmdLine.option: option ' .. key .. ' is already defined', 2) end
-      local o = { key = key, default = default, help = help, type = ty, choices = choices }
+      local o = { key = key, default = default, help = help, type = ty, choices = choices, integer = integer,
+         range = range and parse_range(key, range) }
       self.options[key], self.byname[name] = o, o
       self.helplines[#self.helplines + 1] = o
    end
@@ -106,6 +136,53 @@ return function(torch)
       local names = {}
       for i, c in ipairs(o.choices) do names[i] = tostring(c) end
       self:error(('option %s: %q is not one of %s'):format(o.key, tostring(v), table.concat(names, ', ')))
+   end
+
+   -- what a range asks of a value, as messages say it: 'an integer >= 1', 'in [0, nEpochs = 2)'
+   local function describe(o, params)
+      local r, what = o.range, o.integer and 'an integer' or ''
+      if not r then return what end
+      local function show(i)
+         local b = i == 1 and r.lo or r.hi
+         if type(b) == 'string' and params then return ('%s = %s'):format(b, tostring(params[b])) end
+         return r.text[i]
+      end
+      local sep = o.integer and ' ' or ''
+      if r.lo == -math.huge and r.hi == math.huge then return what end
+      if r.hi == math.huge then return what .. sep .. (r.loOpen and '> ' or '>= ') .. show(1) end
+      if r.lo == -math.huge then return what .. sep .. (r.hiOpen and '< ' or '<= ') .. show(2) end
+      return ('%s%sin %s%s, %s%s'):format(what, sep, r.loOpen and '(' or '[', show(1), show(2), r.hiOpen and ')' or ']')
+   end
+
+   -- whether v lies in o's range (a bound naming an option without a value is not checked)
+   local function in_range(o, v, params)
+      if o.integer and v ~= math.floor(v) then return false end
+      local r = o.range
+      if not r then return true end
+      local lo, hi = r.lo, r.hi
+      if type(lo) == 'string' then lo = tonumber(params[lo]) or -math.huge end
+      if type(hi) == 'string' then hi = tonumber(params[hi]) or math.huge end
+      return (r.loOpen and v > lo or not r.loOpen and v >= lo) and (r.hiOpen and v < hi or not r.hiOpen and v <= hi)
+   end
+
+   -- Checks the values params holds against their options' choices and ranges; an error names
+   -- the first option that is out of bounds, its value and what it must be.
+   function CmdLine:check(params)
+      for _, o in ipairs(self.helplines) do
+         local v = type(o) == 'table' and not o.positional and params[strip(o.key)] or nil
+         for _, b in ipairs(o.range and { o.range.lo, o.range.hi } or {}) do
+            if type(b) == 'string' and not self.byname[b] then
+               error(('torch.CmdLine: the range of option %s names %s, which is no option'):format(o.key, b), 2)
+            end
+         end
+         if v ~= nil then
+            check_choice(self, o, v)
+            if (o.range or o.integer) and (type(v) ~= 'number' or not in_range(o, v, params)) then
+               self:error(('option %s must be %s, got %s'):format(o.key, describe(o, params), tostring(v)))
+            end
+         end
+      end
+      return params
    end
 
    -- Reads the option at args[i]; returns how many words it used.
@@ -164,7 +241,7 @@ return function(torch)
       if npos < #self.arguments then
          self:error(('missing argument <%s>'):format(strip(self.arguments[npos + 1].key)))
       end
-      return params
+      return self:check(params)
    end
 
    -- The help, as parse() prints it for -h.
@@ -186,8 +263,9 @@ return function(torch)
          elseif h.positional then
             out[#out + 1] = '  ' .. pad('<' .. strip(h.key) .. '>', width) .. (h.help and ' ' .. h.help or '')
          else
+            local bounds = (h.range or h.integer) and (' (%s)'):format(describe(h)) or ''
             out[#out + 1] = '  ' .. pad(h.key, width) .. (h.help and ' ' .. h.help or '')
-               .. ' [' .. tostring(h.default) .. ']'
+               .. ' [' .. tostring(h.default) .. ']' .. bounds
          end
          out[#out + 1] = '\n'
       end

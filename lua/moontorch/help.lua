@@ -218,10 +218,11 @@ torch.Timer.reset :: timer:reset() :: zero the time (a running timer keeps runni
 torch.tic :: torch.tic() :: a real-time stamp for torch.toc
 torch.toc :: torch.toc(t) :: seconds since torch.tic() returned t
 torch.CmdLine :: torch.CmdLine([argsep [, keysep]]) :: command-line parser: cmd:option('-lr', 0.1, 'help'), cmd:argument, cmd:text, cmd:parse(arg)
-torch.CmdLine.option :: cmd:option('-name', default, help [, type | {choices=}]) :: an option typed by its default (booleans flip when given bare)
+torch.CmdLine.option :: cmd:option('-name', default, help [, type | {choices=, range='[lo, hi)', integer=}]) :: an option typed by its default (booleans flip when given bare), checked against its choices and range
 torch.CmdLine.argument :: cmd:argument('-name', help [, 'number']) :: a required positional argument
 torch.CmdLine.text :: cmd:text([line]) :: a line of the help text
 torch.CmdLine.parse :: cmd:parse([arg]) :: the params table; -h prints the help and calls cmd.exit(0); bad input is an error naming the option
+torch.CmdLine.check :: cmd:check(params) :: params, after checking the values it holds against their options' choices and ranges
 torch.CmdLine.string :: cmd:string(prefix, params [, ignore]) :: a run name from the non-default options: 'exp,lr=0.5,seed=2'
 torch.CmdLine.log :: cmd:log(file, params) :: print() also writes to file (name or open file), starting with the params
 torch.CmdLine.addTime :: cmd:addTime([name [, format]]) :: stamp each log-file line with os.date(format) and [name]

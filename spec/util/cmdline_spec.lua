@@ -1,9 +1,9 @@
 -- cmdline_spec.lua: torch.CmdLine (cmdline.md): typed options, flipping booleans, positional
 -- arguments, errors that name the option and value, -h, the run-name string, print logging;
--- and that it parses the recipes' option tables (moontorch.util.options) the same way.
+-- and moontorch's declared checks (choices, ranges, integers, check()) that the recipes,
+-- benches and tools rely on.
 local torch = require 'moontorch'
-require 'spec.util' -- seeds math.random afresh each run (the seed is printed)
-local options = require 'moontorch.util.options'
+local util = require 'spec.util' -- seeds math.random afresh each run (the seed is printed)
 
 local tmpdir = os.tmpname()
 os.remove(tmpdir)
@@ -211,30 +211,90 @@ describe('torch.CmdLine', function()
       assert.matches('cannot open the log file', err_of(cmd.log, cmd, tmpdir .. '/no/such/dir/log', {}))
    end)
 
-   it('parses the recipes\' option tables as moontorch.util.options does', function()
-      -- resnet50_imagenet's table, which includes the precision and rgc rows the recipes share
-      local rows = require('recipes.imagenet.opts').spec
+   it('checks declared ranges and integers once every argument is read, defaults included', function()
+      local function cmdline()
+         local cmd = torch.CmdLine()
+         cmd:option('-nEpochs', 10, 'epochs', { range = '[1, inf)', integer = true })
+         cmd:option('-LR', 0.1, 'rate', { range = '(0, inf)' })
+         cmd:option('-momentum', 0.9, 'momentum', { range = '[0, 1)' })
+         cmd:option('-density', 0.5, 'density', { range = '(0, 1]' })
+         cmd:option('-warmup', 0, 'warm-up epochs', { range = '[0, nEpochs)' })
+         cmd:option('-delta', 0, 'any number', { range = '(-inf, 0]' })
+         cmd:option('-n', 3, 'a whole number', { integer = true })
+         return cmd
+      end
+      local cmd = cmdline()
+      for _ = 1, 20 do
+         local n, m = math.random(1, 100), math.random() * 0.999
+         local p = cmd:parse { '-nEpochs', tostring(n), '-momentum', ('%.17g'):format(m), '-density', '1',
+            '-warmup', tostring(n - 0.5), '-delta', '-2.5', '-n', '-7' }
+         assert.are.same({ nEpochs = n, LR = 0.1, momentum = m, density = 1, warmup = n - 0.5, delta = -2.5, n = -7 },
+            p)
+      end
+      local function err(args) return err_of(cmd.parse, cmd, args) end
+      local k = math.random(-5, 0)
+      assert.are.equal(
+         ('torch.CmdLine: option -nEpochs must be an integer >= 1, got %d (-h lists the options)'):format(k),
+         err { '-nEpochs', tostring(k) })
+      assert.matches('option %-nEpochs must be an integer >= 1, got 2.5', err { '-nEpochs', '2.5' })
+      assert.matches('option %-LR must be > 0, got 0', err { '-LR', '0' })
+      assert.matches('option %-LR must be > 0, got nan', err { '-LR', 'nan' })
+      assert.matches('option %-LR must be > 0, got inf', err { '-LR', 'inf' }) -- (0, inf) leaves inf out
+      assert.matches('option %-momentum must be in %[0, 1%), got 1', err { '-momentum', '1' })
+      assert.matches('option %-density must be in %(0, 1%], got 0', err { '-density', '0' })
+      assert.matches('option %-delta must be <= 0, got 1', err { '-delta', '1' })
+      assert.matches('option %-n must be an integer, got 0.5', err { '-n', '0.5' })
+      -- a bound naming another option takes that option's parsed value, wherever it was given
+      assert.are.equal('torch.CmdLine: option -warmup must be in [0, nEpochs = 2), got 3 (-h lists the options)',
+         err { '-warmup', '3', '-nEpochs', '2' })
+      assert.are.equal(2, cmd:parse({ '-nEpochs', '3', '-warmup', '2' }).warmup)
+      -- defaults are checked too, so a bad default shows on the first parse
+      local c2 = torch.CmdLine()
+      c2:option('-x', 0, 'x', { range = '(0, 1)' })
+      assert.matches('option %-x must be in %(0, 1%), got 0', err_of(c2.parse, c2, {}))
+      -- declarations are checked where they are made
+      assert.matches('option %-y has range %[0, 1 %(expected an interval',
+         err_of(c2.option, c2, '-y', 0, 'y', { range = '[0, 1' }))
+      assert.matches('option %-z has a range but is a string',
+         err_of(c2.option, c2, '-z', 'a', 'z', { range = '[0, 1]' }))
+      local c3 = torch.CmdLine()
+      c3:option('-w', 0, 'w', { range = '[0, nosuch)' })
+      assert.matches('the range of option %-w names nosuch, which is no option', err_of(c3.parse, c3, {}))
+   end)
+
+   it('check() checks the values a table holds; name starts the messages; -h shows the ranges', function()
       local cmd = torch.CmdLine()
-      for _, r in ipairs(rows) do cmd:option('-' .. r[1], r[2], r[3], r.choices and { choices = r.choices }) end
-      for _ = 1, 30 do
-         local args = {}
-         for _, r in ipairs(rows) do
-            if math.random() < 0.4 then
-               local v
-               if r.choices then v = tostring(r.choices[math.random(#r.choices)])
-               elseif type(r[2]) == 'number' then v = ('%.17g'):format((math.random() - 0.3) * 10 ^ math.random(-4, 4))
-               elseif type(r[2]) == 'boolean' then v = math.random() < 0.5 and 'true' or 'false'
-               else v = 'v' .. math.random(1, 1000) end
-               args[#args + 1] = '-' .. r[1]
-               args[#args + 1] = v
-            end
-         end
-         assert.are.same(options.parse(args, rows), cmd:parse(args))
+      cmd.name = 'recipe'
+      cmd:option('-nEpochs', 10, 'epochs', { range = '[1, inf)', integer = true })
+      cmd:option('-warmup', 0, 'warm-up epochs', { range = '[0, nEpochs)' })
+      cmd:option('-optimizer', 'sgd', 'which', { choices = { 'sgd', 'adam' } })
+      local t = { warmup = 5, optimizer = 'adam', other = 'not an option' }
+      assert.are.equal(t, cmd:check(t)) -- nEpochs absent: the bound is not checked
+      assert.are.equal('recipe: option -warmup must be in [0, nEpochs = 5), got 5 (-h lists the options)',
+         err_of(cmd.check, cmd, { nEpochs = 5, warmup = 5 }))
+      assert.are.equal('recipe: option -optimizer: "rms" is not one of sgd, adam (-h lists the options)',
+         err_of(cmd.check, cmd, { optimizer = 'rms' }))
+      assert.matches('^recipe: option %-nEpochs expects a number, got "ten"',
+         err_of(cmd.parse, cmd, { '-nEpochs', 'ten' }))
+      local out = {}
+      cmd.exit = function() end
+      local write = io.write
+      io.write = function(...) -- luacheck: ignore 122 (captures the help text; restored below)
+         for _, s in ipairs { ... } do out[#out + 1] = s end
       end
-      -- both refuse the same bad input
-      for _, bad in ipairs { { '-depth', '33' }, { '-LR', 'fast' }, { '-nosuch', '1' }, { '-optimizer' } } do
-         assert.is_false(pcall(options.parse, bad, rows))
-         assert.is_false(pcall(cmd.parse, cmd, bad))
-      end
+      local ok, e = pcall(cmd.parse, cmd, { '-h' })
+      io.write = write -- luacheck: ignore 122 (restores the real io.write)
+      assert.is_true(ok, e)
+      local text = table.concat(out)
+      assert.truthy(text:find('-nEpochs   epochs [10] (an integer >= 1)', 1, true), text)
+      assert.truthy(text:find('-warmup    warm-up epochs [0] (in [0, nEpochs))', 1, true), text)
+   end)
+
+   it('takes a string for a number option only when it parses, and -name for --name', function()
+      local cmd = torch.CmdLine()
+      cmd:option('-LR', 0.1, 'rate', { range = '(0, inf)' })
+      local lr = math.random()
+      assert.are.equal(tonumber(('%.17g'):format(lr)), cmd:parse({ '--LR', ('%.17g'):format(lr) }).LR)
+      util.assert_error(function() cmd:parse { '-LR', 'fast' } end, '-LR expects a number', 'fast')
    end)
 end)
