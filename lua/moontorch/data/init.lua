@@ -3,7 +3,8 @@
 --   local train = data.ImageFolder('/data/imagenet/train')       -- or data.Shards(dir)
 --   local loader = data.Loader(train, data.Transform{train = true}, {batchSize = 256})
 --   for input, target, info in loader:run(epoch) do ... end
--- Small formats: data.idx (MNIST/Fashion-MNIST), data.cifar; random batches: data.Synthetic.
+-- Small formats: data.idx (MNIST/Fashion-MNIST), data.cifar; batches of tensors in memory:
+-- data.TensorLoader; random batches: data.Synthetic.
 -- Each part is its own module, loaded on first use, so `require 'moontorch.data'` stays cheap.
 local parts = {
    idx = 'moontorch.data.idx',
@@ -15,6 +16,7 @@ local parts = {
    Dataset = { 'moontorch.data.dataset', 'Dataset' },
    Loader = { 'moontorch.data.loader', 'Loader' },
    Synthetic = 'moontorch.data.synthetic',
+   TensorLoader = 'moontorch.data.tensor_loader',
    normalize = { 'moontorch.data.loader', 'normalize' },
 }
 
