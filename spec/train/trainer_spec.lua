@@ -1,6 +1,7 @@
 -- trainer_spec.lua: the training harness's parts on their own: data.Synthetic (batches that
 -- depend on (seed, epoch, batch) only) and train.Trainer with train.state (a tiny classifier
--- whose resume from a mid-epoch checkpoint repeats the unbroken run exactly).
+-- whose resume from a mid-epoch checkpoint repeats the unbroken run exactly; the epoch loop
+-- written out of its parts, as the recipes do, gives fit()'s run; unknown options refused).
 local torch = require 'moontorch'
 local util = require 'spec.util'
 local data = require 'moontorch.data'
@@ -126,6 +127,44 @@ describe('train.Trainer', function()
       classifier(dir, { layout = 'nhwc', stopAfterIter = 2 }):fit()
       util.assert_error(function() classifier(dir):resume(dir) end, 'written with layout nhwc', '-layout nhwc')
       classifier(dir, { layout = 'nhwc' }):resume(dir)
+   end)
+
+   it('the epoch loop written out of its parts, as the recipes write it, is fit()', function()
+      local a, b = tmpdir .. '/fit', tmpdir .. '/loop'
+      local lastA, bestA = classifier(a, { stopAfter = 2, nEpochs = 3 }):fit()
+      local t = classifier(b, { stopAfter = 2, nEpochs = 3 })
+      assert.are.same({ 1, 2 }, { t.startEpoch, t.lastEpoch })
+      local epochs = 0
+      for epoch = t.startEpoch, t.lastEpoch do
+         local tr = t:trainEpoch(epoch)
+         if not tr then break end
+         local va = t:validate(epoch)
+         t:record(epoch, tr, va)
+         t:checkpoint(epoch)
+         epochs = epochs + 1
+      end
+      local lastB, bestB = t:finish()
+      assert.are.equal(2, epochs)
+      assert.are.same(lastA, lastB)
+      assert.are.same(bestA, bestB)
+      local sa, ma = ck.load(a .. '/checkpoint.safetensors')
+      local sb, mb = ck.load(b .. '/checkpoint.safetensors')
+      assert.are.same({ 2, 0 }, { mb.epoch, mb.batch })
+      assert.are.equal(ma.train_loss, mb.train_loss)
+      for name, x in pairs(sa) do util.assert_close(sb[name], x, { atol = 0, rtol = 0 }, name) end
+      local logger = require 'moontorch.util.logger'
+      local _, ra = logger.read(a .. '/log.csv')
+      local _, rb = logger.read(b .. '/log.csv')
+      assert.are.equal(2, #rb)
+      for e = 1, 2 do assert.are.equal(ra[e].train_loss, rb[e].train_loss) end
+   end)
+
+   it('refuses an unknown option, naming it', function()
+      util.assert_error(function() classifier(nil, { checkpointEvry = 100 }) end,
+         "train.Trainer: unknown option 'checkpointEvry'", 'checkpointEvery')
+      local ok, err = pcall(classifier, nil, { saev = 'x' })
+      assert.is_false(ok)
+      assert.matches("unknown option 'saev'", err)
    end)
 
    it('refuses a checkpoint of another format', function()

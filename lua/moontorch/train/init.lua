@@ -5,7 +5,9 @@
 --      train = loader, val = valLoader, nEpochs = 10, save = 'runs/x', checkpointEvery = 500 }
 --   if resumePath then t:resume(resumePath) end
 --   local last, best = t:fit()
--- train.state: checkpoints of model + optimizer state + progress; train.topk: accuracy counts.
+-- (or the epoch loop written out: see trainer.lua). train.state: checkpoints of model +
+-- optimizer state + progress; train.topk: accuracy counts. For recipes: train.flags (their
+-- shared option groups), train.recipe (their shared set-up), train.precision.
 local train = {}
 
 train.meter = require 'moontorch.train.meter'

@@ -1,7 +1,17 @@
--- train.Trainer: the epoch loop. Per batch: the scheduled learning rate, one optimizer step,
--- loss / top-1 / images/s / data wait on a progress bar; per epoch: validation (loss, top-1,
--- top-5), a CSV row, an SVG plot, TensorBoard scalars and a checkpoint; every
--- checkpointEvery batches a mid-epoch checkpoint that resumes exactly.
+-- train.Trainer: the parts of the epoch loop, which a recipe writes out as
+--   for epoch = trainer.startEpoch, trainer.lastEpoch do
+--      local tr = trainer:trainEpoch(epoch)   -- nil when stopped inside the epoch (stopAfterIter)
+--      if not tr then break end
+--      local va = trainer:validate(epoch)
+--      trainer:record(epoch, tr, va)          -- report, log.csv, plot.svg, TensorBoard scalars
+--      trainer:checkpoint(epoch)
+--   end
+--   local last, best = trainer:finish()
+-- and trainer:fit() runs as it is. Per batch: the scheduled learning rate, one optimizer step
+-- (Trainer:step: zero, forward, criterion, backward, optimizer step), loss / top-1 / images/s /
+-- data wait on a progress bar; per epoch: validation (loss, top-1, top-5), a CSV row, an SVG
+-- plot, TensorBoard scalars and a checkpoint; every checkpointEvery batches a mid-epoch
+-- checkpoint that resumes exactly.
 -- Sources (data.Loader, data.Synthetic or any table like them) give nbatches(), run(epoch,
 -- first) -> iterator of (input, target, info{count, skipped, wait}), errors() and free().
 -- Exactness: epoch e's data depend on (seed, e) only, and a mid-epoch checkpoint keeps the
@@ -54,10 +64,25 @@ local SCALER_COLUMNS = { 'loss_scale', 'skipped_steps' }
 -- the default, or 'nhwc': each 4-d input batch is stored channels-last, and on CUDA the
 -- model's convolution weights too (nn.Module:channelsLast, so cuDNN reads NHWC filters as they
 -- are; the CPU convolution wants NCHW filters and would copy NHWC ones on every pass); the
--- values, and so the losses, are the same).
+-- values, and so the losses, are the same), dist (moontorch.dist, with a dist.DataParallel
+-- model). Any other key is an error naming it.
+local OPTIONS = {}
+for k in ([[model criterion optimizer config schedule train val nEpochs trainBatches valBatches device name save
+   checkpointEvery stopAfter stopAfterIter format meta columns row plot tensorboard report quiet showWait scaler
+   accumulate inputType layout dist]]):gmatch('%S+') do OPTIONS[k] = true end
+
 local function new(o)
+   if type(o) ~= 'table' then error('train.Trainer: expected a table of options', 3) end
    local self = setmetatable({}, Trainer)
-   for k, v in pairs(o) do self[k] = v end
+   for k, v in pairs(o) do
+      if not OPTIONS[k] then
+         local known = {}
+         for name in pairs(OPTIONS) do known[#known + 1] = name end
+         table.sort(known)
+         error(("train.Trainer: unknown option '%s' (%s)"):format(tostring(k), table.concat(known, ', ')), 3)
+      end
+      self[k] = v
+   end
    self.name = self.name or 'train'
    -- every rank writes its own local state (a compressor's residuals) into this folder
    self.localSave = self.save
@@ -85,6 +110,7 @@ local function new(o)
       for _, c in ipairs(self.scaler and SCALER_COLUMNS or {}) do self.columns[#self.columns + 1] = c end
    end
    self.columns, self.row = self.columns or COLUMNS, self.row or default_row
+   self.lastEpoch = (self.stopAfter or 0) > 0 and math.min(self.nEpochs, self.stopAfter) or self.nEpochs
    return self
 end
 
@@ -155,8 +181,16 @@ function Trainer:partialFromCheckpoint(partial)
    return acc
 end
 
+-- The checkpoint after epochsDone epochs and batch batches of the next (0: at the epoch's end;
+-- partial: the epoch's sums so far), when there is a save folder; and on every rank its local
+-- state beside it (a compressing DataParallel's residuals).
 function Trainer:checkpoint(epochsDone, batch, partial)
-   if not self.save then return end
+   batch = batch or 0
+   if self.save then self:checkpointShared(epochsDone, batch, partial) end
+   self:checkpointLocal(epochsDone, batch)
+end
+
+function Trainer:checkpointShared(epochsDone, batch, partial)
    local meta = { format = self.format, epoch = epochsDone, batch = batch, partial = partial,
       iteration = epochsDone * self.trainBatches + batch,
       rng = batch > 0 and torch.getRNGState():totable() or nil, -- JSON: the state's bytes
@@ -262,18 +296,33 @@ function Trainer:toDevice(x, y)
    return x, y
 end
 
--- One optimizer step on a batch: its loss (the mean over its rows) and its correct count.
--- With accumulate = K the batch goes through forward/backward as K micro-batches (rows split as
--- evenly as possible), each one's parameter gradients weighted by its share of the rows.
+-- The optimizer step of feval (which computes the loss and the gradient), the same call for
+-- every wrapper: through the loss scaler when there is one (which skips steps whose gradients
+-- overflow), telling a compressing DataParallel the scale first (it unscales what it sends).
+function Trainer:optimize(feval)
+   local scaler = self.scaler
+   if not scaler then return self.optimizer(feval, self.params, self.config, self.optimState) end
+   if self.model.updates then self.model.lossScale = scaler:getScale(self.optimState) end
+   local _, _, stepped = scaler:step(self.optimizer, feval, self.params, self.config, self.optimState)
+   self.skippedRun = stepped and 0 or (self.skippedRun or 0) + 1
+   if self.skippedRun >= 50 then
+      self:fail('the last %d steps all had inf/NaN gradients (loss scale %g); '
+         .. 'lower the learning rate or use bf16/fp32', self.skippedRun, scaler:getScale(self.optimState))
+   end
+end
+
+-- what the optimizer steps with: the gradient, or a compressing DataParallel's update (float32
+-- for a half model, scaled by the loss scale it was told)
+function Trainer:updates() return self.model.updates and self.model:updates() or self.gradParams end
+
+-- One optimizer step on a batch: zero, forward, criterion, backward, optimizer step. Returns
+-- its loss (the mean over its rows) and its correct count. With accumulate = K the batch goes
+-- through forward/backward as K micro-batches (rows split as evenly as possible), each one's
+-- parameter gradients weighted by its share of the rows (with dist, only the last allreduces).
 function Trainer:step(x, y)
    local model, criterion, scaler, loss, correct = self.model, self.criterion, self.scaler, 0, 0
    local n = x:size(1)
    local k = math.min(self.accumulate, n)
-   local sync = k > 1 and model.noSync
-   -- a compressing DataParallel of a half model hands the update over in float32, unscaled
-   -- and scaled again by the scale it is told
-   local updates = model.updates and model:updates() or self.gradParams
-   if scaler and model.updates then model.lossScale = scaler:getScale(self.optimState) end
    local function feval()
       self.gradParams:zero()
       loss, correct = 0, 0
@@ -282,32 +331,34 @@ function Trainer:step(x, y)
          local xi, yi = x, y
          if k > 1 then xi, yi = x:narrow(1, lo + 1, hi - lo), y:narrow(1, lo + 1, hi - lo) end
          local w = (hi - lo) / n
-         if sync then model:noSync(i < k) end
+         if k > 1 and model.noSync then model:noSync(i < k) end
          local out = model:forward(xi)
          local l = criterion:forward(out, yi)
          local gradOut = criterion:backward(out, yi)
-         if scaler then gradOut = scaler:scale(gradOut) end
-         model:backward(xi, gradOut, w)
+         model:backward(xi, scaler and scaler:scale(gradOut) or gradOut, w)
          loss, correct = loss + l * w, correct + topk(out, yi, { 1 })[1]
       end
-      return loss, updates
+      return loss, self:updates()
    end
-   if scaler then
-      local _, _, stepped = scaler:step(self.optimizer, feval, self.params, self.config, self.optimState)
-      self.skippedRun = stepped and 0 or (self.skippedRun or 0) + 1
-      if self.skippedRun >= 50 then
-         self:fail('the last %d steps all had inf/NaN gradients (loss scale %g); '
-            .. 'lower the learning rate or use bf16/fp32', self.skippedRun, scaler:getScale(self.optimState))
-      end
-   else
-      self.optimizer(feval, self.params, self.config, self.optimState)
-   end
+   self:optimize(feval)
    return loss, correct
+end
+
+-- Every image of this rank's slice was undecodable: its peers still average gradients and
+-- step, so take part with a zero gradient and take the same step (through the scaler too:
+-- every rank must skip the same overflowing steps).
+function Trainer:emptyStep()
+   self:optimize(function()
+      self.gradParams:zero()
+      self.model:allreduceGradients()
+      return 0, self:updates()
+   end)
 end
 
 -- one training epoch from batch self.firstBatch; its statistics, or nil when stopped inside it
 function Trainer:trainEpoch(epoch)
    local nb, first = self.trainBatches, self.firstBatch
+   if self.save and not self.log then self:openLogs() end
    local acc = self.partial or { loss = 0, top1 = 0, seen = 0, skipped = 0, wait = 0, skippedSteps = 0 }
    acc.skippedSteps = acc.skippedSteps or 0
    local skippedBefore = self.optimState.skippedSteps or 0
@@ -327,17 +378,8 @@ function Trainer:trainEpoch(epoch)
       acc.skipped, acc.wait = acc.skipped + (info.skipped or 0), acc.wait + (info.wait or 0)
       bar.wait = bar.wait + (info.wait or 0)
       if info.count == 0 and self.dist and self.dist.size() > 1 then
-         -- every image of this rank's slice was undecodable; its peers still average gradients
-         -- and step, so take part with a zero gradient and take the same step
          self.config.learningRate = lr
-         self.gradParams:zero()
-         if self.scaler and self.model.updates then self.model.lossScale = self.scaler:getScale(self.optimState) end
-         self.model:allreduceGradients()
-         -- (through the scaler too: every rank must skip the same overflowing steps)
-         local updates = self.model.updates and self.model:updates() or self.gradParams
-         local feval = function() return 0, updates end
-         if self.scaler then self.scaler:step(self.optimizer, feval, self.params, self.config, self.optimState)
-         else self.optimizer(feval, self.params, self.config, self.optimState) end
+         self:emptyStep()
       elseif info.count > 0 then -- (0 when every image of the batch was undecodable)
          self.config.learningRate = lr
          local loss, correct = self:step(self:toDevice(input, target))
@@ -364,7 +406,6 @@ function Trainer:trainEpoch(epoch)
          acc.skippedSteps = acc.skippedSteps + (self.optimState.skippedSteps or 0) - skippedBefore
          skippedBefore = self.optimState.skippedSteps or 0
          self:checkpoint(epoch - 1, b, self:partialForCheckpoint(acc))
-         self:checkpointLocal(epoch - 1, b)
       end
       if (self.stopAfterIter or 0) > 0 and iter >= self.stopAfterIter and b < nb then return nil end
    end
@@ -375,6 +416,7 @@ function Trainer:trainEpoch(epoch)
    local ips = seen == acc.seen and st.images_per_sec or seen / math.max(st.seconds, 1e-9)
    local c = acc.comm
    local sk = acc.skippedSteps + (self.optimState.skippedSteps or 0) - skippedBefore
+   self:reportSkipped(self.train, 'training')
    return { loss = lossSeen > 0 and loss / lossSeen or 0 / 0, top1 = top1 / seen, lr = lr, seconds = st.seconds,
       images_per_sec = ips, wait_ms = 1000 * acc.wait / nb, skipped = skipped,
       -- this rank's means per step, with gradient compression
@@ -403,6 +445,7 @@ function Trainer:validate(epoch)
    if not self.quiet then bar:finish() end
    model:training()
    lossSum, top1, top5, seen = self:sumRanks(lossSum, top1, top5, seen)
+   self:reportSkipped(self.val, 'validation')
    if seen == 0 then return { loss = 0 / 0, top1 = 0 / 0, top5 = 0 / 0 } end
    return { loss = lossSum / seen, top1 = top1 / seen, top5 = top5 / seen }
 end
@@ -419,8 +462,22 @@ function Trainer:reportSkipped(src, split)
    end
 end
 
--- epoch-end outputs: CSV row, plot, TensorBoard scalars, checkpoint
+-- log.csv (with only the rows before where this run starts), and TensorBoard's event file
+function Trainer:openLogs()
+   fs.mkdir_p(self.save)
+   local start = self.startEpoch
+   self.log = logger.new(self.save .. '/log.csv', self.columns, { append = start > 1 or self.firstBatch > 1,
+      keep = function(r) return tonumber(r.epoch) and r.epoch < start end })
+   if self.tensorboard then self.tb = require('moontorch.util.tensorboard').Writer(self.save) end
+end
+
+-- An epoch's end: the best and last validation, the report, and with a save folder the CSV
+-- row, the plot and the TensorBoard scalars.
 function Trainer:record(epoch, tr, va)
+   if va.top1 > self.best.top1 then self.best = { top1 = va.top1, top5 = va.top5, epoch = epoch } end
+   self.last = { loss = tr.loss, top1 = va.top1, top5 = va.top5 }
+   if self.report then self.report(epoch, tr, va) end
+   if not self.save then return end
    local row = self.row(epoch, tr, va)
    self.log:add(row)
    if self.plot then
@@ -438,36 +495,30 @@ function Trainer:record(epoch, tr, va)
          if v == v then self.tb:scalar(tag, v, epoch) end
       end
    end
-   self:checkpoint(epoch, 0, nil)
 end
 
--- run the epochs left; returns the last epoch's { loss, top1, top5 } and the best validation
-function Trainer:fit()
-   local lastEpoch = self.nEpochs
-   if (self.stopAfter or 0) > 0 then lastEpoch = math.min(lastEpoch, self.stopAfter) end
-   if self.save then
-      fs.mkdir_p(self.save)
-      local start = self.startEpoch
-      self.log = logger.new(self.save .. '/log.csv', self.columns, { append = start > 1 or self.firstBatch > 1,
-         keep = function(r) return tonumber(r.epoch) and r.epoch < start end })
-      if self.tensorboard then self.tb = require('moontorch.util.tensorboard').Writer(self.save) end
-   end
-   for epoch = self.startEpoch, lastEpoch do
-      local tr = self:trainEpoch(epoch)
-      if not tr then break end -- stopped mid-epoch (-stopAfterIter)
-      self:reportSkipped(self.train, 'training')
-      local va = self:validate(epoch)
-      self:reportSkipped(self.val, 'validation')
-      if va.top1 > self.best.top1 then self.best = { top1 = va.top1, top5 = va.top5, epoch = epoch } end
-      self.last = { loss = tr.loss, top1 = va.top1, top5 = va.top5 }
-      if self.report then self.report(epoch, tr, va) end
-      if self.save then self:record(epoch, tr, va) end
-      self:checkpointLocal(epoch, 0)
-   end
+-- closes the logs; returns the last epoch's { loss, top1, top5 } and the best validation
+function Trainer:finish()
    if self.log then self.log:close() end
    if self.tb then self.tb:close() end
+   self.log, self.tb = nil, nil
    return self.last, self.best
 end
 
+-- runs the epochs left, as the loop at the top of this file
+function Trainer:fit()
+   for epoch = self.startEpoch, self.lastEpoch do
+      local tr = self:trainEpoch(epoch)
+      if not tr then break end -- stopped mid-epoch (stopAfterIter)
+      local va = self:validate(epoch)
+      self:record(epoch, tr, va)
+      self:checkpoint(epoch)
+   end
+   return self:finish()
+end
+
 -- train.Trainer{...} makes one; train.Trainer.fit etc. are the methods, for subclassing
-return setmetatable({}, { __index = Trainer, __call = function(_, o) return new(o) end })
+return setmetatable({}, { __index = Trainer, __call = function(_, o)
+   local t = new(o) -- (not a tail call: errors point at the caller's line)
+   return t
+end })
