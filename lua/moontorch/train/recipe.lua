@@ -1,0 +1,113 @@
+-- train.recipe: what a recipe's main file does besides its own model and data, written once.
+--   if modname ~= 'recipes.x' then recipe.script('x', M.main, arg) end  -- errors: 'x: msg', exit 1
+--   local dist = recipe.distribute(opt)      -- -dist: join the ranks (nil without -dist)
+--   local last = recipe.onRankZero(dist, run, opt, dist)   -- other ranks print nothing
+--   local config = recipe.optimConfig(opt, lr)              -- sgd, adam(w), lars, lamb
+--   local model, scaler = recipe.wrap(model, config, opt, dist)  -- DataParallel, rgc, GradScaler
+--   recipe.layerwise(trainer.model, trainer.params, config, opt)   -- LARS/LAMB layer segments
+--   recipe.resume(trainer, opt, check)                        -- -resume, density warm-up
+-- The options these read are train.flags' groups and the recipes' -batchSize, -threads,
+-- -nThreads, -device, -optimizer, -momentum, -nesterov, -weightDecay.
+local R = {}
+
+-- Runs main(args) as a script. An error (or a failure on another rank) is written to stderr
+-- in one write as 'name: [rank r: ]message', after telling the other ranks with dist.fail so
+-- that they stop at once, naming this one; the exit status is then 1. main's third result,
+-- when a number, is the exit status (resnet50_imagenet: 1 when there are no data).
+-- MT_TRACEBACK=1 adds the Lua traceback to the message.
+function R.script(name, main, args)
+   local handler = os.getenv('MT_TRACEBACK') and debug.traceback or tostring
+   local ok, res, _, code = xpcall(main, handler, args)
+   if not ok then
+      local msg = tostring(res)
+      local dist = package.loaded['moontorch.dist']
+      if dist then dist.fail(msg:match('^[^\n]*')) end
+      local who = dist and dist.size() > 1 and ('rank %d: '):format(dist.rank()) or ''
+      io.stderr:write(name .. ': ' .. who .. msg:gsub('^' .. name .. ': ', '') .. '\n')
+      os.exit(1)
+   end
+   if type(code) == 'number' then os.exit(code) end
+end
+
+-- With -dist: join the ranks of mpirun, check they can share -batchSize (the global batch),
+-- give each rank its share of its host's cores (-threads and -nThreads are for a whole host)
+-- and a GPU of its host. Sets opt.rank, opt.world and opt.localBatch (this rank's slice of a
+-- batch) and returns moontorch.dist; without -dist rank 0 of 1 and nil. The cost table of
+-- -allreduce auto is measured (once per cluster shape) only when auto is asked for.
+function R.distribute(opt)
+   opt.rank, opt.world, opt.localBatch = 0, 1, opt.batchSize
+   if not opt.dist then return nil end
+   local costs -- nil: the default cache; false: none
+   if opt.allreduce ~= 'auto' then costs = false end
+   local dist = require('moontorch.dist').init{ timeout = opt.timeout, algorithm = opt.allreduce, model = costs }
+   opt.rank, opt.world = dist.rank(), dist.size()
+   if opt.batchSize % opt.world ~= 0 then
+      error(('-batchSize %d is not a multiple of the %d ranks (-batchSize is the global batch with -dist)'):format(
+         opt.batchSize, opt.world), 0)
+   end
+   opt.localBatch = opt.batchSize / opt.world
+   local here = dist.localSize()
+   opt.threads = math.max(1, math.floor(opt.threads / here))
+   if opt.nThreads then opt.nThreads = math.max(1, math.floor(opt.nThreads / here)) end
+   if opt.device == 'cuda' then
+      local cuda = require('moontorch').cuda -- one GPU per rank of a host, round-robin when fewer
+      cuda.setDevice(dist.localRank() % cuda.deviceCount() + 1)
+   end
+   return dist
+end
+
+-- f(...)'s results; on ranks other than 0 print is silenced while f runs (the library's
+-- messages too), and comes back however f ends. Errors still reach stderr through R.script.
+function R.onRankZero(dist, f, ...)
+   if not dist or dist.rank() == 0 then return f(...) end
+   local say = print
+   print = function() end -- luacheck: ignore 121 (silences this rank; restored below)
+   local res = { xpcall(f, os.getenv('MT_TRACEBACK') and debug.traceback or tostring, ...) }
+   print = say -- luacheck: ignore 121 (the real print back)
+   if not res[1] then error(res[2], 0) end
+   return unpack(res, 2, table.maxn(res))
+end
+
+-- the optimizer's config: the rate, weight decay, and momentum (sgd, lars), Nesterov's (sgd
+-- with -nesterov and momentum), LARS's -eta
+function R.optimConfig(opt, lr)
+   local config = { learningRate = lr, weightDecay = opt.weightDecay }
+   if opt.optimizer == 'sgd' or opt.optimizer == 'lars' then config.momentum = opt.momentum end
+   if opt.optimizer == 'lars' then config.eta = opt.eta end
+   if opt.optimizer == 'sgd' and opt.nesterov and opt.momentum > 0 then config.nesterov, config.dampening = true, 0 end
+   return config
+end
+
+-- The wrappers of a model on its device, built here only: with -dist a dist.DataParallel
+-- (with -compress rgc compressing, momentum and weight decay then moved from config into the
+-- compressor), and the loss scaler of -precision fp16/bf16 or -clip (nil otherwise). The
+-- Trainer drives both through the same calls as a bare model and optimizer.
+function R.wrap(model, config, opt, dist)
+   if dist then
+      local dpopts = { bucketMB = opt.bucketMB, algorithm = opt.allreduce }
+      model = dist.DataParallel(model, require('moontorch.dist.rgcflags').recipeSetup(opt, config, dpopts))
+   end
+   return model, require('moontorch.train.precision').scaler(opt)
+end
+
+-- LARS and LAMB scale per layer: config gets the layers' segments of the flat parameters
+-- (the Trainer's params), the 1-D ones (BN scales and shifts, biases) stepping plainly
+-- without weight decay
+function R.layerwise(model, params, config, opt)
+   if opt.optimizer == 'lars' or opt.optimizer == 'lamb' then
+      config.layers, config.lars_exclude = require('moontorch.optim').layerSegments(model, params)
+   end
+end
+
+-- -densityWarmup as steps, and -resume: the trainer continues from the checkpoint (check(meta,
+-- path) may refuse it) and the density warm-up from that step; residuals are per rank and come
+-- back from each rank's file beside the checkpoint
+function R.resume(trainer, opt, check)
+   local c = trainer.model.compressor -- with -compress rgc
+   if c then c:schedule(math.floor(opt.densityWarmup * trainer.trainBatches)) end
+   if opt.resume == '' then return end
+   trainer:resume(opt.resume, check)
+   if c then c:schedule(c.o.warmupSteps, (trainer.startEpoch - 1) * trainer.trainBatches + trainer.firstBatch - 1) end
+end
+
+return R
