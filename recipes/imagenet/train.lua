@@ -3,9 +3,10 @@
 -- per-epoch report.
 local optim = require 'moontorch.optim'
 local Trainer = require('moontorch.train').Trainer
+local precision = require 'moontorch.train.precision'
+local recipe = require 'moontorch.train.recipe'
 local opts = require 'recipes.imagenet.opts'
 local checkpoints = require 'recipes.imagenet.checkpoints'
-local precision = require 'moontorch.train.precision'
 
 local M = {}
 
@@ -37,9 +38,10 @@ local function report(epoch, tr, va)
    end
 end
 
--- dist: moontorch.dist with -dist (the model then a dist.DataParallel): epoch statistics are
--- summed over the ranks, and rank 0 alone reports and writes
-function M.trainer(opt, model, criterion, config, trainSrc, valSrc, nClasses, dist)
+-- the Trainer of model (from model.lua) on the sources of data.lua; dist: moontorch.dist with
+-- -dist (the model then a dist.DataParallel): epoch statistics are summed over the ranks, and
+-- rank 0 alone reports and writes
+function M.trainer(opt, model, criterion, config, scaler, trainSrc, valSrc, nClasses, dist)
    local cap = opt.limitBatches > 0 and opt.limitBatches or nil
    local t = Trainer{ name = opts.NAME, model = model, criterion = criterion, dist = dist,
       optimizer = optim[opt.optimizer], config = config, train = trainSrc, val = valSrc, trainBatches = cap,
@@ -49,7 +51,7 @@ function M.trainer(opt, model, criterion, config, trainSrc, valSrc, nClasses, di
       format = checkpoints.FORMAT, meta = checkpoints.meta(opt, nClasses), quiet = opt.quiet,
       showWait = not opt.synthetic, report = report,
       -- -precision fp16/bf16: loss scaling (and -clip), inputs converted to the model's dtype
-      scaler = precision.scaler(opt), accumulate = opt.accumulate, layout = opt.layout,
+      scaler = scaler, accumulate = opt.accumulate, layout = opt.layout,
       inputType = precision.isHalf(opt.precision) and precision.typename(opt.precision) or nil,
       plot = { acc = 'val_top1',
          title = ('ResNet-%d, %s (validation top-1 on the right)'):format(opt.depth, opt.optimizer) },
@@ -65,6 +67,7 @@ function M.trainer(opt, model, criterion, config, trainSrc, valSrc, nClasses, di
       t.tensorboard['train/skipped_steps'] = 'skipped_steps'
    end
    t.schedule = M.schedule(opt, t.trainBatches)
+   recipe.layerwise(t.model, t.params, config, opt)
    return t
 end
 

@@ -44,7 +44,7 @@ describe('recipes/resnet50_imagenet.lua', function()
          { '-synthetic -nEpochs 2 -warmupEpochs 3', '-warmupEpochs must be in [0, nEpochs = 2)' },
          { '-synthetic -cache sometimes', '"sometimes" is not one of auto, on, off' },
          { '-synthetic -LR -1', '-LR must be > 0' },
-         { '-batchSize four', '-batchSize: expected a number, got "four"' },
+         { '-batchSize four', '-batchSize expects a number, got "four"' },
          { '-data /nonexistent/imagenet', '-data /nonexistent/imagenet: no such directory' },
          { '-synthetic -dist -allreduce tree', '"tree" is not one of auto, mpi, ring, multicolor, hierarchical, nccl' },
          { '-synthetic -dist -bucketMB 0', '-bucketMB must be > 0, got 0' },

@@ -66,11 +66,11 @@ describe('large-batch options', function()
       util.assert_error(function() opts.parse { '-synthetic', '-optimizer', 'lars', '-eta', '0' } end,
          '-eta must be > 0', '0')
       util.assert_error(function() R.main { '-ghostBatch', '-1', '-data', '/nonexistent' } end,
-         '-ghostBatch must be a non-negative integer', '-1')
+         '-ghostBatch must be an integer >= 0', '-1')
       util.assert_error(function() R.main { '-ghostBatch', '2.5', '-data', '/nonexistent' } end,
-         '-ghostBatch must be a non-negative integer', '2.5')
+         '-ghostBatch must be an integer >= 0', '2.5')
       util.assert_error(function() opts.parse { '-synthetic', '-ghostBatch', '-4' } end,
-         '-ghostBatch must be a non-negative integer', '-4')
+         '-ghostBatch must be an integer >= 0', '-4')
    end)
 
    it('resnet50_imagenet gives LARS -eta and excludes BN and biases for LARS and LAMB', function()

@@ -54,7 +54,7 @@ function F.distributed(cmd)
    F.group(cmd, 'Distributed (mpirun)')
    cmd:option('-dist', false, 'data-parallel over the ranks of mpirun (moontorch.dist); -batchSize is global')
    cmd:option('-allreduce', 'auto', 'allreduce algorithm with -dist',
-      { choices = { 'auto', 'mpi', 'ring', 'multicolor', 'hierarchical', 'nccl' } })
+      { choices = require('moontorch.dist').algorithms() }) -- csrc/moontorch.h's MT_DIST_ALGS
    cmd:option('-bucketMB', 25, 'gradient bucket size in MB with -dist', { range = '(0, inf)' })
    cmd:option('-timeout', 300, 'seconds a rank waits for the others before failing, with -dist', { range = '(0, inf)' })
 end
