@@ -8,17 +8,19 @@
 -- busbw over MPI_Allreduce's, `auto/best` auto's over the best one's at that size.
 local torch = require 'moontorch' -- run from the repository root: its loader finds lua/
 local dist = require 'moontorch.dist'
-local options = require 'moontorch.util.options'
+local int = require('moontorch.train.flags').int
 local progress = require 'moontorch.util.progress'
 
-local opt = options.parse(arg, {
-   { 'maxMB', 256, 'largest message (MB); sizes go 4 KB, 16 KB, ... up to it' },
-   { 'reps', 5, 'timed runs per size and algorithm (median shown); fewer above 16 MB' },
-   { 'algorithms', 'mpi,ring,multicolor,hierarchical,auto', 'comma-separated' },
-   { 'groupSize', 0, 'ranks per node for hierarchical (0: per host)' },
-   { 'model', '', 'auto: cost table file (default: measured by dist.init into the cache)' },
-   { 'chunkKB', 0, 'pipelining chunk of our algorithms in KB (0: the default)' },
-}, 'bench/allreduce.lua: allreduce busbw per algorithm vs MPI_Allreduce\nOptions:')
+local cli = torch.CmdLine()
+cli:text('bench/allreduce.lua: allreduce busbw per algorithm vs MPI_Allreduce')
+cli:text('Options:')
+cli:option('-maxMB', 256, 'largest message (MB); sizes go 4 KB, 16 KB, ... up to it', { range = '(0, inf)' })
+cli:option('-reps', 5, 'timed runs per size and algorithm (median shown); fewer above 16 MB', int '[1, inf)')
+cli:option('-algorithms', 'mpi,ring,multicolor,hierarchical,auto', 'comma-separated')
+cli:option('-groupSize', 0, 'ranks per node for hierarchical (0: per host)', int '[0, inf)')
+cli:option('-model', '', 'auto: cost table file (default: measured by dist.init into the cache)')
+cli:option('-chunkKB', 0, 'pipelining chunk of our algorithms in KB (0: the default)', { range = '[0, inf)' })
+local opt = cli:parse(arg)
 
 torch.setnumthreads(1)
 dist.init{ timeout = 600, groupSize = opt.groupSize, check = false, model = opt.model ~= '' and opt.model or nil,

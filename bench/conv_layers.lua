@@ -11,18 +11,21 @@
 -- absolute difference. -models none skips the convolution table.
 local torch = require 'moontorch' -- run from the repository root: its loader finds lua/ and recipes/
 local nn = require 'moontorch.nn'
-local options = require 'moontorch.util.options'
+local int = require('moontorch.train.flags').int
 
-local opt = options.parse(arg, {
-   { 'threads', 2, 'CPU threads' },
-   { 'reps', 20, 'timed calls per case (the median is shown)' },
-   { 'warmup', 3, 'untimed calls first' },
-   { 'models', 'resnet18,small_cnn', 'comma-separated: resnet18, small_cnn' },
-   { 'nopeer', false, 'skip PyTorch' },
-   { 'layers', 'none', 'second table: none, all, or comma-separated module names' },
-   { 'rounds', 1, 'second table: time both sides this many times, alternating; report medians' },
-   { 'algo', 'native', 'float32 convolutions by native, onednn, onednn_nchw or auto (torch.convBackend)' },
-}, 'bench/conv_layers.lua: ms per convolution call, moontorch vs PyTorch (CPU)\nOptions:')
+local cli = torch.CmdLine()
+cli:text('bench/conv_layers.lua: ms per convolution call, moontorch vs PyTorch (CPU)')
+cli:text('Options:')
+cli:option('-threads', 2, 'CPU threads', int '[1, inf)')
+cli:option('-reps', 20, 'timed calls per case (the median is shown)', int '[1, inf)')
+cli:option('-warmup', 3, 'untimed calls first', int '[0, inf)')
+cli:option('-models', 'resnet18,small_cnn', 'comma-separated: resnet18, small_cnn')
+cli:option('-nopeer', false, 'skip PyTorch')
+cli:option('-layers', 'none', 'second table: none, all, or comma-separated module names')
+cli:option('-rounds', 1, 'second table: time both sides this many times, alternating; report medians', int '[1, inf)')
+cli:option('-algo', 'native', 'float32 convolutions by native, onednn, onednn_nchw or auto (torch.convBackend)',
+   { choices = { 'native', 'onednn', 'onednn_nchw', 'auto' } })
+local opt = cli:parse(arg)
 torch.setnumthreads(opt.threads)
 torch.convBackend(opt.algo)
 

@@ -41,40 +41,42 @@
 -- compress|reason` instead of failing the run.
 local torch = require 'moontorch' -- run from the repository root: its loader finds lua/ and recipes/
 local nn = require 'moontorch.nn'
-local options = require 'moontorch.util.options'
+local int = require('moontorch.train.flags').int
 local progress = require 'moontorch.util.progress'
 local ffi = require 'ffi'
 
-local opt = options.parse(arg, {
-   { 'models', 'resnet50,vgg16', 'comma-separated: resnet50, vgg16' },
-   { 'algorithms', 'mpi,ring,multicolor,hierarchical,auto', 'comma-separated allreduce algorithms' },
-   { 'overlap', 'both', 'both | true | false', choices = { 'both', 'true', 'false' } },
-   { 'steps', 3, 'timed steps per case (the median is shown)' },
-   { 'warmup', 1, 'untimed steps first' },
-   { 'computeMs', 0, 'backward ms per step (0: the model\'s default, see the header)' },
-   { 'forwardRatio', 0.5, 'forward time as a fraction of the backward' },
-   { 'measure', false,
-      'compute measured: rank 0 times the real network per layer on this CPU (-computeMs then rescales it)' },
-   { 'measureBatch', 1, 'batch for -measure (224x224 images)' },
-   { 'measureThreads', 2, 'CPU threads for -measure' },
-   { 'burn', 'sleep', 'how compute time is spent: sleep | busy', choices = { 'sleep', 'busy' } },
-   { 'bucketMB', 25, 'DataParallel bucket size' },
-   { 'groupSize', 2, 'ranks per group for dist.init (the hierarchical algorithm\'s "nodes")' },
-   { 'timeout', 300, 'dist timeout, seconds' },
-   { 'check', false, 'dist\'s per-collective signature check (off: as bench/allreduce.lua)' },
-   { 'threads', 1, 'CPU threads per rank (reductions)' },
-   { 'distModel', '', 'where dist keeps the auto cost table (default: measured now, not saved)' },
-   { 'rate', '-', 'label for the table: the link rate' },
-   { 'delay', '-', 'label for the table: the link delay' },
-   { 'rows', '', 'rank 0 appends ROW|... lines for netem.sh to this file' },
-   { 'compress', 'none',
-      'comma-separated gradient exchanges: none (dense allreduce), rgc (residual gradient compression)' },
-   { 'density', 0.001, 'rgc: fraction of each large gradient sent' },
-   { 'wire', 'float', 'rgc: value type on the wire: float | half | bfloat16',
-      choices = { 'float', 'half', 'bfloat16' } },
-   { 'rgcAlgorithms', '', 'algorithms for the rgc cases (default: -algorithms)' },
-   { 'list', false, 'print the layer lists and exit (no MPI)' },
-}, 'bench/dp_step.lua: DataParallel step time over the gradient lists of ResNet-50 and VGG-16\nOptions:')
+local cli = torch.CmdLine()
+cli:text('bench/dp_step.lua: DataParallel step time over the gradient lists of ResNet-50 and VGG-16')
+cli:text('Options:')
+cli:option('-models', 'resnet50,vgg16', 'comma-separated: resnet50, vgg16')
+cli:option('-algorithms', 'mpi,ring,multicolor,hierarchical,auto', 'comma-separated allreduce algorithms')
+cli:option('-overlap', 'both', 'both | true | false', { choices = { 'both', 'true', 'false' } })
+cli:option('-steps', 3, 'timed steps per case (the median is shown)', int '[1, inf)')
+cli:option('-warmup', 1, 'untimed steps first', int '[0, inf)')
+cli:option('-computeMs', 0, 'backward ms per step (0: the model\'s default, see the header)', { range = '[0, inf)' })
+cli:option('-forwardRatio', 0.5, 'forward time as a fraction of the backward', { range = '[0, inf)' })
+cli:option('-measure', false,
+   'compute measured: rank 0 times the real network per layer on this CPU (-computeMs then rescales it)')
+cli:option('-measureBatch', 1, 'batch for -measure (224x224 images)', int '[1, inf)')
+cli:option('-measureThreads', 2, 'CPU threads for -measure', int '[1, inf)')
+cli:option('-burn', 'sleep', 'how compute time is spent: sleep | busy', { choices = { 'sleep', 'busy' } })
+cli:option('-bucketMB', 25, 'DataParallel bucket size', { range = '(0, inf)' })
+cli:option('-groupSize', 2, 'ranks per group for dist.init (the hierarchical algorithm\'s "nodes")', int '[0, inf)')
+cli:option('-timeout', 300, 'dist timeout, seconds', { range = '(0, inf)' })
+cli:option('-check', false, 'dist\'s per-collective signature check (off: as bench/allreduce.lua)')
+cli:option('-threads', 1, 'CPU threads per rank (reductions)', int '[1, inf)')
+cli:option('-distModel', '', 'where dist keeps the auto cost table (default: measured now, not saved)')
+cli:option('-rate', '-', 'label for the table: the link rate')
+cli:option('-delay', '-', 'label for the table: the link delay')
+cli:option('-rows', '', 'rank 0 appends ROW|... lines for netem.sh to this file')
+cli:option('-compress', 'none',
+   'comma-separated gradient exchanges: none (dense allreduce), rgc (residual gradient compression)')
+cli:option('-density', 0.001, 'rgc: fraction of each large gradient sent', { range = '(0, 1]' })
+cli:option('-wire', 'float',
+   'rgc: value type on the wire: float | half | bfloat16', { choices = { 'float', 'half', 'bfloat16' } })
+cli:option('-rgcAlgorithms', '', 'algorithms for the rgc cases (default: -algorithms)')
+cli:option('-list', false, 'print the layer lists and exit (no MPI)')
+local opt = cli:parse(arg)
 
 ---------------------------------------------------------------------------------------------
 -- Layer lists, forward order: { name, weight = {shape}, bias = {shape} or nil, flops = forward
@@ -369,7 +371,6 @@ for _, c in ipairs(compresses) do
    elseif c == 'rgc' then doRgc = true
    else error(("dp_step: unknown -compress '%s' (none, rgc)"):format(c), 0) end
 end
-if not (opt.density > 0 and opt.density <= 1) then error('dp_step: -density must be in (0, 1]', 0) end
 
 local dist = require 'moontorch.dist'
 local algorithms = split(opt.algorithms)

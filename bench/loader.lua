@@ -10,20 +10,22 @@
 local ffi = require 'ffi'
 local torch = require 'moontorch' -- run from the repository root: its loader finds lua/ and recipes/
 local data = require 'moontorch.data'
-local options = require 'moontorch.util.options'
+local int = require('moontorch.train.flags').int
 local progress = require 'moontorch.util.progress'
 
 local cores = require('moontorch.data.loader').cores()
 local default_threads = {}
 for t = 1, cores do default_threads[#default_threads + 1] = t end
 
-local opt = options.parse(arg, {
-   { 'n', 2000, 'images in the generated set' },
-   { 'dir', '/tmp/moontorch-loader-bench', 'where the set is generated (kept for reruns)' },
-   { 'threads', table.concat(default_threads, ','), 'comma-separated decode thread counts' },
-   { 'batchSize', 64, 'batch size' },
-   { 'nopeer', false, 'skip PyTorch' },
-}, 'bench/loader.lua: loader images/s, moontorch vs PyTorch DataLoader + torchvision\nOptions:')
+local cli = torch.CmdLine()
+cli:text('bench/loader.lua: loader images/s, moontorch vs PyTorch DataLoader + torchvision')
+cli:text('Options:')
+cli:option('-n', 2000, 'images in the generated set', int '[1, inf)')
+cli:option('-dir', '/tmp/moontorch-loader-bench', 'where the set is generated (kept for reruns)')
+cli:option('-threads', table.concat(default_threads, ','), 'comma-separated decode thread counts')
+cli:option('-batchSize', 64, 'batch size', int '[1, inf)')
+cli:option('-nopeer', false, 'skip PyTorch')
+local opt = cli:parse(arg)
 torch.setnumthreads(1)
 
 -- ---- the data set: 10 classes, sizes around 500x375 (some portrait), smooth content plus

@@ -8,12 +8,14 @@
 -- Prints median ms per call.
 local torch = require 'moontorch' -- run from the repository root
 local nn = require 'moontorch.nn'
-local options = require 'moontorch.util.options'
+local int = require('moontorch.train.flags').int
 
-local opt = options.parse(arg, {
-   { 'threads', 2, 'CPU threads (oneDNN gets the same through OMP_NUM_THREADS)' },
-   { 'reps', 10, 'timed calls per case (the median is shown)' },
-}, 'bench/pool_bn_onednn.lua: ms per call, moontorch vs oneDNN (CPU)\nOptions:')
+local cli = torch.CmdLine()
+cli:text('bench/pool_bn_onednn.lua: ms per call, moontorch vs oneDNN (CPU)')
+cli:text('Options:')
+cli:option('-threads', 2, 'CPU threads (oneDNN gets the same through OMP_NUM_THREADS)', int '[1, inf)')
+cli:option('-reps', 10, 'timed calls per case (the median is shown)', int '[1, inf)')
+local opt = cli:parse(arg)
 torch.setnumthreads(opt.threads)
 
 -- ResNet-18 CIFAR at batch 32 (no max pooling) and ResNet-50 ImageNet at batch 8

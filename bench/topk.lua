@@ -10,20 +10,19 @@
 -- (PyTorch topk ms) / (ours ms): above 1 means ours is faster.
 local torch = require 'moontorch'
 local topk = require 'moontorch.dist.topk'
-local options = require 'moontorch.util.options'
+local int = require('moontorch.train.flags').int
 
-local opt = options.parse(arg, {
-   { 'sizes', '1e5,1e6,1e7,2.5e7', 'comma-separated element counts' },
-   { 'density', 0.001, 'fraction selected' },
-   { 'threads', '1,2', 'comma-separated thread counts (PyTorch gets the same)' },
-   { 'reps', 5, 'timed calls per cell (the median is shown)' },
-   { 'nosort', false, 'skip the full sort' },
-   { 'nopeer', false, 'skip PyTorch' },
-   { 'device', 'cpu', 'cpu or cuda' },
-}, 'bench/topk.lua: top-k selection throughput, moontorch vs a full sort and PyTorch topk\nOptions:')
-if opt.device ~= 'cpu' and opt.device ~= 'cuda' then
-   error("topk: -device must be 'cpu' or 'cuda', got " .. tostring(opt.device))
-end
+local cli = torch.CmdLine()
+cli:text('bench/topk.lua: top-k selection throughput, moontorch vs a full sort and PyTorch topk')
+cli:text('Options:')
+cli:option('-sizes', '1e5,1e6,1e7,2.5e7', 'comma-separated element counts')
+cli:option('-density', 0.001, 'fraction selected', { range = '(0, 1]' })
+cli:option('-threads', '1,2', 'comma-separated thread counts (PyTorch gets the same)')
+cli:option('-reps', 5, 'timed calls per cell (the median is shown)', int '[1, inf)')
+cli:option('-nosort', false, 'skip the full sort')
+cli:option('-nopeer', false, 'skip PyTorch')
+cli:option('-device', 'cpu', 'cpu or cuda', { choices = { 'cpu', 'cuda' } })
+local opt = cli:parse(arg)
 local gpu = opt.device == 'cuda'
 if gpu and not (torch.cuda.isAvailable and torch.cuda.isAvailable()) then
    error('topk: -device cuda but no CUDA device (or a build without CUDA)')

@@ -33,30 +33,31 @@ local torch = require 'moontorch' -- run from the repository root: its loader fi
 local nn = require 'moontorch.nn'
 local optim = require 'moontorch.optim'
 local models = require 'recipes.models'
-local options = require 'moontorch.util.options'
+local int = require('moontorch.train.flags').int
 local progress = require 'moontorch.util.progress'
 
-local opt = options.parse(arg, {
-   { 'threads', 2, 'CPU threads (PyTorch gets the same)' },
-   { 'reps', 10, 'timed steps per model (the median is shown)' },
-   { 'warmup', 3, 'untimed steps first' },
-   { 'batch', 0, "batch size of every model (0: each model's own, shown in its row)" },
-   { 'models', 'small_cnn,resnet18', 'comma-separated: small_cnn, resnet18, resnet50' },
-   { 'precision', 'fp32,bf16', 'comma-separated: fp32, bf16, fp16 (see the top of this file)' },
-   { 'layout', 'nchw', 'comma-separated: nchw, nhwc (channels-last model and input)' },
-   { 'device', 'cpu', 'cpu or cuda' },
-   { 'peerTF32', false, "let PyTorch use TF32 in cuDNN convolutions (its GPU default; we compute float32)" },
-   { 'tf32', false, 'both sides use TF32 tensor cores for float32 GEMMs and convolutions (torch.cuda.allowTF32)' },
-   { 'nopeer', false, 'skip PyTorch' },
-   { 'profile', false, 'time each layer type' },
-   { 'algo', 'native', 'CPU float32 convolutions by native, onednn, onednn_nchw or auto (torch.convBackend)' },
-   { 'fuse', false, 'also time each model with fused batch norm (nn.utils.fuseBatchNorm)' },
-}, 'bench/train_step.lua: ms per training step, moontorch vs PyTorch\nOptions:')
+local cli = torch.CmdLine()
+cli:text('bench/train_step.lua: ms per training step, moontorch vs PyTorch')
+cli:text('Options:')
+cli:option('-threads', 2, 'CPU threads (PyTorch gets the same)', int '[1, inf)')
+cli:option('-reps', 10, 'timed steps per model (the median is shown)', int '[1, inf)')
+cli:option('-warmup', 3, 'untimed steps first', int '[0, inf)')
+cli:option('-batch', 0, "batch size of every model (0: each model's own, shown in its row)", int '[0, inf)')
+cli:option('-models', 'small_cnn,resnet18', 'comma-separated: small_cnn, resnet18, resnet50')
+cli:option('-precision', 'fp32,bf16', 'comma-separated: fp32, bf16, fp16 (see the top of this file)')
+cli:option('-layout', 'nchw', 'comma-separated: nchw, nhwc (channels-last model and input)')
+cli:option('-device', 'cpu', 'cpu or cuda', { choices = { 'cpu', 'cuda' } })
+cli:option('-peerTF32', false, "let PyTorch use TF32 in cuDNN convolutions (its GPU default; we compute float32)")
+cli:option('-tf32', false, 'both sides use TF32 tensor cores for float32 GEMMs and convolutions (torch.cuda.allowTF32)')
+cli:option('-nopeer', false, 'skip PyTorch')
+cli:option('-profile', false, 'time each layer type')
+cli:option('-algo', 'native',
+   'CPU float32 convolutions by native, onednn, onednn_nchw or auto (torch.convBackend)',
+   { choices = { 'native', 'onednn', 'onednn_nchw', 'auto' } })
+cli:option('-fuse', false, 'also time each model with fused batch norm (nn.utils.fuseBatchNorm)')
+local opt = cli:parse(arg)
 torch.setnumthreads(opt.threads)
 torch.convBackend(opt.algo)
-if opt.device ~= 'cpu' and opt.device ~= 'cuda' then
-   error("train_step: -device must be 'cpu' or 'cuda', got " .. tostring(opt.device))
-end
 local gpu = opt.device == 'cuda'
 if gpu and not (torch.cuda.isAvailable and torch.cuda.isAvailable()) then
    io.stderr:write('train_step: -device cuda but no CUDA device (or a build without CUDA)\n')
@@ -79,9 +80,6 @@ local cases = {
       classes = 1000, desc = 'ResNet-50 (ImageNet), batch 64, 3x224x224' },
 }
 if opt.batch ~= 0 then -- one batch size for all: the rows say it
-   if opt.batch < 1 or opt.batch ~= math.floor(opt.batch) then
-      error('train_step: -batch must be a positive integer (or 0), got ' .. tostring(opt.batch))
-   end
    for _, c in pairs(cases) do
       c.shape[1] = opt.batch
       c.desc = c.desc:gsub('batch %d+', 'batch ' .. opt.batch)

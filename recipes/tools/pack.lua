@@ -7,21 +7,24 @@
 -- interruption keeps every shard that opens, holds the expected files and passes its CRCs,
 -- and rewrites the rest. Unreadable files are skipped, each named, and counted at the end.
 -- -verify re-reads every record of DST afterwards and checks its CRC (exit status 1 on errors).
-require 'moontorch' -- the repository root's loader: lua/ on the path
+local torch = require 'moontorch' -- the repository root's loader: lua/ on the path
 local ffi = require 'ffi'
 local dataset = require 'moontorch.data.dataset'
 local fs = require 'moontorch.data.fs'
 local now = require('moontorch.util.progress').now
-local options = require 'moontorch.util.options'
+local int = require('moontorch.train.flags').int
 local C = require('moontorch.internal').C -- the shard reader and writer's C API
 
-local spec = {
-   { 'shardSize', 1024, 'records per shard' },
-   { 'extensions', 'jpg,jpeg,png', 'extensions of the files to pack (comma-separated, any case)' },
-   { 'verify', false, 'afterwards, re-read every record of DST and check its CRC' },
-   { 'quiet', false, 'no progress line' },
-}
-local USAGE = 'usage: luajit recipes/tools/pack.lua SRC DST [options]'
+local cmd = torch.CmdLine()
+cmd.name = 'pack'
+cmd:text('pack.lua: pack an ImageFolder (or its train/, val/, test/) into shards')
+cmd:argument('-src', 'ImageFolder root, or a folder of split folders')
+cmd:argument('-dst', 'where the shards go')
+cmd:text('Options:')
+cmd:option('-shardSize', 1024, 'records per shard', int '[1, inf)')
+cmd:option('-extensions', 'jpg,jpeg,png', 'extensions of the files to pack (comma-separated, any case)')
+cmd:option('-verify', false, 'afterwards, re-read every record of DST and check its CRC')
+cmd:option('-quiet', false, 'no progress line')
 local SPLITS = { 'train', 'val', 'test' }
 
 local function lasterr() return ffi.string(C.mt_last_error()) end
@@ -233,16 +236,8 @@ end
 -- main
 
 local function main(args)
-   local pos, rest = {}, {}
-   for _, a in ipairs(args) do
-      if #rest == 0 and #pos < 2 and a:sub(1, 1) ~= '-' then pos[#pos + 1] = a else rest[#rest + 1] = a end
-   end
-   local opt = options.parse(rest, spec, USAGE)
-   if #pos ~= 2 then error(USAGE .. ' (-h lists the options)', 0) end
-   if opt.shardSize < 1 or opt.shardSize ~= math.floor(opt.shardSize) then
-      error('option -shardSize: expected an integer >= 1, got ' .. opt.shardSize, 0)
-   end
-   local src, dst = pos[1]:gsub('(.)/+$', '%1'), pos[2]:gsub('(.)/+$', '%1')
+   local opt = cmd:parse(args)
+   local src, dst = opt.src:gsub('(.)/+$', '%1'), opt.dst:gsub('(.)/+$', '%1')
    if not fs.isdir(src) then error(('cannot open the source folder %s'):format(src), 0) end
    local jobs = {}
    for _, s in ipairs(SPLITS) do
@@ -264,7 +259,7 @@ end
 local ok, rc = pcall(main, arg or {})
 if not ok then
    -- library errors carry the Lua position of the call; the message itself says what failed
-   io.stderr:write('pack: ', (tostring(rc):gsub('^[^:\n]+%.lua:%d+: ', '')), '\n')
+   io.stderr:write('pack: ', (tostring(rc):gsub('^[^:\n]+%.lua:%d+: ', ''):gsub('^pack: ', '')), '\n')
    os.exit(1)
 end
 os.exit(rc)
