@@ -8,7 +8,7 @@
 --                                [-controlLR 0.2,0.4,0.8,1.6,3.2,6.4]
 -- spec/recipes/large_batch_spec.lua requires this file for the same two commands (M.runs, M.run).
 local modname = ...
-require 'moontorch' -- the repository root's loader (lua/ on the path), for progress.now
+local torch = require 'moontorch' -- the repository root's loader (lua/ on the path)
 local progress = require 'moontorch.util.progress'
 
 local M = {}
@@ -53,31 +53,25 @@ end
 local function numbers(s, what)
    local t = {}
    for v in s:gmatch('[^,]+') do
-      local n = tonumber(v)
-      t[#t + 1] = n
-      if not n then
-         io.stderr:write(('bench/large_batch.lua: %s must be a comma-separated list of numbers, got %q\n')
-            :format(what, s))
-         os.exit(2)
-      end
+      t[#t + 1] = tonumber(v) or error(('large_batch: %s must be a comma-separated list of numbers, got %q')
+         :format(what, s), 0)
    end
    return t
 end
 
 if modname ~= 'bench.large_batch' then -- run as a script
-   local usage = 'options: -threads N, -only sgd|lars|sgd4096, -seeds 1,2,..., -controlLR 0.2,0.4,...'
-   local threads, only, seeds, controlLR = 2, nil, { 1 }, { 0.2, 0.4, 0.8, 1.6, 3.2, 6.4 }
-   local i = 1
-   while i <= #arg do
-      if arg[i] == '-threads' and tonumber(arg[i + 1]) then threads, i = tonumber(arg[i + 1]), i + 2
-      elseif arg[i] == '-only' and arg[i + 1] then only, i = arg[i + 1], i + 2
-      elseif arg[i] == '-seeds' and arg[i + 1] then seeds, i = numbers(arg[i + 1], '-seeds'), i + 2
-      elseif arg[i] == '-controlLR' and arg[i + 1] then controlLR, i = numbers(arg[i + 1], '-controlLR'), i + 2
-      else
-         io.stderr:write(('bench/large_batch.lua: unknown argument %q (%s)\n'):format(arg[i], usage))
-         os.exit(2)
-      end
-   end
+   local cli = torch.CmdLine()
+   cli.name = 'large_batch'
+   cli:text('bench/large_batch.lua: LARS at batch 4096 against SGD at batch 128 on Fashion-MNIST')
+   cli:text('Options:')
+   cli:option('-threads', 2, 'CPU threads of each run', { range = '[1, inf)', integer = true })
+   cli:option('-only', 'both', 'the runs: both (sgd and lars), sgd, lars, or sgd4096 (the control)',
+      { choices = { 'both', 'sgd', 'lars', 'sgd4096' } })
+   cli:option('-seeds', '1', 'comma-separated seeds, each training the runs once')
+   cli:option('-controlLR', '0.2,0.4,0.8,1.6,3.2,6.4', 'comma-separated peak rates of the control (-only sgd4096)')
+   local opt = cli:parse(arg)
+   local threads, seeds, controlLR = opt.threads, numbers(opt.seeds, '-seeds'), numbers(opt.controlLR, '-controlLR')
+   local only = opt.only ~= 'both' and opt.only or nil
    -- the pair for every seed; the control only when asked for (-only sgd4096)
    local jobs = {}
    for _, seed in ipairs(seeds) do

@@ -12,30 +12,23 @@ local torch = require 'moontorch' -- run from the repository root: its loader fi
 
 ---------------------------------------------------------------------------------------------
 -- options
-local opt = { threads = nil, reps = 7, warmup = 2, quick = false, peer = true, gpu = true }
-do
-   local i = 1
-   while i <= #arg do
-      local a = arg[i]
-      if a == '-threads' then opt.threads = tonumber(arg[i + 1]); i = i + 1
-      elseif a == '-reps' then opt.reps = tonumber(arg[i + 1]); i = i + 1
-      elseif a == '-quick' then opt.quick = true
-      elseif a == '-nopeer' then opt.peer = false
-      elseif a == '-nogpu' then opt.gpu = false
-      else
-         io.stderr:write('usage: luajit bench/tensor.lua [-threads N] [-reps N] [-quick] [-nopeer] [-nogpu]\n')
-         os.exit(2)
-      end
-      i = i + 1
-   end
-end
+local cli = torch.CmdLine()
+cli:text('bench/tensor.lua: core tensor ops against OpenBLAS, memcpy and PyTorch')
+cli:text('Options:')
+cli:option('-threads', 0, 'CPU threads (0: every core)', { range = '[0, inf)', integer = true })
+cli:option('-reps', 7, 'timed runs per case (the median is shown)', { range = '[1, inf)', integer = true })
+cli:option('-quick', false, 'fewer sizes and 3 runs each')
+cli:option('-nopeer', false, 'skip PyTorch')
+cli:option('-nogpu', false, 'skip the GPU table')
+local opt = cli:parse(arg)
+opt.warmup, opt.peer, opt.gpu = 2, not opt.nopeer, not opt.nogpu
 local function nproc()
    local f = io.popen('nproc')
    local n = f and tonumber(f:read('*l'))
    if f then f:close() end
    return n or 1
 end
-opt.threads = opt.threads or nproc()
+if opt.threads == 0 then opt.threads = nproc() end
 torch.setnumthreads(opt.threads) -- OpenMP; BLAS stays single-threaded inside it
 if opt.quick then opt.reps = 3 end
 

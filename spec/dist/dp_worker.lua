@@ -14,26 +14,14 @@ local nn = require 'moontorch.nn'
 local optim = require 'moontorch.optim'
 local DataParallel = require 'moontorch.dist.DataParallel'
 
-local opt = { steps = 4, batch = 4, fake = false, algorithm = 'auto', groupSize = 0 }
-do
-   local i = 1
-   while i <= #arg do
-      local a = arg[i]
-      if a == '--fake' then
-         opt.fake = true
-      elseif a == '--steps' or a == '--batch' or a == '--groupSize' then
-         opt[a:sub(3)] = tonumber(arg[i + 1]) or error('dp_worker: ' .. a .. ' needs a number', 0)
-         i = i + 1
-      elseif a == '--algorithm' then
-         opt.algorithm = arg[i + 1] or error('dp_worker: --algorithm needs a name', 0)
-         i = i + 1
-      else
-         error('dp_worker: unknown argument ' .. a
-            .. ' (--steps N, --batch B, --algorithm A, --groupSize G, --fake)', 0)
-      end
-      i = i + 1
-   end
-end
+local cmd = torch.CmdLine()
+cmd.name = 'dp_worker'
+cmd:option('--steps', 4, 'SGD steps', { range = '[1, inf)', integer = true })
+cmd:option('--batch', 4, 'global batch', { range = '[1, inf)', integer = true })
+cmd:option('--algorithm', 'auto', 'allreduce algorithm (dist.init checks the name)')
+cmd:option('--groupSize', 0, 'ranks per group for dist.init', { range = '[0, inf)', integer = true })
+cmd:option('--fake', false, 'one process, a stand-in dist: the logic only')
+local opt = cmd:parse(arg)
 
 -- one process standing in for a dist of size 1
 local function fakeDist()
