@@ -3,7 +3,8 @@
  *
  *   #define MT_GENERIC_FILE "generic/nn_loss.c"
  *   #include "generate_float.h"  // f32, f64, f16, bf16; generate_all.h: every dtype;
- *                                // generate_int.h: the integers and bool; generate_blas.h: f32, f64
+ *                                // generate_int.h: the integers and bool; generate_blas.h: f32, f64;
+ *                                // generate_raw.h: by element width, for moves (raw_t, RAW_G)
  *
  * and dispatches on the dtype with the list, the one place a macro remains:
  *

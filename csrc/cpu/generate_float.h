@@ -15,4 +15,6 @@ _Static_assert(mt__gen_float_count == 4, "generate_float.h: MT_DTYPES' floating 
 #define MT_GEN_N bf16
 #include "generate_one.h"
 
+#ifndef MT__GEN_KEEP_FILE /* generate_all.h includes the next subset */
 #undef MT_GENERIC_FILE
+#endif

@@ -19,4 +19,6 @@ _Static_assert(mt__gen_int_count == 6, "generate_int.h: MT_DTYPES' integer dtype
 #define MT_GEN_N i16
 #include "generate_one.h"
 
+#ifndef MT__GEN_KEEP_FILE /* generate_all.h includes the next subset */
 #undef MT_GENERIC_FILE
+#endif

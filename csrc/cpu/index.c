@@ -88,17 +88,8 @@ static mt_status check_indices(const char *op, const mt_tensor *index, int dim, 
 /* ---- row kernels: raw element moves by element width (generic/index.c), index_add per
  * dtype (generic/index_add.c) ---- */
 
-#define RAW_G(name) PW_CAT(name, RAW_BITS)
-#define raw_t PW_CAT(PW_CAT(uint, RAW_BITS), _t)
-#define RAW_BITS 8
-#include "generic/index.c"
-#define RAW_BITS 16
-#include "generic/index.c"
-#define RAW_BITS 32
-#include "generic/index.c"
-#define RAW_BITS 64
-#include "generic/index.c"
-#undef raw_t
+#define MT_GENERIC_FILE "generic/index.c"
+#include "generate_raw.h"
 
 /* by element size: 1, 2, 4, 8 bytes */
 static const mt_iter_row gather_rows[4] = {gather_rows8, gather_rows16, gather_rows32, gather_rows64};

@@ -10,18 +10,9 @@
 
 /* transposing copies move TILE x TILE tiles */
 #define TILE 32
-/* generic/pointwise_raw.c once per element width: raw_t is uint<RAW_BITS>_t, RAW_G(name) name<RAW_BITS> */
-#define RAW_G(name) PW_CAT(name, RAW_BITS)
-#define raw_t PW_CAT(PW_CAT(uint, RAW_BITS), _t)
-#define RAW_BITS 8
-#include "generic/pointwise_raw.c"
-#define RAW_BITS 16
-#include "generic/pointwise_raw.c"
-#define RAW_BITS 32
-#include "generic/pointwise_raw.c"
-#define RAW_BITS 64
-#include "generic/pointwise_raw.c"
-#undef raw_t
+/* the raw copies, once per element width */
+#define MT_GENERIC_FILE "generic/pointwise_raw.c"
+#include "generate_raw.h"
 
 /* ---- fill ---- */
 
