@@ -1,7 +1,7 @@
--- logger_spec.lua: moontorch.util.logger, the CSV log of a training run: rows of random values read
+-- csvlog_spec.lua: moontorch.util.csvlog, the CSV log of a training run: rows of random values read
 -- back, quoting, and the append-on-resume that keeps the earlier epochs.
 local util = require 'spec.util'
-local logger = require 'moontorch.util.logger'
+local logger = require 'moontorch.util.csvlog'
 
 local tmpdir = util.tmpdir()
 local function tmp(name) return tmpdir .. '/' .. name end

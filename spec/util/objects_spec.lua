@@ -1,4 +1,4 @@
--- utility_spec.lua: utility.md's object utilities that are not the class system: pointer,
+-- objects_spec.lua: utility.md's object utilities that are not the class system: pointer,
 -- isequal, getenv/setenv, getconstructortable, typename2id/id, setheaptracking, and the
 -- documented behaviour of torch.type/typename/isTensor.
 local ffi = require 'ffi'

@@ -374,11 +374,11 @@ return function(torch, T)
    end
 
    ------------------------------------------------------------------------------------------
-   -- objects: the bytes come from moontorch.serialize (Torch7's format), in this file's mode
+   -- objects: the bytes come from moontorch.io.serialize (Torch7's format), in this file's mode
    local function serializer(op)
-      local ok, ser = pcall(require, 'moontorch.serialize')
+      local ok, ser = pcall(require, 'moontorch.io.serialize')
       if not ok then
-         error(op .. ': object serialization needs the moontorch.serialize module: ' .. tostring(ser), 3)
+         error(op .. ': object serialization needs the moontorch.io.serialize module: ' .. tostring(ser), 3)
       end
       return ser
    end
@@ -404,6 +404,6 @@ return function(torch, T)
    end
 
    -- the concrete files
-   require('moontorch.file_disk')(torch, T, File)
-   require('moontorch.file_memory')(torch, T, File)
+   require('moontorch.io.file_disk')(torch, T, File)
+   require('moontorch.io.file_memory')(torch, T, File)
 end

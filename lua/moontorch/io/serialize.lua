@@ -1,6 +1,6 @@
 -- serialize.lua: Torch7's serialization format (File:writeObject / readObject), binary and
 -- ascii, and torch.save, torch.load, torch.serialize, torch.deserialize on top of it.
---   local s = require 'moontorch.serialize'
+--   local s = require 'moontorch.io.serialize'
 --   local bytes = s.encode(obj, 'binary')          -- what torch.serialize returns
 --   local obj, nextpos = s.decode(bytes, 1, 'binary')
 -- Writing follows Torch7 (shared tables, tensors and storages are written once and referred to
@@ -11,7 +11,7 @@
 local ffi = require 'ffi'
 local T = require 'moontorch.internal'
 local class = require 'moontorch.class'
-local fs = require 'moontorch.data.fs'
+local fs = require 'moontorch.io.fs'
 local C = T.C
 
 local M = {}

@@ -1,5 +1,5 @@
 -- tensorboard.lua: scalar logs that TensorBoard reads (csrc/io/tfevents.c writes the files).
---   local tb = require 'moontorch.util.tensorboard'
+--   local tb = require 'moontorch.io.tensorboard'
 --   local w = tb.Writer('runs/resnet18')   -- creates the folder (one level) if missing
 --   w:scalar('train/loss', loss, step)      -- optional 4th argument: wall time in seconds
 --   print(w.path)                           -- runs/resnet18/events.out.tfevents.<secs>.<host>

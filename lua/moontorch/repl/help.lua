@@ -312,7 +312,7 @@ torch.File.binary :: f:binary() / f:ascii() :: numbers as bytes in memory order,
 torch.File.autoSpacing :: f:autoSpacing() / f:noAutoSpacing() :: in ascii, spaces between numbers and a newline after each write (default)
 torch.File.readString :: f:readString('*a' | '*l' | n) :: the rest of the file, the next line (without its newline), or n bytes
 torch.File.writeString :: f:writeString(str) :: write str's bytes; returns how many were written
-torch.File.readObject :: f:readObject() :: the next object written by writeObject (moontorch.serialize's Torch7 format)
+torch.File.readObject :: f:readObject() :: the next object written by writeObject (moontorch.io.serialize's Torch7 format)
 torch.File.writeObject :: f:writeObject(obj) :: write an object in Torch7's serialization format
 torch.File.seek :: f:seek(pos) :: go to byte pos (1-based); f:seekEnd() goes to the end, f:position() tells where
 torch.File.quiet :: f:quiet() / f:pedantic() :: read and write errors set f:hasError() instead of raising (f:clearError() resets)

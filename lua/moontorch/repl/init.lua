@@ -1,4 +1,4 @@
--- repl.lua: the `moontorch` command: LuaJIT with torch loaded, as an interactive REPL (GNU
+-- repl/init.lua (moontorch.repl): the `moontorch` command: LuaJIT with torch loaded, as an interactive REPL (GNU
 -- readline editing, history and completion when stdin is a terminal) or running a script or
 -- -e code like luajit. bin/moontorch runs this file as a script; `require 'moontorch.repl'`
 -- gives the pieces (pretty, completions, help, Session, main) without starting anything.
@@ -238,7 +238,7 @@ end
 ---------------------------------------------------------------------------------------------
 -- help
 
-local helpdb = require 'moontorch.help'
+local helpdb = require 'moontorch.repl.help'
 
 -- The value a help key names ('torch.Tensor.add' is the method), or nil.
 local function value_of(key)
@@ -558,7 +558,7 @@ function M.repl()
    local loaded = load_globals()
    capture_sigint()
    local session = Session.new(_G)
-   local rlmod = require 'moontorch.readline'
+   local rlmod = require 'moontorch.repl.readline'
    local why = rlmod.unavailable()
    if not why and os.getenv('MOONTORCH_READLINE') == '0' then why = 'MOONTORCH_READLINE=0' end
    local interactive = ffi.C.isatty(0) ~= 0
@@ -691,7 +691,7 @@ function M.main(argv)
    return M.repl()
 end
 
--- Started as a script (bin/moontorch runs `luajit .../repl.lua args...`): run main and exit
+-- Started as a script (bin/moontorch runs `luajit .../repl/init.lua args...`): run main and exit
 -- with its status. Under require, only return the module.
 local src = debug.getinfo(1, 'S').source
 if arg and arg[0] and src == '@' .. arg[0] then

@@ -5,7 +5,7 @@
 -- rather than the blocking readline(): a blocking read() is restarted after SIGINT, so Ctrl-C
 -- would do nothing until Enter; with poll() we see EINTR at once and can drop the line.
 --
---   local rl = require('moontorch.readline').open{ history = path, history_size = 1000,
+--   local rl = require('moontorch.repl.readline').open{ history = path, history_size = 1000,
 --                                                  complete = function(word, before) ... end }
 --   local line, why = rl:read('> ')  -- line; or nil, 'eof'; or nil, 'interrupt'
 --   rl:add_history(line)  -- also appends it to the history file

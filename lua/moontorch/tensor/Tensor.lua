@@ -68,7 +68,7 @@ end
 ---------------------------------------------------------------------------------------------
 -- the metatype
 local ref_t = ffi.typeof('mt_tensor_ref')
-local index_hook -- set by tensor_index.lua: t[i], t[{...}]
+local index_hook -- set by indexing.lua: t[i], t[{...}]
 local newindex_hook
 
 -- Per-type faces: torch.getmetatable('torch.FloatTensor') is a table of its own that reads

@@ -1,4 +1,4 @@
--- tensor_layout.lua: channels-last (NHWC) storage of 4-d N x C x H x W tensors, PyTorch's
+-- channels_last.lua: channels-last (NHWC) storage of 4-d N x C x H x W tensors, PyTorch's
 -- memory format, on every device:
 --   t:channelsLast()    a tensor with t's sizes and values stored channels-last (strides
 --                       H*W*C, 1, W*C, C); t itself when it already is

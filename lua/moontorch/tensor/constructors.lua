@@ -1,4 +1,4 @@
--- tensor_new.lua: constructors (torch.FloatTensor(2,3), torch.Tensor{{1,2},{3,4}}, ...),
+-- constructors.lua: constructors (torch.FloatTensor(2,3), torch.Tensor{{1,2},{3,4}}, ...),
 -- factories (zeros, ones, range, linspace, eye, *Like) and conversion to Lua tables.
 local ffi = require 'ffi'
 

@@ -1,4 +1,4 @@
--- tensor_conv.lua: Torch7's direct convolutions of images with kernels (maths.md):
+-- conv.lua: Torch7's direct convolutions of images with kernels (maths.md):
 --   torch.conv2([res,] x, k [,'V' or 'F'])   2-d: x, k 2-d (one image), 3-d and 3-d (plane i
 --                                           with kernel i), or 3-d and 4-d (out[q] = sum over
 --                                           p of x[p] with k[q][p]); 'V' valid (default), 'F' full

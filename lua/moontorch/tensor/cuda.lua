@@ -128,7 +128,7 @@ return function(torch, T)
    end
 
    -- torch.cuda.channelsLast(t), torch.cuda.isChannelsLast(t): t:channelsLast() and
-   -- t:isChannelsLast() (tensor_layout.lua, any device), under their earlier names
+   -- t:isChannelsLast() (channels_last.lua, any device), under their earlier names
    cuda.channelsLast = methods.channelsLast
    cuda.isChannelsLast = methods.isChannelsLast
 

@@ -1,4 +1,4 @@
--- tensor_forms.lua: the other spellings Torch7 documents for functions that exist elsewhere,
+-- forms.lua: the other spellings Torch7 documents for functions that exist elsewhere,
 -- so that Torch7 code written either way runs:
 --   x:zeros(sizes...), x:ones, x:rand, x:randn, x:eye(n [,m]), x:randperm(n)
 --        the factories' method forms: resize x and fill it (x is returned)

@@ -1,4 +1,4 @@
--- tensor_gather.lua: Torch7's index-driven ops and concatenation: index/indexSelect,
+-- index_ops.lua: Torch7's index-driven ops and concatenation: index/indexSelect,
 -- indexCopy, indexAdd, indexFill, gather, scatter and cat. Dimensions and index values are
 -- 1-based; index tensors are LongTensors (IntTensors and Lua tables of numbers also accepted).
 local ffi = require 'ffi'

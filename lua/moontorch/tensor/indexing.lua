@@ -1,4 +1,4 @@
--- tensor_index.lua: Torch7 indexing. t[i] (a number on a 1-d tensor, else the select view),
+-- indexing.lua: Torch7 indexing. t[i] (a number on a 1-d tensor, else the select view),
 -- t[{2, {1, 3}, {}}] slice tables, t[mask] (ByteTensor/BoolTensor), t[longIndex], and the
 -- matching assignments. Indices are 1-based; negative ones count from the end.
 local ffi = require 'ffi'

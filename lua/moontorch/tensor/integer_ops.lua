@@ -1,7 +1,7 @@
--- tensor_intops.lua: remainders and bitwise ops with Torch7's forms.
+-- integer_ops.lua: remainders and bitwise ops with Torch7's forms.
 --
 --   remainder / cremainder   a % b with the divisor's sign (Lua's %): 5 % -3 = -1
---   cfmod (fmod: tensor_math) remainder with the dividend's sign (C's fmod): fmod(5, -3) = 2
+--   cfmod (fmod: pointwise.lua) remainder with the dividend's sign (C's fmod): fmod(5, -3) = 2
 --   bitand bitor bitxor       integer dtypes only (and bool), with a number;  cbitand ... with a tensor
 --   lshift rshift             with a number;  clshift crshift with a tensor. Integers shift their
 --                             bit pattern as unsigned (so rshift is logical, as Torch7's); a count

@@ -1,4 +1,4 @@
--- tensor_lapack.lua: Torch7's LAPACK functions (maths.md, "Eigenvalues, SVD, Linear System
+-- lapack.lua: Torch7's LAPACK functions (maths.md, "Eigenvalues, SVD, Linear System
 -- Solution"): gesv, trtrs, gels, inverse, potrf, potrs, potri, pstrf, qr, geqrf, orgqr, ormqr,
 -- eig, symeig, svd. Each is torch.f([results...,] inputs... [, options]) as in Torch7: the
 -- result tensors are all given or none, the options are Torch7's one-letter strings. Float and

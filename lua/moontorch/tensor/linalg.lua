@@ -1,4 +1,4 @@
--- tensor_linalg.lua: matrix products with Torch7's signatures: mm, bmm, mv, ger, dot and the
+-- linalg.lua: matrix products with Torch7's signatures: mm, bmm, mv, ger, dot and the
 -- accumulating forms addmm, addbmm, baddbmm, addmv, addr ([res,] [v1,] M, [v2,] x, y).
 -- Results take the inputs' dtype; all operands must share dtype and device.
 local ffi = require 'ffi'

@@ -1,4 +1,4 @@
--- tensor_matrix.lua: Torch7's structural matrix functions, composed from tensor ops (views,
+-- matrix.lua: Torch7's structural matrix functions, composed from tensor ops (views,
 -- copies, pointwise ops with broadcasting, masks, norms), so they run wherever those ops do,
 -- CUDA included:
 --   torch.cross([res,] a, b [,dim])      cross product along dim (default: first dim of size 3)

@@ -1,4 +1,4 @@
--- tensor_order.lua: Torch7's order statistics and search functions:
+-- order_statistics.lua: Torch7's order statistics and search functions:
 --   torch.kthvalue([resval, resind,] x, k [,dim])  k-th smallest along dim (default: last)
 --   torch.median([resval, resind,] x [,dim])       the lower median, kthvalue with k = floor((n+1)/2)
 --   torch.mode([resval, resind,] x [,dim])         the most frequent value (smallest among ties)

@@ -1,4 +1,4 @@
--- tensor_math.lua: pointwise math with Torch7's conventions, comparisons and the operators.
+-- pointwise.lua: pointwise math with Torch7's conventions, comparisons and the operators.
 --
 --   torch.f([res,] ...)  returns a new tensor, or writes res when one is given first;
 --   t:f(...)             works in place on t (t:exp() sets t = exp(t), t:add(b) sets t = t + b),
@@ -6,7 +6,7 @@
 --   comparisons (eq ne lt le gt ge) return a ByteTensor (t:eq(u) is elementwise; `t == u` is
 --   identity: true only for the same tensor object, so tables and asserts keep working).
 -- Operands broadcast with numpy's rules and must share dtype and device.
--- Note: t:sub(...) is Torch7's sub-tensor (narrowing, tensor_view.lua); subtraction is csub.
+-- Note: t:sub(...) is Torch7's sub-tensor (narrowing, view.lua); subtraction is csub.
 local ffi = require 'ffi'
 
 return function(torch, T)
@@ -405,7 +405,7 @@ return function(torch, T)
       return r
    end
    -- tensor * tensor follows Torch7: vector.vector is a number (dot), matrix*vector is mv,
-   -- matrix*matrix is mm (from tensor_linalg.lua, looked up at call time)
+   -- matrix*matrix is mm (from linalg.lua, looked up at call time)
    mt.__mul = function(a, b)
       if type(a) == 'number' and is_tensor(b) then return apply_binary('mul', nil, b, a) end
       if is_tensor(a) and type(b) == 'number' then return apply_binary('mul', nil, a, b) end

@@ -1,4 +1,4 @@
--- tensor_print.lua: tostring(t) in Torch7's layout: values in aligned columns, a common scale
+-- print.lua: tostring(t) in Torch7's layout: values in aligned columns, a common scale
 -- factor ("1e-03 *") when every magnitude is small or large, columns wrapped at the line width
 -- under "Columns a to b" headers, 3-d and larger tensors as "(i,j,.,.) = " matrices, and a
 -- "[torch.FloatTensor of size 2x3]" footer. Big tensors are summarised: only the first and

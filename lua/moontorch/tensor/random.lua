@@ -1,4 +1,4 @@
--- tensor_random.lua: the default generator and random draws with Torch7's API.
+-- random.lua: the default generator and random draws with Torch7's API.
 --
 -- The generator is counter-based (Philox, csrc/core/philox.h): its state is just
 -- {seed, offset}; a draw of n elements uses counters offset .. offset+n-1 and then advances

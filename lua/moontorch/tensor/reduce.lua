@@ -1,4 +1,4 @@
--- tensor_reduce.lua: reductions (sum, prod, mean, var, std, norm, max, min, argmax, argmin,
+-- reduce.lua: reductions (sum, prod, mean, var, std, norm, max, min, argmax, argmin,
 -- any, all) and ordering (sort, topk), with Torch7's signatures:
 --  * without a dimension a reduction returns a Lua number (any/all: a boolean);
 --  * with one it returns a tensor that KEEPS the reduced dimension with size 1 (Torch7), e.g.

@@ -1,4 +1,4 @@
--- tensor_sampling.lua: log-normal draws and multinomial sampling with Torch7's API.
+-- sampling.lua: log-normal draws and multinomial sampling with Torch7's API.
 --
 --   t:logNormal([mean=1, stdv=2])   in place: exp of normal draws; mean and stdv are those of the
 --                                   underlying normal (Torch7's defaults and meaning), stdv > 0

@@ -1,4 +1,4 @@
--- tensor_scan.lua: cumulative sums and products (Torch7's cumsum, cumprod).
+-- scan.lua: cumulative sums and products (Torch7's cumsum, cumprod).
 --
 --   torch.cumsum([res,] x [,dim])   dim defaults to 1 (Torch7's default for both functions)
 --   x:cumsum([dim])                  returns a new tensor (x is the source, as in Torch7)

@@ -1,4 +1,4 @@
--- tensor_split.lua: Torch7's functions that cut a tensor into pieces or tile it, composed from
+-- split.lua: Torch7's functions that cut a tensor into pieces or tile it, composed from
 -- views and one copy, so they run wherever views and copies do (CUDA included):
 --   torch.split([result,] x, size [,dim])   a table of narrows of `size` along dim (default 1),
 --                                          the last one shorter when size does not divide it

@@ -1,4 +1,4 @@
--- tensor_view.lua: views that share storage (view, reshape, narrow, select, sub, transpose,
+-- view.lua: views that share storage (view, reshape, narrow, select, sub, transpose,
 -- permute, expand, squeeze, unsqueeze, unfold), copies (copy, clone, contiguous), resize/set
 -- (over tensors or storage.lua's storages), type conversion, and Lua callbacks over elements
 -- (apply, map, map2).

@@ -1,4 +1,4 @@
--- logger.lua: a CSV log, one row per call, flushed at once so a killed run keeps its rows.
+-- csvlog.lua: a CSV log, one row per call, flushed at once so a killed run keeps its rows.
 --   local log = logger.new('run/log.csv', { 'epoch', 'train_loss', 'test_acc' }, { append = true })
 --   log:add{ epoch = 1, train_loss = 0.41, test_acc = 0.88 }
 -- With `append` and an existing file with the same columns, earlier rows are kept (and

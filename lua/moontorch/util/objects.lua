@@ -1,6 +1,6 @@
--- utility.lua: the object utilities of Torch7's utility.md that are not the class system
+-- objects.lua: the object utilities of Torch7's utility.md that are not the class system
 -- (torch.class, isTypeOf, getmetatable, factory live in class.lua; type/typename/isTensor in
--- tensor_new.lua):
+-- tensor/constructors.lua):
 --   torch.pointer(obj)                 an integer address: the C tensor of a tensor, the object itself otherwise
 --   torch.isequal(a, b)                the same table, or the same C tensor
 --   torch.getenv(obj) / setenv(obj, t) an object's environment table (functions, userdata, threads, cdata)

@@ -61,7 +61,7 @@ local function get_tolerance_message(default, ...)
 end
 
 return function(torch, T)
-   local check = require('moontorch.tester_check')(torch, T)
+   local check = require('moontorch.util.tester_check')(torch, T)
    local Tester = class('torch.Tester', nil, torch)
 
    function Tester:__init()
