@@ -1,4 +1,4 @@
--- checkpoint_spec.lua: safetensors files (csrc/io/safetensors.c, lua/moontorch/io/checkpoint.lua)
+-- checkpoint_spec.lua: safetensors files (csrc/io/safetensors.c, lua/moontorch/checkpoint.lua)
 local torch = require 'moontorch'
 local checkpoint = require 'moontorch.checkpoint'
 local util = require 'spec.util'
