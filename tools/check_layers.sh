@@ -2,8 +2,8 @@
 # check_layers.sh: every #include between moontorch's C folders, and every require between its
 # Lua parts, points to the same layer or a lower one (docs/design.md):
 #   C:   0 core  <-  1 cpu, cuda, kernels  <-  2 nn, dist, data, io
-#   Lua: core (lua/moontorch/*.lua)  <-  util  <-  nn, optim, data  <-  dist  <-  train
-#        and nothing under lua/ requires a recipe
+#   Lua: core (the torch package: lua/moontorch/*.lua, tensor/, io/, util/)  <-  nn, optim, data
+#        <-  dist  <-  train; repl/ (the moontorch command) on top; nothing under lua/ requires a recipe
 # Backends do not include each other (cpu, cuda and kernels are siblings, except that kernels/
 # is the device half of cuda: csrc/cuda may include kernels/kernels.h); the C level-2 parts
 # are independent of each other, and so are Lua's nn, optim and data (dist wraps nn modules).
@@ -49,7 +49,8 @@ while IFS= read -r line; do
 done < <(grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' csrc kernels || true)
 
 # Lua: the part of lua/moontorch a file or module belongs to (into $part): its folder, or core
-# for the files at the top (moontorch.<name> is a folder's init.lua when that folder exists)
+# for the files at the top and the torch package's own folders (moontorch.<name> is a folder's
+# init.lua when that folder exists)
 lua_part() { # "lua/moontorch/nn/Linear.lua" or "moontorch.nn.Linear" -> nn
   local p=${1#lua/}
   p=${p//./\/}
@@ -57,15 +58,15 @@ lua_part() { # "lua/moontorch/nn/Linear.lua" or "moontorch.nn.Linear" -> nn
   p=${p#/}
   part=${p%%/*}
   if [ -z "$part" ] || [ ! -d "lua/moontorch/$part" ]; then part=core; fi
+  case $part in tensor | io | util) part=core ;; esac
 }
 # what each part may require besides itself
 declare -A lua_allowed=(
-  [core]="core" [util]="core" [nn]="core util" [optim]="core util" [data]="core util"
-  [dist]="core util nn" [train]="core util nn optim data dist"
+  [core]="core" [nn]="core" [optim]="core" [data]="core" [dist]="core nn"
+  [train]="core nn optim data dist" [repl]="core nn optim data dist train"
 )
-# arrows up that stay until the files move (issue 32, part 3): serialize.lua reads files
-# through data/fs.lua, and loads moontorch.nn when a file names an nn class not yet defined
-lua_known="lua/moontorch/serialize.lua>data lua/moontorch/serialize.lua>nn"
+# the one arrow up: torch.load loads moontorch.nn when a file names an nn class not yet defined
+lua_known="lua/moontorch/io/serialize.lua>nn"
 # "file line module" for every require outside a comment
 lua_requires() {
   find lua -name '*.lua' -print0 | xargs -0 awk '{

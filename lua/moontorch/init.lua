@@ -7,39 +7,39 @@ table.unpack = table.unpack or unpack -- Lua 5.2+ code runs under LuaJIT
 -- Registered before the parts load, so any of them may require 'moontorch' itself.
 package.loaded.moontorch = torch
 
-local T = require 'moontorch.Tensor' -- fills in moontorch.internal, the library's own helpers
+local T = require 'moontorch.tensor.Tensor' -- fills in moontorch.internal, the library's own helpers
 local C = T.C
 
 -- Each part adds methods and torch.* functions; one file per concern.
 local parts = {
-   'tensor_new',      -- constructors, factories, totable
-   'tensor_view',     -- view/reshape/narrow/select/transpose/permute/expand/squeeze/..., copy, type conversion
-   'tensor_layout',   -- channelsLast, isChannelsLast (NHWC storage of 4-d tensors)
-   'tensor_index',    -- t[i], t[{{1,2},3}], t[mask]
-   'tensor_gather',   -- index, indexSelect, indexAdd, indexFill, gather, scatter, cat
-   'tensor_print',    -- tostring(t)
-   'tensor_math',     -- pointwise math, comparisons, operators
-   'tensor_intops',   -- remainder, cremainder, cfmod, bit ops and shifts
-   'tensor_random',   -- manualSeed, rand, randn, uniform, normal, bernoulli
-   'tensor_sampling', -- logNormal, multinomial, multinomialAliasSetup, multinomialAlias
-   'tensor_reduce',   -- sum, mean, max, min, var, std, norm, argmax, sort, topk
-   'tensor_scan',     -- cumsum, cumprod
-   'tensor_linalg',   -- mm, bmm, addmm, addmv, dot, mv
-   'tensor_lapack',   -- gesv, gels, trtrs, inverse, potrf/potrs/potri, pstrf, qr, eig, symeig, svd
-   'tensor_matrix',   -- cross, diag, tril, triu, renorm
-   'tensor_order',    -- kthvalue, median, mode, nonzero, histc, bhistc
-   'tensor_conv',     -- conv2, xcorr2, conv3, xcorr3
-   'tensor_split',    -- split, chunk, repeatTensor
-   'tensor_forms',    -- Torch7's other spellings: x:zeros(...), torch.numel(x), mod/cmod, cdata
-   'cuda',            -- torch.cuda.*, t:cuda()
+   'tensor.constructors',      -- constructors, factories, totable
+   'tensor.view',              -- view/reshape/narrow/select/transpose/permute/expand/squeeze/..., copy, type conversion
+   'tensor.channels_last',     -- channelsLast, isChannelsLast (NHWC storage of 4-d tensors)
+   'tensor.indexing',          -- t[i], t[{{1,2},3}], t[mask]
+   'tensor.index_ops',         -- index, indexSelect, indexAdd, indexFill, gather, scatter, cat
+   'tensor.print',             -- tostring(t)
+   'tensor.pointwise',         -- pointwise math, comparisons, operators
+   'tensor.integer_ops',       -- remainder, cremainder, cfmod, bit ops and shifts
+   'tensor.random',            -- manualSeed, rand, randn, uniform, normal, bernoulli
+   'tensor.sampling',          -- logNormal, multinomial, multinomialAliasSetup, multinomialAlias
+   'tensor.reduce',            -- sum, mean, max, min, var, std, norm, argmax, sort, topk
+   'tensor.scan',              -- cumsum, cumprod
+   'tensor.linalg',            -- mm, bmm, addmm, addmv, dot, mv
+   'tensor.lapack',            -- gesv, gels, trtrs, inverse, potrf/potrs/potri, pstrf, qr, eig, symeig, svd
+   'tensor.matrix',            -- cross, diag, tril, triu, renorm
+   'tensor.order_statistics',  -- kthvalue, median, mode, nonzero, histc, bhistc
+   'tensor.conv',              -- conv2, xcorr2, conv3, xcorr3
+   'tensor.split',             -- split, chunk, repeatTensor
+   'tensor.forms',             -- Torch7's other spellings: x:zeros(...), torch.numel(x), mod/cmod, cdata
+   'tensor.cuda',              -- torch.cuda.*, t:cuda()
    -- Torch7's utilities (utility.md, timer.md, cmdline.md, tester.md)
-   'utility',         -- torch.pointer, getenv/setenv, isequal, getconstructortable, setheaptracking, ...
-   'timer',           -- torch.Timer, torch.tic/toc
-   'cmdline',         -- torch.CmdLine
-   'tester',          -- torch.Tester, torch.TestSuite
-   'storage',         -- torch.FloatStorage & co, t:storage(), storages mapping files
-   'file',            -- torch.File, DiskFile, MemoryFile, PipeFile
-   'serialize',       -- torch.save/load/serialize/deserialize (Torch7's .t7 format)
+   'util.objects',             -- torch.pointer, getenv/setenv, isequal, getconstructortable, setheaptracking, ...
+   'util.timer',               -- torch.Timer, torch.tic/toc
+   'util.cmdline',             -- torch.CmdLine
+   'util.tester',              -- torch.Tester, torch.TestSuite
+   'tensor.storage',           -- torch.FloatStorage & co, t:storage(), storages mapping files
+   'io.file',                  -- torch.File, DiskFile, MemoryFile, PipeFile
+   'io.serialize',             -- torch.save/load/serialize/deserialize (Torch7's .t7 format)
 }
 for _, name in ipairs(parts) do
    require('moontorch.' .. name)(torch, T)

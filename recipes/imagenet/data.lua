@@ -4,7 +4,7 @@
 -- -dist every rank loads only its share of each batch.
 local torch = require 'moontorch'
 local data = require 'moontorch.data'
-local fs = require 'moontorch.data.fs'
+local fs = require 'moontorch.io.fs'
 local opts = require 'recipes.imagenet.opts'
 
 local M = {}

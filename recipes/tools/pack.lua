@@ -10,7 +10,7 @@
 local torch = require 'moontorch' -- the repository root's loader: lua/ on the path
 local ffi = require 'ffi'
 local dataset = require 'moontorch.data.dataset'
-local fs = require 'moontorch.data.fs'
+local fs = require 'moontorch.io.fs'
 local now = require('moontorch.util.progress').now
 local int = require('moontorch.train.flags').int
 local C = require('moontorch.internal').C -- the shard reader and writer's C API

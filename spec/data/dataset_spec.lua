@@ -6,7 +6,7 @@ local ffi = require 'ffi'
 require 'moontorch'
 local util = require 'spec.util'
 local data = require 'moontorch.data'
-local fs = require 'moontorch.data.fs'
+local fs = require 'moontorch.io.fs'
 
 local tmpdir = util.tmpdir()
 local counter = 0

@@ -284,7 +284,7 @@ describe('shards', function()
       check(C.mt_shard_writer_open(wp, path))
       local recs = random_records(5)
       for _, r in ipairs(recs) do check(C.mt_shard_writer_add(wp[0], r.bytes, #r.bytes, r.label, r.name)) end
-      local tmpfile = ('atomic.mts.tmp.%d'):format(require('moontorch.data.fs').getpid())
+      local tmpfile = ('atomic.mts.tmp.%d'):format(require('moontorch.io.fs').getpid())
       assert(exists(tmp(tmpfile)), 'the temporary file should exist while writing')
       assert_records(assert(open_shard(path)), old, 'the old shard while the new one is written')
       check(C.mt_shard_writer_commit(wp[0]))

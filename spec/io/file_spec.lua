@@ -284,9 +284,9 @@ sys.stdout.write(' '.join('%.17g' % x for x in a) + '\n' + ' '.join('%.9g' % x f
       util.assert_error(function() torch.MemoryFile(torch.ByteStorage():string('no nul')) end, 'NUL')
    end)
 
-   it('writeObject/readObject go through moontorch.serialize', function()
-      if not pcall(require, 'moontorch.serialize') then
-         pending('needs moontorch.serialize')
+   it('writeObject/readObject go through moontorch.io.serialize', function()
+      if not pcall(require, 'moontorch.io.serialize') then
+         pending('needs moontorch.io.serialize')
          return
       end
       for _, mode in ipairs { 'binary', 'ascii' } do

@@ -1,4 +1,4 @@
--- serialize_spec.lua: torch.save/load/serialize/deserialize (lua/moontorch/serialize.lua over
+-- serialize_spec.lua: torch.save/load/serialize/deserialize (lua/moontorch/io/serialize.lua over
 -- csrc/io/t7.c): round trips of every dtype and shape, shared objects, nn modules, and files
 -- read back by PyPI's torchfile (an independent reader of Torch7's format).
 local torch = require 'moontorch'

@@ -1,11 +1,11 @@
--- tensorboard_spec.lua: CRC-32C and the TensorBoard event writer (moontorch.util.tensorboard,
+-- tensorboard_spec.lua: CRC-32C and the TensorBoard event writer (moontorch.io.tensorboard,
 -- csrc/io/tfevents.c). Files are read back by an independent Python reader
 -- (spec/fixtures/read_tfevents.py: its own framing, CRC and protobuf code) and, when the
 -- tensorboard package is installed, by tensorboard's own EventFileLoader.
 local ffi = require 'ffi'
 local torch = require 'moontorch'
 local util = require 'spec.util'
-local tb = require 'moontorch.util.tensorboard'
+local tb = require 'moontorch.io.tensorboard'
 local C = require('moontorch.internal').C
 
 local READER = 'spec/fixtures/read_tfevents.py'

@@ -4,7 +4,7 @@
 local torch = require 'moontorch'
 local util = require 'spec.util'
 local idx = require 'moontorch.data.idx'
-local logger = require 'moontorch.util.logger'
+local logger = require 'moontorch.util.csvlog'
 
 local tmpdir = os.tmpname()
 os.remove(tmpdir)

@@ -10,7 +10,7 @@ local ffi = require 'ffi'
 local torch = require 'moontorch'
 local util = require 'spec.util'
 local runs = require 'spec.recipes.runs'
-local logger = require 'moontorch.util.logger'
+local logger = require 'moontorch.util.csvlog'
 local ck = require 'moontorch.checkpoint'
 local C = require('moontorch.internal').C
 

@@ -7,7 +7,7 @@
 local torch = require 'moontorch'
 local util = require 'spec.util'
 local runs = require 'spec.recipes.runs'
-local logger = require 'moontorch.util.logger'
+local logger = require 'moontorch.util.csvlog'
 local ck = require 'moontorch.checkpoint'
 
 local R = require 'recipes.resnet50_imagenet'

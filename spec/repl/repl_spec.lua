@@ -7,7 +7,7 @@ local torch = require 'moontorch'
 require 'spec.util' -- seeds math.random afresh each run (the seed is printed for replays)
 local repl = require 'moontorch.repl'
 local methods = require('moontorch.internal').methods
-local helpdb = require 'moontorch.help'
+local helpdb = require 'moontorch.repl.help'
 repl.load_torch()
 
 ---------------------------------------------------------------------------------------------

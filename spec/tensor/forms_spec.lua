@@ -1,4 +1,4 @@
--- forms_spec.lua: Torch7's other spellings of existing functions (tensor_forms.lua), the
+-- forms_spec.lua: Torch7's other spellings of existing functions (tensor/forms.lua), the
 -- lower-level class functions, and the exponential, Cauchy and geometric draws (checked by their
 -- quantiles and a chi-square test at a fixed seed: tests that a wrong formula fails).
 local torch = require 'moontorch'

@@ -152,7 +152,7 @@ describe('train.Trainer', function()
       assert.are.same({ 2, 0 }, { mb.epoch, mb.batch })
       assert.are.equal(ma.train_loss, mb.train_loss)
       for name, x in pairs(sa) do util.assert_close(sb[name], x, { atol = 0, rtol = 0 }, name) end
-      local logger = require 'moontorch.util.logger'
+      local logger = require 'moontorch.util.csvlog'
       local _, ra = logger.read(a .. '/log.csv')
       local _, rb = logger.read(b .. '/log.csv')
       assert.are.equal(2, #rb)

@@ -8,7 +8,7 @@
 -- `.h`, freed with the Lua object) so that the loader's threads read it without Lua.
 local ffi = require 'ffi'
 require 'moontorch'
-local fs = require 'moontorch.data.fs'
+local fs = require 'moontorch.io.fs'
 local T = require 'moontorch.internal'
 local C = T.C
 

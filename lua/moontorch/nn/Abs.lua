@@ -1,6 +1,6 @@
 -- nn.Abs: |x| elementwise; the gradient is sign(x) * gradOutput (0 at x = 0, as Torch7).
 local torch = require 'moontorch'
-local E = require 'moontorch.nn.elementwise'
+local E = require 'moontorch.nn.simple_common'
 
 local Abs = torch.class('nn.Abs', 'nn.Module')
 

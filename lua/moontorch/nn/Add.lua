@@ -3,7 +3,7 @@
 -- first dimension counts samples of inputSize elements each.
 -- Torch7's initialisation: bias uniform in +-1/sqrt(#bias).
 local torch = require 'moontorch'
-local E = require 'moontorch.nn.elementwise'
+local E = require 'moontorch.nn.simple_common'
 local utils = require 'moontorch.nn.utils'
 
 local Add, parent = torch.class('nn.Add', 'nn.Module')

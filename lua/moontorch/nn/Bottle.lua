@@ -3,7 +3,7 @@
 -- into the first one, and unfolding them again in the output (e.g. Linear on b x t x n input).
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local utils = require 'moontorch.nn.utils_table'
+local utils = require 'moontorch.nn.utils'
 
 -- Torch7's parent is nn.Decorator (a one-child container); the fields are the same
 local Bottle, parent = torch.class('nn.Bottle', 'nn.Container')

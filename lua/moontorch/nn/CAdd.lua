@@ -3,7 +3,7 @@
 -- an extra first dimension is a batch (see elementwise.paramView).
 -- Torch7's initialisation: uniform in +-1/sqrt(#bias).
 local torch = require 'moontorch'
-local E = require 'moontorch.nn.elementwise'
+local E = require 'moontorch.nn.simple_common'
 local utils = require 'moontorch.nn.utils'
 
 local CAdd, parent = torch.class('nn.CAdd', 'nn.Module')

@@ -1,7 +1,7 @@
 -- nn.CDivTable: input[1] / input[2], elementwise, for two same-sized tensors.
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local utils = require 'moontorch.nn.utils_table'
+local utils = require 'moontorch.nn.utils'
 
 local CDivTable, parent = torch.class('nn.CDivTable', 'nn.Module')
 

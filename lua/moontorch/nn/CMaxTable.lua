@@ -3,7 +3,7 @@
 -- nn.CMinTable (CMinTable.lua) reuses this with the comparison reversed.
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local utils = require 'moontorch.nn.utils_table'
+local utils = require 'moontorch.nn.utils'
 
 local CMaxTable, parent = torch.class('nn.CMaxTable', 'nn.Module')
 

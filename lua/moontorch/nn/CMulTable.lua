@@ -1,7 +1,7 @@
 -- nn.CMulTable: the elementwise product of a table of same-sized tensors.
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local utils = require 'moontorch.nn.utils_table'
+local utils = require 'moontorch.nn.utils'
 
 local CMulTable, parent = torch.class('nn.CMulTable', 'nn.Module')
 

@@ -1,7 +1,7 @@
 -- nn.CSubTable: input[1] - input[2], for two same-sized tensors.
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local utils = require 'moontorch.nn.utils_table'
+local utils = require 'moontorch.nn.utils'
 
 local CSubTable, parent = torch.class('nn.CSubTable', 'nn.Module')
 

@@ -2,7 +2,7 @@
 -- HardTanh with these bounds; this one keeps HardTanh's fields (min_val, max_val, inplace =
 -- false) so saved models load, and its gradient: it passes only where min_val < x < max_val.
 local torch = require 'moontorch'
-local E = require 'moontorch.nn.elementwise'
+local E = require 'moontorch.nn.simple_common'
 
 local Clamp, parent = torch.class('nn.Clamp', 'nn.Module')
 

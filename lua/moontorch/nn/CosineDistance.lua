@@ -3,7 +3,7 @@
 -- squared norms so that a zero vector gives 0, not NaN.
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local utils = require 'moontorch.nn.utils_table'
+local utils = require 'moontorch.nn.utils'
 
 local CosineDistance, parent = torch.class('nn.CosineDistance', 'nn.Module')
 

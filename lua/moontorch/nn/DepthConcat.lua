@@ -3,7 +3,7 @@
 -- output as large as the largest (Inception's branches with different spatial sizes).
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local utils = require 'moontorch.nn.utils_table'
+local utils = require 'moontorch.nn.utils'
 
 local DepthConcat = torch.class('nn.DepthConcat', 'nn.Concat')
 

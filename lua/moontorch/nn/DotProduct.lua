@@ -2,7 +2,7 @@
 -- or of each row pair (b x n matrices: output of size b).
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local utils = require 'moontorch.nn.utils_table'
+local utils = require 'moontorch.nn.utils'
 
 local DotProduct, parent = torch.class('nn.DotProduct', 'nn.Module')
 

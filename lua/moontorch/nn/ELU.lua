@@ -4,7 +4,7 @@ local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
 local C = T.C
-local P = require 'moontorch.nn.pointwise'
+local P = require 'moontorch.nn.transfer_common'
 
 local ELU, parent = torch.class('nn.ELU', 'nn.Module')
 

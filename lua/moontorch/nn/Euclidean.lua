@@ -4,7 +4,7 @@
 -- The gradient (x - w_j) / y_j is taken as 0 where y_j = 0 (Torch7 divides by y_j + 1e-7).
 local torch = require 'moontorch'
 local T = require 'moontorch.internal'
-local E = require 'moontorch.nn.elementwise'
+local E = require 'moontorch.nn.simple_common'
 local utils = require 'moontorch.nn.utils'
 
 local Euclidean, parent = torch.class('nn.Euclidean', 'nn.Module')

@@ -1,6 +1,6 @@
 -- nn.Exp: exp(x) elementwise; the gradient reuses the output (d exp(x) = exp(x) dx).
 local torch = require 'moontorch'
-local E = require 'moontorch.nn.elementwise'
+local E = require 'moontorch.nn.simple_common'
 
 local Exp = torch.class('nn.Exp', 'nn.Module')
 

@@ -3,7 +3,7 @@
 local torch = require 'moontorch'
 require 'moontorch.nn'
 local T = require 'moontorch.internal'
-local P = require 'moontorch.nn.pointwise'
+local P = require 'moontorch.nn.transfer_common'
 
 local GatedLinearUnit, parent = torch.class('nn.GatedLinearUnit', 'nn.Module')
 

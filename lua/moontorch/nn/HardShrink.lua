@@ -1,7 +1,7 @@
 -- nn.HardShrink([lambda = 0.5]): x where |x| > lambda, else 0; the gradient passes where x does.
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local P = require 'moontorch.nn.pointwise'
+local P = require 'moontorch.nn.transfer_common'
 
 local HardShrink, parent = torch.class('nn.HardShrink', 'nn.Module')
 

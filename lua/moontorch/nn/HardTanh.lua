@@ -2,7 +2,7 @@
 -- the gradient passes only strictly inside the range (Torch7's rule at the edges).
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local P = require 'moontorch.nn.pointwise'
+local P = require 'moontorch.nn.transfer_common'
 
 local HardTanh, parent = torch.class('nn.HardTanh', 'nn.Module')
 

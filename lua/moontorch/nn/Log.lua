@@ -1,6 +1,6 @@
 -- nn.Log: the natural logarithm elementwise; the gradient is gradOutput / x.
 local torch = require 'moontorch'
-local E = require 'moontorch.nn.elementwise'
+local E = require 'moontorch.nn.simple_common'
 
 local Log = torch.class('nn.Log', 'nn.Module')
 

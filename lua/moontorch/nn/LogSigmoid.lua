@@ -3,7 +3,7 @@
 -- Torch7's does.
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local P = require 'moontorch.nn.pointwise'
+local P = require 'moontorch.nn.transfer_common'
 
 local LogSigmoid, parent = torch.class('nn.LogSigmoid', 'nn.Module')
 

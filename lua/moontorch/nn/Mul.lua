@@ -1,7 +1,7 @@
 -- nn.Mul(): y = w x with a single learned scalar w (weight, of one element).
 -- Torch7's initialisation: uniform in +-1.
 local torch = require 'moontorch'
-local E = require 'moontorch.nn.elementwise'
+local E = require 'moontorch.nn.simple_common'
 local utils = require 'moontorch.nn.utils'
 
 local Mul, parent = torch.class('nn.Mul', 'nn.Module')

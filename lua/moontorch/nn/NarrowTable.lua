@@ -2,7 +2,7 @@
 -- (the elements themselves, not copies). The gradient of every other element is zeros of its size.
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local utils = require 'moontorch.nn.utils_table'
+local utils = require 'moontorch.nn.utils'
 
 local NarrowTable, parent = torch.class('nn.NarrowTable', 'nn.Module')
 

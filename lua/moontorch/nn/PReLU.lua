@@ -5,7 +5,7 @@
 local torch = require 'moontorch'
 require 'moontorch.nn'
 local T = require 'moontorch.internal'
-local P = require 'moontorch.nn.pointwise'
+local P = require 'moontorch.nn.transfer_common'
 
 local PReLU, parent = torch.class('nn.PReLU', 'nn.Module')
 

@@ -2,7 +2,7 @@
 -- (b x n matrices: output of size b). p defaults to 2 and is stored as self.norm, as in Torch7.
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local utils = require 'moontorch.nn.utils_table'
+local utils = require 'moontorch.nn.utils'
 
 local PairwiseDistance, parent = torch.class('nn.PairwiseDistance', 'nn.Module')
 

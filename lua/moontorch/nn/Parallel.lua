@@ -2,7 +2,7 @@
 -- the children's outputs are joined along outputDimension.
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local utils = require 'moontorch.nn.utils_table'
+local utils = require 'moontorch.nn.utils'
 
 local Parallel, parent = torch.class('nn.Parallel', 'nn.Container')
 

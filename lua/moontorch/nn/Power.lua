@@ -1,6 +1,6 @@
 -- nn.Power(p): x^p elementwise; the gradient is p x^(p-1) gradOutput.
 local torch = require 'moontorch'
-local E = require 'moontorch.nn.elementwise'
+local E = require 'moontorch.nn.simple_common'
 
 local Power, parent = torch.class('nn.Power', 'nn.Module')
 

@@ -7,7 +7,7 @@
 -- backward are the LeakyReLU C op with that mean slope.
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local P = require 'moontorch.nn.pointwise'
+local P = require 'moontorch.nn.transfer_common'
 local T = require 'moontorch.internal'
 local C, check = T.C, T.check
 

@@ -2,7 +2,7 @@
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 require 'moontorch.nn.HardTanh'
-local P = require 'moontorch.nn.pointwise'
+local P = require 'moontorch.nn.transfer_common'
 
 local ReLU6, parent = torch.class('nn.ReLU6', 'nn.Module')
 

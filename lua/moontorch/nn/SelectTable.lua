@@ -3,7 +3,7 @@
 -- element is zeros of its size, at any depth.
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local utils = require 'moontorch.nn.utils_table'
+local utils = require 'moontorch.nn.utils'
 
 local SelectTable, parent = torch.class('nn.SelectTable', 'nn.Module')
 

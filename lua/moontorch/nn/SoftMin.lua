@@ -2,7 +2,7 @@
 -- gradient is SoftMax's with the sign flipped. -x is kept in self.mininput, as Torch7 does.
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
-local P = require 'moontorch.nn.pointwise'
+local P = require 'moontorch.nn.transfer_common'
 
 local SoftMin, parent = torch.class('nn.SoftMin', 'nn.Module')
 

@@ -2,7 +2,7 @@
 -- self.threshold (20), as Torch7 does to avoid overflow.
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local P = require 'moontorch.nn.pointwise'
+local P = require 'moontorch.nn.transfer_common'
 
 local SoftPlus, parent = torch.class('nn.SoftPlus', 'nn.Module')
 

@@ -3,7 +3,7 @@
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 require 'moontorch.nn.HardShrink'
-local P = require 'moontorch.nn.pointwise'
+local P = require 'moontorch.nn.transfer_common'
 
 local SoftShrink, parent = torch.class('nn.SoftShrink', 'nn.Module')
 

@@ -1,7 +1,7 @@
 -- nn.SoftSign: x / (1 + |x|); d/dx = 1 / (1 + |x|)^2. Buffers temp and tempgrad as Torch7's.
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local P = require 'moontorch.nn.pointwise'
+local P = require 'moontorch.nn.transfer_common'
 
 local SoftSign, parent = torch.class('nn.SoftSign', 'nn.Module')
 

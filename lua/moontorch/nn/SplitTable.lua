@@ -3,7 +3,7 @@
 -- more dimension is a batch and the dimension shifts by one.
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local utils = require 'moontorch.nn.utils_table'
+local utils = require 'moontorch.nn.utils'
 
 local SplitTable, parent = torch.class('nn.SplitTable', 'nn.Module')
 

@@ -1,7 +1,7 @@
 -- nn.Sqrt([eps = 0]): sqrt(x + eps) elementwise. The gradient 0.5 gradOutput / output is
 -- taken as 0 where the output is 0 (Torch7's rule), so a zero input gives no inf or NaN.
 local torch = require 'moontorch'
-local E = require 'moontorch.nn.elementwise'
+local E = require 'moontorch.nn.simple_common'
 local utils = require 'moontorch.nn.utils'
 
 local Sqrt, parent = torch.class('nn.Sqrt', 'nn.Module')

@@ -1,6 +1,6 @@
 -- nn.Square: x^2 elementwise; the gradient is 2 x gradOutput.
 local torch = require 'moontorch'
-local E = require 'moontorch.nn.elementwise'
+local E = require 'moontorch.nn.simple_common'
 
 local Square = torch.class('nn.Square', 'nn.Module')
 

@@ -2,7 +2,7 @@
 -- is overwritten, which needs v <= th so that backward can still tell which inputs passed.
 local torch = require 'moontorch'
 require 'moontorch.nn'
-local P = require 'moontorch.nn.pointwise'
+local P = require 'moontorch.nn.transfer_common'
 
 local Threshold, parent = torch.class('nn.Threshold', 'nn.Module')
 

@@ -67,7 +67,6 @@ load 'VolumetricDropout'
 for _, name in ipairs { 'Add', 'Mul', 'CMul', 'CAdd', 'Euclidean', 'WeightedEuclidean', 'LookupTable', 'Normalize',
    'MM', 'MV', 'Power', 'Clamp', 'Square', 'Sqrt', 'Exp', 'Log', 'Abs' } do load(name) end
 -- containers and table layers (containers.md, table.md)
-require 'moontorch.nn.utils_table'
 load 'Parallel'
 load 'DepthConcat'
 load 'Bottle'

@@ -30,9 +30,9 @@ local T = require 'moontorch.internal'
 local state = require 'moontorch.train.state'
 local topk = require('moontorch.train.meter').topk
 local progress = require 'moontorch.util.progress'
-local logger = require 'moontorch.util.logger'
+local logger = require 'moontorch.util.csvlog'
 local plot = require 'moontorch.util.plot'
-local fs = require 'moontorch.data.fs'
+local fs = require 'moontorch.io.fs'
 
 local Trainer = {}
 Trainer.__index = Trainer
@@ -468,7 +468,7 @@ function Trainer:openLogs()
    local start = self.startEpoch
    self.log = logger.new(self.save .. '/log.csv', self.columns, { append = start > 1 or self.firstBatch > 1,
       keep = function(r) return tonumber(r.epoch) and r.epoch < start end })
-   if self.tensorboard then self.tb = require('moontorch.util.tensorboard').Writer(self.save) end
+   if self.tensorboard then self.tb = require('moontorch.io.tensorboard').Writer(self.save) end
 end
 
 -- An epoch's end: the best and last validation, the report, and with a save folder the CSV

@@ -1,0 +1,304 @@
+-- constructors.lua: constructors (torch.FloatTensor(2,3), torch.Tensor{{1,2},{3,4}}, ...),
+-- factories (zeros, ones, range, linspace, eye, *Like) and conversion to Lua tables.
+local ffi = require 'ffi'
+
+return function(torch, T)
+   local C, check, methods = T.C, T.check, T.methods
+
+   -- Shape and flat values of a nested Lua table of numbers.
+   local function table_shape(data)
+      local shape, node = {}, data
+      while type(node) == 'table' do
+         shape[#shape + 1] = #node
+         node = node[1]
+         if node == nil then break end
+      end
+      return shape
+   end
+
+   -- Row-major values of data (of the given shape) appended to out. A loop with an explicit
+   -- stack, not recursion: the error level is the same at every depth, and Debian's LuaJIT
+   -- can crash restoring a side trace of a recursive Lua function (docs/design.md).
+   local function flatten(data, shape, out)
+      local nd, n = #shape, #out
+      local nodes, pos, depth = { data }, { 0 }, 1
+      if nd == 0 or type(data) ~= 'table' then error('tensor: expected a nested table of numbers', 3) end
+      if #data ~= shape[1] then
+         error(('tensor: ragged table: dimension 1 should have %d entries'):format(shape[1]), 3)
+      end
+      while depth > 0 do
+         local i = pos[depth] + 1
+         if i > shape[depth] then
+            depth = depth - 1
+         else
+            pos[depth] = i
+            local v = nodes[depth][i]
+            if depth == nd then
+               if type(v) == 'boolean' then v = v and 1 or 0 end
+               if type(v) ~= 'number' then
+                  error('tensor: table holds a ' .. type(v) .. ' where a number was expected', 3)
+               end
+               n = n + 1
+               out[n] = v
+            else
+               if type(v) ~= 'table' or #v ~= shape[depth + 1] then
+                  error(('tensor: ragged table: dimension %d should have %d entries'):format(depth + 1,
+                     shape[depth + 1]), 3)
+               end
+               depth = depth + 1
+               nodes[depth], pos[depth] = v, 0
+            end
+         end
+      end
+   end
+
+   -- A CPU tensor of dtype filled from a flat Lua array, moved to device afterwards.
+   function T.from_flat(values, shape, dtype, device)
+      local t = T.new(dtype, T.CPU, shape)
+      local h = t.h
+      local n = #values
+      if dtype == T.HALF or dtype == T.BF16 then
+         local f = T.new(T.FLOAT, T.CPU, shape)
+         local p = ffi.cast('float*', C.mt_tensor_data(f.h))
+         for i = 1, n do p[i - 1] = values[i] end
+         check(C.mt_copy(h, f.h))
+      else
+         local p = ffi.cast(T.dtypes[dtype + 1].ptr, C.mt_tensor_data(h))
+         if dtype == T.BOOL then
+            for i = 1, n do p[i - 1] = values[i] ~= 0 and 1 or 0 end
+         else
+            for i = 1, n do p[i - 1] = values[i] end
+         end
+      end
+      if device ~= T.CPU then t = T.convert(t, dtype, device) end
+      return t
+   end
+
+   local function from_table(data, dtype, device)
+      local shape = table_shape(data)
+      local flat = {}
+      flatten(data, shape, flat)
+      return T.from_flat(flat, shape, dtype, device)
+   end
+
+   -- A new tensor over t's storage with its sizes, strides and offset (torch.FloatTensor(t)).
+   function T.alias(t)
+      local n, sizes = T.sizes_buf(T.sizes(t))
+      local _, strides = T.sizes_buf(methods.stride(t), true)
+      check(C.mt_tensor_as_strided(T.outp, t.h, n, sizes, strides, C.mt_tensor_offset(t.h)))
+      return T.wrap(T.outp[0])
+   end
+
+   -- Build a constructor for one dtype/device: the rules of Torch7's torch.XTensor(...)
+   local function constructor(dtype, device)
+      return function(a, ...)
+         if a == nil then return T.empty(dtype, device) end
+         if type(a) == 'number' then return T.new(dtype, device, { a, ... }) end
+         -- Torch7: torch.Tensor(storage [, offset, sizes [, strides]]) views a storage of the
+         -- tensor's own type (storage.lua); a LongStorage always gives sizes, also to a
+         -- LongTensor (Torch7 would view it there: README, Conventions)
+         if T.is_storage and T.is_storage(a) and not T.is_size(a) then
+            return T.methods.set(T.empty(dtype, device), a, ...)
+         end
+         if T.is_size(a) then return T.new(dtype, device, #a == 0 and { 0 } or a) end -- {}: empty
+         if T.is_tensor(a) then
+            -- Torch7: a new tensor sharing the storage of a (same type only)
+            if a:dtype() ~= dtype or a:device() ~= device then
+               error('tensor: cannot share storage between ' .. a:type() .. ' and ' .. T.typename(dtype, device), 2)
+            end
+            return T.alias(a)
+         end
+         if type(a) == 'table' then return from_table(a, dtype, device) end
+         error('tensor: cannot construct a tensor from a ' .. type(a), 2)
+      end
+   end
+
+   -- torch.FloatTensor, torch.CudaTensor, ... : callable type objects
+   T.types = {}
+   for _, d in ipairs(T.dtypes) do
+      for _, device in ipairs { T.CPU, 0 } do
+         local name = T.typename(d.id, device)
+         local ty = setmetatable({ dtype = d.id, device = device, __typename = name },
+            { __call = function(_, ...) return constructor(d.id, device)(...) end,
+              __tostring = function() return name end })
+         T.types[name] = ty
+         torch[name:match('^torch%.(.*)$')] = ty
+         -- t.new(...) / t:new(...): Torch7's constructor of t's type (t:new() is an empty
+         -- tensor like t); a leading tensor of this very type is the method call's self
+         local face = T.face(d.id, device)
+         rawset(face, '__typename', name)
+         rawset(face, 'new', function(a, ...)
+            if T.is_tensor(a) and a.h ~= nil and C.mt_tensor_dtype(a.h) == d.id
+               and (C.mt_tensor_device(a.h) >= 0) == (device >= 0) then
+               if select('#', ...) == 0 then
+                  local dev = C.mt_tensor_device(a.h)
+                  return T.empty(d.id, dev)
+               end
+               return ty(...)
+            end
+            return ty(a, ...)
+         end)
+      end
+   end
+
+   local default = 'torch.FloatTensor'
+   function torch.setdefaulttensortype(name)
+      if not T.types[name] or T.types[name].device ~= T.CPU then
+         error('setdefaulttensortype: unknown CPU type ' .. tostring(name), 2)
+      end
+      default = name
+   end
+   function torch.getdefaulttensortype() return default end
+   function T.default_dtype() return T.types[default].dtype end
+   torch.Tensor = setmetatable({}, {
+      __call = function(_, ...) return T.types[default](...) end,
+      __tostring = function() return default end,
+   })
+
+   function torch.isTensor(x) return T.is_tensor(x) end
+   local class = require 'moontorch.class'
+   function torch.typename(x)
+      if T.is_tensor(x) then return x:type() end
+      if T.is_size(x) then return 'torch.LongStorage' end
+      return class.typename(x)   -- objects of torch.class classes: 'nn.Linear'
+   end
+   torch.type = function(x) return torch.typename(x) or type(x) end
+
+   -- factories: torch.zeros(2,3) or torch.zeros(res, 2, 3) (Torch7's optional result first)
+   local function sizes_args(a, ...)
+      if T.is_size(a) then return a end
+      if type(a) == 'table' and not T.is_tensor(a) then return a end
+      return { a, ... }
+   end
+   local function factory(fill)
+      return function(a, ...)
+         local res, sizes
+         if T.is_tensor(a) then
+            res, sizes = a, sizes_args(...)
+            check(C.mt_tensor_resize(res.h, T.sizes_buf(sizes)))
+         else
+            sizes = sizes_args(a, ...)
+            res = T.new(T.default_dtype(), T.CPU, sizes)
+         end
+         fill(res)
+         return res
+      end
+   end
+   torch.zeros = factory(function(t) check(C.mt_fill(t.h, 0)) end)
+   torch.ones = factory(function(t) check(C.mt_fill(t.h, 1)) end)
+
+   local function like(fill)
+      return function(t)
+         local r = T.new(t:dtype(), t:device(), T.sizes(t))
+         check(C.mt_fill(r.h, fill))
+         return r
+      end
+   end
+   torch.zerosLike = like(0)
+   torch.onesLike = like(1)
+   function torch.emptyLike(t) return T.new(t:dtype(), t:device(), T.sizes(t)) end
+
+   -- torch.range(a, b, step): inclusive on both ends, like Torch7
+   function torch.range(res, a, b, step)
+      if not T.is_tensor(res) then res, a, b, step = nil, res, a, b end
+      step = step or 1
+      if step == 0 then error('range: step must be nonzero', 2) end
+      if (b - a) / step < 0 then error(('range: cannot go from %g to %g with step %g'):format(a, b, step), 2) end
+      local n = math.floor((b - a) / step + 1e-9) + 1
+      if res then check(C.mt_tensor_resize(res.h, T.sizes_buf { n }))
+      else res = T.new(T.default_dtype(), T.CPU, { n }) end
+      check(C.mt_arange(res.h, a, step))
+      return res
+   end
+   function torch.arange(a, b, step) -- PyTorch's: end exclusive
+      if b == nil then a, b = 0, a end
+      step = step or 1
+      local n = math.max(0, math.ceil((b - a) / step))
+      local res = T.new(T.default_dtype(), T.CPU, { n })
+      check(C.mt_arange(res.h, a, step))
+      return res
+   end
+   function torch.linspace(res, a, b, n)
+      if not T.is_tensor(res) then res, a, b, n = nil, res, a, b end
+      n = n or 100
+      if n < 1 then error('linspace: number of points must be at least 1, got ' .. n, 2) end
+      if res then check(C.mt_tensor_resize(res.h, T.sizes_buf { n }))
+      else res = T.new(T.default_dtype(), T.CPU, { n }) end
+      check(C.mt_arange(res.h, a, n > 1 and (b - a) / (n - 1) or 0))
+      if n > 1 then
+         T.indexbuf[0] = n - 1
+         check(C.mt_tensor_set_item(res.h, T.indexbuf, b))
+      end
+      return res
+   end
+   function torch.logspace(res, a, b, n)
+      local r = torch.linspace(res, a, b, n)
+      check(C.mt_unary(C.MT_RPOW_SCALAR, r.h, r.h, 10, 0))
+      return r
+   end
+
+   -- method forms writing self (Torch7's x:range(1, 10), x:linspace(0, 1, 5), x:logspace(...))
+   function methods.range(t, a, b, step) return torch.range(T.h(t, 'range') and t, a, b, step) end
+   function methods.linspace(t, a, b, n) return torch.linspace(T.h(t, 'linspace') and t, a, b, n) end
+   function methods.logspace(t, a, b, n) return torch.logspace(T.h(t, 'logspace') and t, a, b, n) end
+   -- bytes per element
+   function methods.elementSize(t) return tonumber(C.mt_dtype_size(C.mt_tensor_dtype(T.h(t, 'elementSize')))) end
+
+   function torch.eye(res, n, m)
+      if not T.is_tensor(res) then res, n, m = nil, res, n end
+      m = m or n
+      if res then check(C.mt_tensor_resize(res.h, T.sizes_buf { n, m }))
+      else res = T.new(T.default_dtype(), T.CPU, { n, m }) end
+      check(C.mt_fill(res.h, 0))
+      local k = math.min(n, m)
+      if k > 0 then
+         local _, size = T.sizes_buf { k }
+         local _, stride = T.sizes_buf({ m + 1 }, true)
+         check(C.mt_tensor_as_strided(T.outp, res.h, 1, size, stride, C.mt_tensor_offset(res.h)))
+         local diag = T.wrap(T.outp[0])
+         check(C.mt_fill(diag.h, 1))
+      end
+      return res
+   end
+
+   -- t:totable(): nested Lua tables of numbers (any device, any dtype)
+   function methods.totable(t)
+      local h = T.h(t, 'totable')
+      local src = t
+      if C.mt_tensor_device(h) ~= T.CPU or C.mt_tensor_dtype(h) ~= T.DOUBLE or C.mt_tensor_is_contiguous(h) == 0 then
+         src = T.new(T.DOUBLE, T.CPU, T.sizes(t))
+         check(C.mt_copy(src.h, h))
+      end
+      -- values through T.read_f64: NaNs by their bits, handed to Lua as its own
+      local p, read = C.mt_tensor_data(src.h), T.read_f64
+      local sizes = T.sizes(t)
+      if #sizes == 0 then return read(p, 0) end
+      -- nested tables built with a loop, rows filled whole (not a recursive closure per call:
+      -- docs/design.md, "Lua code and Debian's LuaJIT")
+      local nd, last = #sizes, sizes[#sizes]
+      local r = {}
+      local tabs, idx, d, pos = { r }, { 0 }, 1, 0
+      while d > 0 do
+         if d == nd then
+            local row = tabs[d]
+            for j = 1, last do row[j] = read(p, pos + j - 1) end
+            pos = pos + last
+            d = d - 1
+         else
+            local i = idx[d] + 1
+            if i > sizes[d] then
+               d = d - 1
+            else
+               idx[d] = i
+               local c = {}
+               tabs[d][i] = c
+               d = d + 1
+               tabs[d], idx[d] = c, 0
+            end
+         end
+      end
+      -- p points into src's storage: keep src alive until the walk is done
+      if src.h == nil then error('totable: tensor was freed', 2) end
+      return r
+   end
+end
