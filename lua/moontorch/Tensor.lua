@@ -225,7 +225,11 @@ function LongStorage.__eq(a, b)
    for i = 1, #a do if a[i] ~= b[i] then return false end end
    return true
 end
-function T.is_size(x) return getmetatable(x) == LongStorage end
+-- Size objects (t:size()) and LongStorages (storage.lua, once loaded) both stand for sizes.
+function T.is_size(x)
+   if getmetatable(x) == LongStorage then return true end
+   return T.is_storage ~= nil and T.is_storage(x) and C.mt_tensor_dtype(x.h) == T.LONG
+end
 
 ---------------------------------------------------------------------------------------------
 -- basic metadata methods
@@ -303,15 +307,7 @@ function T.convert(t, dtype, device)
    check(C.mt_copy(r.h, h))
    return r
 end
-
-function T.convert_to_typename(t, typename)
-   local dtype, device = T.parse_typename(typename)
-   if not dtype then error("type: unknown tensor type '" .. tostring(typename) .. "'", 3) end
-   if device >= 0 then
-      local cur = C.mt_tensor_device(t.h)
-      device = cur >= 0 and cur or 0
-   end
-   return T.convert(t, dtype, device)
-end
+-- t:type(typename) converts through T.convert_to_typename, defined in cuda.lua since a CUDA
+-- type goes to the current device there
 
 return T

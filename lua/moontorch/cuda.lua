@@ -212,14 +212,19 @@ return function(torch, T)
       if ty.device >= 0 then getmetatable(ty).__call = cuda_constructor(name, ty.dtype) end
    end
 
-   -- t:type('torch.CudaTensor') on a host tensor goes to the current device
-   local base_convert = T.convert_to_typename
+   -- t:type(typename): t converted to typename's dtype and device (t itself when they are
+   -- t's). 'torch.CudaTensor' and friends keep a CUDA tensor on its device and take a host
+   -- tensor to the current device.
    function T.convert_to_typename(t, typename)
       local dtype, device = T.parse_typename(typename)
-      if dtype and device >= 0 and C.mt_tensor_device(T.h(t, 'type')) < 0 then
-         need_cuda('type', 3)
-         return T.convert(t, dtype, current - 1)
+      if not dtype then error("type: unknown tensor type '" .. tostring(typename) .. "'", 3) end
+      if device >= 0 then
+         device = C.mt_tensor_device(T.h(t, 'type'))
+         if device < 0 then
+            need_cuda('type', 3)
+            device = current - 1
+         end
       end
-      return base_convert(t, typename)
+      return T.convert(t, dtype, device)
    end
 end

@@ -271,20 +271,15 @@ return function(torch, T)
       end,
    })
 
-   -- Size objects (t:size()) and LongStorages both stand for sizes.
-   local is_size_object = T.is_size
-   local long = T.LONG
-   function T.is_size(x)
-      return is_size_object(x) or (is_storage(x) and C.mt_tensor_dtype(x.h) == long)
-   end
-
    local typename_of = torch.typename
    function torch.typename(x)
       if is_storage(x) then return typename(x.h) end
       return typename_of(x)
    end
 
-   function torch.isStorage(x) return is_storage(x) or is_size_object(x) end
+   -- a storage, or a size object (t:size(): Torch7's LongStorage); T.is_size also takes both
+   local LongStorage = T.LongStorage
+   function torch.isStorage(x) return is_storage(x) or getmetatable(x) == LongStorage end
 
    T.methods.storage = function(t) return T.storage_wrap(t) end
 end
