@@ -78,7 +78,6 @@ local newindex_hook
 local faces = {}          -- [dtype + 1] (CPU) and [dtype + 1 + FACE_CUDA] (CUDA) -> face
 local FACE_CUDA = 64
 local faces_override = false
-T.faces = faces
 local function face_key(dtype, device) return dtype + 1 + (device >= 0 and FACE_CUDA or 0) end
 function T.face(dtype, device)
    local key = face_key(dtype, device)
@@ -241,7 +240,6 @@ local function ndim(h)
    if n == 1 and C.mt_tensor_size(h, 0) == 0 then return 0 end
    return n
 end
-T.ndim = ndim
 function methods.dim(t) return ndim(T.h(t, 'dim')) end
 methods.nDimension = methods.dim
 

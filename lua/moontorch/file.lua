@@ -26,7 +26,6 @@ return function(torch, T)
    local is_storage, is_int = T.is_storage, T.is_int
    class.namespace('torch', torch)
    local File = class('torch.File')
-   T.File = File
 
    ------------------------------------------------------------------------------------------
    -- state and errors

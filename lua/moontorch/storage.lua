@@ -18,7 +18,6 @@ return function(torch, T)
    local sz, st = ffi.new('int64_t[1]'), ffi.new('int64_t[1]', 1)
 
    local Storage = {}     -- methods of every storage
-   T.Storage = Storage
    local function is_storage(x) return type(x) == 'cdata' and ffi.istype(ref_t, x) end
    T.is_storage = is_storage
 

@@ -80,7 +80,6 @@ return function(torch, T)
       check(C.mt_unary(op, num.h, num.h, p1 or 0, p2 or 0), name, true)
       return nump[0]
    end
-   T.on_number = on_number
    for name, op in pairs(unary) do
       torch[name] = function(a, b)
          if type(a) == 'number' and b == nil then return on_number(op, name, a) end

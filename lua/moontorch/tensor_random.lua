@@ -37,7 +37,6 @@ return function(torch, T)
    local gen = ffi.new('mt_generator') -- the default generator's state
    torch._generator = gen
    local default = setmetatable({ g = gen, initial = 0 }, Generator)
-   T.is_generator = is_gen
    -- (gen, ...) when the first argument is a generator, else (default, ...)
    local function gen_args(a, ...)
       if is_gen(a) then return a, ... end

@@ -33,7 +33,6 @@ return function(torch, T)
       end
       return dd - 1
    end
-   T.dim0 = dim0
 
    local function h_of(t, op) return T.h(t, op) end
 
@@ -56,7 +55,7 @@ return function(torch, T)
    end
 
    with_sizes('view', function(t, h, n, buf)
-      -- an empty tensor viewed as no sizes (another empty tensor's size()) stays empty (T.ndim)
+      -- an empty tensor viewed as no sizes (another empty tensor's size()) stays empty (Tensor.lua's ndim)
       if n == 0 and C.mt_tensor_numel(h) == 0 then n, buf[0] = 1, 0 end
       check(C.mt_tensor_view(outp, h, n, buf))
       return T.wrap(outp[0])
@@ -233,7 +232,7 @@ return function(torch, T)
       check(C.mt_tensor_resize(h, n, buf))
       return t
    end)
-   -- Torch7: resizing to no sizes (an empty tensor's size()) gives the empty tensor (T.ndim);
+   -- Torch7: resizing to no sizes (an empty tensor's size()) gives the empty tensor (Tensor.lua's ndim);
    -- resizeAs keeps a 0-d scalar's shape
    local resize_to = methods.resize
    function methods.resize(t, ...)
