@@ -25,9 +25,17 @@ end
 T.dtypes = dtypes
 T.dtype_by_name = {}
 for _, d in ipairs(dtypes) do T.dtype_by_name[d.name] = d end
-T.FLOAT, T.DOUBLE, T.HALF, T.BF16 = C.MT_F32, C.MT_F64, C.MT_F16, C.MT_BF16
-T.INT, T.LONG, T.BYTE, T.BOOL = C.MT_I32, C.MT_I64, C.MT_U8, C.MT_BOOL
-T.CHAR, T.SHORT = C.MT_I8, C.MT_I16
+-- dtype ids named after Torch7's types (T.FLOAT is the id of torch.FloatTensor's float32)
+T.FLOAT = C.MT_F32
+T.DOUBLE = C.MT_F64
+T.HALF = C.MT_F16
+T.BFLOAT16 = C.MT_BF16
+T.INT = C.MT_I32
+T.LONG = C.MT_I64
+T.BYTE = C.MT_U8
+T.BOOL = C.MT_BOOL
+T.CHAR = C.MT_I8
+T.SHORT = C.MT_I16
 T.CPU = -1
 
 -- 'torch.FloatTensor', 'torch.CudaTensor', 'torch.CudaDoubleTensor' (cutorch's names)

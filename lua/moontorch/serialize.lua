@@ -80,7 +80,7 @@ function Writer:index(key)
 end
 
 local ascii_fmt = { [tonumber(T.FLOAT)] = '%.9g', [tonumber(T.DOUBLE)] = '%.17g', [tonumber(T.HALF)] = '%.9g',
-   [tonumber(T.BF16)] = '%.9g' }
+   [tonumber(T.BFLOAT16)] = '%.9g' }
 
 -- a storage: the whole storage behind tensor handle h (on any device), as torch.<Name>Storage
 function Writer:storage(h)

@@ -53,7 +53,7 @@ return function(torch, T)
 
    -- element access: typed pointers on the CPU, the C accessors elsewhere (CUDA, half)
    local direct = {}
-   for _, d in ipairs(T.dtypes) do direct[d.id] = d.id ~= T.HALF and d.id ~= T.BF16 and d.ptr or nil end
+   for _, d in ipairs(T.dtypes) do direct[d.id] = d.id ~= T.HALF and d.id ~= T.BFLOAT16 and d.ptr or nil end
 
    local function check_index(h, i, level)
       local n = numel(h)

@@ -13,7 +13,7 @@ return function(torch, T)
    -- typed pointers for the dtypes Lua can read directly; half/bf16 go through C
    local ptr_of = {}
    for _, d in ipairs(T.dtypes) do
-      if d.id ~= T.HALF and d.id ~= T.BF16 then ptr_of[d.id] = d.ptr end
+      if d.id ~= T.HALF and d.id ~= T.BFLOAT16 then ptr_of[d.id] = d.ptr end
    end
    local F32, F64 = T.FLOAT, T.DOUBLE
 

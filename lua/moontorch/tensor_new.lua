@@ -57,7 +57,7 @@ return function(torch, T)
       local t = T.new(dtype, T.CPU, shape)
       local h = t.h
       local n = #values
-      if dtype == T.HALF or dtype == T.BF16 then
+      if dtype == T.HALF or dtype == T.BFLOAT16 then
          local f = T.new(T.FLOAT, T.CPU, shape)
          local p = ffi.cast('float*', C.mt_tensor_data(f.h))
          for i = 1, n do p[i - 1] = values[i] end

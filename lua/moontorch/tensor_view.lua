@@ -312,7 +312,7 @@ return function(torch, T)
 
    ------------------------------------------------------------------------------------------
    -- type conversion: self when already of that type, else a converted copy on the same device
-   local conv = { float = T.FLOAT, double = T.DOUBLE, half = T.HALF, bfloat16 = T.BF16, int = T.INT,
+   local conv = { float = T.FLOAT, double = T.DOUBLE, half = T.HALF, bfloat16 = T.BFLOAT16, int = T.INT,
       long = T.LONG, byte = T.BYTE, bool = T.BOOL, char = T.CHAR, short = T.SHORT }
    for name, dtype in pairs(conv) do
       methods[name] = function(t) return T.convert(t, dtype, C.mt_tensor_device(h_of(t, name))) end
@@ -368,7 +368,7 @@ return function(torch, T)
       end
    end
 
-   local function narrow_float(dt) return dt == T.HALF or dt == T.BF16 end
+   local function narrow_float(dt) return dt == T.HALF or dt == T.BFLOAT16 end
 
    -- apply(fn): fn(x) for every element; a number returned replaces the element.
    function methods.apply(t, fn)

@@ -114,7 +114,7 @@ local function remap(t, cache, convert)
    return T.empty(entry._t:dtype(), entry._t:device()):set(entry, t:storageOffset(), sizes, strides)
 end
 
-local function is_float_dtype(d) return d <= T.BF16 end
+local function is_float_dtype(d) return d <= T.BFLOAT16 end
 
 -- type(name): floating tensors become that type; integer tensors (indices) keep their dtype
 -- and only move to the target device. Nested modules, criterions and plain tables (like a
