@@ -4,7 +4,7 @@
 -- and 0-based in C.
 local ffi = require 'ffi'
 local T = require 'moontorch.internal' -- this file adds the tensor pieces to it
-local C, check = T.C, T.check
+local C, check = T.clib, T.check
 
 local methods = {}    -- tensor methods: t:size(), t:add(...), ...
 T.methods = methods
@@ -36,7 +36,7 @@ T.BYTE = C.MT_U8
 T.BOOL = C.MT_BOOL
 T.CHAR = C.MT_I8
 T.SHORT = C.MT_I16
-T.CPU = -1
+T.CPU_DEVICE = -1
 
 -- 'torch.FloatTensor', 'torch.CudaTensor', 'torch.CudaDoubleTensor' (cutorch's names)
 function T.typename(dtype, device)

@@ -9,7 +9,7 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local C, check, methods = T.C, T.check, T.methods
+   local C, check, methods = T.clib, T.check, T.methods
    local floor = math.floor
 
    local cuda = {}
@@ -149,7 +149,7 @@ return function(torch, T)
    function methods.cpu(t)
       local h = T.h(t, 'cpu')
       if C.mt_tensor_device(h) < 0 then return t end
-      return T.convert(t, C.mt_tensor_dtype(h), T.CPU)
+      return T.convert(t, C.mt_tensor_dtype(h), T.CPU_DEVICE)
    end
 
    local function new_pinned(dtype, sizes)
@@ -179,7 +179,9 @@ return function(torch, T)
    function torch.pinnedTensor(a, ...)
       if type(a) == 'string' then
          local dtype, dev = T.parse_typename(a)
-         if not dtype or dev ~= T.CPU then error("pinnedTensor: expected a CPU tensor type, got '" .. a .. "'", 2) end
+         if not dtype or dev ~= T.CPU_DEVICE then
+            error("pinnedTensor: expected a CPU tensor type, got '" .. a .. "'", 2)
+         end
          return pinned_sizes(dtype, ...)
       end
       return pinned_sizes(T.default_dtype(), a, ...)
@@ -189,7 +191,7 @@ return function(torch, T)
    -- torch.CudaTensor(...) and friends build on the current device
 
    local function cuda_constructor(name, dtype)
-      local cpu_type = T.types[T.typename(dtype, T.CPU)]
+      local cpu_type = T.types[T.typename(dtype, T.CPU_DEVICE)]
       return function(_, a, ...)
          need_cuda(name, 2)
          local dev = current - 1

@@ -22,7 +22,7 @@ for _, decl in ipairs {
 } do pcall(ffi.cdef, decl) end
 
 return function(torch, T)
-   local C = T.C
+   local C = T.clib
    local is_storage, is_int = T.is_storage, T.is_int
    class.namespace('torch', torch)
    local File = class('torch.File')

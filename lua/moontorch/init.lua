@@ -8,7 +8,7 @@ table.unpack = table.unpack or unpack -- Lua 5.2+ code runs under LuaJIT
 package.loaded.moontorch = torch
 
 local T = require 'moontorch.Tensor' -- fills in moontorch.internal, the library's own helpers
-local C = T.C
+local C = T.clib
 
 -- Each part adds methods and torch.* functions; one file per concern.
 local parts = {

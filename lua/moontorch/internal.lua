@@ -3,7 +3,7 @@
 --   local T = require 'moontorch.internal'
 -- and nothing reaches into torch.* for them. This file holds what needs no tensor type;
 -- Tensor.lua and the tensor_*.lua parts add the tensor pieces to the same table:
---   T.C                                       the loaded C library (FFI namespace)
+--   T.clib                                       the loaded C library (FFI namespace)
 --   T.check(st, [op, cname, level])           raise the C error when st (an mt_status) fails
 --   T.raise([op, cname, level])               raise the C error; T.message: its text
 --   T.argerror(op, msg, [level])              'op: msg'
@@ -11,7 +11,7 @@
 --   T.size_list(...), T.sizes_buf(sizes, [second, op]), T.sizebuf/stridebuf/indexbuf, T.is_int
 --   T.h(t, [what]), T.wrap(handle), T.outp    handles in and out of C (Tensor.lua)
 --   T.new, T.empty, T.sizes, T.is_tensor, T.is_size, T.convert, T.alias, T.methods
---   T.dtypes, T.dtype_by_name, T.FLOAT..T.BOOL, T.CPU, T.typename, T.parse_typename
+--   T.dtypes, T.dtype_by_name, T.FLOAT..T.BOOL, T.CPU_DEVICE, T.typename, T.parse_typename
 local ffi = require 'ffi'
 local lib = require 'moontorch.lib'
 
@@ -20,7 +20,7 @@ local T = {}
 package.loaded['moontorch.internal'] = T
 
 local C = lib.C
-T.C = C
+T.clib = C
 
 ---------------------------------------------------------------------------------------------
 -- C errors. The C message names the C function ('cinv: ...'); `op`, when given, is the name

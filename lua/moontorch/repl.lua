@@ -456,7 +456,7 @@ function Session:reset() self.buf = nil end
 
 local function cuda_status()
    local ok, s = pcall(function()
-      local C = require('moontorch.internal').C
+      local C = require('moontorch.internal').clib
       if C.mt_cuda_is_compiled() == 0 then return 'CUDA: not compiled in' end
       local n = C.mt_cuda_device_count()
       if n == 0 then return 'CUDA: compiled in, no device available' end

@@ -12,7 +12,7 @@ local ffi = require 'ffi'
 local T = require 'moontorch.internal'
 local class = require 'moontorch.class'
 local fs = require 'moontorch.data.fs'
-local C = T.C
+local C = T.clib
 
 local M = {}
 local TAG_NIL, TAG_NUMBER, TAG_STRING, TAG_TABLE, TAG_TORCH, TAG_BOOLEAN = 0, 1, 2, 3, 4, 5
@@ -97,8 +97,8 @@ function Writer:storage(h)
    local sizes, unit = ffi.new('int64_t[1]', n), ffi.new('int64_t[1]', 1)
    T.check(C.mt_tensor_as_strided(T.outp, h, 1, sizes, unit, 0), 'torch.serialize')
    local full = T.wrap(T.outp[0])
-   if C.mt_tensor_device(h) ~= T.CPU then
-      local cpu = T.new(dtype, T.CPU, { tonumber(n) })
+   if C.mt_tensor_device(h) ~= T.CPU_DEVICE then
+      local cpu = T.new(dtype, T.CPU_DEVICE, { tonumber(n) })
       T.check(C.mt_copy(cpu.h, full.h), 'torch.serialize')
       full = cpu
    end
@@ -114,7 +114,7 @@ function Writer:storage(h)
    if fmt then
       local f64 = full
       if dtype ~= T.DOUBLE and dtype ~= T.FLOAT then
-         f64 = T.new(T.DOUBLE, T.CPU, { tonumber(n) })
+         f64 = T.new(T.DOUBLE, T.CPU_DEVICE, { tonumber(n) })
          T.check(C.mt_copy(f64.h, full.h), 'torch.serialize')
       end
       -- floats by their bits first (T.read_f32): a file may hold any NaN
@@ -136,7 +136,7 @@ function Writer:tensor(t)
    if seen then return end
    local nd = C.mt_tensor_ndim(h)
    self:string('V 1')
-   self:string(T.typename(C.mt_tensor_dtype(h), T.CPU))
+   self:string(T.typename(C.mt_tensor_dtype(h), T.CPU_DEVICE))
    self:int(nd)
    local sizes, strides = {}, {}
    for i = 1, nd do
@@ -349,7 +349,7 @@ function M.decode(bytes, pos, mode, what, op, level)
          end
          local t
          if tonumber(nd.count) == 0 then -- no storage: an empty tensor of those sizes
-            t = T.new(nd.dtype, T.CPU, nd.ndim == 0 and { 0 } or sizes)
+            t = T.new(nd.dtype, T.CPU_DEVICE, nd.ndim == 0 and { 0 } or sizes)
          else
             local s = tonumber(kids[nd.first])
             if nodes[s].kind == K.REF then s = tonumber(nodes[s].first) end
@@ -385,7 +385,7 @@ function M.decode(bytes, pos, mode, what, op, level)
    for _, m in ipairs(loaded) do
       if type(m._type) == 'string' then
          local dtype, device = T.parse_typename(m._type)
-         if dtype and device ~= T.CPU then m._type = T.typename(dtype, T.CPU) end
+         if dtype and device ~= T.CPU_DEVICE then m._type = T.typename(dtype, T.CPU_DEVICE) end
       end
       if m.__afterLoad then m:__afterLoad() end
    end

@@ -9,7 +9,7 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local C, check, outp, is_int = T.C, T.check, T.outp, T.is_int
+   local C, check, outp, is_int = T.clib, T.check, T.outp, T.is_int
 
    ffi.cdef 'typedef struct mt_storage_ref { mt_tensor *h; } mt_storage_ref;'
    local ref_t = ffi.typeof('mt_storage_ref')
@@ -203,7 +203,7 @@ return function(torch, T)
    -- filename [, shared [, size [, sharedMem]]])
    local function new(dtype, n, level)
       sz[0] = n
-      check(C.mt_tensor_new(outp, dtype, T.CPU, 1, sz), nil, nil, level + 1)
+      check(C.mt_tensor_new(outp, dtype, T.CPU_DEVICE, 1, sz), nil, nil, level + 1)
       local s = own(outp[0])
       if n > 0 then check(C.mt_fill(s.h, 0)) end -- Torch7 leaves it uninitialised; zeros are one valid choice
       return s

@@ -7,7 +7,7 @@
 -- Any dtype (input and kernel the same), CPU and CUDA; the C op is mt_tensor_conv. Methods are
 -- the functions with self first, as Torch7's wrappers make them: x:conv2(k), res:conv2(x, k).
 return function(torch, T)
-   local C, is_tensor = T.C, T.is_tensor
+   local C, is_tensor = T.clib, T.is_tensor
 
    local function go(name, ns, flip, res, x, k, vf)
       if not is_tensor(x) then error(('%s: expected a tensor as input, got %s'):format(name, type(x)), 3) end

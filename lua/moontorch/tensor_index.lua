@@ -4,7 +4,7 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local C, check, methods, outp = T.C, T.check, T.methods, T.outp
+   local C, check, methods, outp = T.clib, T.check, T.methods, T.outp
    local floor = math.floor
 
    local idxbuf, sbuf, stbuf = T.indexbuf, T.sizebuf, T.stridebuf

@@ -4,7 +4,7 @@
 -- result tensors are all given or none, the options are Torch7's one-letter strings. Float and
 -- double CPU tensors; results have the inputs' type and (matrices) come back column-major.
 return function(torch, T)
-   local C, check, is_tensor = T.C, T.check, T.is_tensor
+   local C, check, is_tensor = T.clib, T.check, T.is_tensor
 
    local function typename(x)
       if is_tensor(x) then return T.typename(C.mt_tensor_dtype(x.h), C.mt_tensor_device(x.h)) end

@@ -10,7 +10,7 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local C, check, methods, is_tensor = T.C, T.check, T.methods, T.is_tensor
+   local C, check, methods, is_tensor = T.clib, T.check, T.methods, T.is_tensor
    local huge = math.huge
    -- C errors are raised as check(st, name, true): under the name the user called
    -- (t:reciprocal() reports 'reciprocal:', not the C op's 'cinv:')
@@ -73,7 +73,7 @@ return function(torch, T)
    end
    -- torch.abs(-3), torch.round(2.4): a plain number goes through a 0-d double tensor, so
    -- numbers follow exactly the rules tensors do, and a number comes back
-   local num = T.new(T.DOUBLE, T.CPU, {})
+   local num = T.new(T.DOUBLE, T.CPU_DEVICE, {})
    local nump = ffi.cast('double*', C.mt_tensor_data(num.h))
    local function on_number(op, name, x, p1, p2)
       nump[0] = x

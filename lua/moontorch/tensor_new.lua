@@ -3,7 +3,7 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local C, check, methods = T.C, T.check, T.methods
+   local C, check, methods = T.clib, T.check, T.methods
 
    -- Shape and flat values of a nested Lua table of numbers.
    local function table_shape(data)
@@ -54,11 +54,11 @@ return function(torch, T)
 
    -- A CPU tensor of dtype filled from a flat Lua array, moved to device afterwards.
    function T.from_flat(values, shape, dtype, device)
-      local t = T.new(dtype, T.CPU, shape)
+      local t = T.new(dtype, T.CPU_DEVICE, shape)
       local h = t.h
       local n = #values
       if dtype == T.HALF or dtype == T.BFLOAT16 then
-         local f = T.new(T.FLOAT, T.CPU, shape)
+         local f = T.new(T.FLOAT, T.CPU_DEVICE, shape)
          local p = ffi.cast('float*', C.mt_tensor_data(f.h))
          for i = 1, n do p[i - 1] = values[i] end
          check(C.mt_copy(h, f.h))
@@ -70,7 +70,7 @@ return function(torch, T)
             for i = 1, n do p[i - 1] = values[i] end
          end
       end
-      if device ~= T.CPU then t = T.convert(t, dtype, device) end
+      if device ~= T.CPU_DEVICE then t = T.convert(t, dtype, device) end
       return t
    end
 
@@ -116,7 +116,7 @@ return function(torch, T)
    -- torch.FloatTensor, torch.CudaTensor, ... : callable type objects
    T.types = {}
    for _, d in ipairs(T.dtypes) do
-      for _, device in ipairs { T.CPU, 0 } do
+      for _, device in ipairs { T.CPU_DEVICE, 0 } do
          local name = T.typename(d.id, device)
          local ty = setmetatable({ dtype = d.id, device = device, __typename = name },
             { __call = function(_, ...) return constructor(d.id, device)(...) end,
@@ -143,7 +143,7 @@ return function(torch, T)
 
    local default = 'torch.FloatTensor'
    function torch.setdefaulttensortype(name)
-      if not T.types[name] or T.types[name].device ~= T.CPU then
+      if not T.types[name] or T.types[name].device ~= T.CPU_DEVICE then
          error('setdefaulttensortype: unknown CPU type ' .. tostring(name), 2)
       end
       default = name
@@ -178,7 +178,7 @@ return function(torch, T)
             check(C.mt_tensor_resize(res.h, T.sizes_buf(sizes)))
          else
             sizes = sizes_args(a, ...)
-            res = T.new(T.default_dtype(), T.CPU, sizes)
+            res = T.new(T.default_dtype(), T.CPU_DEVICE, sizes)
          end
          fill(res)
          return res
@@ -206,7 +206,7 @@ return function(torch, T)
       if (b - a) / step < 0 then error(('range: cannot go from %g to %g with step %g'):format(a, b, step), 2) end
       local n = math.floor((b - a) / step + 1e-9) + 1
       if res then check(C.mt_tensor_resize(res.h, T.sizes_buf { n }))
-      else res = T.new(T.default_dtype(), T.CPU, { n }) end
+      else res = T.new(T.default_dtype(), T.CPU_DEVICE, { n }) end
       check(C.mt_arange(res.h, a, step))
       return res
    end
@@ -214,7 +214,7 @@ return function(torch, T)
       if b == nil then a, b = 0, a end
       step = step or 1
       local n = math.max(0, math.ceil((b - a) / step))
-      local res = T.new(T.default_dtype(), T.CPU, { n })
+      local res = T.new(T.default_dtype(), T.CPU_DEVICE, { n })
       check(C.mt_arange(res.h, a, step))
       return res
    end
@@ -223,7 +223,7 @@ return function(torch, T)
       n = n or 100
       if n < 1 then error('linspace: number of points must be at least 1, got ' .. n, 2) end
       if res then check(C.mt_tensor_resize(res.h, T.sizes_buf { n }))
-      else res = T.new(T.default_dtype(), T.CPU, { n }) end
+      else res = T.new(T.default_dtype(), T.CPU_DEVICE, { n }) end
       check(C.mt_arange(res.h, a, n > 1 and (b - a) / (n - 1) or 0))
       if n > 1 then
          T.indexbuf[0] = n - 1
@@ -248,7 +248,7 @@ return function(torch, T)
       if not T.is_tensor(res) then res, n, m = nil, res, n end
       m = m or n
       if res then check(C.mt_tensor_resize(res.h, T.sizes_buf { n, m }))
-      else res = T.new(T.default_dtype(), T.CPU, { n, m }) end
+      else res = T.new(T.default_dtype(), T.CPU_DEVICE, { n, m }) end
       check(C.mt_fill(res.h, 0))
       local k = math.min(n, m)
       if k > 0 then
@@ -265,8 +265,9 @@ return function(torch, T)
    function methods.totable(t)
       local h = T.h(t, 'totable')
       local src = t
-      if C.mt_tensor_device(h) ~= T.CPU or C.mt_tensor_dtype(h) ~= T.DOUBLE or C.mt_tensor_is_contiguous(h) == 0 then
-         src = T.new(T.DOUBLE, T.CPU, T.sizes(t))
+      if C.mt_tensor_device(h) ~= T.CPU_DEVICE or C.mt_tensor_dtype(h) ~= T.DOUBLE
+         or C.mt_tensor_is_contiguous(h) == 0 then
+         src = T.new(T.DOUBLE, T.CPU_DEVICE, T.sizes(t))
          check(C.mt_copy(src.h, h))
       end
       -- values through T.read_f64: NaNs by their bits, handed to Lua as its own

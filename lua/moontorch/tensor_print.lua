@@ -6,7 +6,7 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local C, check, methods = T.C, T.check, T.methods
+   local C, check, methods = T.clib, T.check, T.methods
    local floor, abs, huge = math.floor, math.abs, math.huge
 
    local opts = { precision = 4, threshold = 1000, edgeitems = 3, linewidth = 80 }
@@ -53,7 +53,7 @@ return function(torch, T)
             elided[#elided + 1] = d
          end
       end
-      local R = T.new(T.DOUBLE, T.CPU, rs)
+      local R = T.new(T.DOUBLE, T.CPU_DEVICE, rs)
       -- copy each of the 2^k corner blocks (k elided dimensions) of t into R
       local function fill(i, dst, src)
          if i > #elided then

@@ -7,7 +7,7 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local C, check, methods, is_tensor = T.C, T.check, T.methods, T.is_tensor
+   local C, check, methods, is_tensor = T.clib, T.check, T.methods, T.is_tensor
    local floor = math.floor
 
    local TWO53 = 2 ^ 53
@@ -80,7 +80,7 @@ return function(torch, T)
    local STATE_BYTES = ffi.sizeof('mt_generator')
    function torch.getRNGState(...)
       local G = gen_args(...)
-      local st = T.new(T.BYTE, T.CPU, { STATE_BYTES })
+      local st = T.new(T.BYTE, T.CPU_DEVICE, { STATE_BYTES })
       ffi.copy(C.mt_tensor_data(st.h), G.g, STATE_BYTES)
       return st
    end
@@ -167,7 +167,7 @@ return function(torch, T)
    local function factory(op, draw)
       local function sized(res, G, ...)
          if res then check(C.mt_tensor_resize(res.h, T.sizes_buf(size_args(op, ...))))
-         else res = T.new(T.default_dtype(), T.CPU, size_args(op, ...)) end
+         else res = T.new(T.default_dtype(), T.CPU_DEVICE, size_args(op, ...)) end
          draw(res, G.g)
          return res
       end
@@ -184,9 +184,9 @@ return function(torch, T)
    local function randperm(res, G, n)
       local gstate = G.g
       if not is_int(n) or n < 0 then error('randperm: n must be a non-negative integer, got ' .. tostring(n), 2) end
-      local perm = T.new(T.LONG, T.CPU, { n })
+      local perm = T.new(T.LONG, T.CPU_DEVICE, { n })
       if n > 0 then
-         local u = T.new(T.DOUBLE, T.CPU, { n })
+         local u = T.new(T.DOUBLE, T.CPU_DEVICE, { n })
          check(C.mt_random_uniform(u.h, gstate, 0, 1))
          local up = ffi.cast('double*', C.mt_tensor_data(u.h))
          local p = ffi.cast('int64_t*', C.mt_tensor_data(perm.h))
@@ -196,7 +196,7 @@ return function(torch, T)
             p[i], p[j] = p[j], p[i]
          end
       end
-      if res == nil then res = T.new(T.default_dtype(), T.CPU, { n }) end
+      if res == nil then res = T.new(T.default_dtype(), T.CPU_DEVICE, { n }) end
       check(C.mt_tensor_resize(res.h, T.sizes_buf { n }))
       check(C.mt_copy(res.h, perm.h))
       return res
@@ -271,7 +271,7 @@ return function(torch, T)
    -- single numbers: torch.uniform([gen,] [a, b]), torch.normal([gen,] [mean, std]),
    -- torch.bernoulli([gen,] [p]), torch.random([gen,] [a,] [b]), torch.exponential([gen,]
    -- [lambda]), torch.cauchy([gen,] [median, sigma]), torch.geometric([gen,] [p])
-   local one = T.new(T.DOUBLE, T.CPU, { 1 })
+   local one = T.new(T.DOUBLE, T.CPU_DEVICE, { 1 })
    local onep = ffi.cast('double*', C.mt_tensor_data(one.h))
    for _, name in ipairs { 'uniform', 'normal', 'bernoulli', 'random', 'exponential', 'cauchy', 'geometric' } do
       local m = methods[name]

@@ -8,7 +8,7 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local C, methods = T.C, T.methods
+   local C, methods = T.clib, T.methods
    local floor = math.floor
    local valbuf = ffi.new('double[1]')
 

@@ -6,7 +6,7 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local C, check, methods, outp = T.C, T.check, T.methods, T.outp
+   local C, check, methods, outp = T.clib, T.check, T.methods, T.outp
    local is_int, size_list, sizes_buf = T.is_int, T.size_list, T.sizes_buf
 
    local sbuf, stbuf = T.sizebuf, T.stridebuf

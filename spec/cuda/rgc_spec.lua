@@ -13,7 +13,7 @@ local gpu_it = cu.gpu_it
 describe('dist.rgc on CUDA', function()
    local topk = require 'moontorch.dist.topk'
    local T = require 'moontorch.internal'
-   local C = T.C
+   local C = T.clib
    local D = require('moontorch.dist.lib').C
 
    -- CPU tensors only: the address of the first element

@@ -6,7 +6,7 @@ require 'moontorch'
 local util = require 'spec.util' -- seeds math.random and prints the seed
 local cifar = require 'moontorch.data.cifar'
 local T = require 'moontorch.internal'
-local C = T.C
+local C = T.clib
 
 local tmpdir = util.tmpdir()
 local function tmp(name) return tmpdir .. '/' .. name end

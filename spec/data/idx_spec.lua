@@ -167,7 +167,7 @@ end)
 -- the C parser (csrc/data/idx.c) against independent writers and the real Fashion-MNIST files
 
 local T = require 'moontorch.internal'
-local C = T.C
+local C = T.clib
 
 local function run(cmd)
    local p = assert(io.popen(cmd .. ' 2>&1; echo "rc=$?"'))

@@ -10,7 +10,7 @@ local torch = require 'moontorch'
 local util = require 'spec.util'
 local data = require 'moontorch.data'
 local T = require 'moontorch.internal'
-local C = T.C
+local C = T.clib
 local Transform = data.Transform
 
 local tmpdir = util.tmpdir()

@@ -8,7 +8,7 @@ local ffi = require 'ffi'
 local torch = require 'moontorch'
 local util = require 'spec.util'
 local T = require 'moontorch.internal'
-local C = T.C
+local C = T.clib
 
 local random, floor = math.random, math.floor
 
@@ -490,7 +490,7 @@ describe('randomized calls', function()
                end
             end
          elseif which == 2 then -- as_strided over a small base
-            base = base or T.new(T.DOUBLE, T.CPU, { 24 })
+            base = base or T.new(T.DOUBLE, T.CPU_DEVICE, { 24 })
             local nd = random(0, 4)
             local lo, hi, empty, off = 0, 0, false, random() < 0.9 and random(-2, 26) or hostile()
             local sum_attack = random() < 0.05 -- each dim's reach fits in int64, their sum does not
@@ -551,7 +551,7 @@ describe('randomized calls', function()
             st = C.mt_tensor_set_item(t.h, sbuf, 0.25)
             assert(c_status(st, 'set', 'set_item') == inside, 'set_item disagrees with get_item')
          elseif which == 5 then -- an empty view anywhere (or nowhere) in its storage, then grown by resize
-            base = base or T.new(T.DOUBLE, T.CPU, { 24 })
+            base = base or T.new(T.DOUBLE, T.CPU_DEVICE, { 24 })
             sbuf[0], stbuf[0] = 0, 1
             local off = random() < 0.7 and random(0, 30) or hostile()
             outp[0] = nil

@@ -64,7 +64,7 @@ local function expect_view(view, out_shape, src_flat, src_shape, map, what)
 end
 
 local function shares_storage(a, b)
-   return T.C.mt_tensor_storage_key(a.h) == T.C.mt_tensor_storage_key(b.h)
+   return T.clib.mt_tensor_storage_key(a.h) == T.clib.mt_tensor_storage_key(b.h)
 end
 
 local function rand_perm(n)
@@ -561,7 +561,7 @@ describe('type conversion', function()
          else
             local _, flat = rand(shape, from, 0, 200)
             for i = 1, #flat, 4 do flat[i] = 0 end
-            t = T.from_flat(flat, shape, T.parse_typename(from), T.CPU)
+            t = T.from_flat(flat, shape, T.parse_typename(from), T.CPU_DEVICE)
          end
          local src = t:t() -- non-contiguous source
          local sflat = util.flat(src)

@@ -10,7 +10,7 @@ local ffi = require 'ffi'
 require 'moontorch'
 local fs = require 'moontorch.data.fs'
 local T = require 'moontorch.internal'
-local C = T.C
+local C = T.clib
 
 local M = {}
 local Dataset = {}

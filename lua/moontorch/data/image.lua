@@ -10,7 +10,7 @@
 local ffi = require 'ffi'
 local torch = require 'moontorch'
 local T = require 'moontorch.internal'
-local C = T.C
+local C = T.clib
 
 local image = {}
 local format_names = { [1] = 'jpeg', [2] = 'png' }

@@ -10,7 +10,7 @@
 local ffi = require 'ffi'
 local torch = require 'moontorch'
 local T = require 'moontorch.internal'
-local C, check = T.C, T.check
+local C, check = T.clib, T.check
 
 local Transform = {}
 Transform.__index = Transform
@@ -116,7 +116,7 @@ function Transform:apply(bytes, seed, counter, name)
    else
       error('Transform:apply: expected a string or a torch.ByteTensor, got ' .. type(bytes), 2)
    end
-   local out = T.new(self.c.dtype, T.CPU, self:sizes())
+   local out = T.new(self.c.dtype, T.CPU_DEVICE, self:sizes())
    check(C.mt_transform_apply(self.c, ptr, len, name or 'image', seed or 0, counter or 0, C.mt_tensor_data(out.h),
       self._scratch))
    return out

@@ -36,7 +36,7 @@ local T = require 'moontorch.internal'
 local dlib = require 'moontorch.dist.lib'
 require 'moontorch.dist.topk'
 
-local C, D = T.C, dlib.C
+local C, D = T.clib, dlib.C
 local rgc = {}
 
 local DEFAULTS = {

@@ -20,7 +20,7 @@ require 'moontorch'
 local T = require 'moontorch.internal'
 local dlib = require 'moontorch.dist.lib'
 
-local C, D = T.C, dlib.C
+local C, D = T.clib, dlib.C
 local methods = { exact = C.MT_TOPK_EXACT, threshold = C.MT_TOPK_THRESHOLD, trimmed = C.MT_TOPK_TRIMMED }
 local count = ffi.new('int64_t[1]')
 

@@ -7,7 +7,7 @@ local torch = require 'moontorch'
 require 'moontorch.nn'
 require 'moontorch.nn.SpatialBatchNormalization'
 local T = require 'moontorch.internal'
-local C, check = T.C, T.check
+local C, check = T.clib, T.check
 
 local BNA, parent = torch.class('nn.BatchNormAddReLU', 'nn.SpatialBatchNormalization')
 

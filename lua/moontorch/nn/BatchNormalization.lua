@@ -12,7 +12,7 @@
 local torch = require 'moontorch'
 require 'moontorch.nn'
 local T = require 'moontorch.internal'
-local C, check = T.C, T.check
+local C, check = T.clib, T.check
 
 local BN, parent = torch.class('nn.BatchNormalization', 'nn.Module')
 BN.nDim = 2

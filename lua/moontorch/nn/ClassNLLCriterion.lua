@@ -5,7 +5,7 @@
 local torch = require 'moontorch'
 require 'moontorch.nn'
 local T = require 'moontorch.internal'
-local C, check = T.C, T.check
+local C, check = T.clib, T.check
 local ffi = require 'ffi'
 
 local NLL, parent = torch.class('nn.ClassNLLCriterion', 'nn.Criterion')

@@ -8,7 +8,7 @@
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
-local C, check = T.C, T.check
+local C, check = T.clib, T.check
 local ffi = require 'ffi'
 
 local CE, parent = torch.class('nn.CrossEntropyCriterion', 'nn.Criterion')

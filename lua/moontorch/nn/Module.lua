@@ -3,7 +3,7 @@
 local torch = require 'moontorch'
 require 'moontorch.nn'
 local T = require 'moontorch.internal'
-local C = T.C
+local C = T.clib
 local ffi = require 'ffi'
 
 -- a storage's identity as a table key (cdata pointers are distinct objects per call)

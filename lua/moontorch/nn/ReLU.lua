@@ -4,7 +4,7 @@ local torch = require 'moontorch'
 require 'moontorch.nn'
 require 'moontorch.nn.Threshold'
 local T = require 'moontorch.internal'
-local C, check = T.C, T.check
+local C, check = T.clib, T.check
 
 local ReLU, parent = torch.class('nn.ReLU', 'nn.Threshold')
 

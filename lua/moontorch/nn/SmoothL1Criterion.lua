@@ -4,7 +4,7 @@
 local torch = require 'moontorch'
 require 'moontorch.nn'
 local T = require 'moontorch.internal'
-local C, check = T.C, T.check
+local C, check = T.clib, T.check
 local ffi = require 'ffi'
 
 local SmoothL1, parent = torch.class('nn.SmoothL1Criterion', 'nn.Criterion')

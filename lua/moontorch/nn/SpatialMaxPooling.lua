@@ -5,7 +5,7 @@ local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
 local P = require 'moontorch.nn.pooling_common'
-local C, check = T.C, T.check
+local C, check = T.clib, T.check
 
 local Pool, parent = torch.class('nn.SpatialMaxPooling', 'nn.Module')
 

@@ -6,7 +6,7 @@
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
-local C, check = T.C, T.check
+local C, check = T.clib, T.check
 
 local Pad, parent = torch.class('nn.SpatialReflectionPadding', 'nn.Module')
 

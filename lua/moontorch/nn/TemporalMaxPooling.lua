@@ -7,7 +7,7 @@ require 'moontorch.nn'
 local T = require 'moontorch.internal'
 local utils = require 'moontorch.nn.utils'
 local P = require 'moontorch.nn.pooling_common'
-local C, check = T.C, T.check
+local C, check = T.clib, T.check
 
 local Pool, parent = torch.class('nn.TemporalMaxPooling', 'nn.Module')
 

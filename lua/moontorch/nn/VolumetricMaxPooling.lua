@@ -77,7 +77,7 @@ function Pool:updateOutput(input)
    if not torch.isTensor(self.indices) or self.indices:device() ~= input:device() then
       self.indices = T.empty(T.LONG, input:device())
    end
-   T.check(T.C.mt_nn_maxpool3d_forward(y.h, self.indices.h, input.h, window(self)))
+   T.check(T.clib.mt_nn_maxpool3d_forward(y.h, self.indices.h, input.h, window(self)))
    return self.output
 end
 
@@ -91,7 +91,7 @@ function Pool:updateGradInput(input, gradOutput)
    local gi = self.gradInput
    if not torch.isTensor(gi) or gi:type() ~= input:type() then gi = input.new(); self.gradInput = gi end
    local dy = gradOutput:dim() == self.indices:dim() and gradOutput or gradOutput:view(T.sizes(self.indices))
-   T.check(T.C.mt_nn_maxpool3d_backward(gi.h, dy.h, self.indices.h, input.h, window(self)))
+   T.check(T.clib.mt_nn_maxpool3d_backward(gi.h, dy.h, self.indices.h, input.h, window(self)))
    return self.gradInput
 end
 

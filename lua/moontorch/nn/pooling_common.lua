@@ -62,7 +62,7 @@ function P.window_max(self, input, hs, he, ws, we)
       self.indices = T.empty(T.LONG, input:device())
    end
    hs, he, ws, we = P.on(hs, input), P.on(he, input), P.on(ws, input), P.on(we, input)
-   T.check(T.C.mt_nn_window_maxpool2d(out.h, self.indices.h, input.h, hs.h, he.h, ws.h, we.h))
+   T.check(T.clib.mt_nn_window_maxpool2d(out.h, self.indices.h, input.h, hs.h, he.h, ws.h, we.h))
    return out
 end
 
