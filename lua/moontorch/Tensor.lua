@@ -136,13 +136,13 @@ mt.__gc = function(self)
       self.h = nil
    end
 end
-T.mt = mt
+T.tensor_metatable = mt
 function T.set_index_hooks(get, set) index_hook, newindex_hook = get, set end
 
 ffi.metatype(ref_t, mt)
 
 -- Take ownership of a fresh C handle (one reference) as a Lua tensor.
-function T.wrap(h)
+function T.wrap_handle(h)
    local t = ref_t(h)
    pressure(C.mt_tensor_device(h))
    return t
@@ -151,7 +151,7 @@ end
 function T.is_tensor(x) return type(x) == 'cdata' and ffi.istype(ref_t, x) end
 
 -- The handle, or an error if the tensor was freed or is not a tensor.
-function T.h(t, what)
+function T.handle(t, what)
    if not T.is_tensor(t) then
       error((what or 'argument') .. ': expected a tensor, got ' .. type(t), 3)
    end
@@ -162,22 +162,22 @@ end
 
 -- where C ops return a new handle (LuaJIT runs one Lua thread: no sharing)
 local outp = ffi.new('mt_tensor*[1]')
-T.outp = outp
+T.out_handle = outp
 
 -- A new uninitialised contiguous tensor.
-function T.new(dtype, device, sizes)
+function T.new_tensor(dtype, device, sizes)
    local n, buf = T.sizes_buf(sizes)
    check(C.mt_tensor_new(outp, dtype, device, n, buf))
-   return T.wrap(outp[0])
+   return T.wrap_handle(outp[0])
 end
 
 -- An empty result tensor (size 0) of a dtype/device, for ops that resize their output.
 local zero = { 0 }
-function T.empty(dtype, device) return T.new(dtype, device, zero) end
+function T.empty_tensor(dtype, device) return T.new_tensor(dtype, device, zero) end
 
 -- The sizes of a tensor as a Lua array.
 function T.sizes(t)
-   local h = T.h(t)
+   local h = T.handle(t)
    local s = {}
    for i = 1, C.mt_tensor_ndim(h) do s[i] = tonumber(C.mt_tensor_size(h, i - 1)) end
    return s
@@ -186,7 +186,7 @@ end
 -- out delivered into res (resized to out's sizes, then copied) when res is given, else out
 -- itself: the result-first form of functions that compute into a fresh tensor, so that res
 -- may alias an input.
-function T.deliver(res, out)
+function T.deliver_result(res, out)
    if res == nil then return out end
    check(C.mt_tensor_resize(res.h, T.sizes_buf(T.sizes(out))))
    check(C.mt_copy(res.h, out.h))
@@ -195,7 +195,7 @@ end
 
 -- The strides of a tensor as a Lua array (as C has them: T.sizes' companion).
 function T.strides(t)
-   local h = T.h(t)
+   local h = T.handle(t)
    local s = {}
    for i = 1, C.mt_tensor_ndim(h) do s[i] = tonumber(C.mt_tensor_stride(h, i - 1)) end
    return s
@@ -248,11 +248,11 @@ local function ndim(h)
    if n == 1 and C.mt_tensor_size(h, 0) == 0 then return 0 end
    return n
 end
-function methods.dim(t) return ndim(T.h(t, 'dim')) end
+function methods.dim(t) return ndim(T.handle(t, 'dim')) end
 methods.nDimension = methods.dim
 
 function methods.size(t, d)
-   local h = T.h(t, 'size')
+   local h = T.handle(t, 'size')
    if d == nil then return LongStorage.new(ndim(h) == 0 and {} or T.sizes(t)) end
    local n = ndim(h)
    if d < 0 then d = d + n + 1 end
@@ -261,7 +261,7 @@ function methods.size(t, d)
 end
 
 function methods.stride(t, d)
-   local h = T.h(t, 'stride')
+   local h = T.handle(t, 'stride')
    local n = ndim(h)
    if d == nil then
       local s = {}
@@ -273,17 +273,17 @@ function methods.stride(t, d)
    return tonumber(C.mt_tensor_stride(h, d - 1))
 end
 
-function methods.nElement(t) return tonumber(C.mt_tensor_numel(T.h(t, 'nElement'))) end
+function methods.nElement(t) return tonumber(C.mt_tensor_numel(T.handle(t, 'nElement'))) end
 methods.numel = methods.nElement
-function methods.isContiguous(t) return C.mt_tensor_is_contiguous(T.h(t, 'isContiguous')) == 1 end
-function methods.storageOffset(t) return tonumber(C.mt_tensor_offset(T.h(t, 'storageOffset'))) + 1 end
-function methods.dtype(t) return C.mt_tensor_dtype(T.h(t, 'dtype')) end
-function methods.device(t) return C.mt_tensor_device(T.h(t, 'device')) end
+function methods.isContiguous(t) return C.mt_tensor_is_contiguous(T.handle(t, 'isContiguous')) == 1 end
+function methods.storageOffset(t) return tonumber(C.mt_tensor_offset(T.handle(t, 'storageOffset'))) + 1 end
+function methods.dtype(t) return C.mt_tensor_dtype(T.handle(t, 'dtype')) end
+function methods.device(t) return C.mt_tensor_device(T.handle(t, 'device')) end
 -- cutorch: 1-based, 0 on CPU... see cuda()
-function methods.getDevice(t) return C.mt_tensor_device(T.h(t, 'getDevice')) + 1 end
-function methods.isCuda(t) return C.mt_tensor_device(T.h(t, 'isCuda')) >= 0 end
+function methods.getDevice(t) return C.mt_tensor_device(T.handle(t, 'getDevice')) + 1 end
+function methods.isCuda(t) return C.mt_tensor_device(T.handle(t, 'isCuda')) >= 0 end
 function methods.type(t, typename)
-   local h = T.h(t, 'type')
+   local h = T.handle(t, 'type')
    if typename == nil then return T.typename(C.mt_tensor_dtype(h), C.mt_tensor_device(h)) end
    return T.convert_to_typename(t, typename)
 end
@@ -298,7 +298,7 @@ end
 
 -- Raw data pointer (CPU tensors), typed for the dtype.
 function methods.data(t)
-   local h = T.h(t, 'data')
+   local h = T.handle(t, 'data')
    if C.mt_tensor_device(h) >= 0 then
       error('data: the tensor is on a CUDA device; call :float() or :cpu() first', 2)
    end
@@ -307,9 +307,9 @@ end
 
 -- dtype/device conversion with a copy (or self when nothing changes)
 function T.convert(t, dtype, device)
-   local h = T.h(t, 'type')
+   local h = T.handle(t, 'type')
    if C.mt_tensor_dtype(h) == dtype and C.mt_tensor_device(h) == device then return t end
-   local r = T.new(dtype, device, T.sizes(t))
+   local r = T.new_tensor(dtype, device, T.sizes(t))
    check(C.mt_copy(r.h, h))
    return r
 end

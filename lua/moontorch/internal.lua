@@ -9,8 +9,8 @@
 --   T.argerror(op, msg, [level])              'op: msg'
 --   T.expect_tensor(x, op, what, [level])     x, or 'op: expected a tensor what, got <type>'
 --   T.size_list(...), T.sizes_buf(sizes, [second, op]), T.sizebuf/stridebuf/indexbuf, T.is_int
---   T.h(t, [what]), T.wrap(handle), T.outp    handles in and out of C (Tensor.lua)
---   T.new, T.empty, T.sizes, T.is_tensor, T.is_size, T.convert, T.alias, T.methods
+--   T.handle(t, [what]), T.wrap_handle(handle), T.out_handle    handles in and out of C (Tensor.lua)
+--   T.new_tensor, T.empty_tensor, T.sizes, T.is_tensor, T.is_size, T.convert, T.alias, T.methods
 --   T.dtypes, T.dtype_by_name, T.FLOAT..T.BOOL, T.CPU_DEVICE, T.typename, T.parse_typename
 local ffi = require 'ffi'
 local lib = require 'moontorch.lib'

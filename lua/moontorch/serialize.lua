@@ -95,10 +95,10 @@ function Writer:storage(h)
    self:longs({ tonumber(n) })
    -- a CPU copy of the storage, elements 0 .. n-1
    local sizes, unit = ffi.new('int64_t[1]', n), ffi.new('int64_t[1]', 1)
-   T.check(C.mt_tensor_as_strided(T.outp, h, 1, sizes, unit, 0), 'torch.serialize')
-   local full = T.wrap(T.outp[0])
+   T.check(C.mt_tensor_as_strided(T.out_handle, h, 1, sizes, unit, 0), 'torch.serialize')
+   local full = T.wrap_handle(T.out_handle[0])
    if C.mt_tensor_device(h) ~= T.CPU_DEVICE then
-      local cpu = T.new(dtype, T.CPU_DEVICE, { tonumber(n) })
+      local cpu = T.new_tensor(dtype, T.CPU_DEVICE, { tonumber(n) })
       T.check(C.mt_copy(cpu.h, full.h), 'torch.serialize')
       full = cpu
    end
@@ -114,7 +114,7 @@ function Writer:storage(h)
    if fmt then
       local f64 = full
       if dtype ~= T.DOUBLE and dtype ~= T.FLOAT then
-         f64 = T.new(T.DOUBLE, T.CPU_DEVICE, { tonumber(n) })
+         f64 = T.new_tensor(T.DOUBLE, T.CPU_DEVICE, { tonumber(n) })
          T.check(C.mt_copy(f64.h, full.h), 'torch.serialize')
       end
       -- floats by their bits first (T.read_f32): a file may hold any NaN
@@ -129,7 +129,7 @@ function Writer:storage(h)
 end
 
 function Writer:tensor(t)
-   local h = T.h(t)
+   local h = T.handle(t)
    local index, seen = self:index(tonumber(ffi.cast('intptr_t', h)))
    self:int(TAG_TORCH)
    self:int(index)
@@ -197,7 +197,7 @@ function Writer:object(v, path, depth)
             self.out[#self.out + 1] = ffi.string(buf, 8 * #vals)
          end
       end
-   elseif M.storage_tensor_of(v) then self:storage(T.h(M.storage_tensor_of(v)))
+   elseif M.storage_tensor_of(v) then self:storage(T.handle(M.storage_tensor_of(v)))
    elseif tv == 'table' then
       local cname = class.typename(v)
       local index, seen = self:index(v)
@@ -307,7 +307,7 @@ function M.decode(bytes, pos, mode, what, op, level)
    local function storage(i) -- node i is a STORAGE: its 1-d tensor (shared by every user)
       local h = C.mt_t7_storage(f, i)
       C.mt_tensor_retain(h)
-      return T.wrap(h)
+      return T.wrap_handle(h)
    end
    function build(i)
       i = tonumber(i)
@@ -349,7 +349,7 @@ function M.decode(bytes, pos, mode, what, op, level)
          end
          local t
          if tonumber(nd.count) == 0 then -- no storage: an empty tensor of those sizes
-            t = T.new(nd.dtype, T.CPU_DEVICE, nd.ndim == 0 and { 0 } or sizes)
+            t = T.new_tensor(nd.dtype, T.CPU_DEVICE, nd.ndim == 0 and { 0 } or sizes)
          else
             local s = tonumber(kids[nd.first])
             if nodes[s].kind == K.REF then s = tonumber(nodes[s].first) end
@@ -357,8 +357,8 @@ function M.decode(bytes, pos, mode, what, op, level)
             if T.storage_wrap then st = T.storage_tensor(st) end
             local n, sz = T.sizes_buf(sizes)
             local _, stb = T.sizes_buf(strides, true)
-            T.check(C.mt_tensor_as_strided(T.outp, st.h, n, sz, stb, nd.storage_offset), op, nil, 3)
-            t = T.wrap(T.outp[0])
+            T.check(C.mt_tensor_as_strided(T.out_handle, st.h, n, sz, stb, nd.storage_offset), op, nil, 3)
+            t = T.wrap_handle(T.out_handle[0])
          end
          memo[i] = t
          return t

@@ -9,7 +9,7 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local C, check, outp, is_int = T.clib, T.check, T.outp, T.is_int
+   local C, check, outp, is_int = T.clib, T.check, T.out_handle, T.is_int
 
    ffi.cdef 'typedef struct mt_storage_ref { mt_tensor *h; } mt_storage_ref;'
    local ref_t = ffi.typeof('mt_storage_ref')
@@ -37,7 +37,7 @@ return function(torch, T)
    local function own(h) return ref_t(h) end
 
    function T.storage_wrap(t)
-      local h = T.h(t, 'storage')
+      local h = T.handle(t, 'storage')
       sz[0] = C.mt_tensor_storage_numel(h)
       check(C.mt_tensor_as_strided(outp, h, 1, sz, st, 0), 'storage', nil, 3)
       return own(outp[0])
@@ -47,7 +47,7 @@ return function(torch, T)
       local h = sh(s, 'storage')
       sz[0] = C.mt_tensor_storage_numel(h)
       check(C.mt_tensor_as_strided(outp, h, 1, sz, st, 0), 'storage', nil, 3)
-      return T.wrap(outp[0])
+      return T.wrap_handle(outp[0])
    end
    local stensor = T.storage_tensor
 

@@ -16,9 +16,9 @@ return function(torch, T)
       if vf ~= 'V' and vf ~= 'F' then
          error(("%s: the last argument must be 'V' (valid) or 'F' (full), got %s"):format(name, tostring(vf)), 3)
       end
-      res = res or T.empty(C.mt_tensor_dtype(T.h(x, name)), C.mt_tensor_device(x.h))
-      T.check(C.mt_tensor_conv(T.h(res, name), T.h(x, name), T.h(k, name), ns, vf == 'F' and 1 or 0, flip and 1 or 0),
-         name, nil, 3)
+      res = res or T.empty_tensor(C.mt_tensor_dtype(T.handle(x, name)), C.mt_tensor_device(x.h))
+      T.check(C.mt_tensor_conv(T.handle(res, name), T.handle(x, name), T.handle(k, name), ns, vf == 'F' and 1 or 0,
+         flip and 1 or 0), name, nil, 3)
       return res
    end
 

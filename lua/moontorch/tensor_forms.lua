@@ -13,12 +13,12 @@ return function(torch, T)
    for _, name in ipairs { 'zeros', 'ones', 'rand', 'randn', 'eye', 'randperm' } do
       local factory = torch[name]
       methods[name] = function(x, ...)
-         T.h(x, name)
+         T.handle(x, name)
          return factory(x, ...)
       end
    end
 
-   function methods.cdata(x) return T.h(x, 'cdata') end
+   function methods.cdata(x) return T.handle(x, 'cdata') end
 
    -- torch.f(x, ...) = x:f(...), for methods Torch7 also documents as torch.f
    local AS_FUNCTION = { 'numel', 'nDimension', 'resize', 'storage', 'storageOffset', 'data', 'cdata',

@@ -64,7 +64,7 @@ return function(torch, T)
    -- a new result of the first input's type, or an IntTensor on its device (pstrf's pivots)
    local function fresh(like, int)
       local h = like.h
-      return T.empty(int and T.INT or C.mt_tensor_dtype(h), C.mt_tensor_device(h))
+      return T.empty_tensor(int and T.INT or C.mt_tensor_dtype(h), C.mt_tensor_device(h))
    end
 
    local function results(res, inp, n, int_at)
@@ -84,7 +84,7 @@ return function(torch, T)
    local function define(f, call)
       torch[f.name] = function(...)
          local res, inp, opts, tol = parse(f, ...)
-         for i, t in ipairs(inp) do T.h(t, f.name .. ' ' .. f.inputs[i]) end
+         for i, t in ipairs(inp) do T.handle(t, f.name .. ' ' .. f.inputs[i]) end
          res = results(res, inp, #f.results, f.int_result)
          check(call(handles(res), handles(inp), opts, tol), f.name)
          return unpack(res, 1, #f.results)

@@ -91,7 +91,7 @@ return function(torch, T)
       end
       if res ~= nil then res:resize(table.unpack(out)) end
       local fresh = res == nil or not res:isContiguous()
-      local dst = fresh and T.new(T.clib.mt_tensor_dtype(x.h), T.clib.mt_tensor_device(x.h), out) or res
+      local dst = fresh and T.new_tensor(T.clib.mt_tensor_dtype(x.h), T.clib.mt_tensor_device(x.h), out) or res
       if dst:nElement() > 0 then
          local src = x:contiguous():view(table.unpack(xs))
          if 2 * n <= T.MAX_DIMS then

@@ -6,7 +6,7 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local C, check, methods, outp = T.clib, T.check, T.methods, T.outp
+   local C, check, methods, outp = T.clib, T.check, T.methods, T.out_handle
    local is_int, size_list, sizes_buf = T.is_int, T.size_list, T.sizes_buf
 
    local sbuf, stbuf = T.sizebuf, T.stridebuf
@@ -34,7 +34,7 @@ return function(torch, T)
       return dd - 1
    end
 
-   local function h_of(t, op) return T.h(t, op) end
+   local function h_of(t, op) return T.handle(t, op) end
 
    ------------------------------------------------------------------------------------------
    -- views
@@ -58,7 +58,7 @@ return function(torch, T)
       -- an empty tensor viewed as no sizes (another empty tensor's size()) stays empty (Tensor.lua's ndim)
       if n == 0 and C.mt_tensor_numel(h) == 0 then n, buf[0] = 1, 0 end
       check(C.mt_tensor_view(outp, h, n, buf))
-      return T.wrap(outp[0])
+      return T.wrap_handle(outp[0])
    end)
 
    -- reshape: a view when the layout allows it, else a contiguous copy. Torch7's
@@ -80,13 +80,13 @@ return function(torch, T)
       local h = h_of(t, 'reshape')
       local n, buf = sizes_buf(size_list(...), false, 'reshape')
       if n == 0 and C.mt_tensor_numel(h) == 0 then n, buf[0] = 1, 0 end -- empty stays empty
-      if C.mt_tensor_view(outp, h, n, buf) == 0 then return T.wrap(outp[0]) end
+      if C.mt_tensor_view(outp, h, n, buf) == 0 then return T.wrap_handle(outp[0]) end
       -- a size mismatch is an error whatever the layout; only a stride problem falls back
       if C.mt_tensor_is_contiguous(h) == 1 then T.raise('reshape', 'view') end
       local c = methods.clone(t)
       n, buf = sizes_buf(size_list(...), false, 'reshape')
       if C.mt_tensor_view(outp, c.h, n, buf) ~= 0 then T.raise('reshape', 'view') end
-      return T.wrap(outp[0])
+      return T.wrap_handle(outp[0])
    end
 
    function methods.narrow(t, dim, start, len)
@@ -97,7 +97,7 @@ return function(torch, T)
       end
       if start < 0 then start = start + tonumber(C.mt_tensor_size(h, d)) + 1 end
       check(C.mt_tensor_narrow(outp, h, d, start - 1, len))
-      return T.wrap(outp[0])
+      return T.wrap_handle(outp[0])
    end
 
    function methods.select(t, dim, i)
@@ -111,7 +111,7 @@ return function(torch, T)
       end
       if C.mt_tensor_ndim(h) == 1 then return t[ii] end -- Torch7: a number, like t[i]
       check(C.mt_tensor_select(outp, h, d, ii - 1))
-      return T.wrap(outp[0])
+      return T.wrap_handle(outp[0])
    end
 
    -- sub(d1s, d1e, d2s, d2e, ...): narrow the leading dimensions to inclusive ranges;
@@ -144,14 +144,14 @@ return function(torch, T)
          sbuf[k - 1] = ee - ss + 1
       end
       check(C.mt_tensor_as_strided(outp, h, nd, sbuf, stbuf, offset))
-      return T.wrap(outp[0])
+      return T.wrap_handle(outp[0])
    end
 
    function methods.transpose(t, d1, d2)
       local h = h_of(t, 'transpose')
       local a, b = dim0('transpose', t, d1, 2), dim0('transpose', t, d2, 2)
       check(C.mt_tensor_transpose(outp, h, a, b))
-      return T.wrap(outp[0])
+      return T.wrap_handle(outp[0])
    end
 
    function methods.t(t)
@@ -161,7 +161,7 @@ return function(torch, T)
             :format(shape_str(t)), 2)
       end
       check(C.mt_tensor_transpose(outp, h, 0, 1))
-      return T.wrap(outp[0])
+      return T.wrap_handle(outp[0])
    end
 
    function methods.permute(t, ...)
@@ -171,12 +171,12 @@ return function(torch, T)
       if n > 8 then error(('permute: at most 8 dimensions, got %d'):format(n), 2) end
       for i = 1, n do dimbuf[i - 1] = dim0('permute', t, dims[i], 2) end
       check(C.mt_tensor_permute(outp, h, n, dimbuf))
-      return T.wrap(outp[0])
+      return T.wrap_handle(outp[0])
    end
 
    with_sizes('expand', function(t, h, n, buf)
       check(C.mt_tensor_expand(outp, h, n, buf))
-      return T.wrap(outp[0])
+      return T.wrap_handle(outp[0])
    end)
 
    -- squeeze(): drop every size-1 dimension (a one-element tensor becomes 0-d);
@@ -185,14 +185,14 @@ return function(torch, T)
       local h = h_of(t, 'squeeze')
       local d = dim == nil and -1 or dim0('squeeze', t, dim, 2)
       check(C.mt_tensor_squeeze(outp, h, d))
-      return T.wrap(outp[0])
+      return T.wrap_handle(outp[0])
    end
 
    function methods.unsqueeze(t, dim)
       local h = h_of(t, 'unsqueeze')
       local d = dim0('unsqueeze', t, dim, 2, 1)
       check(C.mt_tensor_unsqueeze(outp, h, d))
-      return T.wrap(outp[0])
+      return T.wrap_handle(outp[0])
    end
 
    function methods.unfold(t, dim, size, step)
@@ -202,7 +202,7 @@ return function(torch, T)
          error(('unfold: size and step must be integers, got %s and %s'):format(tostring(size), tostring(step)), 2)
       end
       check(C.mt_tensor_unfold(outp, h, d, size, step))
-      return T.wrap(outp[0])
+      return T.wrap_handle(outp[0])
    end
 
    ------------------------------------------------------------------------------------------
@@ -216,7 +216,7 @@ return function(torch, T)
 
    function methods.clone(t)
       local h = h_of(t, 'clone')
-      local r = T.new(C.mt_tensor_dtype(h), C.mt_tensor_device(h), T.sizes(t))
+      local r = T.new_tensor(C.mt_tensor_dtype(h), C.mt_tensor_device(h), T.sizes(t))
       check(C.mt_copy(r.h, h))
       return r
    end
@@ -252,7 +252,7 @@ return function(torch, T)
    function methods.set(t, src, offset, sizes, strides)
       local h = h_of(t, 'set')
       if src == nil then
-         local e = T.empty(C.mt_tensor_dtype(h), C.mt_tensor_device(h))
+         local e = T.empty_tensor(C.mt_tensor_dtype(h), C.mt_tensor_device(h))
          check(C.mt_tensor_set(h, e.h))
          return t
       end
@@ -273,7 +273,7 @@ return function(torch, T)
             sizes_buf(st, true, 'set')
          end
          check(C.mt_tensor_as_strided(outp, base.h, n, sbuf, stbuf, offset - 1))
-         local v = T.wrap(outp[0])
+         local v = T.wrap_handle(outp[0])
          check(C.mt_tensor_set(h, v.h))
          return t
       end

@@ -59,7 +59,7 @@ local function random_set()
    ts.narrowed = util.rand_tensor({ 5, 7 }, 'torch.DoubleTensor'):narrow(2, 2, 3)
    ts.expanded = util.rand_tensor({ 3, 1 }, 'torch.FloatTensor'):expand(3, 4)
    ts.empty = torch.FloatTensor(0)
-   local scalar = T.new(T.DOUBLE, T.CPU_DEVICE, {})
+   local scalar = T.new_tensor(T.DOUBLE, T.CPU_DEVICE, {})
    scalar:fill(math.random() * 10 - 5)
    ts.scalar = scalar
    return ts

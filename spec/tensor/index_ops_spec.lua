@@ -418,7 +418,7 @@ describe('gather / scatter', function()
                local r = src:gather(dim, index)
                assert.are.same(ishape, T.sizes(r))
                util.assert_close(r, want, EXACT, ('%s gather dim %d'):format(ty, dim))
-               local res = T.empty(T.parse_typename(ty), T.CPU_DEVICE)
+               local res = T.empty_tensor(T.parse_typename(ty), T.CPU_DEVICE)
                assert.are.equal(res, torch.gather(res, src, dim, index))
                util.assert_close(res, want, EXACT, 'torch.gather(res, ...)')
             end

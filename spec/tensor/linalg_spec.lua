@@ -265,7 +265,7 @@ describe('mm', function()
    end)
 
    it('is reachable through the * operator when tensor_math provides it', function()
-      if not T.mt.__mul then
+      if not T.tensor_metatable.__mul then
          pending('tensor_math has not defined __mul')
          return
       end

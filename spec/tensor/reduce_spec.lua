@@ -229,7 +229,7 @@ describe('reductions', function()
                   util.assert_close(i, ei, EXACT, tn .. ' ' .. name .. ' indices')
                   -- torch.max(resval, resind, t, dim) fills the given results
                   local rv, ri = torch.DoubleTensor(), torch.LongTensor()
-                  if tn ~= 'torch.DoubleTensor' then rv = T.empty(t:dtype(), -1) end
+                  if tn ~= 'torch.DoubleTensor' then rv = T.empty_tensor(t:dtype(), -1) end
                   local v2, i2 = torch[name](rv, ri, t, d)
                   assert.is_true(rawequal(rv, v2) and rawequal(ri, i2))
                   util.assert_close(rv, ev, EXACT)
@@ -527,7 +527,7 @@ describe('reductions', function()
       assert.are.equal(1, e:prod())
       assert.is_true(e:mean() ~= e:mean())
       assert.are.equal(0, e:norm())
-      local b = T.new(T.BYTE, T.CPU_DEVICE, { 0 })
+      local b = T.new_tensor(T.BYTE, T.CPU_DEVICE, { 0 })
       assert.is_false(b:any())
       assert.is_true(b:all())
       local e2 = torch.FloatTensor(3, 0)

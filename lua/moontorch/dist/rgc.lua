@@ -142,7 +142,7 @@ function rgc.Compressor(units, grad, opts, dist)
    return self
 end
 
-function Compressor:_new(dtype, n) return T.new(dtype, self.device, { n }) end
+function Compressor:_new(dtype, n) return T.new_tensor(dtype, self.device, { n }) end
 
 -- the density of the coming step (warm-up, then opts.density)
 function Compressor:density()

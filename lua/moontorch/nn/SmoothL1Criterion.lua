@@ -33,7 +33,7 @@ end
 
 function SmoothL1:updateGradInput(input, target)
    args(input, target)
-   if self.gradInput:type() ~= input:type() then self.gradInput = T.empty(input:dtype(), input:device()) end
+   if self.gradInput:type() ~= input:type() then self.gradInput = T.empty_tensor(input:dtype(), input:device()) end
    check(C.mt_nn_smoothl1_backward(self.gradInput.h, input.h, target.h, self.sizeAverage and 1 or 0, 1))
    return self.gradInput
 end
