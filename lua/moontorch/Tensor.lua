@@ -7,7 +7,7 @@ local T = require 'moontorch.internal' -- this file adds the tensor pieces to it
 local C, check = T.clib, T.check
 
 local methods = {}    -- tensor methods: t:size(), t:add(...), ...
-T.methods = methods
+T.tensor_methods = methods
 
 ---------------------------------------------------------------------------------------------
 -- dtypes and Torch7 type names, all learnt from the library (its one list, MT_DTYPES)
@@ -79,15 +79,16 @@ local ref_t = ffi.typeof('mt_tensor_ref')
 local index_hook -- set by tensor_index.lua: t[i], t[{...}]
 local newindex_hook
 
--- Per-type faces: torch.getmetatable('torch.FloatTensor') is a table of its own that reads
--- through to the shared methods; what code stores in it (Torch7 code adds methods to a type's
--- metatable) applies to tensors of that type only. Lookups stay one table read while no face
--- overrides a shared method (faces_override); new names are looked up after the shared ones.
+-- Per-type method tables ("faces", T.type_methods): torch.getmetatable('torch.FloatTensor')
+-- is a table of its own that reads through to the shared methods (T.tensor_methods); what
+-- code stores in it (Torch7 code adds methods to a type's metatable) applies to tensors of
+-- that type only. Lookups stay one table read while no face overrides a shared method
+-- (faces_override); new names are looked up after the shared ones.
 local faces = {}          -- [dtype + 1] (CPU) and [dtype + 1 + FACE_CUDA] (CUDA) -> face
 local FACE_CUDA = 64
 local faces_override = false
 local function face_key(dtype, device) return dtype + 1 + (device >= 0 and FACE_CUDA or 0) end
-function T.face(dtype, device)
+function T.type_methods(dtype, device)
    local key = face_key(dtype, device)
    local f = faces[key]
    if f then return f end

@@ -9,7 +9,7 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local C, check, methods = T.clib, T.check, T.methods
+   local C, check, methods = T.clib, T.check, T.tensor_methods
    local floor = math.floor
 
    local cuda = {}
@@ -191,7 +191,7 @@ return function(torch, T)
    -- torch.CudaTensor(...) and friends build on the current device
 
    local function cuda_constructor(name, dtype)
-      local cpu_type = T.types[T.typename(dtype, T.CPU_DEVICE)]
+      local cpu_type = T.tensor_types[T.typename(dtype, T.CPU_DEVICE)]
       return function(_, a, ...)
          need_cuda(name, 2)
          local dev = current - 1
@@ -210,7 +210,7 @@ return function(torch, T)
       end
    end
 
-   for name, ty in pairs(T.types) do
+   for name, ty in pairs(T.tensor_types) do
       if ty.device >= 0 then getmetatable(ty).__call = cuda_constructor(name, ty.dtype) end
    end
 

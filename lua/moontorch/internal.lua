@@ -5,12 +5,12 @@
 -- Tensor.lua and the tensor_*.lua parts add the tensor pieces to the same table:
 --   T.clib                                       the loaded C library (FFI namespace)
 --   T.check(st, [op, cname, level])           raise the C error when st (an mt_status) fails
---   T.raise([op, cname, level])               raise the C error; T.message: its text
+--   T.raise([op, cname, level])               raise the C error; T.error_message: its text
 --   T.argerror(op, msg, [level])              'op: msg'
 --   T.expect_tensor(x, op, what, [level])     x, or 'op: expected a tensor what, got <type>'
---   T.size_list(...), T.sizes_buf(sizes, [second, op]), T.sizebuf/stridebuf/indexbuf, T.is_int
+--   T.size_list(...), T.sizes_buf(sizes, [second, op]), T.size_scratch/stridebuf/indexbuf, T.is_int
 --   T.handle(t, [what]), T.wrap_handle(handle), T.out_handle    handles in and out of C (Tensor.lua)
---   T.new_tensor, T.empty_tensor, T.sizes, T.is_tensor, T.is_size, T.convert, T.alias, T.methods
+--   T.new_tensor, T.empty_tensor, T.sizes, T.is_tensor, T.is_size, T.convert, T.alias, T.tensor_methods
 --   T.dtypes, T.dtype_by_name, T.FLOAT..T.BOOL, T.CPU_DEVICE, T.typename, T.parse_typename
 local ffi = require 'ffi'
 local lib = require 'moontorch.lib'
@@ -28,7 +28,7 @@ T.clib = C
 --   nil      'op: ' goes in front (unless the message already starts with 'op:')
 --   a string the message's leading 'cname:' becomes 'op:' (left alone if it names another op)
 --   true     whatever leading name the message has becomes 'op'
-function T.message(op, cname)
+function T.error_message(op, cname)
    local msg = ffi.string(C.mt_last_error())
    if op == nil then return msg end
    if cname == nil then
@@ -45,12 +45,12 @@ end
 -- Raise the C library's last error. `level` counts as error()'s does from raise's caller
 -- (default 2: the caller's caller, i.e. the user's line when a method calls raise).
 function T.raise(op, cname, level)
-   error(T.message(op, cname), (level or 2) + 1)
+   error(T.error_message(op, cname), (level or 2) + 1)
 end
 
 -- Raise the last C error if `st` (an mt_status) is a failure; same arguments as raise.
 function T.check(st, op, cname, level)
-   if st ~= 0 then error(T.message(op, cname), (level or 2) + 1) end
+   if st ~= 0 then error(T.error_message(op, cname), (level or 2) + 1) end
 end
 
 -- An argument error in the library's usual shape, 'op: msg', `level` as for raise.
@@ -72,9 +72,9 @@ function T.is_int(x) return type(x) == 'number' and x == math.floor(x) end
 -- are reused by every call (LuaJIT runs one Lua thread); a call that passes two or three of
 -- them at once (sizes and strides, indices) uses different ones.
 T.MAX_DIMS = 8
-T.sizebuf = ffi.new('int64_t[8]')
-T.stridebuf = ffi.new('int64_t[8]')
-T.indexbuf = ffi.new('int64_t[8]')
+T.size_scratch = ffi.new('int64_t[8]')
+T.stride_scratch = ffi.new('int64_t[8]')
+T.index_scratch = ffi.new('int64_t[8]')
 
 -- Sizes given as numbers, a LongStorage or a plain table: a Lua array (the table itself when
 -- one was given).
@@ -89,7 +89,7 @@ end
 -- the array (stridebuf when `second`). Errors name `op` (default 'moontorch') and point at
 -- the caller's caller.
 function T.sizes_buf(sizes, second, op)
-   local buf = second and T.stridebuf or T.sizebuf
+   local buf = second and T.stride_scratch or T.size_scratch
    local n = #sizes
    if n > T.MAX_DIMS then error(('%s: at most 8 dimensions are supported, got %d'):format(op or 'moontorch', n), 3) end
    for i = 1, n do

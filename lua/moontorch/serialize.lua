@@ -248,12 +248,12 @@ end
 ---------------------------------------------------------------------------------------------
 -- reading
 
--- Storage objects, when the library has them (T.storage_wrap: 1-d tensor -> Storage,
--- T.storage_tensor: Storage -> its 1-d tensor); else storages are 1-d tensors here.
+-- Storage objects, when the library has them (T.storage_of: 1-d tensor -> Storage,
+-- T.storage_as_tensor: Storage -> its 1-d tensor); else storages are 1-d tensors here.
 function M.storage_tensor_of(v)
-   if not T.storage_tensor or T.is_tensor(v) or T.is_size(v) then return nil end
+   if not T.storage_as_tensor or T.is_tensor(v) or T.is_size(v) then return nil end
    local name = package.loaded.moontorch.typename(v)
-   if name and name:match('^torch%.%w+Storage$') then return T.storage_tensor(v) end
+   if name and name:match('^torch%.%w+Storage$') then return T.storage_as_tensor(v) end
    return nil
 end
 
@@ -335,7 +335,7 @@ function M.decode(bytes, pos, mode, what, op, level)
       elseif kind == K.STORAGE then
          local t = storage(i)
          local v = t
-         if T.storage_wrap then v = T.storage_wrap(t)
+         if T.storage_of then v = T.storage_of(t)
          elseif not backs[i] and nd.dtype == T.LONG then
             v = T.LongStorage.new(t:totable())
          end
@@ -354,7 +354,7 @@ function M.decode(bytes, pos, mode, what, op, level)
             local s = tonumber(kids[nd.first])
             if nodes[s].kind == K.REF then s = tonumber(nodes[s].first) end
             local st = build(s)
-            if T.storage_wrap then st = T.storage_tensor(st) end
+            if T.storage_of then st = T.storage_as_tensor(st) end
             local n, sz = T.sizes_buf(sizes)
             local _, stb = T.sizes_buf(strides, true)
             T.check(C.mt_tensor_as_strided(T.out_handle, st.h, n, sz, stb, nd.storage_offset), op, nil, 3)

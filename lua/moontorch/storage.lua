@@ -2,8 +2,8 @@
 -- dtype of the library's list), views into another storage, storages that map a file, and
 -- t:storage(). A storage is an FFI object holding one C tensor handle: a 1-d tensor over its
 -- whole C storage from offset 0 (csrc/core/storage.c makes views, maps and in-place resizes).
---   T.storage_wrap(t)     the Storage sharing tensor t's memory
---   T.storage_tensor(s)   a new 1-d tensor over all of storage s
+--   T.storage_of(t)     the Storage sharing tensor t's memory
+--   T.storage_as_tensor(s)   a new 1-d tensor over all of storage s
 -- The size object that t:size() returns (Tensor.lua) stays a plain Lua table; it also calls
 -- itself 'torch.LongStorage', and everything that takes sizes takes either.
 local ffi = require 'ffi'
@@ -36,20 +36,20 @@ return function(torch, T)
    -- Own a fresh handle (a 1-d tensor over a whole storage) as a Storage.
    local function own(h) return ref_t(h) end
 
-   function T.storage_wrap(t)
+   function T.storage_of(t)
       local h = T.handle(t, 'storage')
       sz[0] = C.mt_tensor_storage_numel(h)
       check(C.mt_tensor_as_strided(outp, h, 1, sz, st, 0), 'storage', nil, 3)
       return own(outp[0])
    end
 
-   function T.storage_tensor(s)
+   function T.storage_as_tensor(s)
       local h = sh(s, 'storage')
       sz[0] = C.mt_tensor_storage_numel(h)
       check(C.mt_tensor_as_strided(outp, h, 1, sz, st, 0), 'storage', nil, 3)
       return T.wrap_handle(outp[0])
    end
-   local stensor = T.storage_tensor
+   local stensor = T.storage_as_tensor
 
    -- element access: typed pointers on the CPU, the C accessors elsewhere (CUDA, half)
    local direct = {}
@@ -125,7 +125,7 @@ return function(torch, T)
    end
    mt.__tostring = function(s)
       local t = stensor(s)
-      return (T.format_body and T.format_body(t) or '') .. '[' .. typename(s.h) .. ' of size ' .. numel(s.h) .. ']'
+      return (T.format_values and T.format_values(t) or '') .. '[' .. typename(s.h) .. ' of size ' .. numel(s.h) .. ']'
    end
    ffi.metatype(ref_t, mt)
 
@@ -280,5 +280,5 @@ return function(torch, T)
    local LongStorage = T.LongStorage
    function torch.isStorage(x) return is_storage(x) or getmetatable(x) == LongStorage end
 
-   T.methods.storage = function(t) return T.storage_wrap(t) end
+   T.tensor_methods.storage = function(t) return T.storage_of(t) end
 end

@@ -29,6 +29,6 @@ return function(torch, T)
          if is_tensor(c) then r = go(name, ns, flip, a, b, c, d) else r = go(name, ns, flip, nil, a, b, c) end
          return r
       end
-      T.methods[name] = torch[name]
+      T.tensor_methods[name] = torch[name]
    end
 end

@@ -8,7 +8,7 @@
 --   x:cdata() / torch.cdata(x)   the C tensor (an mt_tensor* cdata; Torch7 gave its THTensor*)
 --   mod / cmod                   Torch7's older names of fmod / cfmod
 return function(torch, T)
-   local methods, is_tensor = T.methods, T.is_tensor
+   local methods, is_tensor = T.tensor_methods, T.is_tensor
 
    for _, name in ipairs { 'zeros', 'ones', 'rand', 'randn', 'eye', 'randperm' } do
       local factory = torch[name]

@@ -4,7 +4,7 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local C, check, methods, is_tensor = T.clib, T.check, T.methods, T.is_tensor
+   local C, check, methods, is_tensor = T.clib, T.check, T.tensor_methods, T.is_tensor
 
    -- 1-based (or negative, from the end) Lua dim -> 0-based C dim; C checks the range
    local function cdim(op, t, dim)

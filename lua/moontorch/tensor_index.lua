@@ -4,10 +4,10 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local C, check, methods, outp = T.clib, T.check, T.methods, T.out_handle
+   local C, check, methods, outp = T.clib, T.check, T.tensor_methods, T.out_handle
    local floor = math.floor
 
-   local idxbuf, sbuf, stbuf = T.indexbuf, T.sizebuf, T.stridebuf
+   local idxbuf, sbuf, stbuf = T.index_scratch, T.size_scratch, T.stride_scratch
    local dbuf = ffi.new('double[1]')
 
    -- typed pointers for the dtypes Lua can read directly; half/bf16 go through C

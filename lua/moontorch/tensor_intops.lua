@@ -10,7 +10,7 @@
 -- res:f(a, b) writes res. b may be a number or a tensor (it broadcasts) in every form.
 -- Integer division by zero (a 0 divisor in fmod/remainder on an integer tensor) is an error.
 return function(torch, T)
-   local C, check, methods, is_tensor = T.clib, T.check, T.methods, T.is_tensor
+   local C, check, methods, is_tensor = T.clib, T.check, T.tensor_methods, T.is_tensor
 
    local function is_float(t) return C.mt_dtype_is_floating(C.mt_tensor_dtype(t.h)) ~= 0 end
 

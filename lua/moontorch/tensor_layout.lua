@@ -7,7 +7,7 @@
 -- t:contiguous() still gives the NCHW (row-major) copy. Convolutions, pooling, activations and
 -- fresh pointwise results keep a channels-last input's layout (docs/design.md).
 return function(torch, T)
-   local C, methods = T.clib, T.methods
+   local C, methods = T.clib, T.tensor_methods
 
    function methods.isChannelsLast(t)
       return C.mt_tensor_is_channels_last(T.handle(t, 'isChannelsLast')) == 1

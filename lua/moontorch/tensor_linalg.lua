@@ -4,7 +4,7 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local C, check, methods, is_tensor = T.clib, T.check, T.methods, T.is_tensor
+   local C, check, methods, is_tensor = T.clib, T.check, T.tensor_methods, T.is_tensor
 
    -- the result tensor: res when given, else an empty tensor like a (resized by the C op)
    local function result(res, a, op)

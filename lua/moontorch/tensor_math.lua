@@ -10,7 +10,7 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local C, check, methods, is_tensor = T.clib, T.check, T.methods, T.is_tensor
+   local C, check, methods, is_tensor = T.clib, T.check, T.tensor_methods, T.is_tensor
    local huge = math.huge
    -- C errors are raised as check(st, name, true): under the name the user called
    -- (t:reciprocal() reports 'reciprocal:', not the C op's 'cinv:')

@@ -11,7 +11,7 @@
 -- Every function computes into a fresh tensor and copies it into res when one is given, so
 -- res may alias an input.
 return function(torch, T)
-   local C, check, methods, is_tensor = T.clib, T.check, T.methods, T.is_tensor
+   local C, check, methods, is_tensor = T.clib, T.check, T.tensor_methods, T.is_tensor
    local floor = math.floor
 
    local function shape_str(t) return T.shape_str(t) end

@@ -3,7 +3,7 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local C, check, methods = T.clib, T.check, T.methods
+   local C, check, methods = T.clib, T.check, T.tensor_methods
 
    -- Shape and flat values of a nested Lua table of numbers.
    local function table_shape(data)
@@ -98,7 +98,7 @@ return function(torch, T)
          -- tensor's own type (storage.lua); a LongStorage always gives sizes, also to a
          -- LongTensor (Torch7 would view it there: README, Conventions)
          if T.is_storage and T.is_storage(a) and not T.is_size(a) then
-            return T.methods.set(T.empty_tensor(dtype, device), a, ...)
+            return T.tensor_methods.set(T.empty_tensor(dtype, device), a, ...)
          end
          if T.is_size(a) then return T.new_tensor(dtype, device, #a == 0 and { 0 } or a) end -- {}: empty
          if T.is_tensor(a) then
@@ -114,18 +114,18 @@ return function(torch, T)
    end
 
    -- torch.FloatTensor, torch.CudaTensor, ... : callable type objects
-   T.types = {}
+   T.tensor_types = {}
    for _, d in ipairs(T.dtypes) do
       for _, device in ipairs { T.CPU_DEVICE, 0 } do
          local name = T.typename(d.id, device)
          local ty = setmetatable({ dtype = d.id, device = device, __typename = name },
             { __call = function(_, ...) return constructor(d.id, device)(...) end,
               __tostring = function() return name end })
-         T.types[name] = ty
+         T.tensor_types[name] = ty
          torch[name:match('^torch%.(.*)$')] = ty
          -- t.new(...) / t:new(...): Torch7's constructor of t's type (t:new() is an empty
          -- tensor like t); a leading tensor of this very type is the method call's self
-         local face = T.face(d.id, device)
+         local face = T.type_methods(d.id, device)
          rawset(face, '__typename', name)
          rawset(face, 'new', function(a, ...)
             if T.is_tensor(a) and a.h ~= nil and C.mt_tensor_dtype(a.h) == d.id
@@ -143,15 +143,15 @@ return function(torch, T)
 
    local default = 'torch.FloatTensor'
    function torch.setdefaulttensortype(name)
-      if not T.types[name] or T.types[name].device ~= T.CPU_DEVICE then
+      if not T.tensor_types[name] or T.tensor_types[name].device ~= T.CPU_DEVICE then
          error('setdefaulttensortype: unknown CPU type ' .. tostring(name), 2)
       end
       default = name
    end
    function torch.getdefaulttensortype() return default end
-   function T.default_dtype() return T.types[default].dtype end
+   function T.default_dtype() return T.tensor_types[default].dtype end
    torch.Tensor = setmetatable({}, {
-      __call = function(_, ...) return T.types[default](...) end,
+      __call = function(_, ...) return T.tensor_types[default](...) end,
       __tostring = function() return default end,
    })
 
@@ -226,8 +226,8 @@ return function(torch, T)
       else res = T.new_tensor(T.default_dtype(), T.CPU_DEVICE, { n }) end
       check(C.mt_arange(res.h, a, n > 1 and (b - a) / (n - 1) or 0))
       if n > 1 then
-         T.indexbuf[0] = n - 1
-         check(C.mt_tensor_set_item(res.h, T.indexbuf, b))
+         T.index_scratch[0] = n - 1
+         check(C.mt_tensor_set_item(res.h, T.index_scratch, b))
       end
       return res
    end

@@ -13,7 +13,7 @@
 -- Methods are the torch functions with self first (Torch7's wrappers): x:median(2), and
 -- res:nonzero(x) fills res.
 return function(torch, T)
-   local C, check, methods, is_tensor = T.clib, T.check, T.methods, T.is_tensor
+   local C, check, methods, is_tensor = T.clib, T.check, T.tensor_methods, T.is_tensor
    local floor = math.floor
 
    local function ndim(t) return C.mt_tensor_ndim(t.h) end

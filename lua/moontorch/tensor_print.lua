@@ -6,7 +6,7 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local C, check, methods = T.clib, T.check, T.methods
+   local C, check, methods = T.clib, T.check, T.tensor_methods
    local floor, abs, huge = math.floor, math.abs, math.huge
 
    local opts = { precision = 4, threshold = 1000, edgeitems = 3, linewidth = 80 }
@@ -238,7 +238,7 @@ return function(torch, T)
       end
       return table.concat(out, '\n') .. '\n'
    end
-   T.format_body = format_body
+   T.format_values = format_body
 
    local function footer(t)
       local name = t:type()

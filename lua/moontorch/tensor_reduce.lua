@@ -8,7 +8,7 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local C, methods = T.clib, T.methods
+   local C, methods = T.clib, T.tensor_methods
    local floor = math.floor
    local valbuf = ffi.new('double[1]')
 

@@ -5,7 +5,7 @@
 --   res:cumsum(x [,dim])             writes res
 -- Every dtype; the result has x's type. Integers wrap on overflow; floats accumulate in double.
 return function(torch, T)
-   local C, check, methods, is_tensor = T.clib, T.check, T.methods, T.is_tensor
+   local C, check, methods, is_tensor = T.clib, T.check, T.tensor_methods, T.is_tensor
 
    for name, fn in pairs { cumsum = C.mt_cumsum, cumprod = C.mt_cumprod } do
       local function apply(res, x, dim)

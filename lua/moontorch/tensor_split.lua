@@ -7,7 +7,7 @@
 --                                          having leading dims of size 1 when sizes has more)
 -- The pieces of split/chunk are views sharing x's memory; a `result` table is emptied and reused.
 return function(torch, T)
-   local methods, is_tensor, is_int = T.methods, T.is_tensor, T.is_int
+   local methods, is_tensor, is_int = T.tensor_methods, T.is_tensor, T.is_int
    local ceil = math.ceil
 
    local function want_tensor(op, x)

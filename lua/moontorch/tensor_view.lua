@@ -6,10 +6,10 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local C, check, methods, outp = T.clib, T.check, T.methods, T.out_handle
+   local C, check, methods, outp = T.clib, T.check, T.tensor_methods, T.out_handle
    local is_int, size_list, sizes_buf = T.is_int, T.size_list, T.sizes_buf
 
-   local sbuf, stbuf = T.sizebuf, T.stridebuf
+   local sbuf, stbuf = T.size_scratch, T.stride_scratch
    local dimbuf = ffi.new('int[8]')
 
    -- "2x3x4", as C's messages print shapes

@@ -3,7 +3,7 @@
 local torch = require 'moontorch'
 local util = require 'spec.util'
 local T = require 'moontorch.internal'
-if not T.methods.gather then require('moontorch.tensor_gather')(torch, T) end
+if not T.tensor_methods.gather then require('moontorch.tensor_gather')(torch, T) end
 
 local EXACT = { atol = 0, rtol = 0 }
 local DTYPES = { 'torch.DoubleTensor', 'torch.FloatTensor', 'torch.HalfTensor', 'torch.BFloat16Tensor',
