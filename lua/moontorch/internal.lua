@@ -1,17 +1,28 @@
 -- internal.lua: the one way library code reaches the C core. Every file that needs the C
 -- library, its errors, size arrays or tensor handles does
 --   local T = require 'moontorch.internal'
--- and nothing reaches into torch.* for them. This file holds what needs no tensor type;
--- Tensor.lua and the tensor_*.lua parts add the tensor pieces to the same table:
---   T.clib                                       the loaded C library (FFI namespace)
---   T.check(st, [op, cname, level])           raise the C error when st (an mt_status) fails
---   T.raise([op, cname, level])               raise the C error; T.error_message: its text
---   T.argerror(op, msg, [level])              'op: msg'
---   T.expect_tensor(x, op, what, [level])     x, or 'op: expected a tensor what, got <type>'
---   T.size_list(...), T.sizes_buf(sizes, [second, op]), T.size_scratch/stridebuf/indexbuf, T.is_int
---   T.handle(t, [what]), T.wrap_handle(handle), T.out_handle    handles in and out of C (Tensor.lua)
---   T.new_tensor, T.empty_tensor, T.sizes, T.is_tensor, T.is_size, T.convert, T.alias, T.tensor_methods
---   T.dtypes, T.dtype_by_name, T.FLOAT..T.BOOL, T.CPU_DEVICE, T.typename, T.parse_typename
+-- and nothing reaches into torch.* for them. Each field is defined once: `grep -rn "T.name ="
+-- lua` or `grep -rn "function T.name" lua` finds it. Which file defines which fields:
+--   internal.lua (what needs no tensor type)
+--     T.clib                                 the loaded C library (FFI namespace)
+--     T.check(st, [op, cname, level])        raise the C error when st (an mt_status) fails
+--     T.raise([op, cname, level])            raise the C error; T.error_message: its text
+--     T.argerror(op, msg, [level])           'op: msg'
+--     T.expect_tensor(x, op, what, [level])  x, or 'op: expected a tensor what, got <type>'
+--     T.is_int, T.size_list, T.sizes_buf, T.MAX_DIMS; T.size_scratch, T.stride_scratch,
+--     T.index_scratch (int64_t[8] arrays for C); T.read_f32, T.read_f64, T.canonicalize_nans
+--   Tensor.lua (the tensor object)
+--     T.dtypes, T.dtype_by_name, T.FLOAT .. T.SHORT (dtype ids), T.CPU_DEVICE, T.typename,
+--     T.parse_typename; T.handle(t, [what]) (t's C handle, checked), T.wrap_handle(h),
+--     T.out_handle (the slot C ops write a new handle into); T.tensor_methods,
+--     T.type_methods(dtype, device), T.tensor_metatable, T.set_index_hooks; T.is_tensor,
+--     T.new_tensor, T.empty_tensor, T.sizes, T.strides, T.deliver_result, T.convert;
+--     T.LongStorage, T.is_size
+--   tensor_new.lua   T.tensor_types, T.default_dtype, T.from_flat, T.alias
+--   tensor_view.lua  T.shape_str;  tensor_layout.lua  T.channels_last_strides, T.follow_layout
+--   tensor_print.lua T.format_values;  cuda.lua  T.convert_to_typename
+--   storage.lua      T.is_storage, T.storage_of, T.storage_as_tensor, T.storage_dtype,
+--                    T.storage_types
 local ffi = require 'ffi'
 local lib = require 'moontorch.lib'
 
