@@ -37,10 +37,10 @@ function util.rand_tensor(shape, typename, lo, hi)
    if dtype ~= T.DOUBLE and T.dtypes[dtype + 1].is_float then
       -- the reference sees the values the tensor holds: float32 rounding too, which would
       -- otherwise show as ~1e-9 relative noise in a long float64-accumulated sum
-      local t = T.from_flat(flat, shape, dtype, T.CPU)
+      local t = T.from_flat(flat, shape, dtype, T.CPU_DEVICE)
       return t, util.flat(t)
    end
-   return T.from_flat(flat, shape, dtype, T.CPU), flat
+   return T.from_flat(flat, shape, dtype, T.CPU_DEVICE), flat
 end
 
 -- flat row-major values of a tensor (any device/dtype) as Lua numbers: the totable of a 1-d
@@ -162,7 +162,7 @@ end
 
 -- why a spec cannot run a recipe under mpirun here, or nil
 function util.mpi_missing()
-   local mpi = require('moontorch.internal').C.MT_DIST_MPI
+   local mpi = require('moontorch.internal').clib.MT_DIST_MPI
    local _, rc = util.sh('command -v mpirun')
    if bit.band(require('moontorch.dist.lib').C.mt_dist_transports(), mpi) == 0 or rc ~= 0 then
       return 'needs Open MPI (mpirun, and a build with MPI): NOT run'

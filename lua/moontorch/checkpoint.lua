@@ -8,7 +8,7 @@
 local ffi = require 'ffi'
 local torch = require 'moontorch'
 local T = require 'moontorch.internal'
-local C = T.C
+local C = T.clib
 
 local checkpoint = {}
 local JSON_KEYS = 'moontorch.json'
@@ -198,7 +198,7 @@ function checkpoint.save(path, tensors, metadata)
    local ctensors = ffi.new('mt_tensor *[?]', math.max(n, 1))
    for i, k in ipairs(names) do
       cnames[i - 1] = k
-      ctensors[i - 1] = T.h(tensors[k], k)
+      ctensors[i - 1] = T.handle(tensors[k], k)
    end
    -- metadata: strings as they are, the rest as JSON
    local keys, values, jkeys = {}, {}, {}
@@ -238,10 +238,10 @@ function checkpoint.load(path)
    T.check(C.mt_safetensors_open(fp, path), op)
    local f = ffi.gc(fp[0], C.mt_safetensors_close)
    local tensors, meta = {}, {}
-   local outp = T.outp
+   local outp = T.out_handle
    for i = 0, C.mt_safetensors_count(f) - 1 do
       T.check(C.mt_safetensors_read(f, i, outp), op)
-      tensors[ffi.string(C.mt_safetensors_name(f, i))] = T.wrap(outp[0])
+      tensors[ffi.string(C.mt_safetensors_name(f, i))] = T.wrap_handle(outp[0])
    end
    for i = 0, C.mt_safetensors_meta_count(f) - 1 do
       meta[ffi.string(C.mt_safetensors_meta_key(f, i))] = ffi.string(C.mt_safetensors_meta_value(f, i))

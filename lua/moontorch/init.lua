@@ -8,7 +8,7 @@ table.unpack = table.unpack or unpack -- Lua 5.2+ code runs under LuaJIT
 package.loaded.moontorch = torch
 
 local T = require 'moontorch.tensor.Tensor' -- fills in moontorch.internal, the library's own helpers
-local C = T.C
+local C = T.clib
 
 -- Each part adds methods and torch.* functions; one file per concern.
 local parts = {
@@ -53,10 +53,10 @@ function torch.isTypeOf(obj, typeSpec)
    if T.is_tensor(obj) then return torch.class.isTypeOf(obj, typeSpec, { obj:type() }) end
    return torch.class.isTypeOf(obj, typeSpec)
 end
--- a tensor type's own method table (see T.face), else a torch.class class
+-- a tensor type's own method table (see T.type_methods), else a torch.class class
 function torch.getmetatable(name)
-   local ty = T.types[name]
-   if ty then return T.face(ty.dtype, ty.device) end
+   local ty = T.tensor_types[name]
+   if ty then return T.type_methods(ty.dtype, ty.device) end
    return torch.class.metatable(name)
 end
 function torch.factory(name) return torch.class.factory(name) end

@@ -1,17 +1,28 @@
 -- internal.lua: the one way library code reaches the C core. Every file that needs the C
 -- library, its errors, size arrays or tensor handles does
 --   local T = require 'moontorch.internal'
--- and nothing reaches into torch.* for them. This file holds what needs no tensor type;
--- Tensor.lua and the tensor_*.lua parts add the tensor pieces to the same table:
---   T.C                                       the loaded C library (FFI namespace)
---   T.check(st, [op, cname, level])           raise the C error when st (an mt_status) fails
---   T.raise([op, cname, level])               raise the C error; T.message: its text
---   T.argerror(op, msg, [level])              'op: msg'
---   T.expect_tensor(x, op, what, [level])     x, or 'op: expected a tensor what, got <type>'
---   T.size_list(...), T.sizes_buf(sizes, [second, op]), T.sizebuf/stridebuf/indexbuf, T.is_int
---   T.h(t, [what]), T.wrap(handle), T.outp    handles in and out of C (Tensor.lua)
---   T.new, T.empty, T.sizes, T.is_tensor, T.is_size, T.convert, T.alias, T.methods
---   T.dtypes, T.dtype_by_name, T.FLOAT..T.BOOL, T.CPU, T.typename, T.parse_typename
+-- and nothing reaches into torch.* for them. Each field is defined once: `grep -rn "T.name ="
+-- lua` or `grep -rn "function T.name" lua` finds it. Which file defines which fields:
+--   internal.lua (what needs no tensor type)
+--     T.clib                                 the loaded C library (FFI namespace)
+--     T.check(st, [op, cname, level])        raise the C error when st (an mt_status) fails
+--     T.raise([op, cname, level])            raise the C error; T.error_message: its text
+--     T.argerror(op, msg, [level])           'op: msg'
+--     T.expect_tensor(x, op, what, [level])  x, or 'op: expected a tensor what, got <type>'
+--     T.is_int, T.size_list, T.sizes_buf, T.MAX_DIMS; T.size_scratch, T.stride_scratch,
+--     T.index_scratch (int64_t[8] arrays for C); T.read_f32, T.read_f64, T.canonicalize_nans
+--   Tensor.lua (the tensor object)
+--     T.dtypes, T.dtype_by_name, T.FLOAT .. T.SHORT (dtype ids), T.CPU_DEVICE, T.typename,
+--     T.parse_typename; T.handle(t, [what]) (t's C handle, checked), T.wrap_handle(h),
+--     T.out_handle (the slot C ops write a new handle into); T.tensor_methods,
+--     T.type_methods(dtype, device), T.tensor_metatable, T.set_index_hooks; T.is_tensor,
+--     T.new_tensor, T.empty_tensor, T.sizes, T.strides, T.deliver_result, T.convert;
+--     T.LongStorage, T.is_size
+--   tensor_new.lua   T.tensor_types, T.default_dtype, T.from_flat, T.alias
+--   tensor_view.lua  T.shape_str;  tensor_layout.lua  T.channels_last_strides, T.follow_layout
+--   tensor_print.lua T.format_values;  cuda.lua  T.convert_to_typename
+--   storage.lua      T.is_storage, T.storage_of, T.storage_as_tensor, T.storage_dtype,
+--                    T.storage_types
 local ffi = require 'ffi'
 local lib = require 'moontorch.lib'
 
@@ -20,7 +31,7 @@ local T = {}
 package.loaded['moontorch.internal'] = T
 
 local C = lib.C
-T.C = C
+T.clib = C
 
 ---------------------------------------------------------------------------------------------
 -- C errors. The C message names the C function ('cinv: ...'); `op`, when given, is the name
@@ -28,7 +39,7 @@ T.C = C
 --   nil      'op: ' goes in front (unless the message already starts with 'op:')
 --   a string the message's leading 'cname:' becomes 'op:' (left alone if it names another op)
 --   true     whatever leading name the message has becomes 'op'
-function T.message(op, cname)
+function T.error_message(op, cname)
    local msg = ffi.string(C.mt_last_error())
    if op == nil then return msg end
    if cname == nil then
@@ -45,12 +56,12 @@ end
 -- Raise the C library's last error. `level` counts as error()'s does from raise's caller
 -- (default 2: the caller's caller, i.e. the user's line when a method calls raise).
 function T.raise(op, cname, level)
-   error(T.message(op, cname), (level or 2) + 1)
+   error(T.error_message(op, cname), (level or 2) + 1)
 end
 
 -- Raise the last C error if `st` (an mt_status) is a failure; same arguments as raise.
 function T.check(st, op, cname, level)
-   if st ~= 0 then error(T.message(op, cname), (level or 2) + 1) end
+   if st ~= 0 then error(T.error_message(op, cname), (level or 2) + 1) end
 end
 
 -- An argument error in the library's usual shape, 'op: msg', `level` as for raise.
@@ -72,9 +83,9 @@ function T.is_int(x) return type(x) == 'number' and x == math.floor(x) end
 -- are reused by every call (LuaJIT runs one Lua thread); a call that passes two or three of
 -- them at once (sizes and strides, indices) uses different ones.
 T.MAX_DIMS = 8
-T.sizebuf = ffi.new('int64_t[8]')
-T.stridebuf = ffi.new('int64_t[8]')
-T.indexbuf = ffi.new('int64_t[8]')
+T.size_scratch = ffi.new('int64_t[8]')
+T.stride_scratch = ffi.new('int64_t[8]')
+T.index_scratch = ffi.new('int64_t[8]')
 
 -- Sizes given as numbers, a LongStorage or a plain table: a Lua array (the table itself when
 -- one was given).
@@ -89,7 +100,7 @@ end
 -- the array (stridebuf when `second`). Errors name `op` (default 'moontorch') and point at
 -- the caller's caller.
 function T.sizes_buf(sizes, second, op)
-   local buf = second and T.stridebuf or T.sizebuf
+   local buf = second and T.stride_scratch or T.size_scratch
    local n = #sizes
    if n > T.MAX_DIMS then error(('%s: at most 8 dimensions are supported, got %d'):format(op or 'moontorch', n), 3) end
    for i = 1, n do

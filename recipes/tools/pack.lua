@@ -13,7 +13,7 @@ local dataset = require 'moontorch.data.dataset'
 local fs = require 'moontorch.io.fs'
 local now = require('moontorch.util.progress').now
 local int = require('moontorch.train.flags').int
-local C = require('moontorch.internal').C -- the shard reader and writer's C API
+local C = require('moontorch.internal').clib -- the shard reader and writer's C API
 
 local cmd = torch.CmdLine()
 cmd.name = 'pack'

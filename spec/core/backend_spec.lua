@@ -2,7 +2,7 @@
 -- no op can reach a NULL function pointer (csrc/core/dispatch.c, mt_backend_check).
 require 'moontorch'
 local ffi = require 'ffi'
-local C = require('moontorch.internal').C
+local C = require('moontorch.internal').clib
 
 describe('backend op tables', function()
    it('have every entry filled in', function()

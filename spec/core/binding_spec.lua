@@ -2,7 +2,7 @@
 -- function it declares resolves in the built library and that the error path works end to end.
 local ffi = require 'ffi'
 local torch = require 'moontorch'
-local C = require('moontorch.internal').C
+local C = require('moontorch.internal').clib
 
 local function header_block()
    local f = assert(io.open('csrc/moontorch.h', 'rb'))

@@ -146,13 +146,13 @@ describe('CUDA copies', function()
          for _, dty in ipairs(ALL_TYPES) do
             -- values in [0, 200): representable by every dtype, so conversions are well defined
             local src = util.rand_tensor({ 3, 7 }, sty, 0, 200)
-            local want = T.types[dty](3, 7):copy(src)
-            local g = T.types[cuda_name(dty)](3, 7):copy(src)
+            local want = T.tensor_types[dty](3, 7):copy(src)
+            local g = T.tensor_types[cuda_name(dty)](3, 7):copy(src)
             same(want, g, dty, sty .. ' -> ' .. cuda_name(dty))
             local gs = src:cuda()
-            local back = T.types[dty](3, 7):copy(gs)
+            local back = T.tensor_types[dty](3, 7):copy(gs)
             util.assert_close(back, want, nil, cuda_name(sty) .. ' -> ' .. dty)
-            local dd = T.types[cuda_name(dty)](3, 7):copy(gs)
+            local dd = T.tensor_types[cuda_name(dty)](3, 7):copy(gs)
             same(want, dd, dty, cuda_name(sty) .. ' -> ' .. cuda_name(dty))
          end
       end
@@ -169,20 +169,21 @@ describe('CUDA copies', function()
             }
             for vname, view in pairs(views) do
                local cv = view(base)
-               local want = T.types[dty](unpack(T.sizes(cv))):copy(cv)
+               local want = T.tensor_types[dty](unpack(T.sizes(cv))):copy(cv)
                -- host view -> GPU, GPU view -> host, GPU view -> GPU
-               same(want, T.types[cuda_name(dty)](unpack(T.sizes(cv))):copy(cv), dty, 'h2d ' .. vname)
+               same(want, T.tensor_types[cuda_name(dty)](unpack(T.sizes(cv))):copy(cv), dty, 'h2d ' .. vname)
                local gv = view(base:cuda())
-               util.assert_close(T.types[dty](unpack(T.sizes(cv))):copy(gv), want, nil, 'd2h ' .. vname)
-               same(want, T.types[cuda_name(dty)](unpack(T.sizes(cv))):copy(gv), dty, 'd2d ' .. vname)
+               util.assert_close(T.tensor_types[dty](unpack(T.sizes(cv))):copy(gv), want, nil, 'd2h ' .. vname)
+               same(want, T.tensor_types[cuda_name(dty)](unpack(T.sizes(cv))):copy(gv), dty, 'd2d ' .. vname)
                -- into a non-contiguous destination, on the host and on the GPU
-               local hdst = T.types[dty](unpack(T.sizes(cv))):t():contiguous():t()
-               local hdst_gapped = T.types[dty](T.sizes(cv)[1], T.sizes(cv)[2] + 2):narrow(2, 2, T.sizes(cv)[2])
+               local hdst = T.tensor_types[dty](unpack(T.sizes(cv))):t():contiguous():t()
+               local hdst_gapped = T.tensor_types[dty](T.sizes(cv)[1], T.sizes(cv)[2] + 2):narrow(2, 2, T.sizes(cv)[2])
                util.assert_close(hdst:copy(gv), want, nil, 'd2h into transposed ' .. vname)
                util.assert_close(hdst_gapped:copy(gv), want, nil, 'd2h into narrowed ' .. vname)
-               local gdst = T.types[cuda_name(dty)](T.sizes(cv)[2], T.sizes(cv)[1]):t()
+               local gdst = T.tensor_types[cuda_name(dty)](T.sizes(cv)[2], T.sizes(cv)[1]):t()
                util.assert_close(gdst:copy(cv), want, nil, 'h2d into transposed ' .. vname)
-               local gdst2 = T.types[cuda_name(dty)](T.sizes(cv)[1], T.sizes(cv)[2] + 3):narrow(2, 3, T.sizes(cv)[2])
+               local gdst2 = T.tensor_types[cuda_name(dty)](T.sizes(cv)[1], T.sizes(cv)[2] + 3)
+               gdst2 = gdst2:narrow(2, 3, T.sizes(cv)[2])
                util.assert_close(gdst2:copy(gv), want, nil, 'd2d into narrowed ' .. vname)
             end
          end
@@ -270,10 +271,10 @@ describe('CUDA random numbers match the CPU', function()
          } do
             for _, n in ipairs { 1, 1001, 65537 } do
                torch.manualSeed(seed)
-               local c = case[2](T.types[ty](n))
+               local c = case[2](T.tensor_types[ty](n))
                local after_cpu = torch.getRNGState()
                torch.manualSeed(seed)
-               local g = case[2](T.types[cuda_name(ty)](n))
+               local g = case[2](T.tensor_types[cuda_name(ty)](n))
                -- (states are ByteTensors: compare their bytes, not the objects)
                assert.are.same(util.flat(after_cpu), util.flat(torch.getRNGState()), 'generator advanced alike')
                assert.are.equal(cuda_name(ty), g:type())

@@ -10,7 +10,7 @@ local torch = require 'moontorch'
 local util = require 'spec.util'
 local cu = require 'spec.cuda.util'
 local T = require 'moontorch.internal'
-local C = T.C
+local C = T.clib
 
 local MASTER = 'torch.FloatTensor'
 local GRADS = { 'torch.HalfTensor', 'torch.BFloat16Tensor', 'torch.FloatTensor' }

@@ -13,7 +13,7 @@ local gpu_it = cu.gpu_it
 describe('dist.rgc on CUDA', function()
    local topk = require 'moontorch.dist.topk'
    local T = require 'moontorch.internal'
-   local C = T.C
+   local C = T.clib
    local D = require('moontorch.dist.lib').C
 
    -- CPU tensors only: the address of the first element
@@ -147,12 +147,12 @@ describe('dist.rgc on CUDA', function()
 
    -- mask through the C entry point: idx 0-based, count of them used, base added
    local function mask(v, u, idx, count, base)
-      T.check(D.mt_dist_rgc_mask(T.h(v, 'mask'), u and T.h(u, 'mask') or nil, T.h(idx, 'mask'), count, base),
-         'dist.rgc.mask')
+      T.check(D.mt_dist_rgc_mask(T.handle(v, 'mask'), u and T.handle(u, 'mask') or nil, T.handle(idx, 'mask'),
+         count, base), 'dist.rgc.mask')
    end
    local function scatter(dst, idx, val, block, scale)
-      T.check(D.mt_dist_rgc_scatter_add(T.h(dst, 'scatter'), T.h(idx, 'scatter'), T.h(val, 'scatter'), block, scale),
-         'dist.rgc.scatterAdd')
+      T.check(D.mt_dist_rgc_scatter_add(T.handle(dst, 'scatter'), T.handle(idx, 'scatter'), T.handle(val, 'scatter'),
+         block, scale), 'dist.rgc.scatterAdd')
    end
 
    -- m distinct 0-based indices below n, in random order

@@ -295,7 +295,7 @@ describe('CUDA matrix products match the CPU', function()
                scale)
             -- a result tensor that is itself transposed
             on_both('mm into transposed ' .. ty, ty, function(a, b)
-               local r = T.types[a:type()](m, n):t()
+               local r = T.tensor_types[a:type()](m, n):t()
                torch.mm(r, a, b)
                return r
             end, { A, B }, scale)

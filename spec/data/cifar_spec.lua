@@ -6,7 +6,7 @@ require 'moontorch'
 local util = require 'spec.util' -- seeds math.random and prints the seed
 local cifar = require 'moontorch.data.cifar'
 local T = require 'moontorch.internal'
-local C = T.C
+local C = T.clib
 
 local tmpdir = util.tmpdir()
 local function tmp(name) return tmpdir .. '/' .. name end
@@ -81,7 +81,7 @@ describe('cifar.load', function()
       local bytes, labels, pixels = make_records(3, 2, { 20, 100 })
       local ip, lp = ffi.new('mt_tensor*[1]'), ffi.new('mt_tensor*[1]')
       assert.are.equal(0, C.mt_cifar_parse(ip, lp, bytes, #bytes, 2, 'mem'))
-      local images, y = T.wrap(ip[0]), T.wrap(lp[0])
+      local images, y = T.wrap_handle(ip[0]), T.wrap_handle(lp[0])
       check_images(images, pixels, 'mem')
       assert.are.equal('torch.LongTensor', y:type())
       for i = 1, 3 do assert.are.same(labels[i], { y[i][1], y[i][2] }) end

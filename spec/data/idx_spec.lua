@@ -167,7 +167,7 @@ end)
 -- the C parser (csrc/data/idx.c) against independent writers and the real Fashion-MNIST files
 
 local T = require 'moontorch.internal'
-local C = T.C
+local C = T.clib
 
 local function run(cmd)
    local p = assert(io.popen(cmd .. ' 2>&1; echo "rc=$?"'))
@@ -345,7 +345,7 @@ describe('idx C parser errors', function()
       write_bytes(path, '')
       expect(path, 'truncated at byte offset 0 while reading the magic number %(0 of 4 bytes present%)')
       expect(tmpdir, 'cannot open .*: is a directory')
-      local outp = T.outp
+      local outp = T.out_handle
       assert.are.equal(C.MT_ERR_ARG, C.mt_idx_parse(nil, 'abcd', 4, 'x'))
       assert.are.equal(C.MT_ERR_ARG, C.mt_idx_parse(outp, nil, 4, 'x'))
       assert.truthy(ffi.string(C.mt_last_error()):find('buffer is NULL'))

@@ -5,7 +5,7 @@ local torch = require 'moontorch'
 local ffi = require 'ffi'
 local util = require 'spec.util'
 local image = require 'moontorch.data.image'
-local C = require('moontorch.internal').C
+local C = require('moontorch.internal').clib
 
 -- the internal decoder interface (csrc/data/image.h); the library exports it for the transforms
 pcall(ffi.cdef, [[

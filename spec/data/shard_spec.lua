@@ -5,7 +5,7 @@ local ffi = require 'ffi'
 local bit = require 'bit'
 require 'moontorch'
 local util = require 'spec.util'
-local C = require('moontorch.internal').C
+local C = require('moontorch.internal').clib
 
 local tmpdir = util.tmpdir()
 local function tmp(name) return tmpdir .. '/' .. name end

@@ -10,7 +10,7 @@ local torch = require 'moontorch'
 local util = require 'spec.util'
 local data = require 'moontorch.data'
 local T = require 'moontorch.internal'
-local C = T.C
+local C = T.clib
 local Transform = data.Transform
 
 local tmpdir = util.tmpdir()
@@ -274,7 +274,7 @@ for i, (w, h) in enumerate([(50, 37), (240, 170), (121, 20)]):
 
       it('rejects bad images and sizes with clear messages', function()
          util.assert_error(function() Transform.resize(torch.FloatTensor(4, 4, 3), 2, 2) end, 'ByteTensor')
-         local ok, err = pcall(C.mt_image_resize, T.outp, T.h(torch.ByteTensor(5)), 2, 2)
+         local ok, err = pcall(C.mt_image_resize, T.out_handle, T.handle(torch.ByteTensor(5)), 2, 2)
          assert(ok and err ~= 0)
          assert.truthy(ffi.string(C.mt_last_error()):find('H x W', 1, true))
          util.assert_error(function() Transform.resize(torch.ByteTensor(4, 4, 3), 0, 2) end, 'output size 0 x 2')

@@ -24,7 +24,7 @@ end
 
 describe('moontorch.dist library', function()
    local dlib = require 'moontorch.dist.lib'
-   local C = require('moontorch.internal').C
+   local C = require('moontorch.internal').clib
 
    it('loads beside libmoontorch.so', function()
       assert.truthy(dlib.path:match('libmoontorch_dist%.so$'))

@@ -119,7 +119,7 @@ describe(('dist on %d ranks'):format(N), function()
             dist.broadcast(t, root)
             same(t, input(d, n, root, 2):double(), d, 'broadcast ' .. d.name)
 
-            local out = T.new(d.id, -1, { N * n })
+            local out = T.new_tensor(d.id, -1, { N * n })
             dist.allgather(out, input(d, n, R, 3))
             for r = 0, N - 1 do
                if n > 0 then

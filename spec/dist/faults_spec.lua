@@ -3,7 +3,7 @@
 -- message naming the failed rank and the collective that was waiting; never a hang. Each
 -- scenario runs twice (every trial must pass). Needs Open MPI's mpirun.
 local dlib = require 'moontorch.dist.lib'
-local C = require('moontorch.internal').C
+local C = require('moontorch.internal').clib
 
 local function have_mpirun()
    local f = io.popen('command -v mpirun 2>/dev/null')

@@ -9,7 +9,7 @@ local util = require 'spec.util'
 describe('dist.topk', function()
    local topk = require 'moontorch.dist.topk'
    local T = require 'moontorch.internal'
-   local C = T.C
+   local C = T.clib
    local D = require('moontorch.dist.lib').C
 
    local function ptr(t, ct) return ffi.cast(ct or 'float*', C.mt_tensor_data(t.h)) end

@@ -59,7 +59,7 @@ local function random_set()
    ts.narrowed = util.rand_tensor({ 5, 7 }, 'torch.DoubleTensor'):narrow(2, 2, 3)
    ts.expanded = util.rand_tensor({ 3, 1 }, 'torch.FloatTensor'):expand(3, 4)
    ts.empty = torch.FloatTensor(0)
-   local scalar = T.new(T.DOUBLE, T.CPU, {})
+   local scalar = T.new_tensor(T.DOUBLE, T.CPU_DEVICE, {})
    scalar:fill(math.random() * 10 - 5)
    ts.scalar = scalar
    return ts
@@ -265,7 +265,7 @@ describe('checkpoint: PyTorch interop', function()
             for i = 1, nd do shape[i] = tonumber(parts[3 + i]) end
             for i = 4 + nd, #parts do vals[#vals + 1] = tonumber(parts[i]) end
             assert.are.same(shape, T.sizes(t), name)
-            local want = ({ F32 = T.FLOAT, F64 = T.DOUBLE, F16 = T.HALF, BF16 = T.BF16, I32 = T.INT, I64 = T.LONG,
+            local want = ({ F32 = T.FLOAT, F64 = T.DOUBLE, F16 = T.HALF, BF16 = T.BFLOAT16, I32 = T.INT, I64 = T.LONG,
                U8 = T.BYTE, BOOL = T.BOOL })[dt]
             assert.are.equal(want, t:dtype(), name)
             util.assert_close(#vals > 0 and util.flat(t) or {}, vals, { atol = 0, rtol = 0 }, name)
@@ -285,8 +285,8 @@ describe('checkpoint: PyTorch interop', function()
       checkpoint.save(path, ts, { epoch = '12', format = 'pt' })
       local lines = {}
       local names = {
-         [T.FLOAT] = 'F32', [T.DOUBLE] = 'F64', [T.HALF] = 'F16', [T.BF16] = 'BF16', [T.INT] = 'I32', [T.LONG] = 'I64',
-         [T.BYTE] = 'U8', [T.BOOL] = 'BOOL' }
+         [T.FLOAT] = 'F32', [T.DOUBLE] = 'F64', [T.HALF] = 'F16', [T.BFLOAT16] = 'BF16',
+         [T.INT] = 'I32', [T.LONG] = 'I64', [T.BYTE] = 'U8', [T.BOOL] = 'BOOL' }
       for k, t in pairs(ts) do
          local parts = { k, names[t:dtype()], tostring(#T.sizes(t)) } -- C's dims (an empty tensor is 1-d there)
          for _, s in ipairs(T.sizes(t)) do parts[#parts + 1] = tostring(s) end

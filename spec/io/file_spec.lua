@@ -22,7 +22,7 @@ local function rand_values(d, n)
          int32_t = { -2 ^ 31, 2 ^ 31 - 1 }, int64_t = { -2 ^ 52, 2 ^ 52 } })[d.ctype]
       for i = 1, n do v[i] = math.floor(r[1] + (r[2] - r[1] + 1) * math.random()) end
    end
-   return util.flat(torch.DoubleTensor(v):type(T.typename(d.id, T.CPU)):double())
+   return util.flat(torch.DoubleTensor(v):type(T.typename(d.id, T.CPU_DEVICE)):double())
 end
 
 local function exact(got, want, what)

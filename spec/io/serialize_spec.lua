@@ -8,7 +8,7 @@ local T = require 'moontorch.internal'
 local ffi = require 'ffi'
 
 local tmp, tmpdir = util.tmp_namer()
-local function skey(t) return tonumber(ffi.cast('intptr_t', T.C.mt_tensor_storage_key(t.h))) end
+local function skey(t) return tonumber(ffi.cast('intptr_t', T.clib.mt_tensor_storage_key(t.h))) end
 
 local function assert_same_tensor(a, b, what)
    assert.is_true(torch.isTensor(a), what .. ': not a tensor')
@@ -187,7 +187,7 @@ describe('nn modules', function()
       local w = back.modules[1].weight
       local b2 = back.modules[2].bias
       assert.are.equal(skey(w), skey(b2))
-      assert.are.equal(flat:nElement(), T.C.mt_tensor_storage_numel(w.h))
+      assert.are.equal(flat:nElement(), T.clib.mt_tensor_storage_numel(w.h))
    end)
 
    it('keeps an optimizer state table', function()

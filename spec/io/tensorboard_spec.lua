@@ -6,7 +6,7 @@ local ffi = require 'ffi'
 local torch = require 'moontorch'
 local util = require 'spec.util'
 local tb = require 'moontorch.io.tensorboard'
-local C = require('moontorch.internal').C
+local C = require('moontorch.internal').clib
 
 local READER = 'spec/fixtures/read_tfevents.py'
 

@@ -12,7 +12,7 @@ local T = require 'moontorch.internal'
 local spec_cases = require 'spec.nn.cases'
 local cases, exempt = spec_cases.cases, spec_cases.exempt
 
-local function is_float(t) return t:dtype() <= T.BF16 end
+local function is_float(t) return t:dtype() <= T.BFLOAT16 end
 
 -- the floating tensors of a (nested) table or a number, in order, as { what, value } pairs
 local function leaves(x, what, out)

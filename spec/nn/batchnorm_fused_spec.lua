@@ -6,7 +6,7 @@ local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local util = require 'spec.util'
 local T = require 'moontorch.internal'
-local C = T.C
+local C = T.clib
 
 local EXACT = { atol = 0, rtol = 0 }
 local FTYPES = { 'torch.DoubleTensor', 'torch.FloatTensor', 'torch.HalfTensor', 'torch.BFloat16Tensor' }

@@ -306,7 +306,7 @@ describe('nn convolution group', function()
          assert.are.equal(1, g[1][2][4][1], 'its gradient goes to the NaN')
          local s, e = torch.LongTensor { { 0, 3 } }, torch.LongTensor { { 3, 7 } }
          local ok, err = pcall(function()
-            T.check(T.C.mt_nn_window_maxpool2d(torch.Tensor().h, torch.LongTensor().h, x.h, s.h, e.h, s.h,
+            T.check(T.clib.mt_nn_window_maxpool2d(torch.Tensor().h, torch.LongTensor().h, x.h, s.h, e.h, s.h,
                s:clone():add(1).h))
          end)
          assert(not ok and err:find('window_maxpool2d: row window 1 is %[3, 7%), not a non%-empty range inside 0..6'),

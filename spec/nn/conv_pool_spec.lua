@@ -239,7 +239,7 @@ end
 
 local function fixture_tensor(ft, typename)
    local d = T.parse_typename(typename)
-   return T.from_flat(ft.vals, ft.sizes, d, T.CPU)
+   return T.from_flat(ft.vals, ft.sizes, d, T.CPU_DEVICE)
 end
 
 ---------------------------------------------------------------------------------------------
@@ -543,7 +543,7 @@ local function distinct_input(shape, typename)
       vals[i], vals[j] = vals[j], vals[i]
    end
    local d = T.parse_typename(typename or F64)
-   local t = T.from_flat(vals, shape, d, T.CPU)
+   local t = T.from_flat(vals, shape, d, T.CPU_DEVICE)
    return t, util.flat(t)
 end
 

@@ -13,7 +13,7 @@ local dtol = { atol = 1e-10, rtol = 1e-9 }
 local function rand_targets(n, C, ty)
    local t = {}
    for i = 1, n do t[i] = math.random(1, C) end
-   return T.from_flat(t, { n }, T.parse_typename(ty or 'torch.LongTensor'), T.CPU), t
+   return T.from_flat(t, { n }, T.parse_typename(ty or 'torch.LongTensor'), T.CPU_DEVICE), t
 end
 
 local function numeric_grad(crit, x, target) return loss_diff(crit, x, target, x, 1e-6) end
@@ -65,7 +65,7 @@ local function load_fixture(file)
       for i = 3, 2 + tonumber(words[2]) do shape[#shape + 1] = tonumber(words[i]) end
       local vals = {}
       for v in f:read('*l'):gmatch('%S+') do vals[#vals + 1] = tonumber(v) end
-      out[words[1]] = T.from_flat(vals, #shape == 0 and { 1 } or shape, T.DOUBLE, T.CPU)
+      out[words[1]] = T.from_flat(vals, #shape == 0 and { 1 } or shape, T.DOUBLE, T.CPU_DEVICE)
    end
    f:close()
    return out

@@ -67,7 +67,7 @@ local function load_fixture(file)
       local vals = {}
       for v in f:read('*l'):gmatch('%S+') do vals[#vals + 1] = tonumber(v) end
       if #shape == 0 then shape = { 1 } end
-      out[words[1]] = T.from_flat(vals, shape, T.DOUBLE, T.CPU)
+      out[words[1]] = T.from_flat(vals, shape, T.DOUBLE, T.CPU_DEVICE)
    end
    f:close()
    return out

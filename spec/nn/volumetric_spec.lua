@@ -129,7 +129,7 @@ describe('nn volumetric group', function()
       local want = torch.DoubleTensor(O, 4 * 27):zero()
       local col = torch.DoubleTensor()
       for n = 1, 3 do
-         T.check(T.C.mt_nn_vol2col(col.h, x[n].h, 3, 3, 3, 1, 1, 1, 1, 0, 1, 1, 1, 1))
+         T.check(T.clib.mt_nn_vol2col(col.h, x[n].h, 3, 3, 3, 1, 1, 1, 1, 0, 1, 1, 1, 1))
          want:addmm(dy[n]:contiguous():view(O, L), col:t())
       end
       want = want:view(O, 4, 3, 3, 3)
@@ -169,7 +169,7 @@ describe('nn volumetric group', function()
          'float32 gradInput, large')
       assert.are.equal(torch.hasOneDNN() and calls + 2 or calls, nn.VolumetricConvolution._onednnCalls)
       -- the C columns: vol2col of a too small volume is an error naming the op
-      local ok, err = pcall(function() T.check(T.C.mt_nn_vol2col(x.new().h, rand(2, 1, 1, 1).h, 3, 3, 3, 1, 1, 1,
+      local ok, err = pcall(function() T.check(T.clib.mt_nn_vol2col(x.new().h, rand(2, 1, 1, 1).h, 3, 3, 3, 1, 1, 1,
          0, 0, 0, 1, 1, 1)) end)
       assert(not ok and err:find('vol2col: volume 1x1x1', 1, true), err)
    end)

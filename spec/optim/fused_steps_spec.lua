@@ -34,8 +34,8 @@ describe('optim.sgd', function()
    it('supports per-element learningRates and weightDecays', function()
       local n = 57
       local lrs, wds = rand(n, 0, 2), rand(n, 0, 0.1)
-      local c = { learningRate = 0.1, momentum = 0.9, learningRates = T.from_flat(lrs, { n }, T.DOUBLE, T.CPU),
-         weightDecays = T.from_flat(wds, { n }, T.DOUBLE, T.CPU) }
+      local c = { learningRate = 0.1, momentum = 0.9, learningRates = T.from_flat(lrs, { n }, T.DOUBLE, T.CPU_DEVICE),
+         weightDecays = T.from_flat(wds, { n }, T.DOUBLE, T.CPU_DEVICE) }
       local x0, g = rand(n), grads_for(n, 3)
       local got = run('sgd', x0, g, c)
       local rc = { learningRate = 0.1, momentum = 0.9, learningRatesFlat = lrs, weightDecaysFlat = wds }
@@ -287,11 +287,11 @@ describe('optim.schedule', function()
       local n = 10
       local x0, g = rand(n), grads_for(n, 5)
       local sched = S.warmup(2, S.step(0.1, 2, 0.5))
-      local x = T.from_flat(x0, { n }, T.DOUBLE, T.CPU)
+      local x = T.from_flat(x0, { n }, T.DOUBLE, T.CPU_DEVICE)
       local config, want = {}, copy(x0)
       for t = 0, 4 do
          config.learningRate = sched(t)
-         optim.sgd(function() return 0, T.from_flat(g[t + 1], { n }, T.DOUBLE, T.CPU) end, x, config)
+         optim.sgd(function() return 0, T.from_flat(g[t + 1], { n }, T.DOUBLE, T.CPU_DEVICE) end, x, config)
          for i = 1, n do want[i] = want[i] - sched(t) * g[t + 1][i] end
       end
       util.assert_close(x, want, F64, 'scheduled sgd')
@@ -316,12 +316,13 @@ describe('optimizer state in checkpoints', function()
          local x0, g = rand(n), grads_for(n, 6)
          local function steps(x, state, from, to)
             for s = from, to do
-               optim[method](function() return 0, T.from_flat(g[s], { n }, T.DOUBLE, T.CPU) end, x, config, state)
+               local function grad() return 0, T.from_flat(g[s], { n }, T.DOUBLE, T.CPU_DEVICE) end
+               optim[method](grad, x, config, state)
             end
          end
-         local xa, sa = T.from_flat(x0, { n }, T.DOUBLE, T.CPU), {}
+         local xa, sa = T.from_flat(x0, { n }, T.DOUBLE, T.CPU_DEVICE), {}
          steps(xa, sa, 1, 6)
-         local xb, sb = T.from_flat(x0, { n }, T.DOUBLE, T.CPU), {}
+         local xb, sb = T.from_flat(x0, { n }, T.DOUBLE, T.CPU_DEVICE), {}
          steps(xb, sb, 1, 3)
          local ts, vals = optim.stateToCheckpoint(sb, 'optim.')
          ts.x = xb

@@ -14,7 +14,7 @@ local R = require 'spec.optim.ref'
 local HALVES = { 'torch.HalfTensor', 'torch.BFloat16Tensor' }
 local F32 = { atol = 2e-6, rtol = 2e-5 } -- an fp32 master after a few steps, against float64
 
-local function tensor(vals, typename) return T.from_flat(vals, { #vals }, T.parse_typename(typename), T.CPU) end
+local function tensor(vals, typename) return T.from_flat(vals, { #vals }, T.parse_typename(typename), T.CPU_DEVICE) end
 local function same_bits(a, b, what)
    assert.are.equal(a:type(), b:type(), what)
    assert.is_true(torch.equal(a, b), what .. ': not bit-identical')
@@ -100,7 +100,7 @@ describe('fp32 master weights in the fused optimizer steps', function()
       util.assert_error(function() optim.sgd(function() return 0, g end, x, { gradScale = 0 }) end,
          'optim.sgd', 'gradScale must be a finite number > 0')
       util.assert_error(function() optim.sgd(function() return 0, g end, x, { gradScale = 1 / 0 }) end, 'gradScale')
-      local C = T.C
+      local C = T.clib
       local m = torch.randn(10):float()
       assert.has_error(function()
          T.check(C.mt_sgd_step(m.h, g.h, nil, nil, nil, 0.1, 0, 0, 0, 0, 0, 1, torch.IntTensor(10):zero().h), 'sgd')

@@ -15,11 +15,11 @@ local function rand(n, lo, hi) return util.rand_flat(n, lo or -1, hi or 1) end
 local function run(method, x0, grads, config, typename, shape)
    typename = typename or 'torch.DoubleTensor'
    local dtype = T.parse_typename(typename)
-   local x = T.from_flat(x0, shape or { #x0 }, dtype, T.CPU)
+   local x = T.from_flat(x0, shape or { #x0 }, dtype, T.CPU_DEVICE)
    local state, step = {}, 0
    local fs = {}
    for s = 1, #grads do
-      local g = T.from_flat(grads[s], shape or { #x0 }, dtype, T.CPU)
+      local g = T.from_flat(grads[s], shape or { #x0 }, dtype, T.CPU_DEVICE)
       local _, f = optim[method](function(xx)
          assert(xx == x)
          step = step + 1
@@ -37,7 +37,7 @@ end
 
 -- values as stored in a dtype (the reference must start from the same rounded numbers)
 local function rounded(vals, typename)
-   return util.flat(T.from_flat(vals, { #vals }, T.parse_typename(typename), T.CPU))
+   return util.flat(T.from_flat(vals, { #vals }, T.parse_typename(typename), T.CPU_DEVICE))
 end
 
 ---------------------------------------------------------------------------------------------

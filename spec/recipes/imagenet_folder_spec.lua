@@ -12,7 +12,7 @@ local util = require 'spec.util'
 local runs = require 'spec.recipes.runs'
 local logger = require 'moontorch.util.csvlog'
 local ck = require 'moontorch.checkpoint'
-local C = require('moontorch.internal').C
+local C = require('moontorch.internal').clib
 
 require 'recipes.resnet50_imagenet'
 

@@ -6,7 +6,7 @@ local ffi = require 'ffi'
 local torch = require 'moontorch'
 require 'spec.util' -- seeds math.random afresh each run (the seed is printed for replays)
 local repl = require 'moontorch.repl'
-local methods = require('moontorch.internal').methods
+local methods = require('moontorch.internal').tensor_methods
 local helpdb = require 'moontorch.repl.help'
 repl.load_torch()
 

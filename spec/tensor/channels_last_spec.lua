@@ -196,7 +196,7 @@ describe('nn.Module:channelsLast', function()
       end
       util.assert_close(net:get(4).weight, w4, EXACT, 'values kept')
       util.assert_close(net:get(6).weight, w4, EXACT, 'the sharing module sees the same values')
-      local function skey(t) return tonumber(ffi.cast('intptr_t', T.C.mt_tensor_storage_key(t.h))) end
+      local function skey(t) return tonumber(ffi.cast('intptr_t', T.clib.mt_tensor_storage_key(t.h))) end
       assert.are.equal(skey(params), skey(net:get(4).weight), 'in the flat vector')
       assert.are.equal(params:nElement(), before:nElement())
       util.assert_close(params:clone():sort(), before:clone():sort(), EXACT, 'the same numbers, permuted per weight')

@@ -8,7 +8,7 @@ local ffi = require 'ffi'
 local torch = require 'moontorch'
 local util = require 'spec.util'
 local T = require 'moontorch.internal'
-local C = T.C
+local C = T.clib
 
 local random, floor = math.random, math.floor
 
@@ -490,7 +490,7 @@ describe('randomized calls', function()
                end
             end
          elseif which == 2 then -- as_strided over a small base
-            base = base or T.new(T.DOUBLE, T.CPU, { 24 })
+            base = base or T.new_tensor(T.DOUBLE, T.CPU_DEVICE, { 24 })
             local nd = random(0, 4)
             local lo, hi, empty, off = 0, 0, false, random() < 0.9 and random(-2, 26) or hostile()
             local sum_attack = random() < 0.05 -- each dim's reach fits in int64, their sum does not
@@ -517,7 +517,7 @@ describe('randomized calls', function()
             -- doubles are exact below 2^53; larger reaches are out of the 24-element storage anyway
             local inside = sane and off >= 0 and off + lo >= 0 and off + hi < 24
             if ok then
-               local r = T.wrap(outp[0])
+               local r = T.wrap_handle(outp[0])
                if not (sane and (empty or inside)) then
                   local sz, sd = {}, {}
                   for i = 0, nd - 1 do
@@ -551,12 +551,12 @@ describe('randomized calls', function()
             st = C.mt_tensor_set_item(t.h, sbuf, 0.25)
             assert(c_status(st, 'set', 'set_item') == inside, 'set_item disagrees with get_item')
          elseif which == 5 then -- an empty view anywhere (or nowhere) in its storage, then grown by resize
-            base = base or T.new(T.DOUBLE, T.CPU, { 24 })
+            base = base or T.new_tensor(T.DOUBLE, T.CPU_DEVICE, { 24 })
             sbuf[0], stbuf[0] = 0, 1
             local off = random() < 0.7 and random(0, 30) or hostile()
             outp[0] = nil
             if c_status(C.mt_tensor_as_strided(outp, base.h, 1, sbuf, stbuf, off), 'as_strided', 'as_strided') then
-               local v = T.wrap(outp[0])
+               local v = T.wrap_handle(outp[0])
                sbuf[0] = random(0, 30)
                if c_status(C.mt_tensor_resize(v.h, 1, sbuf), 'resize', 'resize') then
                   local reach = C.mt_tensor_offset(v.h) + C.mt_tensor_numel(v.h)

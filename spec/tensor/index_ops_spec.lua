@@ -3,7 +3,7 @@
 local torch = require 'moontorch'
 local util = require 'spec.util'
 local T = require 'moontorch.internal'
-if not T.methods.gather then require('moontorch.tensor.index_ops')(torch, T) end
+if not T.tensor_methods.gather then require('moontorch.tensor.index_ops')(torch, T) end
 
 local EXACT = { atol = 0, rtol = 0 }
 local DTYPES = { 'torch.DoubleTensor', 'torch.FloatTensor', 'torch.HalfTensor', 'torch.BFloat16Tensor',
@@ -64,7 +64,7 @@ end
 local function zeros(shape, ty)
    local r = {}
    for i = 1, numel(shape) do r[i] = 0 end
-   return T.from_flat(r, shape, T.parse_typename(ty or 'torch.DoubleTensor'), T.CPU)
+   return T.from_flat(r, shape, T.parse_typename(ty or 'torch.DoubleTensor'), T.CPU_DEVICE)
 end
 
 local function with(p, d, v)
@@ -109,7 +109,7 @@ end
 local function rand_index(n, size, ty)
    local v = {}
    for i = 1, n do v[i] = math.random(1, size) end
-   return T.from_flat(v, { n }, T.parse_typename(ty or 'torch.LongTensor'), T.CPU), v
+   return T.from_flat(v, { n }, T.parse_typename(ty or 'torch.LongTensor'), T.CPU_DEVICE), v
 end
 
 ---------------------------------------------------------------------------------------------
@@ -418,7 +418,7 @@ describe('gather / scatter', function()
                local r = src:gather(dim, index)
                assert.are.same(ishape, T.sizes(r))
                util.assert_close(r, want, EXACT, ('%s gather dim %d'):format(ty, dim))
-               local res = T.empty(T.parse_typename(ty), T.CPU)
+               local res = T.empty_tensor(T.parse_typename(ty), T.CPU_DEVICE)
                assert.are.equal(res, torch.gather(res, src, dim, index))
                util.assert_close(res, want, EXACT, 'torch.gather(res, ...)')
             end
@@ -464,7 +464,7 @@ describe('gather / scatter', function()
          end
          for j = 1, m do perm[(i - 1) * m + j] = row[j] end
       end
-      local index = T.from_flat(perm, { n, m }, T.LONG, T.CPU)
+      local index = T.from_flat(perm, { n, m }, T.LONG, T.CPU_DEVICE)
       local g = src:gather(2, index)
       local want = {}
       for i = 0, n - 1 do
@@ -498,7 +498,7 @@ describe('gather / scatter', function()
       util.assert_error(function() src:scatter(2, torch.LongTensor { { 6 } }, 1) end,
          'scatter: index 6 out of range for dimension 2 of size 5')
       util.assert_error(function() src:gather(1, torch.LongTensor { 1, 2 }) end, 'gather', 'same number of dimensions')
-      util.assert_error(function() src:gather(1, T.from_flat(ones(12), { 2, 6 }, T.LONG, T.CPU)) end, 'gather',
+      util.assert_error(function() src:gather(1, T.from_flat(ones(12), { 2, 6 }, T.LONG, T.CPU_DEVICE)) end, 'gather',
          '2x6', '3x5', 'dimension 2')
       util.assert_error(function() src:gather(1, torch.FloatTensor(1, 1)) end, 'gather', 'int64', 'float32')
       util.assert_error(function()
@@ -542,7 +542,7 @@ describe('on CUDA', function()
             repeat b = math.random(1, 6) until b ~= a
             perm[j], perm[20 + j] = a, b
          end
-         local sidx = T.from_flat(perm, { 2, 5, 4 }, T.LONG, T.CPU)
+         local sidx = T.from_flat(perm, { 2, 5, 4 }, T.LONG, T.CPU_DEVICE)
          util.assert_close(g:clone():scatter(1, sidx:cuda(), ssrc:cuda()), src:clone():scatter(1, sidx, ssrc), EXACT,
             ty .. ' scatter')
          util.assert_close(g:clone():scatter(1, sidx:cuda(), -3), src:clone():scatter(1, sidx, -3), EXACT,

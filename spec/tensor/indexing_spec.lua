@@ -272,7 +272,7 @@ describe('slice tables', function()
 end)
 
 describe('masks and index tensors', function()
-   local M = T.methods
+   local M = T.tensor_methods
    local mask_it = (M.maskedSelect and M.maskedFill) and it
       or function(name) pending('[maskedSelect missing] ' .. name) end
    local index_it = (M.index and M.indexFill) and it or function(name) pending('[index missing] ' .. name) end

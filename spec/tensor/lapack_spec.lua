@@ -14,7 +14,7 @@ local TOL = { [D] = 1e-10, [F] = 2e-4 }
 local function dtype_of(ty) return (T.parse_typename(ty)) end
 
 -- a matrix from row-major flat values
-local function mat(flat, r, c, ty) return T.from_flat(flat, { r, c }, dtype_of(ty or D), T.CPU) end
+local function mat(flat, r, c, ty) return T.from_flat(flat, { r, c }, dtype_of(ty or D), T.CPU_DEVICE) end
 local function rand(r, c, ty) return (util.rand_tensor({ r, c }, ty or D, -1, 1)) end
 
 -- well-conditioned: random plus n on the diagonal

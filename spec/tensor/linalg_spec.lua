@@ -265,7 +265,7 @@ describe('mm', function()
    end)
 
    it('is reachable through the * operator when tensor_math provides it', function()
-      if not T.mt.__mul then
+      if not T.tensor_metatable.__mul then
          pending('tensor_math has not defined __mul')
          return
       end
@@ -340,7 +340,7 @@ describe('addmm', function()
          local nan = {}
          for i = 1, n * m do nan[i] = NAN end
          local c = ty == 'torch.LongTensor' and util.rand_tensor({ n, m }, ty, -100, 100)
-            or T.from_flat(nan, { n, m }, T.parse_typename(ty), T.CPU)
+            or T.from_flat(nan, { n, m }, T.parse_typename(ty), T.CPU_DEVICE)
          local alpha = ty == 'torch.LongTensor' and 3 or 1.5
          local r = torch.addmm(0, c, alpha, a, b)
          util.assert_close(r, axpby(0, nil, alpha, ref_mm(fa, fb, n, k, m)), util.tol[ty] or { atol = 0, rtol = 0 },
@@ -448,7 +448,7 @@ describe('bmm / baddbmm / addbmm', function()
       local y, fy = rand_batch(2, 4, 3, 'contiguous', 'torch.FloatTensor')
       local nan = {}
       for i = 1, 18 do nan[i] = NAN end
-      local M = T.from_flat(nan, { 2, 3, 3 }, T.FLOAT, T.CPU)
+      local M = T.from_flat(nan, { 2, 3, 3 }, T.FLOAT, T.CPU_DEVICE)
       M:baddbmm(0, 1, x, y)
       util.assert_close(M, ref_bmm(fx, fy, 2, 3, 4, 3), util.tol['torch.FloatTensor'])
    end)
@@ -553,7 +553,7 @@ describe('addmv / mv', function()
          local vv, fvv = rand_vector(k, 'contiguous', ty)
          local nan = {}
          for i = 1, n do nan[i] = NAN end
-         local y = T.from_flat(nan, { n }, T.parse_typename(ty), T.CPU)
+         local y = T.from_flat(nan, { n }, T.parse_typename(ty), T.CPU_DEVICE)
          y:addmv(0, 1, mm, vv)
          util.assert_close(y, ref_mv(fmm, fvv, n, k), util.tol[ty], ty .. ' beta = 0 over NaN')
       end
@@ -667,7 +667,7 @@ describe('on CUDA', function()
          util.assert_close(r, ref_mm(fa, fb, n, k, m), tol, ty .. ' cuda mm')
          local nan = {}
          for i = 1, n * m do nan[i] = NAN end
-         local c = T.from_flat(nan, { n, m }, T.parse_typename(ty), T.CPU):cuda()
+         local c = T.from_flat(nan, { n, m }, T.parse_typename(ty), T.CPU_DEVICE):cuda()
          c:addmm(0, 2, ga, gb)
          util.assert_close(c, axpby(0, nil, 2, ref_mm(fa, fb, n, k, m)), tol, ty .. ' cuda addmm beta = 0')
          local M, fM = rand_matrix(n, m, 'contiguous', ty)

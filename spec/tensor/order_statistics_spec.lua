@@ -18,7 +18,7 @@ local function rand_ties(shape, tn, transposed, nvals)
    if transposed then s[1], s[#s] = s[#s], s[1] end
    local flat = {}
    for i = 1, util.numel(s) do flat[i] = math.random(0, (nvals or 5) - 1) end
-   local t = T.from_flat(flat, s, T.parse_typename(tn), T.CPU)
+   local t = T.from_flat(flat, s, T.parse_typename(tn), T.CPU_DEVICE)
    if transposed then
       t = t:transpose(1, #s)
       assert(not t:isContiguous())

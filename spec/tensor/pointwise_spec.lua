@@ -90,7 +90,7 @@ local function make(shape, typename, gen, layout)
    local flat = {}
    for i = 1, util.numel(base_shape) do flat[i] = gen() end
    if typename == 'torch.BoolTensor' then flat = map(flat, function(x) return x ~= 0 and 1 or 0 end) end
-   local base = T.from_flat(flat, base_shape, T.parse_typename(typename), T.CPU)
+   local base = T.from_flat(flat, base_shape, T.parse_typename(typename), T.CPU_DEVICE)
    if typename ~= 'torch.DoubleTensor' then flat = util.flat(base) end -- the values as stored
    if not to_base then return base, flat end
    local view
@@ -682,7 +682,7 @@ describe('fill and copy', function()
       for i = 0, 9 do want[i + 1] = start + i * step end
       util.assert_close(r, want, nil, 'range')
       local base = torch.DoubleTensor(4, 3)
-      T.C.mt_arange(base:t().h, 1, 1)
+      T.clib.mt_arange(base:t().h, 1, 1)
       util.assert_close(base:t(), { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 }, EXACT, 'arange row-major into a view')
    end)
 end)

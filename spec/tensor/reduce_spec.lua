@@ -4,7 +4,7 @@ local ffi = require 'ffi'
 local torch = require 'moontorch'
 local util = require 'spec.util'
 local T = require 'moontorch.internal'
-local C = T.C
+local C = T.clib
 
 local FLOATS = { 'torch.DoubleTensor', 'torch.FloatTensor', 'torch.HalfTensor', 'torch.BFloat16Tensor' }
 local SHAPES = { { 7 }, { 1 }, { 3, 5 }, { 1, 4 }, { 4, 3, 5 }, { 2, 3, 1, 5 }, { 3, 2, 4, 3 } }
@@ -229,7 +229,7 @@ describe('reductions', function()
                   util.assert_close(i, ei, EXACT, tn .. ' ' .. name .. ' indices')
                   -- torch.max(resval, resind, t, dim) fills the given results
                   local rv, ri = torch.DoubleTensor(), torch.LongTensor()
-                  if tn ~= 'torch.DoubleTensor' then rv = T.empty(t:dtype(), -1) end
+                  if tn ~= 'torch.DoubleTensor' then rv = T.empty_tensor(t:dtype(), -1) end
                   local v2, i2 = torch[name](rv, ri, t, d)
                   assert.is_true(rawequal(rv, v2) and rawequal(ri, i2))
                   util.assert_close(rv, ev, EXACT)
@@ -266,7 +266,7 @@ describe('reductions', function()
          local shape = { 5, 9, 4 }
          local flat = {}
          for k = 1, util.numel(shape) do flat[k] = math.random(0, 2) end
-         local t = T.from_flat(flat, shape, T.parse_typename(tn), T.CPU)
+         local t = T.from_flat(flat, shape, T.parse_typename(tn), T.CPU_DEVICE)
          for d = 1, 3 do
             for _, name in ipairs { 'max', 'min' } do
                local _, i = t[name](t, d)
@@ -320,7 +320,7 @@ describe('reductions', function()
          for _, pone in ipairs { 0.03, 0.5, 0.97 } do
             local flat = {}
             for i = 1, util.numel(shape) do flat[i] = math.random() < pone and 1 or 0 end
-            local t = T.from_flat(flat, shape, T.BYTE, T.CPU)
+            local t = T.from_flat(flat, shape, T.BYTE, T.CPU_DEVICE)
             local any = function(l)
                for _, x in ipairs(l) do if x ~= 0 then return 1 end end
                return 0
@@ -339,9 +339,9 @@ describe('reductions', function()
             end
          end
       end
-      local allones = T.from_flat({ 1, 1, 1, 1, 1 }, { 5 }, T.BYTE, T.CPU)
+      local allones = T.from_flat({ 1, 1, 1, 1, 1 }, { 5 }, T.BYTE, T.CPU_DEVICE)
       assert.is_true(allones:all())
-      assert.is_false(T.from_flat({ 0, 0, 0 }, { 3 }, T.BYTE, T.CPU):any())
+      assert.is_false(T.from_flat({ 0, 0, 0 }, { 3 }, T.BYTE, T.CPU_DEVICE):any())
    end)
 
    it('non-contiguous inputs: transposed, narrowed, expanded and permuted', function()
@@ -527,7 +527,7 @@ describe('reductions', function()
       assert.are.equal(1, e:prod())
       assert.is_true(e:mean() ~= e:mean())
       assert.are.equal(0, e:norm())
-      local b = T.new(T.BYTE, T.CPU, { 0 })
+      local b = T.new_tensor(T.BYTE, T.CPU_DEVICE, { 0 })
       assert.is_false(b:any())
       assert.is_true(b:all())
       local e2 = torch.FloatTensor(3, 0)
@@ -620,7 +620,7 @@ describe('full integer sums', function()
             vals[i] = name == 'torch.BoolTensor' and math.random(0, 1) or math.random(0, 255)
             expect = expect + vals[i]
          end
-         local t = T.from_flat(vals, { n }, T.parse_typename(name), T.CPU)
+         local t = T.from_flat(vals, { n }, T.parse_typename(name), T.CPU_DEVICE)
          assert.are.equal(expect, t:sum(), name)
       end
    end)

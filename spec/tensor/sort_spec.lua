@@ -4,7 +4,7 @@ local ffi = require 'ffi'
 local torch = require 'moontorch'
 local util = require 'spec.util'
 local T = require 'moontorch.internal'
-local C = T.C
+local C = T.clib
 
 local function shape_of(t)
    local s = {}
@@ -23,7 +23,7 @@ local function rand_ties(shape, tn, nvals)
    elseif T.dtypes[dtype + 1].is_float then
       for i = 1, #flat do flat[i] = flat[i] + (math.random() < 0.5 and 0.25 or 0) end
    end
-   local t = T.from_flat(flat, shape, dtype, T.CPU)
+   local t = T.from_flat(flat, shape, dtype, T.CPU_DEVICE)
    return t, util.flat(t)
 end
 
@@ -145,7 +145,7 @@ describe('sort', function()
          for k = 1, n do flat[k] = math.random() < 0.3 and 0 / 0 or math.random(-3, 3) end
          flat[math.random(1, n)] = 0 / 0
          flat[math.random(1, n)] = -0.0
-         local t = T.from_flat(flat, { n }, T.parse_typename(tn), T.CPU)
+         local t = T.from_flat(flat, { n }, T.parse_typename(tn), T.CPU_DEVICE)
          for _, desc in ipairs { false, true } do
             local v, i = t:sort(1, desc)
             local ev, ei = ref_sorted(flat, { n }, 1, desc)
@@ -220,7 +220,7 @@ describe('sort', function()
             end
             flat[k] = x
          end
-         local t = T.from_flat(flat, shape, dtype, T.CPU)
+         local t = T.from_flat(flat, shape, dtype, T.CPU_DEVICE)
          for _, desc in ipairs { false, true } do
             local v, i = t:sort(2, desc)
             local ev, ei = ref_sorted(flat, shape, 2, desc)
@@ -342,7 +342,7 @@ describe('topk', function()
       end
       -- NaN counts as the largest value
       local flat = { 3, 0 / 0, 1, 7, 0 / 0, 2 }
-      local t = T.from_flat(flat, { 6 }, T.DOUBLE, T.CPU)
+      local t = T.from_flat(flat, { 6 }, T.DOUBLE, T.CPU_DEVICE)
       local _, i = t:topk(3, 1, true)
       util.assert_close(i, { 2, 5, 4 }, EXACT)
       local v

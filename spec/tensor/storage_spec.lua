@@ -23,7 +23,7 @@ local function rand_values(d, n)
       end
    end
    -- the dtype's own rounding decides the reference
-   return util.flat(torch.DoubleTensor(v):type(T.typename(d.id, T.CPU)):double())
+   return util.flat(torch.DoubleTensor(v):type(T.typename(d.id, T.CPU_DEVICE)):double())
 end
 
 -- run a Python script (given as text) with arguments; its stdout
@@ -92,8 +92,8 @@ describe('storages', function()
             local dst = storage_of(b)(7):copy(src)
             local want = {}
             for i = 1, 7 do
-               local v = util.flat(torch.DoubleTensor({ ints[i] }):type(T.typename(a.id, T.CPU)))[1]
-               want[i] = util.flat(torch.DoubleTensor({ v }):type(T.typename(b.id, T.CPU)))[1]
+               local v = util.flat(torch.DoubleTensor({ ints[i] }):type(T.typename(a.id, T.CPU_DEVICE)))[1]
+               want[i] = util.flat(torch.DoubleTensor({ v }):type(T.typename(b.id, T.CPU_DEVICE)))[1]
             end
             util.assert_close(dst:totable(), want, { atol = 0, rtol = 0 }, a.name .. ' -> ' .. b.name)
          end

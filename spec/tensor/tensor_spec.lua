@@ -64,7 +64,7 @@ local function expect_view(view, out_shape, src_flat, src_shape, map, what)
 end
 
 local function shares_storage(a, b)
-   return T.C.mt_tensor_storage_key(a.h) == T.C.mt_tensor_storage_key(b.h)
+   return T.clib.mt_tensor_storage_key(a.h) == T.clib.mt_tensor_storage_key(b.h)
 end
 
 local function rand_perm(n)
@@ -107,7 +107,7 @@ describe('construction', function()
                flat[#flat + 1] = v
             end
          end
-         local t = T.types[ty[1]](tab)
+         local t = T.tensor_types[ty[1]](tab)
          assert.are.same({ rows, cols }, t:size():totable())
          assert.are.equal(ty[1], t:type())
          util.assert_close(util.flat(t), flat, util.tol[ty[1]] or { atol = 0, rtol = 0 }, ty[1])
@@ -157,8 +157,8 @@ describe('construction', function()
 
    it('names every type and parses type names', function()
       for _, ty in ipairs(TYPES) do
-         assert.are.equal(ty[1], T.types[ty[1]](2):type())
-         assert.are.equal(ty[1], torch.typename(T.types[ty[1]](1)))
+         assert.are.equal(ty[1], T.tensor_types[ty[1]](2):type())
+         assert.are.equal(ty[1], torch.typename(T.tensor_types[ty[1]](1)))
       end
       assert.are.equal('torch.BoolTensor', torch.BoolTensor(3):type())
       assert.are.equal('torch.LongStorage', torch.typename(torch.LongStorage { 1 }))
@@ -265,7 +265,7 @@ describe('views', function()
          assert.are.equal(ty[1], c:type())
          expect_view(c, { 15 }, flat, { 3, 5 },
             function(i) local k = i[1] - 1 return { k % 3 + 1, math.floor(k / 3) + 1 } end, 'reshape copy')
-         local res = T.types[ty[1]]()
+         local res = T.tensor_types[ty[1]]()
          assert.are.equal(res, torch.reshape(res, tr, 3, -1))
          expect_view(res, { 3, 5 }, flat, { 3, 5 },
             function(i) local k = (i[1] - 1) * 5 + i[2] - 1 return { k % 3 + 1, math.floor(k / 3) + 1 } end,
@@ -561,7 +561,7 @@ describe('type conversion', function()
          else
             local _, flat = rand(shape, from, 0, 200)
             for i = 1, #flat, 4 do flat[i] = 0 end
-            t = T.from_flat(flat, shape, T.parse_typename(from), T.CPU)
+            t = T.from_flat(flat, shape, T.parse_typename(from), T.CPU_DEVICE)
          end
          local src = t:t() -- non-contiguous source
          local sflat = util.flat(src)
@@ -576,7 +576,7 @@ describe('type conversion', function()
             util.assert_close(r, expected, tol, from .. ' -> ' .. to)
             util.assert_close(r2, expected, tol, from .. ' -> ' .. to .. ' (method)')
             if to == from then assert.is_true(rawequal(src, r)) end
-            util.assert_close(src:typeAs(T.types[to](1)), expected, tol, 'typeAs')
+            util.assert_close(src:typeAs(T.tensor_types[to](1)), expected, tol, 'typeAs')
          end
       end
    end)

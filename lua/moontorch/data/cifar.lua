@@ -9,7 +9,7 @@
 local ffi = require 'ffi'
 local torch = require 'moontorch'
 local T = require 'moontorch.internal'
-local C = T.C
+local C = T.clib
 
 local cifar = {}
 
@@ -20,7 +20,7 @@ function cifar.load(path, opts)
    if opts ~= nil and type(opts) ~= 'table' then error('cifar.load: options must be a table', 2) end
    local nlabels = (opts and opts.cifar100) and 2 or 1
    if C.mt_cifar_load(imgp, labp, path, nlabels) ~= 0 then T.raise() end
-   local images, labels = T.wrap(imgp[0]), T.wrap(labp[0])
+   local images, labels = T.wrap_handle(imgp[0]), T.wrap_handle(labp[0])
    labels:add(1) -- the files count from 0, Torch from 1
    if nlabels == 1 then labels = labels:view(labels:size(1)) end
    return images, labels

@@ -10,7 +10,7 @@ local ffi = require 'ffi'
 require 'moontorch'
 local fs = require 'moontorch.io.fs'
 local T = require 'moontorch.internal'
-local C = T.C
+local C = T.clib
 
 local M = {}
 local Dataset = {}
@@ -147,8 +147,8 @@ end
 -- the encoded bytes of sample i as a ByteTensor
 function Dataset:read(i)
    check_index(self, i, 'Dataset:read')
-   if C.mt_dataset_read(self.h, i - 1, T.outp) ~= 0 then T.raise('Dataset:read') end
-   return T.wrap(T.outp[0])
+   if C.mt_dataset_read(self.h, i - 1, T.out_handle) ~= 0 then T.raise('Dataset:read') end
+   return T.wrap_handle(T.out_handle[0])
 end
 
 function Dataset:warnings()

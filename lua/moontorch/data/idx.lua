@@ -10,7 +10,7 @@
 local ffi = require 'ffi'
 local torch = require 'moontorch'
 local T = require 'moontorch.internal'
-local C = T.C
+local C = T.clib
 
 local idx = {}
 
@@ -29,9 +29,9 @@ idx.types = types
 -- Unsigned bytes become a ByteTensor, signed integers an IntTensor, floats Float/DoubleTensor.
 function idx.read(path)
    if type(path) ~= 'string' then error('idx.read: expected a file name, got ' .. type(path), 2) end
-   local outp = T.outp
+   local outp = T.out_handle
    if C.mt_idx_load(outp, path) ~= 0 then T.raise() end
-   return T.wrap(outp[0])
+   return T.wrap_handle(outp[0])
 end
 
 -- Parse the bytes of an IDX file (plain or gzip) held in a Lua string or a ByteTensor; `what`
@@ -47,9 +47,9 @@ function idx.parse(bytes, what)
       error('idx.parse: expected a string or a ByteTensor, got ' .. (torch.typename(bytes) or type(bytes)), 2)
    end
    if what ~= nil and type(what) ~= 'string' then error('idx.parse: the name must be a string', 2) end
-   local outp = T.outp
+   local outp = T.out_handle
    if C.mt_idx_parse(outp, ptr, len, what or '<string>') ~= 0 then T.raise() end
-   return T.wrap(outp[0])
+   return T.wrap_handle(outp[0])
 end
 
 -- the writer goes through zlib's gz* functions, which write plain files too

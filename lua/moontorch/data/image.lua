@@ -10,7 +10,7 @@
 local ffi = require 'ffi'
 local torch = require 'moontorch'
 local T = require 'moontorch.internal'
-local C = T.C
+local C = T.clib
 
 local image = {}
 local format_names = { [1] = 'jpeg', [2] = 'png' }
@@ -32,7 +32,7 @@ local function bytes_of(b, op)
       if not b:isContiguous() then b = b:contiguous(); anchor[1] = b end
       local n = b:nElement()
       if n == 0 then return nil, 0 end
-      return ffi.cast('const uint8_t*', C.mt_tensor_data(T.h(b))), n
+      return ffi.cast('const uint8_t*', C.mt_tensor_data(T.handle(b))), n
    end
    anchor[1] = nil
    error(('%s: bytes must be a string or a torch.ByteTensor, got %s'):format(op, type(b)), 3)
@@ -59,12 +59,12 @@ end
 
 local function decode(bytes, d, op, what)
    local p, n = bytes_of(bytes, op)
-   local st = C.mt_image_decode(T.outp, p, n, d)
+   local st = C.mt_image_decode(T.out_handle, p, n, d)
    release()
    if st ~= 0 then
       T.raise(what and (op .. ': ' .. what) or op, nil, 3)
    end
-   return T.wrap(T.outp[0])
+   return T.wrap_handle(T.out_handle[0])
 end
 
 -- ByteTensor H x W x 3; JPEGs at 1/scaleDenom (1, 2, 4 or 8) of their size, rounded up
@@ -85,8 +85,8 @@ function image.encode(img, format, quality)
       error('image.encode: img must be a torch.ByteTensor (0..255), got a ' .. img:type(), 2)
    end
    if not img:isContiguous() then img = img:contiguous() end
-   if C.mt_image_encode(T.outp, T.h(img), code, quality) ~= 0 then T.raise('image.encode') end
-   return T.wrap(T.outp[0])
+   if C.mt_image_encode(T.out_handle, T.handle(img), code, quality) ~= 0 then T.raise('image.encode') end
+   return T.wrap_handle(T.out_handle[0])
 end
 
 local function read_file(path, op)
@@ -116,7 +116,7 @@ function image.save(path, img, quality)
    if not ok then error(('image.save: %s: %s'):format(path, tostring(bytes):gsub('^image%.encode: ', '')), 2) end
    local f, err = io.open(path, 'wb')
    if not f then error(('image.save: cannot create %s: %s'):format(path, err), 2) end
-   local okw = f:write(ffi.string(C.mt_tensor_data(T.h(bytes)), bytes:nElement()))
+   local okw = f:write(ffi.string(C.mt_tensor_data(T.handle(bytes)), bytes:nElement()))
    local okc = f:close()
    if not okw or not okc then error('image.save: failed writing ' .. path, 2) end
 end

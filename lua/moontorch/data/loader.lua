@@ -9,7 +9,7 @@
 local ffi = require 'ffi'
 local torch = require 'moontorch'
 local T = require 'moontorch.internal'
-local C = T.C
+local C = T.clib
 
 pcall(ffi.cdef, 'long sysconf(int name);')
 
@@ -71,7 +71,7 @@ function Loader:next()
    local info = self.info
    if C.mt_loader_next(self.h, self.inp, self.tgp, info) ~= 0 then T.raise('Loader:next') end
    if self.inp[0] == nil then return nil end
-   local input, target = T.wrap(self.inp[0]), T.wrap(self.tgp[0])
+   local input, target = T.wrap_handle(self.inp[0]), T.wrap_handle(self.tgp[0])
    return input, target, {
       epoch = tonumber(info.epoch), index = tonumber(info.index) + 1, nbatches = tonumber(info.nbatches),
       count = tonumber(info.count), skipped = tonumber(info.skipped), wait = info.wait_seconds,

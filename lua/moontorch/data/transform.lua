@@ -10,7 +10,7 @@
 local ffi = require 'ffi'
 local torch = require 'moontorch'
 local T = require 'moontorch.internal'
-local C, check = T.C, T.check
+local C, check = T.clib, T.check
 
 local Transform = {}
 Transform.__index = Transform
@@ -111,12 +111,12 @@ function Transform:apply(bytes, seed, counter, name)
          error('Transform:apply: expected a string or a torch.ByteTensor, got ' .. bytes:type(), 2)
       end
       bytes = bytes:contiguous()
-      local h = T.h(bytes)
+      local h = T.handle(bytes)
       ptr, len = C.mt_tensor_data(h), tonumber(C.mt_tensor_numel(h))
    else
       error('Transform:apply: expected a string or a torch.ByteTensor, got ' .. type(bytes), 2)
    end
-   local out = T.new(self.c.dtype, T.CPU, self:sizes())
+   local out = T.new_tensor(self.c.dtype, T.CPU_DEVICE, self:sizes())
    check(C.mt_transform_apply(self.c, ptr, len, name or 'image', seed or 0, counter or 0, C.mt_tensor_data(out.h),
       self._scratch))
    return out
@@ -137,8 +137,8 @@ function Transform.resize(img, w, h)
       error('Transform.resize: expected a torch.ByteTensor image', 2)
    end
    img = img:contiguous()
-   check(C.mt_image_resize(T.outp, T.h(img), w, h))
-   return T.wrap(T.outp[0])
+   check(C.mt_image_resize(T.out_handle, T.handle(img), w, h))
+   return T.wrap_handle(T.out_handle[0])
 end
 
 setmetatable(Transform, { __call = function(_, opts) return new(opts) end })

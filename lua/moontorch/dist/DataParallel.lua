@@ -119,7 +119,7 @@ function DataParallel:_build(broadcast)
    local units
    ok, units = pcall(buckets.units, grads, g)
    if not ok then fail('%s', tostring(units)) end
-   local esize = #units > 0 and tonumber(T.C.mt_dtype_size(g:dtype())) or 1
+   local esize = #units > 0 and tonumber(T.clib.mt_dtype_size(g:dtype())) or 1
    local list = buckets.layout(units, esize, self.bucketMB * 1024 * 1024)
    for _, b in ipairs(list) do b.grad = g:narrow(1, b.lo + 1, b.hi - b.lo) end
    self.units, self.buckets = units, list

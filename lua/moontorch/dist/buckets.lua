@@ -5,7 +5,7 @@
 -- a bucket of its own.
 local T = require 'moontorch.internal'
 local ffi = require 'ffi'
-local C = T.C
+local C = T.clib
 
 local buckets = {}
 

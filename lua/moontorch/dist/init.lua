@@ -16,7 +16,7 @@ local ffi = require 'ffi'
 local T = require 'moontorch.internal'
 local dlib = require 'moontorch.dist.lib'
 
-local C, D = T.C, dlib.C
+local C, D = T.clib, dlib.C
 local dist = { lib = dlib }
 
 local comm      -- the mt_dist* (ffi.gc: at exit without finalize, the peers are told)

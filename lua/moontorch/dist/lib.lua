@@ -27,7 +27,7 @@ function M.transports()
       T.check(handle.mt_dist_transport_version(flag, buf, 512), 'dist.transports')
       return ffi.string(buf)
    end
-   return { mpi = version(T.C.MT_DIST_MPI), nccl = version(T.C.MT_DIST_NCCL) }
+   return { mpi = version(T.clib.MT_DIST_MPI), nccl = version(T.clib.MT_DIST_NCCL) }
 end
 
 return M

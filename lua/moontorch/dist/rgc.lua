@@ -36,7 +36,7 @@ local T = require 'moontorch.internal'
 local dlib = require 'moontorch.dist.lib'
 require 'moontorch.dist.topk'
 
-local C, D = T.C, dlib.C
+local C, D = T.clib, dlib.C
 local rgc = {}
 
 local DEFAULTS = {
@@ -45,7 +45,7 @@ local DEFAULTS = {
    warmup = { 0.25, 0.0625, 0.015625, 0.004 }, warmupSteps = 0, algorithm = false,
 }
 rgc.DEFAULTS = DEFAULTS
-local WIRE = { float = T.FLOAT, half = T.HALF, bfloat16 = T.BF16 }
+local WIRE = { float = T.FLOAT, half = T.HALF, bfloat16 = T.BFLOAT16 }
 local WIRE_BYTES = { float = 4, half = 2, bfloat16 = 2 }
 local METHODS = { exact = C.MT_TOPK_EXACT, threshold = C.MT_TOPK_THRESHOLD, trimmed = C.MT_TOPK_TRIMMED }
 local count = ffi.new('int64_t[1]')
@@ -98,7 +98,7 @@ Compressor.__index = Compressor
 -- units: { {lo =, hi =}, ... } 0-based [lo, hi) element ranges of grad (disjoint)
 -- grad: float32, or float16/bfloat16 (a half model): then the residuals, velocities and the
 -- update stay float32 in self.work (see step)
-local HALVES = { [T.HALF] = true, [T.BF16] = true }
+local HALVES = { [T.HALF] = true, [T.BFLOAT16] = true }
 function rgc.Compressor(units, grad, opts, dist)
    local o = rgc.options(opts)
    local dt = grad:dtype()
@@ -142,7 +142,7 @@ function rgc.Compressor(units, grad, opts, dist)
    return self
 end
 
-function Compressor:_new(dtype, n) return T.new(dtype, self.device, { n }) end
+function Compressor:_new(dtype, n) return T.new_tensor(dtype, self.device, { n }) end
 
 -- the density of the coming step (warm-up, then opts.density)
 function Compressor:density()

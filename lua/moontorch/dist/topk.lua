@@ -20,7 +20,7 @@ require 'moontorch'
 local T = require 'moontorch.internal'
 local dlib = require 'moontorch.dist.lib'
 
-local C, D = T.C, dlib.C
+local C, D = T.clib, dlib.C
 local methods = { exact = C.MT_TOPK_EXACT, threshold = C.MT_TOPK_THRESHOLD, trimmed = C.MT_TOPK_TRIMMED }
 local count = ffi.new('int64_t[1]')
 
@@ -46,11 +46,11 @@ local function topk(v, density, opts)
    local cap = m == C.MT_TOPK_THRESHOLD and math.min(n, math.floor(k * (1 + slack))) or k
    cap = math.max(cap, 1)
    -- the outputs live where v does: a CUDA v is selected on its device, nothing crosses to the host
-   local dev = C.mt_tensor_device(T.h(v, op))
-   local idx, val = T.new(C.MT_I32, dev, { cap }), T.new(C.MT_F32, dev, { cap })
-   T.check(D.mt_dist_topk(T.h(v, op), density, m, slack, idx.h, val.h, count), op)
+   local dev = C.mt_tensor_device(T.handle(v, op))
+   local idx, val = T.new_tensor(C.MT_I32, dev, { cap }), T.new_tensor(C.MT_F32, dev, { cap })
+   T.check(D.mt_dist_topk(T.handle(v, op), density, m, slack, idx.h, val.h, count), op)
    local c = tonumber(count[0])
-   if c == 0 then return T.empty(C.MT_I32, dev), T.empty(C.MT_F32, dev) end
+   if c == 0 then return T.empty_tensor(C.MT_I32, dev), T.empty_tensor(C.MT_F32, dev) end
    idx = idx:narrow(1, 1, c)
    idx:add(1)
    return idx, val:narrow(1, 1, c)

@@ -22,11 +22,10 @@ for _, decl in ipairs {
 } do pcall(ffi.cdef, decl) end
 
 return function(torch, T)
-   local C = T.C
+   local C = T.clib
    local is_storage, is_int = T.is_storage, T.is_int
    class.namespace('torch', torch)
    local File = class('torch.File')
-   T.File = File
 
    ------------------------------------------------------------------------------------------
    -- state and errors
@@ -137,7 +136,7 @@ return function(torch, T)
             name = d.name, dtype = d.id, es = es,
             raw = not d.is_float and es == 1,            -- bytes and chars: raw in ascii too
             float = d.is_float,
-            via_float = d.id == T.HALF or d.id == T.BF16, -- ascii through float values
+            via_float = d.id == T.HALF or d.id == T.BFLOAT16, -- ascii through float values
             fmt = d.is_float and (es == 8 and '%.17g' or '%.9g') or nil,
             long = d.id == T.LONG,
             ptr = d.ptr,

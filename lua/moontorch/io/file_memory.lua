@@ -6,7 +6,7 @@ local ffi = require 'ffi'
 local class = require 'moontorch.class'
 
 return function(torch, T, File)
-   local C = T.C
+   local C = T.clib
    local MemoryFile = class('torch.MemoryFile', 'torch.File', torch)
    local char_type = T.dtype_by_name.Char and 'torch.CharStorage' or 'torch.ByteStorage'
 

@@ -12,7 +12,7 @@ local ffi = require 'ffi'
 local T = require 'moontorch.internal'
 local class = require 'moontorch.class'
 local fs = require 'moontorch.io.fs'
-local C = T.C
+local C = T.clib
 
 local M = {}
 local TAG_NIL, TAG_NUMBER, TAG_STRING, TAG_TABLE, TAG_TORCH, TAG_BOOLEAN = 0, 1, 2, 3, 4, 5
@@ -80,7 +80,7 @@ function Writer:index(key)
 end
 
 local ascii_fmt = { [tonumber(T.FLOAT)] = '%.9g', [tonumber(T.DOUBLE)] = '%.17g', [tonumber(T.HALF)] = '%.9g',
-   [tonumber(T.BF16)] = '%.9g' }
+   [tonumber(T.BFLOAT16)] = '%.9g' }
 
 -- a storage: the whole storage behind tensor handle h (on any device), as torch.<Name>Storage
 function Writer:storage(h)
@@ -95,10 +95,10 @@ function Writer:storage(h)
    self:longs({ tonumber(n) })
    -- a CPU copy of the storage, elements 0 .. n-1
    local sizes, unit = ffi.new('int64_t[1]', n), ffi.new('int64_t[1]', 1)
-   T.check(C.mt_tensor_as_strided(T.outp, h, 1, sizes, unit, 0), 'torch.serialize')
-   local full = T.wrap(T.outp[0])
-   if C.mt_tensor_device(h) ~= T.CPU then
-      local cpu = T.new(dtype, T.CPU, { tonumber(n) })
+   T.check(C.mt_tensor_as_strided(T.out_handle, h, 1, sizes, unit, 0), 'torch.serialize')
+   local full = T.wrap_handle(T.out_handle[0])
+   if C.mt_tensor_device(h) ~= T.CPU_DEVICE then
+      local cpu = T.new_tensor(dtype, T.CPU_DEVICE, { tonumber(n) })
       T.check(C.mt_copy(cpu.h, full.h), 'torch.serialize')
       full = cpu
    end
@@ -114,7 +114,7 @@ function Writer:storage(h)
    if fmt then
       local f64 = full
       if dtype ~= T.DOUBLE and dtype ~= T.FLOAT then
-         f64 = T.new(T.DOUBLE, T.CPU, { tonumber(n) })
+         f64 = T.new_tensor(T.DOUBLE, T.CPU_DEVICE, { tonumber(n) })
          T.check(C.mt_copy(f64.h, full.h), 'torch.serialize')
       end
       -- floats by their bits first (T.read_f32): a file may hold any NaN
@@ -129,14 +129,14 @@ function Writer:storage(h)
 end
 
 function Writer:tensor(t)
-   local h = T.h(t)
+   local h = T.handle(t)
    local index, seen = self:index(tonumber(ffi.cast('intptr_t', h)))
    self:int(TAG_TORCH)
    self:int(index)
    if seen then return end
    local nd = C.mt_tensor_ndim(h)
    self:string('V 1')
-   self:string(T.typename(C.mt_tensor_dtype(h), T.CPU))
+   self:string(T.typename(C.mt_tensor_dtype(h), T.CPU_DEVICE))
    self:int(nd)
    local sizes, strides = {}, {}
    for i = 1, nd do
@@ -197,7 +197,7 @@ function Writer:object(v, path, depth)
             self.out[#self.out + 1] = ffi.string(buf, 8 * #vals)
          end
       end
-   elseif M.storage_tensor_of(v) then self:storage(T.h(M.storage_tensor_of(v)))
+   elseif M.storage_tensor_of(v) then self:storage(T.handle(M.storage_tensor_of(v)))
    elseif tv == 'table' then
       local cname = class.typename(v)
       local index, seen = self:index(v)
@@ -248,12 +248,12 @@ end
 ---------------------------------------------------------------------------------------------
 -- reading
 
--- Storage objects, when the library has them (T.storage_wrap: 1-d tensor -> Storage,
--- T.storage_tensor: Storage -> its 1-d tensor); else storages are 1-d tensors here.
+-- Storage objects, when the library has them (T.storage_of: 1-d tensor -> Storage,
+-- T.storage_as_tensor: Storage -> its 1-d tensor); else storages are 1-d tensors here.
 function M.storage_tensor_of(v)
-   if not T.storage_tensor or T.is_tensor(v) or T.is_size(v) then return nil end
+   if not T.storage_as_tensor or T.is_tensor(v) or T.is_size(v) then return nil end
    local name = package.loaded.moontorch.typename(v)
-   if name and name:match('^torch%.%w+Storage$') then return T.storage_tensor(v) end
+   if name and name:match('^torch%.%w+Storage$') then return T.storage_as_tensor(v) end
    return nil
 end
 
@@ -307,7 +307,7 @@ function M.decode(bytes, pos, mode, what, op, level)
    local function storage(i) -- node i is a STORAGE: its 1-d tensor (shared by every user)
       local h = C.mt_t7_storage(f, i)
       C.mt_tensor_retain(h)
-      return T.wrap(h)
+      return T.wrap_handle(h)
    end
    function build(i)
       i = tonumber(i)
@@ -335,7 +335,7 @@ function M.decode(bytes, pos, mode, what, op, level)
       elseif kind == K.STORAGE then
          local t = storage(i)
          local v = t
-         if T.storage_wrap then v = T.storage_wrap(t)
+         if T.storage_of then v = T.storage_of(t)
          elseif not backs[i] and nd.dtype == T.LONG then
             v = T.LongStorage.new(t:totable())
          end
@@ -349,16 +349,16 @@ function M.decode(bytes, pos, mode, what, op, level)
          end
          local t
          if tonumber(nd.count) == 0 then -- no storage: an empty tensor of those sizes
-            t = T.new(nd.dtype, T.CPU, nd.ndim == 0 and { 0 } or sizes)
+            t = T.new_tensor(nd.dtype, T.CPU_DEVICE, nd.ndim == 0 and { 0 } or sizes)
          else
             local s = tonumber(kids[nd.first])
             if nodes[s].kind == K.REF then s = tonumber(nodes[s].first) end
             local st = build(s)
-            if T.storage_wrap then st = T.storage_tensor(st) end
+            if T.storage_of then st = T.storage_as_tensor(st) end
             local n, sz = T.sizes_buf(sizes)
             local _, stb = T.sizes_buf(strides, true)
-            T.check(C.mt_tensor_as_strided(T.outp, st.h, n, sz, stb, nd.storage_offset), op, nil, 3)
-            t = T.wrap(T.outp[0])
+            T.check(C.mt_tensor_as_strided(T.out_handle, st.h, n, sz, stb, nd.storage_offset), op, nil, 3)
+            t = T.wrap_handle(T.out_handle[0])
          end
          memo[i] = t
          return t
@@ -385,7 +385,7 @@ function M.decode(bytes, pos, mode, what, op, level)
    for _, m in ipairs(loaded) do
       if type(m._type) == 'string' then
          local dtype, device = T.parse_typename(m._type)
-         if dtype and device ~= T.CPU then m._type = T.typename(dtype, T.CPU) end
+         if dtype and device ~= T.CPU_DEVICE then m._type = T.typename(dtype, T.CPU_DEVICE) end
       end
       if m.__afterLoad then m:__afterLoad() end
    end

@@ -8,7 +8,7 @@
 local ffi = require 'ffi'
 local torch = require 'moontorch'
 local T = require 'moontorch.internal'
-local C = T.C
+local C = T.clib
 
 local tb = {}
 

@@ -7,7 +7,7 @@ local torch = require 'moontorch'
 require 'moontorch.nn'
 require 'moontorch.nn.SpatialBatchNormalization'
 local T = require 'moontorch.internal'
-local C, check = T.C, T.check
+local C, check = T.clib, T.check
 
 local BNA, parent = torch.class('nn.BatchNormAddReLU', 'nn.SpatialBatchNormalization')
 
@@ -43,7 +43,7 @@ end
 local function grad(self, i, x)
    local g = self.gradInput[i]
    if not torch.isTensor(g) or g:type() ~= x:type() then
-      g = T.empty(x:dtype(), x:device())
+      g = T.empty_tensor(x:dtype(), x:device())
       self.gradInput[i] = g
    end
    return g

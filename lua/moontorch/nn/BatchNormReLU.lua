@@ -10,7 +10,7 @@ local torch = require 'moontorch'
 require 'moontorch.nn'
 require 'moontorch.nn.SpatialBatchNormalization'
 local T = require 'moontorch.internal'
-local C, check = T.C, T.check
+local C, check = T.clib, T.check
 
 local BNR = torch.class('nn.BatchNormReLU', 'nn.SpatialBatchNormalization')
 

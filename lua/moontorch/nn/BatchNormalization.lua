@@ -12,7 +12,7 @@
 local torch = require 'moontorch'
 require 'moontorch.nn'
 local T = require 'moontorch.internal'
-local C, check = T.C, T.check
+local C, check = T.clib, T.check
 
 local BN, parent = torch.class('nn.BatchNormalization', 'nn.Module')
 BN.nDim = 2
@@ -55,7 +55,7 @@ local function h(t) return t and t.h or nil end
 
 -- the statistics' type for an input type: the same, or float32 (on the same device) for
 -- float16/bfloat16 inputs
-local HALVES = { [T.HALF] = true, [T.BF16] = true }
+local HALVES = { [T.HALF] = true, [T.BFLOAT16] = true }
 local STATS = { 'running_mean', 'running_var', 'save_mean', 'save_std' }
 local function statsOk(input, stat)
    if input:type() == stat:type() then return true end

@@ -22,7 +22,9 @@ function CAddTable:updateOutput(input)
    if self.inplace then
       self.output:set(input[1])
    else
-      if self.output:type() ~= input[1]:type() then self.output = T.empty(input[1]:dtype(), input[1]:device()) end
+      if self.output:type() ~= input[1]:type() then
+         self.output = T.empty_tensor(input[1]:dtype(), input[1]:device())
+      end
       T.follow_layout(self.output:resizeAs(input[1]), input[1]):copy(input[1]) -- keeps a channels-last layout
    end
    for i = 2, #input do self.output:add(input[i]) end
@@ -31,12 +33,12 @@ end
 
 function CAddTable:updateGradInput(input, gradOutput)
    for i = 1, #input do
-      self.gradInput[i] = self.gradInput[i] or T.empty(gradOutput:dtype(), gradOutput:device())
+      self.gradInput[i] = self.gradInput[i] or T.empty_tensor(gradOutput:dtype(), gradOutput:device())
       if self.inplace then
          self.gradInput[i]:set(gradOutput)
       else
          if self.gradInput[i]:type() ~= gradOutput:type() then
-            self.gradInput[i] = T.empty(gradOutput:dtype(), gradOutput:device())
+            self.gradInput[i] = T.empty_tensor(gradOutput:dtype(), gradOutput:device())
          end
          T.follow_layout(self.gradInput[i]:resizeAs(input[i]), input[i]):copy(gradOutput)
       end

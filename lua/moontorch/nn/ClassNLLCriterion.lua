@@ -5,7 +5,7 @@
 local torch = require 'moontorch'
 require 'moontorch.nn'
 local T = require 'moontorch.internal'
-local C, check = T.C, T.check
+local C, check = T.clib, T.check
 local ffi = require 'ffi'
 
 local NLL, parent = torch.class('nn.ClassNLLCriterion', 'nn.Criterion')
@@ -35,7 +35,7 @@ function NLL._target(input, target, name)
    if type(target) == 'number' then
       local t = target_buf[input:device()]
       if not t then
-         t = T.new(T.LONG, input:device(), { 1 })
+         t = T.new_tensor(T.LONG, input:device(), { 1 })
          target_buf[input:device()] = t
       end
       return t:fill(target)
@@ -108,7 +108,7 @@ function NLL:updateGradInput(input, target)
       self.gradInput = g
       return self.gradInput
    end
-   if self.gradInput:type() ~= input:type() then self.gradInput = T.empty(input:dtype(), input:device()) end
+   if self.gradInput:type() ~= input:type() then self.gradInput = T.empty_tensor(input:dtype(), input:device()) end
    check(C.mt_nn_class_nll_backward(self.gradInput.h, input.h, t.h, weights_h(self, input), 1,
       self.sizeAverage and 1 or 0, self.smoothing or 0, 1))
    return self.gradInput

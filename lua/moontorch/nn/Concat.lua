@@ -33,7 +33,7 @@ function Concat:updateOutput(input)
          size[self.dimension] = size[self.dimension] + o:size(self.dimension)
       end
    end
-   if self.output:type() ~= outs[1]:type() then self.output = T.empty(outs[1]:dtype(), outs[1]:device()) end
+   if self.output:type() ~= outs[1]:type() then self.output = T.empty_tensor(outs[1]:dtype(), outs[1]:device()) end
    self.output:resize(size)
    local offset = 1
    for i = 1, #outs do
@@ -55,7 +55,7 @@ end
 
 local function gather_grad(self, input, i, g)
    if i == 1 then
-      if self.gradInput:type() ~= input:type() then self.gradInput = T.empty(input:dtype(), input:device()) end
+      if self.gradInput:type() ~= input:type() then self.gradInput = T.empty_tensor(input:dtype(), input:device()) end
       self.gradInput:resizeAs(input):copy(g)
    else
       self.gradInput:add(g)

@@ -87,7 +87,7 @@ end
 
 -- Helpers for tables of tensors (ConcatTable's gradInput over table inputs, ...).
 local T = require 'moontorch.internal'
-local function like(t) return T.empty(t:dtype(), t:device()) end
+local function like(t) return T.empty_tensor(t:dtype(), t:device()) end
 Container._like = like
 
 -- dst = copy of src (tensor or nested table), reusing dst's tensors

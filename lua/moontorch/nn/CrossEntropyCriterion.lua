@@ -8,7 +8,7 @@
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
-local C, check = T.C, T.check
+local C, check = T.clib, T.check
 local ffi = require 'ffi'
 
 local CE, parent = torch.class('nn.CrossEntropyCriterion', 'nn.Criterion')
@@ -46,7 +46,7 @@ local lse_of = setmetatable({}, { __mode = 'k' })
 local function lse_buf(self, input)
    local b = lse_of[self]
    if not b or b:device() ~= input:device() then
-      b = T.empty(T.DOUBLE, input:device())
+      b = T.empty_tensor(T.DOUBLE, input:device())
       lse_of[self] = b
    end
    return b
@@ -67,7 +67,7 @@ function CE:updateGradInput(input, target)
    local t = target_tensor(input, target)
    local lse = lse_of[self]
    if not lse then error('nn.CrossEntropyCriterion: backward needs a forward on the same input first', 2) end
-   if self.gradInput:type() ~= input:type() then self.gradInput = T.empty(input:dtype(), input:device()) end
+   if self.gradInput:type() ~= input:type() then self.gradInput = T.empty_tensor(input:dtype(), input:device()) end
    check(C.mt_nn_cross_entropy_backward(self.gradInput.h, input.h, lse.h, t.h, weights_h(self, input), 1,
       self.ignoreIndex or -100, self.sizeAverage and 1 or 0, self.labelSmoothing or 0, 1))
    return self.gradInput

@@ -3,7 +3,7 @@
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
-local C = T.C
+local C = T.clib
 local P = require 'moontorch.nn.transfer_common'
 
 local ELU, parent = torch.class('nn.ELU', 'nn.Module')

@@ -41,7 +41,7 @@ function JoinTable:updateOutput(input)
       end
       size[dim] = size[dim] + s[dim]
    end
-   if self.output:type() ~= input[1]:type() then self.output = T.empty(input[1]:dtype(), input[1]:device()) end
+   if self.output:type() ~= input[1]:type() then self.output = T.empty_tensor(input[1]:dtype(), input[1]:device()) end
    self.output:resize(size)
    local offset = 1
    for i = 1, #input do
@@ -57,7 +57,7 @@ function JoinTable:updateGradInput(input, gradOutput)
    local offset = 1
    for i = 1, #input do
       local g = self.gradInput[i]
-      if not g or g:type() ~= input[i]:type() then g = T.empty(input[i]:dtype(), input[i]:device()) end
+      if not g or g:type() ~= input[i]:type() then g = T.empty_tensor(input[i]:dtype(), input[i]:device()) end
       local n = input[i]:size(dim)
       g:resizeAs(input[i]):copy(gradOutput:narrow(dim, offset, n))
       self.gradInput[i] = g

@@ -1,7 +1,7 @@
 -- nn.LeakyReLU([negval = 1/100] [, inplace]): x for x > 0, negval * x otherwise.
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
-local C = require('moontorch.internal').C
+local C = require('moontorch.internal').clib
 
 local LeakyReLU, parent = torch.class('nn.LeakyReLU', 'nn.Module')
 

@@ -50,7 +50,7 @@ end
 local function ones(self, n)
    local b = self.addBuffer
    if b == nil or b:nElement() ~= n or b:type() ~= self.weight:type() then
-      self.addBuffer = T.empty(self.weight:dtype(), self.weight:device()):resize(n):fill(1)
+      self.addBuffer = T.empty_tensor(self.weight:dtype(), self.weight:device()):resize(n):fill(1)
    end
    return self.addBuffer
 end

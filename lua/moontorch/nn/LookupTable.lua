@@ -70,7 +70,8 @@ local function indices(self, input)
    end
    local idx = input
    if idx:dtype() ~= T.LONG or idx:device() ~= self.weight:device() then
-      idx = utils.result(self, '_input', T.empty(T.LONG, self.weight:device())):resize(T.sizes(input)):copy(input)
+      idx = utils.result(self, '_input', T.empty_tensor(T.LONG, self.weight:device()))
+      idx:resize(T.sizes(input)):copy(input)
    end
    idx = idx:contiguous():view(idx:nElement())
    if idx:nElement() > 0 then
@@ -111,7 +112,7 @@ end
 -- indices have no gradient: zeros of the input's size and type, as Torch7
 function LookupTable:updateGradInput(input, gradOutput)
    if not torch.isTensor(self.gradInput) or self.gradInput:type() ~= input:type() then
-      self.gradInput = T.empty(input:dtype(), input:device())
+      self.gradInput = T.empty_tensor(input:dtype(), input:device())
    end
    if not self.gradInput:isSameSizeAs(input) then self.gradInput:resizeAs(input):zero() end
    return self.gradInput
@@ -136,8 +137,8 @@ function LookupTable:accGradParameters(input, gradOutput, scale)
    -- per-index weights of each gradient row: 0 at the padding index, 1/frequency if asked
    local w = torch.ne(idx, self.paddingValue or 0):typeAs(gradOutput)
    if self.shouldScaleGradByFreq then
-      local count = T.new(gradOutput:dtype(), gradOutput:device(), { self.weight:size(1) }):zero()
-      count:indexAdd(1, idx, T.new(gradOutput:dtype(), gradOutput:device(), { n }):fill(1))
+      local count = T.new_tensor(gradOutput:dtype(), gradOutput:device(), { self.weight:size(1) }):zero()
+      count:indexAdd(1, idx, T.new_tensor(gradOutput:dtype(), gradOutput:device(), { n }):fill(1))
       w:cdiv(count:index(1, idx))
    end
    local g = torch.cmul(utils.result(self, '_gradRows', gradOutput), go:view(n, d),

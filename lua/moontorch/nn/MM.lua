@@ -60,7 +60,7 @@ function MM:updateGradInput(input, gradOutput)
    local function tr(x) return x:transpose(d - 1, d) end
    for i = 1, 2 do
       if not torch.isTensor(self.gradInput[i]) or self.gradInput[i]:type() ~= input[i]:type() then
-         self.gradInput[i] = T.empty(input[i]:dtype(), input[i]:device())
+         self.gradInput[i] = T.empty_tensor(input[i]:dtype(), input[i]:device())
       end
    end
    local ga, gb = self.gradInput[1], self.gradInput[2]

@@ -3,7 +3,7 @@
 local torch = require 'moontorch'
 require 'moontorch.nn'
 local T = require 'moontorch.internal'
-local C, check = T.C, T.check
+local C, check = T.clib, T.check
 local ffi = require 'ffi'
 
 local MSE, parent = torch.class('nn.MSECriterion', 'nn.Criterion')
@@ -31,7 +31,7 @@ end
 
 function MSE:updateGradInput(input, target)
    args(input, target)
-   if self.gradInput:type() ~= input:type() then self.gradInput = T.empty(input:dtype(), input:device()) end
+   if self.gradInput:type() ~= input:type() then self.gradInput = T.empty_tensor(input:dtype(), input:device()) end
    check(C.mt_nn_mse_backward(self.gradInput.h, input.h, target.h, self.sizeAverage and 1 or 0, 1))
    return self.gradInput
 end

@@ -58,7 +58,7 @@ function MV:updateGradInput(input, gradOutput)
    end
    for i = 1, 2 do
       if not torch.isTensor(self.gradInput[i]) or self.gradInput[i]:type() ~= input[i]:type() then
-         self.gradInput[i] = T.empty(input[i]:dtype(), input[i]:device())
+         self.gradInput[i] = T.empty_tensor(input[i]:dtype(), input[i]:device())
       end
    end
    local gm, gv = self.gradInput[1], self.gradInput[2]

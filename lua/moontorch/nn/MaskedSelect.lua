@@ -39,7 +39,7 @@ function MaskedSelect:updateGradInput(input, gradOutput)
    -- the (1-based) flat positions the mask selected, on the input's device
    local device = x:device()
    if self._maskIndexBuffer:device() ~= device then
-      self._maskIndexBuffer, self._maskIndices = T.empty(T.LONG, device), T.empty(T.LONG, device)
+      self._maskIndexBuffer, self._maskIndices = T.empty_tensor(T.LONG, device), T.empty_tensor(T.LONG, device)
    end
    self._maskIndexBuffer:range(1, mask:nElement()):resize(T.sizes(mask))
    self._maskIndices:maskedSelect(self._maskIndexBuffer, mask)

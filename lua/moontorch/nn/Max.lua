@@ -43,7 +43,7 @@ function Max.defineExtremum(class, reduce)
       T.expect_tensor(input, torch.type(self), 'input', 2)
       local dimension = self:_getPositiveDimension(input)
       if not torch.isTensor(self._indices) or self._indices:device() ~= input:device() then
-         self._indices = T.empty(torch.LongTensor():dtype(), input:device())
+         self._indices = T.empty_tensor(torch.LongTensor():dtype(), input:device())
       end
       local values = result(self, '_output', input)
       reduce(values, self._indices, input, dimension)

@@ -3,7 +3,7 @@
 local torch = require 'moontorch'
 require 'moontorch.nn'
 local T = require 'moontorch.internal'
-local C = T.C
+local C = T.clib
 local ffi = require 'ffi'
 
 -- a storage's identity as a table key (cdata pointers are distinct objects per call)
@@ -111,10 +111,10 @@ local function remap(t, cache, convert)
       cache[key] = entry
    end
    local sizes, strides = T.sizes(t), T.strides(t)
-   return T.empty(entry._t:dtype(), entry._t:device()):set(entry, t:storageOffset(), sizes, strides)
+   return T.empty_tensor(entry._t:dtype(), entry._t:device()):set(entry, t:storageOffset(), sizes, strides)
 end
 
-local function is_float_dtype(d) return d <= T.BF16 end
+local function is_float_dtype(d) return d <= T.BFLOAT16 end
 
 -- type(name): floating tensors become that type; integer tensors (indices) keep their dtype
 -- and only move to the target device. Nested modules, criterions and plain tables (like a
@@ -252,10 +252,10 @@ local function flatten(tensors, what)
    if #order == 1 then
       local g = groups[order[1]]
       if #g.merged == 1 and g.merged[1][1] == 0 and g.merged[1][2] == g.numel - 1 then
-         return T.empty(dtype, device):set(tensors[1]:storage(), 1, { g.numel })
+         return T.empty_tensor(dtype, device):set(tensors[1]:storage(), 1, { g.numel })
       end
    end
-   local flat = T.new(dtype, device, { total }):zero()
+   local flat = T.new_tensor(dtype, device, { total }):zero()
    local fs = flat:storage()
    for _, t in ipairs(tensors) do
       if t:nElement() > 0 then
@@ -266,7 +266,7 @@ local function flatten(tensors, what)
             if off >= m[1] and off <= m[2] then pos = m.base + (off - m[1]); break end
          end
          local sizes, strides = T.sizes(t), T.strides(t)
-         T.empty(dtype, device):set(fs, pos + 1, sizes, strides):copy(t)
+         T.empty_tensor(dtype, device):set(fs, pos + 1, sizes, strides):copy(t)
          t:set(fs, pos + 1, sizes, strides)
       else
          t:set(fs, 1, { 0 })

@@ -4,7 +4,7 @@
 local torch = require 'moontorch'
 require 'moontorch.nn'
 local T = require 'moontorch.internal'
-local C, check = T.C, T.check
+local C, check = T.clib, T.check
 
 local Normalize, parent = torch.class('nn.Normalize', 'nn.Module')
 
@@ -28,7 +28,7 @@ end
 
 function Normalize:updateOutput(input)
    rows(input, 'input')
-   if self.output:type() ~= input:type() then self.output = T.empty(input:dtype(), input:device()) end
+   if self.output:type() ~= input:type() then self.output = T.empty_tensor(input:dtype(), input:device()) end
    check(C.mt_nn_normalize_forward(self.output.h, input.h, self.p, self.eps))
    return self.output
 end
@@ -42,7 +42,7 @@ function Normalize:updateGradInput(input, gradOutput)
       error(('nn.Normalize: gradOutput has size %s but the input has size %s'):format(shape(gradOutput),
          shape(input)), 2)
    end
-   if self.gradInput:type() ~= input:type() then self.gradInput = T.empty(input:dtype(), input:device()) end
+   if self.gradInput:type() ~= input:type() then self.gradInput = T.empty_tensor(input:dtype(), input:device()) end
    check(C.mt_nn_normalize_backward(self.gradInput.h, input.h, gradOutput.h, self.p, self.eps))
    return self.gradInput
 end

@@ -19,7 +19,7 @@ function PReLU:__init(nOutputPlane)
    self.gradWeight = torch.Tensor(nOutputPlane or 1):zero()
 end
 
-local C, check = T.C, T.check
+local C, check = T.clib, T.check
 
 -- the planes must match the slopes (the C op checks too; this names the module's sizes)
 local function checkPlanes(self, input)

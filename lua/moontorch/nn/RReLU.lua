@@ -9,7 +9,7 @@ local torch = require 'moontorch'
 require 'moontorch.nn'
 local P = require 'moontorch.nn.transfer_common'
 local T = require 'moontorch.internal'
-local C, check = T.C, T.check
+local C, check = T.clib, T.check
 
 local RReLU, parent = torch.class('nn.RReLU', 'nn.Module')
 

@@ -4,7 +4,7 @@ local torch = require 'moontorch'
 require 'moontorch.nn'
 require 'moontorch.nn.Threshold'
 local T = require 'moontorch.internal'
-local C, check = T.C, T.check
+local C, check = T.clib, T.check
 
 local ReLU, parent = torch.class('nn.ReLU', 'nn.Threshold')
 
@@ -20,7 +20,7 @@ function ReLU.activation_forward(self, input, kind, alpha, inplace)
       self.output = input
    else
       if self.output == input or self.output:type() ~= input:type() then
-         self.output = T.empty(input:dtype(), input:device())
+         self.output = T.empty_tensor(input:dtype(), input:device())
       end
       check(C.mt_nn_activation_forward(self.output.h, input.h, kind, alpha))
    end
@@ -33,7 +33,7 @@ function ReLU.activation_backward(self, saved, gradOutput, kind, alpha, inplace)
       self.gradInput = gradOutput
    else
       if self.gradInput == gradOutput or self.gradInput:type() ~= gradOutput:type() then
-         self.gradInput = T.empty(gradOutput:dtype(), gradOutput:device())
+         self.gradInput = T.empty_tensor(gradOutput:dtype(), gradOutput:device())
       end
       check(C.mt_nn_activation_backward(self.gradInput.h, gradOutput.h, saved.h, kind, alpha))
    end

@@ -4,7 +4,7 @@
 local torch = require 'moontorch'
 require 'moontorch.nn'
 local T = require 'moontorch.internal'
-local C, check = T.C, T.check
+local C, check = T.clib, T.check
 local ffi = require 'ffi'
 
 local SmoothL1, parent = torch.class('nn.SmoothL1Criterion', 'nn.Criterion')
@@ -33,7 +33,7 @@ end
 
 function SmoothL1:updateGradInput(input, target)
    args(input, target)
-   if self.gradInput:type() ~= input:type() then self.gradInput = T.empty(input:dtype(), input:device()) end
+   if self.gradInput:type() ~= input:type() then self.gradInput = T.empty_tensor(input:dtype(), input:device()) end
    check(C.mt_nn_smoothl1_backward(self.gradInput.h, input.h, target.h, self.sizeAverage and 1 or 0, 1))
    return self.gradInput
 end

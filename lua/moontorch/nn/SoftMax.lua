@@ -3,7 +3,7 @@
 local torch = require 'moontorch'
 require 'moontorch.nn'
 local T = require 'moontorch.internal'
-local C, check = T.C, T.check
+local C, check = T.clib, T.check
 
 local SoftMax = torch.class('nn.SoftMax', 'nn.Module')
 
@@ -20,14 +20,14 @@ end
 -- Shared with nn.LogSoftMax (log = 1). Called as tail calls so that errors point past forward().
 function SoftMax.softmax_forward(self, input, log)
    local dim = dim_of(self, input)
-   if self.output:type() ~= input:type() then self.output = T.empty(input:dtype(), input:device()) end
+   if self.output:type() ~= input:type() then self.output = T.empty_tensor(input:dtype(), input:device()) end
    check(C.mt_nn_softmax_forward(self.output.h, input.h, dim, log))
    return self.output
 end
 
 function SoftMax.softmax_backward(self, input, gradOutput, log)
    local dim = dim_of(self, input)
-   if self.gradInput:type() ~= input:type() then self.gradInput = T.empty(input:dtype(), input:device()) end
+   if self.gradInput:type() ~= input:type() then self.gradInput = T.empty_tensor(input:dtype(), input:device()) end
    check(C.mt_nn_softmax_backward(self.gradInput.h, gradOutput.h, self.output.h, dim, log))
    return self.gradInput
 end

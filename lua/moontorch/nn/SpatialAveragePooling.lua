@@ -4,7 +4,7 @@
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
-local C, check = T.C, T.check
+local C, check = T.clib, T.check
 
 local Pool, parent = torch.class('nn.SpatialAveragePooling', 'nn.Module')
 

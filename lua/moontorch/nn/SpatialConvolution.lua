@@ -5,7 +5,7 @@
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
-local C, check = T.C, T.check
+local C, check = T.clib, T.check
 local cc = require 'moontorch.nn.conv_common'
 
 local Conv, parent = torch.class('nn.SpatialConvolution', 'nn.Module')

@@ -100,7 +100,7 @@ function Map:_rows()
    for k = 1, ct:size(1) do idx[k] = (ct[k][2] - 1) * self.nInputPlane + ct[k][1] end
    -- indices live on the weight's device (a module moved to CUDA)
    if self.weight:device() == idx:device() then return idx end
-   return T.empty(idx:dtype(), self.weight:device()):resize(idx:size(1)):copy(idx)
+   return T.empty_tensor(idx:dtype(), self.weight:device()):resize(idx:size(1)):copy(idx)
 end
 
 function Map:_dense()

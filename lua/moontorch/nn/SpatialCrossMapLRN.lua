@@ -24,7 +24,7 @@ end
 
 local function long_on(t, like)
    if like:device() == t:device() then return t end
-   return T.empty(t:dtype(), like:device()):resize(T.sizes(t)):copy(t)
+   return T.empty_tensor(t:dtype(), like:device()):resize(T.sizes(t)):copy(t)
 end
 
 -- sum of t over channels c-before .. c+after (clipped to 1..C) for every channel c

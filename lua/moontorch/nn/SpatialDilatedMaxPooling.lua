@@ -96,7 +96,7 @@ function Pool:updateOutput(input)
    local pos = ai:clone():mul(self.dilationH):add(rows:expand(g.oH, g.oW)):mul(g.W)
       :add(aj:clone():mul(self.dilationW)):add(cols:expand(g.oH, g.oW))
    if not torch.isTensor(self.indices) or self.indices:device() ~= input:device() then
-      self.indices = T.empty(torch.LongTensor():dtype(), input:device())
+      self.indices = T.empty_tensor(torch.LongTensor():dtype(), input:device())
    end
    self.indices:resize(pos:size()):copy(pos)
    self.output = g.single and best:select(1, 1) or best

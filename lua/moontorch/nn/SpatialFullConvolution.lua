@@ -8,7 +8,7 @@
 local torch = require 'moontorch'
 require 'moontorch.nn'
 local T = require 'moontorch.internal'
-local C, check = T.C, T.check
+local C, check = T.clib, T.check
 local cc = require 'moontorch.nn.conv_common'
 
 local Full, parent = torch.class('nn.SpatialFullConvolution', 'nn.Module')

@@ -5,7 +5,7 @@ local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
 local P = require 'moontorch.nn.pooling_common'
-local C, check = T.C, T.check
+local C, check = T.clib, T.check
 
 local Pool, parent = torch.class('nn.SpatialMaxPooling', 'nn.Module')
 
@@ -30,7 +30,7 @@ function Pool:updateOutput(input)
    if input:dim() >= 2 then self.iheight, self.iwidth = input:size(input:dim() - 1), input:size(input:dim()) end
    -- the indices live on the input's device (int64, 0-based within a plane)
    if not torch.isTensor(self.indices) or self.indices:device() ~= input:device() then
-      self.indices = T.empty(torch.LongTensor():dtype(), input:device())
+      self.indices = T.empty_tensor(torch.LongTensor():dtype(), input:device())
    end
    check(C.mt_maxpool2d_forward(result(self, 'output', input).h, self.indices.h, input.h, self.kW, self.kH, self.dW,
       self.dH, self.padW, self.padH, self.ceil_mode and 1 or 0))

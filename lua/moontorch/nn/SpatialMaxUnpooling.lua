@@ -53,7 +53,7 @@ function Unpool:updateOutput(input)
    local shape = utils.result(self, '_shape', input)
    if table.concat(T.sizes(shape), 'x') ~= table.concat(sz, 'x') then shape:resize(torch.LongStorage(sz)) end
    local p = self.pooling
-   T.check(T.C.mt_maxpool2d_backward(utils.result(self, 'output', input).h, input.h, self.indices.h, shape.h, p.kW,
+   T.check(T.clib.mt_maxpool2d_backward(utils.result(self, 'output', input).h, input.h, self.indices.h, shape.h, p.kW,
       p.kH, p.dW, p.dH, p.padW, p.padH, p.ceil_mode and 1 or 0))
    return self.output
 end
@@ -76,7 +76,7 @@ function Unpool:updateGradInput(input, gradOutput)
    local g = gradOutput:isContiguous() and gradOutput or gradOutput:contiguous()
    local gv = g:view(n, plane)
    local gi = utils.result(self, '_gi', gradOutput)
-   T.check(T.C.mt_gather(gi.h, gv.h, 1, idx.h, 0), NAME .. ' backward', 'gather')
+   T.check(T.clib.mt_gather(gi.h, gv.h, 1, idx.h, 0), NAME .. ' backward', 'gather')
    self.gradInput = gi:view(T.sizes(input))
    return self.gradInput
 end

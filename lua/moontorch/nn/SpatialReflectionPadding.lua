@@ -6,7 +6,7 @@
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
-local C, check = T.C, T.check
+local C, check = T.clib, T.check
 
 local Pad, parent = torch.class('nn.SpatialReflectionPadding', 'nn.Module')
 
@@ -36,7 +36,7 @@ end
 function Pad:updateOutput(input)
    check_input(self, input, 'input')
    local out = nn.utils.result(self, 'output', input)
-   if out == input then out = T.empty(input:dtype(), input:device()); self.output = out end
+   if out == input then out = T.empty_tensor(input:dtype(), input:device()); self.output = out end
    check(C.mt_nn_pad2d_forward(out.h, input.h, self._mode, self.pad_l, self.pad_r, self.pad_t, self.pad_b))
    return out
 end
@@ -45,7 +45,7 @@ function Pad:updateGradInput(input, gradOutput)
    check_input(self, input, 'input')
    check_input(self, gradOutput, 'gradOutput')
    local gi = nn.utils.result(self, 'gradInput', input)
-   if gi == gradOutput then gi = T.empty(input:dtype(), input:device()); self.gradInput = gi end
+   if gi == gradOutput then gi = T.empty_tensor(input:dtype(), input:device()); self.gradInput = gi end
    check(C.mt_nn_pad2d_backward(gi.h, gradOutput.h, input.h, self._mode, self.pad_l, self.pad_r, self.pad_t,
       self.pad_b))
    return gi

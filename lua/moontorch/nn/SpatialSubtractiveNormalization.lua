@@ -7,7 +7,7 @@
 local torch = require 'moontorch'
 require 'moontorch.nn'
 local T = require 'moontorch.internal'
-local C, check = T.C, T.check
+local C, check = T.clib, T.check
 
 local SSN, parent = torch.class('nn.SpatialSubtractiveNormalization', 'nn.Module')
 

@@ -1,7 +1,7 @@
 -- nn.Tanh: tanh(x) elementwise; backward uses the output.
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
-local C = require('moontorch.internal').C
+local C = require('moontorch.internal').clib
 
 local Tanh = torch.class('nn.Tanh', 'nn.Module')
 

@@ -7,7 +7,7 @@ require 'moontorch.nn'
 local T = require 'moontorch.internal'
 local utils = require 'moontorch.nn.utils'
 local P = require 'moontorch.nn.pooling_common'
-local C, check = T.C, T.check
+local C, check = T.clib, T.check
 
 local Pool, parent = torch.class('nn.TemporalMaxPooling', 'nn.Module')
 
@@ -42,7 +42,7 @@ function Pool:updateOutput(input)
       error(('%s: input has %d frames, fewer than kW %d'):format(NAME, x:size(3), self.kW), 2)
    end
    if not torch.isTensor(self.indices) or self.indices:device() ~= input:device() then
-      self.indices = T.empty(torch.LongTensor():dtype(), input:device())
+      self.indices = T.empty_tensor(torch.LongTensor():dtype(), input:device())
    end
    local y = utils.result(self, '_y', input) -- reused between calls, as Torch7 reuses output
    check(C.mt_maxpool2d_forward(y.h, self.indices.h, x.h, 1, self.kW, 1, self.dW, 0, 0, 0))

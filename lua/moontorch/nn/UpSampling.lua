@@ -73,7 +73,7 @@ local function plan(self, n, m, like)
    end
    -- everything that meets the input lives on its device and has its type
    local function on(t, dtype)
-      return T.empty(dtype, like:device()):resize(m):copy(t)
+      return T.empty_tensor(dtype, like:device()):resize(m):copy(t)
    end
    return on(i0, i0:dtype()), on(i1, i1:dtype()), on(w, like:dtype())
 end

@@ -48,7 +48,7 @@ function Pool:updateOutput(input)
    nn.VolumetricMaxPooling._checkWindow(self, 3)
    local y = self.output
    if not torch.isTensor(y) or y:type() ~= input:type() or y == input then y = input.new(); self.output = y end
-   T.check(T.C.mt_nn_avgpool3d_forward(y.h, input.h, window(self)))
+   T.check(T.clib.mt_nn_avgpool3d_forward(y.h, input.h, window(self)))
    return self.output
 end
 
@@ -56,7 +56,7 @@ function Pool:updateGradInput(input, gradOutput)
    expect(self, gradOutput, 'gradOutput', 2)
    local gi = self.gradInput
    if not torch.isTensor(gi) or gi:type() ~= input:type() then gi = input.new(); self.gradInput = gi end
-   T.check(T.C.mt_nn_avgpool3d_backward(gi.h, gradOutput.h, input.h, window(self)))
+   T.check(T.clib.mt_nn_avgpool3d_backward(gi.h, gradOutput.h, input.h, window(self)))
    return self.gradInput
 end
 

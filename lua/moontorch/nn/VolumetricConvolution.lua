@@ -9,7 +9,7 @@
 local torch = require 'moontorch'
 require 'moontorch.nn'
 local T = require 'moontorch.internal'
-local C, check = T.C, T.check
+local C, check = T.clib, T.check
 local ffi = require 'ffi'
 local cc = require 'moontorch.nn.conv_common'
 

@@ -75,9 +75,9 @@ function Pool:updateOutput(input)
    local y = self.output
    if not torch.isTensor(y) or y:type() ~= input:type() or y == input then y = input.new(); self.output = y end
    if not torch.isTensor(self.indices) or self.indices:device() ~= input:device() then
-      self.indices = T.empty(T.LONG, input:device())
+      self.indices = T.empty_tensor(T.LONG, input:device())
    end
-   T.check(T.C.mt_nn_maxpool3d_forward(y.h, self.indices.h, input.h, window(self)))
+   T.check(T.clib.mt_nn_maxpool3d_forward(y.h, self.indices.h, input.h, window(self)))
    return self.output
 end
 
@@ -91,7 +91,7 @@ function Pool:updateGradInput(input, gradOutput)
    local gi = self.gradInput
    if not torch.isTensor(gi) or gi:type() ~= input:type() then gi = input.new(); self.gradInput = gi end
    local dy = gradOutput:dim() == self.indices:dim() and gradOutput or gradOutput:view(T.sizes(self.indices))
-   T.check(T.C.mt_nn_maxpool3d_backward(gi.h, dy.h, self.indices.h, input.h, window(self)))
+   T.check(T.clib.mt_nn_maxpool3d_backward(gi.h, dy.h, self.indices.h, input.h, window(self)))
    return self.gradInput
 end
 
@@ -101,7 +101,7 @@ function Pool._positions(indices, planes, volume)
    local n = indices:nElement() / planes
    local base = torch.range(0, planes - 1):long():mul(volume):add(1)
    if base:device() ~= indices:device() then
-      base = T.empty(base:dtype(), indices:device()):resize(planes):copy(base)
+      base = T.empty_tensor(base:dtype(), indices:device()):resize(planes):copy(base)
    end
    return indices:contiguous():view(planes, n):clone():add(base:view(planes, 1):expand(planes, n))
       :view(planes * n)

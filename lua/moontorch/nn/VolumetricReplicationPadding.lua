@@ -35,7 +35,7 @@ local function sources(n, before, after, what, like)
    end
    local idx = torch.LongTensor(o)
    for i = 1, o do idx[i] = math.min(math.max(i - 1 - before, 0), n - 1) + 1 end
-   if idx:device() ~= like:device() then idx = T.empty(idx:dtype(), like:device()):resize(o):copy(idx) end
+   if idx:device() ~= like:device() then idx = T.empty_tensor(idx:dtype(), like:device()):resize(o):copy(idx) end
    return idx
 end
 

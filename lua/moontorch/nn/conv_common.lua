@@ -5,7 +5,7 @@
 -- Error levels are counted as if the check stood in the calling function, so messages point
 -- at the same place they did when each module held its own copy.
 local T = require 'moontorch.internal'
-local C, check = T.C, T.check
+local C, check = T.clib, T.check
 
 local M = {}
 

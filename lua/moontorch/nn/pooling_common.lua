@@ -13,7 +13,7 @@ local P = {}
 -- on the CPU, but gather/index/indexAdd want them beside the data)
 function P.on(t, like)
    if t:device() == like:device() then return t end
-   return T.empty(t:dtype(), like:device()):resize(T.sizes(t)):copy(t)
+   return T.empty_tensor(t:dtype(), like:device()):resize(T.sizes(t)):copy(t)
 end
 
 -- Fractional max pooling's 0-based window starts (Graham; Torch7's rule), as a Lua array: window
@@ -59,10 +59,10 @@ end
 function P.window_max(self, input, hs, he, ws, we)
    local out = utils.result(self, 'output', input)
    if not torch.isTensor(self.indices) or self.indices:device() ~= input:device() then
-      self.indices = T.empty(T.LONG, input:device())
+      self.indices = T.empty_tensor(T.LONG, input:device())
    end
    hs, he, ws, we = P.on(hs, input), P.on(he, input), P.on(ws, input), P.on(we, input)
-   T.check(T.C.mt_nn_window_maxpool2d(out.h, self.indices.h, input.h, hs.h, he.h, ws.h, we.h))
+   T.check(T.clib.mt_nn_window_maxpool2d(out.h, self.indices.h, input.h, hs.h, he.h, ws.h, we.h))
    return out
 end
 

@@ -31,7 +31,7 @@ end
 function P.buffer(self, field, like)
    local r = self[field]
    if not torch.isTensor(r) or r == like or r:type() ~= like:type() then
-      r = T.empty(like:dtype(), like:device())
+      r = T.empty_tensor(like:dtype(), like:device())
       self[field] = r
    end
    return r:resizeAs(like)
@@ -59,7 +59,7 @@ end
 -- A new 0/1 tensor of t's type: 1 where t <= v (op 'le'), t > v (op 'gt'), and so on; a
 -- factor for cmul, where a ByteTensor mask would only serve maskedFill.
 function P.mask(t, op, v)
-   local m = T.empty(t:dtype(), t:device())
+   local m = T.empty_tensor(t:dtype(), t:device())
    return m[op](m, t, v)
 end
 

@@ -28,7 +28,7 @@ end
 function utils.result(self, field, like)
    local r = self[field]
    if r == nil or not torch.isTensor(r) or r:type() ~= like:type() then
-      r = T.empty(like:dtype(), like:device())
+      r = T.empty_tensor(like:dtype(), like:device())
       self[field] = r
    end
    return r

@@ -24,7 +24,7 @@
 local torch = require 'moontorch'
 local ffi = require 'ffi'
 local T = require 'moontorch.internal'
-local C = T.C
+local C = T.clib
 
 local GradScaler = {}
 GradScaler.__index = GradScaler

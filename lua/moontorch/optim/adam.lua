@@ -5,7 +5,7 @@
 -- the same step with decoupled weight decay, default 1e-2; init.lua builds both from variant().
 local optim = require 'moontorch.optim'
 local T = require 'moontorch.internal'
-local C = T.C
+local C = T.clib
 local util = optim._util
 
 -- An Adam step; decoupled = 1 applies weight decay to x directly (AdamW) instead of the gradient.

@@ -4,7 +4,7 @@
 local ffi = require 'ffi'
 local torch = require 'moontorch'
 local T = require 'moontorch.internal'
-local C = T.C
+local C = T.clib
 
 local optim = {}
 package.loaded['moontorch.optim'] = optim
@@ -68,7 +68,7 @@ end
 -- master), false turns it off. Returns the tensor the step updates and the copy (or nil).
 -- Once a step has run, state.master is the truth: to change the parameters afterwards, change
 -- both or set state.master = nil (it is then taken from x again).
-local HALVES = { [T.HALF] = true, [T.BF16] = true }
+local HALVES = { [T.HALF] = true, [T.BFLOAT16] = true }
 function util.master(config, state, x)
    local want = config.master
    if want == nil then want = HALVES[x:dtype()] or false end

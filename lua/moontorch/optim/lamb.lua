@@ -6,7 +6,7 @@
 -- weightDecay (0.01, decoupled), maxTrust (10; 0 = unclipped), layers / lars_exclude as LARS.
 local optim = require 'moontorch.optim'
 local T = require 'moontorch.internal'
-local C = T.C
+local C = T.clib
 local util = optim._util
 
 return function(opfunc, x, config, state)

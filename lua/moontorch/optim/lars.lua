@@ -6,7 +6,7 @@
 -- take plain SGD steps: no trust ratio, no weight decay). state.trustRatios: the last ratios.
 local optim = require 'moontorch.optim'
 local T = require 'moontorch.internal'
-local C = T.C
+local C = T.clib
 local util = optim._util
 
 return function(opfunc, x, config, state)

@@ -5,7 +5,7 @@
 -- learningRates / weightDecays then have the master's dtype.
 local optim = require 'moontorch.optim'
 local T = require 'moontorch.internal'
-local C = T.C
+local C = T.clib
 local util = optim._util
 
 return function(opfunc, x, config, state)

@@ -190,7 +190,7 @@ M.resolve = resolve
 -- Field names reachable from v (own keys and the __index chain). methods: only callables.
 local function fields(v, methods, out)
    if is_tensor(v) then
-      for k in pairs(T.methods) do out[k] = true end
+      for k in pairs(T.tensor_methods) do out[k] = true end
       return
    end
    if type(v) == 'string' then v = string end
@@ -245,7 +245,7 @@ local function value_of(key)
    if key == 'help' then return M.help end
    if not torch then return nil end
    local rest = key:match('^torch%.Tensor%.([%w_]+)$')
-   if rest then return T.methods[rest] end
+   if rest then return T.tensor_methods[rest] end
    local path = key:match('^torch%.(.*)$')
    if not path then return nil end
    return resolve(path, torch)
@@ -456,7 +456,7 @@ function Session:reset() self.buf = nil end
 
 local function cuda_status()
    local ok, s = pcall(function()
-      local C = require('moontorch.internal').C
+      local C = require('moontorch.internal').clib
       if C.mt_cuda_is_compiled() == 0 then return 'CUDA: not compiled in' end
       local n = C.mt_cuda_device_count()
       if n == 0 then return 'CUDA: compiled in, no device available' end

@@ -4,10 +4,10 @@
 -- and 0-based in C.
 local ffi = require 'ffi'
 local T = require 'moontorch.internal' -- this file adds the tensor pieces to it
-local C, check = T.C, T.check
+local C, check = T.clib, T.check
 
 local methods = {}    -- tensor methods: t:size(), t:add(...), ...
-T.methods = methods
+T.tensor_methods = methods
 
 ---------------------------------------------------------------------------------------------
 -- dtypes and Torch7 type names, all learnt from the library (its one list, MT_DTYPES)
@@ -25,10 +25,18 @@ end
 T.dtypes = dtypes
 T.dtype_by_name = {}
 for _, d in ipairs(dtypes) do T.dtype_by_name[d.name] = d end
-T.FLOAT, T.DOUBLE, T.HALF, T.BF16 = C.MT_F32, C.MT_F64, C.MT_F16, C.MT_BF16
-T.INT, T.LONG, T.BYTE, T.BOOL = C.MT_I32, C.MT_I64, C.MT_U8, C.MT_BOOL
-T.CHAR, T.SHORT = C.MT_I8, C.MT_I16
-T.CPU = -1
+-- dtype ids named after Torch7's types (T.FLOAT is the id of torch.FloatTensor's float32)
+T.FLOAT = C.MT_F32
+T.DOUBLE = C.MT_F64
+T.HALF = C.MT_F16
+T.BFLOAT16 = C.MT_BF16
+T.INT = C.MT_I32
+T.LONG = C.MT_I64
+T.BYTE = C.MT_U8
+T.BOOL = C.MT_BOOL
+T.CHAR = C.MT_I8
+T.SHORT = C.MT_I16
+T.CPU_DEVICE = -1
 
 -- 'torch.FloatTensor', 'torch.CudaTensor', 'torch.CudaDoubleTensor' (cutorch's names)
 function T.typename(dtype, device)
@@ -71,16 +79,16 @@ local ref_t = ffi.typeof('mt_tensor_ref')
 local index_hook -- set by indexing.lua: t[i], t[{...}]
 local newindex_hook
 
--- Per-type faces: torch.getmetatable('torch.FloatTensor') is a table of its own that reads
--- through to the shared methods; what code stores in it (Torch7 code adds methods to a type's
--- metatable) applies to tensors of that type only. Lookups stay one table read while no face
--- overrides a shared method (faces_override); new names are looked up after the shared ones.
+-- Per-type method tables ("faces", T.type_methods): torch.getmetatable('torch.FloatTensor')
+-- is a table of its own that reads through to the shared methods (T.tensor_methods); what
+-- code stores in it (Torch7 code adds methods to a type's metatable) applies to tensors of
+-- that type only. Lookups stay one table read while no face overrides a shared method
+-- (faces_override); new names are looked up after the shared ones.
 local faces = {}          -- [dtype + 1] (CPU) and [dtype + 1 + FACE_CUDA] (CUDA) -> face
 local FACE_CUDA = 64
 local faces_override = false
-T.faces = faces
 local function face_key(dtype, device) return dtype + 1 + (device >= 0 and FACE_CUDA or 0) end
-function T.face(dtype, device)
+function T.type_methods(dtype, device)
    local key = face_key(dtype, device)
    local f = faces[key]
    if f then return f end
@@ -129,13 +137,13 @@ mt.__gc = function(self)
       self.h = nil
    end
 end
-T.mt = mt
+T.tensor_metatable = mt
 function T.set_index_hooks(get, set) index_hook, newindex_hook = get, set end
 
 ffi.metatype(ref_t, mt)
 
 -- Take ownership of a fresh C handle (one reference) as a Lua tensor.
-function T.wrap(h)
+function T.wrap_handle(h)
    local t = ref_t(h)
    pressure(C.mt_tensor_device(h))
    return t
@@ -144,7 +152,7 @@ end
 function T.is_tensor(x) return type(x) == 'cdata' and ffi.istype(ref_t, x) end
 
 -- The handle, or an error if the tensor was freed or is not a tensor.
-function T.h(t, what)
+function T.handle(t, what)
    if not T.is_tensor(t) then
       error((what or 'argument') .. ': expected a tensor, got ' .. type(t), 3)
    end
@@ -155,22 +163,22 @@ end
 
 -- where C ops return a new handle (LuaJIT runs one Lua thread: no sharing)
 local outp = ffi.new('mt_tensor*[1]')
-T.outp = outp
+T.out_handle = outp
 
 -- A new uninitialised contiguous tensor.
-function T.new(dtype, device, sizes)
+function T.new_tensor(dtype, device, sizes)
    local n, buf = T.sizes_buf(sizes)
    check(C.mt_tensor_new(outp, dtype, device, n, buf))
-   return T.wrap(outp[0])
+   return T.wrap_handle(outp[0])
 end
 
 -- An empty result tensor (size 0) of a dtype/device, for ops that resize their output.
 local zero = { 0 }
-function T.empty(dtype, device) return T.new(dtype, device, zero) end
+function T.empty_tensor(dtype, device) return T.new_tensor(dtype, device, zero) end
 
 -- The sizes of a tensor as a Lua array.
 function T.sizes(t)
-   local h = T.h(t)
+   local h = T.handle(t)
    local s = {}
    for i = 1, C.mt_tensor_ndim(h) do s[i] = tonumber(C.mt_tensor_size(h, i - 1)) end
    return s
@@ -179,7 +187,7 @@ end
 -- out delivered into res (resized to out's sizes, then copied) when res is given, else out
 -- itself: the result-first form of functions that compute into a fresh tensor, so that res
 -- may alias an input.
-function T.deliver(res, out)
+function T.deliver_result(res, out)
    if res == nil then return out end
    check(C.mt_tensor_resize(res.h, T.sizes_buf(T.sizes(out))))
    check(C.mt_copy(res.h, out.h))
@@ -188,7 +196,7 @@ end
 
 -- The strides of a tensor as a Lua array (as C has them: T.sizes' companion).
 function T.strides(t)
-   local h = T.h(t)
+   local h = T.handle(t)
    local s = {}
    for i = 1, C.mt_tensor_ndim(h) do s[i] = tonumber(C.mt_tensor_stride(h, i - 1)) end
    return s
@@ -225,7 +233,11 @@ function LongStorage.__eq(a, b)
    for i = 1, #a do if a[i] ~= b[i] then return false end end
    return true
 end
-function T.is_size(x) return getmetatable(x) == LongStorage end
+-- Size objects (t:size()) and LongStorages (storage.lua, once loaded) both stand for sizes.
+function T.is_size(x)
+   if getmetatable(x) == LongStorage then return true end
+   return T.is_storage ~= nil and T.is_storage(x) and C.mt_tensor_dtype(x.h) == T.LONG
+end
 
 ---------------------------------------------------------------------------------------------
 -- basic metadata methods
@@ -237,12 +249,11 @@ local function ndim(h)
    if n == 1 and C.mt_tensor_size(h, 0) == 0 then return 0 end
    return n
 end
-T.ndim = ndim
-function methods.dim(t) return ndim(T.h(t, 'dim')) end
+function methods.dim(t) return ndim(T.handle(t, 'dim')) end
 methods.nDimension = methods.dim
 
 function methods.size(t, d)
-   local h = T.h(t, 'size')
+   local h = T.handle(t, 'size')
    if d == nil then return LongStorage.new(ndim(h) == 0 and {} or T.sizes(t)) end
    local n = ndim(h)
    if d < 0 then d = d + n + 1 end
@@ -251,7 +262,7 @@ function methods.size(t, d)
 end
 
 function methods.stride(t, d)
-   local h = T.h(t, 'stride')
+   local h = T.handle(t, 'stride')
    local n = ndim(h)
    if d == nil then
       local s = {}
@@ -263,17 +274,17 @@ function methods.stride(t, d)
    return tonumber(C.mt_tensor_stride(h, d - 1))
 end
 
-function methods.nElement(t) return tonumber(C.mt_tensor_numel(T.h(t, 'nElement'))) end
+function methods.nElement(t) return tonumber(C.mt_tensor_numel(T.handle(t, 'nElement'))) end
 methods.numel = methods.nElement
-function methods.isContiguous(t) return C.mt_tensor_is_contiguous(T.h(t, 'isContiguous')) == 1 end
-function methods.storageOffset(t) return tonumber(C.mt_tensor_offset(T.h(t, 'storageOffset'))) + 1 end
-function methods.dtype(t) return C.mt_tensor_dtype(T.h(t, 'dtype')) end
-function methods.device(t) return C.mt_tensor_device(T.h(t, 'device')) end
+function methods.isContiguous(t) return C.mt_tensor_is_contiguous(T.handle(t, 'isContiguous')) == 1 end
+function methods.storageOffset(t) return tonumber(C.mt_tensor_offset(T.handle(t, 'storageOffset'))) + 1 end
+function methods.dtype(t) return C.mt_tensor_dtype(T.handle(t, 'dtype')) end
+function methods.device(t) return C.mt_tensor_device(T.handle(t, 'device')) end
 -- cutorch: 1-based, 0 on CPU... see cuda()
-function methods.getDevice(t) return C.mt_tensor_device(T.h(t, 'getDevice')) + 1 end
-function methods.isCuda(t) return C.mt_tensor_device(T.h(t, 'isCuda')) >= 0 end
+function methods.getDevice(t) return C.mt_tensor_device(T.handle(t, 'getDevice')) + 1 end
+function methods.isCuda(t) return C.mt_tensor_device(T.handle(t, 'isCuda')) >= 0 end
 function methods.type(t, typename)
-   local h = T.h(t, 'type')
+   local h = T.handle(t, 'type')
    if typename == nil then return T.typename(C.mt_tensor_dtype(h), C.mt_tensor_device(h)) end
    return T.convert_to_typename(t, typename)
 end
@@ -288,7 +299,7 @@ end
 
 -- Raw data pointer (CPU tensors), typed for the dtype.
 function methods.data(t)
-   local h = T.h(t, 'data')
+   local h = T.handle(t, 'data')
    if C.mt_tensor_device(h) >= 0 then
       error('data: the tensor is on a CUDA device; call :float() or :cpu() first', 2)
    end
@@ -297,21 +308,13 @@ end
 
 -- dtype/device conversion with a copy (or self when nothing changes)
 function T.convert(t, dtype, device)
-   local h = T.h(t, 'type')
+   local h = T.handle(t, 'type')
    if C.mt_tensor_dtype(h) == dtype and C.mt_tensor_device(h) == device then return t end
-   local r = T.new(dtype, device, T.sizes(t))
+   local r = T.new_tensor(dtype, device, T.sizes(t))
    check(C.mt_copy(r.h, h))
    return r
 end
-
-function T.convert_to_typename(t, typename)
-   local dtype, device = T.parse_typename(typename)
-   if not dtype then error("type: unknown tensor type '" .. tostring(typename) .. "'", 3) end
-   if device >= 0 then
-      local cur = C.mt_tensor_device(t.h)
-      device = cur >= 0 and cur or 0
-   end
-   return T.convert(t, dtype, device)
-end
+-- t:type(typename) converts through T.convert_to_typename, defined in cuda.lua since a CUDA
+-- type goes to the current device there
 
 return T

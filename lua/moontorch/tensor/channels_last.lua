@@ -7,14 +7,14 @@
 -- t:contiguous() still gives the NCHW (row-major) copy. Convolutions, pooling, activations and
 -- fresh pointwise results keep a channels-last input's layout (docs/design.md).
 return function(torch, T)
-   local C, methods = T.C, T.methods
+   local C, methods = T.clib, T.tensor_methods
 
    function methods.isChannelsLast(t)
-      return C.mt_tensor_is_channels_last(T.h(t, 'isChannelsLast')) == 1
+      return C.mt_tensor_is_channels_last(T.handle(t, 'isChannelsLast')) == 1
    end
 
    local function expect4(t, what)
-      local nd = C.mt_tensor_ndim(T.h(t, what))
+      local nd = C.mt_tensor_ndim(T.handle(t, what))
       if nd ~= 4 then
          error(('%s: expected a 4-d tensor (N x C x H x W), got %d dimensions'):format(what, nd), 3)
       end
@@ -24,7 +24,7 @@ return function(torch, T)
       expect4(t, 'channelsLast')
       if t:isChannelsLast() then return t end
       local s = T.sizes(t)
-      local out = T.new(t:dtype(), t:device(), s)
+      local out = T.new_tensor(t:dtype(), t:device(), s)
       return out:set(out:storage(), 1, s, T.channels_last_strides(s)):copy(t)
    end
 

@@ -3,7 +3,7 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local C, check, methods = T.C, T.check, T.methods
+   local C, check, methods = T.clib, T.check, T.tensor_methods
 
    -- Shape and flat values of a nested Lua table of numbers.
    local function table_shape(data)
@@ -54,11 +54,11 @@ return function(torch, T)
 
    -- A CPU tensor of dtype filled from a flat Lua array, moved to device afterwards.
    function T.from_flat(values, shape, dtype, device)
-      local t = T.new(dtype, T.CPU, shape)
+      local t = T.new_tensor(dtype, T.CPU_DEVICE, shape)
       local h = t.h
       local n = #values
-      if dtype == T.HALF or dtype == T.BF16 then
-         local f = T.new(T.FLOAT, T.CPU, shape)
+      if dtype == T.HALF or dtype == T.BFLOAT16 then
+         local f = T.new_tensor(T.FLOAT, T.CPU_DEVICE, shape)
          local p = ffi.cast('float*', C.mt_tensor_data(f.h))
          for i = 1, n do p[i - 1] = values[i] end
          check(C.mt_copy(h, f.h))
@@ -70,7 +70,7 @@ return function(torch, T)
             for i = 1, n do p[i - 1] = values[i] end
          end
       end
-      if device ~= T.CPU then t = T.convert(t, dtype, device) end
+      if device ~= T.CPU_DEVICE then t = T.convert(t, dtype, device) end
       return t
    end
 
@@ -85,22 +85,22 @@ return function(torch, T)
    function T.alias(t)
       local n, sizes = T.sizes_buf(T.sizes(t))
       local _, strides = T.sizes_buf(methods.stride(t), true)
-      check(C.mt_tensor_as_strided(T.outp, t.h, n, sizes, strides, C.mt_tensor_offset(t.h)))
-      return T.wrap(T.outp[0])
+      check(C.mt_tensor_as_strided(T.out_handle, t.h, n, sizes, strides, C.mt_tensor_offset(t.h)))
+      return T.wrap_handle(T.out_handle[0])
    end
 
    -- Build a constructor for one dtype/device: the rules of Torch7's torch.XTensor(...)
    local function constructor(dtype, device)
       return function(a, ...)
-         if a == nil then return T.empty(dtype, device) end
-         if type(a) == 'number' then return T.new(dtype, device, { a, ... }) end
+         if a == nil then return T.empty_tensor(dtype, device) end
+         if type(a) == 'number' then return T.new_tensor(dtype, device, { a, ... }) end
          -- Torch7: torch.Tensor(storage [, offset, sizes [, strides]]) views a storage of the
          -- tensor's own type (storage.lua); a LongStorage always gives sizes, also to a
          -- LongTensor (Torch7 would view it there: README, Conventions)
          if T.is_storage and T.is_storage(a) and not T.is_size(a) then
-            return T.methods.set(T.empty(dtype, device), a, ...)
+            return T.tensor_methods.set(T.empty_tensor(dtype, device), a, ...)
          end
-         if T.is_size(a) then return T.new(dtype, device, #a == 0 and { 0 } or a) end -- {}: empty
+         if T.is_size(a) then return T.new_tensor(dtype, device, #a == 0 and { 0 } or a) end -- {}: empty
          if T.is_tensor(a) then
             -- Torch7: a new tensor sharing the storage of a (same type only)
             if a:dtype() ~= dtype or a:device() ~= device then
@@ -114,25 +114,25 @@ return function(torch, T)
    end
 
    -- torch.FloatTensor, torch.CudaTensor, ... : callable type objects
-   T.types = {}
+   T.tensor_types = {}
    for _, d in ipairs(T.dtypes) do
-      for _, device in ipairs { T.CPU, 0 } do
+      for _, device in ipairs { T.CPU_DEVICE, 0 } do
          local name = T.typename(d.id, device)
          local ty = setmetatable({ dtype = d.id, device = device, __typename = name },
             { __call = function(_, ...) return constructor(d.id, device)(...) end,
               __tostring = function() return name end })
-         T.types[name] = ty
+         T.tensor_types[name] = ty
          torch[name:match('^torch%.(.*)$')] = ty
          -- t.new(...) / t:new(...): Torch7's constructor of t's type (t:new() is an empty
          -- tensor like t); a leading tensor of this very type is the method call's self
-         local face = T.face(d.id, device)
+         local face = T.type_methods(d.id, device)
          rawset(face, '__typename', name)
          rawset(face, 'new', function(a, ...)
             if T.is_tensor(a) and a.h ~= nil and C.mt_tensor_dtype(a.h) == d.id
                and (C.mt_tensor_device(a.h) >= 0) == (device >= 0) then
                if select('#', ...) == 0 then
                   local dev = C.mt_tensor_device(a.h)
-                  return T.empty(d.id, dev)
+                  return T.empty_tensor(d.id, dev)
                end
                return ty(...)
             end
@@ -143,15 +143,15 @@ return function(torch, T)
 
    local default = 'torch.FloatTensor'
    function torch.setdefaulttensortype(name)
-      if not T.types[name] or T.types[name].device ~= T.CPU then
+      if not T.tensor_types[name] or T.tensor_types[name].device ~= T.CPU_DEVICE then
          error('setdefaulttensortype: unknown CPU type ' .. tostring(name), 2)
       end
       default = name
    end
    function torch.getdefaulttensortype() return default end
-   function T.default_dtype() return T.types[default].dtype end
+   function T.default_dtype() return T.tensor_types[default].dtype end
    torch.Tensor = setmetatable({}, {
-      __call = function(_, ...) return T.types[default](...) end,
+      __call = function(_, ...) return T.tensor_types[default](...) end,
       __tostring = function() return default end,
    })
 
@@ -178,7 +178,7 @@ return function(torch, T)
             check(C.mt_tensor_resize(res.h, T.sizes_buf(sizes)))
          else
             sizes = sizes_args(a, ...)
-            res = T.new(T.default_dtype(), T.CPU, sizes)
+            res = T.new_tensor(T.default_dtype(), T.CPU_DEVICE, sizes)
          end
          fill(res)
          return res
@@ -189,14 +189,14 @@ return function(torch, T)
 
    local function like(fill)
       return function(t)
-         local r = T.new(t:dtype(), t:device(), T.sizes(t))
+         local r = T.new_tensor(t:dtype(), t:device(), T.sizes(t))
          check(C.mt_fill(r.h, fill))
          return r
       end
    end
    torch.zerosLike = like(0)
    torch.onesLike = like(1)
-   function torch.emptyLike(t) return T.new(t:dtype(), t:device(), T.sizes(t)) end
+   function torch.emptyLike(t) return T.new_tensor(t:dtype(), t:device(), T.sizes(t)) end
 
    -- torch.range(a, b, step): inclusive on both ends, like Torch7
    function torch.range(res, a, b, step)
@@ -206,7 +206,7 @@ return function(torch, T)
       if (b - a) / step < 0 then error(('range: cannot go from %g to %g with step %g'):format(a, b, step), 2) end
       local n = math.floor((b - a) / step + 1e-9) + 1
       if res then check(C.mt_tensor_resize(res.h, T.sizes_buf { n }))
-      else res = T.new(T.default_dtype(), T.CPU, { n }) end
+      else res = T.new_tensor(T.default_dtype(), T.CPU_DEVICE, { n }) end
       check(C.mt_arange(res.h, a, step))
       return res
    end
@@ -214,7 +214,7 @@ return function(torch, T)
       if b == nil then a, b = 0, a end
       step = step or 1
       local n = math.max(0, math.ceil((b - a) / step))
-      local res = T.new(T.default_dtype(), T.CPU, { n })
+      local res = T.new_tensor(T.default_dtype(), T.CPU_DEVICE, { n })
       check(C.mt_arange(res.h, a, step))
       return res
    end
@@ -223,11 +223,11 @@ return function(torch, T)
       n = n or 100
       if n < 1 then error('linspace: number of points must be at least 1, got ' .. n, 2) end
       if res then check(C.mt_tensor_resize(res.h, T.sizes_buf { n }))
-      else res = T.new(T.default_dtype(), T.CPU, { n }) end
+      else res = T.new_tensor(T.default_dtype(), T.CPU_DEVICE, { n }) end
       check(C.mt_arange(res.h, a, n > 1 and (b - a) / (n - 1) or 0))
       if n > 1 then
-         T.indexbuf[0] = n - 1
-         check(C.mt_tensor_set_item(res.h, T.indexbuf, b))
+         T.index_scratch[0] = n - 1
+         check(C.mt_tensor_set_item(res.h, T.index_scratch, b))
       end
       return res
    end
@@ -238,24 +238,24 @@ return function(torch, T)
    end
 
    -- method forms writing self (Torch7's x:range(1, 10), x:linspace(0, 1, 5), x:logspace(...))
-   function methods.range(t, a, b, step) return torch.range(T.h(t, 'range') and t, a, b, step) end
-   function methods.linspace(t, a, b, n) return torch.linspace(T.h(t, 'linspace') and t, a, b, n) end
-   function methods.logspace(t, a, b, n) return torch.logspace(T.h(t, 'logspace') and t, a, b, n) end
+   function methods.range(t, a, b, step) return torch.range(T.handle(t, 'range') and t, a, b, step) end
+   function methods.linspace(t, a, b, n) return torch.linspace(T.handle(t, 'linspace') and t, a, b, n) end
+   function methods.logspace(t, a, b, n) return torch.logspace(T.handle(t, 'logspace') and t, a, b, n) end
    -- bytes per element
-   function methods.elementSize(t) return tonumber(C.mt_dtype_size(C.mt_tensor_dtype(T.h(t, 'elementSize')))) end
+   function methods.elementSize(t) return tonumber(C.mt_dtype_size(C.mt_tensor_dtype(T.handle(t, 'elementSize')))) end
 
    function torch.eye(res, n, m)
       if not T.is_tensor(res) then res, n, m = nil, res, n end
       m = m or n
       if res then check(C.mt_tensor_resize(res.h, T.sizes_buf { n, m }))
-      else res = T.new(T.default_dtype(), T.CPU, { n, m }) end
+      else res = T.new_tensor(T.default_dtype(), T.CPU_DEVICE, { n, m }) end
       check(C.mt_fill(res.h, 0))
       local k = math.min(n, m)
       if k > 0 then
          local _, size = T.sizes_buf { k }
          local _, stride = T.sizes_buf({ m + 1 }, true)
-         check(C.mt_tensor_as_strided(T.outp, res.h, 1, size, stride, C.mt_tensor_offset(res.h)))
-         local diag = T.wrap(T.outp[0])
+         check(C.mt_tensor_as_strided(T.out_handle, res.h, 1, size, stride, C.mt_tensor_offset(res.h)))
+         local diag = T.wrap_handle(T.out_handle[0])
          check(C.mt_fill(diag.h, 1))
       end
       return res
@@ -263,10 +263,11 @@ return function(torch, T)
 
    -- t:totable(): nested Lua tables of numbers (any device, any dtype)
    function methods.totable(t)
-      local h = T.h(t, 'totable')
+      local h = T.handle(t, 'totable')
       local src = t
-      if C.mt_tensor_device(h) ~= T.CPU or C.mt_tensor_dtype(h) ~= T.DOUBLE or C.mt_tensor_is_contiguous(h) == 0 then
-         src = T.new(T.DOUBLE, T.CPU, T.sizes(t))
+      if C.mt_tensor_device(h) ~= T.CPU_DEVICE or C.mt_tensor_dtype(h) ~= T.DOUBLE
+         or C.mt_tensor_is_contiguous(h) == 0 then
+         src = T.new_tensor(T.DOUBLE, T.CPU_DEVICE, T.sizes(t))
          check(C.mt_copy(src.h, h))
       end
       -- values through T.read_f64: NaNs by their bits, handed to Lua as its own

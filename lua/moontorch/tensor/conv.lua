@@ -7,7 +7,7 @@
 -- Any dtype (input and kernel the same), CPU and CUDA; the C op is mt_tensor_conv. Methods are
 -- the functions with self first, as Torch7's wrappers make them: x:conv2(k), res:conv2(x, k).
 return function(torch, T)
-   local C, is_tensor = T.C, T.is_tensor
+   local C, is_tensor = T.clib, T.is_tensor
 
    local function go(name, ns, flip, res, x, k, vf)
       if not is_tensor(x) then error(('%s: expected a tensor as input, got %s'):format(name, type(x)), 3) end
@@ -16,9 +16,9 @@ return function(torch, T)
       if vf ~= 'V' and vf ~= 'F' then
          error(("%s: the last argument must be 'V' (valid) or 'F' (full), got %s"):format(name, tostring(vf)), 3)
       end
-      res = res or T.empty(C.mt_tensor_dtype(T.h(x, name)), C.mt_tensor_device(x.h))
-      T.check(C.mt_tensor_conv(T.h(res, name), T.h(x, name), T.h(k, name), ns, vf == 'F' and 1 or 0, flip and 1 or 0),
-         name, nil, 3)
+      res = res or T.empty_tensor(C.mt_tensor_dtype(T.handle(x, name)), C.mt_tensor_device(x.h))
+      T.check(C.mt_tensor_conv(T.handle(res, name), T.handle(x, name), T.handle(k, name), ns, vf == 'F' and 1 or 0,
+         flip and 1 or 0), name, nil, 3)
       return res
    end
 
@@ -29,6 +29,6 @@ return function(torch, T)
          if is_tensor(c) then r = go(name, ns, flip, a, b, c, d) else r = go(name, ns, flip, nil, a, b, c) end
          return r
       end
-      T.methods[name] = torch[name]
+      T.tensor_methods[name] = torch[name]
    end
 end

@@ -9,7 +9,7 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local C, check, methods = T.C, T.check, T.methods
+   local C, check, methods = T.clib, T.check, T.tensor_methods
    local floor = math.floor
 
    local cuda = {}
@@ -138,7 +138,7 @@ return function(torch, T)
    -- t:cuda([dev]): the tensor on a GPU with the same dtype. Without a device, a tensor already
    -- on a GPU is returned as is (cutorch's type conversion); with one, it moves there.
    function methods.cuda(t, dev)
-      local h = T.h(t, 'cuda')
+      local h = T.handle(t, 'cuda')
       local d = device_arg('cuda', dev, 2)
       local cur = C.mt_tensor_device(h)
       if cur >= 0 and (dev == nil or cur == d) then return t end
@@ -147,28 +147,28 @@ return function(torch, T)
 
    -- t:cpu(): the tensor in host memory (itself when it already is)
    function methods.cpu(t)
-      local h = T.h(t, 'cpu')
+      local h = T.handle(t, 'cpu')
       if C.mt_tensor_device(h) < 0 then return t end
-      return T.convert(t, C.mt_tensor_dtype(h), T.CPU)
+      return T.convert(t, C.mt_tensor_dtype(h), T.CPU_DEVICE)
    end
 
    local function new_pinned(dtype, sizes)
       local n, buf = T.sizes_buf(sizes)
-      check(C.mt_tensor_new_pinned(T.outp, dtype, n, buf))
-      return T.wrap(T.outp[0])
+      check(C.mt_tensor_new_pinned(T.out_handle, dtype, n, buf))
+      return T.wrap_handle(T.out_handle[0])
    end
 
    -- t:pin(): a copy in page-locked host memory (itself if already pinned), from which copies to
    -- a GPU are asynchronous. Do not overwrite a pinned tensor on the host while a copy from it
    -- may still be running (torch.cuda.synchronize() first). Without CUDA, plain memory.
    function methods.pin(t)
-      local h = T.h(t, 'pin')
+      local h = T.handle(t, 'pin')
       if C.mt_tensor_is_pinned(h) ~= 0 then return t end
       local r = new_pinned(C.mt_tensor_dtype(h), T.sizes(t))
       check(C.mt_copy(r.h, h))
       return r
    end
-   function methods.isPinned(t) return C.mt_tensor_is_pinned(T.h(t, 'isPinned')) ~= 0 end
+   function methods.isPinned(t) return C.mt_tensor_is_pinned(T.handle(t, 'isPinned')) ~= 0 end
 
    -- torch.pinnedTensor([typename,] sizes...): an uninitialised pinned host tensor; the dtype is
    -- that of a CPU type name ('torch.ByteTensor') or the default tensor type.
@@ -179,7 +179,9 @@ return function(torch, T)
    function torch.pinnedTensor(a, ...)
       if type(a) == 'string' then
          local dtype, dev = T.parse_typename(a)
-         if not dtype or dev ~= T.CPU then error("pinnedTensor: expected a CPU tensor type, got '" .. a .. "'", 2) end
+         if not dtype or dev ~= T.CPU_DEVICE then
+            error("pinnedTensor: expected a CPU tensor type, got '" .. a .. "'", 2)
+         end
          return pinned_sizes(dtype, ...)
       end
       return pinned_sizes(T.default_dtype(), a, ...)
@@ -189,13 +191,13 @@ return function(torch, T)
    -- torch.CudaTensor(...) and friends build on the current device
 
    local function cuda_constructor(name, dtype)
-      local cpu_type = T.types[T.typename(dtype, T.CPU)]
+      local cpu_type = T.tensor_types[T.typename(dtype, T.CPU_DEVICE)]
       return function(_, a, ...)
          need_cuda(name, 2)
          local dev = current - 1
-         if a == nil then return T.empty(dtype, dev) end
-         if type(a) == 'number' then return T.new(dtype, dev, { a, ... }) end
-         if T.is_size(a) then return T.new(dtype, dev, a) end
+         if a == nil then return T.empty_tensor(dtype, dev) end
+         if type(a) == 'number' then return T.new_tensor(dtype, dev, { a, ... }) end
+         if T.is_size(a) then return T.new_tensor(dtype, dev, a) end
          if T.is_tensor(a) then
             -- Torch7: a new tensor sharing a's storage, which must be of this very type
             if a:dtype() ~= dtype or a:device() < 0 then
@@ -208,18 +210,23 @@ return function(torch, T)
       end
    end
 
-   for name, ty in pairs(T.types) do
+   for name, ty in pairs(T.tensor_types) do
       if ty.device >= 0 then getmetatable(ty).__call = cuda_constructor(name, ty.dtype) end
    end
 
-   -- t:type('torch.CudaTensor') on a host tensor goes to the current device
-   local base_convert = T.convert_to_typename
+   -- t:type(typename): t converted to typename's dtype and device (t itself when they are
+   -- t's). 'torch.CudaTensor' and friends keep a CUDA tensor on its device and take a host
+   -- tensor to the current device.
    function T.convert_to_typename(t, typename)
       local dtype, device = T.parse_typename(typename)
-      if dtype and device >= 0 and C.mt_tensor_device(T.h(t, 'type')) < 0 then
-         need_cuda('type', 3)
-         return T.convert(t, dtype, current - 1)
+      if not dtype then error("type: unknown tensor type '" .. tostring(typename) .. "'", 3) end
+      if device >= 0 then
+         device = C.mt_tensor_device(T.handle(t, 'type'))
+         if device < 0 then
+            need_cuda('type', 3)
+            device = current - 1
+         end
       end
-      return base_convert(t, typename)
+      return T.convert(t, dtype, device)
    end
 end

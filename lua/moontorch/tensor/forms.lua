@@ -8,17 +8,17 @@
 --   x:cdata() / torch.cdata(x)   the C tensor (an mt_tensor* cdata; Torch7 gave its THTensor*)
 --   mod / cmod                   Torch7's older names of fmod / cfmod
 return function(torch, T)
-   local methods, is_tensor = T.methods, T.is_tensor
+   local methods, is_tensor = T.tensor_methods, T.is_tensor
 
    for _, name in ipairs { 'zeros', 'ones', 'rand', 'randn', 'eye', 'randperm' } do
       local factory = torch[name]
       methods[name] = function(x, ...)
-         T.h(x, name)
+         T.handle(x, name)
          return factory(x, ...)
       end
    end
 
-   function methods.cdata(x) return T.h(x, 'cdata') end
+   function methods.cdata(x) return T.handle(x, 'cdata') end
 
    -- torch.f(x, ...) = x:f(...), for methods Torch7 also documents as torch.f
    local AS_FUNCTION = { 'numel', 'nDimension', 'resize', 'storage', 'storageOffset', 'data', 'cdata',

@@ -4,7 +4,7 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local C, check, methods, is_tensor = T.C, T.check, T.methods, T.is_tensor
+   local C, check, methods, is_tensor = T.clib, T.check, T.tensor_methods, T.is_tensor
 
    -- 1-based (or negative, from the end) Lua dim -> 0-based C dim; C checks the range
    local function cdim(op, t, dim)
@@ -21,7 +21,7 @@ return function(torch, T)
       error(op .. ': expected a LongTensor of indices, got ' .. type(idx), 3)
    end
 
-   local function empty_like(t) return T.empty(C.mt_tensor_dtype(t.h), C.mt_tensor_device(t.h)) end
+   local function empty_like(t) return T.empty_tensor(C.mt_tensor_dtype(t.h), C.mt_tensor_device(t.h)) end
 
    local function size_str(t) return table.concat(T.sizes(t), 'x') end
 
@@ -33,10 +33,10 @@ return function(torch, T)
    local function indexed_read(op, c_op)
       return function(res, src, dim, index)
          if index == nil then res, src, dim, index = nil, res, src, dim end
-         T.h(src, op)
+         T.handle(src, op)
          index = index_arg(op, index)
          res = res or empty_like(src)
-         check(c_op(T.h(res, op), src.h, cdim(op, src, dim), T.h(index, op), 1))
+         check(c_op(T.handle(res, op), src.h, cdim(op, src, dim), T.handle(index, op), 1))
          return res
       end
    end
@@ -49,27 +49,27 @@ return function(torch, T)
 
    -- t:indexAdd(dim, index, src [, alpha]): t[index[i]] += alpha * src[i] along dim; repeats add up
    function methods.indexAdd(self, dim, index, src, alpha)
-      T.h(self, 'indexAdd')
+      T.handle(self, 'indexAdd')
       index = index_arg('indexAdd', index)
-      check(C.mt_index_add(self.h, cdim('indexAdd', self, dim), T.h(index, 'indexAdd'), T.h(src, 'indexAdd'),
+      check(C.mt_index_add(self.h, cdim('indexAdd', self, dim), T.handle(index, 'indexAdd'), T.handle(src, 'indexAdd'),
          alpha or 1, 1))
       return self
    end
 
    -- t:indexFill(dim, index, v): every slice index[i] along dim set to v
    function methods.indexFill(self, dim, index, v)
-      T.h(self, 'indexFill')
+      T.handle(self, 'indexFill')
       index = index_arg('indexFill', index)
       if type(v) ~= 'number' then error('indexFill: value must be a number, got ' .. type(v), 2) end
-      check(C.mt_index_fill(self.h, cdim('indexFill', self, dim), T.h(index, 'indexFill'), v, 1))
+      check(C.mt_index_fill(self.h, cdim('indexFill', self, dim), T.handle(index, 'indexFill'), v, 1))
       return self
    end
 
    -- t:indexCopy(dim, index, src): slice index[i] of t along dim = slice i of src (a repeated
    -- index keeps the last). Runs as a scatter whose index is `index` repeated over src's shape.
    function methods.indexCopy(self, dim, index, src)
-      T.h(self, 'indexCopy')
-      T.h(src, 'indexCopy')
+      T.handle(self, 'indexCopy')
+      T.handle(src, 'indexCopy')
       index = index_arg('indexCopy', index)
       local d = cdim('indexCopy', self, dim)
       local n, ts, ss = C.mt_tensor_ndim(self.h), T.sizes(self), T.sizes(src)
@@ -90,8 +90,8 @@ return function(torch, T)
       strides[d + 1] = tonumber(C.mt_tensor_stride(index.h, 0))
       local _, sz = T.sizes_buf(ss)
       local _, st = T.sizes_buf(strides, true)
-      check(C.mt_tensor_as_strided(T.outp, index.h, n, sz, st, C.mt_tensor_offset(index.h)))
-      local spread = T.wrap(T.outp[0])
+      check(C.mt_tensor_as_strided(T.out_handle, index.h, n, sz, st, C.mt_tensor_offset(index.h)))
+      local spread = T.wrap_handle(T.out_handle[0])
       check(C.mt_scatter(self.h, d, spread.h, src.h, 1), 'indexCopy', 'scatter')
       return self
    end
@@ -105,13 +105,13 @@ return function(torch, T)
 
    -- t:scatter(dim, index, src or value): t[i][index[i][j][k]][k] = src[i][j][k] (dim 2), in place
    function methods.scatter(self, dim, index, src)
-      T.h(self, 'scatter')
+      T.handle(self, 'scatter')
       index = index_arg('scatter', index)
       local d = cdim('scatter', self, dim)
       if type(src) == 'number' then
-         check(C.mt_scatter_fill(self.h, d, T.h(index, 'scatter'), src, 1), 'scatter', 'scatter_fill')
+         check(C.mt_scatter_fill(self.h, d, T.handle(index, 'scatter'), src, 1), 'scatter', 'scatter_fill')
       else
-         check(C.mt_scatter(self.h, d, T.h(index, 'scatter'), T.h(src, 'scatter'), 1))
+         check(C.mt_scatter(self.h, d, T.handle(index, 'scatter'), T.handle(src, 'scatter'), 1))
       end
       return self
    end
@@ -131,7 +131,7 @@ return function(torch, T)
       for i = 1, n do
          local t = list[i]
          if not is_tensor(t) then error(('cat: input %d is a %s, expected a tensor'):format(i, type(t)), 3) end
-         hs[i - 1] = T.h(t, 'cat')
+         hs[i - 1] = T.handle(t, 'cat')
          local nd = C.mt_tensor_ndim(t.h)
          if first_dims == nil and not (nd == 1 and C.mt_tensor_size(t.h, 0) == 0) then first_dims = nd end
       end
@@ -142,7 +142,7 @@ return function(torch, T)
       end
       if dim < 0 then dim = dim + first_dims + 1 end
       res = res or empty_like(list[1])
-      check(C.mt_cat(T.h(res, 'cat'), hs, n, dim - 1))
+      check(C.mt_cat(T.handle(res, 'cat'), hs, n, dim - 1))
       return res
    end
 
@@ -167,9 +167,9 @@ return function(torch, T)
    -- copy when t is not) at the positions maskedSelect picks from 0, 1, 2, ...
 
    function methods.maskedCopy(self, mask, src)
-      T.h(self, 'maskedCopy')
-      T.h(mask, 'maskedCopy')
-      T.h(src, 'maskedCopy')
+      T.handle(self, 'maskedCopy')
+      T.handle(mask, 'maskedCopy')
+      T.handle(src, 'maskedCopy')
       local dt, mdt = C.mt_tensor_dtype(self.h), C.mt_tensor_dtype(mask.h)
       if mdt ~= T.BYTE and mdt ~= T.BOOL then
          error('maskedCopy: the mask must be a ByteTensor, got ' .. mask:type(), 2)
@@ -185,9 +185,9 @@ return function(torch, T)
       if n == 0 then return self end
       local dev = C.mt_tensor_device(self.h)
       local flatmask = mask:contiguous():view(n)
-      local lin = T.new(T.LONG, dev, { n })
+      local lin = T.new_tensor(T.LONG, dev, { n })
       check(C.mt_arange(lin.h, 0, 1))
-      local pos = T.empty(T.LONG, dev)
+      local pos = T.empty_tensor(T.LONG, dev)
       check(C.mt_masked_select(pos.h, lin.h, flatmask.h), 'maskedCopy', true)
       local count = pos:nElement()
       if count > src:nElement() then

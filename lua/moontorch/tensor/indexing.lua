@@ -4,16 +4,16 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local C, check, methods, outp = T.C, T.check, T.methods, T.outp
+   local C, check, methods, outp = T.clib, T.check, T.tensor_methods, T.out_handle
    local floor = math.floor
 
-   local idxbuf, sbuf, stbuf = T.indexbuf, T.sizebuf, T.stridebuf
+   local idxbuf, sbuf, stbuf = T.index_scratch, T.size_scratch, T.stride_scratch
    local dbuf = ffi.new('double[1]')
 
    -- typed pointers for the dtypes Lua can read directly; half/bf16 go through C
    local ptr_of = {}
    for _, d in ipairs(T.dtypes) do
-      if d.id ~= T.HALF and d.id ~= T.BF16 then ptr_of[d.id] = d.ptr end
+      if d.id ~= T.HALF and d.id ~= T.BFLOAT16 then ptr_of[d.id] = d.ptr end
    end
    local F32, F64 = T.FLOAT, T.DOUBLE
 
@@ -69,7 +69,7 @@ return function(torch, T)
          if type(v) == 'boolean' then v = v and 1 or 0 end
          check(C.mt_fill(view.h, v))
       elseif T.is_tensor(v) then
-         check(C.mt_copy(view.h, T.h(v, 'indexing')))
+         check(C.mt_copy(view.h, T.handle(v, 'indexing')))
       else
          error('indexing: cannot assign a ' .. type(v) .. ' to a tensor slice', level + 1)
       end
@@ -138,7 +138,7 @@ return function(torch, T)
 
    local function slice_view(h, rel, n)
       check(C.mt_tensor_as_strided(outp, h, n, sbuf, stbuf, C.mt_tensor_offset(h) + rel))
-      return T.wrap(outp[0])
+      return T.wrap_handle(outp[0])
    end
 
    local function dtype_of(t) return C.mt_tensor_dtype(t.h) end
@@ -162,7 +162,7 @@ return function(torch, T)
             return read_at(h, i * tonumber(C.mt_tensor_stride(h, 0)))
          end
          check(C.mt_tensor_select(outp, h, 0, i))
-         return T.wrap(outp[0])
+         return T.wrap_handle(outp[0])
       end
       if T.is_tensor(k) then
          if is_mask(k) then
@@ -196,7 +196,7 @@ return function(torch, T)
             return write_at(h, i * tonumber(C.mt_tensor_stride(h, 0)), v, 2)
          end
          check(C.mt_tensor_select(outp, h, 0, i))
-         return assign_view(T.wrap(outp[0]), v, 2)
+         return assign_view(T.wrap_handle(outp[0]), v, 2)
       end
       if T.is_tensor(k) then
          local number = type(v) == 'number'
@@ -235,5 +235,5 @@ return function(torch, T)
    T.set_index_hooks(get, set)
 
    -- #t: the sizes, as Torch7
-   T.mt.__len = function(t) return methods.size(t) end
+   T.tensor_metatable.__len = function(t) return methods.size(t) end
 end

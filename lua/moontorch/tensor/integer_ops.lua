@@ -10,24 +10,24 @@
 -- res:f(a, b) writes res. b may be a number or a tensor (it broadcasts) in every form.
 -- Integer division by zero (a 0 divisor in fmod/remainder on an integer tensor) is an error.
 return function(torch, T)
-   local C, check, methods, is_tensor = T.C, T.check, T.methods, T.is_tensor
+   local C, check, methods, is_tensor = T.clib, T.check, T.tensor_methods, T.is_tensor
 
    local function is_float(t) return C.mt_dtype_is_floating(C.mt_tensor_dtype(t.h)) ~= 0 end
 
    -- a 0-d tensor holding v, with like's dtype and device (integers truncate v, as Torch7's cast)
    local function scalar_tensor(v, like)
-      local s = T.new(C.mt_tensor_dtype(like.h), C.mt_tensor_device(like.h), {})
+      local s = T.new_tensor(C.mt_tensor_dtype(like.h), C.mt_tensor_device(like.h), {})
       check(C.mt_fill(s.h, v))
       return s
    end
 
    local function result(res, a, name)
       if res ~= nil then
-         T.h(res, name)
+         T.handle(res, name)
          return res
       end
-      local h = T.h(a, name)
-      return T.empty(C.mt_tensor_dtype(h), C.mt_tensor_device(h))
+      local h = T.handle(a, name)
+      return T.empty_tensor(C.mt_tensor_dtype(h), C.mt_tensor_device(h))
    end
 
    -- res = a op b through the C binary op (b a tensor or a number)
@@ -38,7 +38,7 @@ return function(torch, T)
       end
       res = result(res, a, name)
       local bt = is_tensor(b) and b or scalar_tensor(b, a) -- the tensor, not its handle, stays referenced
-      check(C.mt_binary(op, res.h, a.h, is_tensor(b) and T.h(b, name) or bt.h, 1), name, true, 3)
+      check(C.mt_binary(op, res.h, a.h, is_tensor(b) and T.handle(b, name) or bt.h, 1), name, true, 3)
       return res
    end
 

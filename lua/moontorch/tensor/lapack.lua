@@ -4,7 +4,7 @@
 -- result tensors are all given or none, the options are Torch7's one-letter strings. Float and
 -- double CPU tensors; results have the inputs' type and (matrices) come back column-major.
 return function(torch, T)
-   local C, check, is_tensor = T.C, T.check, T.is_tensor
+   local C, check, is_tensor = T.clib, T.check, T.is_tensor
 
    local function typename(x)
       if is_tensor(x) then return T.typename(C.mt_tensor_dtype(x.h), C.mt_tensor_device(x.h)) end
@@ -64,7 +64,7 @@ return function(torch, T)
    -- a new result of the first input's type, or an IntTensor on its device (pstrf's pivots)
    local function fresh(like, int)
       local h = like.h
-      return T.empty(int and T.INT or C.mt_tensor_dtype(h), C.mt_tensor_device(h))
+      return T.empty_tensor(int and T.INT or C.mt_tensor_dtype(h), C.mt_tensor_device(h))
    end
 
    local function results(res, inp, n, int_at)
@@ -84,7 +84,7 @@ return function(torch, T)
    local function define(f, call)
       torch[f.name] = function(...)
          local res, inp, opts, tol = parse(f, ...)
-         for i, t in ipairs(inp) do T.h(t, f.name .. ' ' .. f.inputs[i]) end
+         for i, t in ipairs(inp) do T.handle(t, f.name .. ' ' .. f.inputs[i]) end
          res = results(res, inp, #f.results, f.int_result)
          check(call(handles(res), handles(inp), opts, tol), f.name)
          return unpack(res, 1, #f.results)

@@ -4,21 +4,21 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local C, check, methods, is_tensor = T.C, T.check, T.methods, T.is_tensor
+   local C, check, methods, is_tensor = T.clib, T.check, T.tensor_methods, T.is_tensor
 
    -- the result tensor: res when given, else an empty tensor like a (resized by the C op)
    local function result(res, a, op)
       if res ~= nil then
-         T.h(res, op)
+         T.handle(res, op)
          return res
       end
-      local h = T.h(a, op)
-      return T.empty(C.mt_tensor_dtype(h), C.mt_tensor_device(h))
+      local h = T.handle(a, op)
+      return T.empty_tensor(C.mt_tensor_dtype(h), C.mt_tensor_device(h))
    end
 
    local function view_op(fn, t, ...)
-      check(fn(T.outp, t.h, ...))
-      return T.wrap(T.outp[0])
+      check(fn(T.out_handle, t.h, ...))
+      return T.wrap_handle(T.out_handle[0])
    end
 
    ------------------------------------------------------------------------------------------
@@ -79,7 +79,7 @@ return function(torch, T)
       return function(res, a, b)
          if b == nil then res, a, b = nil, res, a end
          res = result(res, a, op)
-         check(c_op(res.h, 0, nil, 1, T.h(a, op), T.h(b, op)), cname and op, cname)
+         check(c_op(res.h, 0, nil, 1, T.handle(a, op), T.handle(b, op)), cname and op, cname)
          return res
       end
    end
@@ -102,7 +102,7 @@ return function(torch, T)
    local function one_call(op, c_op)
       return function(res, beta, m, alpha, x, y)
          res = result(res, m, op)
-         check(c_op(res.h, beta, m.h, alpha, T.h(x, op), T.h(y, op)))
+         check(c_op(res.h, beta, m.h, alpha, T.handle(x, op), T.handle(y, op)))
          return res
       end
    end
@@ -157,7 +157,7 @@ return function(torch, T)
    -- outer products: vec1 as a column times vec2 as a row
 
    local function outer_views(op, x, y)
-      local hx, hy = T.h(x, op), T.h(y, op)
+      local hx, hy = T.handle(x, op), T.handle(y, op)
       if C.mt_tensor_ndim(hx) ~= 1 or C.mt_tensor_ndim(hy) ~= 1 then
          error(('%s: expected 1-d vectors, got vec1: %s, vec2: %s'):format(op, table.concat(T.sizes(x), 'x'),
             table.concat(T.sizes(y), 'x')), 4)
@@ -187,7 +187,7 @@ return function(torch, T)
 
    local dot_out = ffi.new('double[1]')
    function torch.dot(a, b)
-      check(C.mt_dot(T.h(a, 'dot'), T.h(b, 'dot'), dot_out))
+      check(C.mt_dot(T.handle(a, 'dot'), T.handle(b, 'dot'), dot_out))
       return dot_out[0]
    end
    methods.dot = torch.dot

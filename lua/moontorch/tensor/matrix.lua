@@ -11,7 +11,7 @@
 -- Every function computes into a fresh tensor and copies it into res when one is given, so
 -- res may alias an input.
 return function(torch, T)
-   local C, check, methods, is_tensor = T.C, T.check, T.methods, T.is_tensor
+   local C, check, methods, is_tensor = T.clib, T.check, T.tensor_methods, T.is_tensor
    local floor = math.floor
 
    local function shape_str(t) return T.shape_str(t) end
@@ -31,18 +31,18 @@ return function(torch, T)
       return v
    end
 
-   local deliver = T.deliver
+   local deliver = T.deliver_result
 
    local function as_strided(t, sizes, strides, offset)
       local n, sz = T.sizes_buf(sizes)
       local _, st = T.sizes_buf(strides, true)
-      check(C.mt_tensor_as_strided(T.outp, t.h, n, sz, st, offset))
-      return T.wrap(T.outp[0])
+      check(C.mt_tensor_as_strided(T.out_handle, t.h, n, sz, st, offset))
+      return T.wrap_handle(T.out_handle[0])
    end
 
    -- a contiguous int64 tensor on dev holding start, start+1, ... in the given sizes
    local function counting(dev, sizes, start)
-      local t = T.new(T.LONG, dev, sizes)
+      local t = T.new_tensor(T.LONG, dev, sizes)
       check(C.mt_arange(t.h, start, 1))
       return t
    end
@@ -84,9 +84,9 @@ return function(torch, T)
       if dtype(a) ~= dtype(b) or device(a) ~= device(b) then
          error(('cross: operands must share dtype and device, got %s and %s'):format(a:type(), b:type()), 3)
       end
-      local out = T.new(dtype(a), device(a), T.sizes(a))
+      local out = T.new_tensor(dtype(a), device(a), T.sizes(a))
       local function c(t, i) return t:narrow(dim, i, 1) end
-      local tmp = T.empty(dtype(a), device(a))
+      local tmp = T.empty_tensor(dtype(a), device(a))
       for i = 1, 3 do
          local j, k = i % 3 + 1, (i + 1) % 3 + 1 -- out_i = a_j b_k - a_k b_j
          -- every view bound to a local: a handle taken from an unnamed view dangles once the
@@ -118,7 +118,7 @@ return function(torch, T)
       if n == 1 then
          local len = x:size(1)
          local m = len + math.abs(k)
-         out = T.new(dtype(x), device(x), { m, m })
+         out = T.new_tensor(dtype(x), device(x), { m, m })
          check(C.mt_fill(out.h, 0))
          local d = as_strided(out, { len }, { m + 1 }, k >= 0 and k or -k * m)
          check(C.mt_copy(d.h, x.h))
@@ -131,7 +131,7 @@ return function(torch, T)
          local s0, s1 = x:stride(1), x:stride(2)
          local off = tonumber(C.mt_tensor_offset(x.h)) + (k >= 0 and k * s1 or -k * s0)
          local d = as_strided(x, { len }, { s0 + s1 }, off)
-         out = T.new(dtype(x), device(x), { len })
+         out = T.new_tensor(dtype(x), device(x), { len })
          check(C.mt_copy(out.h, d.h))
       else
          error(('diag: expected a vector or a matrix, got a tensor of size %s'):format(shape_str(x)), 3)
@@ -156,14 +156,14 @@ return function(torch, T)
       k = want_int(name, k or 0, 'k')
       if ndim(x) ~= 2 then error(('%s: expected a matrix, got a tensor of size %s'):format(name, shape_str(x)), 3) end
       local r, c = x:size(1), x:size(2)
-      local out = T.new(dtype(x), device(x), { r, c })
+      local out = T.new_tensor(dtype(x), device(x), { r, c })
       check(C.mt_copy(out.h, x.h))
       if r > 0 and c > 0 then
          local rows = counting(device(x), { r, 1 }, 0)
          local cols = counting(device(x), { 1, c }, 0)
-         local diff = T.empty(T.LONG, device(x))
+         local diff = T.empty_tensor(T.LONG, device(x))
          check(C.mt_binary(C.MT_SUB, diff.h, cols.h, rows.h, 1), name, true)
-         local mask = T.empty(T.BYTE, device(x))
+         local mask = T.empty_tensor(T.BYTE, device(x))
          check(C.mt_unary(name == 'tril' and C.MT_GT_SCALAR or C.MT_LT_SCALAR, mask.h, diff.h, k, 0), name, true)
          check(C.mt_masked_fill(out.h, mask.h, 0), name, true)
       end
@@ -204,18 +204,18 @@ return function(torch, T)
       if x:nElement() == 0 then return deliver(res, x:clone()) end
       local flat = x:transpose(dim, 1):contiguous():view(rows, x:nElement() / rows)
       local norms = flat:norm(p, 2) -- rows x 1
-      local over = T.empty(T.BYTE, device(x))
+      local over = T.empty_tensor(T.BYTE, device(x))
       check(C.mt_unary(C.MT_GT_SCALAR, over.h, norms.h, maxnorm, 0), 'renorm', true)
-      local keep = T.empty(T.BYTE, device(x))
+      local keep = T.empty_tensor(T.BYTE, device(x))
       check(C.mt_unary(C.MT_EQ_SCALAR, keep.h, over.h, 0, 0), 'renorm', true)
-      local scale = T.empty(dtype(x), device(x))
+      local scale = T.empty_tensor(dtype(x), device(x))
       check(C.mt_unary(C.MT_ADD_SCALAR, scale.h, norms.h, 1e-7, 0), 'renorm', true)
       check(C.mt_unary(C.MT_RECIPROCAL, scale.h, scale.h, 0, 0), 'renorm', true)
       check(C.mt_unary(C.MT_MUL_SCALAR, scale.h, scale.h, maxnorm, 0), 'renorm', true)
       check(C.mt_masked_fill(scale.h, keep.h, 1), 'renorm', true)
       local shape = {}
       for i = 1, n do shape[i] = i == dim and rows or 1 end
-      local out = T.new(dtype(x), device(x), T.sizes(x))
+      local out = T.new_tensor(dtype(x), device(x), T.sizes(x))
       check(C.mt_binary(C.MT_MUL, out.h, x.h, scale:view(shape).h, 1), 'renorm', true)
       return deliver(res, out)
    end

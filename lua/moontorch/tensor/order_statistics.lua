@@ -13,7 +13,7 @@
 -- Methods are the torch functions with self first (Torch7's wrappers): x:median(2), and
 -- res:nonzero(x) fills res.
 return function(torch, T)
-   local C, check, methods, is_tensor = T.C, T.check, T.methods, T.is_tensor
+   local C, check, methods, is_tensor = T.clib, T.check, T.tensor_methods, T.is_tensor
    local floor = math.floor
 
    local function ndim(t) return C.mt_tensor_ndim(t.h) end
@@ -40,7 +40,7 @@ return function(torch, T)
       return d
    end
 
-   local deliver = T.deliver
+   local deliver = T.deliver_result
 
    -- torch.f's leading result tensors: the first tensor followed by a non-tensor is the input
    local function split_results(nres, ...)
@@ -63,7 +63,7 @@ return function(torch, T)
       end
       if resval ~= nil then want_tensor(op, resval, ' as values result') end
       if resind ~= nil then want_tensor(op, resind, ' as indices result') end
-      local v, i = T.empty(dtype(x), device(x)), T.empty(T.LONG, device(x))
+      local v, i = T.empty_tensor(dtype(x), device(x)), T.empty_tensor(T.LONG, device(x))
       check(C.mt_topk(v.h, i.h, x.h, k, d - 1, 0, 1, 1), op, 'topk', 3)
       return deliver(resval, v:narrow(d, k, 1):clone()), deliver(resind, i:narrow(d, k, 1):clone())
    end
@@ -104,7 +104,7 @@ return function(torch, T)
       local d = the_dim('mode', x, dim)
       if resval ~= nil then want_tensor('mode', resval, ' as values result') end
       if resind ~= nil then want_tensor('mode', resind, ' as indices result') end
-      local v, i = T.empty(dtype(x), device(x)), T.empty(T.LONG, device(x))
+      local v, i = T.empty_tensor(dtype(x), device(x)), T.empty_tensor(T.LONG, device(x))
       check(C.mt_mode(v.h, i.h, x.h, d - 1, 1), 'mode', nil, 3)
       return deliver(resval, v), deliver(resind, i)
    end
@@ -129,19 +129,19 @@ return function(torch, T)
       end
       local n, dev = ndim(x), device(x)
       if n == 0 then error('nonzero: expected a tensor with at least one dimension', 3) end
-      local mask = T.empty(T.BYTE, dev)
+      local mask = T.empty_tensor(T.BYTE, dev)
       check(C.mt_unary(C.MT_NE_SCALAR, mask.h, x.h, 0, 0), 'nonzero', true, 3)
       local cols = {}
       for d = 1, n do
          local shape = {}
          for i = 1, n do shape[i] = i == d and x:size(d) or 1 end
-         local coord = T.new(T.LONG, dev, shape)
+         local coord = T.new_tensor(T.LONG, dev, shape)
          check(C.mt_arange(coord.h, 1, 1))
-         cols[d] = T.empty(T.LONG, dev)
+         cols[d] = T.empty_tensor(T.LONG, dev)
          check(C.mt_masked_select(cols[d].h, coord.h, mask.h), 'nonzero', true, 3)
       end
       local count = cols[1]:nElement()
-      local out = T.new(T.LONG, dev, { count, n })
+      local out = T.new_tensor(T.LONG, dev, { count, n })
       for d = 1, n do
          if count > 0 then check(C.mt_copy(out:select(2, d).h, cols[d].h)) end
       end
@@ -181,17 +181,17 @@ return function(torch, T)
    -- 0-based bins (int64) of x's elements and the mask of those inside [lo, hi]
    local function bins_of(op, x, nbins, lo, hi)
       local dev, dt = device(x), dtype(x)
-      local inside, above = T.empty(T.BYTE, dev), T.empty(T.BYTE, dev)
+      local inside, above = T.empty_tensor(T.BYTE, dev), T.empty_tensor(T.BYTE, dev)
       check(C.mt_unary(C.MT_GE_SCALAR, inside.h, x.h, lo, 0), op, true, 4)
       check(C.mt_unary(C.MT_LE_SCALAR, above.h, x.h, hi, 0), op, true, 4)
       check(C.mt_binary(C.MT_MUL, inside.h, inside.h, above.h, 1), op, true, 4)
-      local b = T.empty(dt, dev)
+      local b = T.empty_tensor(dt, dev)
       check(C.mt_unary(C.MT_ADD_SCALAR, b.h, x.h, -lo, 0), op, true, 4)
       check(C.mt_unary(C.MT_DIV_SCALAR, b.h, b.h, hi - lo, 0), op, true, 4)
       check(C.mt_unary(C.MT_MUL_SCALAR, b.h, b.h, nbins, 0), op, true, 4)
       check(C.mt_unary(C.MT_FLOOR, b.h, b.h, 0, 0), op, true, 4)
       check(C.mt_unary(C.MT_CLAMP, b.h, b.h, 0, nbins - 1), op, true, 4)
-      local bi = T.new(T.LONG, dev, T.sizes(x))
+      local bi = T.new_tensor(T.LONG, dev, T.sizes(x))
       check(C.mt_copy(bi.h, b.h))
       return bi, inside
    end
@@ -199,11 +199,11 @@ return function(torch, T)
    -- add 1 at each selected 0-based flat position of hist (a contiguous tensor)
    local function count_into(op, hist, flatpos, mask)
       local dev = device(hist)
-      local pos = T.empty(T.LONG, dev)
+      local pos = T.empty_tensor(T.LONG, dev)
       check(C.mt_masked_select(pos.h, flatpos.h, mask.h), op, true, 4)
       local n = pos:nElement()
       if n == 0 then return end
-      local ones = T.new(dtype(hist), dev, { n })
+      local ones = T.new_tensor(dtype(hist), dev, { n })
       check(C.mt_fill(ones.h, 1))
       local flat = hist:view(hist:nElement())
       check(C.mt_index_add(flat.h, 0, pos.h, ones.h, 1, 0), op, true, 4)
@@ -212,7 +212,7 @@ return function(torch, T)
    local function go_histc(res, x, nbins, lo, hi)
       if res ~= nil then want_tensor('histc', res, ' as result') end
       nbins, lo, hi = hist_args('histc', x, nbins, lo, hi)
-      local hist = T.new(dtype(x), device(x), { nbins })
+      local hist = T.new_tensor(dtype(x), device(x), { nbins })
       check(C.mt_fill(hist.h, 0))
       if x:nElement() > 0 then
          local bi, inside = bins_of('histc', x, nbins, lo, hi)
@@ -235,11 +235,11 @@ return function(torch, T)
       end
       nbins, lo, hi = hist_args('bhistc', x, nbins, lo, hi)
       local rows = x:size(1)
-      local hist = T.new(dtype(x), device(x), { rows, nbins })
+      local hist = T.new_tensor(dtype(x), device(x), { rows, nbins })
       check(C.mt_fill(hist.h, 0))
       if x:nElement() > 0 then
          local bi, inside = bins_of('bhistc', x, nbins, lo, hi)
-         local rowstart = T.new(T.LONG, device(x), { rows, 1 }) -- 0, nbins, 2 nbins, ...
+         local rowstart = T.new_tensor(T.LONG, device(x), { rows, 1 }) -- 0, nbins, 2 nbins, ...
          check(C.mt_arange(rowstart.h, 0, nbins))
          check(C.mt_binary(C.MT_ADD, bi.h, bi.h, rowstart.h, 1), 'bhistc', true, 3)
          count_into('bhistc', hist, bi, inside)

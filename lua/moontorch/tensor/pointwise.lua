@@ -10,7 +10,7 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local C, check, methods, is_tensor = T.C, T.check, T.methods, T.is_tensor
+   local C, check, methods, is_tensor = T.clib, T.check, T.tensor_methods, T.is_tensor
    local huge = math.huge
    -- C errors are raised as check(st, name, true): under the name the user called
    -- (t:reciprocal() reports 'reciprocal:', not the C op's 'cinv:')
@@ -21,16 +21,16 @@ return function(torch, T)
    -- a result for op: res when given, else an empty tensor like a (the C op resizes it)
    local function result(res, a, op, dt)
       if res ~= nil then
-         T.h(res, op)
+         T.handle(res, op)
          return res
       end
-      local h = T.h(a, op)
-      return T.empty(dt or C.mt_tensor_dtype(h), C.mt_tensor_device(h))
+      local h = T.handle(a, op)
+      return T.empty_tensor(dt or C.mt_tensor_dtype(h), C.mt_tensor_device(h))
    end
 
    -- a 0-d tensor holding v, with like's dtype and device (number op tensor, tensor fmod number)
    local function scalar_tensor(v, like)
-      local s = T.new(dtype(like), device(like), {})
+      local s = T.new_tensor(dtype(like), device(like), {})
       check(C.mt_fill(s.h, v))
       return s
    end
@@ -50,11 +50,11 @@ return function(torch, T)
    -- fill, zero
    function methods.fill(t, v)
       want_number('fill', v)
-      check(C.mt_fill(T.h(t, 'fill'), v), 'fill', true)
+      check(C.mt_fill(T.handle(t, 'fill'), v), 'fill', true)
       return t
    end
    function methods.zero(t)
-      check(C.mt_fill(T.h(t, 'zero'), 0), 'zero', true)
+      check(C.mt_fill(T.handle(t, 'zero'), 0), 'zero', true)
       return t
    end
    function torch.fill(t, v) return methods.fill(t, v) end
@@ -73,25 +73,24 @@ return function(torch, T)
    end
    -- torch.abs(-3), torch.round(2.4): a plain number goes through a 0-d double tensor, so
    -- numbers follow exactly the rules tensors do, and a number comes back
-   local num = T.new(T.DOUBLE, T.CPU, {})
+   local num = T.new_tensor(T.DOUBLE, T.CPU_DEVICE, {})
    local nump = ffi.cast('double*', C.mt_tensor_data(num.h))
    local function on_number(op, name, x, p1, p2)
       nump[0] = x
       check(C.mt_unary(op, num.h, num.h, p1 or 0, p2 or 0), name, true)
       return nump[0]
    end
-   T.on_number = on_number
    for name, op in pairs(unary) do
       torch[name] = function(a, b)
          if type(a) == 'number' and b == nil then return on_number(op, name, a) end
          local res, src = nil, a
          if b ~= nil then res, src = a, b end
          res = result(res, src, name)
-         check(C.mt_unary(op, res.h, T.h(src, name), 0, 0), name, true)
+         check(C.mt_unary(op, res.h, T.handle(src, name), 0, 0), name, true)
          return res
       end
       methods[name] = function(self, src)
-         check(C.mt_unary(op, T.h(self, name), T.h(src or self, name), 0, 0), name, true)
+         check(C.mt_unary(op, T.handle(self, name), T.handle(src or self, name), 0, 0), name, true)
          return self
       end
    end
@@ -125,10 +124,10 @@ return function(torch, T)
    local function apply_binary(name, res, a, b)
       local spec = binaries[name]
       want_operand(name, b)
-      T.h(a, name)
+      T.handle(a, name)
       if is_tensor(b) then
          res = result(res, a, name)
-         check(C.mt_binary(spec[1], res.h, a.h, T.h(b, name), 1), name, true)
+         check(C.mt_binary(spec[1], res.h, a.h, T.handle(b, name), 1), name, true)
       else
          res = result(res, a, name)
          spec[2](res, a, b, name)
@@ -157,7 +156,7 @@ return function(torch, T)
       if type(a) == 'number' then
          if not is_tensor(b) then error('pow: expected a tensor operand, got ' .. type(a) .. ' and ' .. type(b), 3) end
          res = result(res, b, 'pow')
-         check(C.mt_unary(C.MT_RPOW_SCALAR, res.h, T.h(b, 'pow'), a, 0), 'pow', true)
+         check(C.mt_unary(C.MT_RPOW_SCALAR, res.h, T.handle(b, 'pow'), a, 0), 'pow', true)
          return res
       end
       return apply_binary('pow', res, a, b)
@@ -176,12 +175,12 @@ return function(torch, T)
    -- add / csub: torch.add([res,] a, [v,] b) = a + v*b (b a tensor) or a + b (b a number)
    --   t:add(x) in place (x tensor or number), t:add(v, b) in place, t:add(a, b), t:add(a, v, b)
    local function apply_add(name, sign, res, a, v, b)
-      T.h(a, name)
+      T.handle(a, name)
       want_operand(name, b)
       if is_tensor(b) then
          if v ~= nil then want_number(name, v, 'the scale') end
          res = result(res, a, name)
-         check(C.mt_binary(sign > 0 and C.MT_ADD or C.MT_SUB, res.h, a.h, T.h(b, name), v or 1), name, true)
+         check(C.mt_binary(sign > 0 and C.MT_ADD or C.MT_SUB, res.h, a.h, T.handle(b, name), v or 1), name, true)
       else
          if v ~= nil then error(name .. ': a scale needs a tensor operand, got two numbers', 3) end
          res = result(res, a, name)
@@ -231,7 +230,7 @@ return function(torch, T)
       want_number('clamp', lo, 'the lower bound')
       want_number('clamp', hi, 'the upper bound')
       res = result(res, a, 'clamp')
-      check(C.mt_unary(C.MT_CLAMP, res.h, T.h(a, 'clamp'), lo, hi), 'clamp', true)
+      check(C.mt_unary(C.MT_CLAMP, res.h, T.handle(a, 'clamp'), lo, hi), 'clamp', true)
       return res
    end
    function torch.clamp(a, b, c, d)
@@ -255,7 +254,7 @@ return function(torch, T)
       local function apply(res, x, v, t1, t2)
          if v ~= nil then want_number(name, v, 'the scale') end
          res = result(res, x, name)
-         check(fn(res.h, T.h(x, name), v or 1, T.h(t1, name), T.h(t2, name)), name, true)
+         check(fn(res.h, T.handle(x, name), v or 1, T.handle(t1, name), T.handle(t2, name)), name, true)
          return res
       end
       torch[name] = function(...)
@@ -287,7 +286,7 @@ return function(torch, T)
    local function apply_lerp(res, a, b, w)
       want_number('lerp', w, 'the weight')
       local d = result(nil, a, 'lerp')
-      check(C.mt_binary(C.MT_SUB, d.h, T.h(b, 'lerp'), T.h(a, 'lerp'), 1), 'lerp', true)
+      check(C.mt_binary(C.MT_SUB, d.h, T.handle(b, 'lerp'), T.handle(a, 'lerp'), 1), 'lerp', true)
       res = result(res, a, 'lerp')
       check(C.mt_binary(C.MT_ADD, res.h, a.h, d.h, w), 'lerp', true)
       return res
@@ -312,8 +311,8 @@ return function(torch, T)
    for name, ops in pairs(comparisons) do
       local function apply(res, a, b)
          want_operand(name, b)
-         if res ~= nil and T.h(res, name) and dtype(res) ~= T.BYTE then -- through a ByteTensor
-            T.h(a, name)
+         if res ~= nil and T.handle(res, name) and dtype(res) ~= T.BYTE then -- through a ByteTensor
+            T.handle(a, name)
             local rd, ad = dtype(res), dtype(a)
             if rd ~= ad and rd ~= T.BOOL then
                error(('%s: result must be a ByteTensor or a %s like the input, got a %s'):format(name, a:type(),
@@ -326,7 +325,7 @@ return function(torch, T)
          end
          res = result(res, a, name, T.BYTE)
          if is_tensor(b) then
-            check(C.mt_binary(ops[1], res.h, a.h, T.h(b, name), 1), name, true)
+            check(C.mt_binary(ops[1], res.h, a.h, T.handle(b, name), 1), name, true)
          else
             check(C.mt_unary(ops[2], res.h, a.h, b, 0), name, true)
          end
@@ -347,12 +346,13 @@ return function(torch, T)
    -- masks: t:maskedFill(mask, v) in place; torch.maskedSelect([res,] src, mask) (1-d result)
    function methods.maskedFill(t, mask, v)
       want_number('maskedFill', v)
-      check(C.mt_masked_fill(T.h(t, 'maskedFill'), T.h(mask, 'maskedFill'), v), 'maskedFill', true)
+      check(C.mt_masked_fill(T.handle(t, 'maskedFill'), T.handle(mask, 'maskedFill'), v), 'maskedFill', true)
       return t
    end
    local function masked_select(res, src, mask)
       res = result(res, src, 'maskedSelect')
-      check(C.mt_masked_select(res.h, T.h(src, 'maskedSelect'), T.h(mask, 'maskedSelect')), 'maskedSelect', true)
+      check(C.mt_masked_select(res.h, T.handle(src, 'maskedSelect'), T.handle(mask, 'maskedSelect')),
+         'maskedSelect', true)
       return res
    end
    function torch.maskedSelect(a, b, c)
@@ -366,7 +366,7 @@ return function(torch, T)
 
    ------------------------------------------------------------------------------------------
    -- operators: always new tensors
-   local mt = T.mt
+   local mt = T.tensor_metatable
    local function operand_error(op, a, b)
       error(('%s: cannot apply to a %s and a %s'):format(op, torch.type(a), torch.type(b)), 3)
    end
@@ -410,7 +410,7 @@ return function(torch, T)
       if type(a) == 'number' and is_tensor(b) then return apply_binary('mul', nil, b, a) end
       if is_tensor(a) and type(b) == 'number' then return apply_binary('mul', nil, a, b) end
       if is_tensor(a) and is_tensor(b) then
-         local da, db = C.mt_tensor_ndim(T.h(a, 'mul')), C.mt_tensor_ndim(T.h(b, 'mul'))
+         local da, db = C.mt_tensor_ndim(T.handle(a, 'mul')), C.mt_tensor_ndim(T.handle(b, 'mul'))
          if da == 1 and db == 1 then return methods.dot(a, b) end
          if da == 2 and db == 1 then return torch.mv(a, b) end
          if da == 2 and db == 2 then return torch.mm(a, b) end

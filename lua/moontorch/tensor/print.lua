@@ -6,7 +6,7 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local C, check, methods = T.C, T.check, T.methods
+   local C, check, methods = T.clib, T.check, T.tensor_methods
    local floor, abs, huge = math.floor, math.abs, math.huge
 
    local opts = { precision = 4, threshold = 1000, edgeitems = 3, linewidth = 80 }
@@ -36,10 +36,10 @@ return function(torch, T)
    -- The part of t that is shown, as a contiguous CPU double tensor R, and for each dimension
    -- the number of leading/trailing entries kept (nil: all of that dimension is shown).
    local function narrow_into(dst, src, d, dstart, sstart, len)
-      check(C.mt_tensor_narrow(T.outp, dst, d, dstart, len))
-      local dv = T.wrap(T.outp[0])
-      check(C.mt_tensor_narrow(T.outp, src, d, sstart, len))
-      return dv, T.wrap(T.outp[0])
+      check(C.mt_tensor_narrow(T.out_handle, dst, d, dstart, len))
+      local dv = T.wrap_handle(T.out_handle[0])
+      check(C.mt_tensor_narrow(T.out_handle, src, d, sstart, len))
+      return dv, T.wrap_handle(T.out_handle[0])
    end
 
    local function host_copy(t, sizes)
@@ -53,7 +53,7 @@ return function(torch, T)
             elided[#elided + 1] = d
          end
       end
-      local R = T.new(T.DOUBLE, T.CPU, rs)
+      local R = T.new_tensor(T.DOUBLE, T.CPU_DEVICE, rs)
       -- copy each of the 2^k corner blocks (k elided dimensions) of t into R
       local function fill(i, dst, src)
          if i > #elided then
@@ -238,7 +238,7 @@ return function(torch, T)
       end
       return table.concat(out, '\n') .. '\n'
    end
-   T.format_body = format_body
+   T.format_values = format_body
 
    local function footer(t)
       local name = t:type()
@@ -248,7 +248,7 @@ return function(torch, T)
       return '[' .. name .. ' of size ' .. table.concat(sizes, 'x') .. ']'
    end
 
-   T.mt.__tostring = function(t)
+   T.tensor_metatable.__tostring = function(t)
       if t.h == nil then return '[moontorch tensor (freed)]' end
       return format_body(t) .. footer(t)
    end

@@ -7,7 +7,7 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local C, check, methods, is_tensor = T.C, T.check, T.methods, T.is_tensor
+   local C, check, methods, is_tensor = T.clib, T.check, T.tensor_methods, T.is_tensor
    local floor = math.floor
 
    local TWO53 = 2 ^ 53
@@ -37,7 +37,6 @@ return function(torch, T)
    local gen = ffi.new('mt_generator') -- the default generator's state
    torch._generator = gen
    local default = setmetatable({ g = gen, initial = 0 }, Generator)
-   T.is_generator = is_gen
    -- (gen, ...) when the first argument is a generator, else (default, ...)
    local function gen_args(a, ...)
       if is_gen(a) then return a, ... end
@@ -81,7 +80,7 @@ return function(torch, T)
    local STATE_BYTES = ffi.sizeof('mt_generator')
    function torch.getRNGState(...)
       local G = gen_args(...)
-      local st = T.new(T.BYTE, T.CPU, { STATE_BYTES })
+      local st = T.new_tensor(T.BYTE, T.CPU_DEVICE, { STATE_BYTES })
       ffi.copy(C.mt_tensor_data(st.h), G.g, STATE_BYTES)
       return st
    end
@@ -110,7 +109,7 @@ return function(torch, T)
       local G, a, b = gen_args(...)
       a, b = a or 0, b or 1
       if type(a) ~= 'number' or type(b) ~= 'number' then error('uniform: bounds must be numbers', 2) end
-      check(C.mt_random_uniform(T.h(t, 'uniform'), G.g, a, b))
+      check(C.mt_random_uniform(T.handle(t, 'uniform'), G.g, a, b))
       return t
    end
 
@@ -118,7 +117,7 @@ return function(torch, T)
       local G, mean, std = gen_args(...)
       mean, std = mean or 0, std or 1
       if type(mean) ~= 'number' or type(std) ~= 'number' then error('normal: mean and std must be numbers', 2) end
-      check(C.mt_random_normal(T.h(t, 'normal'), G.g, mean, std))
+      check(C.mt_random_normal(T.handle(t, 'normal'), G.g, mean, std))
       return t
    end
 
@@ -126,12 +125,12 @@ return function(torch, T)
    function methods.bernoulli(t, ...)
       local G, p = gen_args(...)
       local gstate = G.g
-      local h = T.h(t, 'bernoulli')
+      local h = T.handle(t, 'bernoulli')
       p = p == nil and 0.5 or p
       if is_tensor(p) then
-         local u = T.new(C.mt_tensor_dtype(p.h), C.mt_tensor_device(h), T.sizes(t))
+         local u = T.new_tensor(C.mt_tensor_dtype(p.h), C.mt_tensor_device(h), T.sizes(t))
          check(C.mt_random_uniform(u.h, gstate, 0, 1))
-         local m = T.empty(T.BYTE, C.mt_tensor_device(h))
+         local m = T.empty_tensor(T.BYTE, C.mt_tensor_device(h))
          check(C.mt_binary(C.MT_LT, m.h, u.h, p.h, 1))
          check(C.mt_copy(h, m.h))
          return t
@@ -144,7 +143,7 @@ return function(torch, T)
    -- t:random(a, b): integers uniform in [a, b]; t:random(b): [1, b]; t:random(): [1, 2^32]
    function methods.random(t, ...)
       local G, a, b = gen_args(...)
-      local h = T.h(t, 'random')
+      local h = T.handle(t, 'random')
       if a == nil then a, b = 1, 2 ^ 32
       elseif b == nil then a, b = 1, a end
       if not is_int(a) or not is_int(b) or a > b then
@@ -168,7 +167,7 @@ return function(torch, T)
    local function factory(op, draw)
       local function sized(res, G, ...)
          if res then check(C.mt_tensor_resize(res.h, T.sizes_buf(size_args(op, ...))))
-         else res = T.new(T.default_dtype(), T.CPU, size_args(op, ...)) end
+         else res = T.new_tensor(T.default_dtype(), T.CPU_DEVICE, size_args(op, ...)) end
          draw(res, G.g)
          return res
       end
@@ -185,9 +184,9 @@ return function(torch, T)
    local function randperm(res, G, n)
       local gstate = G.g
       if not is_int(n) or n < 0 then error('randperm: n must be a non-negative integer, got ' .. tostring(n), 2) end
-      local perm = T.new(T.LONG, T.CPU, { n })
+      local perm = T.new_tensor(T.LONG, T.CPU_DEVICE, { n })
       if n > 0 then
-         local u = T.new(T.DOUBLE, T.CPU, { n })
+         local u = T.new_tensor(T.DOUBLE, T.CPU_DEVICE, { n })
          check(C.mt_random_uniform(u.h, gstate, 0, 1))
          local up = ffi.cast('double*', C.mt_tensor_data(u.h))
          local p = ffi.cast('int64_t*', C.mt_tensor_data(perm.h))
@@ -197,7 +196,7 @@ return function(torch, T)
             p[i], p[j] = p[j], p[i]
          end
       end
-      if res == nil then res = T.new(T.default_dtype(), T.CPU, { n }) end
+      if res == nil then res = T.new_tensor(T.default_dtype(), T.CPU_DEVICE, { n }) end
       check(C.mt_tensor_resize(res.h, T.sizes_buf { n }))
       check(C.mt_copy(res.h, perm.h))
       return res
@@ -215,8 +214,8 @@ return function(torch, T)
    --   t:geometric([gen,] p=0.5)            floor(log(1 - u) / log(p)) + 1: P(i) = (1-p) p^(i-1)
    local function unary(op, out, a, p1) check(C.mt_unary(op, out.h, a.h, p1 or 0, 0)) end
    local function draw(op, t, G, finish)
-      local h = T.h(t, op)
-      local u = T.new(T.DOUBLE, C.mt_tensor_device(h), T.sizes(t))
+      local h = T.handle(t, op)
+      local u = T.new_tensor(T.DOUBLE, C.mt_tensor_device(h), T.sizes(t))
       if C.mt_tensor_numel(u.h) > 0 then
          check(C.mt_random_uniform(u.h, G.g, 0, 1))
          finish(u)
@@ -272,7 +271,7 @@ return function(torch, T)
    -- single numbers: torch.uniform([gen,] [a, b]), torch.normal([gen,] [mean, std]),
    -- torch.bernoulli([gen,] [p]), torch.random([gen,] [a,] [b]), torch.exponential([gen,]
    -- [lambda]), torch.cauchy([gen,] [median, sigma]), torch.geometric([gen,] [p])
-   local one = T.new(T.DOUBLE, T.CPU, { 1 })
+   local one = T.new_tensor(T.DOUBLE, T.CPU_DEVICE, { 1 })
    local onep = ffi.cast('double*', C.mt_tensor_data(one.h))
    for _, name in ipairs { 'uniform', 'normal', 'bernoulli', 'random', 'exponential', 'cauchy', 'geometric' } do
       local m = methods[name]

@@ -8,7 +8,7 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local C, methods = T.C, T.methods
+   local C, methods = T.clib, T.tensor_methods
    local floor = math.floor
    local valbuf = ffi.new('double[1]')
 
@@ -57,7 +57,7 @@ return function(torch, T)
    local function reduce_dim(name, op, res, ind, t, d, p)
       if res ~= nil then need(res, name, 'result') end
       if ind ~= nil then need(ind, name, 'indices result') end
-      res = res or T.empty(out_dtype(op, t), C.mt_tensor_device(t.h))
+      res = res or T.empty_tensor(out_dtype(op, t), C.mt_tensor_device(t.h))
       if C.mt_reduce(op, res.h, ind and ind.h or nil, t.h, d, 1, p or 0, 1) ~= 0 then T.raise(nil, nil, 4) end
       return res
    end
@@ -169,7 +169,7 @@ return function(torch, T)
       end
       local d = cdim(name, t, dim)
       if resind ~= nil then need(resind, name, 'indices result') end
-      resind = resind or T.empty(T.LONG, C.mt_tensor_device(t.h))
+      resind = resind or T.empty_tensor(T.LONG, C.mt_tensor_device(t.h))
       local v = reduce_dim(name, op, resval, resind, t, d, 0)
       return v, resind
    end
@@ -207,8 +207,8 @@ return function(torch, T)
       if resval ~= nil then need(resval, 'sort', 'values result') end
       if resind ~= nil then need(resind, 'sort', 'indices result') end
       local dev = C.mt_tensor_device(t.h)
-      resval = resval or T.empty(C.mt_tensor_dtype(t.h), dev)
-      resind = resind or T.empty(T.LONG, dev)
+      resval = resval or T.empty_tensor(C.mt_tensor_dtype(t.h), dev)
+      resind = resind or T.empty_tensor(T.LONG, dev)
       if C.mt_sort(resval.h, resind.h, t.h, d, desc and 1 or 0, 1) ~= 0 then T.raise(nil, nil, 3) end
       return resval, resind
    end
@@ -244,8 +244,8 @@ return function(torch, T)
       if resval ~= nil then need(resval, 'topk', 'values result') end
       if resind ~= nil then need(resind, 'topk', 'indices result') end
       local dev = C.mt_tensor_device(t.h)
-      resval = resval or T.empty(C.mt_tensor_dtype(t.h), dev)
-      resind = resind or T.empty(T.LONG, dev)
+      resval = resval or T.empty_tensor(C.mt_tensor_dtype(t.h), dev)
+      resind = resind or T.empty_tensor(T.LONG, dev)
       if C.mt_topk(resval.h, resind.h, t.h, k, d, dir and 1 or 0, sorted == false and 0 or 1, 1) ~= 0 then
          T.raise(nil, nil, 3)
       end

@@ -17,7 +17,7 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local C, check, methods, is_tensor = T.C, T.check, T.methods, T.is_tensor
+   local C, check, methods, is_tensor = T.clib, T.check, T.tensor_methods, T.is_tensor
    local floor = math.floor
 
    local function argerror(op, msg) T.argerror(op, msg, 4) end
@@ -32,13 +32,13 @@ return function(torch, T)
 
    -- n uniforms in [0, 1) from the global generator, as a double pointer (and its owner)
    local function uniforms(n)
-      local u = T.new(T.DOUBLE, T.CPU, { n })
+      local u = T.new_tensor(T.DOUBLE, T.CPU_DEVICE, { n })
       methods.uniform(u, 0, 1)
       return ffi.cast('double*', C.mt_tensor_data(u.h)), u
    end
    -- a contiguous float64 CPU copy of t and its data pointer
    local function host_doubles(t)
-      local d = T.convert(t, T.DOUBLE, T.CPU)
+      local d = T.convert(t, T.DOUBLE, T.CPU_DEVICE)
       if not methods.isContiguous(d) then d = methods.contiguous(d) end
       return ffi.cast('double*', C.mt_tensor_data(d.h)), d
    end
@@ -53,12 +53,12 @@ return function(torch, T)
       if not (stdv > 0) then -- luacheck: ignore 581 (rejects NaN)
          T.argerror('logNormal', ('stdv must be positive, got %g'):format(stdv), 2)
       end
-      check(C.mt_random_normal(T.h(t, 'logNormal'), torch._generator, mean, stdv), 'logNormal', true)
+      check(C.mt_random_normal(T.handle(t, 'logNormal'), torch._generator, mean, stdv), 'logNormal', true)
       check(C.mt_unary(C.MT_EXP, t.h, t.h, 0, 0), 'logNormal', true)
       return t
    end
    function torch.logNormal(mean, stdv)
-      local one = T.new(T.DOUBLE, T.CPU, { 1 })
+      local one = T.new_tensor(T.DOUBLE, T.CPU_DEVICE, { 1 })
       methods.logNormal(one, mean, stdv)
       return ffi.cast('double*', C.mt_tensor_data(one.h))[0]
    end
@@ -89,7 +89,7 @@ return function(torch, T)
          argerror(op, ('cannot draw %d samples without replacement from %d categories'):format(n, K))
       end
       local w, wt = host_doubles(p)
-      local out = T.new(T.LONG, T.CPU, nd == 2 and { rows, n } or { n })
+      local out = T.new_tensor(T.LONG, T.CPU_DEVICE, nd == 2 and { rows, n } or { n })
       local o = ffi.cast('int64_t*', C.mt_tensor_data(out.h))
       local u, ut = uniforms(rows * n)
       local cum = ffi.new('double[?]', K)
@@ -146,7 +146,7 @@ return function(torch, T)
       hold(wt, ut)
       local dev = device(p)
       if res == nil then return dev >= 0 and T.convert(out, T.LONG, dev) or out end
-      check(C.mt_tensor_resize(T.h(res, op), T.sizes_buf(T.sizes(out), false, op)), op, nil, 3)
+      check(C.mt_tensor_resize(T.handle(res, op), T.sizes_buf(T.sizes(out), false, op)), op, nil, 3)
       check(C.mt_copy(res.h, out.h), op, nil, 3)
       return res
    end
@@ -181,8 +181,8 @@ return function(torch, T)
          total = total + p[i]
       end
       if not (total > 0) then T.argerror(op, 'the probabilities sum to 0', 2) end -- luacheck: ignore 581 (rejects NaN)
-      local J = T.new(T.LONG, T.CPU, { K })
-      local q = T.new(T.DOUBLE, T.CPU, { K })
+      local J = T.new_tensor(T.LONG, T.CPU_DEVICE, { K })
+      local q = T.new_tensor(T.DOUBLE, T.CPU_DEVICE, { K })
       local jp = ffi.cast('int64_t*', C.mt_tensor_data(J.h))
       local qp = ffi.cast('double*', C.mt_tensor_data(q.h))
       local small, large, ns, nl = ffi.new('int64_t[?]', K), ffi.new('int64_t[?]', K), 0, 0
@@ -221,10 +221,10 @@ return function(torch, T)
       end
       local K, N = methods.nElement(J), methods.nElement(output)
       if N == 0 then return output end
-      local jt = methods.contiguous(T.convert(J, T.LONG, T.CPU))
+      local jt = methods.contiguous(T.convert(J, T.LONG, T.CPU_DEVICE))
       local jp = ffi.cast('int64_t*', C.mt_tensor_data(jt.h))
       local qp, qt = host_doubles(q)
-      local out = T.new(T.LONG, T.CPU, { N })
+      local out = T.new_tensor(T.LONG, T.CPU_DEVICE, { N })
       local o = ffi.cast('int64_t*', C.mt_tensor_data(out.h))
       local u, ut = uniforms(2 * N)
       for i = 0, N - 1 do

@@ -7,7 +7,7 @@
 --                                          having leading dims of size 1 when sizes has more)
 -- The pieces of split/chunk are views sharing x's memory; a `result` table is emptied and reused.
 return function(torch, T)
-   local methods, is_tensor, is_int = T.methods, T.is_tensor, T.is_int
+   local methods, is_tensor, is_int = T.tensor_methods, T.is_tensor, T.is_int
    local ceil = math.ceil
 
    local function want_tensor(op, x)
@@ -91,7 +91,7 @@ return function(torch, T)
       end
       if res ~= nil then res:resize(table.unpack(out)) end
       local fresh = res == nil or not res:isContiguous()
-      local dst = fresh and T.new(T.C.mt_tensor_dtype(x.h), T.C.mt_tensor_device(x.h), out) or res
+      local dst = fresh and T.new_tensor(T.clib.mt_tensor_dtype(x.h), T.clib.mt_tensor_device(x.h), out) or res
       if dst:nElement() > 0 then
          local src = x:contiguous():view(table.unpack(xs))
          if 2 * n <= T.MAX_DIMS then

@@ -2,14 +2,14 @@
 -- dtype of the library's list), views into another storage, storages that map a file, and
 -- t:storage(). A storage is an FFI object holding one C tensor handle: a 1-d tensor over its
 -- whole C storage from offset 0 (csrc/core/storage.c makes views, maps and in-place resizes).
---   T.storage_wrap(t)     the Storage sharing tensor t's memory
---   T.storage_tensor(s)   a new 1-d tensor over all of storage s
+--   T.storage_of(t)     the Storage sharing tensor t's memory
+--   T.storage_as_tensor(s)   a new 1-d tensor over all of storage s
 -- The size object that t:size() returns (Tensor.lua) stays a plain Lua table; it also calls
 -- itself 'torch.LongStorage', and everything that takes sizes takes either.
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local C, check, outp, is_int = T.C, T.check, T.outp, T.is_int
+   local C, check, outp, is_int = T.clib, T.check, T.out_handle, T.is_int
 
    ffi.cdef 'typedef struct mt_storage_ref { mt_tensor *h; } mt_storage_ref;'
    local ref_t = ffi.typeof('mt_storage_ref')
@@ -18,7 +18,6 @@ return function(torch, T)
    local sz, st = ffi.new('int64_t[1]'), ffi.new('int64_t[1]', 1)
 
    local Storage = {}     -- methods of every storage
-   T.Storage = Storage
    local function is_storage(x) return type(x) == 'cdata' and ffi.istype(ref_t, x) end
    T.is_storage = is_storage
 
@@ -37,24 +36,24 @@ return function(torch, T)
    -- Own a fresh handle (a 1-d tensor over a whole storage) as a Storage.
    local function own(h) return ref_t(h) end
 
-   function T.storage_wrap(t)
-      local h = T.h(t, 'storage')
+   function T.storage_of(t)
+      local h = T.handle(t, 'storage')
       sz[0] = C.mt_tensor_storage_numel(h)
       check(C.mt_tensor_as_strided(outp, h, 1, sz, st, 0), 'storage', nil, 3)
       return own(outp[0])
    end
 
-   function T.storage_tensor(s)
+   function T.storage_as_tensor(s)
       local h = sh(s, 'storage')
       sz[0] = C.mt_tensor_storage_numel(h)
       check(C.mt_tensor_as_strided(outp, h, 1, sz, st, 0), 'storage', nil, 3)
-      return T.wrap(outp[0])
+      return T.wrap_handle(outp[0])
    end
-   local stensor = T.storage_tensor
+   local stensor = T.storage_as_tensor
 
    -- element access: typed pointers on the CPU, the C accessors elsewhere (CUDA, half)
    local direct = {}
-   for _, d in ipairs(T.dtypes) do direct[d.id] = d.id ~= T.HALF and d.id ~= T.BF16 and d.ptr or nil end
+   for _, d in ipairs(T.dtypes) do direct[d.id] = d.id ~= T.HALF and d.id ~= T.BFLOAT16 and d.ptr or nil end
 
    local function check_index(h, i, level)
       local n = numel(h)
@@ -126,7 +125,7 @@ return function(torch, T)
    end
    mt.__tostring = function(s)
       local t = stensor(s)
-      return (T.format_body and T.format_body(t) or '') .. '[' .. typename(s.h) .. ' of size ' .. numel(s.h) .. ']'
+      return (T.format_values and T.format_values(t) or '') .. '[' .. typename(s.h) .. ' of size ' .. numel(s.h) .. ']'
    end
    ffi.metatype(ref_t, mt)
 
@@ -204,7 +203,7 @@ return function(torch, T)
    -- filename [, shared [, size [, sharedMem]]])
    local function new(dtype, n, level)
       sz[0] = n
-      check(C.mt_tensor_new(outp, dtype, T.CPU, 1, sz), nil, nil, level + 1)
+      check(C.mt_tensor_new(outp, dtype, T.CPU_DEVICE, 1, sz), nil, nil, level + 1)
       local s = own(outp[0])
       if n > 0 then check(C.mt_fill(s.h, 0)) end -- Torch7 leaves it uninitialised; zeros are one valid choice
       return s
@@ -271,20 +270,15 @@ return function(torch, T)
       end,
    })
 
-   -- Size objects (t:size()) and LongStorages both stand for sizes.
-   local is_size_object = T.is_size
-   local long = T.LONG
-   function T.is_size(x)
-      return is_size_object(x) or (is_storage(x) and C.mt_tensor_dtype(x.h) == long)
-   end
-
    local typename_of = torch.typename
    function torch.typename(x)
       if is_storage(x) then return typename(x.h) end
       return typename_of(x)
    end
 
-   function torch.isStorage(x) return is_storage(x) or is_size_object(x) end
+   -- a storage, or a size object (t:size(): Torch7's LongStorage); T.is_size also takes both
+   local LongStorage = T.LongStorage
+   function torch.isStorage(x) return is_storage(x) or getmetatable(x) == LongStorage end
 
-   T.methods.storage = function(t) return T.storage_wrap(t) end
+   T.tensor_methods.storage = function(t) return T.storage_of(t) end
 end

@@ -6,10 +6,10 @@
 local ffi = require 'ffi'
 
 return function(torch, T)
-   local C, check, methods, outp = T.C, T.check, T.methods, T.outp
+   local C, check, methods, outp = T.clib, T.check, T.tensor_methods, T.out_handle
    local is_int, size_list, sizes_buf = T.is_int, T.size_list, T.sizes_buf
 
-   local sbuf, stbuf = T.sizebuf, T.stridebuf
+   local sbuf, stbuf = T.size_scratch, T.stride_scratch
    local dimbuf = ffi.new('int[8]')
 
    -- "2x3x4", as C's messages print shapes
@@ -33,9 +33,8 @@ return function(torch, T)
       end
       return dd - 1
    end
-   T.dim0 = dim0
 
-   local function h_of(t, op) return T.h(t, op) end
+   local function h_of(t, op) return T.handle(t, op) end
 
    ------------------------------------------------------------------------------------------
    -- views
@@ -56,10 +55,10 @@ return function(torch, T)
    end
 
    with_sizes('view', function(t, h, n, buf)
-      -- an empty tensor viewed as no sizes (another empty tensor's size()) stays empty (T.ndim)
+      -- an empty tensor viewed as no sizes (another empty tensor's size()) stays empty (Tensor.lua's ndim)
       if n == 0 and C.mt_tensor_numel(h) == 0 then n, buf[0] = 1, 0 end
       check(C.mt_tensor_view(outp, h, n, buf))
-      return T.wrap(outp[0])
+      return T.wrap_handle(outp[0])
    end)
 
    -- reshape: a view when the layout allows it, else a contiguous copy. Torch7's
@@ -81,13 +80,13 @@ return function(torch, T)
       local h = h_of(t, 'reshape')
       local n, buf = sizes_buf(size_list(...), false, 'reshape')
       if n == 0 and C.mt_tensor_numel(h) == 0 then n, buf[0] = 1, 0 end -- empty stays empty
-      if C.mt_tensor_view(outp, h, n, buf) == 0 then return T.wrap(outp[0]) end
+      if C.mt_tensor_view(outp, h, n, buf) == 0 then return T.wrap_handle(outp[0]) end
       -- a size mismatch is an error whatever the layout; only a stride problem falls back
       if C.mt_tensor_is_contiguous(h) == 1 then T.raise('reshape', 'view') end
       local c = methods.clone(t)
       n, buf = sizes_buf(size_list(...), false, 'reshape')
       if C.mt_tensor_view(outp, c.h, n, buf) ~= 0 then T.raise('reshape', 'view') end
-      return T.wrap(outp[0])
+      return T.wrap_handle(outp[0])
    end
 
    function methods.narrow(t, dim, start, len)
@@ -98,7 +97,7 @@ return function(torch, T)
       end
       if start < 0 then start = start + tonumber(C.mt_tensor_size(h, d)) + 1 end
       check(C.mt_tensor_narrow(outp, h, d, start - 1, len))
-      return T.wrap(outp[0])
+      return T.wrap_handle(outp[0])
    end
 
    function methods.select(t, dim, i)
@@ -112,7 +111,7 @@ return function(torch, T)
       end
       if C.mt_tensor_ndim(h) == 1 then return t[ii] end -- Torch7: a number, like t[i]
       check(C.mt_tensor_select(outp, h, d, ii - 1))
-      return T.wrap(outp[0])
+      return T.wrap_handle(outp[0])
    end
 
    -- sub(d1s, d1e, d2s, d2e, ...): narrow the leading dimensions to inclusive ranges;
@@ -145,14 +144,14 @@ return function(torch, T)
          sbuf[k - 1] = ee - ss + 1
       end
       check(C.mt_tensor_as_strided(outp, h, nd, sbuf, stbuf, offset))
-      return T.wrap(outp[0])
+      return T.wrap_handle(outp[0])
    end
 
    function methods.transpose(t, d1, d2)
       local h = h_of(t, 'transpose')
       local a, b = dim0('transpose', t, d1, 2), dim0('transpose', t, d2, 2)
       check(C.mt_tensor_transpose(outp, h, a, b))
-      return T.wrap(outp[0])
+      return T.wrap_handle(outp[0])
    end
 
    function methods.t(t)
@@ -162,7 +161,7 @@ return function(torch, T)
             :format(shape_str(t)), 2)
       end
       check(C.mt_tensor_transpose(outp, h, 0, 1))
-      return T.wrap(outp[0])
+      return T.wrap_handle(outp[0])
    end
 
    function methods.permute(t, ...)
@@ -172,12 +171,12 @@ return function(torch, T)
       if n > 8 then error(('permute: at most 8 dimensions, got %d'):format(n), 2) end
       for i = 1, n do dimbuf[i - 1] = dim0('permute', t, dims[i], 2) end
       check(C.mt_tensor_permute(outp, h, n, dimbuf))
-      return T.wrap(outp[0])
+      return T.wrap_handle(outp[0])
    end
 
    with_sizes('expand', function(t, h, n, buf)
       check(C.mt_tensor_expand(outp, h, n, buf))
-      return T.wrap(outp[0])
+      return T.wrap_handle(outp[0])
    end)
 
    -- squeeze(): drop every size-1 dimension (a one-element tensor becomes 0-d);
@@ -186,14 +185,14 @@ return function(torch, T)
       local h = h_of(t, 'squeeze')
       local d = dim == nil and -1 or dim0('squeeze', t, dim, 2)
       check(C.mt_tensor_squeeze(outp, h, d))
-      return T.wrap(outp[0])
+      return T.wrap_handle(outp[0])
    end
 
    function methods.unsqueeze(t, dim)
       local h = h_of(t, 'unsqueeze')
       local d = dim0('unsqueeze', t, dim, 2, 1)
       check(C.mt_tensor_unsqueeze(outp, h, d))
-      return T.wrap(outp[0])
+      return T.wrap_handle(outp[0])
    end
 
    function methods.unfold(t, dim, size, step)
@@ -203,7 +202,7 @@ return function(torch, T)
          error(('unfold: size and step must be integers, got %s and %s'):format(tostring(size), tostring(step)), 2)
       end
       check(C.mt_tensor_unfold(outp, h, d, size, step))
-      return T.wrap(outp[0])
+      return T.wrap_handle(outp[0])
    end
 
    ------------------------------------------------------------------------------------------
@@ -217,7 +216,7 @@ return function(torch, T)
 
    function methods.clone(t)
       local h = h_of(t, 'clone')
-      local r = T.new(C.mt_tensor_dtype(h), C.mt_tensor_device(h), T.sizes(t))
+      local r = T.new_tensor(C.mt_tensor_dtype(h), C.mt_tensor_device(h), T.sizes(t))
       check(C.mt_copy(r.h, h))
       return r
    end
@@ -233,7 +232,7 @@ return function(torch, T)
       check(C.mt_tensor_resize(h, n, buf))
       return t
    end)
-   -- Torch7: resizing to no sizes (an empty tensor's size()) gives the empty tensor (T.ndim);
+   -- Torch7: resizing to no sizes (an empty tensor's size()) gives the empty tensor (Tensor.lua's ndim);
    -- resizeAs keeps a 0-d scalar's shape
    local resize_to = methods.resize
    function methods.resize(t, ...)
@@ -253,7 +252,7 @@ return function(torch, T)
    function methods.set(t, src, offset, sizes, strides)
       local h = h_of(t, 'set')
       if src == nil then
-         local e = T.empty(C.mt_tensor_dtype(h), C.mt_tensor_device(h))
+         local e = T.empty_tensor(C.mt_tensor_dtype(h), C.mt_tensor_device(h))
          check(C.mt_tensor_set(h, e.h))
          return t
       end
@@ -274,7 +273,7 @@ return function(torch, T)
             sizes_buf(st, true, 'set')
          end
          check(C.mt_tensor_as_strided(outp, base.h, n, sbuf, stbuf, offset - 1))
-         local v = T.wrap(outp[0])
+         local v = T.wrap_handle(outp[0])
          check(C.mt_tensor_set(h, v.h))
          return t
       end
@@ -313,7 +312,7 @@ return function(torch, T)
 
    ------------------------------------------------------------------------------------------
    -- type conversion: self when already of that type, else a converted copy on the same device
-   local conv = { float = T.FLOAT, double = T.DOUBLE, half = T.HALF, bfloat16 = T.BF16, int = T.INT,
+   local conv = { float = T.FLOAT, double = T.DOUBLE, half = T.HALF, bfloat16 = T.BFLOAT16, int = T.INT,
       long = T.LONG, byte = T.BYTE, bool = T.BOOL, char = T.CHAR, short = T.SHORT }
    for name, dtype in pairs(conv) do
       methods[name] = function(t) return T.convert(t, dtype, C.mt_tensor_device(h_of(t, name))) end
@@ -369,7 +368,7 @@ return function(torch, T)
       end
    end
 
-   local function narrow_float(dt) return dt == T.HALF or dt == T.BF16 end
+   local function narrow_float(dt) return dt == T.HALF or dt == T.BFLOAT16 end
 
    -- apply(fn): fn(x) for every element; a number returned replaces the element.
    function methods.apply(t, fn)

@@ -70,7 +70,7 @@ return function(torch, T)
    -- returned when it really constructs that class.
    function torch.getconstructortable(name)
       if type(name) ~= 'string' then error('torch.getconstructortable: expected a type name, got ' .. type(name), 2) end
-      if T.types[name] then return T.types[name] end
+      if T.tensor_types[name] then return T.tensor_types[name] end
       local mt = class.metatable(name)
       local pkg, short = name:match('^(.*)%.([^%.]+)$')
       local places
