@@ -7,6 +7,7 @@
 # Backends do not include each other (cpu, cuda and kernels are siblings, except that kernels/
 # is the device half of cuda: csrc/cuda may include kernels/kernels.h); the C level-2 parts
 # are independent of each other, and so are Lua's nn, optim and data (dist wraps nn modules).
+# It also checks that each field of moontorch.internal (T) is defined in one file only.
 # Prints each violation (file:line and the arrow) and exits 1 if there is any.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -99,5 +100,19 @@ while read -r file lineno mod; do
   esac
 done < <(lua_requires)
 
-if [ $bad -eq 0 ]; then echo "check_layers: every include and require points down (or within its layer)"; fi
+# moontorch.internal (T): each field is defined in one place, so one grep finds it
+t_def='^[[:space:]]*(function T\.FIELD[[:space:]]*\(|T\.FIELD[[:space:]]*=[^=])'
+t_files=$(grep -rlE "require[ (]*'moontorch.internal'|^local T = \{\}|^return function\(torch, T\)" lua)
+while read -r count field; do
+  [ "$count" -gt 1 ] || continue
+  # shellcheck disable=SC2086
+  echo "lua/: T.$field is defined $count times: $(grep -lE "${t_def//FIELD/$field}" $t_files | tr '\n' ' ')"
+  bad=1
+  # shellcheck disable=SC2086
+done < <(grep -hoE "${t_def//FIELD/[A-Za-z_][A-Za-z0-9_]*}" $t_files |
+  sed -E 's/^[[:space:]]*(function )?T\.([A-Za-z0-9_]+).*/\2/' | sort | uniq -c)
+
+if [ $bad -eq 0 ]; then
+  echo "check_layers: every include and require points down (or within its layer); each T field has one definition"
+fi
 exit $bad

@@ -11,23 +11,25 @@
 --     T.expect_tensor(x, op, what, [level])  x, or 'op: expected a tensor what, got <type>'
 --     T.is_int, T.size_list, T.sizes_buf, T.MAX_DIMS; T.size_scratch, T.stride_scratch,
 --     T.index_scratch (int64_t[8] arrays for C); T.read_f32, T.read_f64, T.canonicalize_nans
---   Tensor.lua (the tensor object)
+--   tensor/Tensor.lua (the tensor object)
 --     T.dtypes, T.dtype_by_name, T.FLOAT .. T.SHORT (dtype ids), T.CPU_DEVICE, T.typename,
 --     T.parse_typename; T.handle(t, [what]) (t's C handle, checked), T.wrap_handle(h),
 --     T.out_handle (the slot C ops write a new handle into); T.tensor_methods,
 --     T.type_methods(dtype, device), T.tensor_metatable, T.set_index_hooks; T.is_tensor,
 --     T.new_tensor, T.empty_tensor, T.sizes, T.strides, T.deliver_result, T.convert;
 --     T.LongStorage, T.is_size
---   tensor_new.lua   T.tensor_types, T.default_dtype, T.from_flat, T.alias
---   tensor_view.lua  T.shape_str;  tensor_layout.lua  T.channels_last_strides, T.follow_layout
---   tensor_print.lua T.format_values;  cuda.lua  T.convert_to_typename
---   storage.lua      T.is_storage, T.storage_of, T.storage_as_tensor, T.storage_dtype,
---                    T.storage_types
+--   tensor/constructors.lua   T.tensor_types, T.default_dtype, T.from_flat, T.alias
+--   tensor/view.lua           T.shape_str
+--   tensor/channels_last.lua  T.channels_last_strides, T.follow_layout
+--   tensor/print.lua          T.format_values
+--   tensor/cuda.lua           T.convert_to_typename
+--   tensor/storage.lua        T.is_storage, T.storage_of, T.storage_as_tensor, T.storage_dtype,
+--                             T.storage_types
 local ffi = require 'ffi'
 local lib = require 'moontorch.lib'
 
 local T = {}
--- Registered before Tensor.lua loads, since it fills in this same table.
+-- Registered before tensor/Tensor.lua loads, since it fills in this same table.
 package.loaded['moontorch.internal'] = T
 
 local C = lib.C

@@ -264,9 +264,9 @@ describe('mm', function()
          'addmm', 'expanded', '3x2')
    end)
 
-   it('is reachable through the * operator when tensor_math provides it', function()
+   it('is reachable through the * operator when tensor/pointwise.lua provides it', function()
       if not T.tensor_metatable.__mul then
-         pending('tensor_math has not defined __mul')
+         pending('tensor/pointwise.lua has not defined __mul')
          return
       end
       local a, fa = rand_matrix(4, 3, 'contiguous', 'torch.DoubleTensor')

@@ -16,7 +16,7 @@ return function(torch, T)
    -- user's line: level 3 from go_*, level 4 from the helpers it calls (need, cdim, ...).
    -- Public functions call go_* without a tail call so that the layers stay in place.
 
-   local shape_str = T.shape_str -- "2x3x4" as C prints shapes (tensor_view.lua, loaded first)
+   local shape_str = T.shape_str -- "2x3x4" as C prints shapes (tensor/view.lua, loaded first)
 
    local function need(x, name, what)
       if not T.is_tensor(x) then
