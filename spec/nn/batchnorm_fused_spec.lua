@@ -290,6 +290,32 @@ describe('nn.utils.fuseBatchNorm', function()
       same(b:forward(x), a:forward(x), 'evaluate output')
    end)
 
+   it('fuses a half or bfloat16 model converted first, training as the unfused one does', function()
+      local models = require 'recipes.models'
+      for _, ty in ipairs({ 'torch.HalfTensor', 'torch.BFloat16Tensor' }) do
+         torch.manualSeed(11)
+         local a = models.small_cnn { nClasses = 10 }:type(ty)
+         local b = a:clone()
+         local _, n = b:fuseBatchNorm()
+         assert.is_true(n > 0, ty .. ': nothing fused')
+         local pa, ga = a:parameters()
+         local pb, gb = b:parameters()
+         for step = 1, 2 do
+            local x = rnd({ 4, 1, 28, 28 }, ty)
+            local go = rnd({ 4, 10 }, ty)
+            a:zeroGradParameters(); b:zeroGradParameters()
+            torch.manualSeed(step) -- the same dropout draw on both sides
+            local ya = a:forward(x)
+            torch.manualSeed(step)
+            same(b:forward(x), ya, ty .. ' output step ' .. step)
+            same(b:backward(x, go), a:backward(x, go), ty .. ' gradInput step ' .. step)
+            for i = 1, #ga do same(gb[i], ga[i], ('%s gradient %d step %d'):format(ty, i, step)) end
+            a:updateParameters(0.05); b:updateParameters(0.05)
+            for i = 1, #pa do same(pb[i], pa[i], ('%s parameter %d step %d'):format(ty, i, step)) end
+         end
+      end
+   end)
+
    it('leaves other patterns alone and rejects non-modules', function()
       local m = nn.Sequential():add(nn.SpatialBatchNormalization(2)):add(nn.Tanh())
          :add(nn.SpatialBatchNormalization(2)):add(nn.LeakyReLU(0.1))

@@ -30,6 +30,9 @@ local function takeOver(cls, bn)
    for _, k in ipairs(FIELDS) do f[k] = bn[k] end
    f.nDim, f.train, f._type, f.ghostBatch = bn.nDim, bn.train, bn._type, bn.ghostBatch
    f.output = bn.output
+   -- the batch norm's gradInput is already of the model's type (a fresh one would be float32);
+   -- BatchNormAddReLU's is a table it fills in the input's type
+   if torch.isTensor(f.gradInput) then f.gradInput = bn.gradInput end
    return f
 end
 
