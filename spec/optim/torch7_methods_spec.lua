@@ -348,6 +348,44 @@ describe('optim.Logger', function()
       logger:setlogscale(true)
       assert.are.equal(path .. '.svg', logger:plot('training error'))
    end)
+
+   it('plots every series: its label, one point per number, finite coordinates', function()
+      local path = util.tmpdir() .. '/chart.log'
+      local logger = optim.Logger(path)
+      local names = { 'loss <train>', 'loss & test', 'lr' }
+      logger:setNames(names)
+      logger:style { '-', '+-', '~' }
+      local n, want = math.random(3, 30), { 0, 0, 0 }
+      for i = 1, n do
+         local row = { 1e4 * math.random(), i == 2 and 'n/a' or -math.random(), i == 3 and 0 / 0 or 1e-3 * i }
+         for k = 1, 3 do
+            if type(row[k]) == 'number' and row[k] == row[k] then want[k] = want[k] + 1 end
+         end
+         logger:add(row)
+      end
+      assert.are.equal(path .. '.svg', logger:plot())
+      local svg = read(path .. '.svg')
+      local i, j = svg:find('&lt;Logger::' .. path .. '&gt;', 1, true)
+      assert.truthy(i, 'title')
+      svg = svg:sub(1, i - 1) .. svg:sub(j + 1) -- the random path may spell nan or inf
+      for _, label in ipairs({ 'loss &lt;train&gt;', 'loss &amp; test', 'lr' }) do
+         assert.truthy(svg:find('>' .. label .. '<', 1, true), label)
+      end
+      local got = {}
+      for pts in svg:gmatch('<polyline[^>]*points="([^"]*)"') do
+         local k = 0
+         for x, y in pts:gmatch('([^ ,]+),([^ ]+)') do
+            assert.truthy(tonumber(x) and tonumber(y), x .. ',' .. y)
+            k = k + 1
+         end
+         got[#got + 1] = k
+      end
+      assert.are.same(want, got)
+      assert.falsy(svg:lower():find('nan') or svg:lower():find('inf'))
+      assert.are.equal(path .. '.svg', logger:plot('lr'))
+      local _, lines = read(path .. '.svg'):gsub('<polyline', '')
+      assert.are.equal(1, lines)
+   end)
 end)
 
 describe('optim.ConfusionMatrix', function()

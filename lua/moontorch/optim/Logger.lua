@@ -4,10 +4,11 @@
 --   logger = optim.Logger('accuracy.log'); logger:setNames{'train', 'test'}; logger:add{0.5, 0.4}
 -- plot(): Torch7 draws through gnuplot into filename .. '.eps' (and a window). This project has no
 -- gnuplot: plot writes an SVG chart of every logged series (or the named ones) to
--- filename .. '.svg' with no dependencies; display(false/true) is kept and has nothing to show.
+-- filename .. '.svg' (drawn by moontorch.util.plot); display(false/true) is kept and has nothing to show.
 -- Styles: '-' lines, '.' or '+' markers, '+-' both, '~' lines, '|' bars; other strings
 -- (gnuplot options in Torch7) are drawn as lines.
 local torch = require 'moontorch'
+local plot = require 'moontorch.util.plot'
 
 local Logger = torch.class('optim.Logger')
 
@@ -110,73 +111,12 @@ end
 function Logger:setlogscale(state) self.logscale = state end
 function Logger:display(state) self.showPlot = state end
 
-local COLORS = { '#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f' }
-local function esc(s) return (tostring(s):gsub('&', '&amp;'):gsub('<', '&lt;'):gsub('>', '&gt;')) end
-
--- The SVG text of the given series: list of {label, values, style}.
+-- The SVG text of the given series: list of {label, values, style}, drawn by moontorch.util.plot
+-- on a log10 y axis when setlogscale(true) is on; x is the row number.
 function Logger:svg(series)
-   local W, H, L, T, PW, PH = 720, 420, 80, 40, 600, 320
-   local ymin, ymax, n = math.huge, -math.huge, 2
-   local function y_of(v)
-      if self.logscale then return (v > 0) and math.log10(v) or nil end
-      return v
-   end
-   for _, s in ipairs(series) do
-      n = math.max(n, #s[2])
-      for _, v in ipairs(s[2]) do
-         local y = type(v) == 'number' and y_of(v)
-         if y and y == y and math.abs(y) ~= math.huge then ymin, ymax = math.min(ymin, y), math.max(ymax, y) end
-      end
-   end
-   if ymin > ymax then ymin, ymax = 0, 1 end
-   if ymax == ymin then ymin, ymax = ymin - 0.5, ymax + 0.5 end
-   local function px(i) return L + (i - 1) / (n - 1) * PW end
-   local function py(y) return T + PH - (y - ymin) / (ymax - ymin) * PH end
-   local out = {
-      ('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif">'):format(W, H),
-      '<rect width="100%" height="100%" fill="white"/>',
-      ('<text x="%d" y="22" font-size="15" text-anchor="middle">%s</text>'):format(W / 2,
-         esc('<Logger::' .. self.name .. '>')),
-      ('<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="black"/>'):format(L, T, PW, PH),
-   }
-   for k = 0, 4 do -- y ticks (and grid), in log10 units when logscale is on
-      local y = ymin + k * (ymax - ymin) / 4
-      out[#out + 1] = ('<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#ddd"/>'):format(L, L + PW, py(y), py(y))
-      out[#out + 1] = ('<text x="%d" y="%.1f" font-size="11" text-anchor="end">%s</text>'):format(L - 6, py(y) + 4,
-         ('%.3g'):format(self.logscale and 10 ^ y or y))
-   end
-   out[#out + 1] = ('<text x="%d" y="%d" font-size="11">1</text>'
-      .. '<text x="%d" y="%d" font-size="11" text-anchor="end">%d</text>')
-      :format(L, T + PH + 16, L + PW, T + PH + 16, n)
-   for j, s in ipairs(series) do
-      local color, style = COLORS[(j - 1) % #COLORS + 1], s[3]
-      local pts = {}
-      for i, v in ipairs(s[2]) do
-         local y = type(v) == 'number' and y_of(v)
-         if y and y == y and math.abs(y) ~= math.huge then pts[#pts + 1] = { px(i), py(y) } end
-      end
-      local marks = style == '+' or style == '.' or style == '+-'
-      local bars = style == '|'
-      if not marks and not bars or style == '+-' then
-         local p = {}
-         for _, q in ipairs(pts) do p[#p + 1] = ('%.1f,%.1f'):format(q[1], q[2]) end
-         out[#out + 1] = ('<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"/>'):format(color,
-            table.concat(p, ' '))
-      end
-      for _, q in ipairs(pts) do
-         if bars then
-            out[#out + 1] = ('<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%d" stroke="%s" stroke-width="3"/>'):format(q[1],
-               q[1], q[2], T + PH, color)
-         elseif marks then
-            out[#out + 1] = ('<circle cx="%.1f" cy="%.1f" r="%s" fill="%s"/>'):format(q[1], q[2],
-               style == '.' and '1.5' or '3', color)
-         end
-      end
-      out[#out + 1] = ('<text x="%d" y="%d" font-size="12" fill="%s">%s</text>'):format(L + 10, T + 16 * j, color,
-         esc(s[1]))
-   end
-   out[#out + 1] = '</svg>'
-   return table.concat(out, '\n') .. '\n'
+   local spec = { legend = true, ylog = self.logscale, series = {} }
+   for j, s in ipairs(series) do spec.series[j] = { label = s[1], ys = s[2], style = s[3] } end
+   return plot.document(720, 420, '<Logger::' .. self.name .. '>', plot.chart({ 80, 50, 600, 320 }, spec))
 end
 
 -- plot() draws every series, plot(name1, name2, ...) the named ones; a series needs 2 values.
@@ -200,12 +140,9 @@ function Logger:plot(...)
       end
    end
    if #series == 0 or not self.svgfile then return end
-   local tmp = self.svgfile .. '.tmp'
-   local f, err = io.open(tmp, 'w')
-   if not f then error('optim.Logger.plot: cannot write ' .. self.svgfile .. ': ' .. tostring(err), 2) end
-   f:write(self:svg(series))
-   f:close()
-   assert(os.rename(tmp, self.svgfile))
+   local ok, stage, err = plot.save(self.svgfile, self:svg(series))
+   if not ok and stage == 'rename' then error(err, 0) end -- as assert(os.rename(...)) raised it
+   if not ok then error('optim.Logger.plot: cannot write ' .. self.svgfile .. ': ' .. tostring(err), 2) end
    return self.svgfile
 end
 
