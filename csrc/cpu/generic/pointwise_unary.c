@@ -2,16 +2,28 @@
  * through generate_all.h). A kernel there is one of these loops with its op's element function
  * passed in and inlined (MT_ALWAYS_INLINE), so each (op, dtype) compiles to its own plain loops. */
 
+/* an op's scalars: p1 and p2 in acc_t, p1 as given and p1 as stored in this dtype */
+typedef struct {
+  double p1_given;
+  acc_t p1, p2, p1_stored;
+} MT_G(unary_scalars);
+
+MT_ALWAYS_INLINE MT_G(unary_scalars) MT_G(unary_scalars_of)(const double *params) {
+  MT_G(unary_scalars) sc = {params[0], PW_SCALAR(acc_t, params[0]), PW_SCALAR(acc_t, params[1]), 0};
+  scalar_t p1_storage;
+  MT_ST(&p1_storage, sc.p1);
+  sc.p1_stored = MT_LD(&p1_storage);
+  return sc;
+}
+
 /* out = op(a) over elements [begin, end) of the iteration (out, a), both of this dtype: both
  * contiguous, or anything strided. params: the op's scalars p1, p2 (doubles), handed to op in
  * acc_t, and p1 also as given and as stored in this dtype. */
 MT_ALWAYS_INLINE void MT_G(unary_runs)(const mt_iter *it, int64_t begin, int64_t end, const double *params,
                                        acc_t (*op)(acc_t x, acc_t p1, acc_t p2, double p1_given, acc_t p1_stored)) {
-  const double p1_given = params[0];
-  const acc_t p1 = PW_SCALAR(acc_t, p1_given), p2 = PW_SCALAR(acc_t, params[1]);
-  scalar_t p1_storage;
-  MT_ST(&p1_storage, p1);
-  const acc_t p1_stored = MT_LD(&p1_storage);
+  const MT_G(unary_scalars) sc = MT_G(unary_scalars_of)(params);
+  const double p1_given = sc.p1_given;
+  const acc_t p1 = sc.p1, p2 = sc.p2, p1_stored = sc.p1_stored;
   const int64_t *s = it->strides[0];
   mt_iter_run run;
   for (mt_iter_first(it, &run, begin, end); run.n > 0; mt_iter_next(it, &run)) {
@@ -31,11 +43,9 @@ MT_ALWAYS_INLINE void MT_G(unary_runs)(const mt_iter *it, int64_t begin, int64_t
 /* the same for a comparison with a scalar: out (u8) = op(a) as 0 or 1 */
 MT_ALWAYS_INLINE void MT_G(compare_runs)(const mt_iter *it, int64_t begin, int64_t end, const double *params,
                                          int (*op)(acc_t x, acc_t p1, acc_t p2, double p1_given, acc_t p1_stored)) {
-  const double p1_given = params[0];
-  const acc_t p1 = PW_SCALAR(acc_t, p1_given), p2 = PW_SCALAR(acc_t, params[1]);
-  scalar_t p1_storage;
-  MT_ST(&p1_storage, p1);
-  const acc_t p1_stored = MT_LD(&p1_storage);
+  const MT_G(unary_scalars) sc = MT_G(unary_scalars_of)(params);
+  const double p1_given = sc.p1_given;
+  const acc_t p1 = sc.p1, p2 = sc.p2, p1_stored = sc.p1_stored;
   const int64_t *s = it->strides[0];
   mt_iter_run run;
   for (mt_iter_first(it, &run, begin, end); run.n > 0; mt_iter_next(it, &run)) {
