@@ -912,6 +912,52 @@ mt_status mt_dist_rgc_mask(mt_tensor *v, mt_tensor *u, mt_tensor *idx, int64_t c
  * float32 on the same device. An index >= numel(dst) is MT_ERR_INDEX naming it and its block. */
 mt_status mt_dist_rgc_scatter_add(mt_tensor *dst, const mt_tensor *idx, const mt_tensor *val, int64_t block,
                                   double scale);
+/* The stale-synchronous parameter server (csrc/dist/ps*.c; lua/moontorch/dist/ParameterServer.lua):
+ * a table of `numel` float32 parameters sharded over ranks 0 .. servers-1, each of which runs a
+ * server thread beside its worker (as Bösen and PMLS-Caffe put a server on every machine).
+ * Every rank is a worker. A clock is one iteration of one worker: it pushes the gradients of
+ * its clock (mt_ps_push, any ranges, any number of times), ends the clock (mt_ps_clock, with
+ * the rate for it) and pulls (mt_ps_pull), which waits until every worker has ended clock
+ * c - staleness (c: the puller's clock). A server applies a clock's mean gradient, in one
+ * fused SGD step with momentum and weight decay (Torch7's optim.sgd), once every worker has
+ * ended that clock; so staleness 0 is synchronous SGD. With one rank the server is called
+ * in-process. All calls on one table come from one thread; work runs in issue order on the
+ * communication thread (with work != NULL the call returns a handle at once). */
+enum { MT_PS_HIST = 16 };
+typedef struct mt_ps mt_ps;
+typedef struct mt_ps_stats {
+  int64_t pulls, pushes, clocks;
+  int64_t bytes_pushed, bytes_pulled;
+  int64_t staleness[16]; /* pulls by observed staleness: c minus the oldest server version (the
+                            last bin counts that many or more) */
+  int64_t max_staleness;
+  double held_seconds; /* per pull the longest a server held it back for the bound, summed */
+  double pull_seconds; /* per pull the time from issue to the last reply, summed */
+} mt_ps_stats;
+/* collective over every rank: servers in 1 .. size, staleness >= 0 (at most 1000) */
+mt_status mt_ps_open(mt_dist *d, int64_t numel, int servers, int staleness, double momentum, double dampening,
+                     double weight_decay, int nesterov, mt_ps **out);
+/* collective: rank 0's params (and momentum, NULL: the buffer starts at the next gradient)
+ * become the servers' state at version `clock`, which is every worker's clock from now on */
+mt_status mt_ps_init(mt_ps *ps, mt_tensor *params, mt_tensor *momentum, int64_t clock, mt_dist_work **work);
+/* the gradient of this worker's current clock for elements [offset, offset + numel(grad)) */
+mt_status mt_ps_push(mt_ps *ps, mt_tensor *grad, int64_t offset, mt_dist_work **work);
+/* ends this worker's clock; lr is the rate the servers step that clock with (worker 0's) */
+mt_status mt_ps_clock(mt_ps *ps, double lr, mt_dist_work **work);
+/* elements [offset, offset + count) of params (the whole flat vector), once every worker has
+ * ended clock c - staleness (staleness < 0: the table's; 0: the newest state for this clock) */
+mt_status mt_ps_pull(mt_ps *ps, mt_tensor *params, int64_t offset, int64_t count, int staleness, mt_dist_work **work);
+/* the servers' whole state once every worker has ended this worker's clock: params and
+ * momentum (NULL when the table has none; zeros with *started = 0 before the first step);
+ * *version: the clocks applied. Blocking; any rank, no peer needs to call it. */
+mt_status mt_ps_gather(mt_ps *ps, mt_tensor *params, mt_tensor *momentum, int *started, int64_t *version);
+int64_t mt_ps_current_clock(const mt_ps *ps);
+void mt_ps_get_stats(const mt_ps *ps, mt_ps_stats *out);
+/* the version each server answered the last completed pull with (servers values) */
+void mt_ps_last_versions(const mt_ps *ps, int64_t *out);
+/* collective: every worker stops; each server thread ends once all have */
+mt_status mt_ps_close(mt_ps *ps);
+void mt_ps_free(mt_ps *ps); /* closes first when it can (not on a broken communicator) */
 /* MT_FFI_END */
 
 #ifdef __cplusplus

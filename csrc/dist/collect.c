@@ -7,10 +7,12 @@
 #include <string.h>
 #include <stdio.h>
 #include <limits.h>
-#include "queue.h"
+#include "ps.h"
 
 static const char *kind_name(int kind) {
-  static const char *names[] = {"barrier", "broadcast", "allreduce", "allgather", "reduceScatter", "tune", "loadModel"};
+  static const char *names[] = {"barrier",       "broadcast", "allreduce", "allgather",
+                                "reduceScatter", "tune",      "loadModel", "ps"};
+  _Static_assert(sizeof names / sizeof names[0] == MT_WORK_PS + 1, "one name per work kind");
   return names[kind];
 }
 
@@ -235,6 +237,7 @@ static int resolve(mt_dist *d, int alg, int device, int64_t bytes) {
 
 static mt_status run(mt_dist *d, mt_dist_work *w) {
   if (w->kind == MT_WORK_TUNE || w->kind == MT_WORK_LOAD_MODEL) return mt__dist_run_model(d, w);
+  if (w->kind == MT_WORK_PS) return mt__ps_run(d, w);
   mt_tensor *t = w->a;
   int64_t n = t ? (w->kind == MT_WORK_ALLGATHER ? mt_tensor_numel(w->b) : mt_tensor_numel(t)) : 0;
   int dtype = t ? mt_tensor_dtype(t) : MT_F32, device = t ? mt_tensor_device(t) : -1;

@@ -401,6 +401,9 @@ static void free_fields(mt_dist *d) {
 mt_status mt_dist_finalize(mt_dist *d) {
   if (!d) return mt__error(MT_ERR_ARG, "dist.finalize: not initialised");
   if (d->finalized) return MT_OK;
+  if (d->ps_open > 0)
+    return mt__error(MT_ERR_ARG, "dist.finalize: %d parameter server table%s still open: close %s first (ps:close())",
+                     d->ps_open, d->ps_open == 1 ? " is" : "s are", d->ps_open == 1 ? "it" : "them");
   if (d->broken)
     return mt__error(MT_ERR_DIST,
                      "dist.finalize: the communicator is broken (%s); MPI is not finalised, "

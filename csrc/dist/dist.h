@@ -12,6 +12,8 @@
  * ring.c, multicolor.c, hierarchical.c: our allreduce algorithms over MPI point-to-point
  * nccl.c       CUDA tensors (NCCL, or host staging without it)
  * model.c      the cost table behind `auto`
+ * ps.h, ps.c, ps_server.c  the stale-synchronous parameter server (a server thread beside the
+ *              worker on ranks 0..servers-1; requests run on the communication thread)
  * topk.c, rgc.c  residual gradient compression's steps (selection; mask and scatter-add): the
  *              checking entry points; the bodies are backend slots (csrc/cpu/dist_*.c,
  *              kernels/dist_*.cu)
@@ -73,7 +75,8 @@ struct mt_dist {
   int left_rank;       /* a peer that left without finalize (-1: none), and when we heard */
   double left_at;
 #endif
-  void *nccl; /* nccl.c's state, created on the first CUDA collective */
+  void *nccl;  /* nccl.c's state, created on the first CUDA collective */
+  int ps_open; /* parameter server tables not yet closed (ps.c): finalize waits for none */
 };
 
 /* What the algorithms see of a wait. peers[i] is the rank request i talks to (-1: unknown),

@@ -75,7 +75,7 @@ static void release_tensors(mt_dist_work *w) {
 
 mt_status mt__dist_submit(mt_dist *d, mt_dist_work *w, mt_dist_work **out) {
   w->d = d;
-  w->seq = ++d->seq;
+  w->seq = w->kind == MT_WORK_PS ? 0 : ++d->seq; /* parameter server requests are not collective */
   if (w->a) mt_tensor_retain(w->a);
   if (w->b) mt_tensor_retain(w->b);
   if (!d->thread_started) {

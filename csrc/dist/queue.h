@@ -10,7 +10,8 @@ enum {
   MT_WORK_ALLGATHER,
   MT_WORK_REDUCE_SCATTER,
   MT_WORK_TUNE,
-  MT_WORK_LOAD_MODEL
+  MT_WORK_LOAD_MODEL,
+  MT_WORK_PS /* a parameter server request (ps.c): not collective, no signature */
 };
 
 struct mt_dist_work {
@@ -19,6 +20,15 @@ struct mt_dist_work {
   mt_tensor *a, *b; /* retained until done: a is in/out (allreduce, bcast) or out, b is in */
   int64_t seq, arg; /* arg: tune's max bytes and reps, load's path (see model.c) */
   char path[512];
+  /* MT_WORK_PS: which request (MT_PS_PUSH ... of ps.h) and its numbers, fixed at issue */
+  struct {
+    struct mt_ps *ps;
+    int op, staleness;
+    int64_t offset, count, clock, generation;
+    double lr;
+    int started;     /* gather: out, momentum started */
+    int64_t version; /* gather: out, the clocks applied */
+  } ps;
   volatile int done;
   mt_status st;
   char msg[1024];

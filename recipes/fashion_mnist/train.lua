@@ -39,6 +39,7 @@ local function report(opt)
          print(('  rgc: %.3f MB/step sent, density %.4f, select %.2f ms, exchange %.2f ms'):format(tr.comm_MB,
             tr.density, tr.select_ms, tr.exchange_ms))
       end
+      if tr.ps then print(recipe.psReport(tr.ps)) end
    end
 end
 

@@ -36,6 +36,7 @@ local function report(epoch, tr, va)
       print(('  rgc: %.3f MB/step sent, density %.4f, select %.2f ms, exchange %.2f ms'):format(tr.comm_MB, tr.density,
          tr.select_ms, tr.exchange_ms))
    end
+   if tr.ps then print(recipe.psReport(tr.ps)) end
 end
 
 -- the Trainer of model (from model.lua) on the sources of data.lua; dist: moontorch.dist with

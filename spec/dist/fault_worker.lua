@@ -1,7 +1,8 @@
 -- fault_worker.lua: `mpirun -np N luajit spec/dist/fault_worker.lua MODE TIMEOUT`: ranks train
 -- a small model under DataParallel; at step 5 rank 1 raises (MODE raise), kills itself with
 -- SIGKILL (kill) or stops itself with SIGSTOP (stop). dist/faults_spec.lua checks that every
--- other rank ends, in time, naming rank 1 and the collective it was waiting in.
+-- other rank ends, in time, naming rank 1 and the collective it was waiting in. MODE ps-kill and
+-- ps-stop: the same under dist.ParameterServer with 2 servers, rank 1 being server 1.
 package.path = './?.lua;./lua/?.lua;./lua/?/init.lua;' .. package.path
 local ffi = require 'ffi'
 local torch = require 'moontorch'
@@ -14,7 +15,10 @@ dist.init{ timeout = timeout, model = false }
 dist.run(function()
    torch.manualSeed(1)
    local model = nn.Sequential():add(nn.Linear(20, 64)):add(nn.ReLU()):add(nn.Linear(64, 4))
-   local dp = dist.DataParallel(model, { bucketMB = 0.001 })
+   local ps = mode:find('^ps%-') ~= nil
+   mode = mode:gsub('^ps%-', '')
+   local dp = ps and dist.ParameterServer(model, { servers = 2, staleness = 1 })
+      or dist.DataParallel(model, { bucketMB = 0.001 })
    local crit = nn.MSECriterion()
    local x, y = torch.randn(8, 20), torch.randn(8, 4)
    for step = 1, 1000 do
@@ -27,7 +31,7 @@ dist.run(function()
       local out = dp:forward(x)
       crit:forward(out, y)
       dp:backward(x, crit:backward(out, y))
-      dp:updateParameters(0.01)
+      if ps then dp:clock(0.01) else dp:updateParameters(0.01) end
    end
 end)
 dist.finalize()

@@ -35,6 +35,10 @@ local scenarios = {
    raise = { 'rank 1 %(pid %d+ on [^)]+%) failed: [^\n]*injected failure at step 5', 'was in allreduce #%d+' },
    kill = { 'rank 1 %(pid %d+%) has died', 'allreduce #%d+' },
    stop = { 'timed out after 5 s in allreduce #%d+', 'rank 1 %(pid %d+%) is stopped' },
+   -- the parameter server beside rank 1 goes with it: the workers waiting for it name it
+   ['ps-kill'] = { 'rank 1 %(pid %d+%) has died', 'parameter server %a+ at clock %d+ %(servers on ranks 0..1%)' },
+   ['ps-stop'] = { 'timed out after 5 s in parameter server %a+ at clock %d+ %(servers on ranks 0..1%)',
+      'rank 1 %(pid %d+%) is stopped' },
 }
 
 describe('dist faults under mpirun -np 4', function()
@@ -42,8 +46,10 @@ describe('dist faults under mpirun -np 4', function()
       pending('mpirun or the MPI transport is missing: fault tests NOT run')
       return
    end
-   for _, mode in ipairs({ 'raise', 'kill', 'stop' }) do
-      local verb = ({ raise = 'raises', kill = 'is killed', stop = 'is stopped' })[mode]
+   for _, mode in ipairs({ 'raise', 'kill', 'stop', 'ps-kill', 'ps-stop' }) do
+      local verb = ({ raise = 'raises', kill = 'is killed', stop = 'is stopped',
+         ['ps-kill'] = '(server 1 of a ParameterServer) is killed',
+         ['ps-stop'] = '(server 1 of a ParameterServer) is stopped' })[mode]
       it('ends every rank in time when rank 1 ' .. verb, function()
          for trial = 1, 2 do
             local timeout = 5

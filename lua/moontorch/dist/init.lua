@@ -5,6 +5,7 @@
 --   dist.allreduce(t, 'avg')          -- sum, avg, max, min; {algorithm = 'ring'} per call
 --   local h = dist.allreduceAsync(t)  -- ... h:wait()
 --   local dp = dist.DataParallel(model, {bucketMB = 25})
+--   local ps = dist.ParameterServer(model, {staleness = 3, servers = 2})  -- SSP, beside allreduce
 --   dist.finalize()
 --
 -- Processes, launch and transport are Open MPI's (NCCL's for CUDA tensors); the allreduce
@@ -262,18 +263,23 @@ end
 
 function dist.finalize()
    if comm == nil then return end
+   local PS = package.loaded['moontorch.dist.ParameterServer']
+   if PS then PS.closeAll() end -- collective, in the order the tables were opened
    local st = D.mt_dist_finalize(comm)
    if st ~= 0 then T.raise('dist.finalize', true) end
    D.mt_dist_free(ffi.gc(comm, nil))
    comm = nil
 end
 
--- dist.DataParallel(model, opts), loaded on first use
+-- the communicator itself, for the modules of this package that call C with it
+function dist._comm() return need('ParameterServer') end
+
+-- dist.DataParallel(model, opts) and dist.ParameterServer(model, opts), loaded on first use
 setmetatable(dist, { __index = function(self, k)
-   if k == 'DataParallel' then
-      local dp = require 'moontorch.dist.DataParallel'
-      rawset(self, k, dp)
-      return dp
+   if k == 'DataParallel' or k == 'ParameterServer' then
+      local class = require('moontorch.dist.' .. k)
+      rawset(self, k, class)
+      return class
    end
 end })
 

@@ -6,7 +6,7 @@
 --   cmd:option('-LR', 0.1, 'learning rate', { range = '(0, inf)' })
 --   flags.largeBatch(cmd)                 -- -eta, -polyPower, -ghostBatch (no heading)
 --   flags.precision(cmd)                  -- Precision: -precision, -lossScale, ... -fuse
---   flags.distributed(cmd)                -- Distributed: -dist, -allreduce, -bucketMB, -timeout
+--   flags.distributed(cmd)                -- Distributed: -dist, -allreduce, -bucketMB, -timeout, -ps ...
 --   flags.compression(cmd, 4)             -- Compression: -compress rgc ... (4 epochs of warm-up)
 --   flags.checkpoints(cmd, 'runs/x')      -- Checkpoints: -save, -resume, -checkpointEvery, -stop*
 -- Every number declares its range and every choice its list: torch.CmdLine checks them;
@@ -57,6 +57,37 @@ function F.distributed(cmd)
       { choices = require('moontorch.dist').algorithms() }) -- csrc/moontorch.h's MT_DIST_ALGS
    cmd:option('-bucketMB', 25, 'gradient bucket size in MB with -dist', { range = '(0, inf)' })
    cmd:option('-timeout', 300, 'seconds a rank waits for the others before failing, with -dist', { range = '(0, inf)' })
+   cmd:option('-ps', false, 'train through a stale-synchronous parameter server instead of allreduce '
+      .. '(dist.ParameterServer; implies -dist; sgd, fp32, cpu)')
+   cmd:option('-staleness', 0, 'with -ps: clocks a worker may run ahead of the slowest (0: synchronous)',
+      INT('[0, 1000]'))
+   cmd:option('-servers', 1, 'with -ps: server threads, one beside each of ranks 0 .. servers-1', INT('[1, inf)'))
+   cmd:option('-pushEvery', 'layer', 'with -ps: push each layer\'s gradient as backward produces it, or once a step',
+      { choices = { 'layer', 'step' } })
+   cmd:option('-straggler', '', 'with -ps, for experiments: RANK:FACTOR makes that worker\'s steps FACTOR times '
+      .. 'slower (it sleeps FACTOR-1 times its compute time)')
+end
+
+-- the reason -ps's options cannot be used, or nil
+local function psProblem(opt)
+   if not opt.ps then
+      for _, k in ipairs { 'staleness', 'servers', 'straggler' } do
+         local default = k == 'servers' and 1 or k == 'straggler' and '' or 0
+         if opt[k] ~= nil and opt[k] ~= default then return ('-%s needs -ps'):format(k) end
+      end
+      return nil
+   end
+   if opt.optimizer ~= 'sgd' then return ('-ps: the servers run sgd; got -optimizer %s'):format(opt.optimizer) end
+   if opt.compress ~= 'none' then return '-ps does not compress: leave out -compress' end
+   local p = opt.precision
+   if p ~= 'fp32' and p ~= 'float' then
+      return ('-ps: the servers hold float32 parameters; got -precision %s'):format(p)
+   end
+   if opt.device ~= 'cpu' then return '-ps: the servers hold CPU parameters; use -device cpu' end
+   if (opt.clip or 0) > 0 then return '-ps: the servers do not clip; leave out -clip' end
+   if opt.straggler ~= '' and not opt.straggler:match('^%d+:%d*%.?%d+$') then
+      return ("-straggler must be RANK:FACTOR (e.g. 1:2), got '%s'"):format(opt.straggler)
+   end
 end
 
 -- residual gradient compression (moontorch.dist.rgcflags); warmupEpochs: the -densityWarmup default
@@ -91,8 +122,9 @@ end
 -- what ranges cannot say: options that do not go together, a -device this build or machine
 -- lacks (an error naming them); returns opt
 function F.check(opt)
-   local problem = require('moontorch.dist.rgcflags').recipeProblem(opt)
+   local problem = require('moontorch.dist.rgcflags').recipeProblem(opt) or psProblem(opt)
    if problem then error(problem, 0) end
+   if opt.ps then opt.dist = true end
    local cuda = require('moontorch').cuda
    if opt.device == 'cuda' and not (cuda and cuda.isAvailable and cuda.isAvailable()) then
       error('-device cuda but ' .. ((cuda and cuda.isCompiled and cuda.isCompiled()) and 'no CUDA device is available'

@@ -3,7 +3,8 @@
 --   local dist = recipe.distribute(opt)      -- -dist: join the ranks (nil without -dist)
 --   local last = recipe.onRankZero(dist, run, opt, dist)   -- other ranks print nothing
 --   local config = recipe.optimConfig(opt, lr)              -- sgd, adam(w), lars, lamb
---   local model, scaler = recipe.wrap(model, config, opt, dist)  -- DataParallel, rgc, GradScaler
+--   local model, scaler = recipe.wrap(model, config, opt, dist)  -- DataParallel, rgc, -ps, GradScaler
+--   print(recipe.psBanner(opt)); print(recipe.psReport(tr.ps))   -- -ps's lines
 --   recipe.layerwise(trainer.model, trainer.params, config, opt)   -- LARS/LAMB layer segments
 --   recipe.resume(trainer, opt, check)                        -- -resume, density warm-up
 -- The options these read are train.flags' groups and the recipes' -batchSize, -threads,
@@ -80,14 +81,34 @@ end
 
 -- The wrappers of a model on its device, built here only: with -dist a dist.DataParallel
 -- (with -compress rgc compressing, momentum and weight decay then moved from config into the
--- compressor), and the loss scaler of -precision fp16/bf16 or -clip (nil otherwise). The
+-- compressor), or with -ps a dist.ParameterServer (the optimizer's config going to its servers,
+-- -straggler's worker slowed), and the loss scaler of -precision fp16/bf16 or -clip (nil otherwise). The
 -- Trainer drives both through the same calls as a bare model and optimizer.
 function R.wrap(model, config, opt, dist)
-   if dist then
+   if dist and opt.ps then
+      model = dist.ParameterServer(model, { staleness = opt.staleness, servers = opt.servers, pushEvery = opt.pushEvery,
+         momentum = config.momentum, dampening = config.dampening, nesterov = config.nesterov,
+         weightDecay = config.weightDecay, learningRate = config.learningRate })
+      local rank, factor = opt.straggler:match('^(%d+):(.+)$')
+      if rank and tonumber(rank) == dist.rank() then model.straggle = tonumber(factor) end
+   elseif dist then
       local dpopts = { bucketMB = opt.bucketMB, algorithm = opt.allreduce }
       model = dist.DataParallel(model, require('moontorch.dist.rgcflags').recipeSetup(opt, config, dpopts))
    end
    return model, require('moontorch.train.precision').scaler(opt)
+end
+
+-- with -ps: the line a recipe prints about its workers and servers, and its epoch report line
+function R.psBanner(opt)
+   return ('parameter server: %d workers, %d server%s (beside ranks 0..%d), staleness %d, push every %s, '
+      .. '%d threads per rank%s'):format(opt.world, opt.servers, opt.servers == 1 and '' or 's', opt.servers - 1,
+      opt.staleness, opt.pushEvery, opt.threads, opt.straggler ~= '' and (', straggler ' .. opt.straggler) or '')
+end
+
+function R.psReport(ps)
+   return ('  ps: staleness mean %.2f, max %d (pulls %s); waited %.1f ms/step (held %.1f for the bound; per worker '
+      .. '%s); %.2f MB pushed, %.2f MB pulled per step'):format(ps.ps_staleness, ps.ps_stale_max, ps.ps_hist,
+      ps.ps_wait_ms, ps.ps_held_ms, ps.ps_wait_ms_by_worker, ps.ps_push_MB, ps.ps_pull_MB)
 end
 
 -- LARS and LAMB scale per layer: config gets the layers' segments of the flat parameters

@@ -52,6 +52,9 @@ end
 local COMM_COLUMNS = { 'comm_MB', 'density', 'select_ms', 'exchange_ms' }
 -- with a loss scaler, its scale at the epoch's end and the steps it skipped in the epoch
 local SCALER_COLUMNS = { 'loss_scale', 'skipped_steps' }
+-- with a parameter server (Trainer:serverCounters), whatever columns the recipe chose
+local PS_COLUMNS = { 'ps_staleness', 'ps_stale_max', 'ps_wait_ms', 'ps_held_ms', 'ps_push_MB', 'ps_pull_MB',
+   'ps_hist', 'ps_wait_ms_by_worker' }
 
 -- o: model, criterion, optimizer (an optim function), config, schedule (iteration from 0 ->
 -- rate), train, val, nEpochs; optional: trainBatches / valBatches (caps), device ('cpu' |
@@ -110,6 +113,11 @@ local function new(o)
       for _, c in ipairs(self.scaler and SCALER_COLUMNS or {}) do self.columns[#self.columns + 1] = c end
    end
    self.columns, self.row = self.columns or COLUMNS, self.row or default_row
+   if self.model.counters then
+      local cols = { unpack(self.columns) }
+      for _, c in ipairs(PS_COLUMNS) do cols[#cols + 1] = c end
+      self.columns = cols
+   end
    self.lastEpoch = (self.stopAfter or 0) > 0 and math.min(self.nEpochs, self.stopAfter) or self.nEpochs
    return self
 end
@@ -198,7 +206,10 @@ function Trainer:checkpointShared(epochsDone, batch, partial)
       best_top1 = self.best.top1 >= 0 and self.best.top1 or nil, best_top5 = self.best.top5,
       best_epoch = self.best.epoch, layout = self.layout ~= 'nchw' and self.layout or nil }
    for k, v in pairs(self.meta or {}) do meta[k] = v end
-   state.save(self.save .. '/checkpoint.safetensors', self.model, self.optimState, meta)
+   local path = self.save .. '/checkpoint.safetensors'
+   if not self.model.withServerState then return state.save(path, self.model, self.optimState, meta) end
+   -- a parameter server's parameters and momentum are the servers' (gathered at this clock)
+   self.model:withServerState(function(server) state.save(path, self.model, server, meta) end)
 end
 
 -- this rank's file of local state beside the checkpoint
@@ -238,6 +249,11 @@ function Trainer:resume(path, check)
       self:fail('-resume %s', tostring(st))
    end
    self.optimState = st
+   if self.model.restoreServers then -- collective: the servers' state and every worker's clock
+      self.model:restoreServers(tonumber(st.ps_started) == 1 and st.ps_momentum or nil, tonumber(st.ps_clock)
+         or (tonumber(meta.epoch) or 0) * self.trainBatches + (tonumber(meta.batch) or 0))
+      self.optimState = {}
+   end
    self.startEpoch = (tonumber(meta.epoch) or 0) + 1
    self.firstBatch = (tonumber(meta.batch) or 0) + 1
    self.partial, self.rng = self:partialFromCheckpoint(meta.partial), meta.rng
@@ -301,6 +317,7 @@ end
 -- overflow), telling a compressing DataParallel the scale first (it unscales what it sends).
 function Trainer:optimize(feval)
    local scaler = self.scaler
+   if self.model.serverStep then return self.model:serverStep(feval, self.config) end -- the servers step
    if not scaler then return self.optimizer(feval, self.params, self.config, self.optimState) end
    if self.model.updates then self.model.lossScale = scaler:getScale(self.optimState) end
    local _, _, stepped = scaler:step(self.optimizer, feval, self.params, self.config, self.optimState)
@@ -359,6 +376,7 @@ end
 function Trainer:trainEpoch(epoch)
    local nb, first = self.trainBatches, self.firstBatch
    if self.save and not self.log then self:openLogs() end
+   local ps0 = self.model.counters and self.model:counters()
    local acc = self.partial or { loss = 0, top1 = 0, seen = 0, skipped = 0, wait = 0, skippedSteps = 0 }
    acc.skippedSteps = acc.skippedSteps or 0
    local skippedBefore = self.optimState.skippedSteps or 0
@@ -417,12 +435,46 @@ function Trainer:trainEpoch(epoch)
    local c = acc.comm
    local sk = acc.skippedSteps + (self.optimState.skippedSteps or 0) - skippedBefore
    self:reportSkipped(self.train, 'training')
-   return { loss = lossSeen > 0 and loss / lossSeen or 0 / 0, top1 = top1 / seen, lr = lr, seconds = st.seconds,
+   return { ps = ps0 and self:serverCounters(ps0),
+      loss = lossSeen > 0 and loss / lossSeen or 0 / 0, top1 = top1 / seen, lr = lr, seconds = st.seconds,
       images_per_sec = ips, wait_ms = 1000 * acc.wait / nb, skipped = skipped,
       -- this rank's means per step, with gradient compression
       comm_MB = c and c.bytes / c.steps / 2 ^ 20, density = c and c.density / c.steps,
       select_ms = c and 1000 * c.select / c.steps, exchange_ms = c and 1000 * c.exchange / c.steps,
       loss_scale = self.scaler and self.scaler:getScale(self.optimState), skipped_steps = self.scaler and sk }
+end
+
+-- A parameter server's counters since `before` (model:counters()), over every worker (a
+-- collective): the pulls' mean and largest observed staleness and their histogram ("0:812 1:40"),
+-- per step the ms a worker waited for its pull (mean of the workers, and each one's) and of that
+-- the ms a server held it for the bound, and the MB pushed and pulled by a worker.
+function Trainer:serverCounters(before)
+   local now = self.model:counters()
+   local f = { now.pulls - before.pulls, now.clocks - before.clocks, now.waitSeconds - before.waitSeconds,
+      now.heldSeconds - before.heldSeconds, now.bytesPushed - before.bytesPushed, now.bytesPulled - before.bytesPulled }
+   local H, n = #now.staleness, #f
+   for i = 1, H do f[n + i] = now.staleness[i] - before.staleness[i] end
+   local d, k = self.dist, #f
+   local N = d and d.size() or 1
+   local all = torch.DoubleTensor(N * k)
+   if N > 1 then d.allgather(all, torch.DoubleTensor(f)) else all:copy(torch.DoubleTensor(f)) end
+   local sum, waits = {}, {}
+   for j = 1, k do sum[j] = 0 end
+   for r = 0, N - 1 do
+      for j = 1, k do sum[j] = sum[j] + all[r * k + j] end
+      waits[r + 1] = ('%.2f'):format(1000 * all[r * k + 3] / math.max(all[r * k + 2], 1))
+   end
+   local pulls, steps, weighted, top, hist = 0, math.max(sum[2], 1), 0, 0, {}
+   for i = 1, H do
+      local c = sum[n + i]
+      if c > 0 then
+         pulls, weighted, top = pulls + c, weighted + (i - 1) * c, i - 1
+         hist[#hist + 1] = ('%d%s:%d'):format(i - 1, i == H and '+' or '', c)
+      end
+   end
+   return { ps_staleness = pulls > 0 and weighted / pulls or 0, ps_stale_max = top, ps_hist = table.concat(hist, ' '),
+      ps_wait_ms = 1000 * sum[3] / steps, ps_held_ms = 1000 * sum[4] / steps, ps_push_MB = sum[5] / steps / 2 ^ 20,
+      ps_pull_MB = sum[6] / steps / 2 ^ 20, ps_wait_ms_by_worker = table.concat(waits, '|'), hist = hist }
 end
 
 function Trainer:validate(epoch)
@@ -468,7 +520,7 @@ function Trainer:openLogs()
    local start = self.startEpoch
    self.log = logger.new(self.save .. '/log.csv', self.columns, { append = start > 1 or self.firstBatch > 1,
       keep = function(r) return tonumber(r.epoch) and r.epoch < start end })
-   if self.tensorboard then self.tb = require('moontorch.io.tensorboard').Writer(self.save) end
+   if self.tensorboard or self.model.counters then self.tb = require('moontorch.io.tensorboard').Writer(self.save) end
 end
 
 -- An epoch's end: the best and last validation, the report, and with a save folder the CSV
@@ -479,6 +531,9 @@ function Trainer:record(epoch, tr, va)
    if self.report then self.report(epoch, tr, va) end
    if not self.save then return end
    local row = self.row(epoch, tr, va)
+   for key, v in pairs(tr.ps or {}) do
+      if row[key] == nil and key:find('^ps_') then row[key] = v end
+   end
    self.log:add(row)
    if self.plot then
       local h = { epoch = {}, train_loss = {}, test_acc = {} }
@@ -490,10 +545,28 @@ function Trainer:record(epoch, tr, va)
       plot.write(self.save .. '/plot.svg', h, self.plot.title)
    end
    if self.tb then
-      for tag, col in pairs(self.tensorboard) do
+      for tag, col in pairs(self.tensorboard or {}) do
          local v = row[col]
          if v == v then self.tb:scalar(tag, v, epoch) end
       end
+      if tr.ps then self:serverScalars(tr.ps, epoch) end
+   end
+end
+
+-- a parameter server's epoch in TensorBoard: the means, the pulls at each staleness, each
+-- worker's wait
+function Trainer:serverScalars(ps, epoch)
+   for _, c in ipairs { 'ps_staleness', 'ps_wait_ms', 'ps_held_ms', 'ps_push_MB', 'ps_pull_MB' } do
+      self.tb:scalar('ps/' .. c:sub(4), ps[c], epoch)
+   end
+   for _, h in ipairs(ps.hist) do
+      local k, c = h:match('^(%d+)%+?:(%d+)$')
+      self.tb:scalar('ps/pulls_at_staleness_' .. k, tonumber(c), epoch)
+   end
+   local r = 0
+   for w in ps.ps_wait_ms_by_worker:gmatch('[^|]+') do
+      self.tb:scalar(('ps/wait_ms_worker%d'):format(r), tonumber(w), epoch)
+      r = r + 1
    end
 end
 
