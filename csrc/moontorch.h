@@ -920,17 +920,15 @@ mt_status mt_dist_rgc_scatter_add(mt_tensor *dst, const mt_tensor *idx, const mt
  * the rate for it) and pulls (mt_ps_pull), which waits until every worker has ended clock
  * c - staleness (c: the puller's clock). A server applies a clock's mean gradient, in one
  * fused SGD step with momentum and weight decay (Torch7's optim.sgd), once every worker has
- * ended that clock; so staleness 0 is synchronous SGD. With one rank the server is called
+ * ended that clock; so staleness 0 is synchronous SGD. A worker may read the parameters of an
+ * earlier pull while a newer one is in flight, as long as they are recent enough (Bösen's
+ * client cache; lua/moontorch/dist/ParameterServer.lua). With one rank the server is called
  * in-process. All calls on one table come from one thread; work runs in issue order on the
  * communication thread (with work != NULL the call returns a handle at once). */
-enum { MT_PS_HIST = 16 };
 typedef struct mt_ps mt_ps;
 typedef struct mt_ps_stats {
   int64_t pulls, pushes, clocks;
   int64_t bytes_pushed, bytes_pulled;
-  int64_t staleness[16]; /* pulls by observed staleness: c minus the oldest server version (the
-                            last bin counts that many or more) */
-  int64_t max_staleness;
   double held_seconds; /* per pull the longest a server held it back for the bound, summed */
   double pull_seconds; /* per pull the time from issue to the last reply, summed */
 } mt_ps_stats;

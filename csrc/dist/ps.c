@@ -13,8 +13,6 @@
 
 #define NAME "dist.ParameterServer"
 
-_Static_assert(sizeof(((mt_ps_stats *)0)->staleness) / sizeof(int64_t) == MT_PS_HIST, "one bin per MT_PS_HIST");
-
 enum { PS_OPEN = 100, PS_CLOSE = 101 }; /* work-only ops beside the wire's MT_PS_* */
 
 static const char *op_name(int op) {
@@ -254,16 +252,9 @@ void mt_ps_free(mt_ps *ps) {
 }
 
 /* ---- the worker's side, on the communication thread ---- */
-static void record_pull(mt_ps *ps, int64_t clock, double seconds, double held, int64_t bytes, int first, int last) {
+static void record_pull(mt_ps *ps, double seconds, double held, int64_t bytes) {
   mt_ps_stats *s = &ps->stats;
-  int64_t oldest = -1;
-  for (int k = first; k <= last; k++)
-    if (oldest < 0 || ps->last_version[k] < oldest) oldest = ps->last_version[k];
-  int64_t stale = clock - oldest;
-  if (stale < 0) stale = 0;
   s->pulls++;
-  s->staleness[stale < MT_PS_HIST - 1 ? stale : MT_PS_HIST - 1]++;
-  if (stale > s->max_staleness) s->max_staleness = stale;
   s->held_seconds += held;
   s->pull_seconds += seconds;
   s->bytes_pulled += bytes;
@@ -311,7 +302,7 @@ static mt_status run_local(mt_ps *ps, mt_dist_work *w) {
       w->ps.started = s->momentum_started;
       w->ps.version = s->version;
       ps->last_version[0] = s->version;
-      if (w->ps.op == MT_PS_PULL) record_pull(ps, h.clock, 0, 0, 4 * h.count, 0, 0);
+      if (w->ps.op == MT_PS_PULL) record_pull(ps, 0, 0, 4 * h.count);
       return MT_OK;
     }
     case MT_PS_INIT:
@@ -437,7 +428,7 @@ static mt_status run_mpi(mt_dist *d, mt_ps *ps, mt_dist_work *w) {
       w->ps.started = (int)r->need;
       if (k == first || r->clock < w->ps.version) w->ps.version = r->clock;
     }
-    if (op == MT_PS_PULL) record_pull(ps, w->ps.clock, mt__dist_now() - start, held, 4 * w->ps.count, first, last);
+    if (op == MT_PS_PULL) record_pull(ps, mt__dist_now() - start, held, 4 * w->ps.count);
   }
   if (st == MT_OK && op == MT_PS_PUSH) ps->stats.pushes++;
   if (st == MT_OK && op == MT_PS_CLOCK) ps->stats.clocks++;

@@ -9,10 +9,14 @@
  * Consistency (Ho et al. 2013, Bösen): a clock is one iteration of one worker. A server keeps,
  * for each of its s+1 open clocks, the sum of the gradients the workers pushed for it; when
  * every worker has ended clock k (its clock message says k+1), the server applies clock k's
- * mean gradient in one fused SGD step (csrc/nn's mt_sgd_step) and its version becomes k+1. A
- * pull by a worker at clock c is answered once the version is >= c - s, with the shard as it is
- * then: every update of clocks <= c - s - 1 of every worker, and any whole clocks applied after
- * them. With s = 0 that is exactly the previous clock's state: synchronous SGD.
+ * mean gradient in one fused pass of optim.sgd's step (momentum, dampening, Nesterov, weight
+ * decay) and its version becomes k+1. A pull by a worker at clock c is answered once the
+ * version is >= c - s, with the shard as it is then: every update of clocks <= c - s - 1 of
+ * every worker, and whatever arrived after. With s = 0 that is exactly the previous clock's
+ * state: synchronous SGD. With s > 0 a push also shows in the shard at once (Bösen's eager
+ * propagation), scaled by the last clock's rate and the step's gradient coefficient; the
+ * clock's own step later adds the momentum part and takes the eager part back out, so each
+ * clock's total is optim.sgd's update exactly.
  *
  * Wire: two communicators duplicated from the world, `req` (worker -> server) and `rep`
  * (server -> worker). Every message is an mt_ps_msg; bulk data follow as a second message from
@@ -49,11 +53,12 @@ typedef struct mt_ps_msg {
 typedef struct mt_ps_server {
   int index, workers, staleness;
   int64_t lo, n;
-  /* (n), (n) or NULL, float64 (staleness + 1, n), (n): a clock's mean gradient as stepped.
-   * The sums are float64 so that they do not depend on the order the pushes arrive in: a run
-   * repeats bit for bit, and resumes so. */
-  mt_tensor *params, *momentum, *accum, *grad;
+  /* (n), (n) or NULL, float64 (staleness + 1, n). The sums are float64 so that they do not
+   * depend on the order the pushes arrive in: a run repeats bit for bit, and resumes so. */
+  mt_tensor *params, *momentum, *accum;
   double *lr;     /* per accumulation slot: worker 0's rate for that clock */
+  double *alpha;  /* per slot, s > 0: the factor its pushes were applied with at once (-1: none yet) */
+  double lr_last; /* the rate of the last clock stepped (the eager pushes' estimate) */
   int64_t *clock; /* per worker: the clock it has reached */
   int64_t version, generation;
   int momentum_started; /* 0: the next step starts the buffer with the gradient (Torch7) */

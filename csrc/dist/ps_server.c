@@ -2,7 +2,7 @@
  * pull may be answered) is plain calls, which ps.c makes in-process when there is one rank;
  * with MPI a thread beside the worker serves it: it takes one request at a time from `req`,
  * holds back pulls the staleness bound does not yet allow, and answers on `rep` with
- * non-blocking sends. A step rewrites the shard, so the sends still reading it finish first. */
+ * non-blocking sends of a copy of the shard as it was, so pushes and steps go on meanwhile. */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
@@ -35,8 +35,8 @@ void mt__ps_server_free(mt_ps_server *s) {
   if (s->params) mt_tensor_release(s->params);
   if (s->momentum) mt_tensor_release(s->momentum);
   if (s->accum) mt_tensor_release(s->accum);
-  if (s->grad) mt_tensor_release(s->grad);
   free(s->lr);
+  free(s->alpha);
   free(s->clock);
   free(s);
 }
@@ -54,16 +54,17 @@ mt_status mt__ps_server_new(mt_ps *ps, int index, mt_ps_server **out) {
   s->weight_decay = ps->weight_decay;
   s->nesterov = ps->nesterov;
   s->lr = calloc((size_t)ps->staleness + 1, sizeof *s->lr);
+  s->alpha = malloc(sizeof *s->alpha * ((size_t)ps->staleness + 1));
+  for (int k = 0; s->alpha && k <= ps->staleness; k++) s->alpha[k] = -1;
   s->clock = calloc((size_t)ps->workers, sizeof *s->clock);
   int64_t one[1] = {s->n}, slots[2] = {ps->staleness + 1, s->n};
-  mt_status st = (s->lr && s->clock) ? MT_OK : mt__error(MT_ERR_MEMORY, "dist.ParameterServer: out of memory");
+  mt_status st =
+      (s->lr && s->alpha && s->clock) ? MT_OK : mt__error(MT_ERR_MEMORY, "dist.ParameterServer: out of memory");
   if (st == MT_OK) st = mt_tensor_new(&s->params, MT_F32, -1, 1, one);
   if (st == MT_OK) st = mt_tensor_new(&s->accum, MT_F64, -1, 2, slots);
-  if (st == MT_OK) st = mt_tensor_new(&s->grad, MT_F32, -1, 1, one);
   if (st == MT_OK && s->mom != 0) st = mt_tensor_new(&s->momentum, MT_F32, -1, 1, one);
   if (st == MT_OK) st = mt_fill(s->params, 0);
   if (st == MT_OK) st = mt_fill(s->accum, 0);
-  if (st == MT_OK) st = mt_fill(s->grad, 0);
   if (st == MT_OK && s->momentum) st = mt_fill(s->momentum, 0);
   if (st != MT_OK) {
     mt__ps_server_free(s);
@@ -84,6 +85,14 @@ static mt_status check_range(mt_ps_server *s, const char *what, const mt_ps_msg 
   return MT_OK;
 }
 
+/* what multiplies a clock's mean gradient in its update: optim.sgd's step is
+ * v = started ? m v + (1 - d) g : g and x -= lr (nesterov ? g + m v : v) */
+static double coefficient(const mt_ps_server *s) {
+  if (s->mom == 0) return 1;
+  if (s->nesterov) return 1 + s->mom;
+  return s->momentum_started ? 1 - s->dampening : 1;
+}
+
 mt_status mt__ps_server_push(mt_ps_server *s, const mt_ps_msg *h, const float *data) {
   MT_TRY(check_range(s, "push", h));
   if (h->generation != s->generation)
@@ -93,8 +102,18 @@ mt_status mt__ps_server_push(mt_ps_server *s, const mt_ps_msg *h, const float *d
     return fail(s, "a push for clock %lld arrived at version %lld: only clocks %lld..%lld are open",
                 (long long)h->clock, (long long)s->version, (long long)s->version,
                 (long long)(s->version + s->staleness));
+  int64_t slot = h->clock % (s->staleness + 1);
   double *sum = slot_of(s, h->clock) + (h->offset - s->lo);
   for (int64_t i = 0; i < h->count; i++) sum[i] += data[i];
+  if (s->staleness > 0) {
+    /* Bösen's eager propagation: the push shows in the shard at once, stepped with the last
+     * clock's rate and this step's gradient coefficient (fixed per clock at its first push, so
+     * that the clock's own step can take exactly this much back out) */
+    if (s->alpha[slot] < 0) s->alpha[slot] = s->lr_last * coefficient(s);
+    float *p = (float *)mt_tensor_data(s->params) + (h->offset - s->lo);
+    float a = (float)(s->alpha[slot] / s->workers);
+    for (int64_t i = 0; i < h->count; i++) p[i] -= a * data[i];
+  }
   return MT_OK;
 }
 
@@ -115,17 +134,27 @@ int mt__ps_server_complete(const mt_ps_server *s) {
 }
 
 mt_status mt__ps_server_apply(mt_ps_server *s) {
+  /* optim.sgd's step on the clock's mean gradient g (+ weight decay), in float64, less what
+   * the eager pushes of this clock already took off (alpha g) */
   int64_t slot = s->version % (s->staleness + 1);
-  if (s->n > 0) {
-    double *sum = slot_of(s, s->version), inv = 1.0 / s->workers;
-    float *grad = mt_tensor_data(s->grad);
-    for (int64_t i = 0; i < s->n; i++) grad[i] = (float)(sum[i] * inv);
-    mt_status st = mt_sgd_step(s->params, s->grad, s->momentum, NULL, NULL, s->lr[slot], s->mom, s->dampening,
-                               s->weight_decay, s->nesterov, s->momentum && !s->momentum_started, 1.0, NULL);
-    if (st != MT_OK) return fail(s, "the step of clock %lld failed: %s", (long long)s->version, mt_last_error());
-    memset(sum, 0, sizeof(double) * (size_t)s->n);
+  double *sum = slot_of(s, s->version), inv = 1.0 / s->workers, lr = s->lr[slot];
+  double m = s->mom, keep = 1 - s->dampening, wd = s->weight_decay;
+  double eager = s->alpha[slot] > 0 ? s->alpha[slot] : 0;
+  float *p = mt_tensor_data(s->params), *v = s->momentum ? mt_tensor_data(s->momentum) : NULL;
+  int started = s->momentum_started, nesterov = s->nesterov;
+  for (int64_t i = 0; i < s->n; i++) {
+    double g = sum[i] * inv, step = g + wd * p[i];
+    if (v) {
+      double vi = started ? m * v[i] + keep * step : step;
+      v[i] = (float)vi;
+      step = nesterov ? step + m * vi : vi;
+    }
+    p[i] = (float)(p[i] - (lr * step - eager * g));
+    sum[i] = 0;
   }
   if (s->momentum) s->momentum_started = 1;
+  s->alpha[slot] = -1;
+  s->lr_last = lr;
   s->version++;
   return MT_OK;
 }
@@ -134,6 +163,8 @@ mt_status mt__ps_server_init(mt_ps_server *s, const mt_ps_msg *h) {
   s->version = h->clock;
   for (int w = 0; w < s->workers; w++) s->clock[w] = h->clock;
   memset(mt_tensor_data(s->accum), 0, sizeof(double) * (size_t)s->n * (size_t)(s->staleness + 1));
+  for (int k = 0; k <= s->staleness; k++) s->alpha[k] = -1;
+  s->lr_last = h->value;
   s->momentum_started = s->momentum && h->need;
   s->generation = h->generation;
   return MT_OK;
@@ -156,6 +187,7 @@ typedef struct held {
 typedef struct answer {
   mt_ps_msg h;
   MPI_Request r[3];
+  float data[]; /* what is sent: the parameters (and momentum) as they were */
 } answer;
 
 typedef struct loop {
@@ -198,7 +230,7 @@ static void progress_out(loop *L) {
   }
 }
 
-/* every answer sent, before the shard changes under it */
+/* every answer sent (before the thread ends) */
 static mt_status drain(loop *L) {
   L->idle = 0;
   for (progress_out(L); L->nout > 0; progress_out(L)) {
@@ -236,23 +268,25 @@ static mt_status send_answer(loop *L, const held *q) {
     L->out = p;
     L->capout = cap;
   }
-  answer *a = malloc(sizeof *a);
+  /* the answer carries a copy: the shard goes on changing (eager pushes, steps) while it is sent */
+  int mom = q->tag == MT_PS_GATHER && s->momentum;
+  int64_t n = q->h.count;
+  answer *a = malloc(sizeof *a + sizeof(float) * (size_t)(n * (1 + mom)));
   if (!a) return fail(s, "out of memory");
   a->h = (mt_ps_msg){.clock = s->version,
                      .offset = q->h.offset,
-                     .count = q->h.count,
+                     .count = n,
                      .generation = s->generation,
                      .need = s->momentum_started,
                      .value = q->since > 0 ? mt__dist_now() - q->since : 0};
   a->r[0] = a->r[1] = a->r[2] = MPI_REQUEST_NULL;
-  const float *p = (const float *)mt_tensor_data(s->params) + (q->h.offset - s->lo);
-  int n = (int)q->h.count, ok = MPI_SUCCESS;
+  memcpy(a->data, (const float *)mt_tensor_data(s->params) + (q->h.offset - s->lo), sizeof(float) * (size_t)n);
+  if (mom)
+    memcpy(a->data + n, (const float *)mt_tensor_data(s->momentum) + (q->h.offset - s->lo), sizeof(float) * (size_t)n);
+  int ok = MPI_SUCCESS;
   ok |= MPI_Isend(&a->h, sizeof a->h, MPI_BYTE, q->src, MT_PS_REPLY, ps->rep, &a->r[0]);
-  ok |= MPI_Isend(p, n, MPI_FLOAT, q->src, MT_PS_DATA, ps->rep, &a->r[1]);
-  if (q->tag == MT_PS_GATHER && s->momentum) {
-    const float *m = (const float *)mt_tensor_data(s->momentum) + (q->h.offset - s->lo);
-    ok |= MPI_Isend(m, n, MPI_FLOAT, q->src, MT_PS_MOMENTUM, ps->rep, &a->r[2]);
-  }
+  ok |= MPI_Isend(a->data, (int)n, MPI_FLOAT, q->src, MT_PS_DATA, ps->rep, &a->r[1]);
+  if (mom) ok |= MPI_Isend(a->data + n, (int)n, MPI_FLOAT, q->src, MT_PS_MOMENTUM, ps->rep, &a->r[2]);
   L->out[L->nout++] = a;
   if (ok != MPI_SUCCESS) return fail(s, "cannot answer rank %d", q->src);
   return MT_OK;
@@ -306,7 +340,6 @@ static mt_status handle(loop *L, const mt_ps_msg *h, int src, int tag, int *stop
     case MT_PS_CLOCK:
       MT_TRY(mt__ps_server_clock(s, src, h));
       if (!mt__ps_server_complete(s)) return MT_OK;
-      MT_TRY(drain(L));
       while (mt__ps_server_complete(s)) MT_TRY(mt__ps_server_apply(s));
       return answer_held(L);
     case MT_PS_PULL:
@@ -315,7 +348,6 @@ static mt_status handle(loop *L, const mt_ps_msg *h, int src, int tag, int *stop
       if (h->count != s->n)
         return fail(s, "an init of %lld elements for a shard of %lld", (long long)h->count, (long long)s->n);
       if (h->need && !s->momentum) return fail(s, "an init with momentum for a table without");
-      MT_TRY(drain(L));
       MT_TRY(receive(L, mt_tensor_data(s->params), s->n, src, MT_PS_DATA));
       if (h->need) MT_TRY(receive(L, mt_tensor_data(s->momentum), s->n, src, MT_PS_MOMENTUM));
       MT_TRY(mt__ps_server_init(s, h));

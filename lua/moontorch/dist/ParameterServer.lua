@@ -4,7 +4,7 @@
 -- over `servers` server threads, one beside the worker on each of ranks 0 .. servers-1 (as
 -- Bösen and PMLS-Caffe run a server on every machine), which apply the optimizer.
 --   local ps = dist.ParameterServer(model, { staleness = 3, servers = 2, momentum = 0.9 })
---   ps:forward(x)          -- first waits for the pull the last clock started (bounded staleness)
+--   ps:forward(x)          -- reads the newest pulled parameters; waits only when the bound says
 --   ps:backward(x, dy)     -- pushes each layer's gradient as backward produces it
 --   ps:clock(lr)           -- ends this worker's clock; the servers step with lr
 --   ps:close()             -- collective; dist.finalize closes open tables too
@@ -22,7 +22,8 @@
 -- dist (the module providing the collectives). Float32 CPU parameters.
 -- The Trainer drives it through serverStep (instead of an optimizer), checkpoints it through
 -- withServerState and resumes it through restoreServers; :counters() are this worker's totals.
--- ps.straggle = F (experiments: -straggler) makes serverStep sleep F-1 times its compute time.
+-- ps.straggle = F (experiments: -straggler) makes serverStep sleep F-1 times its compute time,
+-- every clock, or with ps.straggleAny on the clocks this worker is drawn for (one per clock).
 local ffi = require 'ffi'
 local torch = require 'moontorch'
 local T = require 'moontorch.internal'
@@ -33,6 +34,7 @@ local D = dlib.C
 local ns = {}
 local ParameterServer, parent = torch.class('dist.ParameterServer', 'dist.DataParallel', ns)
 local NAME = 'dist.ParameterServer'
+local HIST = 16 -- bins of the read staleness histogram (the last: that many clocks or more)
 local OPTIONS = { 'staleness', 'servers', 'optimizer', 'learningRate', 'momentum', 'dampening', 'nesterov',
    'weightDecay', 'pushEvery', 'dist' }
 
@@ -135,70 +137,106 @@ function ParameterServer:restoreServers(momentum, clock)
    if momentum then momentum = momentum:float():contiguous() end
    T.check(D.mt_ps_init(self.table, mine and self.params.h or nil, momentum and momentum.h or nil, clock or 0, nil),
       NAME .. ':restore', true)
-   self.pull = self:_pull(0)
-   self:_awaitPull()
+   self:_pull(0)
+   self:_land()
+   self.freshAt = nil
    return self
 end
 
--- a pull of every parameter into self.params: s (< 0: the table's bound) clocks stale at most
+-- Reads go through a cache, as Bösen's client does: a pull lands in self.incoming in the
+-- background, and becomes the parameters (self.params, with self.versions: each server's
+-- version in them) at the next read once it is complete, or when the parameters in hand are too
+-- old for the bound; only then does the read wait.
 function ParameterServer:_pull(s)
-   T.check(D.mt_ps_pull(self.table, self.params.h, 0, self.params:nElement(), s, workp), NAME .. ':pull', true)
-   return handle('pull', self.params)
+   self.incoming = self.incoming or torch.FloatTensor(self.params:nElement())
+   T.check(D.mt_ps_pull(self.table, self.incoming.h, 0, self.params:nElement(), s, workp), NAME .. ':pull', true)
+   self.pending = self.pending or {}
+   self.pending[#self.pending + 1] = handle('pull', self.incoming)
 end
 
--- the prefetched pull done (forward reads the parameters); observer(info) sees every pull
-function ParameterServer:_awaitPull()
-   local h = self.pull
-   if not h then return end
-   self.pull = nil
-   local t0 = torch.tic()
-   wait(self.clockHandle)
-   self.clockHandle = nil
-   wait(h)
-   self.waited = (self.waited or 0) + torch.toc(t0)
-   self.pulledAt = tonumber(D.mt_ps_current_clock(self.table))
-   if self.observer then self.observer(self:lastPull()) end
+-- the pulls issued are done; the newest becomes the parameters
+function ParameterServer:_land()
+   local pending = self.pending or {}
+   if #pending == 0 then return end
+   self.pending = {}
+   for _, h in ipairs(pending) do wait(h) end
+   self.params:copy(self.incoming)
+   self.versions = self:_lastVersions()
 end
 
--- the last completed pull: { clock =, versions = { per server } }
-function ParameterServer:lastPull()
+function ParameterServer:_lastVersions()
    local n = self.ps.servers
    local v = ffi.new('int64_t[?]', n)
    D.mt_ps_last_versions(self.table, v)
    local versions = {}
    for k = 1, n do versions[k] = tonumber(v[k - 1]) end
-   return { clock = tonumber(D.mt_ps_current_clock(self.table)), versions = versions }
+   return versions
 end
 
--- every queued request of this worker done
+function ParameterServer:_clock() return tonumber(D.mt_ps_current_clock(self.table)) end
+
+-- The read before a forward at clock c: the newest complete pull, else the parameters in hand
+-- when every server's version in them is at least c - s, else a wait for the pull. Counts the
+-- read's staleness (c minus the oldest version) and shows it to self.observer(info) if set.
+function ParameterServer:_read(bound)
+   local c, pending = self:_clock(), self.pending or {}
+   local last = pending[#pending]
+   if last and D.mt_dist_work_test(last.w) == 1 then
+      self:_land()
+   elseif last and math.min(unpack(self.versions)) < c - bound then
+      local t0 = torch.tic()
+      self:_land()
+      self.waited = (self.waited or 0) + torch.toc(t0)
+   end
+   local stale = c - math.min(unpack(self.versions))
+   self.hist = self.hist or {}
+   local bin = math.min(stale, HIST - 1) + 1
+   self.hist[bin] = (self.hist[bin] or 0) + 1
+   self.reads = (self.reads or 0) + 1
+   if self.observer then self.observer(self:lastPull()) end
+end
+
+-- the parameters in use: { clock = this worker's, versions = { each server's } }
+function ParameterServer:lastPull()
+   return { clock = self:_clock(), versions = { unpack(self.versions) } }
+end
+
+-- every queued request of this worker done (its last pull landed)
 function ParameterServer:_drain()
-   if self.pull then self:_awaitPull() end
+   self:_land()
    wait(self.clockHandle)
    self.clockHandle = nil
 end
 
 -- ends this worker's clock: its gradient is with the servers, which step with lr (worker 0's)
--- once every worker has ended it; the pull of the next clock starts now and forward waits for it
+-- once every worker has ended it; the pull for the next clock starts now
 function ParameterServer:clock(lr)
    lr = lr or self.ps.learningRate
+   wait(self.clockHandle) -- the one before (done: requests run in order)
    T.check(D.mt_ps_clock(self.table, lr, workp), NAME .. ':clock', true)
    self.clockHandle = handle('clock')
-   self.pull = self:_pull(-1)
+   self:_pull(-1)
 end
 
 -- the newest state for this clock (every worker's updates up to it), for evaluation
 function ParameterServer:sync()
-   self:_awaitPull()
-   local clock = tonumber(D.mt_ps_current_clock(self.table))
+   self:_land()
+   local clock = self:_clock()
    if self.freshAt == clock then return self end
-   local v = self:lastPull().versions
-   local oldest = math.min(unpack(v))
-   if oldest < clock then
-      self.pull = self:_pull(0)
-      self:_awaitPull()
+   if math.min(unpack(self.versions)) < clock then
+      self:_pull(0)
+      self:_land()
    end
    self.freshAt = clock
    return self
+end
+
+-- whether this worker straggles this clock: always (ps.straggle on its rank alone), or with
+-- ps.straggleAny when it is the one worker drawn for this clock (the same draw on every rank)
+function ParameterServer:_straggles()
+   if not self.straggleAny then return true end
+   local h = (self:_clock() + 1) * 2654435761 % 4294967296 -- Knuth's multiplicative hash (exact in a double)
+   return math.floor(h / 65536) % self.dist.size() == self.dist.rank()
 end
 
 -- the Trainer's optimizer step: feval computes the loss and pushes the gradient, the clock
@@ -206,31 +244,26 @@ end
 function ParameterServer:serverStep(feval, config)
    local t0 = torch.tic()
    local fx = feval()
-   if self.straggle and self.straggle > 1 then sleep((self.straggle - 1) * torch.toc(t0)) end
+   if self.straggle and self.straggle > 1 and self:_straggles() then sleep((self.straggle - 1) * torch.toc(t0)) end
    self:clock(config and config.learningRate)
    return self.params, { fx }
 end
 
--- DataParallel's bucket launch and end of backward, as pushes
+-- DataParallel's bucket launch and end of backward, as pushes (after the pulls before them:
+-- requests run in order)
 function ParameterServer:_launch(b)
    local bk = self.buckets[b]
-   if self.pull then self:_awaitPull() end
    T.check(D.mt_ps_push(self.table, bk.grad.h, bk.lo, workp), NAME .. ':push', true)
    bk.handle = { h = handle('push', bk.grad), wait = function(x) wait(x.h) end }
    self._next = b + 1
 end
 
 function ParameterServer:forward(input)
-   if self.train == false then self:sync() else self:_awaitPull() end
+   if self.train == false then self:sync() else self:_read(self.ps.staleness) end
    self.output = self.module:forward(input)
    return self.output
 end
 ParameterServer.updateOutput = ParameterServer.forward
-
--- the gradient the servers receive this clock (a manual loop: backward and then this)
-function ParameterServer:allreduceGradients()
-   return parent.allreduceGradients(self)
-end
 
 -- fn(optimState) runs with self.params holding the servers' state at this clock (rank 0: for a
 -- checkpoint) and optimState the momentum and clock to restore it; the pulled values come back
@@ -251,18 +284,18 @@ function ParameterServer:withServerState(fn)
    if not ok then error(err, 0) end
 end
 
--- this worker's totals: pulls, pushes, clocks, bytes, the staleness histogram, seconds blocked
--- (after close: the totals at close)
+-- this worker's totals: reads and the staleness histogram of them (reads[k]: k clocks stale,
+-- the last bin that many or more), pulls, pushes, clocks, bytes, seconds a read waited, seconds
+-- the servers held pulls for the bound (after close: the totals at close)
 function ParameterServer:counters()
    if not self.table then return self.closedCounters end
    local s = ffi.new('mt_ps_stats')
    D.mt_ps_get_stats(self.table, s)
    local hist = {}
-   for i = 0, T.clib.MT_PS_HIST - 1 do hist[i + 1] = tonumber(s.staleness[i]) end
-   return { pulls = tonumber(s.pulls), pushes = tonumber(s.pushes), clocks = tonumber(s.clocks),
-      bytesPushed = tonumber(s.bytes_pushed), bytesPulled = tonumber(s.bytes_pulled), staleness = hist,
-      maxStaleness = tonumber(s.max_staleness), heldSeconds = s.held_seconds, pullSeconds = s.pull_seconds,
-      waitSeconds = self.waited or 0 }
+   for i = 1, HIST do hist[i] = (self.hist or {})[i] or 0 end
+   return { reads = self.reads or 0, staleness = hist, pulls = tonumber(s.pulls), pushes = tonumber(s.pushes),
+      clocks = tonumber(s.clocks), bytesPushed = tonumber(s.bytes_pushed), bytesPulled = tonumber(s.bytes_pulled),
+      heldSeconds = s.held_seconds, pullSeconds = s.pull_seconds, waitSeconds = self.waited or 0 }
 end
 
 -- collective: every worker's requests done, then the servers stop

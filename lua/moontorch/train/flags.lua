@@ -65,7 +65,8 @@ function F.distributed(cmd)
    cmd:option('-pushEvery', 'layer', 'with -ps: push each layer\'s gradient as backward produces it, or once a step',
       { choices = { 'layer', 'step' } })
    cmd:option('-straggler', '', 'with -ps, for experiments: RANK:FACTOR makes that worker\'s steps FACTOR times '
-      .. 'slower (it sleeps FACTOR-1 times its compute time)')
+      .. 'slower (it sleeps FACTOR-1 times its compute time); any:FACTOR slows one worker per clock, drawn anew '
+      .. 'each clock (a transient straggler)')
 end
 
 -- the reason -ps's options cannot be used, or nil
@@ -85,8 +86,9 @@ local function psProblem(opt)
    end
    if opt.device ~= 'cpu' then return '-ps: the servers hold CPU parameters; use -device cpu' end
    if (opt.clip or 0) > 0 then return '-ps: the servers do not clip; leave out -clip' end
-   if opt.straggler ~= '' and not opt.straggler:match('^%d+:%d*%.?%d+$') then
-      return ("-straggler must be RANK:FACTOR (e.g. 1:2), got '%s'"):format(opt.straggler)
+   local st = opt.straggler
+   if st ~= '' and not (st:match('^%d+:%d*%.?%d+$') or st:match('^any:%d*%.?%d+$')) then
+      return ("-straggler must be RANK:FACTOR or any:FACTOR (e.g. 1:2), got '%s'"):format(opt.straggler)
    end
 end
 
@@ -122,9 +124,9 @@ end
 -- what ranges cannot say: options that do not go together, a -device this build or machine
 -- lacks (an error naming them); returns opt
 function F.check(opt)
-   local problem = require('moontorch.dist.rgcflags').recipeProblem(opt) or psProblem(opt)
-   if problem then error(problem, 0) end
    if opt.ps then opt.dist = true end
+   local problem = psProblem(opt) or require('moontorch.dist.rgcflags').recipeProblem(opt)
+   if problem then error(problem, 0) end
    local cuda = require('moontorch').cuda
    if opt.device == 'cuda' and not (cuda and cuda.isAvailable and cuda.isAvailable()) then
       error('-device cuda but ' .. ((cuda and cuda.isCompiled and cuda.isCompiled()) and 'no CUDA device is available'

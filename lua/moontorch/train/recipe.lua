@@ -89,8 +89,9 @@ function R.wrap(model, config, opt, dist)
       model = dist.ParameterServer(model, { staleness = opt.staleness, servers = opt.servers, pushEvery = opt.pushEvery,
          momentum = config.momentum, dampening = config.dampening, nesterov = config.nesterov,
          weightDecay = config.weightDecay, learningRate = config.learningRate })
-      local rank, factor = opt.straggler:match('^(%d+):(.+)$')
-      if rank and tonumber(rank) == dist.rank() then model.straggle = tonumber(factor) end
+      local who, factor = opt.straggler:match('^(%w+):(.+)$')
+      if who == 'any' then model.straggle, model.straggleAny = tonumber(factor), true
+      elseif who and tonumber(who) == dist.rank() then model.straggle = tonumber(factor) end
    elseif dist then
       local dpopts = { bucketMB = opt.bucketMB, algorithm = opt.allreduce }
       model = dist.DataParallel(model, require('moontorch.dist.rgcflags').recipeSetup(opt, config, dpopts))
