@@ -161,6 +161,14 @@ function util.python_lines(code)
 end
 
 -- why a spec cannot run a recipe under mpirun here, or nil
+-- seconds on the wall clock (for specs that time whole runs)
+function util.now()
+   local f = io.popen('date +%s.%N')
+   local t = tonumber(f:read('*a'))
+   f:close()
+   return t
+end
+
 function util.mpi_missing()
    local mpi = require('moontorch.internal').clib.MT_DIST_MPI
    local _, rc = util.sh('command -v mpirun')

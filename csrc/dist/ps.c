@@ -140,18 +140,24 @@ mt_status mt_ps_init(mt_ps *ps, mt_tensor *params, mt_tensor *momentum, int64_t 
   return mt__dist_submit(ps->d, w, work);
 }
 
+/* a request about elements [offset, offset + count) of the table, with a as its tensor */
+static mt_status range_work(mt_ps *ps, const char *what, int op, mt_tensor *a, int64_t offset, int64_t count,
+                            mt_dist_work **out) {
+  if (offset < 0 || count < 0 || offset + count > ps->numel)
+    return mt__error(MT_ERR_INDEX, NAME ":%s: elements [%lld, %lld) are outside the table of %lld", what,
+                     (long long)offset, (long long)(offset + count), (long long)ps->numel);
+  MT_TRY(new_work(ps, what, op, out));
+  (*out)->a = a;
+  (*out)->ps.offset = offset;
+  (*out)->ps.count = count;
+  return MT_OK;
+}
+
 mt_status mt_ps_push(mt_ps *ps, mt_tensor *grad, int64_t offset, mt_dist_work **work) {
   if (!ps) return mt__error(MT_ERR_ARG, NAME ":push: the table is NULL");
   MT_TRY(check_flat("push", "the gradient", grad));
-  int64_t n = mt_tensor_numel(grad);
-  if (offset < 0 || offset + n > ps->numel)
-    return mt__error(MT_ERR_INDEX, NAME ":push: elements [%lld, %lld) are outside the table of %lld", (long long)offset,
-                     (long long)(offset + n), (long long)ps->numel);
   mt_dist_work *w = NULL;
-  MT_TRY(new_work(ps, "push", MT_PS_PUSH, &w));
-  w->a = grad;
-  w->ps.offset = offset;
-  w->ps.count = n;
+  MT_TRY(range_work(ps, "push", MT_PS_PUSH, grad, offset, mt_tensor_numel(grad), &w));
   return mt__dist_submit(ps->d, w, work);
 }
 
@@ -169,14 +175,8 @@ mt_status mt_ps_clock(mt_ps *ps, double lr, mt_dist_work **work) {
 mt_status mt_ps_pull(mt_ps *ps, mt_tensor *params, int64_t offset, int64_t count, int staleness, mt_dist_work **work) {
   if (!ps) return mt__error(MT_ERR_ARG, NAME ":pull: the table is NULL");
   MT_TRY(check_table(ps, "pull", "params", params));
-  if (offset < 0 || count < 0 || offset + count > ps->numel)
-    return mt__error(MT_ERR_INDEX, NAME ":pull: elements [%lld, %lld) are outside the table of %lld", (long long)offset,
-                     (long long)(offset + count), (long long)ps->numel);
   mt_dist_work *w = NULL;
-  MT_TRY(new_work(ps, "pull", MT_PS_PULL, &w));
-  w->a = params;
-  w->ps.offset = offset;
-  w->ps.count = count;
+  MT_TRY(range_work(ps, "pull", MT_PS_PULL, params, offset, count, &w));
   w->ps.staleness = staleness < 0 ? ps->staleness : staleness;
   return mt__dist_submit(ps->d, w, work);
 }

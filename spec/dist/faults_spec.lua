@@ -4,6 +4,7 @@
 -- scenario runs twice (every trial must pass). Needs Open MPI's mpirun.
 local dlib = require 'moontorch.dist.lib'
 local C = require('moontorch.internal').clib
+local util = require 'spec.util'
 
 local function have_mpirun()
    local f = io.popen('command -v mpirun 2>/dev/null')
@@ -12,23 +13,17 @@ local function have_mpirun()
    return out ~= '' and bit.band(dlib.C.mt_dist_transports(), C.MT_DIST_MPI) ~= 0
 end
 
-local function now()
-   local f = io.popen('date +%s.%N')
-   local t = tonumber(f:read('*a'))
-   f:close()
-   return t
-end
 
 -- run the job; returns its output, exit status and seconds
 local function job(mode, timeout)
    local cmd = ('OMPI_MCA_mpi_yield_when_idle=1 OMP_NUM_THREADS=1 timeout -s KILL %d mpirun --allow-run-as-root '
       .. '--oversubscribe -np 4 luajit spec/dist/fault_worker.lua %s %d 2>&1; echo "exit=$?"')
       :format(timeout * 6 + 60, mode, timeout)
-   local t0 = now()
+   local t0 = util.now()
    local f = io.popen(cmd)
    local out = f:read('*a')
    f:close()
-   return out, tonumber(out:match('exit=(%d+)%s*$')), now() - t0
+   return out, tonumber(out:match('exit=(%d+)%s*$')), util.now() - t0
 end
 
 local scenarios = {

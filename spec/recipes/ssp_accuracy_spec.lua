@@ -14,18 +14,12 @@ local ARGS = '-ps -servers 2 -nEpochs 2 -batchSize 128 -LR 0.05 -seed 3 -width 1
 local util = require 'spec.util'
 local sh = util.sh
 
-local function now()
-   local f = io.popen('date +%s.%N')
-   local t = tonumber(f:read('*a'))
-   f:close()
-   return t
-end
 
 local function run(args)
-   local t0 = now()
+   local t0 = util.now()
    local out, c = sh('OMP_WAIT_POLICY=PASSIVE OMPI_MCA_mpi_yield_when_idle=1 mpirun --allow-run-as-root '
       .. '--oversubscribe -np 4 luajit recipes/fashion_mnist.lua ' .. ARGS .. ' ' .. args)
-   local secs = now() - t0
+   local secs = util.now() - t0
    assert.equal(0, c, out)
    local acc = tonumber(out:match('final test accuracy: ([%d.]+)%%'))
    assert.is_number(acc, out)

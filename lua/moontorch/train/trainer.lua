@@ -19,6 +19,9 @@
 -- Data-parallel (o.dist = require 'moontorch.dist', the model a dist.DataParallel, each source
 -- giving this rank its slice of every batch): the epoch's loss, accuracy and image counts are
 -- summed over the ranks, and only rank 0 shows progress, reports and writes files.
+-- A parameter server (the model a dist.ParameterServer): its servers step instead of the
+-- optimizer, checkpoints hold their state (gathered by rank 0) and -resume restores it, and
+-- the epoch's rows gain the ps_* counters (read staleness, wait, bytes) of every worker.
 -- Mixed precision (o.scaler = optim.GradScaler{...}): each step goes through the scaler, which
 -- scales the loss gradient, skips steps whose gradients overflow and adjusts the scale; the
 -- epoch's rows gain loss_scale and skipped_steps. Gradient accumulation (o.accumulate = K):
