@@ -955,7 +955,7 @@ void mt_ps_get_stats(const mt_ps *ps, mt_ps_stats *out);
 void mt_ps_last_versions(const mt_ps *ps, int64_t *out);
 /* collective: every worker stops; each server thread ends once all have */
 mt_status mt_ps_close(mt_ps *ps);
-void mt_ps_free(mt_ps *ps); /* closes first when it can (not on a broken communicator) */
+void mt_ps_free(mt_ps *ps); /* unclosed (an error ends the program): stops this rank's server, no wait */
 /* MT_FFI_END */
 
 #ifdef __cplusplus

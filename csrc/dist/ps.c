@@ -236,16 +236,20 @@ mt_status mt_ps_close(mt_ps *ps) {
 
 void mt_ps_free(mt_ps *ps) {
   if (!ps) return;
-  if (!ps->closed && !ps->d->broken && !ps->d->finalized) mt_ps_close(ps);
+  /* not closed: the program is ending on an error (dist.finalize closes every table). Closing
+   * would wait for every peer's STOP; rather stop this rank's server and let the peers hear of
+   * this rank's end from the communicator */
+  if (!ps->closed) {
+    ps->d->ps_open--;
+    ps->closed = 1;
 #ifdef MT_WITH_MPI
-  if (ps->thread_started && !ps->thread_done) {
-    /* a broken job: the server may be inside a wait; it stops at its next look */
-    ps->abort = 1;
-    pthread_detach(ps->thread);
-    return; /* the thread still reads ps: it stays until the process ends */
-  }
+    if (!ps->local) {
+      ps->abort = 1; /* the server thread stops at its next look */
+      if (ps->thread_started) pthread_detach(ps->thread);
+      return; /* it, and requests still queued, may read ps: it stays until the process ends */
+    }
 #endif
-  if (!ps->closed) ps->d->ps_open--;
+  }
   mt__ps_server_free(ps->server);
   free(ps->last_version);
   free(ps);
