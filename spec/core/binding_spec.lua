@@ -16,11 +16,12 @@ describe('binding', function()
       local names = {}
       for name in header_block():gmatch('[%w_%*]+%s+%**(mt_[%w_]+)%s*%(') do names[#names + 1] = name end
       assert.is_true(#names > 60, 'found only ' .. #names .. ' functions in the header')
-      -- the distributed layer's functions live in its own library, libmoontorch_dist.so
+      -- the distributed layer's functions (mt_dist_*, the parameter server's mt_ps_*) live in
+      -- its own library, libmoontorch_dist.so
       local dist = require('moontorch.dist.lib')
       for _, name in ipairs(names) do
          local lib, libname = C, 'libmoontorch'
-         if name:match('^mt_dist_') then lib, libname = dist.C, 'libmoontorch_dist' end
+         if name:match('^mt_dist_') or name:match('^mt_ps_') then lib, libname = dist.C, 'libmoontorch_dist' end
          local ok, fn = pcall(function() return lib[name] end)
          assert(ok, 'symbol missing from ' .. libname .. ': ' .. name .. ' (' .. tostring(fn) .. ')')
       end

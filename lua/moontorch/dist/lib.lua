@@ -1,6 +1,6 @@
 -- dist/lib.lua: loads libmoontorch_dist.so, the distributed layer's own library (MPI and NCCL
 -- are linked there, never into libmoontorch.so), from beside libmoontorch.so. The cdefs are the
--- core's: csrc/moontorch.h declares the mt_dist_* functions too.
+-- core's: csrc/moontorch.h declares the mt_dist_* and mt_ps_* functions too.
 local ffi = require 'ffi'
 local bit = require 'bit'
 local T = require 'moontorch.internal'
