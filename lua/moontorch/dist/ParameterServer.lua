@@ -62,18 +62,23 @@ end
 
 local workp = ffi.new('mt_dist_work*[1]')
 
--- a handle on a queued request
-local function handle(op, keep)
-   return { w = ffi.gc(workp[0], D.mt_dist_work_free), op = op, keep = keep }
+-- a handle on a queued request; h:wait() (DataParallel waits on its buckets' handles so)
+local Handle = {}
+Handle.__index = Handle
+
+function Handle:wait()
+   if self.w == nil then return end
+   local st = D.mt_dist_work_wait(self.w)
+   D.mt_dist_work_free(ffi.gc(self.w, nil))
+   self.w, self.keep = nil, nil
+   if st ~= 0 then T.raise(NAME .. ':' .. self.op, true, 2) end
 end
 
-local function wait(h)
-   if not h or h.w == nil then return end
-   local st = D.mt_dist_work_wait(h.w)
-   D.mt_dist_work_free(ffi.gc(h.w, nil))
-   h.w, h.keep = nil, nil
-   if st ~= 0 then T.raise(NAME .. ':' .. h.op, true, 2) end
+local function handle(op, keep)
+   return setmetatable({ w = ffi.gc(workp[0], D.mt_dist_work_free), op = op, keep = keep }, Handle)
 end
+
+local function wait(h) if h then h:wait() end end
 
 function ParameterServer:__init(model, opts)
    opts = opts or {}
@@ -254,7 +259,7 @@ end
 function ParameterServer:_launch(b)
    local bk = self.buckets[b]
    T.check(D.mt_ps_push(self.table, bk.grad.h, bk.lo, workp), NAME .. ':push', true)
-   bk.handle = { h = handle('push', bk.grad), wait = function(x) wait(x.h) end }
+   bk.handle = handle('push', bk.grad)
    self._next = b + 1
 end
 
@@ -309,7 +314,6 @@ function ParameterServer:close()
 end
 
 function ParameterServer:localState() end
-function ParameterServer:noSync(on) return parent.noSync(self, on) end
 
 function ParameterServer:type(typename, tensorCache)
    if not typename then return self.module:type() end
