@@ -66,6 +66,8 @@ cli:option('-timeout', 300, 'dist timeout, seconds', { range = '(0, inf)' })
 cli:option('-check', false, 'dist\'s per-collective signature check (off: as bench/allreduce.lua)')
 cli:option('-threads', 1, 'CPU threads per rank (reductions)', int '[1, inf)')
 cli:option('-distModel', '', 'where dist keeps the auto cost table (default: measured now, not saved)')
+cli:option('-saveModel', '',
+   'rank 0 saves the cost table measured here (every algorithm) to this path (%r: -rate, %n: ranks); perf reads it')
 cli:option('-rate', '-', 'label for the table: the link rate')
 cli:option('-delay', '-', 'label for the table: the link delay')
 cli:option('-rows', '', 'rank 0 appends ROW|... lines for netem.sh to this file')
@@ -383,6 +385,7 @@ local wantAuto = false
 for _, c in ipairs(cases) do if c.alg == 'auto' then wantAuto = true end end
 -- the auto cost table is measured on this network (a cached one may be another network's)
 local distModel = false
+if opt.saveModel ~= '' then wantAuto = true end -- the table is measured even without an auto case
 if wantAuto then distModel = opt.distModel ~= '' and opt.distModel or os.tmpname() end
 if wantAuto and opt.distModel == '' then os.remove(distModel) end
 torch.setnumthreads(opt.threads)
@@ -390,6 +393,9 @@ dist.init { timeout = opt.timeout, groupSize = opt.groupSize, model = distModel,
    tuneMaxBytes = math.max(opt.bucketMB, 1) * 2 ^ 20 }
 local rank, size = dist.rank(), dist.size()
 local master = rank == 0
+if opt.saveModel ~= '' then
+   dist.saveModel((opt.saveModel:gsub('%%r', (opt.rate:gsub('[^%w.]', '_'))):gsub('%%n', tostring(size))))
+end
 local function say(...) if master then io.write(string.format(...)); io.stdout:flush() end end
 
 local median = require('bench.timing').median
