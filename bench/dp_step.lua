@@ -68,6 +68,8 @@ cli:option('-threads', 1, 'CPU threads per rank (reductions)', int '[1, inf)')
 cli:option('-distModel', '', 'where dist keeps the auto cost table (default: measured now, not saved)')
 cli:option('-saveModel', '',
    'rank 0 saves the cost table measured here (every algorithm) to this path (%r: -rate, %n: ranks); perf reads it')
+cli:option('-calibrate', '',
+   'rank 0 saves perf.calibrate\'s table (back-to-back allreduces up to -bucketMB) to this path (%r, %n as above)')
 cli:option('-rate', '-', 'label for the table: the link rate')
 cli:option('-delay', '-', 'label for the table: the link delay')
 cli:option('-rows', '', 'rank 0 appends ROW|... lines for netem.sh to this file')
@@ -313,8 +315,12 @@ dist.init { timeout = opt.timeout, groupSize = opt.groupSize, model = distModel,
    tuneMaxBytes = math.max(opt.bucketMB, 1) * 2 ^ 20 }
 local rank, size = dist.rank(), dist.size()
 local master = rank == 0
-if opt.saveModel ~= '' then
-   dist.saveModel((opt.saveModel:gsub('%%r', (opt.rate:gsub('[^%w.]', '_'))):gsub('%%n', tostring(size))))
+local function expand(path) return (path:gsub('%%r', (opt.rate:gsub('[^%w.]', '_'))):gsub('%%n', tostring(size))) end
+if opt.saveModel ~= '' then dist.saveModel(expand(opt.saveModel)) end
+if opt.calibrate ~= '' then
+   local perf = require 'moontorch.perf'
+   local t = perf.calibrate(dist, { maxBytes = math.max(opt.bucketMB, 1) * 2 ^ 20 })
+   if master then perf.saveTable(t, expand(opt.calibrate)) end
 end
 local function say(...) if master then io.write(string.format(...)); io.stdout:flush() end end
 

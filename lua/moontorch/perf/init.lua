@@ -28,6 +28,11 @@ local perf = {
 
 function perf.profile(model, inputShape, opts) return profile.measure(model, inputShape, opts) end
 
+-- perf.calibrate(dist, {maxBytes, streak, reps}): a cost table of back-to-back allreduces
+-- (collective; perf/calibrate.lua); perf.saveTable(t, path) writes it for perf.network{table}
+function perf.calibrate(dist, opts) return require('moontorch.perf.calibrate').run(dist, opts) end
+function perf.saveTable(t, path) return require('moontorch.perf.calibrate').save(t, path) end
+
 -- perf.network(opts | preset name): see perf/network.lua
 function perf.network(opts) return network.network(opts) end
 

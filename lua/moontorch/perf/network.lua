@@ -93,7 +93,9 @@ function net.readTable(path)
          local vals = {}
          for v in (rest or ''):gmatch('%S+') do
             local x = tonumber(v)
-            if not x or not (x > 0) then fail('%s line %d: time %s is not a positive number', path, lineNo, v) end
+            if not x or not (x > 0) then -- luacheck: ignore 581 (rejects NaN)
+               fail('%s line %d: time %s is not a positive number', path, lineNo, v)
+            end
             vals[#vals + 1] = x
          end
          if not name or #vals ~= tonumber(rows) then
@@ -139,6 +141,24 @@ function net.fitRing(vals, n)
    return { alpha = a / k, beta = b * n / k, gamma = 0, name = 'fitted' }
 end
 
+-- the table a running job's dist.init measured or loaded (dist: moontorch.dist, initialised),
+-- or nil when it has none (one rank, or dist.init{model = false})
+function net.fromDist(dist)
+   local n = dist.size()
+   if n < 2 then return nil end
+   local t = { ranks = n, nodes = dist.nodes(), rows = {}, path = 'dist.init' }
+   for _, alg in ipairs({ 'mpi', 'ring', 'multicolor', 'hierarchical' }) do
+      local vals = {}
+      for i = 1, 8 do
+         local x = dist.modelTime(alg, rowBytes(i))
+         if not (x > 0) then return nil end -- luacheck: ignore 581 (a missing row is negative)
+         vals[i] = x
+      end
+      t.rows[alg] = vals
+   end
+   return t
+end
+
 local function defaultTablePath(n, nodes)
    local home = os.getenv('HOME') or '/tmp'
    return ('%s/.cache/moontorch/dist-%dx%d.model'):format(home, n, nodes or 1)
@@ -161,6 +181,7 @@ function net.network(opts)
    if type(opts) == 'string' then opts = { preset = opts } end
    if type(opts) ~= 'table' then fail('options must be a table or a preset name, got %s', type(opts)) end
    local known = { preset = 1, alpha = 1, beta = 1, gamma = 1, table = 1, intra = 1, ranksPerNode = 1, name = 1 }
+   -- table may also be a parsed table (readTable's or fromDist's result)
    for k in pairs(opts) do
       if not known[k] then
          fail("unknown option '%s' (preset, alpha, beta, gamma, table, intra, ranksPerNode, name)", tostring(k))
@@ -173,10 +194,10 @@ function net.network(opts)
    if opts.table then
       self.tableSpec = opts.table
       if opts.table ~= 'local' then
-         local t = net.readTable(opts.table)
+         local t = type(opts.table) == 'table' and opts.table or net.readTable(opts.table)
          self.tables[t.ranks] = t
          self.inter = net.fitRing(t.rows.ring, t.ranks)
-         self.name = opts.name or ('table ' .. opts.table)
+         self.name = opts.name or ('table ' .. t.path)
       else
          self.name = opts.name or 'local (dist.init calibration)'
       end

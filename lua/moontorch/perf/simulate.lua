@@ -69,7 +69,6 @@ end
 -- the simulated step for a fixed per-unit choice
 local function run(profile, net, o, units, list, sparse)
    local n = o.workers
-   local esize = profile.elementBytes or 4
    local ready, F, B = simulate.timeline(profile)
    local out = { buckets = {}, forward = F, backward = B - F }
    -- a bucket is compressed when any of its units is sparse; then all of it is exchanged after
@@ -168,8 +167,9 @@ end
 -- the cheapest per-unit choice (compress = 'auto'), greedily: first whole buckets (a bucket
 -- compressed sends its tensors of >= minSize elements sparse, as dist/rgc.lua), largest bucket
 -- first, each kept when it shortens the simulated step; then every tensor of a compressed bucket
--- flipped alone, each change kept when it gains more than 0.1% (so small tensors, whose fixed selection and exchange costs outweigh their bytes,
--- stay dense). Starts from the better of all dense and all compressed.
+-- flipped alone, each change kept when it gains more than 0.1% (so small tensors, whose
+-- fixed selection and exchange costs outweigh their bytes, stay dense). Starts from the better
+-- of all dense and all compressed.
 local function choose(profile, net, o, units, list)
    local function try(set) return run(profile, net, o, units, list, set) end
    -- a change is kept only when it gains more than 0.1%: no flips on rounding-level gains
