@@ -150,7 +150,8 @@ if opt.svg ~= '' then
             xs[#xs + 1], ys[#ys + 1] = math.log(r.workers) / math.log(2), 100 * r.efficiency
          end
       end
-      series[#series + 1] = { label = cfg.label .. ' predicted', xs = xs, ys = ys, style = '+-', color = plot.COLORS[i] }
+      series[#series + 1] = { label = cfg.label .. ' predicted', xs = xs, ys = ys, style = '+-',
+         color = plot.COLORS[i] }
    end
    if opt.measured ~= '' then
       local f = io.open(opt.measured, 'r') or die('cannot open ' .. opt.measured)
@@ -172,7 +173,8 @@ if opt.svg ~= '' then
       f:close()
       for i, name in ipairs(names) do
          series[#series + 1] = { label = name .. ' measured', xs = groups[name].xs, ys = groups[name].ys, style = '+',
-            color = plot.COLORS[(#configs + i - 1) % #plot.COLORS + 1] }
+            color = plot.COLORS[(#configs + i - 1) % #plot.COLORS + 1],
+         }
       end
    end
    local svg = plot.document(760, 440, ('%s on %s: predicted scaling'):format(prof.name or opt.model, network.name),

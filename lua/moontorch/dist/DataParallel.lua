@@ -43,8 +43,10 @@ local DataParallel, parent = torch.class('dist.DataParallel', 'nn.Module', ns)
 
 local NAME = 'dist.DataParallel'
 local rgc = require 'moontorch.dist.rgc'
-local OPTIONS = { bucketMB = true, algorithm = true, overlap = true, dist = true, compress = true }
-for k in pairs(rgc.DEFAULTS) do if k ~= 'algorithm' then OPTIONS[k] = 'rgc' end end
+local OPTIONS = { bucketMB = true, algorithm = true, overlap = true, dist = true, compress = true, network = 'auto',
+   every = 'auto' }
+for k in pairs(rgc.DEFAULTS) do if k ~= 'algorithm' and k ~= 'sparseUnits' then OPTIONS[k] = 'rgc' end end
+local now = require('moontorch.util.progress').now
 
 local function fail(fmt, ...) error(NAME .. ': ' .. fmt:format(...), 0) end
 
@@ -56,19 +58,22 @@ function DataParallel:__init(model, opts)
    opts = opts or {}
    if type(opts) ~= 'table' then fail('options must be a table, got %s', type(opts)) end
    self.compress = opts.compress or 'none'
-   if self.compress ~= 'none' and self.compress ~= 'rgc' then
-      fail("compress must be 'none' or 'rgc', got '%s'", tostring(self.compress))
+   if self.compress ~= 'none' and self.compress ~= 'rgc' and self.compress ~= 'auto' then
+      fail("compress must be 'none', 'rgc' or 'auto', got '%s'", tostring(self.compress))
    end
-   self.rgcOptions = {}
+   self.rgcOptions, self.autoOptions = {}, {}
    for k, v in pairs(opts) do
       if not OPTIONS[k] then
-         fail("unknown option '%s' (bucketMB, algorithm, overlap, dist, compress and, with compress = 'rgc', %s)",
-            tostring(k), 'density, method, slack, momentum, nesterov, weightDecay, maskMomentum, clip, minSize, '
-            .. 'wire, denseFallback, warmup, warmupSteps')
+         fail("unknown option '%s' (bucketMB, algorithm, overlap, dist, compress and, with compress = 'rgc' or "
+            .. "'auto', %s; with 'auto', network, every)", tostring(k), 'density, method, slack, momentum, nesterov, '
+            .. 'weightDecay, maskMomentum, clip, minSize, wire, denseFallback, warmup, warmupSteps')
       end
       if OPTIONS[k] == 'rgc' then
-         if self.compress ~= 'rgc' then fail("option '%s' needs compress = 'rgc'", k) end
+         if self.compress == 'none' then fail("option '%s' needs compress = 'rgc' or 'auto'", k) end
          self.rgcOptions[k] = v
+      elseif OPTIONS[k] == 'auto' then
+         if self.compress ~= 'auto' then fail("option '%s' needs compress = 'auto'", k) end
+         self.autoOptions[k] = v
       end
    end
    self.rgcOptions.algorithm = opts.algorithm
@@ -134,6 +139,12 @@ function DataParallel:_build(broadcast)
    self:_checkLayout(buckets.signature(params, list, self.buffers))
    if broadcast then self:broadcastParameters() end
    self:_hook()
+   if self.compress == 'auto' then
+      -- per bucket, compression where the performance model says it pays (dist/autocompress.lua)
+      local okc, a = pcall(require('moontorch.dist.autocompress').new, self, self.autoOptions)
+      if not okc then fail('%s', tostring(a):gsub('^dist%.DataParallel: ', '')) end
+      self.auto = a
+   end
 end
 
 -- every rank must have built the same layout (same model, same bucketMB, same type)
@@ -176,7 +187,10 @@ local function install(dp, m, entry)
    entry.saved = { backward = rawget(m, 'backward'), accGradParameters = rawget(m, 'accGradParameters') }
    local function leave()
       entry.depth = entry.depth - 1
-      if entry.depth == 0 and dp._active then dp:_ready(entry) end
+      if entry.depth == 0 then
+         if dp._t0 then entry.doneAt = now() - dp._t0 end
+         if dp._active then dp:_ready(entry) end
+      end
    end
    m.backward = function(mod, input, gradOutput, scale)
       entry.depth = entry.depth + 1
@@ -200,14 +214,17 @@ function DataParallel:_hook()
       end
    end
    local base, need, covered = self.gradParams:storageOffset() - 1, {}, {}
+   local index = {}
+   for i, u in ipairs(self.units) do index[u] = i end
    self.entries = {}
    for _, m in ipairs(order) do
       local _, grads = m:parameters()
-      local touch, seen = {}, {}
+      local touch, seen, mine = {}, {}, {}
       for _, g in ipairs(grads or {}) do
          local u = g:nElement() > 0 and buckets.find(self.units, g:storageOffset() - 1 - base)
          if u then
             covered[u] = true
+            mine[#mine + 1] = index[u]
             if not seen[u.bucket] then
                seen[u.bucket] = true
                touch[#touch + 1] = u.bucket
@@ -216,7 +233,7 @@ function DataParallel:_hook()
          end
       end
       if #touch > 0 then
-         local entry = { module = m, touch = touch, depth = 0 }
+         local entry = { module = m, touch = touch, depth = 0, units = mine }
          install(self, m, entry)
          self.entries[#self.entries + 1] = entry
       end
@@ -241,14 +258,20 @@ end
 -- One synchronisation: _begin, hook events (_ready), _finish (or _abort on error).
 function DataParallel:_begin(active)
    for _, bk in ipairs(self.buckets) do bk.ready, bk.handle = 0, nil end
-   for _, e in ipairs(self.entries) do e.depth = 0 end
-   -- compressed: one exchange after backward, no bucket launched from the hooks
-   self._next, self._active = 1, active and not self.compressor
+   for _, e in ipairs(self.entries) do e.depth, e.doneAt = 0, nil end
+   -- compressed: one exchange after backward, no bucket launched from the hooks; auto: the
+   -- dense buckets launch from the hooks, and the hooks time each gradient for the model
+   self._next, self._active = 1, active and (not self.compressor or self.auto ~= nil)
+   self._t0 = self.auto and now() or nil
 end
 
+-- a compressed bucket (compress = 'auto') is skipped: the compressor sends it after backward
 function DataParallel:_launch(b)
    local bk = self.buckets[b]
-   bk.handle = self.dist.allreduceAsync(bk.grad, 'avg', self.collectiveOpts)
+   if not bk.compressed then
+      if self.auto then self.auto:beforeLaunch(bk) end
+      bk.handle = self.dist.allreduceAsync(bk.grad, 'avg', self.collectiveOpts)
+   end
    self._next = b + 1
 end
 
@@ -264,7 +287,7 @@ function DataParallel:_ready(entry)
    end
    -- launch in index order, the same on every rank
    local b = self._next
-   while b <= #list and list[b].ready >= list[b].need do
+   while b <= #list and (list[b].compressed or list[b].ready >= list[b].need) do
       self:_launch(b)
       b = b + 1
    end
@@ -272,6 +295,7 @@ end
 
 function DataParallel:_finish()
    self._active = false
+   if self.auto then return self:_finishAuto() end
    if self.compressor then
       self.stats = self.compressor:step(self.gradParams, self.params, self.lossScale)
       return
@@ -281,6 +305,22 @@ function DataParallel:_finish()
       bk.handle:wait()
       bk.handle = nil
    end
+end
+
+function DataParallel:_finishAuto()
+   for b = self._next, #self.buckets do self:_launch(b) end
+   local handles = {}
+   for _, bk in ipairs(self.buckets) do
+      if bk.handle then handles[#handles + 1] = bk.handle end
+      bk.handle = nil
+   end
+   self.stats = self.auto:finish(handles)
+   local ready = {}
+   for _, e in ipairs(self.entries) do
+      for _, ui in ipairs(e.units) do ready[ui] = math.max(ready[ui] or 0, e.doneAt or 0) end
+   end
+   self._t0 = nil
+   self.auto:observe(ready, self._fwdTime or 0, self.stats)
 end
 
 -- after an error in backward: let the transfers already started end before the gradients
@@ -323,7 +363,9 @@ function DataParallel:updateOutput(input)
 end
 
 function DataParallel:forward(input)
+   local t0 = self.auto and now()
    self.output = self.module:forward(input)
+   if t0 then self._fwdTime = now() - t0 end
    return self.output
 end
 
@@ -359,10 +401,16 @@ end
 -- compressor's residuals and velocities (nil without compression). localState() returns
 -- tensors by name and metadata; setLocalState(tensors, meta) restores them.
 function DataParallel:localState()
+   if self.auto then return self.auto:state() end
    if self.compressor then return self.compressor:state() end
 end
 
 function DataParallel:setLocalState(tensors, meta)
+   if self.auto then
+      local ok, err = pcall(self.auto.load, self.auto, tensors, meta)
+      if not ok then fail('setLocalState: %s', tostring(err)) end
+      return
+   end
    if not self.compressor then fail('setLocalState: this DataParallel does not compress; it has no local state') end
    local ok, err = pcall(self.compressor.load, self.compressor, tensors, meta)
    if not ok then fail('setLocalState: %s', tostring(err)) end
@@ -431,7 +479,9 @@ function DataParallel:__tostring__()
    local n = #self.buckets
    local head = ('%s(%d bucket%s of <= %g MB%s%s)'):format(NAME, n, n == 1 and '' or 's', self.bucketMB,
       self.overlap and ', overlapped' or '', self.algorithm and (', ' .. self.algorithm) or '')
-   if self.compressor then
+   if self.auto then
+      head = head:sub(1, -2) .. ', compress auto: ' .. self.auto:summary() .. ')'
+   elseif self.compressor then
       local o = self.compressor.o
       head = head:sub(1, -2) .. (', rgc density %g %s, %s wire)'):format(o.density, o.method, o.wire)
    end

@@ -43,6 +43,7 @@ local DEFAULTS = {
    density = 0.001, method = 'exact', slack = 0.2, momentum = 0, nesterov = false, weightDecay = 0,
    maskMomentum = true, clip = false, minSize = 16384, wire = 'float', denseFallback = true,
    warmup = { 0.25, 0.0625, 0.015625, 0.004 }, warmupSteps = 0, algorithm = false,
+   sparseUnits = false, -- instead of minSize: a set of unit starts (lo) that go sparse (compress = 'auto')
 }
 rgc.DEFAULTS = DEFAULTS
 local WIRE = { float = T.FLOAT, half = T.HALF, bfloat16 = T.BFLOAT16 }
@@ -121,7 +122,9 @@ function rgc.Compressor(units, grad, opts, dist)
    for _, u in ipairs(list) do
       local len = u.hi - u.lo
       if len > 0 then
-         if len >= o.minSize then
+         local sparse
+         if o.sparseUnits then sparse = o.sparseUnits[u.lo] == true else sparse = len >= o.minSize end
+         if sparse then
             u.v = self:_new(T.FLOAT, len):zero()
             if o.momentum > 0 then u.u = self:_new(T.FLOAT, len):zero() end
             self.sparse[#self.sparse + 1] = u

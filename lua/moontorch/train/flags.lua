@@ -95,8 +95,10 @@ end
 -- residual gradient compression (moontorch.dist.rgcflags); warmupEpochs: the -densityWarmup default
 function F.compression(cmd, warmupEpochs)
    F.group(cmd, 'Compression (with -dist)')
-   cmd:option('-compress', 'none', 'gradient compression with -dist: none | rgc (residual top-k, sgd only)',
-      { choices = { 'none', 'rgc' } })
+   cmd:option('-compress', 'none', 'gradient compression with -dist: none | rgc (residual top-k, sgd only) | '
+      .. 'auto (rgc per bucket where moontorch.perf predicts a shorter step)', { choices = { 'none', 'rgc', 'auto' } })
+   cmd:option('-network', 'local', 'with -compress auto: the network the model assumes: a moontorch.perf preset '
+      .. '(1gbit, 10gbit, 100gbit, ...), a cost table file, or local (the table dist.init measured)')
    cmd:option('-density', 0.001, 'fraction of each large gradient sent per step with -compress rgc',
       { range = '(0, 1]' })
    cmd:option('-densityWarmup', warmupEpochs,

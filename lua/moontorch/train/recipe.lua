@@ -125,7 +125,7 @@ end
 -- path) may refuse it) and the density warm-up from that step; residuals are per rank and come
 -- back from each rank's file beside the checkpoint
 function R.resume(trainer, opt, check)
-   local c = trainer.model.compressor -- with -compress rgc
+   local c = not trainer.model.auto and trainer.model.compressor -- with -compress rgc (auto: no warm-up)
    if c then c:schedule(math.floor(opt.densityWarmup * trainer.trainBatches)) end
    if opt.resume == '' then return end
    trainer:resume(opt.resume, check)

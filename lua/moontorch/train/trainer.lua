@@ -109,10 +109,11 @@ local function new(o)
    if type(self.accumulate) ~= 'number' or self.accumulate < 1 or self.accumulate % 1 ~= 0 then
       self:fail('accumulate must be a whole number >= 1 of micro-batches, got %s', tostring(self.accumulate))
    end
-   if not self.columns and (self.model.compressor or self.scaler) then
+   if not self.columns and (self.model.compressor or self.model.auto or self.scaler) then
       self.columns = {}
       for _, c in ipairs(COLUMNS) do self.columns[#self.columns + 1] = c end
-      for _, c in ipairs(self.model.compressor and COMM_COLUMNS or {}) do self.columns[#self.columns + 1] = c end
+      local comm = (self.model.compressor or self.model.auto) and COMM_COLUMNS or {}
+      for _, c in ipairs(comm) do self.columns[#self.columns + 1] = c end
       for _, c in ipairs(self.scaler and SCALER_COLUMNS or {}) do self.columns[#self.columns + 1] = c end
    end
    self.columns, self.row = self.columns or COLUMNS, self.row or default_row
