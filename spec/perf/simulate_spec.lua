@@ -5,7 +5,7 @@
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local perf = require 'moontorch.perf'
-local buckets = require 'moontorch.dist.buckets'
+local buckets = require 'moontorch.dist.buckets' -- DataParallel's own
 
 local seed = tonumber(os.getenv('MT_TEST_SEED')) or (os.time() % 100000)
 io.stderr:write(('[perf spec seed %d]\n'):format(seed))
@@ -169,6 +169,14 @@ describe('perf.predict on steps with a closed-form answer', function()
       local list = buckets.layout(units, 4, mb * 2 ^ 20)
       assert.are.equal(#list, #r.buckets)
       for b = 1, #list do assert.are.equal(list[b].bytes, r.buckets[b].bytes) end
+   end)
+
+   it('jitter: the slowest of n workers, mean + sd sqrt(2 ln n)', function()
+      local f, b, g, j, n = rand(1e-3, 1e-2), rand(1e-3, 1e-2), math.floor(rand(1e3, 1e6)), rand(0.01, 0.1), 16
+      local r = perf.predict { profile = prof({ { f, b, { g } } }), network = net, workers = n, overlap = false,
+         bucketMB = 1e6, algorithm = 'ring', jitter = j }
+      close(r.step, (f + b) * (1 + j * math.sqrt(2 * math.log(n))) + 2 * (n - 1) / n * g * 4 / B)
+      close(r.compute, f + b)
    end)
 
    it('one worker: no communication, efficiency 1', function()

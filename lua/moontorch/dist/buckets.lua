@@ -62,24 +62,10 @@ function buckets.find(units, pos)
    end
 end
 
--- Greedy packing of consecutive units (already last first) into buckets of <= capBytes.
+-- Greedy packing of consecutive units (already last first) into buckets of <= capBytes:
+-- moontorch.perf's, so the performance model and DataParallel lay buckets out alike.
 -- bucket = { lo =, hi =, bytes =, units = { unit indices } }; each unit gets .bucket.
-function buckets.layout(units, elementSize, capBytes)
-   local list, cur = {}, nil
-   for u, unit in ipairs(units) do
-      local bytes = (unit.hi - unit.lo) * elementSize
-      if cur and cur.bytes + bytes > capBytes then cur = nil end
-      if not cur then
-         cur = { lo = unit.lo, hi = unit.hi, bytes = 0, units = {} }
-         list[#list + 1] = cur
-      end
-      cur.lo, cur.hi = math.min(cur.lo, unit.lo), math.max(cur.hi, unit.hi)
-      cur.bytes = cur.bytes + bytes
-      cur.units[#cur.units + 1] = u
-      unit.bucket = #list
-   end
-   return list
-end
+buckets.layout = require('moontorch.perf.layout').layout
 
 -- What every rank must agree on, as numbers a double holds exactly: { parameters, elements,
 -- buckets, buffers, hash of the shapes, dtypes, bucket sizes and buffer sizes }.

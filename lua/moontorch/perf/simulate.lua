@@ -10,8 +10,11 @@
 --   local r = simulate.step(profile, net, { workers = 8, algorithm = 'ring', bucketMB = 25,
 --      overlap = true, compress = 'none'|'rgc'|'auto'|{per-unit booleans}, density = 0.001,
 --      selectionCost = 2e-9 (s per element), selectionFixed = 20e-6 (s per tensor), wire = 4,
---      minSize = 16384 })
-local buckets = require 'moontorch.dist.buckets'
+--      minSize = 16384, jitter = 0 })
+-- jitter: the spread of one worker's step (standard deviation over mean). A synchronous step
+-- waits for the slowest of n workers, about mean + sd * sqrt(2 ln n) for normal spreads, so the
+-- compute of every layer is stretched by 1 + jitter * sqrt(2 ln n).
+local buckets = require 'moontorch.perf.layout'
 
 local simulate = {}
 
@@ -52,6 +55,12 @@ function simulate.timeline(profile)
    return ready, F, t
 end
 
+-- forward + backward of one worker, seconds
+function simulate.timelineEnd(profile)
+   local _, _, B = simulate.timeline(profile)
+   return B
+end
+
 local function pairsOf(len, density) return math.max(1, math.ceil(density * len)) end
 
 -- which units go sparse: compress = 'none' (none), 'rgc' (those of >= minSize elements, as
@@ -70,6 +79,11 @@ end
 local function run(profile, net, o, units, list, sparse)
    local n = o.workers
    local ready, F, B = simulate.timeline(profile)
+   if o.jitter > 0 and n > 1 then
+      local k = 1 + o.jitter * math.sqrt(2 * math.log(n))
+      for li, t in pairs(ready) do ready[li] = t * k end
+      F, B = F * k, B * k
+   end
    local out = { buckets = {}, forward = F, backward = B - F }
    -- a bucket is compressed when any of its units is sparse; then all of it is exchanged after
    -- backward (its small tensors by one allreduce beside the sparse sets)
@@ -132,7 +146,7 @@ local function run(profile, net, o, units, list, sparse)
       for _, b in ipairs(post) do out.buckets[b].start, out.buckets[b].finish = B, B end
    end
    local update = profile.update or 0
-   out.compute = B + update                       -- the one-worker step
+   out.compute = simulate.timelineEnd(profile) + update -- the one-worker step
    out.step = math.max(selEnd, free) + update
    out.exposed = out.step - out.compute
    out.efficiency = out.compute / out.step
@@ -141,7 +155,7 @@ local function run(profile, net, o, units, list, sparse)
 end
 
 local DEFAULTS = { workers = 1, algorithm = 'ring', bucketMB = 25, overlap = true, compress = 'none',
-   density = 0.001, selectionCost = 2e-9, selectionFixed = 20e-6, wire = 4, minSize = 16384 }
+   density = 0.001, selectionCost = 2e-9, selectionFixed = 20e-6, wire = 4, minSize = 16384, jitter = 0 }
 simulate.DEFAULTS = DEFAULTS
 
 function simulate.options(o)
