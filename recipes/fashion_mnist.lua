@@ -31,8 +31,8 @@ local function run(opt, dist)
    torch.setnumthreads(opt.threads)
    io.stdout:setvbuf('line') -- a log file sees each epoch as it ends
    if dist then
-      print(opt.ps and recipe.psBanner(opt) or ('data-parallel on %d ranks (%d nodes), allreduce %s, buckets of %g MB, '
-         .. '%d threads per rank'):format(opt.world, dist.nodes(), opt.allreduce, opt.bucketMB, opt.threads))
+      print(opt.ps and recipe.psBanner(opt) or ('data-parallel on %d ranks (%d nodes), allreduce %s, %s, '
+         .. '%d threads per rank'):format(opt.world, dist.nodes(), opt.allreduce, recipe.buckets(opt), opt.threads))
    end
    local trainSrc, testSrc = data.sources(opt)
    local net, criterion, config, scaler = model.setup(opt, dist)

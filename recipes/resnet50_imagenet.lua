@@ -37,9 +37,9 @@ local function run(opt, dist)
    io.stdout:setvbuf('line')
    torch.setnumthreads(opt.threads)
    if dist then
-      print(opt.ps and recipe.psBanner(opt) or ('data-parallel on %d ranks (%d nodes), allreduce %s, buckets of %g MB, '
+      print(opt.ps and recipe.psBanner(opt) or ('data-parallel on %d ranks (%d nodes), allreduce %s, %s, '
          .. '%d images per rank and batch, %d+%d threads per rank'):format(opt.world, dist.nodes(), opt.allreduce,
-         opt.bucketMB, opt.localBatch, opt.threads, opt.nThreads))
+         recipe.buckets(opt), opt.localBatch, opt.threads, opt.nThreads))
    end
    local trainSrc, valSrc, nClasses = data.sources(opt, dist)
    local net, criterion, config, scaler = model.setup(opt, nClasses, dist)

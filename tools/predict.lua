@@ -30,6 +30,8 @@ cli:option('-bucketMB', '25', 'bucket size in MB, or best (perf.best picks it pe
 cli:option('-overlap', true, 'overlap the exchange with backward')
 cli:option('-compress', 'none', 'comma-separated: none, rgc, auto')
 cli:option('-density', 0.001, 'rgc: fraction of each large gradient sent', { range = '(0, 1]' })
+cli:option('-jitter', 0, 'spread of one worker\'s step (sd / mean): the slowest of n workers sets the pace',
+   { range = '[0, inf)' })
 cli:option('-selectionNs', 2, 'rgc: top-k selection cost, ns per element', { range = '[0, inf)' })
 cli:option('-profile', '', 'a profile (perf.profile JSON) instead of a modelled one')
 cli:option('-stepComputeMs', 0, 'the one-worker forward + backward ms, spread by FLOPs (0: default)',
@@ -100,7 +102,7 @@ for _, cfg in ipairs(configs) do
    cfg.label = cfg.compress .. '/' .. cfg.algorithm
    for _, n in ipairs(workers) do
       local q = { profile = prof, network = network, workers = n, algorithm = cfg.algorithm, overlap = opt.overlap,
-         compress = cfg.compress, density = opt.density, selectionCost = opt.selectionNs * 1e-9 }
+         compress = cfg.compress, density = opt.density, selectionCost = opt.selectionNs * 1e-9, jitter = opt.jitter }
       local r, bucketMB
       local okp, err = pcall(function()
          if opt.bucketMB == 'best' then

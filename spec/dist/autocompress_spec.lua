@@ -2,7 +2,9 @@
 -- Given the 1 Gbit/s preset it compresses the large tensors and keeps the small ones dense; given
 -- this machine's own cost table (unshaped shared memory, measured by dist.init) it stays dense;
 -- either way its steps equal those of the mode it chose (compress = 'rgc' with the same tensors
--- compressed, or a dense allreduce with optim.sgd's momentum). Fresh random data each run.
+-- compressed, or a dense allreduce with optim.sgd's momentum); when the choice changes nothing
+-- is lost (every gradient is applied or still in a residual). Run alone (one rank) it checks
+-- that one rank stays dense and equals momentum SGD. Fresh random data each run.
 -- ctest: ranks 2
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
@@ -40,6 +42,29 @@ end
 
 local function maxdiff(a, b) return (a:double() - b:double()):abs():max() end
 
+-- one rank exchanges nothing: whatever the network, auto stays dense and steps as momentum SGD
+-- (the multi-rank checks below run under mpirun -np 2)
+local function oneRank()
+   local dp = dist.DataParallel(fresh(), { compress = 'auto', network = '1gbit', momentum = MOM, weightDecay = WD })
+   assert.is_nil(dp.compressor)
+   local ref = fresh()
+   local p, g = ref:getParameters()
+   local state = {}
+   for s = 1, 3 do
+      backward(dp, s)
+      dp:updateParameters(LR)
+      local x, y = batch(s)
+      ref:zeroGradParameters()
+      local out = ref:forward(x)
+      crit:forward(out, y)
+      ref:backward(x, crit:backward(out, y))
+      optim.sgd(function() return 0, g end, p, { learningRate = LR, momentum = MOM, dampening = 0, weightDecay = WD },
+         state)
+   end
+   local d = maxdiff(dp.params, p)
+   assert.truthy(d == d and d <= 1e-5, ('one rank: auto and momentum SGD differ by %g'):format(d))
+end
+
 local function sparseSizes(dp)
    local sizes = {}
    for i, u in ipairs(dp.units) do sizes[#sizes + 1] = { len = u.hi - u.lo, sparse = dp.auto.sparse[i] == true } end
@@ -51,10 +76,7 @@ describe("DataParallel{compress = 'auto'}", function()
    -- a rank that ends without finalize is taken by its peers as gone
    teardown(function() dist.finalize() end)
    it('on 1 Gbit/s compresses the large tensors, keeps the small dense, and steps as the mode it chose', function()
-      if N < 2 then
-         io.stderr:write('[skipped visibly: needs mpirun -np >= 2; the -np2 run checks it]\n')
-         return
-      end
+      if N < 2 then return oneRank() end
       local dp = dist.DataParallel(fresh(), { compress = 'auto', network = '1gbit', momentum = MOM, weightDecay = WD })
       -- the first choice (selection timed on a random vector, no compute known yet)
       local function check(sizes, what)
@@ -108,10 +130,7 @@ describe("DataParallel{compress = 'auto'}", function()
    end)
 
    it("on this machine's unshaped table stays dense and steps as a dense allreduce with momentum SGD", function()
-      if N < 2 then
-         io.stderr:write('[skipped visibly: needs mpirun -np >= 2; the -np2 run checks it]\n')
-         return
-      end
+      if N < 2 then return oneRank() end
       local dp = dist.DataParallel(fresh(), { compress = 'auto', momentum = MOM, weightDecay = WD })
       local ref = dist.DataParallel(fresh())
       local p, g = ref:getParameters()
@@ -128,6 +147,74 @@ describe("DataParallel{compress = 'auto'}", function()
       local d = maxdiff(dp.params, p)
       assert.truthy(d == d and d <= 1e-5, ('auto and dense SGD differ by %g'):format(d))
       assert.truthy(tostring(dp):find('compress auto: bucket 1', 1, true))
+   end)
+
+   it('loses nothing when the choice changes: a residual leaving compression is sent, then all is applied', function()
+      if N < 2 then return oneRank() end
+      -- a module whose gradients are given: each rank injects its own random ones per step
+      local Injector, parent = torch.class('nn.AutoSpecInjector', 'nn.Module')
+      function Injector:__init(n1, n2)
+         parent.__init(self)
+         self.weight, self.gradWeight = torch.FloatTensor(n1):zero(), torch.FloatTensor(n1):zero()
+         self.bias, self.gradBias = torch.FloatTensor(n2):zero(), torch.FloatTensor(n2):zero()
+      end
+      function Injector:updateOutput(input) self.output = input; return input end
+      function Injector:updateGradInput(input, gradOutput) self.gradInput = gradOutput; return gradOutput end
+      function Injector:accGradParameters()
+         self.gradWeight:add(self.inject[1])
+         self.gradBias:add(self.inject[2])
+      end
+      local m = nn.AutoSpecInjector(60000, 300)
+      -- 100 Mbit/s: compressing the large tensor pays by a wide margin whatever the CPU's load
+      local slow = { alpha = 50e-6, beta = 8 / 100e6 }
+      local dp = dist.DataParallel(m, { compress = 'auto', network = slow, density = 0.01 })
+      local p0 = dp.params:double()
+      local sum = torch.DoubleTensor(dp.params:nElement()):zero() -- the sum over steps of the rank average
+      local x = torch.FloatTensor(1):fill(1)
+      local function step(k)
+         torch.manualSeed(seed * 1000 + k * 10 + R)
+         m.inject = { torch.randn(60000):float(), torch.randn(300):float() }
+         local flat = torch.cat(m.inject[1], m.inject[2]):double()
+         dist.allreduce(flat, 'avg')
+         sum:add(flat)
+         dp:zeroGradParameters()
+         dp:forward(x)
+         dp:backward(x, x)
+         dp:updateParameters(1)
+      end
+      for k = 1, 3 do step(k) end
+      assert.truthy(dp.compressor ~= nil, 'the large tensor is compressed at 100 Mbit/s')
+      -- what was not sent yet: every rank's residual, averaged
+      local function residualAvg()
+         local r = torch.DoubleTensor(dp.params:nElement()):zero()
+         if dp.compressor then
+            for _, u in ipairs(dp.compressor:residuals()) do r:narrow(1, u.lo + 1, u.hi - u.lo):copy(u.v:double()) end
+         end
+         dist.allreduce(r, 'avg')
+         return r
+      end
+      local function check(what)
+         local applied = p0 - dp.params:double()
+         local d = (applied + residualAvg() - sum):abs():max()
+         assert.truthy(d == d and d <= 1e-3, ('%s: applied + residual differs from the sum of gradients by %g'):format(
+            what, d))
+      end
+      check('compressed')
+      -- a fast network: the choice changes to dense; the residual goes out with the next gradient
+      dp.auto.net = require('moontorch.perf').network('400gbit')
+      dp.auto:decide('test')
+      assert.is_nil(dp.compressor)
+      step(4)
+      check('after the switch to dense')
+      local applied = p0 - dp.params:double()
+      local d = (applied - sum):abs():max()
+      assert.truthy(d <= 1e-3, ('dense again: every gradient applied, off by %g'):format(d))
+      -- and back: compression starts with empty residuals
+      dp.auto.net = require('moontorch.perf').network(slow)
+      dp.auto:decide('test')
+      assert.truthy(dp.compressor ~= nil)
+      step(5)
+      check('compressed again')
    end)
 
    it('refuses what it cannot do, by name', function()

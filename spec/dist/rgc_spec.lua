@@ -335,7 +335,7 @@ describe('DataParallel compress = rgc', function()
       assert.error_matches(function() dist.DataParallel(model(), { density = 0.1 }) end,
          "option 'density' needs compress = 'rgc'")
       assert.error_matches(function() dist.DataParallel(model(), { compress = 'zip' }) end,
-         "compress must be 'none' or 'rgc'")
+         "compress must be 'none', 'rgc' or 'auto'")
       assert.error_matches(function() dist.DataParallel(model(), { compress = 'rgc', densty = 0.1 }) end,
          "unknown option 'densty'")
    end)

@@ -47,7 +47,7 @@ describe('recipes/resnet50_imagenet.lua', function()
          { '-batchSize four', '-batchSize expects a number, got "four"' },
          { '-data /nonexistent/imagenet', '-data /nonexistent/imagenet: no such directory' },
          { '-synthetic -dist -allreduce tree', '"tree" is not one of auto, mpi, ring, multicolor, hierarchical, nccl' },
-         { '-synthetic -dist -bucketMB 0', '-bucketMB must be > 0, got 0' },
+         { '-synthetic -dist -bucketMB -1', '-bucketMB must be >= 0, got -1' },
          { '-synthetic -save "" -resume /nonexistent/ck.safetensors ' .. TINY,
             '-resume /nonexistent/ck.safetensors: no such checkpoint' },
       }

@@ -5,8 +5,13 @@
 --   local dp = dist.DataParallel(model, { bucketMB = 25 })
 --   local p, gp = dp:getParameters()          -- the Torch7 idiom works as before
 --   ... dp:forward(x); dp:backward(x, dy); optim.sgd(feval, p, cfg)
--- opts: bucketMB (25), algorithm (nil: the dist default), overlap (true), dist (the module
--- providing the collectives; for tests), compress ('none' or 'rgc').
+-- opts: bucketMB (nil: 25 for the first step, then the size moontorch.perf's best predicts for
+-- the measured step on this job's cost table), algorithm (nil: the dist default), overlap
+-- (true), dist (the module providing the collectives; for tests), compress ('none', 'rgc' or
+-- 'auto'). compress = 'auto' (dist/autocompress.lua): rgc per bucket where the performance
+-- model predicts a shorter step, with rgc's options and network (a perf.network, a preset
+-- name, a cost table file; nil: the table dist.init measured) and every (100: steps between
+-- checks for drift); the choice is printed once by rank 0 and kept in dp.stats.auto.
 -- compress = 'rgc': residual gradient compression (dist/rgc.lua: Deep Gradient Compression,
 -- RedSync), with its options beside it: density (0.001), method ('exact', 'threshold',
 -- 'trimmed'), slack, momentum, nesterov, weightDecay, maskMomentum (true), clip, minSize (16384),
@@ -78,7 +83,9 @@ function DataParallel:__init(model, opts)
    end
    self.rgcOptions.algorithm = opts.algorithm
    self.module = model
-   self.bucketMB = opts.bucketMB or 25
+   -- no bucketMB: 25 MB for the first step, then perf.best's size for this model as measured
+   -- and this job's cost table (when dist.init has one)
+   self.bucketMB, self.bucketAuto = opts.bucketMB or 25, opts.bucketMB == nil
    if type(self.bucketMB) ~= 'number' or not (self.bucketMB > 0) then -- luacheck: ignore 581 (rejects NaN)
       fail('bucketMB must be a positive number, got %s', tostring(opts.bucketMB))
    end
@@ -139,6 +146,7 @@ function DataParallel:_build(broadcast)
    self:_checkLayout(buckets.signature(params, list, self.buffers))
    if broadcast then self:broadcastParameters() end
    self:_hook()
+   self._tuneBuckets = self.bucketAuto and self.compress == 'none' and self.dist.size() > 1
    if self.compress == 'auto' then
       -- per bucket, compression where the performance model says it pays (dist/autocompress.lua)
       local okc, a = pcall(require('moontorch.dist.autocompress').new, self, self.autoOptions)
@@ -262,7 +270,7 @@ function DataParallel:_begin(active)
    -- compressed: one exchange after backward, no bucket launched from the hooks; auto: the
    -- dense buckets launch from the hooks, and the hooks time each gradient for the model
    self._next, self._active = 1, active and (not self.compressor or self.auto ~= nil)
-   self._t0 = self.auto and now() or nil
+   self._t0 = (self.auto or self._tuneBuckets) and now() or nil
 end
 
 -- a compressed bucket (compress = 'auto') is skipped: the compressor sends it after backward
@@ -305,6 +313,48 @@ function DataParallel:_finish()
       bk.handle:wait()
       bk.handle = nil
    end
+   if self._tuneBuckets and self._t0 then self:_chooseBuckets() end
+end
+
+-- per unit: the seconds from backward's start until its gradient was final (this step)
+function DataParallel:_readyTimes()
+   local ready = {}
+   for _, e in ipairs(self.entries) do
+      for _, ui in ipairs(e.units) do ready[ui] = math.max(ready[ui] or 0, e.doneAt or 0) end
+   end
+   return ready
+end
+
+-- after the first step without a bucketMB: the bucket size perf.best predicts fastest for the
+-- times just measured (every rank's slowest, so every rank picks the same) on this job's cost
+-- table; the buckets are laid out again when it differs (collective, like type())
+function DataParallel:_chooseBuckets()
+   self._tuneBuckets, self._t0 = false, nil
+   local perf = require 'moontorch.perf'
+   local costs = require('moontorch.perf.network').fromDist(self.dist)
+   local ready, nu = self:_readyTimes(), #self.units
+   local buf = torch.DoubleTensor(nu + 1)
+   for i = 1, nu do buf[i] = ready[i] or 0 end
+   buf[nu + 1] = self._fwdTime or 0
+   self.dist.allreduce(buf, 'max')
+   if not costs then return end -- no cost table (model = false): 25 MB stays
+   for i = 1, nu do ready[i] = buf[i] end
+   local prof = require('moontorch.perf.profile').fromReady(self.units, ready, buf[nu + 1])
+   local best = perf.best { profile = prof, network = perf.network { table = costs }, workers = self.dist.size(),
+      algorithm = self.algorithm or 'auto', overlap = self.overlap }
+   self.bucketChoice = best
+   if best.bucketMB ~= self.bucketMB then
+      local was = self.bucketMB
+      self.bucketMB = best.bucketMB
+      self:_build(false)
+      self._tuneBuckets = false
+      if self.dist.rank() == 0 then
+         print(('dist.DataParallel: buckets of %g MB (perf.best on this job\'s cost table: %.1f ms predicted, '
+            .. '%g MB %.1f ms)'):format(best.bucketMB, best.result.step * 1e3, was, perf.predict { profile = prof,
+            network = perf.network { table = costs }, workers = self.dist.size(), algorithm = self.algorithm or 'auto',
+            overlap = self.overlap, bucketMB = was }.step * 1e3))
+      end
+   end
 end
 
 function DataParallel:_finishAuto()
@@ -315,12 +365,8 @@ function DataParallel:_finishAuto()
       bk.handle = nil
    end
    self.stats = self.auto:finish(handles)
-   local ready = {}
-   for _, e in ipairs(self.entries) do
-      for _, ui in ipairs(e.units) do ready[ui] = math.max(ready[ui] or 0, e.doneAt or 0) end
-   end
    self._t0 = nil
-   self.auto:observe(ready, self._fwdTime or 0, self.stats)
+   self.auto:observe(self:_readyTimes(), self._fwdTime or 0, self.stats)
 end
 
 -- after an error in backward: let the transfers already started end before the gradients
@@ -363,7 +409,7 @@ function DataParallel:updateOutput(input)
 end
 
 function DataParallel:forward(input)
-   local t0 = self.auto and now()
+   local t0 = (self.auto or self._tuneBuckets) and now()
    self.output = self.module:forward(input)
    if t0 then self._fwdTime = now() - t0 end
    return self.output

@@ -17,6 +17,7 @@ local T = require 'moontorch.internal'
 local rgc = require 'moontorch.dist.rgc'
 local perfnet = require 'moontorch.perf.network'
 local simulate = require 'moontorch.perf.simulate'
+local perfprofile = require 'moontorch.perf.profile'
 local dlib = require 'moontorch.dist.lib'
 local ffi = require 'ffi'
 
@@ -93,29 +94,8 @@ function A.new(dp, opts)
    return self
 end
 
--- the profile the model sees: one layer per unit, in flat order, each ready when measured
-function A:profile()
-   local units = self.dp.units -- last first
-   local order, layers = {}, {}
-   local nu = #units
-   for i = nu, 1, -1 do -- flat order
-      local u = units[i]
-      layers[#layers + 1] = { name = 'unit' .. i, forward = 0, backward = 0, grads = { u.hi - u.lo },
-         ready = self.ready[i] or 0 }
-   end
-   for li in ipairs(layers) do order[li] = li end
-   table.sort(order, function(a, b)
-      if layers[a].ready ~= layers[b].ready then return layers[a].ready < layers[b].ready end
-      return a > b
-   end)
-   local t = 0
-   for _, li in ipairs(order) do
-      layers[li].backward = math.max(0, layers[li].ready - t)
-      t = t + layers[li].backward
-   end
-   if #layers > 0 then layers[1].forward = self.forwardTime end
-   return { name = 'DataParallel', elementBytes = 4, update = 0, layers = layers, order = order }
-end
+-- the profile the model sees: one layer per unit, each ready when measured
+function A:profile() return perfprofile.fromReady(self.dp.units, self.ready, self.forwardTime) end
 
 function A:predict(compress)
    local dp = self.dp
@@ -276,7 +256,7 @@ function A:finish(handles)
    local ringBytes = 2 * (N - 1) / math.max(N, 1) * denseBytes
    stats = stats or { density = 1, selectTime = 0, exchangeTime = 0, bytes = 0, sparseElements = 0 }
    stats.bytes = (stats.bytes or 0) + ringBytes
-   stats.exchangeTime = (stats.exchangeTime or 0) + (now() - t0 - (stats.selectTime or 0) - (stats.exchangeTime or 0))
+   stats.exchangeTime = now() - t0 - (stats.selectTime or 0) -- the sparse and the dense exchanges
    stats.auto = { buckets = self:summary(), decisions = self.decisions, predicted = self.predicted, why = self.why }
    self.steps = self.steps + 1
    return stats

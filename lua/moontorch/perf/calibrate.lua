@@ -25,7 +25,9 @@ end
 function calibrate.run(dist, opts)
    opts = opts or {}
    local maxBytes, streak, reps = opts.maxBytes or 16 * 2 ^ 20, opts.streak or 4, opts.reps or 3
-   if not (maxBytes >= 4096) then error('perf.calibrate: maxBytes must be >= 4096', 2) end
+   if not (maxBytes >= 4096) then -- luacheck: ignore 581 (rejects NaN)
+      error('perf.calibrate: maxBytes must be >= 4096', 2)
+   end
    local sizes = {}
    local s = 4096
    while s <= maxBytes do sizes[#sizes + 1] = s; s = s * 4 end

@@ -4,6 +4,8 @@
 --   local net = perf.network{ table = '/path/dist-4x1.model' }
 --   local net = perf.network{ alpha = 5e-6, beta = 1 / 12e9, gamma = 0 }
 --   net:allreduce('ring', bytes, workers), net:allgather(totalBytes, workers), net:algorithms()
+-- scale (1) multiplies every time: a correction found by timing a real stream of buckets
+-- against what the table predicts for it (bench/perf_validate.lua -cross)
 -- The alpha-beta-gamma model (Thakur et al.; Shi et al.): a message of S bytes between two ranks
 -- costs alpha + S * beta, and reducing S bytes costs S * gamma. Per algorithm, n ranks, p per
 -- node, m = n / p nodes:
@@ -180,14 +182,18 @@ function net.network(opts)
    opts = opts or {}
    if type(opts) == 'string' then opts = { preset = opts } end
    if type(opts) ~= 'table' then fail('options must be a table or a preset name, got %s', type(opts)) end
-   local known = { preset = 1, alpha = 1, beta = 1, gamma = 1, table = 1, intra = 1, ranksPerNode = 1, name = 1 }
+   local known = { preset = 1, alpha = 1, beta = 1, gamma = 1, table = 1, intra = 1, ranksPerNode = 1, name = 1,
+      scale = 1 }
    -- table may also be a parsed table (readTable's or fromDist's result)
    for k in pairs(opts) do
       if not known[k] then
-         fail("unknown option '%s' (preset, alpha, beta, gamma, table, intra, ranksPerNode, name)", tostring(k))
+         fail("unknown option '%s' (preset, alpha, beta, gamma, table, intra, ranksPerNode, name, scale)", tostring(k))
       end
    end
-   local self = setmetatable({ ranksPerNode = opts.ranksPerNode or 1, tables = {} }, Net)
+   local self = setmetatable({ ranksPerNode = opts.ranksPerNode or 1, tables = {}, scale = opts.scale or 1 }, Net)
+   if type(self.scale) ~= 'number' or not (self.scale > 0) then -- luacheck: ignore 581 (rejects NaN)
+      fail('scale must be a number > 0, got %s', tostring(opts.scale))
+   end
    if type(self.ranksPerNode) ~= 'number' or self.ranksPerNode < 1 or self.ranksPerNode % 1 ~= 0 then
       fail('ranksPerNode must be an integer >= 1, got %s', tostring(opts.ranksPerNode))
    end
@@ -268,6 +274,10 @@ end
 
 -- seconds for one allreduce of S bytes over n ranks by algorithm alg ('auto': the cheapest)
 function Net:allreduce(alg, S, n)
+   return self.scale * self:_allreduce(alg, S, n)
+end
+
+function Net:_allreduce(alg, S, n)
    if n <= 1 then return 0 end
    local t = self:table(n)
    if t then
@@ -290,7 +300,7 @@ function Net:allreduce(alg, S, n)
    if alg == 'auto' then
       local best
       for _, a in ipairs(ALGS) do
-         local x = self:allreduce(a, S, n)
+         local x = self:_allreduce(a, S, n)
          if not best or x < best then best = x end
       end
       return best
@@ -321,7 +331,7 @@ function Net:allgather(total, n)
    local p = math.min(self.ranksPerNode, n)
    local inter = self:_inter(n)
    local l = math.ceil(n / p) > 1 and inter or (self.intra or inter)
-   return (n - 1) * l.alpha + (n - 1) / n * total * l.beta
+   return self.scale * ((n - 1) * l.alpha + (n - 1) / n * total * l.beta)
 end
 
 function Net:__tostring()

@@ -31,7 +31,9 @@ local ELEMENT = { fp32 = 4, fp16 = 2, bf16 = 2 }
 -- measure(model, inputShape, opts): times every leaf module; a leaf without parameters (ReLU,
 -- pooling, a residual addition) counts towards the parameter-owning layer before it in
 -- listModules order (the first ones towards the first layer). opts: device ('cpu' | 'cuda'),
--- precision ('fp32' | 'fp16' | 'bf16'), reps (5, after one warm-up; the median per layer), name.
+-- precision ('fp32' | 'fp16' | 'bf16'), reps (5, after one warm-up; the median per layer), name,
+-- criterion and target (then the loss's forward counts towards the last layer's forward and its
+-- backward towards the last layer's backward, as a training step runs them).
 -- The model is put in training mode; its parameters' values are left as they were.
 function profile.measure(model, inputShape, opts)
    opts = opts or {}
@@ -106,7 +108,20 @@ function profile.measure(model, inputShape, opts)
          for _, L in ipairs(layers) do L.f, L.b = 0, 0 end
          finished = {}
          local out = model:forward(x)
-         local gout = out:clone():normal():mul(1 / math.sqrt(out:nElement()))
+         local gout
+         if opts.criterion then
+            local last = layers[k]
+            sync()
+            local t0 = now()
+            opts.criterion:forward(out, opts.target)
+            sync()
+            local t1 = now()
+            gout = opts.criterion:backward(out, opts.target)
+            sync()
+            last.f, last.b = last.f + t1 - t0, last.b + now() - t1
+         else
+            gout = out:clone():normal():mul(1 / math.sqrt(out:nElement()))
+         end
          model:zeroGradParameters()
          model:backward(x, gout)
          if r > 0 then
@@ -168,6 +183,31 @@ function profile.fromLayers(layers, stepComputeMs, forwardShare, name)
          backward = share * step * (1 - forwardShare), grads = grads }
    end
    return out
+end
+
+-- fromReady(units, ready, forwardTime): the profile DataParallel measures for itself: one layer
+-- per unit of its flat gradient (units last first, as dist/buckets.units gives them; ready[i]:
+-- seconds from backward's start until unit i was final), the forward time on the first layer
+function profile.fromReady(units, ready, forwardTime)
+   local layers, order = {}, {}
+   for i = #units, 1, -1 do -- flat order
+      local u = units[i]
+      layers[#layers + 1] = { name = 'unit' .. i, forward = 0, backward = 0, grads = { u.hi - u.lo },
+         ready = ready[i] or 0 }
+   end
+   for li in ipairs(layers) do order[li] = li end
+   table.sort(order, function(a, b)
+      if layers[a].ready ~= layers[b].ready then return layers[a].ready < layers[b].ready end
+      return a > b
+   end)
+   local t = 0
+   for _, li in ipairs(order) do
+      layers[li].backward = math.max(0, layers[li].ready - t)
+      t = t + layers[li].backward
+      layers[li].ready = nil
+   end
+   if #layers > 0 then layers[1].forward = forwardTime or 0 end
+   return { name = 'DataParallel', elementBytes = 4, update = 0, layers = layers, order = order }
 end
 
 -- the one-worker step of a profile (forward + backward + update), seconds

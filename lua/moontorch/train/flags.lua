@@ -55,7 +55,8 @@ function F.distributed(cmd)
    cmd:option('-dist', false, 'data-parallel over the ranks of mpirun (moontorch.dist); -batchSize is global')
    cmd:option('-allreduce', 'auto', 'allreduce algorithm with -dist',
       { choices = require('moontorch.dist').algorithms() }) -- csrc/moontorch.h's MT_DIST_ALGS
-   cmd:option('-bucketMB', 25, 'gradient bucket size in MB with -dist', { range = '(0, inf)' })
+   cmd:option('-bucketMB', 0, 'gradient bucket size in MB with -dist (0: chosen by moontorch.perf after the first '
+      .. 'step from the measured step and dist.init\'s cost table; 25 without one)', { range = '[0, inf)' })
    cmd:option('-timeout', 300, 'seconds a rank waits for the others before failing, with -dist', { range = '(0, inf)' })
    cmd:option('-ps', false, 'train through a stale-synchronous parameter server instead of allreduce '
       .. '(dist.ParameterServer; implies -dist; sgd, fp32, cpu)')

@@ -93,10 +93,15 @@ function R.wrap(model, config, opt, dist)
       if who == 'any' then model.straggle, model.straggleAny = tonumber(factor), true
       elseif who and tonumber(who) == dist.rank() then model.straggle = tonumber(factor) end
    elseif dist then
-      local dpopts = { bucketMB = opt.bucketMB, algorithm = opt.allreduce }
+      local dpopts = { bucketMB = opt.bucketMB > 0 and opt.bucketMB or nil, algorithm = opt.allreduce }
       model = dist.DataParallel(model, require('moontorch.dist.rgcflags').recipeSetup(opt, config, dpopts))
    end
    return model, require('moontorch.train.precision').scaler(opt)
+end
+
+-- -bucketMB as the banner says it
+function R.buckets(opt)
+   return opt.bucketMB > 0 and ('buckets of %g MB'):format(opt.bucketMB) or 'buckets sized by moontorch.perf'
 end
 
 -- with -ps: the line a recipe prints about its workers and servers, and its epoch report line
