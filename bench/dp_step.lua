@@ -5,7 +5,7 @@
 --        [-algorithms mpi,ring,multicolor,hierarchical,auto] [-overlap both|true|false]
 --        [-steps 3] [-warmup 1] [-computeMs 0 (per model)] [-forwardRatio 0.5] [-burn sleep|busy]
 --        [-measure [-measureBatch 1]] [-bucketMB 25] [-groupSize 2] [-rate label] [-delay label]
---        [-compress none,rgc] [-density 0.001] [-wire float|half|bfloat16] [-rgcAlgorithms ring]
+--        [-compress none,rgc,auto] [-density 0.001] [-wire float|half|bfloat16] [-rgcAlgorithms ring]
 --   luajit bench/dp_step.lua -list        -- the layer lists only (no MPI): params, MB, GFLOPs
 --
 -- The model is an nn.Sequential of one stand-in module per parameter-owning layer of the real
@@ -74,7 +74,8 @@ cli:option('-rate', '-', 'label for the table: the link rate')
 cli:option('-delay', '-', 'label for the table: the link delay')
 cli:option('-rows', '', 'rank 0 appends ROW|... lines for netem.sh to this file')
 cli:option('-compress', 'none',
-   'comma-separated gradient exchanges: none (dense allreduce), rgc (residual gradient compression)')
+   'comma-separated gradient exchanges: none (dense allreduce), rgc (residual gradient compression), auto '
+      .. '(compress = \'auto\': rgc per bucket where moontorch.perf predicts it pays, on the table measured here)')
 cli:option('-density', 0.001, 'rgc: fraction of each large gradient sent', { range = '(0, 1]' })
 cli:option('-wire', 'float',
    'rgc: value type on the wire: float | half | bfloat16', { choices = { 'float', 'half', 'bfloat16' } })
@@ -289,11 +290,12 @@ if opt.list then
 end
 
 local compresses = split(opt.compress)
-local doDense, doRgc = false, false
+local doDense, doRgc, doAuto = false, false, false
 for _, c in ipairs(compresses) do
    if c == 'none' then doDense = true
    elseif c == 'rgc' then doRgc = true
-   else error(("dp_step: unknown -compress '%s' (none, rgc)"):format(c), 0) end
+   elseif c == 'auto' then doAuto = true
+   else error(("dp_step: unknown -compress '%s' (none, rgc, auto)"):format(c), 0) end
 end
 
 local dist = require 'moontorch.dist'
@@ -303,7 +305,9 @@ local rgcAlgorithms = opt.rgcAlgorithms ~= '' and split(opt.rgcAlgorithms) or al
 local cases = {}
 if doDense then for _, a in ipairs(algorithms) do cases[#cases + 1] = { alg = a, compress = 'none' } end end
 if doRgc then for _, a in ipairs(rgcAlgorithms) do cases[#cases + 1] = { alg = a, compress = 'rgc' } end end
-local wantAuto = false
+-- auto: DataParallel's compress = 'auto' on the cost table dist.init measures here
+if doAuto then for _, a in ipairs(algorithms) do cases[#cases + 1] = { alg = a, compress = 'auto' } end end
+local wantAuto = doAuto
 for _, c in ipairs(cases) do if c.alg == 'auto' then wantAuto = true end end
 -- the auto cost table is measured on this network (a cached one may be another network's)
 local distModel = false
@@ -444,7 +448,7 @@ dist.run(function()
       local function timeSteps(layerTimes, alg, overlap, compress)
          local dpOpts = { bucketMB = opt.bucketMB, algorithm = alg, overlap = overlap }
          -- none passes no compress key at all, so the dense path runs on a DataParallel without it
-         if compress == 'rgc' then dpOpts.compress, dpOpts.density, dpOpts.wire = 'rgc', opt.density, opt.wire end
+         if compress ~= 'none' then dpOpts.compress, dpOpts.density, dpOpts.wire = compress, opt.density, opt.wire end
          local dp = dist.DataParallel(build(layers, layerTimes), dpOpts)
          local seen = {}
          local ms = timeit(function()
@@ -455,7 +459,7 @@ dist.run(function()
          end)
          dp = nil
          release()
-         if compress ~= 'rgc' then return ms end
+         if compress == 'none' then return ms end
          -- one collective for all timed steps (rank-local stats, so every rank calls it alike)
          local n = #seen - opt.warmup
          local buf = torch.DoubleTensor(2 * n)
@@ -483,16 +487,16 @@ dist.run(function()
                local comm = timeSteps(nil, alg, false, compress) -- comm only: zero compute, no overlap
                for _, ov in ipairs(overlaps) do
                   local step, bytes, selMs = timeSteps(times, alg, ov, compress)
-                  if compress ~= 'rgc' then bytes, selMs = denseBytes, 0 end
+                  if compress == 'none' then bytes, selMs = denseBytes, 0 end
                   local eff = compute / step
-                  local density = compress == 'rgc' and opt.density or 1
-                  local wire = compress == 'rgc' and opt.wire or 'float'
+                  local density = compress ~= 'none' and opt.density or 1
+                  local wire = compress ~= 'none' and opt.wire or 'float'
                   append(('ROW|%s|%.1f|%s|%s|%s|%s|%.1f|%.1f|%.1f|%.3f|%s|%g|%s|%s|%s'):format(m, mb, opt.rate,
                      opt.delay, alg, tostring(ov), compute, step, comm, eff, compress, density, wire,
                      bytes and ('%.0f'):format(bytes) or '-', selMs and ('%.2f'):format(selMs) or '-'))
                   say(rowfmt, m, mb, opt.rate, opt.delay, alg, compress, tostring(ov), compute, step, comm, eff,
                      bytes and ('%.2f'):format(bytes / 2 ^ 20) or '-',
-                     (compress == 'rgc' and selMs) and ('%.1f'):format(100 * selMs / step) or '-')
+                     (compress ~= 'none' and selMs) and ('%.1f'):format(100 * selMs / step) or '-')
                end
             end)
          end

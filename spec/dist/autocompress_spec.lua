@@ -65,6 +65,20 @@ local function oneRank()
    assert.truthy(d == d and d <= 1e-5, ('one rank: auto and momentum SGD differ by %g'):format(d))
 end
 
+-- a module whose gradients are given: each rank injects its own random ones per step
+local Injector, parent = torch.class('nn.AutoSpecInjector', 'nn.Module')
+function Injector:__init(n1, n2)
+   parent.__init(self)
+   self.weight, self.gradWeight = torch.FloatTensor(n1):uniform(-1, 1), torch.FloatTensor(n1):zero()
+   self.bias, self.gradBias = torch.FloatTensor(n2):uniform(-1, 1), torch.FloatTensor(n2):zero()
+end
+function Injector:updateOutput(input) self.output = input; return input end
+function Injector:updateGradInput(input, gradOutput) self.gradInput = gradOutput; return gradOutput end
+function Injector:accGradParameters()
+   self.gradWeight:add(self.inject[1])
+   self.gradBias:add(self.inject[2])
+end
+
 local function sparseSizes(dp)
    local sizes = {}
    for i, u in ipairs(dp.units) do sizes[#sizes + 1] = { len = u.hi - u.lo, sparse = dp.auto.sparse[i] == true } end
@@ -151,19 +165,6 @@ describe("DataParallel{compress = 'auto'}", function()
 
    it('loses nothing when the choice changes: a residual leaving compression is sent, then all is applied', function()
       if N < 2 then return oneRank() end
-      -- a module whose gradients are given: each rank injects its own random ones per step
-      local Injector, parent = torch.class('nn.AutoSpecInjector', 'nn.Module')
-      function Injector:__init(n1, n2)
-         parent.__init(self)
-         self.weight, self.gradWeight = torch.FloatTensor(n1):zero(), torch.FloatTensor(n1):zero()
-         self.bias, self.gradBias = torch.FloatTensor(n2):zero(), torch.FloatTensor(n2):zero()
-      end
-      function Injector:updateOutput(input) self.output = input; return input end
-      function Injector:updateGradInput(input, gradOutput) self.gradInput = gradOutput; return gradOutput end
-      function Injector:accGradParameters()
-         self.gradWeight:add(self.inject[1])
-         self.gradBias:add(self.inject[2])
-      end
       local m = nn.AutoSpecInjector(60000, 300)
       -- 100 Mbit/s: compressing the large tensor pays by a wide margin whatever the CPU's load
       local slow = { alpha = 50e-6, beta = 8 / 100e6 }
@@ -215,6 +216,50 @@ describe("DataParallel{compress = 'auto'}", function()
       assert.truthy(dp.compressor ~= nil)
       step(5)
       check('compressed again')
+   end)
+
+   it('with a dense bucket and a compressed one, steps as rgc with the same tensors compressed', function()
+      if N < 2 then return oneRank() end
+      local function build()
+         torch.manualSeed(seed)
+         return nn.Sequential():add(nn.AutoSpecInjector(200000, 50)):add(nn.AutoSpecInjector(5000, 30))
+      end
+      local function inject(model, k)
+         torch.manualSeed(seed * 1000 + k * 10 + R)
+         for i, sizes in ipairs({ { 200000, 50 }, { 5000, 30 } }) do
+            model:get(i).inject = { torch.randn(sizes[1]):float(), torch.randn(sizes[2]):float() }
+         end
+      end
+      local opts = { momentum = MOM, weightDecay = 0.01, density = 0.01 }
+      local a = build()
+      local dp = dist.DataParallel(a, { compress = 'auto', network = '1gbit', bucketMB = 0.5, momentum = opts.momentum,
+         weightDecay = opts.weightDecay, density = opts.density })
+      -- pin the choice: the large weight compressed, all else dense (no re-decision in this test)
+      local sparse = {}
+      for i, u in ipairs(dp.units) do if u.hi - u.lo == 200000 then sparse[i] = true end end
+      dp.auto:apply(sparse)
+      dp.auto.steps, dp.auto.every = 10, math.huge
+      local compressed, dense = 0, 0
+      for _, bk in ipairs(dp.buckets) do
+         if bk.compressed then compressed = compressed + 1 else dense = dense + 1 end
+      end
+      assert.are.equal(1, compressed)
+      assert.truthy(dense >= 1)
+      local b = build()
+      local ref = dist.DataParallel(b, { compress = 'rgc', minSize = 100000, momentum = opts.momentum,
+         weightDecay = opts.weightDecay, density = opts.density })
+      local x = torch.FloatTensor(1):fill(1)
+      for k = 1, 4 do
+         for _, pair in ipairs({ { dp, a }, { ref, b } }) do
+            inject(pair[2], k)
+            pair[1]:zeroGradParameters()
+            pair[1]:forward(x)
+            pair[1]:backward(x, x)
+            pair[1]:updateParameters(LR)
+         end
+      end
+      local d = maxdiff(dp.params, ref.params)
+      assert.truthy(d == d and d <= 1e-5, ('auto (one dense bucket) and rgc differ by %g'):format(d))
    end)
 
    it('refuses what it cannot do, by name', function()

@@ -137,6 +137,8 @@ function rgc.Compressor(units, grad, opts, dist)
       end
    end
    self.denseElements, self.sparseElements = nd, ns
+   -- whether its units cover all of grad (compress = 'rgc'); with 'auto' they may not
+   self.whole = nd + ns == self.n
    if nd > 0 then
       self.dbuf = self:_new(T.FLOAT, nd)
       if o.momentum > 0 then self.dvel = self:_new(T.FLOAT, nd):zero() end
@@ -228,7 +230,16 @@ function Compressor:step(grad, params, scale)
    end
    if o.weightDecay > 0 then
       if not params then fail('weightDecay needs the parameters: step(grad, params)') end
-      grad:add(o.weightDecay, params)
+      if self.whole then
+         grad:add(o.weightDecay, params)
+      else -- only its own tensors: the rest of grad belongs to DataParallel's dense buckets
+         for _, list in ipairs({ self.sparse, self.dense }) do
+            for _, u in ipairs(list) do
+               local len = u.hi - u.lo
+               grad:narrow(1, u.lo + 1, len):add(o.weightDecay, params:narrow(1, u.lo + 1, len))
+            end
+         end
+      end
    end
    local density = self:density()
    local dense = self:_goesDense(density)

@@ -4,7 +4,7 @@
 -- a CPU-bound transport serves more slowly. calibrate() times `streak` allreduces of each size
 -- issued together and keeps the time per allreduce, in dist.init's table format, so
 -- perf.network{table = ...} and dist.loadModel read it alike.
---   local t = calibrate.run(dist, { maxBytes = 16 * 2^20, streak = 4, reps = 3 })   -- collective
+--   local t = calibrate.run(dist, { maxBytes = 16 * 2^20, streak = 4, reps = 5 })   -- collective
 --   calibrate.save(t, path)          -- rank 0 writes (atomically)
 local torch = require 'moontorch'
 local progress = require 'moontorch.util.progress'
@@ -24,7 +24,7 @@ end
 -- at 4 KB, 16 KB, ... up to maxBytes (every rank's slowest time per entry)
 function calibrate.run(dist, opts)
    opts = opts or {}
-   local maxBytes, streak, reps = opts.maxBytes or 16 * 2 ^ 20, opts.streak or 4, opts.reps or 3
+   local maxBytes, streak, reps = opts.maxBytes or 16 * 2 ^ 20, opts.streak or 4, opts.reps or 5
    if not (maxBytes >= 4096) then -- luacheck: ignore 581 (rejects NaN)
       error('perf.calibrate: maxBytes must be >= 4096', 2)
    end
