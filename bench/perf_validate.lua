@@ -1,15 +1,12 @@
 -- bench/perf_validate.lua: moontorch.perf's predictions against measured steps. Reads the ROW
--- lines bench/dp_step.lua wrote (-rows, e.g. under bench/netem.sh) with the cost table it saved
--- for the same network (-saveModel or -calibrate), predicts every row from that table, the row's
--- one-worker compute (spread over the layers by FLOPs, as dp_step models it) and, for rgc, the
--- row's own measured selection time, and prints predicted against measured. Two predictions:
---   table   the cost table alone
---   cross   the table times one factor per network, found from the OTHER model's dense ring
---           comm-only time (the exchange with no compute, measured in the same run) against what
---           the table predicts for it: the network calibrated on a real stream of buckets, and
---           the row predicted from a measurement that did not see its model
---   luajit bench/perf_validate.lua [-md] ROWS,RANKS,TABLE [ROWS,RANKS,TABLE ...]
--- TABLE may hold %r (the row's rate label, as dp_step wrote it) and %n (RANKS).
+-- lines bench/dp_step.lua wrote (-rows, e.g. under bench/netem.sh) with the cost tables it saved
+-- for the same network, predicts every row from each table, the row's one-worker compute (spread
+-- over the layers by FLOPs, as dp_step models it) and, for rgc, the row's own measured selection
+-- time, and prints predicted against measured:
+--   luajit bench/perf_validate.lua [-md] ROWS,RANKS,TABLE[,TABLE2] ...
+-- TABLE is the table the model uses (e.g. dp_step -calibrate's: back-to-back allreduces),
+-- TABLE2 a second one shown beside it (e.g. -saveModel's: dist.init's one-at-a-time table).
+-- Each may hold %r (the row's rate label, as dp_step wrote it) and %n (RANKS).
 package.path = './lua/?.lua;./lua/?/init.lua;' .. package.path
 local perf = require 'moontorch.perf'
 
@@ -19,8 +16,9 @@ for _, a in ipairs(arg) do
       md = true
    else
       local rows, ranks, tbl = a:match('^([^,]+),(%d+),(.+)$')
-      if not rows then error('perf_validate: expected ROWS,RANKS,TABLE, got ' .. a, 0) end
-      sets[#sets + 1] = { rows = rows, ranks = tonumber(ranks), table = tbl }
+      if not rows then error('perf_validate: expected ROWS,RANKS,TABLE[,TABLE2], got ' .. a, 0) end
+      local t1, t2 = tbl:match('^([^,]+),(.+)$')
+      sets[#sets + 1] = { rows = rows, ranks = tonumber(ranks), table = t1 or tbl, table2 = t2 }
    end
 end
 if #sets == 0 then error('perf_validate: give ROWS,RANKS,TABLE (see the header)', 0) end
@@ -39,10 +37,10 @@ local function read(set)
    return rows
 end
 
-local function predict(set, row, scale, computeMs)
-   local path = set.table:gsub('%%r', (row.rate:gsub('[^%w.]', '_'))):gsub('%%n', tostring(set.ranks))
-   local net = perf.network { table = path, scale = scale }
-   local prof = perf.fromLayers(perf.models.layers(row.model), computeMs or row.compute, nil, row.model)
+local function predict(set, row, pattern)
+   local path = pattern:gsub('%%r', (row.rate:gsub('[^%w.]', '_'))):gsub('%%n', tostring(set.ranks))
+   local net = perf.network { table = path }
+   local prof = perf.fromLayers(perf.models.layers(row.model), row.compute, nil, row.model)
    local q = { profile = prof, network = net, workers = set.ranks, algorithm = row.alg, overlap = row.overlap,
       compress = row.compress, density = row.density }
    if row.compress == 'rgc' then
@@ -55,50 +53,35 @@ local function predict(set, row, scale, computeMs)
    return perf.predict(q).step * 1000
 end
 
-local errs = { table = {}, cross = {} }
+local errs = { table = {}, table2 = {} }
 local out = {}
 local function say(s) out[#out + 1] = s end
 if md then
-   say('| ranks | model | rate | algorithm | compress | measured ms | table ms | error | cross ms | error |')
+   say('| ranks | model | rate | algorithm | compress | measured ms | predicted ms | error | from TABLE2 ms | error |')
    say('| ---: | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: |')
 else
    say(('%-5s %-9s %-7s %-6s %-8s %10s %10s %8s %10s %8s'):format('ranks', 'model', 'rate', 'alg', 'compress',
-      'measured', 'table', 'error', 'cross', 'error'))
+      'measured', 'predicted', 'error', 'TABLE2', 'error'))
 end
 for _, set in ipairs(sets) do
-   local rows = read(set)
-   -- per rate and model: the dense ring row's measured comm-only against the table's prediction
-   local factor = {}
-   for _, r in ipairs(rows) do
-      if r.compress == 'none' and r.alg == 'ring' then
-         factor[r.rate .. '|' .. r.model] = r.comm / predict(set, { model = r.model, rate = r.rate, alg = 'ring',
-            overlap = false, compress = 'none', density = 1 }, 1, 0)
-      end
-   end
-   for _, r in ipairs(rows) do
-      local other
-      for k, v in pairs(factor) do
-         local rate, model = k:match('^(.-)|(.*)$')
-         if rate == r.rate and model ~= r.model then other = v end
-      end
-      local t = predict(set, r, 1)
-      local c = other and predict(set, r, other)
+   for _, r in ipairs(read(set)) do
+      local t = predict(set, r, set.table)
+      local c = set.table2 and predict(set, r, set.table2)
       local et, ec = (t - r.step) / r.step, c and (c - r.step) / r.step
       errs.table[#errs.table + 1] = math.abs(et)
-      if ec then errs.cross[#errs.cross + 1] = math.abs(ec) end
+      if ec then errs.table2[#errs.table2 + 1] = math.abs(ec) end
+      local cs, es = c and ('%.1f'):format(c) or '-', ec and ('%+.1f%%'):format(100 * ec) or '-'
       if md then
-         local cs, es = c and ('%.1f'):format(c) or '-', ec and ('%+.1f%%'):format(100 * ec) or '-'
          say(('| %d | %s | %s | %s | %s | %.1f | %.1f | %+.1f%% | %s | %s |'):format(set.ranks, r.model, r.rate, r.alg,
             r.compress, r.step, t, 100 * et, cs, es))
       else
-         local cs, es = c and ('%.1f'):format(c) or '-', ec and ('%+.1f%%'):format(100 * ec) or '-'
          say(('%-5d %-9s %-7s %-6s %-8s %10.1f %10.1f %+7.1f%% %10s %8s'):format(set.ranks, r.model, r.rate, r.alg,
             r.compress, r.step, t, 100 * et, cs, es))
       end
    end
 end
 for _, s in ipairs(out) do print(s) end
-for _, k in ipairs({ 'table', 'cross' }) do
+for _, k in ipairs({ 'table', 'table2' }) do
    local e = errs[k]
    table.sort(e)
    local n = #e
@@ -106,7 +89,7 @@ for _, k in ipairs({ 'table', 'cross' }) do
       local median = n % 2 == 1 and e[(n + 1) / 2] or (e[n / 2] + e[n / 2 + 1]) / 2
       local within = 0
       for _, x in ipairs(e) do if x <= 0.10 then within = within + 1 end end
-      print(('%s: %d points, median |error| %.1f%%, max %.1f%%, %d within 10%%'):format(k, n, 100 * median, 100 * e[n],
-         within))
+      print(('%s: %d points, median |error| %.1f%%, max %.1f%%, %d within 10%%'):format(k == 'table' and 'TABLE'
+         or 'TABLE2', n, 100 * median, 100 * e[n], within))
    end
 end

@@ -83,6 +83,9 @@ describe('perf.network', function()
       local lo, hi = net:allreduce('ring', 4096 * 4, n), net:allreduce('ring', 4096 * 16, n)
       close(net:allreduce('ring', 4096 * 8, n), math.sqrt(lo * hi), 1e-9)
       assert.truthy(net:allreduce('auto', 2 ^ 20, n) <= net:allreduce('mpi', 2 ^ 20, n))
+      -- beyond the largest size: the marginal cost of the last two, exact for a straight line
+      local big = 4096 * 4 ^ 5 * 37
+      close(net:allreduce('ring', big, n), 2 * (n - 1) * a + 2 * (n - 1) / n * big * b, 1e-7)
       -- the fit recovers the line the ring row was made from
       close(net.inter.alpha, a, 1e-6)
       close(net.inter.beta, b, 1e-6)

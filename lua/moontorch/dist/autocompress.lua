@@ -88,6 +88,9 @@ function A.new(dp, opts)
    self.selectionCost = dp.dist.size() > 1 and measureSelection(dp.dist, math.min(largest, 2 ^ 20), o.density, o.method)
       or 0
    if (o.momentum > 0 or o.weightDecay > 0) and g:nElement() > 0 then self.vel = g:clone():zero() end
+   -- on the CPU, selection and the transfers share the cores: selection waits for the dense
+   -- buckets (and the model knows it); on a GPU it runs while they travel
+   self.onCPU = g:nElement() == 0 or tonumber(T.clib.mt_tensor_device(g.h)) == T.CPU_DEVICE
    self.ready = {} -- per unit: seconds from the start of backward to its gradient being final
    self.forwardTime = 0
    self:decide('start')
@@ -101,7 +104,8 @@ function A:predict(compress)
    local dp = self.dp
    return simulate.step(self:profile(), self.net, { workers = dp.dist.size(), algorithm = dp.algorithm or 'auto',
       bucketMB = dp.bucketMB, overlap = dp.overlap, compress = compress, density = self.o.density,
-      selectionCost = self.selectionCost, wire = WIRE_BYTES[self.o.wire], minSize = self.o.minSize })
+      selectionCost = self.selectionCost, wire = WIRE_BYTES[self.o.wire], minSize = self.o.minSize,
+      selectionOverlap = not self.onCPU })
 end
 
 -- runs the model and applies its choice (collective where the choice changes: every rank has the
@@ -230,6 +234,7 @@ function A:finish(handles)
          f.pendingInCompressor = nil
       end
    end
+   if self.onCPU then for _, h in ipairs(handles) do h:wait() end end
    local t0 = now()
    local stats
    if self.compressor then stats = self.compressor:step(g, dp.params) end

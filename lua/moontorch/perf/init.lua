@@ -49,10 +49,12 @@ local function netOf(n, ranksPerNode)
 end
 
 local PREDICT = { profile = 1, network = 1, workers = 1, ranksPerNode = 1, algorithm = 1, bucketMB = 1, overlap = 1,
-   compress = 1, density = 1, selectionCost = 1, selectionFixed = 1, wire = 1, minSize = 1, jitter = 1 }
+   compress = 1, density = 1, selectionCost = 1, selectionFixed = 1, wire = 1, minSize = 1, jitter = 1,
+   selectionOverlap = 1 }
 
 -- perf.predict{profile, network, workers, ranksPerNode, algorithm, bucketMB, overlap, compress,
--- density, selectionCost, selectionFixed, wire (bytes per value), minSize, jitter}: simulate.step's
+-- density, selectionCost, selectionFixed, wire (bytes per value), minSize, jitter,
+-- selectionOverlap}: simulate.step's
 -- figures, in seconds and bytes
 function perf.predict(o)
    if type(o) ~= 'table' then error('perf.predict: expected a table of options', 2) end

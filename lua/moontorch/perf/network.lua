@@ -110,13 +110,20 @@ function net.readTable(path)
    return t
 end
 
--- the seconds a table row predicts for bytes: log-log between measured sizes, linear beyond
+-- the seconds a table row predicts for bytes: log-log between measured sizes; beyond the largest,
+-- its time plus the rest at the marginal cost per byte of the last two sizes (a long message
+-- pays the link's rate, not its startup again), or proportionally when those disagree
 local function tableTime(vals, bytes)
    local n = #vals
    if bytes <= rowBytes(1) or n == 1 then
       return vals[1] * ((n == 1 and bytes > rowBytes(1)) and bytes / rowBytes(1) or 1)
    end
-   if bytes >= rowBytes(n) then return vals[n] * bytes / rowBytes(n) end
+   if bytes >= rowBytes(n) then
+      local slope = (vals[n] - vals[n - 1]) / (rowBytes(n) - rowBytes(n - 1))
+      local flat = vals[n] / rowBytes(n)
+      if not (slope > 0) or slope > 2 * flat then slope = flat end
+      return vals[n] + (bytes - rowBytes(n)) * slope
+   end
    local x = math.log(bytes / SIZES0) / math.log(4)
    local i = math.floor(x)
    local f = x - i

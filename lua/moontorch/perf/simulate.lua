@@ -10,7 +10,10 @@
 --   local r = simulate.step(profile, net, { workers = 8, algorithm = 'ring', bucketMB = 25,
 --      overlap = true, compress = 'none'|'rgc'|'auto'|{per-unit booleans}, density = 0.001,
 --      selectionCost = 2e-9 (s per element), selectionFixed = 20e-6 (s per tensor), wire = 4,
---      minSize = 16384, jitter = 0 })
+--      minSize = 16384, jitter = 0, selectionOverlap = true })
+-- selectionOverlap: whether selection may run while dense buckets are still in flight (a GPU
+-- selecting while the NIC sends); false where both would share the same CPU cores, so the
+-- selection starts once the communication stream is free (as DataParallel then does).
 -- jitter: the spread of one worker's step (standard deviation over mean). A synchronous step
 -- waits for the slowest of n workers, about mean + sd * sqrt(2 ln n) for normal spreads, so the
 -- compute of every layer is stretched by 1 + jitter * sqrt(2 ln n).
@@ -126,7 +129,7 @@ local function run(profile, net, o, units, list, sparse)
          end
       end
       local sel = sparseElems * o.selectionCost + tensors * o.selectionFixed
-      selEnd = B + sel
+      selEnd = (o.selectionOverlap and B or math.max(B, free)) + sel
       local start = math.max(free, selEnd)
       local t = start
       if denseSmall > 0 then
@@ -155,7 +158,8 @@ local function run(profile, net, o, units, list, sparse)
 end
 
 local DEFAULTS = { workers = 1, algorithm = 'ring', bucketMB = 25, overlap = true, compress = 'none',
-   density = 0.001, selectionCost = 2e-9, selectionFixed = 20e-6, wire = 4, minSize = 16384, jitter = 0 }
+   density = 0.001, selectionCost = 2e-9, selectionFixed = 20e-6, wire = 4, minSize = 16384, jitter = 0,
+   selectionOverlap = true }
 simulate.DEFAULTS = DEFAULTS
 
 function simulate.options(o)
