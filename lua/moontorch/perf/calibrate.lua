@@ -14,11 +14,7 @@ local calibrate = {}
 -- the rows dist.init's table has, in its order (csrc/dist/model.c)
 calibrate.ALGORITHMS = { 'mpi', 'ring', 'multicolor', 'hierarchical' }
 
-local function median(xs)
-   table.sort(xs)
-   local n = #xs
-   return n % 2 == 1 and xs[(n + 1) / 2] or (xs[n / 2] + xs[n / 2 + 1]) / 2
-end
+local median = require('moontorch.perf.profile').median
 
 -- collective: every rank the same calls. Returns { ranks, nodes, rows = { alg = {seconds...} } }
 -- at 4 KB, 16 KB, ... up to maxBytes (every rank's slowest time per entry)

@@ -121,7 +121,7 @@ local function tableTime(vals, bytes)
    if bytes >= rowBytes(n) then
       local slope = (vals[n] - vals[n - 1]) / (rowBytes(n) - rowBytes(n - 1))
       local flat = vals[n] / rowBytes(n)
-      if not (slope > 0) or slope > 2 * flat then slope = flat end
+      if not (slope > 0) or slope > 2 * flat then slope = flat end -- luacheck: ignore 581 (a NaN slope falls back)
       return vals[n] + (bytes - rowBytes(n)) * slope
    end
    local x = math.log(bytes / SIZES0) / math.log(4)

@@ -16,6 +16,7 @@ local now = progress.now
 
 local function fail(fmt, ...) error('perf.profile: ' .. fmt:format(...), 0) end
 
+-- the median of a list of numbers (the list is left as it was)
 local function median(xs)
    local s = {}
    for i, v in ipairs(xs) do s[i] = v end
@@ -27,6 +28,8 @@ end
 
 local PRECISION = { fp32 = 'torch.FloatTensor', fp16 = 'torch.HalfTensor', bf16 = 'torch.BFloat16Tensor' }
 local ELEMENT = { fp32 = 4, fp16 = 2, bf16 = 2 }
+
+profile.median = median
 
 -- measure(model, inputShape, opts): times every leaf module; a leaf without parameters (ReLU,
 -- pooling, a residual addition) counts towards the parameter-owning layer before it in
