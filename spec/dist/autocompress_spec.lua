@@ -262,6 +262,29 @@ describe("DataParallel{compress = 'auto'}", function()
       assert.truthy(d == d and d <= 1e-5, ('auto (one dense bucket) and rgc differ by %g'):format(d))
    end)
 
+   it('without bucketMB, sizes the buckets by perf.best after the first step and still averages alike', function()
+      if N < 2 then return oneRank() end
+      local dp = dist.DataParallel(fresh()) -- dist.init measured this job's cost table
+      local ref = dist.DataParallel(fresh(), { bucketMB = 25 })
+      assert.are.equal(25, dp.bucketMB)
+      for s = 1, 3 do
+         for _, m in ipairs({ dp, ref }) do
+            backward(m, s)
+            m:updateParameters(LR)
+         end
+      end
+      local choice = dp.bucketChoice
+      assert.truthy(choice, 'a choice after the first step')
+      assert.are.equal(choice.bucketMB, dp.bucketMB)
+      -- no other size predicts a shorter step for what was measured
+      for _, mb in ipairs(require('moontorch.perf').BUCKETS_MB) do
+         assert.truthy(choice.result.step <= require('moontorch.perf').predict { profile = choice.profile,
+            network = choice.network, workers = N, algorithm = 'auto', bucketMB = mb }.step * (1 + 1e-12))
+      end
+      local d = maxdiff(dp.params, ref.params)
+      assert.truthy(d == d and d <= 1e-5, ('re-bucketed and 25 MB DataParallel differ by %g'):format(d))
+   end)
+
    it('refuses what it cannot do, by name', function()
       local ok, err = pcall(dist.DataParallel, fresh(), { compress = 'none', network = '1gbit' })
       assert.is_false(ok)

@@ -340,8 +340,10 @@ function DataParallel:_chooseBuckets()
    if not costs then return end -- no cost table (model = false): 25 MB stays
    for i = 1, nu do ready[i] = buf[i] end
    local prof = require('moontorch.perf.profile').fromReady(self.units, ready, buf[nu + 1])
-   local best = perf.best { profile = prof, network = perf.network { table = costs }, workers = self.dist.size(),
+   local net = perf.network { table = costs }
+   local best = perf.best { profile = prof, network = net, workers = self.dist.size(),
       algorithm = self.algorithm or 'auto', overlap = self.overlap }
+   best.profile, best.network = prof, net -- what it was chosen on (dp.bucketChoice)
    self.bucketChoice = best
    if best.bucketMB ~= self.bucketMB then
       local was = self.bucketMB
@@ -351,8 +353,8 @@ function DataParallel:_chooseBuckets()
       if self.dist.rank() == 0 then
          print(('dist.DataParallel: buckets of %g MB (perf.best on this job\'s cost table: %.1f ms predicted, '
             .. '%g MB %.1f ms)'):format(best.bucketMB, best.result.step * 1e3, was, perf.predict { profile = prof,
-            network = perf.network { table = costs }, workers = self.dist.size(), algorithm = self.algorithm or 'auto',
-            overlap = self.overlap, bucketMB = was }.step * 1e3))
+            network = net, workers = self.dist.size(), algorithm = self.algorithm or 'auto', overlap = self.overlap,
+            bucketMB = was }.step * 1e3))
       end
    end
 end
