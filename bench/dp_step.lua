@@ -207,44 +207,17 @@ local REAL = {
 }
 
 -- per-layer seconds, measured: the real network's forward and backward on this CPU at batch
--- -measureBatch, 224x224, each leaf module timed; a module without parameters (ReLU, pooling, the
--- residual addition) counts towards the parameter-owning layer before it
+-- -measureBatch, 224x224, by perf.profile (each leaf module timed; a module without parameters,
+-- such as ReLU, pooling or the residual addition, counts towards the parameter-owning layer
+-- before it), one timed pass after one warm-up
 local function measured(name, layers)
    torch.setnumthreads(opt.measureThreads)
-   local real = REAL[name]()
-   local leaves = {}
-   for _, m in ipairs(real:listModules()) do
-      if not m.modules then leaves[#leaves + 1] = m end
+   local p = require('moontorch.perf').profile(REAL[name](), { opt.measureBatch, 3, 224, 224 }, { reps = 1 })
+   if #p.layers ~= #layers then
+      error(('dp_step: the real %s has %d parameter-owning layers, the list %d'):format(name, #p.layers, #layers), 0)
    end
-   local fwd, bwd, k = {}, {}, 0
-   for _, m in ipairs(leaves) do
-      if m:parameters() then k = k + 1; fwd[k], bwd[k] = 0, 0 end
-      local owner = math.max(k, 1)
-      fwd[owner], bwd[owner] = fwd[owner] or 0, bwd[owner] or 0
-      for _, pass in ipairs({ 'updateOutput', 'updateGradInput', 'accGradParameters' }) do
-         local f = m[pass]
-         local acc = pass == 'updateOutput' and fwd or bwd
-         m[pass] = function(self, ...)
-            local t0 = now()
-            local r = f(self, ...)
-            acc[owner] = acc[owner] + now() - t0
-            return r
-         end
-      end
-   end
-   if k ~= #layers then
-      error(('dp_step: the real %s has %d parameter-owning layers, the list %d'):format(name, k, #layers), 0)
-   end
-   local x = torch.Tensor(opt.measureBatch, 3, 224, 224):normal()
-   local reps = 2
-   for r = 1, reps do
-      if r == reps then -- the first pass warms up
-         for i = 1, k do fwd[i], bwd[i] = 0, 0 end
-      end
-      local out = real:forward(x)
-      real:zeroGradParameters()
-      real:backward(x, out:clone():fill(1 / out:nElement()))
-   end
+   local fwd, bwd = {}, {}
+   for i, l in ipairs(p.layers) do fwd[i], bwd[i] = l.forward, l.backward end
    return { fwd = fwd, bwd = bwd }
 end
 

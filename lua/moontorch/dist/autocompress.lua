@@ -25,22 +25,20 @@ local A = {}
 A.__index = A
 
 local DRIFT = 0.2
-local WIRE_BYTES = { float = 4, half = 2, bfloat16 = 2 }
 
 local function now() return require('moontorch.util.progress').now() end
 local function fail(fmt, ...) error('dist.DataParallel: ' .. fmt:format(...), 0) end
 
 -- seconds per element of the exact top-k selection on this rank, timed on a random vector
-local function measureSelection(dist, n, density, method)
+local function measureSelection(dist, n, density, method, slack)
    local v = torch.FloatTensor(n):normal()
    local k = math.max(1, math.ceil(n * density))
    local idx, val = torch.IntTensor(k), torch.FloatTensor(k)
    local count = ffi.new('int64_t[1]')
-   local M = { exact = T.clib.MT_TOPK_EXACT, threshold = T.clib.MT_TOPK_THRESHOLD, trimmed = T.clib.MT_TOPK_TRIMMED }
    local ts = {}
    for r = 1, 3 do
       local t0 = now()
-      T.check(dlib.C.mt_dist_topk(v.h, density, M[method], 0.2, idx.h, val.h, count), 'dist.DataParallel')
+      T.check(dlib.C.mt_dist_topk(v.h, density, rgc.METHODS[method], slack, idx.h, val.h, count), 'dist.DataParallel')
       ts[r] = now() - t0
    end
    table.sort(ts)
@@ -85,7 +83,8 @@ function A.new(dp, opts)
    self.net = networkOf(opts.network, dp.dist)
    local largest = 1
    for _, u in ipairs(dp.units) do largest = math.max(largest, u.hi - u.lo) end
-   self.selectionCost = dp.dist.size() > 1 and measureSelection(dp.dist, math.min(largest, 2 ^ 20), o.density, o.method)
+   self.selectionCost = dp.dist.size() > 1 and measureSelection(dp.dist, math.min(largest, 2 ^ 20), o.density, o.method,
+      o.slack)
       or 0
    if (o.momentum > 0 or o.weightDecay > 0) and g:nElement() > 0 then self.vel = g:clone():zero() end
    -- on the CPU, selection and the transfers share the cores: selection waits for the dense
@@ -104,7 +103,7 @@ function A:predict(compress)
    local dp = self.dp
    return simulate.step(self:profile(), self.net, { workers = dp.dist.size(), algorithm = dp.algorithm or 'auto',
       bucketMB = dp.bucketMB, overlap = dp.overlap, compress = compress, density = self.o.density,
-      selectionCost = self.selectionCost, wire = WIRE_BYTES[self.o.wire], minSize = self.o.minSize,
+      selectionCost = self.selectionCost, wire = rgc.WIRE_BYTES[self.o.wire], minSize = self.o.minSize,
       selectionOverlap = not self.onCPU })
 end
 

@@ -49,6 +49,7 @@ rgc.DEFAULTS = DEFAULTS
 local WIRE = { float = T.FLOAT, half = T.HALF, bfloat16 = T.BFLOAT16 }
 local WIRE_BYTES = { float = 4, half = 2, bfloat16 = 2 }
 local METHODS = { exact = C.MT_TOPK_EXACT, threshold = C.MT_TOPK_THRESHOLD, trimmed = C.MT_TOPK_TRIMMED }
+rgc.WIRE_BYTES, rgc.METHODS = WIRE_BYTES, METHODS -- bytes per sent value; selection method ids
 local count = ffi.new('int64_t[1]')
 
 local function fail(fmt, ...) error('dist.rgc: ' .. fmt:format(...), 0) end

@@ -73,34 +73,27 @@ function profile.measure(model, inputShape, opts)
    if k == 0 then fail('the model has no parameters: nothing to exchange') end
    local finished = {}
    local saved = {}
+   -- m[pass] adds its (synchronized) time to L[field]; andThen(self) runs after it
+   local function timed(m, pass, L, field, andThen)
+      local f = m[pass]
+      m[pass] = function(self, ...)
+         sync()
+         local t0 = now()
+         local r = f(self, ...)
+         sync()
+         L[field] = L[field] + now() - t0
+         if andThen then andThen(self) end
+         return r
+      end
+   end
    for i, m in ipairs(leaves) do
       local L = layers[owner[i]]
       saved[i] = { rawget(m, 'updateOutput'), rawget(m, 'updateGradInput'), rawget(m, 'accGradParameters') }
-      local uo, ugi, agp = m.updateOutput, m.updateGradInput, m.accGradParameters
-      m.updateOutput = function(self, ...)
-         sync()
-         local t0 = now()
-         local r = uo(self, ...)
-         sync()
-         L.f = L.f + now() - t0
-         return r
-      end
-      m.updateGradInput = function(self, ...)
-         sync()
-         local t0 = now()
-         local r = ugi(self, ...)
-         sync()
-         L.b = L.b + now() - t0
-         return r
-      end
-      m.accGradParameters = function(self, ...)
-         sync()
-         local t0 = now()
-         agp(self, ...)
-         sync()
-         L.b = L.b + now() - t0
+      timed(m, 'updateOutput', L, 'f')
+      timed(m, 'updateGradInput', L, 'b')
+      timed(m, 'accGradParameters', L, 'b', function(self)
          if self:parameters() then finished[#finished + 1] = owner[i] end
-      end
+      end)
    end
    local x = torch.Tensor(torch.LongStorage(inputShape)):normal()
    if device == 'cuda' then x = x:cuda() end
