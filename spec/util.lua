@@ -160,7 +160,9 @@ function util.python_lines(code)
    return lines
 end
 
--- why a spec cannot run a recipe under mpirun here, or nil
+-- the largest absolute difference between two tensors, in float64
+function util.maxdiff(a, b) return (a:double() - b:double()):abs():max() end
+
 -- seconds on the wall clock (for specs that time whole runs)
 function util.now()
    local f = io.popen('date +%s.%N')
@@ -169,6 +171,7 @@ function util.now()
    return t
 end
 
+-- why a spec cannot run a recipe under mpirun here, or nil
 function util.mpi_missing()
    local mpi = require('moontorch.internal').clib.MT_DIST_MPI
    local _, rc = util.sh('command -v mpirun')

@@ -40,7 +40,7 @@ local function backward(dp, step)
    dp:backward(x, crit:backward(out, y))
 end
 
-local function maxdiff(a, b) return (a:double() - b:double()):abs():max() end
+local maxdiff = require('spec.util').maxdiff
 
 -- one rank exchanges nothing: whatever the network, auto stays dense and steps as momentum SGD
 -- (the multi-rank checks below run under mpirun -np 2)

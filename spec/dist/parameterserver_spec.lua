@@ -21,7 +21,7 @@ teardown(function() dist.finalize() end)
 
 pcall(ffi.cdef, 'int usleep(unsigned int usec);')
 
-local function maxdiff(a, b) return (a:double() - b:double()):abs():max() end
+local maxdiff = require('spec.util').maxdiff
 local function allmax(x) return dist.allreduce(torch.DoubleTensor(1):fill(x), 'max')[1] end
 
 -- a small net whose layers are many shards' worth: 10x33+33, 33x7+7 = 570 parameters

@@ -38,7 +38,7 @@ local function sentDense(c, stats, n)
    return s
 end
 
-local function maxdiff(a, b) return (a:double() - b:double()):abs():max() end
+local maxdiff = require('spec.util').maxdiff
 -- largest magnitude (x:abs() is in place in Torch7, so on a copy)
 local function amax(x) return x:double():clone():abs():max() end
 

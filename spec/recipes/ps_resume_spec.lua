@@ -14,7 +14,7 @@ local RUN = 'OMP_WAIT_POLICY=PASSIVE OMPI_MCA_mpi_yield_when_idle=1 mpirun --all
 local util = require 'spec.util'
 local sh = util.sh
 
-local function maxdiff(a, b) return (a:double() - b:double()):abs():max() end
+local maxdiff = require('spec.util').maxdiff
 
 describe('Fashion-MNIST with -ps on 3 workers and 2 servers', function()
    local missing = util.mpi_fashion_missing()
