@@ -932,9 +932,11 @@ typedef struct mt_ps_stats {
   double held_seconds; /* per pull the longest a server held it back for the bound, summed */
   double pull_seconds; /* per pull the time from issue to the last reply, summed */
 } mt_ps_stats;
-/* collective over every rank: servers in 1 .. size, staleness >= 0 (at most 1000) */
+/* collective over every rank: servers in 1 .. size, staleness >= 0 (at most 1000); lookahead:
+ * a pull from a worker ahead of the servers' version gets the shard moved on by the momentum
+ * part of the steps it has not seen (every rank passes the same) */
 mt_status mt_ps_open(mt_dist *d, int64_t numel, int servers, int staleness, double momentum, double dampening,
-                     double weight_decay, int nesterov, mt_ps **out);
+                     double weight_decay, int nesterov, int lookahead, mt_ps **out);
 /* collective: rank 0's params (and momentum, NULL: the buffer starts at the next gradient)
  * become the servers' state at version `clock`, which is every worker's clock from now on */
 mt_status mt_ps_init(mt_ps *ps, mt_tensor *params, mt_tensor *momentum, int64_t clock, mt_dist_work **work);

@@ -66,7 +66,7 @@ static mt_status check_table(const mt_ps *ps, const char *what, const char *name
 }
 
 mt_status mt_ps_open(mt_dist *d, int64_t numel, int servers, int staleness, double momentum, double dampening,
-                     double weight_decay, int nesterov, mt_ps **out) {
+                     double weight_decay, int nesterov, int lookahead, mt_ps **out) {
   if (!out) return mt__error(MT_ERR_ARG, NAME ": out is NULL");
   *out = NULL;
   if (!d) return mt__error(MT_ERR_ARG, NAME ": dist.init() was not called");
@@ -101,6 +101,7 @@ mt_status mt_ps_open(mt_dist *d, int64_t numel, int servers, int staleness, doub
   ps->dampening = dampening;
   ps->weight_decay = weight_decay;
   ps->nesterov = nesterov != 0;
+  ps->lookahead = lookahead != 0;
   ps->local = d->size == 1;
   mt_status st;
   if (ps->local) {
@@ -301,7 +302,9 @@ static mt_status run_local(mt_ps *ps, mt_dist_work *w) {
       h.need = h.clock - w->ps.staleness;
       MT_TRY(mt__ps_server_ready(s, &h, &ready));
       if (!ready) return mt__error(MT_ERR_INTERNAL, NAME ": a pull one rank cannot answer");
-      memcpy((float *)mt_tensor_data(w->a) + h.offset, params + h.offset, sizeof(float) * (size_t)h.count);
+      if (w->ps.op == MT_PS_PULL)
+        mt__ps_server_read(s, h.clock, h.offset, h.count, (float *)mt_tensor_data(w->a) + h.offset);
+      else memcpy((float *)mt_tensor_data(w->a) + h.offset, params + h.offset, sizeof(float) * (size_t)h.count);
       if (w->b) memcpy(mt_tensor_data(w->b), mt_tensor_data(s->momentum), sizeof(float) * (size_t)s->n);
       w->ps.started = s->momentum_started;
       w->ps.version = s->version;

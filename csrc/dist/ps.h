@@ -63,7 +63,7 @@ typedef struct mt_ps_server {
   int64_t version, generation;
   int momentum_started; /* 0: the next step starts the buffer with the gradient (Torch7) */
   double mom, dampening, weight_decay;
-  int nesterov;
+  int nesterov, lookahead;
   char error[512]; /* set once a request broke the protocol: the server stops */
 } mt_ps_server;
 
@@ -72,7 +72,7 @@ struct mt_ps {
   int servers, workers, staleness, local; /* local: one rank, the server is called in-process */
   int64_t numel;
   double mom, dampening, weight_decay;
-  int nesterov;
+  int nesterov, lookahead;
   int64_t clock, generation; /* this worker's, as the caller has issued them */
   mt_ps_server *server;      /* the shard this rank serves (ranks 0 .. servers-1), else NULL */
   int closed;
@@ -104,6 +104,9 @@ mt_status mt__ps_server_apply(mt_ps_server *s);
 /* a new state at version h->clock (params, and momentum when h->need); every worker's clock
  * becomes that version and the open clocks are dropped */
 mt_status mt__ps_server_init(mt_ps_server *s, const mt_ps_msg *h);
+/* what a pull from a worker at `clock` reads of [offset, offset + count): the shard, moved on by
+ * the momentum part of the clock - version steps not yet taken when lookahead is on */
+void mt__ps_server_read(const mt_ps_server *s, int64_t clock, int64_t offset, int64_t count, float *out);
 /* 1 when a pull or gather may be answered now, 0 to hold it; an error for a bad range */
 mt_status mt__ps_server_ready(mt_ps_server *s, const mt_ps_msg *h, int *ready);
 

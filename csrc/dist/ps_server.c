@@ -53,6 +53,7 @@ mt_status mt__ps_server_new(mt_ps *ps, int index, mt_ps_server **out) {
   s->dampening = ps->dampening;
   s->weight_decay = ps->weight_decay;
   s->nesterov = ps->nesterov;
+  s->lookahead = ps->lookahead;
   s->lr = calloc((size_t)ps->staleness + 1, sizeof *s->lr);
   s->alpha = malloc(sizeof *s->alpha * ((size_t)ps->staleness + 1));
   for (int k = 0; s->alpha && k <= ps->staleness; k++) s->alpha[k] = -1;
@@ -170,6 +171,28 @@ mt_status mt__ps_server_init(mt_ps_server *s, const mt_ps_msg *h) {
   return MT_OK;
 }
 
+/* A worker at clock c reading version v < c computes its gradient on parameters c - v steps
+ * behind the ones it will be applied to. The eager pushes already show those clocks'
+ * gradients; with momentum most of each step is the velocity's carry-over, known now. So the
+ * read moves on by that part of the c - v steps, the velocity decaying by m per step (the look-
+ * ahead of DANA, Hakimi et al. 2019): heavy ball steps by m^j v, Nesterov by m^(j+1) v. */
+void mt__ps_server_read(const mt_ps_server *s, int64_t clock, int64_t offset, int64_t count, float *out) {
+  const float *p = (const float *)mt_tensor_data(s->params) + (offset - s->lo);
+  int64_t gap = clock - s->version;
+  if (!s->lookahead || !s->momentum || !s->momentum_started || gap <= 0) {
+    memcpy(out, p, sizeof(float) * (size_t)count);
+    return;
+  }
+  double factor = 0, power = s->nesterov ? s->mom : 1;
+  for (int64_t j = 1; j <= gap; j++) {
+    power *= s->mom;
+    factor += power;
+  }
+  const float *v = (const float *)mt_tensor_data(s->momentum) + (offset - s->lo);
+  float f = (float)(s->lr_last * factor);
+  for (int64_t i = 0; i < count; i++) out[i] = p[i] - f * v[i];
+}
+
 mt_status mt__ps_server_ready(mt_ps_server *s, const mt_ps_msg *h, int *ready) {
   MT_TRY(check_range(s, "pull", h));
   *ready = h->generation <= s->generation && s->version >= h->need;
@@ -280,7 +303,8 @@ static mt_status send_answer(loop *L, const held *q) {
                      .need = s->momentum_started,
                      .value = q->since > 0 ? mt__dist_now() - q->since : 0};
   a->r[0] = a->r[1] = a->r[2] = MPI_REQUEST_NULL;
-  memcpy(a->data, (const float *)mt_tensor_data(s->params) + (q->h.offset - s->lo), sizeof(float) * (size_t)n);
+  if (q->tag == MT_PS_PULL) mt__ps_server_read(s, q->h.clock, q->h.offset, n, a->data);
+  else memcpy(a->data, (const float *)mt_tensor_data(s->params) + (q->h.offset - s->lo), sizeof(float) * (size_t)n);
   if (mom)
     memcpy(a->data + n, (const float *)mt_tensor_data(s->momentum) + (q->h.offset - s->lo), sizeof(float) * (size_t)n);
   int ok = MPI_SUCCESS;

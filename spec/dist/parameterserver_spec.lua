@@ -146,6 +146,58 @@ describe('dist.ParameterServer', function()
       end)
    end
 
+   -- Rank 0 runs two clocks ahead while the others wait at a barrier, so the servers stay at
+   -- version 1 and rank 0's read at clock 3 is exact: the state after clock 0, less rank 0's
+   -- eager pushes of clocks 1 and 2, less (with lookahead) the momentum part of the two steps
+   -- it has not seen, lr (m^2 + m^3) v for Nesterov, lr (m + m^2) v for heavy ball.
+   for _, case in ipairs({ { lookahead = true, nesterov = true }, { lookahead = true, nesterov = false },
+      { lookahead = false, nesterov = true } }) do
+      it(('reads %s the momentum part of the steps not yet taken (%s)'):format(
+         case.lookahead and 'ahead by' or 'without', case.nesterov and 'Nesterov' or 'heavy ball'), function()
+         local lr, m = 0.1, 0.9
+         local ps = dist.ParameterServer(net(), { staleness = 3, servers = servers, momentum = m,
+            nesterov = case.nesterov, dampening = 0, lookahead = case.lookahead })
+         local p, g = ps:getParameters()
+         local function clock()
+            g:fill(R + 1) -- worker w pushes w + 1 everywhere
+            ps:allreduceGradients()
+            ps:clock(lr)
+         end
+         local p0 = p:clone():double()
+         ps:forward(torch.randn(2, 10))
+         clock()
+         ps:sync() -- version 1: the first step, v = the mean gradient
+         local mean = (N + 1) / 2
+         local after1 = p0 - lr * (case.nesterov and (1 + m) or 1) * mean
+         local read
+         if R == 0 then
+            for _ = 1, 2 do
+               ps:forward(torch.randn(2, 10))
+               clock()
+            end
+            ps:_land() -- the pull of clock 3 in hand (the read takes it only once it is)
+            ps:forward(torch.randn(2, 10))
+            read = p:clone():double()
+            assert.same({ 1 }, { math.min(unpack(ps:lastPull().versions)) })
+         end
+         dist.barrier()
+         if R ~= 0 then
+            for _ = 1, 2 do
+               ps:forward(torch.randn(2, 10))
+               clock()
+            end
+         end
+         ps:sync()
+         ps:close()
+         if R == 0 then
+            local eager = 2 * lr * (case.nesterov and 1 + m or 1) / N
+            local ahead = case.lookahead and lr * (case.nesterov and m ^ 2 + m ^ 3 or m + m ^ 2) * mean or 0
+            local d = maxdiff(read, after1 - eager - ahead)
+            assert.is_true(d < 1e-5, ('the read at clock 3 is off by %g'):format(d))
+         end
+      end)
+   end
+
    it('gives back the state it was given (checkpoint and resume), and goes on as before', function()
       local cfg = { learningRate = 0.05, momentum = 0.9, weightDecay = 1e-3 }
       local ps = dist.ParameterServer(convnet(), { servers = servers, momentum = 0.9, weightDecay = 1e-3 })

@@ -19,7 +19,10 @@
 -- (the rate clock() uses without one), momentum (0), dampening (momentum, as Torch7),
 -- nesterov, weightDecay (0), pushEvery ('layer': wait-free backprop, each module's gradient
 -- sent when its backward returns, as DataParallel's buckets; 'step': one push after backward),
--- dist (the module providing the collectives). Float32 CPU parameters.
+-- lookahead (true: a read that is k clocks stale gets the parameters moved on by the momentum
+-- part of those k steps, which the servers know, so that stale reads lag by only the gradients
+-- still in flight; false: the servers' state as it is), dist (the module providing the
+-- collectives). Float32 CPU parameters.
 -- The Trainer drives it through serverStep (instead of an optimizer), checkpoints it through
 -- withServerState and resumes it through restoreServers; :counters() are this worker's totals.
 -- ps.straggle = F (experiments: -straggler) makes serverStep sleep F-1 times its compute time,
@@ -36,7 +39,7 @@ local ParameterServer, parent = torch.class('dist.ParameterServer', 'dist.DataPa
 local NAME = 'dist.ParameterServer'
 local HIST = 16 -- bins of the read staleness histogram (the last: that many clocks or more)
 local OPTIONS = { 'staleness', 'servers', 'optimizer', 'learningRate', 'momentum', 'dampening', 'nesterov',
-   'weightDecay', 'pushEvery', 'dist' }
+   'weightDecay', 'pushEvery', 'lookahead', 'dist' }
 
 local function fail(fmt, ...) error(NAME .. ': ' .. fmt:format(...), 0) end
 
@@ -98,7 +101,7 @@ function ParameterServer:__init(model, opts)
    local o = { staleness = number('staleness', 0, 0, true), servers = number('servers', 1, 1, true),
       momentum = number('momentum', 0, 0), weightDecay = number('weightDecay', 0, 0),
       learningRate = number('learningRate', 0, 0), nesterov = opts.nesterov and true or false,
-      optimizer = opts.optimizer or 'sgd', pushEvery = opts.pushEvery or 'layer' }
+      optimizer = opts.optimizer or 'sgd', pushEvery = opts.pushEvery or 'layer', lookahead = opts.lookahead ~= false }
    o.dampening = number('dampening', o.momentum, 0)
    if o.optimizer ~= 'sgd' then
       fail("optimizer must be 'sgd' (the servers' fused step), got '%s'", tostring(o.optimizer))
@@ -125,7 +128,7 @@ function ParameterServer:broadcastParameters()
       local o, out = self.ps, ffi.new('mt_ps*[1]')
       local comm = (d._comm or require('moontorch.dist')._comm)()
       T.check(D.mt_ps_open(comm, p:nElement(), o.servers, o.staleness, o.momentum, o.dampening, o.weightDecay,
-         o.nesterov and 1 or 0, out), NAME, true)
+         o.nesterov and 1 or 0, o.lookahead and 1 or 0, out), NAME, true)
       self.table = ffi.gc(out[0], D.mt_ps_free)
       opened[#opened + 1] = self
    end
@@ -136,7 +139,10 @@ end
 -- collective: this rank 0's parameters (and momentum) become the servers' state at `clock`;
 -- every worker continues from that clock with the pulled parameters
 function ParameterServer:restoreServers(momentum, clock)
+   -- every worker's requests answered before the init: a pull the servers had not yet seen
+   -- would otherwise wait, in the new state, for a version it needed in the old one
    self:_drain()
+   self.dist.barrier()
    local mine = self.dist.rank() == 0
    if momentum and not mine then momentum = nil end
    if momentum then momentum = momentum:float():contiguous() end

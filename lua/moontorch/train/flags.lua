@@ -65,6 +65,8 @@ function F.distributed(cmd)
    cmd:option('-servers', 1, 'with -ps: server threads, one beside each of ranks 0 .. servers-1', INT('[1, inf)'))
    cmd:option('-pushEvery', 'layer', 'with -ps: push each layer\'s gradient as backward produces it, or once a step',
       { choices = { 'layer', 'step' } })
+   cmd:option('-lookahead', true, 'with -ps: a stale read gets the parameters moved on by the momentum part of '
+      .. 'the steps it has not seen (false: the servers\' state as it is)')
    cmd:option('-straggler', '', 'with -ps, for experiments: RANK:FACTOR makes that worker\'s steps FACTOR times '
       .. 'slower (it sleeps FACTOR-1 times its compute time); any:FACTOR slows one worker per clock, drawn anew '
       .. 'each clock (a transient straggler)')
@@ -73,8 +75,8 @@ end
 -- the reason -ps's options cannot be used, or nil
 local function psProblem(opt)
    if not opt.ps then
-      for _, k in ipairs { 'staleness', 'servers', 'straggler' } do
-         local default = k == 'servers' and 1 or k == 'straggler' and '' or 0
+      for _, k in ipairs { 'staleness', 'servers', 'straggler', 'lookahead' } do
+         local default = k == 'servers' and 1 or k == 'straggler' and '' or k == 'lookahead' and true or 0
          if opt[k] ~= nil and opt[k] ~= default then return ('-%s needs -ps'):format(k) end
       end
       return nil

@@ -87,8 +87,8 @@ end
 function R.wrap(model, config, opt, dist)
    if dist and opt.ps then
       model = dist.ParameterServer(model, { staleness = opt.staleness, servers = opt.servers, pushEvery = opt.pushEvery,
-         momentum = config.momentum, dampening = config.dampening, nesterov = config.nesterov,
-         weightDecay = config.weightDecay, learningRate = config.learningRate })
+         lookahead = opt.lookahead, momentum = config.momentum, dampening = config.dampening,
+         nesterov = config.nesterov, weightDecay = config.weightDecay, learningRate = config.learningRate })
       local who, factor = opt.straggler:match('^(%w+):(.+)$')
       if who == 'any' then model.straggle, model.straggleAny = tonumber(factor), true
       elseif who and tonumber(who) == dist.rank() then model.straggle = tonumber(factor) end
@@ -106,9 +106,10 @@ end
 
 -- with -ps: the line a recipe prints about its workers and servers, and its epoch report line
 function R.psBanner(opt)
-   return ('parameter server: %d workers, %d server%s (beside ranks 0..%d), staleness %d, push every %s, '
+   return ('parameter server: %d workers, %d server%s (beside ranks 0..%d), staleness %d%s, push every %s, '
       .. '%d threads per rank%s'):format(opt.world, opt.servers, opt.servers == 1 and '' or 's', opt.servers - 1,
-      opt.staleness, opt.pushEvery, opt.threads, opt.straggler ~= '' and (', straggler ' .. opt.straggler) or '')
+      opt.staleness, opt.staleness > 0 and not opt.lookahead and ' (no lookahead)' or '', opt.pushEvery, opt.threads,
+      opt.straggler ~= '' and (', straggler ' .. opt.straggler) or '')
 end
 
 function R.psReport(ps)
