@@ -6,6 +6,7 @@
 --        [-steps 3] [-warmup 1] [-computeMs 0 (per model)] [-forwardRatio 0.5] [-burn sleep|busy]
 --        [-measure [-measureBatch 1]] [-bucketMB 25] [-groupSize 2] [-rate label] [-delay label]
 --        [-compress none,rgc,auto] [-density 0.001] [-wire float|half|bfloat16] [-rgcAlgorithms ring]
+--        [-momentum 0.9] [-nesterov] [-weightDecay 1e-4] (rgc and auto: what a recipe moves into them)
 --   luajit bench/dp_step.lua -list        -- the layer lists only (no MPI): params, MB, GFLOPs
 --
 -- The model is an nn.Sequential of one stand-in module per parameter-owning layer of the real
@@ -80,6 +81,10 @@ cli:option('-density', 0.001, 'rgc: fraction of each large gradient sent', { ran
 cli:option('-wire', 'float',
    'rgc: value type on the wire: float | half | bfloat16', { choices = { 'float', 'half', 'bfloat16' } })
 cli:option('-rgcAlgorithms', '', 'algorithms for the rgc cases (default: -algorithms)')
+cli:option('-momentum', 0.9, 'rgc, auto: the momentum the compressor keeps (a recipe\'s, moved there)',
+   { range = '[0, 1)' })
+cli:option('-nesterov', false, 'rgc, auto: Nesterov momentum')
+cli:option('-weightDecay', 1e-4, 'rgc, auto: the weight decay the compressor applies', { range = '[0, inf)' })
 cli:option('-list', false, 'print the layer lists and exit (no MPI)')
 local opt = cli:parse(arg)
 
@@ -421,7 +426,10 @@ dist.run(function()
       local function timeSteps(layerTimes, alg, overlap, compress)
          local dpOpts = { bucketMB = opt.bucketMB, algorithm = alg, overlap = overlap }
          -- none passes no compress key at all, so the dense path runs on a DataParallel without it
-         if compress ~= 'none' then dpOpts.compress, dpOpts.density, dpOpts.wire = compress, opt.density, opt.wire end
+         if compress ~= 'none' then
+            dpOpts.compress, dpOpts.density, dpOpts.wire = compress, opt.density, opt.wire
+            dpOpts.momentum, dpOpts.nesterov, dpOpts.weightDecay = opt.momentum, opt.nesterov, opt.weightDecay
+         end
          local dp = dist.DataParallel(build(layers, layerTimes), dpOpts)
          local seen = {}
          local ms = timeit(function()

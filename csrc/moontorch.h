@@ -906,6 +906,12 @@ mt_status mt_dist_topk(const mt_tensor *v, double density, int method, double sl
  * (momentum-factor masking); then idx[0..count) += base (v's offset in the flat gradient).
  * v and u: contiguous float32 of the same numel and device; idx int32 on that device. */
 mt_status mt_dist_rgc_mask(mt_tensor *v, mt_tensor *u, mt_tensor *idx, int64_t count, int64_t base);
+/* mt_dist_rgc_accumulate: the step's gradient g into the residual v in one pass (DGC's momentum
+ * correction): d = g + weight_decay * p (p may be NULL when weight_decay is 0); with u (NULL
+ * when momentum is 0) u = momentum * u + d and v += u, or v += d + momentum * u with Nesterov;
+ * without, v += d. All contiguous float32 of v's numel on v's device; g and p are read only. */
+mt_status mt_dist_rgc_accumulate(mt_tensor *v, mt_tensor *u, const mt_tensor *g, const mt_tensor *p, double momentum,
+                                 int nesterov, double weight_decay);
 /* dst[idx[i]] += scale * val[i] for every i with idx[i] >= 0 (negative: padding, skipped). idx
  * (int32) and val (float32, float16 or bfloat16) have the same numel, nblocks * block pairs:
  * one block per rank, indices unique within a block but not across blocks. dst: contiguous

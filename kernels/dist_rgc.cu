@@ -1,8 +1,9 @@
-/* dist_rgc.cu: the CUDA bodies of the two element-wise steps of residual gradient compression
- * around the selection (the slots dist_rgc_mask and dist_rgc_scatter_add; csrc/dist/rgc.c checks
- * the arguments): masking what was sent out of the residual, and the scatter-add of every
- * rank's pairs. Each runs on the device's stream and synchronizes it before returning, because
- * it reads an error flag back. Temporaries come from the caching allocator. */
+/* dist_rgc.cu: the CUDA bodies of the element-wise steps of residual gradient compression around
+ * the selection (the slots dist_rgc_accumulate, dist_rgc_mask and dist_rgc_scatter_add;
+ * csrc/dist/rgc.c checks the arguments): the gradient into the residual, masking what was sent
+ * out of it, and the scatter-add of every rank's pairs. The accumulation is queued on the
+ * device's stream; the other two synchronize it before returning, because they read an error
+ * flag back. Temporaries come from the caching allocator. */
 #include "common.cuh"
 
 namespace {
@@ -52,6 +53,22 @@ template <class W> __global__ void scatter_apply(float *out, const int32_t *ix, 
   }
 }
 
+/* the CPU body's arithmetic (csrc/cpu/dist_rgc.c), one thread per element */
+__global__ void accumulate(float *x, float *vel, const float *grad, const float *par, long long n, float m,
+                           int nesterov, float wd) {
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    float d = par ? grad[i] + wd * par[i] : grad[i];
+    if (vel) {
+      float w = m * vel[i] + d;
+      vel[i] = w;
+      x[i] += nesterov ? d + m * w : w;
+    } else {
+      x[i] += d;
+    }
+  }
+}
+
 /* the first bad position (or -1) and the index stored there, after the stream finished */
 mt_status read_bad(cudaStream_t stream, const unsigned long long *bad_d, const int32_t *ix, long long *pos,
                    int32_t *value, const char *op) {
@@ -67,6 +84,20 @@ mt_status read_bad(cudaStream_t stream, const unsigned long long *bad_d, const i
 }
 
 } /* namespace */
+
+/* v, g (and u, p where given): float32 of one numel */
+extern "C" mt_status mt__cuda_dist_rgc_accumulate(mt_tensor *v, mt_tensor *u, const mt_tensor *g, const mt_tensor *p,
+                                                  double momentum, int nesterov, double weight_decay) {
+  const char *op = "dist.rgc.accumulate";
+  long long n = mt__numel(v);
+  cudaStream_t stream;
+  MT_TRY(mt__cuda_get_stream(v->device, &stream, op));
+  accumulate<<<grid_for(n, EW_THREADS, 65536), EW_THREADS, 0, stream>>>(
+      mtk_ptr<float>(v), u ? mtk_ptr<float>(u) : nullptr, mtk_ptr<const float>(g),
+      p ? mtk_ptr<const float>(p) : nullptr, n, (float)momentum, nesterov, (float)weight_decay);
+  MT_CUDA_LAUNCH_CHECK(op);
+  return MT_OK;
+}
 
 /* v, u (may be NULL): float32; idx: count >= 1 int32 indices into v, shifted by base once applied */
 extern "C" mt_status mt__cuda_dist_rgc_mask(mt_tensor *v, mt_tensor *u, mt_tensor *idx, int64_t count, int64_t base) {

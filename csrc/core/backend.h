@@ -266,6 +266,10 @@ typedef struct mt_vol_geom {
    * idx and val hold enough pairs */                                                                               \
   X(P, mt_status, dist_topk, (const mt_tensor *v, int64_t k, int64_t kmax, int method, mt_tensor *idx,              \
       mt_tensor *val, int64_t *count))                                                                              \
+  /* momentum correction into the residual, one pass: d = g + wd p (p NULL when wd = 0); with u                    \
+   * (NULL when m = 0) u = m u + d and v += u, or v += d + m u with Nesterov; else v += d; all numel(v) */          \
+  X(P, mt_status, dist_rgc_accumulate, (mt_tensor *v, mt_tensor *u, const mt_tensor *g, const mt_tensor *p,         \
+      double momentum, int nesterov, double weight_decay))                                                          \
   /* v[idx[i]] = 0 (and u[idx[i]] = 0 unless u is NULL), then idx[i] += base, for i < count (>= 1);                 \
    * an index outside v is MT_ERR_INDEX and leaves every tensor as it was */                                        \
   X(P, mt_status, dist_rgc_mask, (mt_tensor *v, mt_tensor *u, mt_tensor *idx, int64_t count, int64_t base))         \

@@ -53,6 +53,39 @@ mt_status mt_dist_rgc_mask(mt_tensor *v, mt_tensor *u, mt_tensor *idx, int64_t c
   return be->dist_rgc_mask(v, u, idx, count, base);
 }
 
+static mt_status check_same(const mt_tensor *t, const char *op, const char *name, int device, int64_t n) {
+  MT_TRY(check_f32(t, op, name, device));
+  if (mt_tensor_numel(t) != n)
+    return mt__error(MT_ERR_SHAPE, "%s: %s has %lld elements but v %lld", op, name, (long long)mt_tensor_numel(t),
+                     (long long)n);
+  return MT_OK;
+}
+
+mt_status mt_dist_rgc_accumulate(mt_tensor *v, mt_tensor *u, const mt_tensor *g, const mt_tensor *p, double momentum,
+                                 int nesterov, double weight_decay) {
+  const char *op = "dist.rgc.accumulate";
+  if (!v) return mt__error(MT_ERR_ARG, "%s: v is NULL", op);
+  int device = mt_tensor_device(v);
+  int64_t n = mt_tensor_numel(v);
+  MT_TRY(check_f32(v, op, "v", device));
+  MT_TRY(check_same(g, op, "g", device, n));
+  if (!(momentum >= 0 && momentum < 1e6) || !(weight_decay >= 0 && weight_decay < 1e6))
+    return mt__error(MT_ERR_ARG, "%s: momentum and weight decay must be finite and >= 0 (got %g, %g)", op, momentum,
+                     weight_decay);
+  if ((momentum > 0) != (u != NULL))
+    return mt__error(MT_ERR_ARG, "%s: %s", op,
+                     u ? "u is given but momentum is 0" : "momentum > 0 needs the velocity u");
+  if (u) MT_TRY(check_same(u, op, "u", device, n));
+  if (nesterov && !u) return mt__error(MT_ERR_ARG, "%s: Nesterov needs momentum > 0", op);
+  if (weight_decay > 0 && !p) return mt__error(MT_ERR_ARG, "%s: weight decay needs the parameters p", op);
+  if (p) MT_TRY(check_same(p, op, "p", device, n));
+  if (u == v || g == v || (p && p == v)) return mt__error(MT_ERR_ARG, "%s: v must not be u, g or p", op);
+  if (n == 0) return MT_OK;
+  const mt_backend *be = mt__backend_for(device, op);
+  if (!be) return mt_last_status();
+  return be->dist_rgc_accumulate(v, u, g, weight_decay > 0 ? p : NULL, momentum, nesterov != 0, weight_decay);
+}
+
 mt_status mt_dist_rgc_scatter_add(mt_tensor *dst, const mt_tensor *idx, const mt_tensor *val, int64_t block,
                                   double scale) {
   const char *op = "dist.rgc.scatterAdd";

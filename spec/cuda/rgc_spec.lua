@@ -169,6 +169,23 @@ describe('dist.rgc on CUDA', function()
       return idx
    end
 
+   gpu_it('accumulate (momentum, Nesterov, weight decay) equals the CPU\'s', function()
+      local n = 300001
+      for _, case in ipairs({ { m = 0, wd = 0 }, { m = 0.9, wd = 1e-2 }, { m = 0.9, wd = 0, nesterov = true } }) do
+         local v, g, p = randv(n), randv(n), randv(n)
+         local u = case.m > 0 and randv(n) or nil
+         local gv, gu = v:cuda(), u and u:cuda()
+         local args = function(x, y, gg, pp)
+            return x.h, y and y.h or nil, gg.h, case.wd > 0 and pp.h or nil, case.m, case.nesterov and 1 or 0, case.wd
+         end
+         T.check(D.mt_dist_rgc_accumulate(args(v, u, g, p)), 'accumulate')
+         T.check(D.mt_dist_rgc_accumulate(args(gv, gu, g:cuda(), p:cuda())), 'accumulate')
+         -- one float32 rounding per operation on both sides; fused multiply-adds may differ
+         assert.is_true(util.maxdiff(gv:cpu(), v) <= 1e-5, 'v differs')
+         if u then assert.is_true(util.maxdiff(gu:cpu(), u) <= 1e-5, 'u differs') end
+      end
+   end)
+
    gpu_it('mask clears v and u at the indices and offsets them, as on the CPU', function()
       for _, n in ipairs({ 1, 1000, 200000 }) do
          for _, with_u in ipairs({ true, false }) do

@@ -138,8 +138,6 @@ function rgc.Compressor(units, grad, opts, dist)
       end
    end
    self.denseElements, self.sparseElements = nd, ns
-   -- whether its units cover all of grad (compress = 'rgc'); with 'auto' they may not
-   self.whole = nd + ns == self.n
    if nd > 0 then
       self.dbuf = self:_new(T.FLOAT, nd)
       if o.momentum > 0 then self.dvel = self:_new(T.FLOAT, nd):zero() end
@@ -190,19 +188,12 @@ function Compressor:_goesDense(density)
    return sparseBytes >= denseBytes
 end
 
--- momentum correction into the residual: u = m*u + d; v += u (or d + m*u with Nesterov)
-function Compressor:_accumulate(u, g)
+-- momentum correction into the residual, in one pass (dist.rgc.accumulate): d = g + wd * w,
+-- u = m*u + d; v += u (or d + m*u with Nesterov)
+function Compressor:_accumulate(u, g, p)
    local o = self.o
-   if o.momentum > 0 then
-      u.u:mul(o.momentum):add(g)
-      u.v:add(u.u)
-      if o.nesterov then
-         u.v:add(g)
-         u.v:add(o.momentum - 1, u.u) -- v_prev + u + (g + m*u - u) = v_prev + g + m*u
-      end
-   else
-      u.v:add(g)
-   end
+   T.check(D.mt_dist_rgc_accumulate(u.v.h, o.momentum > 0 and u.u.h or nil, g.h, p and p.h or nil, o.momentum,
+      o.nesterov and 1 or 0, p and o.weightDecay or 0), 'dist.rgc')
 end
 
 function Compressor:_ensure(name, dtype, n)
@@ -229,22 +220,22 @@ function Compressor:step(grad, params, scale)
       local norm, thr = grad:norm(), o.clip / math.sqrt(N)
       if norm > thr then grad:mul(thr / norm) end
    end
-   if o.weightDecay > 0 then
-      if not params then fail('weightDecay needs the parameters: step(grad, params)') end
-      if self.whole then
-         grad:add(o.weightDecay, params)
-      else -- only its own tensors: the rest of grad belongs to DataParallel's dense buckets
-         for _, list in ipairs({ self.sparse, self.dense }) do
-            for _, u in ipairs(list) do
-               local len = u.hi - u.lo
-               grad:narrow(1, u.lo + 1, len):add(o.weightDecay, params:narrow(1, u.lo + 1, len))
-            end
-         end
+   -- weight decay joins the small tensors' gradient here and the others' in their accumulation
+   -- (only this compressor's tensors: the rest of grad may be DataParallel's dense buckets)
+   local wd = o.weightDecay > 0
+   if wd and not params then fail('weightDecay needs the parameters: step(grad, params)') end
+   if wd then
+      for _, u in ipairs(self.dense) do
+         local len = u.hi - u.lo
+         grad:narrow(1, u.lo + 1, len):add(o.weightDecay, params:narrow(1, u.lo + 1, len))
       end
    end
    local density = self:density()
    local dense = self:_goesDense(density)
-   for _, u in ipairs(self.sparse) do self:_accumulate(u, grad:narrow(1, u.lo + 1, u.hi - u.lo)) end
+   for _, u in ipairs(self.sparse) do
+      local len = u.hi - u.lo
+      self:_accumulate(u, grad:narrow(1, u.lo + 1, len), wd and params:narrow(1, u.lo + 1, len) or nil)
+   end
    -- the dense buffer: small parameters, plus every residual when the step goes dense
    local nd = self.denseElements + (dense and self.sparseElements or 0)
    local dbuf = nd > 0 and self:_ensure('dbuf', T.FLOAT, nd):narrow(1, 1, nd) or nil
