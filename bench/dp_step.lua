@@ -6,7 +6,8 @@
 --        [-steps 3] [-warmup 1] [-computeMs 0 (per model)] [-forwardRatio 0.5] [-burn sleep|busy]
 --        [-measure [-measureBatch 1]] [-bucketMB 25] [-groupSize 2] [-rate label] [-delay label]
 --        [-compress none,rgc,auto] [-density 0.001] [-wire float|half|bfloat16] [-rgcAlgorithms ring]
---        [-momentum 0.9] [-nesterov] [-weightDecay 1e-4] (rgc and auto: what a recipe moves into them)
+--        [-momentum 0.9] [-nesterov] [-weightDecay 1e-4] [-method sampled|exact|threshold|trimmed]
+--        (rgc and auto: what a recipe moves into them, and the selection)
 --   luajit bench/dp_step.lua -list        -- the layer lists only (no MPI): params, MB, GFLOPs
 --
 -- The model is an nn.Sequential of one stand-in module per parameter-owning layer of the real
@@ -84,6 +85,8 @@ cli:option('-rgcAlgorithms', '', 'algorithms for the rgc cases (default: -algori
 cli:option('-momentum', 0.9, 'rgc, auto: the momentum the compressor keeps (a recipe\'s, moved there)',
    { range = '[0, 1)' })
 cli:option('-nesterov', false, 'rgc, auto: Nesterov momentum')
+cli:option('-method', 'sampled', 'rgc, auto: top-k selection (dist.topk\'s methods)',
+   { choices = { 'exact', 'threshold', 'trimmed', 'sampled' } })
 cli:option('-weightDecay', 1e-4, 'rgc, auto: the weight decay the compressor applies', { range = '[0, inf)' })
 cli:option('-list', false, 'print the layer lists and exit (no MPI)')
 local opt = cli:parse(arg)
@@ -146,8 +149,18 @@ function Fake:updateGradInput(input, gradOutput)
    return gradOutput
 end
 
+-- Gradients are fresh random values every step, as a real backward writes them: a window of
+-- one shared random buffer, moved by the step, so that nothing is selected or timed on zeros
+-- (the compressor writes the averaged update back into the gradient). The copy falls inside
+-- the layer's modelled time.
+local source -- float32 normal values, the largest layer's numel + SHIFT
+local SHIFT = 4096
 function Fake:accGradParameters(input, gradOutput, scale)
    local clk, t = self.clk, self.t
+   local at = 1 + (clk.steps * 997 + t.index * 131) % SHIFT
+   self.gradWeight:view(-1):copy(source:narrow(1, at, self.gradWeight:nElement()))
+   if self.gradBias then self.gradBias:copy(source:narrow(1, at + 1, self.gradBias:nElement())) end
+   if t.first then clk.steps = clk.steps + 1 end
    wait_until(clk.start + t.bwdEnd, clk.busy)
 end
 
@@ -182,7 +195,19 @@ local function build(layers, times)
    for i = #layers, 1, -1 do
       bcum = bcum + t[i].bwd
       t[i].bwdEnd = bcum
+      t[i].index = i
    end
+   local largest = 0
+   for _, l in ipairs(layers) do
+      local n = 1
+      for _, d in ipairs(l.weight) do n = n * d end
+      largest = math.max(largest, n)
+   end
+   if not source or source:nElement() < largest + SHIFT then
+      torch.manualSeed(1234 + require('moontorch.dist').rank())
+      source = torch.randn(largest + SHIFT):float()
+   end
+   clk.steps = 0
    for i, l in ipairs(layers) do model:add(nn.DPBenchLayer(l, clk, t[i])) end
    return model
 end
@@ -429,6 +454,7 @@ dist.run(function()
          if compress ~= 'none' then
             dpOpts.compress, dpOpts.density, dpOpts.wire = compress, opt.density, opt.wire
             dpOpts.momentum, dpOpts.nesterov, dpOpts.weightDecay = opt.momentum, opt.nesterov, opt.weightDecay
+            dpOpts.method = opt.method
          end
          local dp = dist.DataParallel(build(layers, layerTimes), dpOpts)
          local seen = {}

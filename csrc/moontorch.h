@@ -887,16 +887,17 @@ double mt_dist_model_time(const mt_dist *d, int alg, int64_t bytes);
  * the CPU (OpenMP) or on v's CUDA device. exact: the k largest |v| (ties: lower index);
  * threshold: every |v| >= a threshold t found so that k <= count <= floor(k*(1+slack)) (ties at
  * the k-th magnitude that make that impossible fall back to exact's k); trimmed: candidates
- * above mean + r*(max-mean), then exact on them. NaN counts as the largest magnitude: it is
- * always selected, never left behind. */
-enum { MT_TOPK_EXACT = 0, MT_TOPK_THRESHOLD = 1, MT_TOPK_TRIMMED = 2 };
+ * above mean + r*(max-mean), then exact on them; sampled: threshold's contract, from one
+ * threshold a sample of v gives and one gathering pass (DGC; on CUDA the threshold method's
+ * body). NaN counts as the largest magnitude: it is always selected, never left behind. */
+enum { MT_TOPK_EXACT = 0, MT_TOPK_THRESHOLD = 1, MT_TOPK_TRIMMED = 2, MT_TOPK_SAMPLED = 3 };
 /* select from v (contiguous float32 tensor, any shape, n elements) the elements of largest
  * magnitude: k = max(1, ceil(density * n)) (0 when n == 0); writes up to `cap` pairs into idx
  * (int32, 0-based flat indices, ascending) and val (float32), both on v's device, *count =
  * number written. slack: threshold method's tolerance above k (e.g. 0.2). MT_ERR_ARG, DTYPE,
  * DEVICE or SHAPE with clear messages for bad inputs (non-float32, tensors on other devices,
  * non-contiguous, density not in (0,1], cap < what the method may return: k for exact and
- * trimmed, floor(k*(1+slack)) for threshold). */
+ * trimmed, floor(k*(1+slack)) for threshold and sampled). */
 mt_status mt_dist_topk(const mt_tensor *v, double density, int method, double slack, mt_tensor *idx, mt_tensor *val,
                        int64_t *count);
 /* The rest of a residual-gradient-compression step (lua/moontorch/dist/rgc.lua), CPU (OpenMP)

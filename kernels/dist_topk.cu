@@ -220,8 +220,8 @@ extern "C" mt_status mt__cuda_dist_topk(const mt_tensor *v, int64_t k, int64_t k
    * selection, which here is already a fixed number of passes over v, and its result (the k
    * largest, ties to the lower index) is the same. threshold uses the k-th key itself as the
    * threshold: count(key >= K) is within [k, kmax] unless ties at K overflow kmax, where the
-   * contract falls back to exact's k anyway. */
-  int threshold = method == MT_TOPK_THRESHOLD;
+   * contract falls back to exact's k anyway; sampled has that contract and takes that body. */
+  int threshold = method == MT_TOPK_THRESHOLD || method == MT_TOPK_SAMPLED;
   cudaStream_t stream;
   MT_TRY(mt__cuda_get_stream(device, &stream, op));
 

@@ -16,7 +16,11 @@
  *             (secant steps in the sample's ranks, then bisection of the key range). When ties
  *             at the k-th key make every such t impossible, it falls back to exact's k.
  *   trimmed   RedSync's trimmed top-k: t = mean + r*(max-mean) of |v|, r lowered until at least
- *             k elements qualify; those candidates are gathered and exact runs on them. */
+ *             k elements qualify; those candidates are gathered and exact runs on them.
+ *   sampled   Deep Gradient Compression's: a threshold from a sample of v, then one pass that
+ *             counts and gathers every |v| >= it; a count below k (or too many to hold) moves
+ *             the sample rank once and repeats the pass, a count above kmax keeps exact's k of
+ *             the gathered; only a second miss falls back to exact on the whole of v. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -395,8 +399,111 @@ static mt_status select_trimmed(const float *v, int64_t n, int64_t k, int64_t *p
   return st;
 }
 
+/* One pass of the sampled method: every element with key >= g, counted, and gathered in
+ * index order into NCHUNK per-chunk buffers of room 3 * want * (chunk / n) + SLOP pairs each.
+ * The chunk count is fixed, so the result does not depend on the thread count. The store is
+ * unconditional and the key decides whether it stays, so the loop has no data-dependent
+ * branch. *total: the count; *held: 0 when a chunk had more than its room (its buffer is then
+ * incomplete, the count still right). */
+#define NCHUNK 32
+#define SLOP 1024
+/* fewer hits than SHITS: a count off by the sample's error (about 1/sqrt(hits)) is still
+ * held (room for 3 * want) and trimmed by exact, and a 4x smaller sample lets the method run
+ * on tensors 4x shorter (n >= 8 * hits / density) */
+#define SAMPLED_HITS 64.0
+typedef struct {
+  int32_t *idx;
+  float *val;
+  int64_t room[NCHUNK], start[NCHUNK], got[NCHUNK];
+} gathered;
+
+static void gather_ge(const float *v, int64_t n, uint32_t g, gathered *b, int64_t *total, int *held) {
+#pragma omp parallel for schedule(static, 1) if (n >= PAR_MIN)
+  for (int c = 0; c < NCHUNK; c++) {
+    int64_t lo = n * c / NCHUNK, hi = n * (c + 1) / NCHUNK, room = b->room[c], o = 0, i = lo;
+    int32_t *ci = b->idx + b->start[c];
+    float *cv = b->val + b->start[c];
+    for (; i < hi && o < room; i++) {
+      ci[o] = (int32_t)i;
+      cv[o] = v[i];
+      o += key_of(v[i]) >= g;
+    }
+    for (; i < hi; i++) o += key_of(v[i]) >= g; /* past the room: count only */
+    b->got[c] = o;
+  }
+  int64_t t = 0;
+  *held = 1;
+  for (int c = 0; c < NCHUNK; c++) {
+    t += b->got[c];
+    if (b->got[c] > b->room[c]) *held = 0;
+  }
+  *total = t;
+}
+
+/* DGC's selection: the sample's key at the rank matching want = (k + kmax) / 2, one gathering
+ * pass. A count in [k, kmax] is the answer (gathered, or if a chunk overflowed packed in two
+ * passes at the same key); above kmax with everything gathered, exact's k of the gathered;
+ * otherwise the rank moves by want / count and the pass runs once more. *done = 0 when both
+ * tries missed (nothing written). */
+static mt_status select_sampled(const float *v, int64_t n, int64_t k, int64_t kmax, int64_t *part, int32_t *oi,
+                                float *ov, int64_t *count, int *done) {
+  *done = 0;
+  int64_t want = (k + kmax) / 2, s = (int64_t)(SAMPLED_HITS * (double)n / (double)k);
+  if (n < PAR_MIN || s > n / 8) return MT_OK;
+  gathered b;
+  int64_t cap = 0;
+  for (int c = 0; c < NCHUNK; c++) {
+    int64_t lo = n * c / NCHUNK, hi = n * (c + 1) / NCHUNK;
+    b.room[c] = (int64_t)(3.0 * (double)want * (double)(hi - lo) / (double)n) + SLOP;
+    b.start[c] = cap;
+    cap += b.room[c];
+  }
+  float *smp = sample(v, n, &s);
+  b.idx = malloc((size_t)cap * sizeof *b.idx);
+  b.val = malloc((size_t)cap * sizeof *b.val);
+  mt_status st = MT_OK;
+  if (!smp || !b.idx || !b.val) {
+    st = mt__error(MT_ERR_MEMORY, "dist.topk: cannot allocate the sampled method's %lld candidates", (long long)cap);
+  } else {
+    double r = (double)want * (double)s / (double)n;
+    for (int attempt = 0; attempt < 2; attempt++) {
+      int64_t rk = r < 1 ? 1 : r > (double)s ? s : (int64_t)r, c = 0, ngt;
+      uint32_t g;
+      int held;
+      if ((st = kth_key(smp, s, rk, &g, &ngt)) != MT_OK || g == 0) break; /* a sample of zeros: exact */
+      gather_ge(v, n, g, &b, &c, &held);
+      if (c >= k && c <= kmax && !held) {
+        *count = pack_ge(v, n, g, part, oi, ov);
+      } else if (c >= k && held) { /* the chunks' candidates, moved together in index order */
+        int64_t o = 0;
+        for (int ch = 0; ch < NCHUNK; ch++) {
+          memmove(b.idx + o, b.idx + b.start[ch], sizeof(int32_t) * (size_t)b.got[ch]);
+          memmove(b.val + o, b.val + b.start[ch], sizeof(float) * (size_t)b.got[ch]);
+          o += b.got[ch];
+        }
+        if (o <= kmax) {
+          memcpy(oi, b.idx, sizeof(int32_t) * (size_t)o);
+          memcpy(ov, b.val, sizeof(float) * (size_t)o);
+          *count = o;
+        } else {
+          st = select_exact(b.val, b.idx, o, k, part, oi, ov, count);
+        }
+      } else {
+        r = r * (double)want / (double)(c > 0 ? c : 1); /* the rank the count asks for */
+        continue;
+      }
+      *done = st == MT_OK;
+      break;
+    }
+  }
+  free(smp);
+  free(b.idx);
+  free(b.val);
+  return st;
+}
+
 /* v: n float32 (n >= 1, within int32 indices); idx, val: room for k pairs (exact, trimmed) or
- * kmax (threshold); *count: the pairs written */
+ * kmax (threshold, sampled); *count: the pairs written */
 mt_status mt__cpu_dist_topk(const mt_tensor *v, int64_t k, int64_t kmax, int method, mt_tensor *idx, mt_tensor *val,
                             int64_t *count) {
   int64_t n = mt__numel(v);
@@ -415,6 +522,10 @@ mt_status mt__cpu_dist_topk(const mt_tensor *v, int64_t k, int64_t kmax, int met
     if (st == MT_OK && found) *count = pack_ge(x, n, t, part, oi, ov);
     else if (st == MT_OK) /* ties at the k-th magnitude overflow kmax: trim to exact's k */
       st = select_exact(x, NULL, n, k, part, oi, ov, count);
+  } else if (method == MT_TOPK_SAMPLED) {
+    int done = 0;
+    st = select_sampled(x, n, k, kmax, part, oi, ov, count, &done);
+    if (st == MT_OK && !done) st = select_exact(x, NULL, n, k, part, oi, ov, count);
   } else {
     st = select_trimmed(x, n, k, part, oi, ov, count);
   }

@@ -28,8 +28,9 @@ mt_status mt_dist_topk(const mt_tensor *v, double density, int method, double sl
   if (!mt_tensor_is_contiguous(v)) return mt__error(MT_ERR_SHAPE, "dist.topk: v must be contiguous");
   if (!(density > 0 && density <= 1))
     return mt__error(MT_ERR_ARG, "dist.topk: density must be in (0, 1], got %g", density);
-  if (method < MT_TOPK_EXACT || method > MT_TOPK_TRIMMED)
-    return mt__error(MT_ERR_ARG, "dist.topk: unknown method %d (0: exact, 1: threshold, 2: trimmed)", method);
+  if (method < MT_TOPK_EXACT || method > MT_TOPK_SAMPLED)
+    return mt__error(MT_ERR_ARG, "dist.topk: unknown method %d (0: exact, 1: threshold, 2: trimmed, 3: sampled)",
+                     method);
   if (!(slack >= 0 && slack <= 1e6))
     return mt__error(MT_ERR_ARG, "dist.topk: slack must be in [0, 1e6], got %g", slack);
   MT_TRY(check_out(idx, "idx", MT_I32, "int32", device));
@@ -46,14 +47,12 @@ mt_status mt_dist_topk(const mt_tensor *v, double density, int method, double sl
   if (k > n) k = n;
   int64_t kmax = (int64_t)floor((double)k * (1.0 + slack));
   if (kmax > n) kmax = n;
-  int64_t need = method == MT_TOPK_THRESHOLD ? kmax : k;
+  static const char *const names[] = {"exact", "threshold", "trimmed", "sampled"};
+  _Static_assert(sizeof names / sizeof *names == MT_TOPK_SAMPLED + 1, "a name for every MT_TOPK_ method");
+  int64_t need = method == MT_TOPK_THRESHOLD || method == MT_TOPK_SAMPLED ? kmax : k;
   if (cap < need)
     return mt__error(MT_ERR_SHAPE, "dist.topk: idx/val hold %lld elements, the %s method may return %lld",
-                     (long long)cap,
-                     method == MT_TOPK_EXACT       ? "exact"
-                     : method == MT_TOPK_THRESHOLD ? "threshold"
-                                                   : "trimmed",
-                     (long long)need);
+                     (long long)cap, names[method], (long long)need);
   if (n == 0) return MT_OK;
   const mt_backend *be = mt__backend_for(device, "dist.topk");
   if (!be) return mt_last_status();

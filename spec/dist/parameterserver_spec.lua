@@ -150,8 +150,8 @@ describe('dist.ParameterServer', function()
    -- version 1 and rank 0's read at clock 3 is exact: the state after clock 0, less rank 0's
    -- eager pushes of clocks 1 and 2, less (with lookahead) the momentum part of the two steps
    -- it has not seen, lr (m^2 + m^3) v for Nesterov, lr (m + m^2) v for heavy ball.
-   for _, case in ipairs({ { lookahead = true, nesterov = true }, { lookahead = true, nesterov = false },
-      { lookahead = false, nesterov = true } }) do
+   for _, case in ipairs(N < 2 and {} or { { lookahead = true, nesterov = true },
+      { lookahead = true, nesterov = false }, { lookahead = false, nesterov = true } }) do
       it(('reads %s the momentum part of the steps not yet taken (%s)'):format(
          case.lookahead and 'ahead by' or 'without', case.nesterov and 'Nesterov' or 'heavy ball'), function()
          local lr, m = 0.1, 0.9
@@ -197,6 +197,8 @@ describe('dist.ParameterServer', function()
          end
       end)
    end
+
+   if N < 2 then pending('the look-ahead of a stale read: one rank is never stale (runs on 3 and 4 ranks)') end
 
    it('gives back the state it was given (checkpoint and resume), and goes on as before', function()
       local cfg = { learningRate = 0.05, momentum = 0.9, weightDecay = 1e-3 }

@@ -53,6 +53,7 @@ describe('compressor', function()
       { method = 'trimmed', momentum = 0.9, nesterov = true },
       { method = 'trimmed', momentum = 0.5, maskMomentum = false },
       { method = 'exact', momentum = 0.9, wire = 'half' }, { method = 'threshold', momentum = 0, wire = 'bfloat16' },
+      { method = 'sampled', momentum = 0.9, nesterov = true }, { method = 'sampled', momentum = 0, wire = 'half' },
    } do
       it(('keeps sent + residual == accumulated and sums every rank\'s pairs (%s, momentum %g%s%s, %s wire)')
          :format(case.method, case.momentum, case.nesterov and ', nesterov' or '',
@@ -216,7 +217,7 @@ describe('compressor', function()
       local g = torch.FloatTensor(n)
       assert.error_matches(function() rgc.Compressor(units, g, { density = 0 }, dist) end, 'density must be')
       assert.error_matches(function() rgc.Compressor(units, g, { method = 'sort' }, dist) end,
-         "method must be exact, threshold or trimmed, got 'sort'")
+         "method must be exact, threshold, trimmed or sampled, got 'sort'")
       assert.error_matches(function() rgc.Compressor(units, g, { wire = 'int8' }, dist) end, 'wire must be')
       assert.error_matches(function() rgc.Compressor(units, g, { dense = true }, dist) end, "unknown option 'dense'")
       assert.error_matches(function() rgc.Compressor(units, torch.DoubleTensor(n), {}, dist) end, 'float32')

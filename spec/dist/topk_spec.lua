@@ -85,31 +85,52 @@ describe('dist.topk', function()
       end
    end)
 
-   it('threshold returns k to floor(k*(1+slack)) elements, all above the rest', function()
-      for _, n in ipairs(sizes) do
-         local v = randv(n)
-         for _, d in ipairs(densities) do
-            for _, slack in ipairs({ 0.2, 0.05 }) do
-               local k = kof(n, d)
-               local kmax = math.min(n, math.floor(k * (1 + slack)))
-               local idx, val = topk(v, d, { method = 'threshold', slack = slack })
-               local c = idx:nElement()
-               assert(c >= k and c <= kmax, ('n %d d %g: %d selected, expected %d..%d'):format(n, d, c, k, kmax))
-               assert_ascending(idx)
-               local sel, lo = {}, math.huge
-               for _, x in ipairs(flat(val)) do lo = math.min(lo, math.abs(x)) end
-               for _, i in ipairs(flat(idx)) do sel[i] = true end
-               local p = ptr(v)
-               for i = 1, n do
-                  if not sel[i] then
-                     assert(math.abs(p[i - 1]) < lo,
-                        ('unselected %d has |v| %.9g >= threshold %.9g'):format(i, math.abs(p[i - 1]), lo))
-                  end
+   -- threshold's contract: k..kmax elements, ascending, every unselected |v| below every selected
+   local function assert_range(v, d, slack, idx, val, what)
+      local n = v:nElement()
+      local k = kof(n, d)
+      local kmax = math.min(n, math.floor(k * (1 + slack)))
+      local c = idx:nElement()
+      assert(c >= k and c <= kmax, ('%s n %d d %g: %d selected, expected %d..%d'):format(what, n, d, c, k, kmax))
+      assert_ascending(idx)
+      local sel, lo = {}, math.huge
+      for _, x in ipairs(flat(val)) do lo = math.min(lo, math.abs(x)) end
+      for _, i in ipairs(flat(idx)) do sel[i] = true end
+      local p = ptr(v)
+      for i = 1, n do
+         if not sel[i] then
+            assert(math.abs(p[i - 1]) < lo,
+               ('%s: unselected %d has |v| %.9g >= threshold %.9g'):format(what, i, math.abs(p[i - 1]), lo))
+         end
+      end
+      assert_invariant(v, idx, val)
+      return c
+   end
+
+   it('threshold and sampled return k to floor(k*(1+slack)) elements, all above the rest', function()
+      for _, m in ipairs({ 'threshold', 'sampled' }) do
+         for _, n in ipairs(sizes) do
+            local v = randv(n)
+            for _, d in ipairs(densities) do
+               for _, slack in ipairs({ 0.2, 0.05 }) do
+                  local idx, val = topk(v, d, { method = m, slack = slack })
+                  assert_range(v, d, slack, idx, val, m)
                end
-               assert_invariant(v, idx, val)
             end
          end
       end
+   end)
+
+   it('sampled answers from its one gathering pass on long vectors', function()
+      -- long enough for the sample (256 hits in about n / 8): the count then lands between k
+      -- and kmax, almost never on k itself, which is what exact (its fallback) would return
+      local n, d, past = 300007, 0.01, 0
+      for _ = 1, 3 do
+         local v = randv(n)
+         local idx, val = topk(v, d, { method = 'sampled', slack = 0.2 })
+         if assert_range(v, d, 0.2, idx, val, 'sampled') > kof(n, d) then past = past + 1 end
+      end
+      assert.is_true(past >= 1, 'every draw returned exactly k: the gathering pass never answered')
    end)
 
    it('trimmed returns exactly exact\'s k elements', function()
@@ -135,13 +156,21 @@ describe('dist.topk', function()
       assert.same({ 1, 2, 3, 4, 71 }, flat(ti))
       local tr = topk(v, 0.05, { method = 'trimmed' })
       assert.same({ 1, 2, 3, 4, 71 }, flat(tr))
+      assert.same({ 1, 2, 3, 4, 71 }, flat((topk(v, 0.05, { method = 'sampled' }))))
+      -- long: the sample's keys all tie, no threshold reaches k..kmax, and exact's k comes back
+      local long = torch.FloatTensor(3000000):fill(0.5)
+      ptr(long)[123456] = 3
+      local want = {}
+      for i = 1, 2999 do want[i] = i end
+      want[3000] = 123457
+      assert.same(want, flat((topk(long, 0.001, { method = 'sampled' }))))
    end)
 
    it('gives the same result on 1 and 2 OpenMP threads', function()
       local saved = torch.getnumthreads()
       for _, n in ipairs({ 100000, 1000003 }) do
          local v = randv(n)
-         for _, m in ipairs({ 'exact', 'threshold', 'trimmed' }) do
+         for _, m in ipairs({ 'exact', 'threshold', 'trimmed', 'sampled' }) do
             local out = {}
             for _, nt in ipairs({ 1, 2 }) do
                torch.setnumthreads(nt)
@@ -149,7 +178,7 @@ describe('dist.topk', function()
                out[nt] = { flat(idx), flat(val) }
             end
             assert.same(out[1], out[2])
-            if m ~= 'threshold' then -- the k largest, ties to the lower index, checked in one pass
+            if m == 'exact' or m == 'trimmed' then -- the k largest, ties to the lower index, checked in one pass
                local k, sel, lo = kof(n, 0.01), {}, math.huge
                assert.equal(k, #out[1][1])
                for j, i in ipairs(out[1][1]) do
@@ -181,7 +210,7 @@ describe('dist.topk', function()
          ptr(v)[inan - 1] = 0 / 0
          ptr(v)[iinf - 1] = -math.huge
          local d = n < 1000 and 0.1 or 0.001 -- k >= 2: room for both
-         for _, m in ipairs({ 'exact', 'threshold', 'trimmed' }) do
+         for _, m in ipairs({ 'exact', 'threshold', 'trimmed', 'sampled' }) do
             local idx, val = topk(v, d, { method = m })
             local has = {}
             for j, i in ipairs(flat(idx)) do has[i] = flat(val)[j] end
@@ -215,6 +244,10 @@ describe('dist.topk', function()
       assert.equal(0, D.mt_dist_topk(v.h, 0.05, C.MT_TOPK_EXACT, 0.2, i5.h, v5.h, count))
       assert.equal(C.MT_ERR_SHAPE, D.mt_dist_topk(v.h, 0.05, C.MT_TOPK_THRESHOLD, 0.2, i5.h, v5.h, count))
       assert.truthy(ffi.string(C.mt_last_error()):match('threshold method may return 6'))
+      assert.equal(C.MT_ERR_SHAPE, D.mt_dist_topk(v.h, 0.05, C.MT_TOPK_SAMPLED, 0.2, i5.h, v5.h, count))
+      assert.truthy(ffi.string(C.mt_last_error()):match('sampled method may return 6'))
+      assert.equal(C.MT_ERR_ARG, D.mt_dist_topk(v.h, 0.05, 4, 0.2, i5.h, v5.h, count))
+      assert.truthy(ffi.string(C.mt_last_error()):match('unknown method 4'))
       assert.equal(C.MT_ERR_SHAPE, D.mt_dist_topk(v.h, 0.05, C.MT_TOPK_EXACT, 0.2, i5.h, v4.h, count))
       assert.truthy(ffi.string(C.mt_last_error()):match('same number of elements'))
       assert.equal(C.MT_ERR_DTYPE, D.mt_dist_topk(v.h, 0.05, C.MT_TOPK_EXACT, 0.2, v5.h, v5.h, count))

@@ -13,8 +13,8 @@
 -- name, a cost table file; nil: the table dist.init measured) and every (100: steps between
 -- checks for drift); the choice is printed once by rank 0 and kept in dp.stats.auto.
 -- compress = 'rgc': residual gradient compression (dist/rgc.lua: Deep Gradient Compression,
--- RedSync), with its options beside it: density (0.001), method ('exact', 'threshold',
--- 'trimmed'), slack, momentum, nesterov, weightDecay, maskMomentum (true), clip, minSize (16384),
+-- RedSync), with its options beside it: density (0.001), method ('sampled', 'exact',
+-- 'threshold', 'trimmed'), slack, momentum, nesterov, weightDecay, maskMomentum (true), clip, minSize (16384),
 -- wire ('float', 'half', 'bfloat16'), denseFallback (true), warmup (list of densities),
 -- warmupSteps. Momentum and weight decay then live here (momentum correction): run the optimizer
 -- with momentum = 0 and weightDecay = 0. The exchange happens once backward has finished (no

@@ -29,16 +29,21 @@ local DRIFT = 0.2
 local function now() return require('moontorch.util.progress').now() end
 local function fail(fmt, ...) error('dist.DataParallel: ' .. fmt:format(...), 0) end
 
--- seconds per element of the exact top-k selection on this rank, timed on a random vector
-local function measureSelection(dist, n, density, method, slack)
-   local v = torch.FloatTensor(n):normal()
-   local k = math.max(1, math.ceil(n * density))
-   local idx, val = torch.IntTensor(k), torch.FloatTensor(k)
+-- seconds per element of the compression on this rank, timed on random vectors: the residual's
+-- accumulation pass (with o's momentum and weight decay) and o's top-k selection
+local function measureSelection(dist, n, o)
+   local v, g, p = torch.FloatTensor(n):normal(), torch.FloatTensor(n):normal(), torch.FloatTensor(n):normal()
+   local u = o.momentum > 0 and torch.FloatTensor(n):normal() or nil
+   local cap = rgc.capOf(n, o.density, o.method, o.slack)
+   local idx, val = torch.IntTensor(cap), torch.FloatTensor(cap)
    local count = ffi.new('int64_t[1]')
    local ts = {}
    for r = 1, 3 do
       local t0 = now()
-      T.check(dlib.C.mt_dist_topk(v.h, density, rgc.METHODS[method], slack, idx.h, val.h, count), 'dist.DataParallel')
+      T.check(dlib.C.mt_dist_rgc_accumulate(v.h, u and u.h or nil, g.h, o.weightDecay > 0 and p.h or nil, o.momentum,
+         o.nesterov and 1 or 0, o.weightDecay), 'dist.DataParallel')
+      T.check(dlib.C.mt_dist_topk(v.h, o.density, rgc.METHODS[o.method], o.slack, idx.h, val.h, count),
+         'dist.DataParallel')
       ts[r] = now() - t0
    end
    table.sort(ts)
@@ -83,9 +88,7 @@ function A.new(dp, opts)
    self.net = networkOf(opts.network, dp.dist)
    local largest = 1
    for _, u in ipairs(dp.units) do largest = math.max(largest, u.hi - u.lo) end
-   self.selectionCost = dp.dist.size() > 1 and measureSelection(dp.dist, math.min(largest, 2 ^ 20), o.density, o.method,
-      o.slack)
-      or 0
+   self.selectionCost = dp.dist.size() > 1 and measureSelection(dp.dist, math.min(largest, 2 ^ 20), o) or 0
    if (o.momentum > 0 or o.weightDecay > 0) and g:nElement() > 0 then self.vel = g:clone():zero() end
    -- on the CPU, selection and the transfers share the cores: selection waits for the dense
    -- buckets (and the model knows it); on a GPU it runs while they travel

@@ -13,7 +13,8 @@ function M.recipeOptions(warmupEpochs)
       { 'density', 0.001, 'fraction of each large gradient sent per step with -compress rgc' },
       { 'densityWarmup', warmupEpochs,
          'epochs of density warm-up (25%, 6.25%, 1.56%, 0.4%, then -density) with -compress rgc' },
-      { 'rgcMethod', 'exact', 'top-k selection with -compress rgc', choices = { 'exact', 'threshold', 'trimmed' } },
+      { 'rgcMethod', 'sampled', 'top-k selection with -compress rgc',
+         choices = { 'exact', 'threshold', 'trimmed', 'sampled' } },
       { 'wire', 'float', 'precision of sent values with -compress rgc', choices = { 'float', 'half', 'bfloat16' } },
       { 'maskMomentum', true, 'clear the local velocity where values were sent with -compress rgc' },
    }

@@ -4,7 +4,7 @@
 -- csrc/cpu/dist_topk.c and kernels/dist_topk.cu select.
 --
 --   local topk = require 'moontorch.dist.topk'
---   local idx, val = topk(v, 0.001, {method = 'threshold', slack = 0.2})
+--   local idx, val = topk(v, 0.001, {method = 'sampled', slack = 0.2})
 --
 -- k = max(1, ceil(density * v:nElement())). idx: int32 tensor of 1-based flat indices,
 -- ascending; val: float32 tensor, v's values there; both on v's device (torch.IntTensor and
@@ -14,6 +14,8 @@
 --   threshold  every |v| >= a threshold, k to floor(k*(1+slack)) elements (exactly k when ties
 --              at the k-th magnitude make that range unreachable)
 --   trimmed    exactly k: candidates above mean + r*(max-mean), then exact on them
+--   sampled    threshold's contract, DGC's way: a threshold from a sample of v and one pass
+--              gathering every |v| >= it (a miss moves it once; a second miss: exact)
 -- NaN counts as the largest magnitude, so it is always selected.
 local ffi = require 'ffi'
 require 'moontorch'
@@ -21,7 +23,8 @@ local T = require 'moontorch.internal'
 local dlib = require 'moontorch.dist.lib'
 
 local C, D = T.clib, dlib.C
-local methods = { exact = C.MT_TOPK_EXACT, threshold = C.MT_TOPK_THRESHOLD, trimmed = C.MT_TOPK_TRIMMED }
+local methods = { exact = C.MT_TOPK_EXACT, threshold = C.MT_TOPK_THRESHOLD, trimmed = C.MT_TOPK_TRIMMED,
+   sampled = C.MT_TOPK_SAMPLED }
 local count = ffi.new('int64_t[1]')
 
 local function topk(v, density, opts)
@@ -35,7 +38,7 @@ local function topk(v, density, opts)
    local name = opts.method or 'exact'
    local m = methods[name]
    if not m then
-      T.argerror(op, ("unknown method '%s' (exact, threshold or trimmed)"):format(tostring(name)))
+      T.argerror(op, ("unknown method '%s' (exact, threshold, trimmed or sampled)"):format(tostring(name)))
    end
    local slack = opts.slack or 0.2
    if type(slack) ~= 'number' or not (slack >= 0) then -- luacheck: ignore 581 (rejects NaN)
@@ -43,7 +46,8 @@ local function topk(v, density, opts)
    end
    local n = v:nElement()
    local k = n == 0 and 0 or math.max(1, math.ceil(density * n))
-   local cap = m == C.MT_TOPK_THRESHOLD and math.min(n, math.floor(k * (1 + slack))) or k
+   local ranged = m == C.MT_TOPK_THRESHOLD or m == C.MT_TOPK_SAMPLED
+   local cap = ranged and math.min(n, math.floor(k * (1 + slack))) or k
    cap = math.max(cap, 1)
    -- the outputs live where v does: a CUDA v is selected on its device, nothing crosses to the host
    local dev = C.mt_tensor_device(T.handle(v, op))
