@@ -1,5 +1,5 @@
 -- bench/topk.lua: throughput of the selection step of residual gradient compression
--- (moontorch.dist.topk: exact, threshold, trimmed) in GB/s of float32 scanned (4n bytes per
+-- (moontorch.dist.topk: sampled, exact, threshold, trimmed) in GB/s of float32 scanned (4n bytes per
 -- call), beside a full sort of |v| (torch.sort) and PyTorch's torch.topk(v.abs(), k) on the CPU,
 -- run in the same invocation under /usr/bin/python3 with the same sizes, density and threads.
 -- With -device cuda the vector lives on the GPU (dist.topk's CUDA kernels), each call ends with a
@@ -87,7 +87,7 @@ for _, n in ipairs(sizes) do
          print(('%-10d %3d  %-10s %10.3f %8.2f %8s %8s'):format(n, nt, name, ms, 4 * n / ms / 1e6, got or '-',
             ref and ('%.2fx'):format(ref / ms) or '-'))
       end
-      for _, m in ipairs({ 'exact', 'threshold', 'trimmed' }) do
+      for _, m in ipairs({ 'sampled', 'exact', 'threshold', 'trimmed' }) do
          local got
          local ms = median(function() got = topk(v, d, { method = m }):nElement(); sync() end)
          row(m, ms, got)
