@@ -2,8 +2,8 @@
  * the selection (the slots dist_rgc_accumulate, dist_rgc_mask and dist_rgc_scatter_add;
  * csrc/dist/rgc.c checks the arguments): the gradient into the residual with momentum
  * correction, clearing what was sent from the residual (and, for momentum-factor masking, from
- * the local velocity), and summing every rank's (index, value) pairs into the dense gradient. Each validates its
- * indices before it writes, so a bad one leaves every tensor as it was. */
+ * the local velocity), and summing every rank's (index, value) pairs into the dense gradient.
+ * Each validates its indices before it writes, so a bad one leaves every tensor as it was. */
 #include <stdint.h>
 #include "../core/dtype.h"
 #include "../core/error.h"

@@ -33,13 +33,13 @@ local function fail(fmt, ...) error('dist.DataParallel: ' .. fmt:format(...), 0)
 -- accumulation pass before it is not counted: a dense bucket pays the same pass for its momentum)
 local function measureSelection(dist, n, o)
    local v = torch.FloatTensor(n):normal()
-   local cap = rgc.capOf(n, o.density, o.method, o.slack)
+   local cap = dlib.topkCapacity(n, o.density, o.method, o.slack)
    local idx, val = torch.IntTensor(cap), torch.FloatTensor(cap)
    local count = ffi.new('int64_t[1]')
    local ts = {}
    for r = 1, 3 do
       local t0 = now()
-      T.check(dlib.C.mt_dist_topk(v.h, o.density, rgc.METHODS[o.method], o.slack, idx.h, val.h, count),
+      T.check(dlib.C.mt_dist_topk(v.h, o.density, dlib.TOPK_METHODS[o.method], o.slack, idx.h, val.h, count),
          'dist.DataParallel')
       ts[r] = now() - t0
    end

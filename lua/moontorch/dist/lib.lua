@@ -30,4 +30,17 @@ function M.transports()
    return { mpi = version(T.clib.MT_DIST_MPI), nccl = version(T.clib.MT_DIST_NCCL) }
 end
 
+-- dist.topk's selection methods by name (csrc/moontorch.h's MT_TOPK_*), for topk and rgc alike
+local C = T.clib
+M.TOPK_METHODS = { exact = C.MT_TOPK_EXACT, threshold = C.MT_TOPK_THRESHOLD, trimmed = C.MT_TOPK_TRIMMED,
+   sampled = C.MT_TOPK_SAMPLED }
+
+-- the pairs a selection of n elements at density may return (room for them; at least 1): k =
+-- max(1, ceil(density * n)), or up to floor(k * (1 + slack)) for the ranged methods
+function M.topkCapacity(n, density, method, slack)
+   local k = math.max(1, math.ceil(density * n))
+   if method ~= 'threshold' and method ~= 'sampled' then return k end
+   return math.max(1, math.min(n, math.floor(k * (1 + slack))))
+end
+
 return M

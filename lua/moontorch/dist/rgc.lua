@@ -49,9 +49,8 @@ local DEFAULTS = {
 rgc.DEFAULTS = DEFAULTS
 local WIRE = { float = T.FLOAT, half = T.HALF, bfloat16 = T.BFLOAT16 }
 local WIRE_BYTES = { float = 4, half = 2, bfloat16 = 2 }
-local METHODS = { exact = C.MT_TOPK_EXACT, threshold = C.MT_TOPK_THRESHOLD, trimmed = C.MT_TOPK_TRIMMED,
-   sampled = C.MT_TOPK_SAMPLED }
-rgc.WIRE_BYTES, rgc.METHODS = WIRE_BYTES, METHODS -- bytes per sent value; selection method ids
+local METHODS = dlib.TOPK_METHODS
+rgc.WIRE_BYTES = WIRE_BYTES -- bytes per sent value
 local count = ffi.new('int64_t[1]')
 
 local function fail(fmt, ...) error('dist.rgc: ' .. fmt:format(...), 0) end
@@ -170,13 +169,7 @@ function Compressor:schedule(warmupSteps, steps)
    if steps ~= nil then self.steps = steps end
 end
 
--- the pairs a selection of len elements may return: k, or k*(1+slack) for the ranged methods
-local function capOf(len, density, method, slack)
-   local k = math.max(1, math.ceil(density * len))
-   if method ~= 'threshold' and method ~= 'sampled' then return k end
-   return math.max(1, math.min(len, math.floor(k * (1 + slack))))
-end
-rgc.capOf = capOf
+local capOf = dlib.topkCapacity
 
 -- whether the sparse exchange of this density costs more bytes than a dense allreduce: each
 -- rank receives N sets of (index, value) against about 2*(N-1)/N of the gradient for a ring

@@ -23,8 +23,7 @@ local T = require 'moontorch.internal'
 local dlib = require 'moontorch.dist.lib'
 
 local C, D = T.clib, dlib.C
-local methods = { exact = C.MT_TOPK_EXACT, threshold = C.MT_TOPK_THRESHOLD, trimmed = C.MT_TOPK_TRIMMED,
-   sampled = C.MT_TOPK_SAMPLED }
+local methods = dlib.TOPK_METHODS
 local count = ffi.new('int64_t[1]')
 
 local function topk(v, density, opts)
@@ -44,11 +43,7 @@ local function topk(v, density, opts)
    if type(slack) ~= 'number' or not (slack >= 0) then -- luacheck: ignore 581 (rejects NaN)
       T.argerror(op, 'slack must be a number >= 0, got ' .. tostring(slack))
    end
-   local n = v:nElement()
-   local k = n == 0 and 0 or math.max(1, math.ceil(density * n))
-   local ranged = m == C.MT_TOPK_THRESHOLD or m == C.MT_TOPK_SAMPLED
-   local cap = ranged and math.min(n, math.floor(k * (1 + slack))) or k
-   cap = math.max(cap, 1)
+   local cap = dlib.topkCapacity(v:nElement(), density, name, slack)
    -- the outputs live where v does: a CUDA v is selected on its device, nothing crosses to the host
    local dev = C.mt_tensor_device(T.handle(v, op))
    local idx, val = T.new_tensor(C.MT_I32, dev, { cap }), T.new_tensor(C.MT_F32, dev, { cap })
