@@ -919,6 +919,19 @@ mt_status mt_dist_rgc_accumulate(mt_tensor *v, mt_tensor *u, const mt_tensor *g,
  * float32 on the same device. An index >= numel(dst) is MT_ERR_INDEX naming it and its block. */
 mt_status mt_dist_rgc_scatter_add(mt_tensor *dst, const mt_tensor *idx, const mt_tensor *val, int64_t block,
                                   double scale);
+/* 1-bit compression with error feedback (Seide et al. 2014; lua/moontorch/dist/onebit.lua), CPU
+ * and CUDA. mt_dist_onebit_encode: v (contiguous float32, n elements) is the residual; g (NULL,
+ * or like v) the gradient, added to v first (v then holds gradient + residual). Per chunk of `chunk` elements (a
+ * positive multiple of 8; the last chunk may be shorter): scale = mean |v| into scales[c] (float32, >= ceil(n/chunk)),
+ * bit = (v >= 0) into bits (uint8,
+ * >= ceil(n/8); element i is bit i % 8 of byte i / 8), and v becomes the residual
+ * v - (bit ? scale : -scale). A NaN gives bit 0 and stays in the scale and the residual.
+ * mt_dist_onebit_decode: dst (contiguous float32, n) = alpha * the sum over nblocks blocks, in
+ * block order, of (bit ? scale : -scale); block b's bits start at byte b * ceil(n/8) of bits and
+ * its scales at b * ceil(n/chunk) of scales (what an allgather of every rank's encoding holds). */
+mt_status mt_dist_onebit_encode(mt_tensor *v, const mt_tensor *g, mt_tensor *bits, mt_tensor *scales, int64_t chunk);
+mt_status mt_dist_onebit_decode(mt_tensor *dst, const mt_tensor *bits, const mt_tensor *scales, int64_t chunk,
+                                int64_t nblocks, double alpha);
 /* The stale-synchronous parameter server (csrc/dist/ps*.c; lua/moontorch/dist/ParameterServer.lua):
  * a table of `numel` float32 parameters sharded over ranks 0 .. servers-1, each of which runs a
  * server thread beside its worker (as Bösen and PMLS-Caffe put a server on every machine).

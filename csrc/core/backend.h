@@ -276,7 +276,17 @@ typedef struct mt_vol_geom {
   /* dst[idx[i]] += scale * val[i] where idx[i] >= 0, over numel(idx) = nblocks * block pairs (block                \
    * >= 1); an index >= numel(dst) is MT_ERR_INDEX naming its block and leaves dst as it was */                     \
   X(P, mt_status, dist_rgc_scatter_add, (mt_tensor *dst, const mt_tensor *idx, const mt_tensor *val,                \
-      int64_t block, double scale))
+      int64_t block, double scale))                                                                                 \
+  /* ---- 1-bit compression (csrc/dist/onebit.c checks every argument): v and dst float32, bits                     \
+   * uint8, scales float32, all contiguous on the backend's device; chunk a multiple of 8, n >= 1 ---- */           \
+  /* v += g (g NULL: nothing added), then per chunk of v: scale = mean |v|, bit = v >= 0 (element                   \
+   * i in bit i % 8 of byte i / 8), and v -= (bit ? scale : -scale) */                                              \
+  X(P, mt_status, dist_onebit_encode, (mt_tensor *v, const mt_tensor *g, mt_tensor *bits, mt_tensor *scales,        \
+      int64_t chunk))                                                                                               \
+  /* dst = alpha * the sum over nblocks blocks (ceil(n/8) bytes of bits and ceil(n/chunk) scales                    \
+   * each) of (bit ? scale : -scale), the blocks added in order */                                                  \
+  X(P, mt_status, dist_onebit_decode, (mt_tensor *dst, const mt_tensor *bits, const mt_tensor *scales,              \
+      int64_t chunk, int64_t nblocks, double alpha))
 /* clang-format on */
 
 #define MT__BACKEND_SLOT(P, RET, NAME, ARGS) RET(*NAME) ARGS;

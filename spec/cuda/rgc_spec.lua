@@ -2,7 +2,8 @@
 -- dist_rgc.cu) against the CPU ones (csrc/cpu/dist_topk.c, dist_rgc.c) on the same fresh random
 -- inputs (spec/util.lua prints the seed): top-k selection (exact and trimmed equal the CPU's
 -- pairs; threshold meets its contract, since the device picks its own threshold), the residual
--- mask and the scatter-add of several ranks' blocks. GPU tests show as pending without a GPU.
+-- mask and the scatter-add of several ranks' blocks; 1-bit encode and decode (kernels/
+-- dist_onebit.cu). GPU tests show as pending without a GPU.
 local ffi = require 'ffi'
 local bit = require 'bit'
 local torch = require 'moontorch'
@@ -183,6 +184,30 @@ describe('dist.rgc on CUDA', function()
          -- one float32 rounding per operation on both sides; fused multiply-adds may differ
          assert.is_true(util.maxdiff(gv:cpu(), v) <= 1e-5, 'v differs')
          if u then assert.is_true(util.maxdiff(gu:cpu(), u) <= 1e-5, 'u differs') end
+      end
+   end)
+
+   gpu_it('1-bit encode and decode equal the CPU\'s (scales to rounding, bits and residuals exactly)', function()
+      for _, case in ipairs({ { n = 1, chunk = 8 }, { n = 300001, chunk = 2048 }, { n = 100000, chunk = 64 } }) do
+         local n, chunk = case.n, case.chunk
+         local nb, nc = math.ceil(n / 8), math.ceil(n / chunk)
+         local v, g = randv(n), randv(n)
+         local gv = v:cuda()
+         local bits, scales = torch.ByteTensor(nb), torch.FloatTensor(nc)
+         local gbits, gscales = bits:cuda(), scales:cuda()
+         T.check(D.mt_dist_onebit_encode(v.h, g.h, bits.h, scales.h, chunk), 'encode')
+         T.check(D.mt_dist_onebit_encode(gv.h, g:cuda().h, gbits.h, gscales.h, chunk), 'encode')
+         local what = ('onebit n %d chunk %d'):format(n, chunk)
+         assert.equal(0, util.maxdiff(gbits:cpu(), bits), what .. ' bits')
+         -- the scale's sum is float64 on both sides, in another order
+         assert.is_true(util.maxdiff(gscales:cpu(), scales) <= 1e-6, what .. ' scales')
+         assert.is_true(util.maxdiff(gv:cpu(), v) <= 1e-6, what .. ' residual')
+         -- three blocks (ranks) of the CPU's code, decoded on both sides
+         local b3, s3 = torch.ByteTensor(3 * nb):random(0, 255), torch.FloatTensor(3 * nc):uniform(0.1, 2)
+         local out, gout = torch.FloatTensor(n), torch.FloatTensor(n):cuda()
+         T.check(D.mt_dist_onebit_decode(out.h, b3.h, s3.h, chunk, 3, 1 / 3), 'decode')
+         T.check(D.mt_dist_onebit_decode(gout.h, b3:cuda().h, s3:cuda().h, chunk, 3, 1 / 3), 'decode')
+         assert.is_true(util.maxdiff(gout:cpu(), out) <= 1e-6, what .. ' decode')
       end
    end)
 
