@@ -7,8 +7,14 @@
 --   ... dp:forward(x); dp:backward(x, dy); optim.sgd(feval, p, cfg)
 -- opts: bucketMB (nil: 25 for the first step, then the size moontorch.perf's best predicts for
 -- the measured step on this job's cost table), algorithm (nil: the dist default), overlap
--- (true), dist (the module providing the collectives; for tests), compress ('none', 'rgc' or
--- 'auto'). compress = 'auto' (dist/autocompress.lua): rgc per bucket where the performance
+-- (true), dist (the module providing the collectives; for tests), compress (dist/compressors.lua:
+-- 'none', 'rgc', 'powersgd', 'onebit', 'fp16' or 'auto').
+-- compress = 'powersgd' (dist/powersgd.lua; options rank (2), start (100 dense steps first),
+-- minCompressionRate, warmStart, seed, errorFeedback), 'onebit' (dist/onebit.lua; chunk, start,
+-- errorFeedback) and 'fp16' (dist/fp16.lua; start) compress each bucket as backward produces it
+-- and overlap as dense buckets do (dist/codec.lua); the optimizer keeps its momentum and weight
+-- decay; float32 gradients; dp.stats holds the step's counters.
+-- compress = 'auto' (dist/autocompress.lua): rgc per bucket where the performance
 -- model predicts a shorter step, with rgc's options and network (a perf.network, a preset
 -- name, a cost table file; nil: the table dist.init measured) and every (100: steps between
 -- checks for drift); the choice is printed once by rank 0 and kept in dp.stats.auto.
@@ -48,6 +54,7 @@ local DataParallel, parent = torch.class('dist.DataParallel', 'nn.Module', ns)
 
 local NAME = 'dist.DataParallel'
 local rgc = require 'moontorch.dist.rgc'
+local COMPRESSORS = require 'moontorch.dist.compressors'
 local OPTIONS = { bucketMB = true, algorithm = true, overlap = true, dist = true, compress = true, network = 'auto',
    every = 'auto' }
 for k in pairs(rgc.DEFAULTS) do if k ~= 'algorithm' and k ~= 'sparseUnits' then OPTIONS[k] = 'rgc' end end
@@ -63,18 +70,26 @@ function DataParallel:__init(model, opts)
    opts = opts or {}
    if type(opts) ~= 'table' then fail('options must be a table, got %s', type(opts)) end
    self.compress = opts.compress or 'none'
-   if self.compress ~= 'none' and self.compress ~= 'rgc' and self.compress ~= 'auto' then
-      fail("compress must be 'none', 'rgc' or 'auto', got '%s'", tostring(self.compress))
+   local kind = COMPRESSORS.BY_NAME[self.compress]
+   if not kind then
+      local names = {}
+      for _, c in ipairs(COMPRESSORS.LIST) do names[#names + 1] = "'" .. c.name .. "'" end
+      fail('compress must be %s, got \'%s\'', table.concat(names, ', '), tostring(self.compress))
    end
-   self.rgcOptions, self.autoOptions = {}, {}
+   self.compressKind = kind.kind
+   self.rgcOptions, self.autoOptions, self.codecOptions = {}, {}, {}
    for k, v in pairs(opts) do
-      if not OPTIONS[k] then
+      if not OPTIONS[k] and kind.kind == 'bucket' then
+         self.codecOptions[k] = v -- the codec names what it does not know (dist/codec.lua)
+      elseif not OPTIONS[k] then
          fail("unknown option '%s' (bucketMB, algorithm, overlap, dist, compress and, with compress = 'rgc' or "
-            .. "'auto', %s; with 'auto', network, every)", tostring(k), 'density, method, slack, momentum, nesterov, '
-            .. 'weightDecay, maskMomentum, clip, minSize, wire, denseFallback, warmup, warmupSteps')
-      end
-      if OPTIONS[k] == 'rgc' then
-         if self.compress == 'none' then fail("option '%s' needs compress = 'rgc' or 'auto'", k) end
+            .. "'auto', %s; with 'auto', network, every; with 'powersgd', 'onebit' or 'fp16', theirs)", tostring(k),
+            'density, method, slack, momentum, nesterov, weightDecay, maskMomentum, clip, minSize, wire, '
+            .. 'denseFallback, warmup, warmupSteps')
+      elseif OPTIONS[k] == 'rgc' then
+         if kind.kind ~= 'step' and kind.kind ~= 'auto' then
+            fail("option '%s' needs compress = 'rgc' or 'auto'", k)
+         end
          self.rgcOptions[k] = v
       elseif OPTIONS[k] == 'auto' then
          if self.compress ~= 'auto' then fail("option '%s' needs compress = 'auto'", k) end
@@ -141,6 +156,13 @@ function DataParallel:_build(broadcast)
       local okc, c = pcall(rgc.Compressor, units, g, self.rgcOptions, self.dist)
       if not okc then fail('%s', tostring(c)) end
       self.compressor = c
+   elseif self.compressKind == 'bucket' then
+      -- per bucket, launched from the hooks as dense buckets are (dist/codec.lua)
+      local ctx = { name = self.compress, grad = g, units = units, buckets = list, grads = grads, dist = self.dist,
+         collectiveOpts = self.collectiveOpts }
+      local okc, c = pcall(require(COMPRESSORS.BY_NAME[self.compress].module).new, ctx, self.codecOptions)
+      if not okc then fail('%s', tostring(c)) end
+      self.codec = c
    end
    -- check before broadcasting: a broadcast between different layouts would not line up
    self:_checkLayout(buckets.signature(params, list, self.buffers))
@@ -276,7 +298,9 @@ end
 -- a compressed bucket (compress = 'auto') is skipped: the compressor sends it after backward
 function DataParallel:_launch(b)
    local bk = self.buckets[b]
-   if not bk.compressed then
+   if self.codec then
+      bk.handle = self.codec:launch(b, bk)
+   elseif not bk.compressed then
       if self.auto then self.auto:beforeLaunch(bk) end
       bk.handle = self.dist.allreduceAsync(bk.grad, 'avg', self.collectiveOpts)
    end
@@ -313,6 +337,7 @@ function DataParallel:_finish()
       bk.handle:wait()
       bk.handle = nil
    end
+   if self.codec then self.stats = self.codec:finish() end
    if self._tuneBuckets and self._t0 then self:_chooseBuckets() end
 end
 
@@ -451,6 +476,7 @@ end
 function DataParallel:localState()
    if self.auto then return self.auto:state() end
    if self.compressor then return self.compressor:state() end
+   if self.codec then return self.codec:state() end
 end
 
 function DataParallel:setLocalState(tensors, meta)
@@ -459,10 +485,14 @@ function DataParallel:setLocalState(tensors, meta)
       if not ok then fail('setLocalState: %s', tostring(err)) end
       return
    end
-   if not self.compressor then fail('setLocalState: this DataParallel does not compress; it has no local state') end
-   local ok, err = pcall(self.compressor.load, self.compressor, tensors, meta)
+   local c = self.compressor or self.codec
+   if not c then fail('setLocalState: this DataParallel does not compress; it has no local state') end
+   local ok, err = pcall(c.load, c, tensors, meta)
    if not ok then fail('setLocalState: %s', tostring(err)) end
 end
+
+-- whether gradients are compressed (compress is not 'none'): dp.stats then has the step's counters
+function DataParallel:compressing() return self.compress ~= 'none' end
 
 function DataParallel:parameters() return self.module:parameters() end
 function DataParallel:getParameters() return self.params, self.gradParams end
@@ -532,6 +562,10 @@ function DataParallel:__tostring__()
    elseif self.compressor then
       local o = self.compressor.o
       head = head:sub(1, -2) .. (', rgc density %g %s, %s wire)'):format(o.density, o.method, o.wire)
+   elseif self.codec then
+      local o = self.codec.o
+      head = head:sub(1, -2) .. ', ' .. self.compress .. (o.rank and (' rank ' .. o.rank) or '')
+         .. (o.start > 0 and (' after ' .. o.start .. ' dense steps') or '') .. ')'
    end
    return head .. ' {\n  ' .. (tostring(self.module):gsub('\n', '\n  ')) .. '\n}'
 end

@@ -32,8 +32,10 @@ end
 
 -- dist.topk's selection methods by name (csrc/moontorch.h's MT_TOPK_*), for topk and rgc alike
 local C = T.clib
-M.TOPK_METHODS = { exact = C.MT_TOPK_EXACT, threshold = C.MT_TOPK_THRESHOLD, trimmed = C.MT_TOPK_TRIMMED,
-   sampled = C.MT_TOPK_SAMPLED }
+M.TOPK_METHODS = {}
+for _, name in ipairs(require('moontorch.dist.compressors').TOPK_METHODS) do
+   M.TOPK_METHODS[name] = C['MT_TOPK_' .. name:upper()]
+end
 
 -- the pairs a selection of n elements at density may return (room for them; at least 1): k =
 -- max(1, ceil(density * n)), or up to floor(k * (1 + slack)) for the ranged methods

@@ -35,6 +35,7 @@ local ffi = require 'ffi'
 local torch = require 'moontorch'
 local T = require 'moontorch.internal'
 local dlib = require 'moontorch.dist.lib'
+local COMPRESSORS = require 'moontorch.dist.compressors'
 require 'moontorch.dist.topk'
 
 local C, D = T.clib, dlib.C
@@ -280,6 +281,7 @@ function Compressor:step(grad, params, scale)
    -- exchange: the dense part in the background while the sparse sets travel
    local h = dbuf and d.allreduceAsync(dbuf, 'avg', o.algorithm and { algorithm = o.algorithm } or nil)
    local bytes = dbuf and nd * 4 or 0
+   local recv = COMPRESSORS.allreduceReceived(bytes, N)
    if not dense and #self.sparse > 0 then
       self.cnt[1] = pos
       d.allreduce(self.cnt, 'max')
@@ -302,6 +304,8 @@ function Compressor:step(grad, params, scale)
          for _, u in ipairs(self.sparse) do grad:narrow(1, u.lo + 1, u.hi - u.lo):zero() end
          T.check(D.mt_dist_rgc_scatter_add(grad.h, allIdx.h, allVal.h, maxc, 1 / N), 'dist.rgc')
          bytes = bytes + 8 + maxc * (4 + WIRE_BYTES[o.wire])
+         recv = recv + COMPRESSORS.allreduceReceived(8, N)
+            + COMPRESSORS.allgatherReceived(maxc * (4 + WIRE_BYTES[o.wire]), N)
       else
          for _, u in ipairs(self.sparse) do grad:narrow(1, u.lo + 1, u.hi - u.lo):zero() end
       end
@@ -333,7 +337,7 @@ function Compressor:step(grad, params, scale)
    self.steps = self.steps + 1
    return {
       step = self.steps, density = dense and 1 or (self.sparseElements > 0 and pos / self.sparseElements or 0),
-      target = density, dense = dense, bytes = bytes, denseBytes = self.n * 4,
+      target = density, dense = dense, bytes = bytes, recvBytes = recv, denseBytes = self.n * 4,
       sparseElements = self.sparseElements, denseElements = self.denseElements, sent = pos,
       selectTime = t1 - t0, exchangeTime = t2 - t1,
    }
@@ -350,6 +354,7 @@ function Compressor:_halfStep(grad, params, scale)
    if self.cnt[1] > 0 then
       work:fill(math.huge)
       return { step = self.steps, overflow = true, density = 0, target = self:density(), dense = false, bytes = 8,
+         recvBytes = COMPRESSORS.allreduceReceived(8, self.dist.size()),
          denseBytes = self.n * 4, sparseElements = self.sparseElements, denseElements = self.denseElements, sent = 0,
          selectTime = 0, exchangeTime = 0 }
    end
