@@ -3,7 +3,7 @@
 -- each epoch, a checkpoint with its CSV log and SVG plot beside it, the final test accuracy.
 --   luajit recipes/fashion_mnist.lua [-nEpochs 8] [-batchSize 64] [-LR 0.05] [-optimizer sgd]
 --         [-threads 2] [-precision fp32|tf32|fp16|bf16|fp64] [-save runs/fashion_mnist] [-resume DIR]
---   mpirun -np 4 luajit recipes/fashion_mnist.lua -dist [-allreduce auto] [-compress rgc -density 0.001]
+--   mpirun -np 4 luajit recipes/fashion_mnist.lua -dist [-allreduce auto] [-compress rgc|powersgd|onebit|fp16]
 -- (`-h` lists every option, by group.) Data: Debian's dataset-fashion-mnist package
 -- (/usr/share/datasets/fashion-mnist/*-idx*-ubyte.gz) or the same four files in -data DIR.
 -- The parts, as in fb.resnet.torch: recipes/fashion_mnist/opts.lua (command line), data.lua

@@ -36,8 +36,8 @@ local function report(opt)
             tr.skipped_steps))
       end
       if tr.comm_MB then
-         print(('  rgc: %.3f MB/step sent, density %.4f, select %.2f ms, exchange %.2f ms'):format(tr.comm_MB,
-            tr.density, tr.select_ms, tr.exchange_ms))
+         print(('  %s: %.3f MB/step sent, density %.4f, select %.2f ms, exchange %.2f ms'):format(tr.compress,
+            tr.comm_MB, tr.density, tr.select_ms, tr.exchange_ms))
       end
       if tr.ps then print(recipe.psReport(tr.ps)) end
    end
@@ -54,7 +54,7 @@ end
 -- the Trainer of model (from model.lua) on the sources of data.lua; dist: moontorch.dist with
 -- -dist (epoch statistics are summed over the ranks; rank 0 alone reports and writes)
 function M.trainer(opt, model, criterion, config, scaler, trainSrc, testSrc, dist)
-   local compressing = model.compressor ~= nil
+   local compressing = model.compressing and model:compressing()
    local columns = { 'epoch', 'train_loss', 'train_acc', 'test_acc', 'lr', 'seconds', 'images_per_sec' }
    if compressing then
       for _, c in ipairs { 'comm_MB', 'density', 'select_ms', 'exchange_ms' } do columns[#columns + 1] = c end

@@ -33,8 +33,8 @@ local function report(epoch, tr, va)
       print(('  loss scale %g, %d steps skipped (inf/NaN gradients)'):format(tr.loss_scale, tr.skipped_steps))
    end
    if tr.comm_MB then
-      print(('  rgc: %.3f MB/step sent, density %.4f, select %.2f ms, exchange %.2f ms'):format(tr.comm_MB, tr.density,
-         tr.select_ms, tr.exchange_ms))
+      print(('  %s: %.3f MB/step sent, density %.4f, select %.2f ms, exchange %.2f ms'):format(tr.compress,
+         tr.comm_MB, tr.density, tr.select_ms, tr.exchange_ms))
    end
    if tr.ps then print(recipe.psReport(tr.ps)) end
 end
@@ -59,7 +59,7 @@ function M.trainer(opt, model, criterion, config, scaler, trainSrc, valSrc, nCla
       tensorboard = { ['train/loss'] = 'train_loss', ['train/top1'] = 'train_top1', ['val/loss'] = 'val_loss',
          ['val/top1'] = 'val_top1', ['val/top5'] = 'val_top5', ['train/lr'] = 'lr',
          ['train/images_per_sec'] = 'images_per_sec', ['train/data_wait_ms'] = 'data_wait_ms' } }
-   if model.compressor then -- -compress rgc: its counters, averaged per epoch
+   if model.compressing and model:compressing() then -- -compress: its counters, averaged per epoch
       for tag, col in pairs { ['comm/MB_per_step'] = 'comm_MB', ['comm/density'] = 'density',
          ['comm/select_ms'] = 'select_ms', ['comm/exchange_ms'] = 'exchange_ms' } do t.tensorboard[tag] = col end
    end

@@ -1,8 +1,10 @@
 -- rgc_resume_spec.lua: the Fashion-MNIST recipe on 4 ranks (mpirun) with residual
 -- gradient compression, interrupted mid-epoch and resumed, ends bit for bit where the
 -- uninterrupted run ends: the shared checkpoint and every rank's residual file; a float16 model
--- trains through the loss scaler with compression. Needs Open MPI
--- and Debian's dataset-fashion-mnist (pending, visibly, without them).
+-- trains through the loss scaler with compression; the per-bucket compressors (powersgd,
+-- onebit: error-feedback residuals, PowerSGD's warm-start factors, the step count that ends
+-- their plain warm-up) resume exactly too. Needs Open MPI and Debian's dataset-fashion-mnist
+-- (pending, visibly, without them).
 require 'moontorch'
 local ck = require 'moontorch.checkpoint'
 
@@ -16,11 +18,52 @@ local sh = util.sh
 
 local maxdiff = require('spec.util').maxdiff
 
+-- the run, the interrupted run and its resume, each from a fresh folder; every file of the
+-- two last checkpoints compared bit for bit (the shared one and each rank's local state)
+local function resumesExactly(run, ranks, residualKey)
+   local dir = os.tmpname()
+   os.remove(dir)
+   local whole, interrupted = dir .. '-whole', dir .. '-cut'
+   local out, c = sh(run .. ' -save ' .. whole)
+   assert.equal(0, c, out)
+   out, c = sh(run .. ' -save ' .. interrupted .. ' -stopAfterIter 30')
+   assert.equal(0, c, out)
+   out, c = sh(run .. ' -save ' .. interrupted .. ' -resume ' .. interrupted)
+   assert.equal(0, c, out)
+   assert.is_truthy(out:find('resumed from', 1, true), out)
+   local a, ma = ck.load(whole .. '/checkpoint.safetensors')
+   local b, mb = ck.load(interrupted .. '/checkpoint.safetensors')
+   assert.equal(ma.train_loss, mb.train_loss)
+   for k, t in pairs(a) do
+      assert.is_truthy(b[k], k)
+      assert.equal(0, maxdiff(t, b[k]), k)
+   end
+   for r = 0, ranks - 1 do
+      local name = ('/local-rank%d-of-%d.safetensors'):format(r, ranks)
+      local la, lma = ck.load(whole .. name)
+      local lb, lmb = ck.load(interrupted .. name)
+      assert.equal(lma.iteration, lmb.iteration)
+      assert.equal(lma.steps, lmb.steps)
+      for k, t in pairs(la) do assert.equal(0, maxdiff(t, lb[k]), ('rank %d %s'):format(r, k)) end
+      assert.is_true(la[residualKey]:double():abs():sum() > 0, residualKey) -- something was held back
+   end
+   os.execute('rm -rf ' .. whole .. ' ' .. interrupted)
+end
+
 describe('Fashion-MNIST with -compress rgc on 4 ranks', function()
    local missing = util.mpi_fashion_missing()
    if missing then
       pending(missing)
       return
+   end
+
+   for _, case in ipairs {
+      { name = 'powersgd', ranks = 4, key = 'e1.1' }, { name = 'onebit', ranks = 2, key = 'e1' },
+   } do
+      it(('resumes mid-epoch exactly with -compress %s on %d ranks'):format(case.name, case.ranks), function()
+         resumesExactly(RUN:gsub('%-np 4', '-np ' .. case.ranks):gsub('%-compress rgc %-density 0.01 '
+            .. '%-densityWarmup 0.5', '-compress ' .. case.name .. ' -compressStart 5'), case.ranks, case.key)
+      end)
    end
 
    it('resumes mid-epoch exactly: parameters, optimizer state and every rank\'s residuals', function()

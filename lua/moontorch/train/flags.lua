@@ -7,7 +7,7 @@
 --   flags.largeBatch(cmd)                 -- -eta, -polyPower, -ghostBatch (no heading)
 --   flags.precision(cmd)                  -- Precision: -precision, -lossScale, ... -fuse
 --   flags.distributed(cmd)                -- Distributed: -dist, -allreduce, -bucketMB, -timeout, -ps ...
---   flags.compression(cmd, 4)             -- Compression: -compress rgc ... (4 epochs of warm-up)
+--   flags.compression(cmd, 4)             -- Compression: -compress rgc|powersgd|... (rgc: 4 epochs' warm-up)
 --   flags.checkpoints(cmd, 'runs/x')      -- Checkpoints: -save, -resume, -checkpointEvery, -stop*
 -- Every number declares its range and every choice its list: torch.CmdLine checks them;
 -- flags.check(opt) then refuses the combinations that do not go together.
@@ -95,19 +95,29 @@ local function psProblem(opt)
    end
 end
 
--- residual gradient compression (moontorch.dist.rgcflags); warmupEpochs: the -densityWarmup default
+-- gradient compression (moontorch.dist.compressors lists the compressors, dist.compressflags
+-- checks and applies the flags); warmupEpochs: the -densityWarmup default
 function F.compression(cmd, warmupEpochs)
+   local COMPRESSORS = require 'moontorch.dist.compressors'
    F.group(cmd, 'Compression (with -dist)')
-   cmd:option('-compress', 'none', 'gradient compression with -dist: none | rgc (residual top-k, sgd only) | '
-      .. 'auto (rgc per bucket where moontorch.perf predicts a shorter step)', { choices = { 'none', 'rgc', 'auto' } })
+   local names, help = {}, {}
+   for _, c in ipairs(COMPRESSORS.LIST) do
+      names[#names + 1] = c.name
+      help[#help + 1] = ('%s (%s)'):format(c.name, c.help)
+   end
+   cmd:option('-compress', 'none', 'gradient compression with -dist: ' .. table.concat(help, ' | '),
+      { choices = names })
+   cmd:option('-compressRank', 2, 'rank of the factors with -compress powersgd', INT('[1, inf)'))
+   cmd:option('-compressStart', 100, 'plain averaged steps before -compress powersgd, onebit or fp16 begins',
+      INT('[0, inf)'))
    cmd:option('-network', 'local', 'with -compress auto: the network the model assumes: a moontorch.perf preset '
       .. '(1gbit, 10gbit, 100gbit, ...), a cost table file, or local (the table dist.init measured)')
    cmd:option('-density', 0.001, 'fraction of each large gradient sent per step with -compress rgc',
       { range = '(0, 1]' })
    cmd:option('-densityWarmup', warmupEpochs,
       'epochs of density warm-up (25%, 6.25%, 1.56%, 0.4%, then -density) with -compress rgc', { range = '[0, inf)' })
-   cmd:option('-rgcMethod', 'exact', 'top-k selection with -compress rgc',
-      { choices = { 'exact', 'threshold', 'trimmed' } })
+   cmd:option('-rgcMethod', COMPRESSORS.TOPK_METHODS[1], 'top-k selection with -compress rgc',
+      { choices = COMPRESSORS.TOPK_METHODS })
    cmd:option('-wire', 'float', 'precision of sent values with -compress rgc',
       { choices = { 'float', 'half', 'bfloat16' } })
    cmd:option('-maskMomentum', true, 'clear the local velocity where values were sent with -compress rgc')
@@ -130,7 +140,7 @@ end
 -- lacks (an error naming them); returns opt
 function F.check(opt)
    if opt.ps then opt.dist = true end
-   local problem = psProblem(opt) or require('moontorch.dist.rgcflags').recipeProblem(opt)
+   local problem = psProblem(opt) or require('moontorch.dist.compressflags').recipeProblem(opt)
    if problem then error(problem, 0) end
    local cuda = require('moontorch').cuda
    if opt.device == 'cuda' and not (cuda and cuda.isAvailable and cuda.isAvailable()) then

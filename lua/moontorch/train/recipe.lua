@@ -80,7 +80,7 @@ function R.optimConfig(opt, lr)
 end
 
 -- The wrappers of a model on its device, built here only: with -dist a dist.DataParallel
--- (with -compress rgc compressing, momentum and weight decay then moved from config into the
+-- (with -compress rgc or auto, momentum and weight decay then moved from config into the
 -- compressor), or with -ps a dist.ParameterServer (the optimizer's config going to its servers,
 -- -straggler's worker slowed), and the loss scaler of -precision fp16/bf16 or -clip (nil otherwise). The
 -- Trainer drives both through the same calls as a bare model and optimizer.
@@ -94,7 +94,7 @@ function R.wrap(model, config, opt, dist)
       elseif who and tonumber(who) == dist.rank() then model.straggle = tonumber(factor) end
    elseif dist then
       local dpopts = { bucketMB = opt.bucketMB > 0 and opt.bucketMB or nil, algorithm = opt.allreduce }
-      model = dist.DataParallel(model, require('moontorch.dist.rgcflags').recipeSetup(opt, config, dpopts))
+      model = dist.DataParallel(model, require('moontorch.dist.compressflags').recipeSetup(opt, config, dpopts))
    end
    return model, require('moontorch.train.precision').scaler(opt)
 end

@@ -109,10 +109,11 @@ local function new(o)
    if type(self.accumulate) ~= 'number' or self.accumulate < 1 or self.accumulate % 1 ~= 0 then
       self:fail('accumulate must be a whole number >= 1 of micro-batches, got %s', tostring(self.accumulate))
    end
-   if not self.columns and (self.model.compressor or self.model.auto or self.scaler) then
+   local compressing = self.model.compressing and self.model:compressing()
+   if not self.columns and (compressing or self.scaler) then
       self.columns = {}
       for _, c in ipairs(COLUMNS) do self.columns[#self.columns + 1] = c end
-      local comm = (self.model.compressor or self.model.auto) and COMM_COLUMNS or {}
+      local comm = compressing and COMM_COLUMNS or {}
       for _, c in ipairs(comm) do self.columns[#self.columns + 1] = c end
       for _, c in ipairs(self.scaler and SCALER_COLUMNS or {}) do self.columns[#self.columns + 1] = c end
    end
@@ -443,7 +444,8 @@ function Trainer:trainEpoch(epoch)
       loss = lossSeen > 0 and loss / lossSeen or 0 / 0, top1 = top1 / seen, lr = lr, seconds = st.seconds,
       images_per_sec = ips, wait_ms = 1000 * acc.wait / nb, skipped = skipped,
       -- this rank's means per step, with gradient compression
-      comm_MB = c and c.bytes / c.steps / 2 ^ 20, density = c and c.density / c.steps,
+      compress = c and self.model.compress, comm_MB = c and c.bytes / c.steps / 2 ^ 20,
+      density = c and c.density / c.steps,
       select_ms = c and 1000 * c.select / c.steps, exchange_ms = c and 1000 * c.exchange / c.steps,
       loss_scale = self.scaler and self.scaler:getScale(self.optimState), skipped_steps = self.scaler and sk }
 end
