@@ -5,7 +5,8 @@
 --        [-algorithms mpi,ring,multicolor,hierarchical,auto] [-overlap both|true|false]
 --        [-steps 3] [-warmup 1] [-computeMs 0 (per model)] [-forwardRatio 0.5] [-burn sleep|busy]
 --        [-measure [-measureBatch 1]] [-bucketMB 25] [-groupSize 2] [-rate label] [-delay label]
---        [-compress none,rgc,auto] [-density 0.001] [-wire float|half|bfloat16] [-rgcAlgorithms ring]
+--        [-compress none,rgc,auto,powersgd,onebit,fp16] [-density 0.001] [-wire float|half|bfloat16]
+--        [-rgcAlgorithms ring] [-compressRank 2]
 --        [-momentum 0.9] [-nesterov] [-weightDecay 1e-4] [-method sampled|exact|threshold|trimmed]
 --        (rgc and auto: what a recipe moves into them, and the selection)
 --   luajit bench/dp_step.lua -list        -- the layer lists only (no MPI): params, MB, GFLOPs
@@ -31,7 +32,9 @@
 -- With -compress rgc the same cases run through DataParallel's residual gradient compression
 -- ({ compress = 'rgc', density, wire }): large gradients go as top-k (index, value) pairs by
 -- allgather, so the algorithm then only carries the dense part (small layers). Its cases run for
--- -rgcAlgorithms (default: every -algorithms), since the algorithm barely matters there.
+-- -rgcAlgorithms (default: every -algorithms), since the algorithm barely matters there; so do
+-- the per-bucket compressors (-compress powersgd,onebit,fp16: dist/codec.lua), compressing from
+-- the first step (start = 0); their density column is bytes / the float32 gradient's.
 -- bytes/step (MiB/step in the table): for rgc, dp.stats.bytes (what a rank put on the wire), max
 -- over ranks, median over the timed steps; for none, 4 * params * 2(N-1)/N, the per-rank send of a
 -- ring (bandwidth-optimal) allreduce of the float32 gradient. sel% = dp.stats.selectTime / step.
@@ -79,6 +82,7 @@ cli:option('-compress', 'none',
    'comma-separated gradient exchanges: none (dense allreduce), rgc (residual gradient compression), auto '
       .. '(compress = \'auto\': rgc per bucket where moontorch.perf predicts it pays, on the table measured here)')
 cli:option('-density', 0.001, 'rgc: fraction of each large gradient sent', { range = '(0, 1]' })
+cli:option('-compressRank', 2, 'powersgd: the rank of the factors', int('[1, inf)'))
 cli:option('-wire', 'float',
    'rgc: value type on the wire: float | half | bfloat16', { choices = { 'float', 'half', 'bfloat16' } })
 cli:option('-rgcAlgorithms', '', 'algorithms for the rgc cases (default: -algorithms)')
@@ -293,12 +297,14 @@ if opt.list then
 end
 
 local compresses = split(opt.compress)
-local doDense, doRgc, doAuto = false, false, false
+local doDense, doRgc, doAuto, codecs = false, false, false, {}
 for _, c in ipairs(compresses) do
+   local known = require('moontorch.dist.compressors').BY_NAME[c]
    if c == 'none' then doDense = true
    elseif c == 'rgc' then doRgc = true
    elseif c == 'auto' then doAuto = true
-   else error(("dp_step: unknown -compress '%s' (none, rgc, auto)"):format(c), 0) end
+   elseif known and known.kind == 'bucket' then codecs[#codecs + 1] = c
+   else error(("dp_step: unknown -compress '%s' (none, rgc, auto, powersgd, onebit, fp16)"):format(c), 0) end
 end
 
 local dist = require 'moontorch.dist'
@@ -308,6 +314,10 @@ local rgcAlgorithms = opt.rgcAlgorithms ~= '' and split(opt.rgcAlgorithms) or al
 local cases = {}
 if doDense then for _, a in ipairs(algorithms) do cases[#cases + 1] = { alg = a, compress = 'none' } end end
 if doRgc then for _, a in ipairs(rgcAlgorithms) do cases[#cases + 1] = { alg = a, compress = 'rgc' } end end
+-- the per-bucket compressors (powersgd, onebit, fp16) on -rgcAlgorithms too, compressing from the first step
+for _, c in ipairs(codecs) do
+   for _, a in ipairs(rgcAlgorithms) do cases[#cases + 1] = { alg = a, compress = c } end
+end
 -- auto: DataParallel's compress = 'auto' on the cost table dist.init measures here
 if doAuto then for _, a in ipairs(algorithms) do cases[#cases + 1] = { alg = a, compress = 'auto' } end end
 local wantAuto = doAuto
@@ -451,7 +461,10 @@ dist.run(function()
       local function timeSteps(layerTimes, alg, overlap, compress)
          local dpOpts = { bucketMB = opt.bucketMB, algorithm = alg, overlap = overlap }
          -- none passes no compress key at all, so the dense path runs on a DataParallel without it
-         if compress ~= 'none' then
+         if compress == 'powersgd' or compress == 'onebit' or compress == 'fp16' then
+            dpOpts.compress, dpOpts.start = compress, 0
+            if compress == 'powersgd' then dpOpts.rank = opt.compressRank end
+         elseif compress ~= 'none' then
             dpOpts.compress, dpOpts.density, dpOpts.wire = compress, opt.density, opt.wire
             dpOpts.momentum, dpOpts.nesterov, dpOpts.weightDecay = opt.momentum, opt.nesterov, opt.weightDecay
             dpOpts.method = opt.method
@@ -496,7 +509,8 @@ dist.run(function()
                   local step, bytes, selMs = timeSteps(times, alg, ov, compress)
                   if compress == 'none' then bytes, selMs = denseBytes, 0 end
                   local eff = compute / step
-                  local density = compress ~= 'none' and opt.density or 1
+                  local density = (compress == 'rgc' or compress == 'auto') and opt.density
+                     or compress == 'none' and 1 or (bytes and bytes / (4 * params)) or 1
                   local wire = compress ~= 'none' and opt.wire or 'float'
                   append(('ROW|%s|%.1f|%s|%s|%s|%s|%.1f|%.1f|%.1f|%.3f|%s|%g|%s|%s|%s'):format(m, mb, opt.rate,
                      opt.delay, alg, tostring(ov), compute, step, comm, eff, compress, density, wire,

@@ -23,7 +23,8 @@
 # The rows are kept in ROWS_OUT (default /tmp/netem-rows.<pid>.txt) for a later --parse.
 # Every option has an environment twin: RANKS RATES DELAYS MODELS ALGORITHMS STEPS WARMUP
 # COMPUTE_MS BUCKET_MB PER_NODE GROUP_SIZE NS_PREFIX SUBNET MOONTORCH_BUILD LUAJIT COMPRESS
-# DENSITY WIRE RGC_ALGORITHMS OVERLAP ROWS_OUT; flags win.
+# DENSITY WIRE RGC_ALGORITHMS OVERLAP ROWS_OUT; flags win. Ranks get OMP_NUM_THREADS=1 and
+# OMP_WAIT_POLICY=PASSIVE unless the environment sets them.
 # A rate of `none` leaves that pass unshaped. Where the kernel has no sch_netem (tc says "qdisc
 # kind is unknown"), the delay cannot be added: the script says so, shapes with tbf alone, and the
 # latency is the veth/bridge path's own, which the check measures (15-30 us one-way on a VM). Needs root, iproute2 (`ip netns`, `tc`), mpirun
@@ -78,7 +79,8 @@ Options (defaults):
   --delays LIST      one-way delay per rate (one value: all rates) ($DELAYS)
   --models LIST      resnet50,vgg16 ($MODELS)
   --algorithms LIST  dense allreduce algorithms: mpi,ring,multicolor,hierarchical,auto ($ALGORITHMS)
-  --compress LIST    none (dense), rgc (residual gradient compression), auto (DataParallel picks per bucket) ($COMPRESS)
+  --compress LIST    none (dense), rgc (residual gradient compression), auto (DataParallel picks per bucket),
+                     powersgd, onebit, fp16 (per-bucket compressors) ($COMPRESS)
   --density D        rgc: fraction of each large gradient sent ($DENSITY)
   --wire W           rgc: float | half | bfloat16 values on the wire ($WIRE)
   --rgc-algorithms L algorithms for the rgc cases (only its dense small-layer part uses it) ($RGC_ALGORITHMS)
@@ -168,6 +170,7 @@ summarize() {
       line[nrow] = sprintf("%-9s %-7s %-7s %-9s %-13s %-8s %-7s %9s %9s %9s %7s %9s %6s", model, $3, rate, $5, $6, comp, $7,
          $8, $9, $10, $11, mbs(bytes), (comp == "none" || sel == "-" || $9 <= 0) ? "-" : sprintf("%.1f", 100 * sel / $9))
       nm = addkey(models, nm, model); nr = addkey(rates, nr, rate)
+      if (comp != "none") nc = addkey(comps, nc, comp)
       k = model SUBSEP rate SUBSEP comp
       if (!(k in best) || $9 + 0 < best[k]) { best[k] = $9 + 0; bestAlg[k] = $6 "/" $7; bestBytes[k] = bytes; bestSel[k] = sel }
       if (!(k in comm) || $10 + 0 < comm[k]) comm[k] = $10 + 0
@@ -180,12 +183,14 @@ summarize() {
       print "(ms; MiB/step = what a rank sends per step: rgc from dp.stats.bytes, slowest rank; none = 4 x params x 2(N-1)/N,"
       print " a ring allreduce; sel% = rgc selection time / step time; eff = compute / step)"
       for (i = 1; i <= nskip; i++) print "skipped: " skips[i]
+      for (c = 1; c <= nc; c++) {
+      cp = comps[c]
       print ""
-      print "dense vs rgc: best step ms per model and rate (dense: best algorithm/overlap run; rgc: best rgc run)"
-      printf "%-9s %-7s %10s %-16s %10s %-16s %8s %11s %11s %6s\n", "model", "rate", "dense ms", "(alg/overlap)", "rgc ms",
-         "(alg/overlap)", "speedup", "dense MiB", "rgc MiB", "sel%"
+      print "dense vs " cp ": best step ms per model and rate (dense: best algorithm/overlap run; " cp ": best " cp " run)"
+      printf "%-9s %-7s %10s %-16s %10s %-16s %8s %11s %11s %6s\n", "model", "rate", "dense ms", "(alg/overlap)", cp " ms",
+         "(alg/overlap)", "speedup", "dense MiB", cp " MiB", "sel%"
       for (i = 1; i <= nm; i++) for (j = 1; j <= nr; j++) {
-         kd = models[i] SUBSEP rates[j] SUBSEP "none"; kr = models[i] SUBSEP rates[j] SUBSEP "rgc"
+         kd = models[i] SUBSEP rates[j] SUBSEP "none"; kr = models[i] SUBSEP rates[j] SUBSEP cp
          if (!(kd in best) && !(kr in best)) continue
          d = (kd in best) ? sprintf("%.1f", best[kd]) : "-"; r = (kr in best) ? sprintf("%.1f", best[kr]) : "-"
          sp = ((kd in best) && (kr in best) && best[kr] > 0) ? sprintf("%.2fx", best[kd] / best[kr]) : "-"
@@ -194,14 +199,14 @@ summarize() {
             (kd in best) ? mbs(bestBytes[kd]) : "-", (kr in best) ? mbs(bestBytes[kr]) : "-",
             ((kr in best) && bestSel[kr] != "-" && best[kr] > 0) ? sprintf("%.1f", 100 * bestSel[kr] / best[kr]) : "-"
       }
-      print "(speedup = dense ms / rgc ms: above 1, rgc is faster)"
+      print "(speedup = dense ms / " cp " ms: above 1, " cp " is faster)"
       print ""
-      print "break-even bandwidth, an ESTIMATE: comm-only ms of dense (best algorithm) and of rgc, each fitted as"
+      print "break-even bandwidth, an ESTIMATE: comm-only ms of dense (best algorithm) and of " cp ", each fitted as"
       print "a + b/bandwidth through the shaped rates measured, extrapolated to where they are equal"
       for (i = 1; i <= nm; i++) {
          n = 0; sx = sxx = sd = sxd = sr = sxr = 0
          for (j = 1; j <= nr; j++) {
-            kd = models[i] SUBSEP rates[j] SUBSEP "none"; kr = models[i] SUBSEP rates[j] SUBSEP "rgc"
+            kd = models[i] SUBSEP rates[j] SUBSEP "none"; kr = models[i] SUBSEP rates[j] SUBSEP cp
             if (!(kd in comm) || !(kr in comm) || bits(rates[j]) <= 0) continue
             x = 1e9 / bits(rates[j])   # seconds per Gbit
             n++; sx += x; sxx += x * x; sd += comm[kd]; sxd += x * comm[kd]; sr += comm[kr]; sxr += x * comm[kr]
@@ -209,22 +214,24 @@ summarize() {
          }
          den = n * sxx - sx * sx
          if (n < 2 || den <= 1e-12 * (sxx > 0 ? sxx : 1) * n) {
-            printf "%-9s needs dense and rgc comm-only times at two or more different shaped rates (has %d)\n", models[i], n
+            printf "%-9s needs dense and %s comm-only times at two or more different shaped rates (has %d)\n", models[i],
+               cp, n
             continue
          }
          bd = (n * sxd - sx * sd) / den; ad = (sd - bd * sx) / n
          br = (n * sxr - sx * sr) / den; ar = (sr - br * sx) / n
-         printf "%-9s dense %.1f + %.1f/G ms, rgc %.1f + %.1f/G ms (G = Gbit/s): ", models[i], ad, bd, ar, br
+         printf "%-9s dense %.1f + %.1f/G ms, %s %.1f + %.1f/G ms (G = Gbit/s): ", models[i], ad, bd, cp, ar, br
          if (bd == br) { print "parallel lines, no break-even"; continue }
          xc = (ar - ad) / (bd - br)
          if (xc > 0) {
             printf "break-even ~%.2f Gbit/s (estimate); %s is faster below it, %s above\n", 1 / xc,
-               (bd > br) ? "rgc" : "dense", (bd > br) ? "dense" : "rgc"
+               (bd > br) ? cp : "dense", (bd > br) ? "dense" : cp
          } else {
-            # no crossing at a positive bandwidth: the sign of dense - rgc is the same everywhere
+            # no crossing at a positive bandwidth: the sign of dense - compressed is the same everywhere
             printf "no break-even at any bandwidth (estimate): %s is faster at every rate\n",
-               ((ad - ar) + (bd - br) * xs > 0) ? "rgc" : "dense"
+               ((ad - ar) + (bd - br) * xs > 0) ? cp : "dense"
          }
+      }
       }
    }' "$1"
 }
@@ -527,7 +534,11 @@ fi
 [ -n "$MOONTORCH_BUILD" ] || die "set MOONTORCH_BUILD (or --build) to a moontorch build directory"
 MOONTORCH_BUILD=$(cd "$MOONTORCH_BUILD" && pwd)
 export MOONTORCH_BUILD
-MPI_ARGS+=(-x MOONTORCH_BUILD -wdir "$root")
+# one OpenMP thread per rank, sleeping when idle: every rank of this machine shares its cores, and
+# spinning OpenMP workers of one thread starved the communication thread of the same rank (on 2
+# cores, 2 ranks: a float16 allreduce 2.5x slower than a float32 one of twice the bytes)
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
+MPI_ARGS+=(-x MOONTORCH_BUILD -x OMP_NUM_THREADS -x OMP_WAIT_POLICY -wdir "$root")
 
 rows="$tmp/rows"
 : >"$rows"
