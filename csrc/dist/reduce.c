@@ -51,7 +51,7 @@ MT_DTYPE_LIST(MT__RED_FN)
  * allreduce several times slower per byte than a float one (VGG-16's 264 MB half gradient took
  * 2.1 s over 10 Gbit/s against 0.64 s for the 528 MB float one) */
 #define MT__HALF_RUN 256
-#define MT__RED_FLOATS(OP)                                     \
+#define MT__RED_FLOATS(OP) \
   for (int64_t i = 0; i < len; i++) a[i] = OP(a[i], b[i])
 static void red_f16_runs(void *dv, const void *sv, int64_t n, int op) {
   uint16_t *d = dv;

@@ -299,7 +299,7 @@ describe('DataParallel', function()
          msg(function() dist.DataParallel(model(), { compress = 'onebit', chunk = 100 }) end))
       assert.matches('gradients must be float32, got torch.HalfTensor',
          msg(function() dist.DataParallel(model():half(), { compress = 'onebit' }) end))
-      assert.matches("compress must be 'none', 'rgc', 'powersgd', 'onebit', 'fp16', 'auto', got 'topk'",
+      assert.matches("compress must be one of none, rgc, powersgd, onebit, fp16, auto, got 'topk'",
          msg(function() dist.DataParallel(model(), { compress = 'topk' }) end))
       assert.matches("option 'density' needs compress = 'rgc' or 'auto'",
          msg(function() dist.DataParallel(model(), { compress = 'onebit', density = 0.01 }) end))

@@ -336,7 +336,7 @@ describe('DataParallel compress = rgc', function()
       assert.error_matches(function() dist.DataParallel(model(), { density = 0.1 }) end,
          "option 'density' needs compress = 'rgc'")
       assert.error_matches(function() dist.DataParallel(model(), { compress = 'zip' }) end,
-         "compress must be 'none', 'rgc' or 'auto'")
+         "compress must be one of none, rgc, powersgd, onebit, fp16, auto, got 'zip'")
       assert.error_matches(function() dist.DataParallel(model(), { compress = 'rgc', densty = 0.1 }) end,
          "unknown option 'densty'")
    end)

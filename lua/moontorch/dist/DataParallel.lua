@@ -73,8 +73,8 @@ function DataParallel:__init(model, opts)
    local kind = COMPRESSORS.BY_NAME[self.compress]
    if not kind then
       local names = {}
-      for _, c in ipairs(COMPRESSORS.LIST) do names[#names + 1] = "'" .. c.name .. "'" end
-      fail('compress must be %s, got \'%s\'', table.concat(names, ', '), tostring(self.compress))
+      for _, c in ipairs(COMPRESSORS.LIST) do names[#names + 1] = c.name end
+      fail("compress must be one of %s, got '%s'", table.concat(names, ', '), tostring(self.compress))
    end
    self.compressKind = kind.kind
    self.rgcOptions, self.autoOptions, self.codecOptions = {}, {}, {}
