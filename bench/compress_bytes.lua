@@ -32,11 +32,12 @@ torch.setnumthreads(1)
 local Layer, parent = torch.class('nn.BytesBenchLayer', 'nn.Module')
 function Layer:__init(spec)
    parent.__init(self)
-   self.weight = torch.FloatTensor(torch.LongStorage(spec.weight)):zero()
-   self.gradWeight = torch.FloatTensor(torch.LongStorage(spec.weight)):zero()
-   if spec.bias then
-      self.bias = torch.FloatTensor(torch.LongStorage(spec.bias)):zero()
-      self.gradBias = torch.FloatTensor(torch.LongStorage(spec.bias)):zero()
+   for _, name in ipairs { 'weight', 'bias' } do
+      local shape = spec[name]
+      if shape then
+         self[name] = torch.FloatTensor(torch.LongStorage(shape)):zero()
+         self['grad' .. name:sub(1, 1):upper() .. name:sub(2)] = torch.FloatTensor(torch.LongStorage(shape)):zero()
+      end
    end
 end
 function Layer:updateOutput(input) self.output = input; return input end
