@@ -152,6 +152,14 @@
   X(MT_RED_MAX, "max", __VA_ARGS__) \
   X(MT_RED_MIN, "min", __VA_ARGS__)
 
+/* The exchanges of a sparse allreduce (mt_dist_sparse_allreduce), in id order: X(ENUM, NAME, ...).
+ * allgather: every rank receives every rank's pairs (bytes per rank grow with the rank count);
+ * hierarchical: pairs gathered and merged at each node's leader, merged sets (or a dense ring,
+ * where cheaper) among the leaders, the sum back into the node sparse or dense. */
+#define MT_DIST_SPARSE_ALGS(X, ...)                \
+  X(MT_SPARSE_ALLGATHER, "allgather", __VA_ARGS__) \
+  X(MT_SPARSE_HIERARCHICAL, "hierarchical", __VA_ARGS__)
+
 #define MT__ENUM_ROW(E, ...) E,
 
 #ifdef __cplusplus
@@ -830,6 +838,8 @@ enum { MT_DIST_REDS(MT__ENUM_ROW, ~) MT_NUM_RED };
 enum { MT_DIST_ALGS(MT__ENUM_ROW, ~) MT_NUM_ALG };
 const char *mt_dist_red_name(int op);  /* NULL when out of range */
 const char *mt_dist_alg_name(int alg); /* NULL when out of range */
+enum { MT_DIST_SPARSE_ALGS(MT__ENUM_ROW, ~) MT_NUM_SPARSE_ALG };
+const char *mt_dist_sparse_alg_name(int alg); /* NULL when out of range */
 
 /* A communicator over every process of the job. Under mpirun/srun it initialises MPI (thread
  * level MULTIPLE) and starts one communication thread; with no launcher, or in a build without
@@ -869,6 +879,16 @@ mt_status mt_dist_allreduce(mt_dist *d, mt_tensor *t, int op, int alg, mt_dist_w
 mt_status mt_dist_allgather(mt_dist *d, mt_tensor *out, mt_tensor *in, mt_dist_work **work);
 /* in holds size() * numel(out) elements; rank r receives the reduction of block r */
 mt_status mt_dist_reduce_scatter(mt_dist *d, mt_tensor *out, mt_tensor *in, int op, mt_dist_work **work);
+/* Sparse allreduce: out (float32, n elements, CPU, every rank) := the sum (op SUM) or average
+ * (AVG) over the ranks of each rank's pairs, scattered: idx (int32, 0-based into out; -1 marks
+ * padding and is skipped) and val (float32, as many as idx); the number of pairs may differ
+ * between ranks. alg: MT_SPARSE_* above (the nodes are mt_dist_init's). Every rank ends with
+ * the same bits; the algorithms add in different orders (rank order, or node by node). */
+mt_status mt_dist_sparse_allreduce(mt_dist *d, mt_tensor *out, mt_tensor *idx, mt_tensor *val, int op, int alg,
+                                   mt_dist_work **work);
+/* a completed sparse allreduce's counters (0 for other work): [0] the bytes this rank received,
+ * [1] the pairs it summed or received (-1 when the sum reached it dense) */
+void mt_dist_work_counters(const mt_dist_work *w, int64_t *out2);
 mt_status mt_dist_work_wait(mt_dist_work *w); /* the work's own status and message */
 int mt_dist_work_test(mt_dist_work *w);       /* 1 when complete (then wait returns at once) */
 void mt_dist_work_free(mt_dist_work *w);      /* waits first if still running */

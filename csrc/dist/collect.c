@@ -10,9 +10,9 @@
 #include "ps.h"
 
 static const char *kind_name(int kind) {
-  static const char *names[] = {"barrier",       "broadcast", "allreduce", "allgather",
-                                "reduceScatter", "tune",      "loadModel", "ps"};
-  _Static_assert(sizeof names / sizeof names[0] == MT_WORK_PS + 1, "one name per work kind");
+  static const char *names[] = {"barrier", "broadcast", "allreduce", "allgather",      "reduceScatter",
+                                "tune",    "loadModel", "ps",        "sparseAllreduce"};
+  _Static_assert(sizeof names / sizeof names[0] == MT_WORK_SPARSE + 1, "one name per work kind");
   return names[kind];
 }
 
@@ -29,7 +29,7 @@ static mt_status check_op(const char *name, int op) {
   return MT_OK;
 }
 
-static mt_status new_work(mt_dist *d, const char *op, int kind, mt_dist_work **out) {
+mt_status mt__dist_new_work(mt_dist *d, const char *op, int kind, mt_dist_work **out) {
   if (!d) return mt__error(MT_ERR_ARG, "dist.%s: dist.init() was not called", op);
   if (d->finalized) return mt__error(MT_ERR_DIST, "dist.%s: the communicator is finalized", op);
   if (d->broken) return mt__error(MT_ERR_DIST, "dist.%s: the communicator is broken: %s", op, d->broken_msg);
@@ -42,7 +42,7 @@ static mt_status new_work(mt_dist *d, const char *op, int kind, mt_dist_work **o
 
 mt_status mt_dist_barrier(mt_dist *d, mt_dist_work **work) {
   mt_dist_work *w = NULL;
-  MT_TRY(new_work(d, "barrier", MT_WORK_BARRIER, &w));
+  MT_TRY(mt__dist_new_work(d, "barrier", MT_WORK_BARRIER, &w));
   return mt__dist_submit(d, w, work);
 }
 
@@ -51,7 +51,7 @@ mt_status mt_dist_broadcast(mt_dist *d, mt_tensor *t, int root, mt_dist_work **w
   if (d && (root < 0 || root >= d->size))
     return mt__error(MT_ERR_ARG, "dist.broadcast: root %d is not a rank (0..%d)", root, d->size - 1);
   mt_dist_work *w = NULL;
-  MT_TRY(new_work(d, "broadcast", MT_WORK_BCAST, &w));
+  MT_TRY(mt__dist_new_work(d, "broadcast", MT_WORK_BCAST, &w));
   w->a = t;
   w->root = root;
   return mt__dist_submit(d, w, work);
@@ -67,7 +67,7 @@ mt_status mt_dist_allreduce(mt_dist *d, mt_tensor *t, int op, int alg, mt_dist_w
   if (mt__dist_alg_transport(alg) == MT_DIST_NCCL && !(mt_dist_transports() & MT_DIST_NCCL))
     return mt__error(MT_ERR_UNSUPPORTED, "dist.allreduce: algorithm %s: this build has no NCCL", mt_dist_alg_name(alg));
   mt_dist_work *w = NULL;
-  MT_TRY(new_work(d, "allreduce", MT_WORK_ALLREDUCE, &w));
+  MT_TRY(mt__dist_new_work(d, "allreduce", MT_WORK_ALLREDUCE, &w));
   w->a = t;
   w->op = op;
   w->alg = alg;
@@ -94,7 +94,7 @@ static mt_status check_pair(mt_dist *d, const char *op, mt_tensor *out, mt_tenso
 mt_status mt_dist_allgather(mt_dist *d, mt_tensor *out, mt_tensor *in, mt_dist_work **work) {
   MT_TRY(check_pair(d, "allgather", out, in, out ? mt_tensor_numel(out) : 0, in ? mt_tensor_numel(in) : 0, "out"));
   mt_dist_work *w = NULL;
-  MT_TRY(new_work(d, "allgather", MT_WORK_ALLGATHER, &w));
+  MT_TRY(mt__dist_new_work(d, "allgather", MT_WORK_ALLGATHER, &w));
   w->a = out;
   w->b = in;
   return mt__dist_submit(d, w, work);
@@ -105,7 +105,7 @@ mt_status mt_dist_reduce_scatter(mt_dist *d, mt_tensor *out, mt_tensor *in, int 
       check_pair(d, "reduceScatter", out, in, in ? mt_tensor_numel(in) : 0, out ? mt_tensor_numel(out) : 0, "input"));
   MT_TRY(check_op("reduceScatter", op));
   mt_dist_work *w = NULL;
-  MT_TRY(new_work(d, "reduceScatter", MT_WORK_REDUCE_SCATTER, &w));
+  MT_TRY(mt__dist_new_work(d, "reduceScatter", MT_WORK_REDUCE_SCATTER, &w));
   w->a = out;
   w->b = in;
   w->op = op;
@@ -154,7 +154,7 @@ static void mpi_type_op(int dtype, int op, MPI_Datatype *t, MPI_Op *o) {
   *o = user[r];
 }
 
-static mt_status wait1(mt_dist *d, MPI_Request *r, int rc) {
+mt_status mt__dist_wait1(mt_dist *d, MPI_Request *r, int rc) {
   if (rc != MPI_SUCCESS) {
     char s[MPI_MAX_ERROR_STRING];
     int n = 0;
@@ -174,12 +174,12 @@ mt_status mt__dist_exec(mt_dist *d, int kind, void *a, const void *b, int64_t n,
   MPI_Op o;
   int red = op == MT_RED_AVG ? MT_RED_SUM : op;
   switch (kind) {
-    case MT_WORK_BARRIER: return wait1(d, &r, MPI_Ibarrier(d->world, &r));
-    case MT_WORK_BCAST: return wait1(d, &r, MPI_Ibcast(a, (int)n, bt, root, d->world, &r));
-    case MT_WORK_ALLGATHER: return wait1(d, &r, MPI_Iallgather(b, (int)n, bt, a, (int)n, bt, d->world, &r));
+    case MT_WORK_BARRIER: return mt__dist_wait1(d, &r, MPI_Ibarrier(d->world, &r));
+    case MT_WORK_BCAST: return mt__dist_wait1(d, &r, MPI_Ibcast(a, (int)n, bt, root, d->world, &r));
+    case MT_WORK_ALLGATHER: return mt__dist_wait1(d, &r, MPI_Iallgather(b, (int)n, bt, a, (int)n, bt, d->world, &r));
     case MT_WORK_REDUCE_SCATTER:
       mpi_type_op(dtype, red, &t, &o);
-      MT_TRY(wait1(d, &r, MPI_Ireduce_scatter_block(b, a, (int)n, t, o, d->world, &r)));
+      MT_TRY(mt__dist_wait1(d, &r, MPI_Ireduce_scatter_block(b, a, (int)n, t, o, d->world, &r)));
       break;
     case MT_WORK_ALLREDUCE:
       switch (alg) {
@@ -205,9 +205,9 @@ enum { SIG_N = 7 };
 static void sig_text(const int64_t *s, char *buf, size_t len) {
   const char *dt = (s[1] >= 0 && s[1] < MT_NUM_DTYPES) ? mt_dtype_name((int)s[1]) : "?";
   const char *op = mt_dist_red_name((int)s[3]);
-  const char *alg = mt_dist_alg_name((int)s[4]);
+  const char *alg = s[0] == MT_WORK_SPARSE ? mt_dist_sparse_alg_name((int)s[4]) : mt_dist_alg_name((int)s[4]);
   snprintf(buf, len, "%s #%lld of %s[%lld]%s%s%s%s root %lld",
-           (s[0] >= 0 && s[0] <= MT_WORK_LOAD_MODEL) ? kind_name((int)s[0]) : "?", (long long)s[6], dt, (long long)s[2],
+           (s[0] >= 0 && s[0] <= MT_WORK_SPARSE) ? kind_name((int)s[0]) : "?", (long long)s[6], dt, (long long)s[2],
            op ? " op " : "", op ? op : "", alg ? " algorithm " : "", alg ? alg : "", (long long)s[5]);
 }
 
@@ -215,7 +215,7 @@ static mt_status check_signature(mt_dist *d, const int64_t *mine) {
   int64_t *all = mt__dist_scratch(d, sizeof(int64_t) * SIG_N * (size_t)d->size);
   if (!all) return mt__error(MT_ERR_MEMORY, "dist: out of memory");
   MPI_Request r = MPI_REQUEST_NULL;
-  MT_TRY(wait1(d, &r, MPI_Iallgather(mine, SIG_N, MPI_INT64_T, all, SIG_N, MPI_INT64_T, d->world, &r)));
+  MT_TRY(mt__dist_wait1(d, &r, MPI_Iallgather(mine, SIG_N, MPI_INT64_T, all, SIG_N, MPI_INT64_T, d->world, &r)));
   for (int q = 1; q < d->size; q++) {
     if (memcmp(all, all + SIG_N * q, sizeof(int64_t) * SIG_N) == 0) continue;
     char a[256], b[256];
@@ -251,6 +251,7 @@ static mt_status run(mt_dist *d, mt_dist_work *w) {
                          (long long)n);
   if (d->broken)
     return mt__error(MT_ERR_DIST, "dist: %s: the communicator is broken: %s", mt__dist_current(d), d->broken_msg);
+  if (w->kind == MT_WORK_SPARSE && d->size == 1) return mt__dist_run_sparse(d, w);
   if (d->size == 1) /* one rank: the result is the input (avg of one); out-of-place kinds copy it */
     return w->b ? mt_copy(w->a, w->b) : MT_OK;
 #ifdef MT_WITH_MPI
@@ -259,6 +260,7 @@ static mt_status run(mt_dist *d, mt_dist_work *w) {
     if (w->kind == MT_WORK_BARRIER) sig[1] = sig[2] = 0;
     MT_TRY(check_signature(d, sig));
   }
+  if (w->kind == MT_WORK_SPARSE) return mt__dist_run_sparse(d, w);
   if (device >= 0) return mt__dist_run_cuda(d, w);
   void *b = w->b ? mt_tensor_data(w->b) : NULL;
   return mt__dist_exec(d, w->kind, t ? mt_tensor_data(t) : NULL, b, n, dtype, w->op, w->alg, w->root);

@@ -14,6 +14,7 @@
  * model.c      the cost table behind `auto`
  * ps.h, ps.c, ps_server.c  the stale-synchronous parameter server (a server thread beside the
  *              worker on ranks 0..servers-1; requests run on the communication thread)
+ * sparse.c     the sparse allreduce (index, value pairs): allgather or hierarchical
  * topk.c, rgc.c  residual gradient compression's steps (selection; mask and scatter-add): the
  *              checking entry points; the bodies are backend slots (csrc/cpu/dist_*.c,
  *              kernels/dist_*.cu)

@@ -70,7 +70,8 @@ void mt__dist_stop_thread(mt_dist *d, int join) {
 static void release_tensors(mt_dist_work *w) {
   if (w->a) mt_tensor_release(w->a);
   if (w->b) mt_tensor_release(w->b);
-  w->a = w->b = NULL;
+  if (w->c) mt_tensor_release(w->c);
+  w->a = w->b = w->c = NULL;
 }
 
 mt_status mt__dist_submit(mt_dist *d, mt_dist_work *w, mt_dist_work **out) {
@@ -78,6 +79,7 @@ mt_status mt__dist_submit(mt_dist *d, mt_dist_work *w, mt_dist_work **out) {
   w->seq = w->kind == MT_WORK_PS ? 0 : ++d->seq; /* parameter server requests are not collective */
   if (w->a) mt_tensor_retain(w->a);
   if (w->b) mt_tensor_retain(w->b);
+  if (w->c) mt_tensor_retain(w->c);
   if (!d->thread_started) {
     if (d->size > 1) { /* finalized, or the thread was stopped by a failure */
       release_tensors(w);
@@ -133,4 +135,9 @@ void mt_dist_work_free(mt_dist_work *w) {
   if (!w->done) mt_dist_work_wait(w);
   release_tensors(w);
   free(w);
+}
+
+void mt_dist_work_counters(const mt_dist_work *w, int64_t *out2) {
+  out2[0] = w && w->done ? w->counters[0] : 0;
+  out2[1] = w && w->done ? w->counters[1] : 0;
 }

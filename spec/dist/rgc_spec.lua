@@ -33,6 +33,11 @@ local function sentDense(c, stats, n)
    if stats.dense then return s end
    for i = 1, stats.sent do
       local j = c.sidx[i]
+      if c.o.exchange == 'hierarchical' then -- indexed into the compressed parameters, in order
+         for _, u in ipairs(c.sparse) do
+            if j >= u.sp and j < u.sp + (u.hi - u.lo) then j = u.lo + j - u.sp; break end
+         end
+      end
       s[j + 1] = s[j + 1] + c.sval[i]
    end
    return s
@@ -54,14 +59,18 @@ describe('compressor', function()
       { method = 'trimmed', momentum = 0.5, maskMomentum = false },
       { method = 'exact', momentum = 0.9, wire = 'half' }, { method = 'threshold', momentum = 0, wire = 'bfloat16' },
       { method = 'sampled', momentum = 0.9, nesterov = true }, { method = 'sampled', momentum = 0, wire = 'half' },
+      { method = 'sampled', momentum = 0.9, exchange = 'hierarchical' },
+      { method = 'exact', momentum = 0, exchange = 'hierarchical' },
    } do
       it(('keeps sent + residual == accumulated and sums every rank\'s pairs (%s, momentum %g%s%s, %s wire)')
          :format(case.method, case.momentum, case.nesterov and ', nesterov' or '',
-         case.maskMomentum == false and ', no masking' or '', case.wire or 'float'), function()
+         case.maskMomentum == false and ', no masking' or '', case.wire or 'float')
+         .. (case.exchange and ', ' .. case.exchange .. ' exchange' or ''), function()
          local units, n = layout()
          local grad = torch.FloatTensor(n)
          local c = rgc.Compressor(units, grad, { density = 0.01, method = case.method, momentum = case.momentum,
-            nesterov = case.nesterov, maskMomentum = case.maskMomentum, wire = case.wire, denseFallback = false }, dist)
+            nesterov = case.nesterov, maskMomentum = case.maskMomentum, wire = case.wire, denseFallback = false,
+            exchange = case.exchange }, dist)
          assert.equal(2, #c.dense)
          assert.equal(3, #c.sparse)
          local acc, sent = torch.DoubleTensor(n):zero(), torch.DoubleTensor(n):zero()
@@ -222,6 +231,10 @@ describe('compressor', function()
       assert.error_matches(function() rgc.Compressor(units, g, { dense = true }, dist) end, "unknown option 'dense'")
       assert.error_matches(function() rgc.Compressor(units, torch.DoubleTensor(n), {}, dist) end, 'float32')
       assert.error_matches(function() rgc.Compressor(units, g, { warmup = { 0.5, 2 } }, dist) end, 'warmup%[2%]')
+      assert.error_matches(function() rgc.Compressor(units, g, { exchange = 'ring' }, dist) end,
+         "exchange must be allgather or hierarchical, got 'ring'")
+      assert.error_matches(function() rgc.Compressor(units, g, { exchange = 'hierarchical', wire = 'half' }, dist) end,
+         "wire must be float, got 'half'")
    end)
 end)
 

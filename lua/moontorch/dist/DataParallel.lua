@@ -22,7 +22,7 @@
 -- RedSync), with its options beside it: density (0.001), method ('sampled', 'exact',
 -- 'threshold', 'trimmed'), slack, momentum, nesterov, weightDecay, maskMomentum (true), clip, minSize (16384),
 -- wire ('float', 'half', 'bfloat16'), denseFallback (true), warmup (list of densities),
--- warmupSteps. Momentum and weight decay then live here (momentum correction): run the optimizer
+-- warmupSteps, exchange ('allgather', or 'hierarchical': dist.sparseAllreduce). Momentum and weight decay then live here (momentum correction): run the optimizer
 -- with momentum = 0 and weightDecay = 0. The exchange happens once backward has finished (no
 -- bucket overlap); dp.stats holds the last step's counters (bytes, density, selectTime,
 -- exchangeTime, ...). Float32 gradients, or float16/bfloat16 ones of a half model: then the
@@ -85,7 +85,7 @@ function DataParallel:__init(model, opts)
          fail("unknown option '%s' (bucketMB, algorithm, overlap, dist, compress and, with compress = 'rgc' or "
             .. "'auto', %s; with 'auto', network, every; with 'powersgd', 'onebit' or 'fp16', theirs)", tostring(k),
             'density, method, slack, momentum, nesterov, weightDecay, maskMomentum, clip, minSize, wire, '
-            .. 'denseFallback, warmup, warmupSteps')
+            .. 'denseFallback, warmup, warmupSteps, exchange')
       elseif OPTIONS[k] == 'rgc' then
          if kind.kind ~= 'step' and kind.kind ~= 'auto' then
             fail("option '%s' needs compress = 'rgc' or 'auto'", k)

@@ -156,12 +156,14 @@ Handle.__index = Handle
 function Handle:wait()
    if self.w ~= nil then
       local st = D.mt_dist_work_wait(self.w)
+      if self.report and st == 0 then self.reported = self.report(self.w) end
       D.mt_dist_work_free(ffi.gc(self.w, nil))
       self.w = nil
       self.keep = nil
       if st ~= 0 then T.raise('dist.' .. self.op, true) end
       if self.back then self.back:copy(self.result_c) end
    end
+   if self.report then return self.result, self.reported end
    return self.result
 end
 
@@ -224,6 +226,45 @@ collective('reduceScatter', function(async, out, t, op)
       function(w, c) return D.mt_dist_reduce_scatter(d, c.h, ct.h, o, w) end)
    if async then h.keep[#h.keep + 1] = ct end
    return h
+end)
+
+-- dist.sparseAllreduce(out, idx, val, {op = 'sum'|'avg', algorithm = 'allgather'|'hierarchical'}):
+-- out (float32, CPU) := the sum over the ranks of each rank's (idx, val) pairs (int32 0-based
+-- indices into out, -1 for padding; float32 values; counts may differ between ranks). Returns
+-- out and {recvBytes = what this rank received, pairs = what it summed or received (-1 when
+-- the sum came dense)}; the Async form's handle returns both from wait().
+local SPARSE_OPTIONS = { 'op', 'algorithm' }
+local sparseAlgs, sparseNames = {}, {}
+for i = 0, C.MT_NUM_SPARSE_ALG - 1 do
+   sparseNames[i + 1] = ffi.string(D.mt_dist_sparse_alg_name(i))
+   sparseAlgs[sparseNames[i + 1]] = i
+end
+function dist.sparseAlgorithms() return { unpack(sparseNames) } end
+
+local counters = ffi.new('int64_t[2]')
+local function sparseReport(w)
+   D.mt_dist_work_counters(w, counters)
+   return { recvBytes = tonumber(counters[0]), pairs = tonumber(counters[1]) }
+end
+
+collective('sparseAllreduce', function(async, out, idx, val, opts)
+   T.expect_tensor(out, 'dist.sparseAllreduce', 'out', 3)
+   T.expect_tensor(idx, 'dist.sparseAllreduce', 'idx', 3)
+   T.expect_tensor(val, 'dist.sparseAllreduce', 'val', 3)
+   opts = options(opts, SPARSE_OPTIONS, 'sparseAllreduce')
+   local d, o = need('sparseAllreduce'), opid(opts.op, 'sparseAllreduce')
+   local a = sparseAlgs[opts.algorithm or 'allgather']
+   if not a then
+      T.argerror('dist.sparseAllreduce', ("unknown algorithm '%s' (%s)"):format(tostring(opts.algorithm),
+         table.concat(sparseNames, ', ')), 3)
+   end
+   local ci, cv = contiguous(idx), contiguous(val)
+   local h = submit('sparseAllreduce', true, out, out,
+      function(w, c) return D.mt_dist_sparse_allreduce(d, c.h, ci.h, cv.h, o, a, w) end)
+   h.keep[#h.keep + 1], h.keep[#h.keep + 2] = ci, cv
+   h.report = sparseReport
+   if async then return h end
+   return h:wait()
 end)
 
 function dist.barrier()

@@ -29,6 +29,10 @@
 -- k*(1+slack) pairs; on one core here 30 M floats take 50 ms, against 77 for exact (a sample, then
 -- counting and gathering passes, then exact on the candidates), 106 for threshold and 270 for
 -- trimmed (csrc/cpu/dist_topk.c). Tensors too short for the sample go exact.
+-- exchange = 'hierarchical' sends the pairs through dist.sparseAllreduce instead (csrc/dist/
+-- sparse.c): gathered and merged at each node's leader, merged sets (or a dense ring) among the
+-- leaders, the sum back into the node; what ranks select in common travels once, and no rank
+-- receives more than the dense sizes whatever the rank count.
 -- State (residuals, velocities, step count) is per rank: state()/load() move it in and out of
 -- a checkpoint of its own (the Trainer writes one file per rank beside its checkpoint).
 local ffi = require 'ffi'
@@ -46,6 +50,7 @@ local DEFAULTS = {
    maskMomentum = true, clip = false, minSize = 16384, wire = 'float', denseFallback = true,
    warmup = { 0.25, 0.0625, 0.015625, 0.004 }, warmupSteps = 0, algorithm = false,
    sparseUnits = false, -- instead of minSize: a set of unit starts (lo) that go sparse (compress = 'auto')
+   exchange = 'allgather', -- or 'hierarchical' (dist.sparseAllreduce; float wire)
 }
 rgc.DEFAULTS = DEFAULTS
 local WIRE = { float = T.FLOAT, half = T.HALF, bfloat16 = T.BFLOAT16 }
@@ -84,6 +89,12 @@ function rgc.options(o)
       fail("method must be exact, threshold, trimmed or sampled, got '%s'", tostring(r.method))
    end
    if not WIRE[r.wire] then fail("wire must be float, half or bfloat16, got '%s'", tostring(r.wire)) end
+   if r.exchange ~= 'allgather' and r.exchange ~= 'hierarchical' then
+      fail("exchange must be allgather or hierarchical, got '%s'", tostring(r.exchange))
+   end
+   if r.exchange == 'hierarchical' and r.wire ~= 'float' then
+      fail("the hierarchical exchange sums on the way and sends float32 values: wire must be float, got '%s'", r.wire)
+   end
    if r.clip ~= false and (type(r.clip) ~= 'number' or not (r.clip > 0)) then -- luacheck: ignore 581 (rejects NaN)
       fail('clip must be false or a positive number, got %s', tostring(r.clip))
    end
@@ -128,6 +139,7 @@ function rgc.Compressor(units, grad, opts, dist)
          local sparse
          if o.sparseUnits then sparse = o.sparseUnits[u.lo] == true else sparse = len >= o.minSize end
          if sparse then
+            u.sp = ns -- where it starts in the compressed parameters, one after the other
             u.v = self:_new(T.FLOAT, len):zero()
             if o.momentum > 0 then u.u = self:_new(T.FLOAT, len):zero() end
             self.sparse[#self.sparse + 1] = u
@@ -240,6 +252,7 @@ function Compressor:step(grad, params, scale)
       dbuf:narrow(1, u.pos + 1, u.hi - u.lo):copy(grad:narrow(1, u.lo + 1, u.hi - u.lo))
    end
    local pos = 0 -- pairs selected so far
+   local hier = false -- the pairs go to dist.sparseAllreduce, indexed into the compressed parameters
    if dense then
       local at = self.denseElements
       for _, u in ipairs(self.sparse) do
@@ -254,6 +267,7 @@ function Compressor:step(grad, params, scale)
       local idx = self:_ensure('sidx', T.INT, cap)
       local val = self:_ensure('sval', T.FLOAT, cap)
       local m = METHODS[o.method]
+      hier = o.exchange == 'hierarchical'
       for _, u in ipairs(self.sparse) do
          local len = u.hi - u.lo
          local c = capOf(len, density, o.method, o.slack)
@@ -272,7 +286,7 @@ function Compressor:step(grad, params, scale)
             T.check(D.mt_dist_rgc_scatter_add(u.v.h, ik.h, err.h, k, 1), 'dist.rgc')
             ik:add(u.lo)
          else
-            T.check(D.mt_dist_rgc_mask(u.v.h, um, iv.h, k, u.lo), 'dist.rgc')
+            T.check(D.mt_dist_rgc_mask(u.v.h, um, iv.h, k, hier and u.sp or u.lo), 'dist.rgc')
          end
          pos = pos + k
       end
@@ -282,7 +296,9 @@ function Compressor:step(grad, params, scale)
    local h = dbuf and d.allreduceAsync(dbuf, 'avg', o.algorithm and { algorithm = o.algorithm } or nil)
    local bytes = dbuf and nd * 4 or 0
    local recv = COMPRESSORS.allreduceReceived(bytes, N)
-   if not dense and #self.sparse > 0 then
+   if hier and #self.sparse > 0 then
+      bytes, recv = self:_hierarchical(grad, pos, bytes, recv)
+   elseif not dense and #self.sparse > 0 then
       self.cnt[1] = pos
       d.allreduce(self.cnt, 'max')
       local maxc = math.floor(self.cnt[1])
@@ -341,6 +357,23 @@ function Compressor:step(grad, params, scale)
       sparseElements = self.sparseElements, denseElements = self.denseElements, sent = pos,
       selectTime = t1 - t0, exchangeTime = t2 - t1,
    }
+end
+
+-- the sparse sets through dist.sparseAllreduce's hierarchical exchange (merged at each node's
+-- leader, dense where that is cheaper), into the compressed parameters' places in grad
+function Compressor:_hierarchical(grad, pos, bytes, recv)
+   local idx, val = self.sidx, self.sval
+   if pos == 0 then -- nothing selected here: one padding pair
+      idx[1], val[1] = -1, 0
+   end
+   local sum = self:_ensure('ssum', T.FLOAT, self.sparseElements):narrow(1, 1, self.sparseElements)
+   local _, st = self.dist.sparseAllreduce(sum, idx:narrow(1, 1, math.max(pos, 1)), val:narrow(1, 1, math.max(pos, 1)),
+      { op = 'avg', algorithm = 'hierarchical' })
+   for _, u in ipairs(self.sparse) do
+      local len = u.hi - u.lo
+      grad:narrow(1, u.lo + 1, len):copy(sum:narrow(1, u.sp + 1, len))
+   end
+   return bytes + pos * 8, recv + st.recvBytes
 end
 
 function Compressor:_halfStep(grad, params, scale)
