@@ -294,6 +294,27 @@ describe('DataParallel compress = rgc', function()
       assert.is_true(tostring(dp):find('rgc density 0.01') ~= nil)
    end)
 
+   it('sends each bucket as backward finishes it, with the result of one exchange after backward', function()
+      -- bucketMB small: the two linear layers' weights and biases fall into several buckets
+      local plain = { learningRate = 0.05 }
+      for _, exchange in ipairs { 'allgather', 'hierarchical' } do
+         local opts = { compress = 'rgc', density = 0.02, momentum = 0.9, weightDecay = 1e-3, minSize = 1000,
+            bucketMB = 0.01, exchange = exchange }
+         local p1, dp = train(opts, plain, 4)
+         assert.is_true(#dp.buckets >= 3, 'expected several buckets, got ' .. #dp.buckets)
+         assert.equal(#dp.buckets, dp.stats.buckets) -- the per-bucket path ran, one launch per bucket
+         assert.is_true(dp.stats.sent > 0 and dp.stats.bytes > 0 and dp.stats.recvBytes >= 0)
+         opts.overlap = false
+         local p2, dp2 = train(opts, plain, 4)
+         assert.is_nil(dp2.stats.buckets) -- one exchange after backward
+         assert(maxdiff(p1, p2) <= 1e-5, exchange .. ': per bucket differs from one exchange by ' .. maxdiff(p1, p2))
+         for i, u in ipairs(dp.compressor:residuals()) do
+            local d = maxdiff(u.v, dp2.compressor:residuals()[i].v)
+            assert(d <= 1e-5, ('%s: residual %d differs by %g'):format(exchange, i, d))
+         end
+      end
+   end)
+
    it('resumes exactly from its local state (residuals, velocities, step count) through a file', function()
       local opts = { compress = 'rgc', density = 0.01, momentum = 0.9, nesterov = true, weightDecay = 1e-3,
          minSize = 1000, warmup = { 0.1, 0.03 }, warmupSteps = 4 }

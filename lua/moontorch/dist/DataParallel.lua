@@ -22,10 +22,11 @@
 -- RedSync), with its options beside it: density (0.001), method ('sampled', 'exact',
 -- 'threshold', 'trimmed'), slack, momentum, nesterov, weightDecay, maskMomentum (true), clip, minSize (16384),
 -- wire ('float', 'half', 'bfloat16'), denseFallback (true), warmup (list of densities),
--- warmupSteps, exchange ('allgather', or 'hierarchical': dist.sparseAllreduce). Momentum and weight decay then live here (momentum correction): run the optimizer
--- with momentum = 0 and weightDecay = 0. The exchange happens once backward has finished (no
--- bucket overlap); dp.stats holds the last step's counters (bytes, density, selectTime,
--- exchangeTime, ...). Float32 gradients, or float16/bfloat16 ones of a half model: then the
+-- warmupSteps, exchange ('allgather', or 'hierarchical': dist.sparseAllreduce). Momentum and
+-- weight decay then live here (momentum correction): run the optimizer with momentum = 0 and
+-- weightDecay = 0. Each bucket is selected and sent as backward finishes it (with overlap, a
+-- float wire and no clip; otherwise one exchange after backward); dp.stats holds the last
+-- step's counters (bytes, density, selectTime, exchangeTime, ...). Float32 gradients, or float16/bfloat16 ones of a half model: then the
 -- residuals and the update are float32, the update is dp:updates() (not the model's gradient
 -- tensor), and dp.lossScale (default 1) must be the loss scaler's scale of the step (the
 -- Trainer sets it); an overflow on any rank makes the update inf on every rank, so every
@@ -291,14 +292,20 @@ function DataParallel:_begin(active)
    for _, e in ipairs(self.entries) do e.depth, e.doneAt = 0, nil end
    -- compressed: one exchange after backward, no bucket launched from the hooks; auto: the
    -- dense buckets launch from the hooks, and the hooks time each gradient for the model
-   self._next, self._active = 1, active and (not self.compressor or self.auto ~= nil)
+   -- rgc per bucket (overlap, float32, float wire, no clipping): launched from the hooks too
+   local c = self.compressor
+   self._rgcBuckets = c and not self.auto and self.overlap and c:perBucket() or false
+   if self._rgcBuckets then c:begin(self.gradParams, self.params) end
+   self._next, self._active = 1, active and (not c or self.auto ~= nil or self._rgcBuckets)
    self._t0 = (self.auto or self._tuneBuckets) and now() or nil
 end
 
 -- a compressed bucket (compress = 'auto') is skipped: the compressor sends it after backward
 function DataParallel:_launch(b)
    local bk = self.buckets[b]
-   if self.codec then
+   if self._rgcBuckets then
+      self.compressor:launch(bk.lo, bk.hi)
+   elseif self.codec then
       bk.handle = self.codec:launch(b, bk)
    elseif not bk.compressed then
       if self.auto then self.auto:beforeLaunch(bk) end
@@ -328,6 +335,11 @@ end
 function DataParallel:_finish()
    self._active = false
    if self.auto then return self:_finishAuto() end
+   if self._rgcBuckets then
+      for b = self._next, #self.buckets do self:_launch(b) end
+      self.stats = self.compressor:complete()
+      return
+   end
    if self.compressor then
       self.stats = self.compressor:step(self.gradParams, self.params, self.lossScale)
       return
@@ -400,6 +412,7 @@ end
 -- are touched again
 function DataParallel:_abort()
    self._active = false
+   if self._rgcBuckets then self.compressor:abort() end
    for _, bk in ipairs(self.buckets) do
       if bk.handle then pcall(bk.handle.wait, bk.handle) end
       bk.handle = nil

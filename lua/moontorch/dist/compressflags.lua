@@ -19,6 +19,9 @@ function M.recipeProblem(opt)
       return ('-compress %s compresses float32 gradients; with -precision %s use -compress rgc or none')
          :format(opt.compress, opt.precision)
    end
+   if opt.rgcExchange == 'hierarchical' and opt.wire ~= 'float' then
+      return ('-rgcExchange hierarchical sums float32 values on the way; -wire must be float, got %s'):format(opt.wire)
+   end
    if not (opt.density > 0 and opt.density <= 1) then
       return ('-density must be in (0, 1], got %s'):format(opt.density)
    end
@@ -43,6 +46,7 @@ function M.recipeSetup(opt, config, dpopts)
       return dpopts
    end
    dpopts.density, dpopts.method, dpopts.wire = opt.density, opt.rgcMethod, opt.wire
+   dpopts.exchange = opt.rgcExchange
    if opt.compress == 'auto' and opt.network and opt.network ~= 'local' then dpopts.network = opt.network end
    dpopts.momentum, dpopts.weightDecay = config.momentum or 0, config.weightDecay or 0
    dpopts.nesterov, dpopts.maskMomentum = config.nesterov or false, opt.maskMomentum

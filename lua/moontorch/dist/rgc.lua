@@ -376,6 +376,152 @@ function Compressor:_hierarchical(grad, pos, bytes, recv)
    return bytes + pos * 8, recv + st.recvBytes
 end
 
+---------------------------------------------------------------------------------------------
+-- Per bucket, overlapped with backward: dist.DataParallel calls begin(grad, params) before
+-- backward, launch(lo, hi) for each bucket's element range [lo, hi) as backward finishes it
+-- (accumulation, selection and masking here, the exchange started on the communication thread:
+-- dist.sparseAllreduce with `exchange`, the small parameters by an allreduce), and complete()
+-- after backward, which waits, puts the averages into grad and returns the step's counters.
+-- The result is step()'s, up to the order of the sums. For float32 gradients, a float wire and
+-- no clipping (the norm needs the whole gradient first): perBucket() says; step() does the rest.
+function Compressor:perBucket()
+   return not self.work and self.o.wire == 'float' and not self.o.clip
+end
+
+local EMPTY = {}
+function Compressor:begin(grad, params)
+   local o = self.o
+   if o.weightDecay > 0 and not params then fail('weightDecay needs the parameters: begin(grad, params)') end
+   local density = self:density()
+   local pb = { grad = grad, params = params, density = density, dense = self:_goesDense(density), pos = 0,
+      jobs = {}, select = 0 }
+   self.pb = pb
+   if not pb.dense then -- room for every bucket's pairs at once: their exchanges overlap
+      local cap = 0
+      for _, u in ipairs(self.sparse) do cap = cap + capOf(u.hi - u.lo, density, o.method, o.slack) end
+      self:_ensure('sidx', T.INT, cap)
+      self:_ensure('sval', T.FLOAT, cap)
+   end
+   if self.sparseElements > 0 then self:_ensure('ssum', T.FLOAT, self.sparseElements) end
+   if not EMPTY.idx then EMPTY.idx, EMPTY.val = torch.IntTensor(0), torch.FloatTensor(0) end
+end
+
+-- the units starting in [lo, hi), of a list sorted by lo
+local function within(list, lo, hi)
+   local r = {}
+   for _, u in ipairs(list) do
+      if u.lo >= lo and u.lo < hi then r[#r + 1] = u end
+   end
+   return r
+end
+
+function Compressor:launch(lo, hi)
+   local pb, o, d = self.pb, self.o, self.dist
+   if not pb then fail('launch before begin') end
+   local t0 = now()
+   local grad, params, wd = pb.grad, pb.params, o.weightDecay > 0
+   local job = { dense = within(self.dense, lo, hi), sparse = within(self.sparse, lo, hi) }
+   for _, u in ipairs(job.dense) do -- weight decay, then the average (momentum once it is back)
+      local len = u.hi - u.lo
+      local g = grad:narrow(1, u.lo + 1, len)
+      if wd then g:add(o.weightDecay, params:narrow(1, u.lo + 1, len)) end
+      self.dbuf:narrow(1, u.pos + 1, len):copy(g)
+   end
+   local sp = job.sparse
+   if #sp > 0 then
+      job.spLo, job.spHi = sp[1].sp, sp[#sp].sp + sp[#sp].hi - sp[#sp].lo
+      local sum = self.ssum:narrow(1, job.spLo + 1, job.spHi - job.spLo)
+      for _, u in ipairs(sp) do
+         local len = u.hi - u.lo
+         self:_accumulate(u, grad:narrow(1, u.lo + 1, len), wd and params:narrow(1, u.lo + 1, len) or nil)
+      end
+      if pb.dense then -- every residual whole: momentum SGD on the average
+         for _, u in ipairs(sp) do
+            sum:narrow(1, u.sp - job.spLo + 1, u.hi - u.lo):copy(u.v)
+            u.v:zero()
+         end
+         job.h = d.allreduceAsync(sum, 'avg', o.algorithm and { algorithm = o.algorithm } or nil)
+      else
+         local start, m = pb.pos, METHODS[o.method]
+         for _, u in ipairs(sp) do
+            local c = capOf(u.hi - u.lo, pb.density, o.method, o.slack)
+            local iv, vv = self.sidx:narrow(1, pb.pos + 1, c), self.sval:narrow(1, pb.pos + 1, c)
+            T.check(D.mt_dist_topk(u.v.h, pb.density, m, o.slack, iv.h, vv.h, count), 'dist.rgc')
+            local k = tonumber(count[0])
+            local um = (o.maskMomentum and u.u) and u.u.h or nil
+            T.check(D.mt_dist_rgc_mask(u.v.h, um, iv.h, k, u.sp - job.spLo), 'dist.rgc')
+            pb.pos = pb.pos + k
+         end
+         job.sent = pb.pos - start
+         local idx = job.sent > 0 and self.sidx:narrow(1, start + 1, job.sent) or EMPTY.idx
+         local val = job.sent > 0 and self.sval:narrow(1, start + 1, job.sent) or EMPTY.val
+         job.hs = d.sparseAllreduceAsync(sum, idx, val, { op = 'avg', algorithm = o.exchange })
+      end
+   end
+   if #job.dense > 0 then
+      local first, last = job.dense[1], job.dense[#job.dense]
+      job.dLo, job.dHi = first.pos, last.pos + last.hi - last.lo
+      job.hd = d.allreduceAsync(self.dbuf:narrow(1, job.dLo + 1, job.dHi - job.dLo), 'avg',
+         o.algorithm and { algorithm = o.algorithm } or nil)
+   end
+   pb.jobs[#pb.jobs + 1] = job
+   pb.select = pb.select + now() - t0
+end
+
+-- waits for every launched bucket (also after an error: nothing may still write into them)
+function Compressor:abort()
+   local pb = self.pb
+   self.pb = nil
+   for _, job in ipairs(pb and pb.jobs or {}) do
+      for _, h in ipairs { job.h, job.hs, job.hd } do pcall(h.wait, h) end
+   end
+end
+
+function Compressor:complete()
+   local pb, o = self.pb, self.o
+   if not pb then fail('complete before begin') end
+   self.pb = nil
+   local N = self.dist.size()
+   local t1 = now()
+   local grad, bytes, recv = pb.grad, 0, 0
+   for _, job in ipairs(pb.jobs) do
+      if job.hs or job.h then
+         local _, st = (job.hs or job.h):wait()
+         local n = job.spHi - job.spLo
+         if job.hs then
+            bytes, recv = bytes + job.sent * 8, recv + st.recvBytes
+         else
+            bytes, recv = bytes + n * 4, recv + COMPRESSORS.allreduceReceived(n * 4, N)
+         end
+         local sum = self.ssum
+         for _, u in ipairs(job.sparse) do
+            grad:narrow(1, u.lo + 1, u.hi - u.lo):copy(sum:narrow(1, u.sp + 1, u.hi - u.lo))
+         end
+      end
+      if job.hd then
+         job.hd:wait()
+         local n = job.dHi - job.dLo
+         local small = self.dbuf:narrow(1, job.dLo + 1, n)
+         if self.dvel then
+            local vel = self.dvel:narrow(1, job.dLo + 1, n)
+            vel:mul(o.momentum):add(small)
+            if o.nesterov then small:add(o.momentum, vel) else small:copy(vel) end
+         end
+         for _, u in ipairs(job.dense) do
+            grad:narrow(1, u.lo + 1, u.hi - u.lo):copy(self.dbuf:narrow(1, u.pos + 1, u.hi - u.lo))
+         end
+         bytes, recv = bytes + n * 4, recv + COMPRESSORS.allreduceReceived(n * 4, N)
+      end
+   end
+   self.steps = self.steps + 1
+   return {
+      step = self.steps, density = pb.dense and 1 or (self.sparseElements > 0 and pb.pos / self.sparseElements or 0),
+      target = pb.density, dense = pb.dense, bytes = bytes, recvBytes = recv, denseBytes = self.n * 4,
+      sparseElements = self.sparseElements, denseElements = self.denseElements, sent = pb.pos,
+      selectTime = pb.select, exchangeTime = now() - t1, buckets = #pb.jobs,
+   }
+end
+
 function Compressor:_halfStep(grad, params, scale)
    if type(scale) ~= 'number' or not (scale > 0) or scale == math.huge then -- luacheck: ignore 581 (rejects NaN)
       fail('the loss scale must be a finite number > 0, got %s', tostring(scale))

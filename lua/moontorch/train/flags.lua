@@ -118,6 +118,9 @@ function F.compression(cmd, warmupEpochs)
       'epochs of density warm-up (25%, 6.25%, 1.56%, 0.4%, then -density) with -compress rgc', { range = '[0, inf)' })
    cmd:option('-rgcMethod', COMPRESSORS.TOPK_METHODS[1], 'top-k selection with -compress rgc',
       { choices = COMPRESSORS.TOPK_METHODS })
+   cmd:option('-rgcExchange', 'allgather', 'with -compress rgc: allgather every rank\'s pairs, or hierarchical '
+      .. '(merged at each node\'s leader, dense where cheaper; dist.sparseAllreduce)',
+      { choices = { 'allgather', 'hierarchical' } })
    cmd:option('-wire', 'float', 'precision of sent values with -compress rgc',
       { choices = { 'float', 'half', 'bfloat16' } })
    cmd:option('-maskMomentum', true, 'clear the local velocity where values were sent with -compress rgc')
