@@ -139,8 +139,8 @@ static mt_status allgather_pairs(mt_dist *d, MPI_Comm comm, const pair *mine, in
   pair *got = st == MT_OK ? malloc(sizeof(pair) * (size_t)(t > 0 ? t : 1)) : NULL;
   if (st == MT_OK && !got) st = mt__error(MT_ERR_MEMORY, "dist: %s: out of memory", mt__dist_current(d));
   if (st == MT_OK)
-    st = mt__dist_wait1(d, &r,
-                        MPI_Iallgatherv(mine, count * (int)sizeof(pair), MPI_BYTE, got, bytes, displs, MPI_BYTE, comm, &r));
+    st = mt__dist_wait1(
+        d, &r, MPI_Iallgatherv(mine, count * (int)sizeof(pair), MPI_BYTE, got, bytes, displs, MPI_BYTE, comm, &r));
   free(buf);
   if (st != MT_OK) {
     free(got);
@@ -182,8 +182,8 @@ static mt_status node_gather(mt_dist *d, float *out, int64_t n, const pair *mine
     if (!got || !m) st = mt__error(MT_ERR_MEMORY, "dist: %s: out of memory", mt__dist_current(d));
   }
   if (st == MT_OK)
-    st = mt__dist_wait1(d, &r,
-                        MPI_Igatherv(mine, count * (int)sizeof(pair), MPI_BYTE, got, bytes, displs, MPI_BYTE, 0, d->local, &r));
+    st = mt__dist_wait1(
+        d, &r, MPI_Igatherv(mine, count * (int)sizeof(pair), MPI_BYTE, got, bytes, displs, MPI_BYTE, 0, d->local, &r));
   free(buf);
   if (st == MT_OK && leader) {
     memset(out, 0, sizeof(float) * (size_t)n);
@@ -247,8 +247,7 @@ static mt_status leaders_exchange(mt_dist *d, float *out, int64_t n, pair **merg
 }
 
 /* step 3: the leader's sum to the rest of its node, as pairs or dense, whichever is smaller */
-static mt_status node_broadcast(mt_dist *d, float *out, int64_t n, const pair *merged, int64_t mcount,
-                                int64_t *stats) {
+static mt_status node_broadcast(mt_dist *d, float *out, int64_t n, const pair *merged, int64_t mcount, int64_t *stats) {
   int leader = d->local_rank == 0;
   int64_t head[2] = {0, 0}; /* form (1: dense), pairs */
   if (leader) {
