@@ -28,8 +28,8 @@
 -- float wire and no clip; otherwise one exchange after backward); dp.stats holds the last
 -- step's counters (bytes, density, selectTime, exchangeTime, ...). Float32 gradients, or
 -- float16/bfloat16 ones of a half model: then the residuals and the update are float32, the
--- update is dp:updates() (not the model's gradient tensor), and dp.lossScale (default 1) must be the loss scaler's scale of the step (the
--- Trainer sets it); an overflow on any rank makes the update inf on every rank, so every
+-- update is dp:updates() (not the model's gradient tensor), and dp.lossScale (default 1) must
+-- be the loss scaler's scale of the step (the Trainer sets it); an overflow on any rank makes the update inf on every rank, so every
 -- rank's scaler skips that step and the residuals stay as they were.
 -- How: construction flattens the parameters (getParameters), checks every rank has the same
 -- layout, and broadcasts rank 0's parameters and buffers (running_* of BatchNormalization).
