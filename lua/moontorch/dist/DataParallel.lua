@@ -20,17 +20,18 @@
 -- checks for drift); the choice is printed once by rank 0 and kept in dp.stats.auto.
 -- compress = 'rgc': residual gradient compression (dist/rgc.lua: Deep Gradient Compression,
 -- RedSync), with its options beside it: density (0.001), method ('sampled', 'exact',
--- 'threshold', 'trimmed'), slack, momentum, nesterov, weightDecay, maskMomentum (true), clip, minSize (16384),
--- wire ('float', 'half', 'bfloat16'), denseFallback (true), warmup (list of densities),
--- warmupSteps, exchange ('allgather', or 'hierarchical': dist.sparseAllreduce). Momentum and
--- weight decay then live here (momentum correction): run the optimizer with momentum = 0 and
--- weightDecay = 0. Each bucket is selected and sent as backward finishes it (with overlap, a
--- float wire and no clip; otherwise one exchange after backward); dp.stats holds the last
--- step's counters (bytes, density, selectTime, exchangeTime, ...). Float32 gradients, or
--- float16/bfloat16 ones of a half model: then the residuals and the update are float32, the
--- update is dp:updates() (not the model's gradient tensor), and dp.lossScale (default 1) must
--- be the loss scaler's scale of the step (the Trainer sets it); an overflow on any rank makes the update inf on every rank, so every
--- rank's scaler skips that step and the residuals stay as they were.
+-- 'threshold', 'trimmed'), slack, momentum, nesterov, weightDecay, maskMomentum (true), clip,
+-- minSize (16384), wire ('float', 'half', 'bfloat16'), denseFallback (true), warmup (list of
+-- densities), warmupSteps, exchange ('allgather', or 'hierarchical': dist.sparseAllreduce).
+-- Momentum and weight decay then live here (momentum correction): run the optimizer with
+-- momentum = 0 and weightDecay = 0. Each bucket is selected and sent as backward finishes it
+-- (with overlap, a float wire and no clip; otherwise one exchange after backward); dp.stats
+-- holds the last step's counters (bytes, density, selectTime, exchangeTime, ...). Float32
+-- gradients, or float16/bfloat16 ones of a half model: then the residuals and the update are
+-- float32, the update is dp:updates() (not the model's gradient tensor), and dp.lossScale
+-- (default 1) must be the loss scaler's scale of the step (the Trainer sets it); an overflow on
+-- any rank makes the update inf on every rank, so every rank's scaler skips that step and the
+-- residuals stay as they were.
 -- How: construction flattens the parameters (getParameters), checks every rank has the same
 -- layout, and broadcasts rank 0's parameters and buffers (running_* of BatchNormalization).
 -- The flat gradient is cut into buckets (dist/buckets.lua); the modules owning parameters get
