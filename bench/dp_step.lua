@@ -5,7 +5,7 @@
 --        [-algorithms mpi,ring,multicolor,hierarchical,auto] [-overlap both|true|false]
 --        [-steps 3] [-warmup 1] [-computeMs 0 (per model)] [-forwardRatio 0.5] [-burn sleep|busy]
 --        [-measure [-measureBatch 1]] [-bucketMB 25] [-groupSize 2] [-rate label] [-delay label]
---        [-compress none,rgc,auto,powersgd,onebit,fp16] [-density 0.001] [-wire float|half|bfloat16]
+--        [-compress none,rgc,rgc-h,auto,powersgd,onebit,fp16] [-density 0.001] [-wire float|half|bfloat16]
 --        [-rgcAlgorithms ring] [-compressRank 2]
 --        [-momentum 0.9] [-nesterov] [-weightDecay 1e-4] [-method sampled|exact|threshold|trimmed]
 --        (rgc and auto: what a recipe moves into them, and the selection)
@@ -31,7 +31,8 @@
 -- measured; efficiency = compute / step. Times are the slowest rank's, median of -steps.
 -- With -compress rgc the same cases run through DataParallel's residual gradient compression
 -- ({ compress = 'rgc', density, wire }): large gradients go as top-k (index, value) pairs by
--- allgather, so the algorithm then only carries the dense part (small layers). Its cases run for
+-- allgather (rgc-h: dist.sparseAllreduce's hierarchical exchange in nodes of -groupSize), so the
+-- algorithm then only carries the dense part (small layers). Their cases run for
 -- -rgcAlgorithms (default: every -algorithms), since the algorithm barely matters there; so do
 -- the per-bucket compressors (-compress powersgd,onebit,fp16: dist/codec.lua), compressing from
 -- the first step (start = 0); their density column is bytes / the float32 gradient's.
@@ -297,14 +298,14 @@ if opt.list then
 end
 
 local compresses = split(opt.compress)
-local doDense, doRgc, doAuto, codecs = false, false, false, {}
+local doDense, doRgc, doAuto, codecs = false, false, false, {} -- rgc-h: rgc, exchange = 'hierarchical'
 for _, c in ipairs(compresses) do
    local known = require('moontorch.dist.compressors').BY_NAME[c]
    if c == 'none' then doDense = true
-   elseif c == 'rgc' then doRgc = true
+   elseif c == 'rgc' or c == 'rgc-h' then doRgc = true
    elseif c == 'auto' then doAuto = true
    elseif known and known.kind == 'bucket' then codecs[#codecs + 1] = c
-   else error(("dp_step: unknown -compress '%s' (none, rgc, auto, powersgd, onebit, fp16)"):format(c), 0) end
+   else error(("dp_step: unknown -compress '%s' (none, rgc, rgc-h, auto, powersgd, onebit, fp16)"):format(c), 0) end
 end
 
 local dist = require 'moontorch.dist'
@@ -313,7 +314,11 @@ local rgcAlgorithms = opt.rgcAlgorithms ~= '' and split(opt.rgcAlgorithms) or al
 -- the cases, in order: every dense algorithm, then every rgc one
 local cases = {}
 if doDense then for _, a in ipairs(algorithms) do cases[#cases + 1] = { alg = a, compress = 'none' } end end
-if doRgc then for _, a in ipairs(rgcAlgorithms) do cases[#cases + 1] = { alg = a, compress = 'rgc' } end end
+for _, c in ipairs(compresses) do
+   if c == 'rgc' or c == 'rgc-h' then
+      for _, a in ipairs(rgcAlgorithms) do cases[#cases + 1] = { alg = a, compress = c } end
+   end
+end
 -- the per-bucket compressors (powersgd, onebit, fp16) on -rgcAlgorithms too, compressing from the first step
 for _, c in ipairs(codecs) do
    for _, a in ipairs(rgcAlgorithms) do cases[#cases + 1] = { alg = a, compress = c } end
@@ -466,6 +471,7 @@ dist.run(function()
             if compress == 'powersgd' then dpOpts.rank = opt.compressRank end
          elseif compress ~= 'none' then
             dpOpts.compress, dpOpts.density, dpOpts.wire = compress, opt.density, opt.wire
+            if compress == 'rgc-h' then dpOpts.compress, dpOpts.exchange = 'rgc', 'hierarchical' end
             dpOpts.momentum, dpOpts.nesterov, dpOpts.weightDecay = opt.momentum, opt.nesterov, opt.weightDecay
             dpOpts.method = opt.method
          end
@@ -500,7 +506,7 @@ dist.run(function()
                (reason:gsub('[|\n]', ' '))))
          end
          local ok, err = true, nil
-         if compress == 'rgc' and rgcSkipped then
+         if (compress == 'rgc' or compress == 'rgc-h') and rgcSkipped then
             skip(rgcSkipped)
          else
             ok, err = pcall(function()
@@ -509,7 +515,7 @@ dist.run(function()
                   local step, bytes, selMs = timeSteps(times, alg, ov, compress)
                   if compress == 'none' then bytes, selMs = denseBytes, 0 end
                   local eff = compute / step
-                  local density = (compress == 'rgc' or compress == 'auto') and opt.density
+                  local density = (compress == 'rgc' or compress == 'rgc-h' or compress == 'auto') and opt.density
                      or compress == 'none' and 1 or (bytes and bytes / (4 * params)) or 1
                   local wire = compress ~= 'none' and opt.wire or 'float'
                   append(('ROW|%s|%.1f|%s|%s|%s|%s|%.1f|%.1f|%.1f|%.3f|%s|%g|%s|%s|%s'):format(m, mb, opt.rate,

@@ -79,8 +79,9 @@ Options (defaults):
   --delays LIST      one-way delay per rate (one value: all rates) ($DELAYS)
   --models LIST      resnet50,vgg16 ($MODELS)
   --algorithms LIST  dense allreduce algorithms: mpi,ring,multicolor,hierarchical,auto ($ALGORITHMS)
-  --compress LIST    none (dense), rgc (residual gradient compression), auto (DataParallel picks per bucket),
-                     powersgd, onebit, fp16 (per-bucket compressors) ($COMPRESS)
+  --compress LIST    none (dense), rgc (residual gradient compression), rgc-h (rgc's hierarchical
+                     exchange), auto (DataParallel picks per bucket), powersgd, onebit, fp16
+                     (per-bucket compressors) ($COMPRESS)
   --density D        rgc: fraction of each large gradient sent ($DENSITY)
   --wire W           rgc: float | half | bfloat16 values on the wire ($WIRE)
   --rgc-algorithms L algorithms for the rgc cases (only its dense small-layer part uses it) ($RGC_ALGORITHMS)

@@ -124,16 +124,23 @@ static mt_status too_many(mt_dist *d, int64_t total) {
                    mt__dist_current(d), (long long)total);
 }
 
-/* every rank's pairs to every rank: *all (malloc'd, caller frees), *total of them */
-static mt_status allgather_pairs(mt_dist *d, MPI_Comm comm, const pair *mine, int count, pair **all, int64_t *total,
-                                 int64_t *recv) {
+/* every rank's pairs to every rank: *all (malloc'd, caller frees), *total of them. known: every
+ * rank's count when the caller has exchanged them already, or NULL */
+static mt_status allgather_pairs(mt_dist *d, MPI_Comm comm, const pair *mine, int count, const int *known, pair **all,
+                                 int64_t *total, int64_t *recv) {
   int ranks = 0;
   MPI_Comm_size(comm, &ranks);
   int *buf = malloc(sizeof(int) * 3 * (size_t)ranks);
   if (!buf) return mt__error(MT_ERR_MEMORY, "dist: %s: out of memory", mt__dist_current(d));
   int *counts = buf, *bytes = buf + ranks, *displs = buf + 2 * ranks;
   MPI_Request r = MPI_REQUEST_NULL;
-  mt_status st = mt__dist_wait1(d, &r, MPI_Iallgather(&count, 1, MPI_INT, counts, 1, MPI_INT, comm, &r));
+  mt_status st = MT_OK;
+  if (known) {
+    memcpy(counts, known, sizeof(int) * (size_t)ranks);
+  } else {
+    st = mt__dist_wait1(d, &r, MPI_Iallgather(&count, 1, MPI_INT, counts, 1, MPI_INT, comm, &r));
+    *recv += (int64_t)(ranks - 1) * (int64_t)sizeof(int);
+  }
   int64_t t = st == MT_OK ? layout(counts, ranks, bytes, displs) : 0;
   if (st == MT_OK && t > INT_MAX / (int64_t)sizeof(pair)) st = too_many(d, t);
   pair *got = st == MT_OK ? malloc(sizeof(pair) * (size_t)(t > 0 ? t : 1)) : NULL;
@@ -148,14 +155,14 @@ static mt_status allgather_pairs(mt_dist *d, MPI_Comm comm, const pair *mine, in
   }
   *all = got;
   *total = t;
-  *recv += (int64_t)(ranks - 1) * (int64_t)sizeof(int) + (t - count) * (int64_t)sizeof(pair);
+  *recv += (t - count) * (int64_t)sizeof(pair);
   return MT_OK;
 }
 
 static mt_status flat(mt_dist *d, float *out, int64_t n, const pair *mine, int count, int64_t *stats) {
   pair *all = NULL;
   int64_t total = 0;
-  MT_TRY(allgather_pairs(d, d->world, mine, count, &all, &total, &stats[0]));
+  MT_TRY(allgather_pairs(d, d->world, mine, count, NULL, &all, &total, &stats[0]));
   memset(out, 0, sizeof(float) * (size_t)n);
   scatter_add(out, all, total);
   free(all);
@@ -214,11 +221,14 @@ static mt_status leaders_exchange(mt_dist *d, float *out, int64_t n, pair **merg
   mt_status st = mt__dist_wait1(d, &r, MPI_Iallgather(&mine, 1, MPI_INT, counts, 1, MPI_INT, d->leaders, &r));
   int64_t sum = 0;
   for (int q = 0; q < M; q++) sum += counts[q];
-  free(counts);
-  MT_TRY(st);
+  if (st != MT_OK) {
+    free(counts);
+    return st;
+  }
   stats[0] += (int64_t)(M - 1) * (int64_t)sizeof(int);
   double dense_bytes = 2.0 * (M - 1) / M * (double)n * sizeof(float);
   if ((double)sum * sizeof(pair) >= dense_bytes) {
+    free(counts);
     MT_TRY(mt__allreduce_ring(d, d->leaders, out, n, MT_F32, MT_RED_SUM));
     stats[0] += (int64_t)dense_bytes;
     stats[1] = -1;
@@ -229,9 +239,9 @@ static mt_status leaders_exchange(mt_dist *d, float *out, int64_t n, pair **merg
   }
   pair *all = NULL;
   int64_t total = 0;
-  int64_t before = stats[0];
-  MT_TRY(allgather_pairs(d, d->leaders, *merged, mine, &all, &total, &stats[0]));
-  stats[0] = before + (total - mine) * (int64_t)sizeof(pair); /* the counts were counted above */
+  st = allgather_pairs(d, d->leaders, *merged, mine, counts, &all, &total, &stats[0]);
+  free(counts);
+  MT_TRY(st);
   memset(out, 0, sizeof(float) * (size_t)n);
   scatter_add(out, all, total); /* node order: every leader adds alike */
   pair *u = realloc(*merged, sizeof(pair) * (size_t)(total > 0 ? total : 1));
