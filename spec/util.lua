@@ -223,4 +223,18 @@ function util.exists(path)
    return f ~= nil
 end
 
+-- A distributed spec's start: dist.init with "nodes" of 2 ranks (so the hierarchical algorithms
+-- have more than one node on this one host; 3 ranks: nodes of 2 and 1), and one fresh seed for
+-- the whole job from rank 0 (MT_TEST_SEED replays it), printed. Returns rank, size, seed.
+function util.distStart(dist, name)
+   local world = tonumber(os.getenv('OMPI_COMM_WORLD_SIZE') or '1')
+   dist.init{ timeout = 120, model = false, groupSize = world >= 2 and 2 or 0 }
+   local R, N = dist.rank(), dist.size()
+   assert(world == N, ('launched as %d ranks, dist sees %d'):format(world, N))
+   local jobSeed = dist.broadcastNumber(tonumber(os.getenv('MT_TEST_SEED'))
+      or (os.time() % 100000 * 1000 + math.floor(os.clock() * 1e3) % 1000))
+   if R == 0 then io.stderr:write(('[dist %s spec seed %d, %d ranks]\n'):format(name, jobSeed, N)) end
+   return R, N, jobSeed
+end
+
 return util

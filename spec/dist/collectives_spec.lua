@@ -7,15 +7,8 @@ local torch = require 'moontorch'
 local T = require 'moontorch.internal'
 local dist = require 'moontorch.dist'
 
--- "nodes" of 2 ranks, so that hierarchical has more than one node on this one host (3 ranks:
--- nodes of 2 and 1)
-local world = tonumber(os.getenv('OMPI_COMM_WORLD_SIZE') or '1')
-dist.init{ timeout = 120, model = false, groupSize = world >= 2 and 2 or 0 }
-local R, N = dist.rank(), dist.size()
--- one fresh seed for the whole job, from rank 0
-local seed = dist.broadcastNumber(tonumber(os.getenv('MT_TEST_SEED'))
-   or (os.time() % 100000 * 1000 + math.floor(os.clock() * 1e3) % 1000))
-if R == 0 then io.stderr:write(('[dist spec seed %d, %d ranks]\n'):format(seed, N)) end
+-- "nodes" of 2 ranks, so that hierarchical has more than one node on this one host
+local R, N, seed = require('spec.util').distStart(dist, 'collectives')
 
 local ALGS = { 'mpi', 'ring', 'multicolor', 'hierarchical', 'auto' }
 local OPS = { 'sum', 'avg', 'max', 'min' }

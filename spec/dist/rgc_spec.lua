@@ -9,12 +9,7 @@ local optim = require 'moontorch.optim'
 local dist = require 'moontorch.dist'
 local rgc = require 'moontorch.dist.rgc'
 
-local world = tonumber(os.getenv('OMPI_COMM_WORLD_SIZE') or '1')
-dist.init{ timeout = 120, model = false, groupSize = world >= 2 and 2 or 0 }
-local R, N = dist.rank(), dist.size()
-local seed = dist.broadcastNumber(tonumber(os.getenv('MT_TEST_SEED'))
-   or (os.time() % 100000 * 1000 + math.floor(os.clock() * 1e3) % 1000))
-if R == 0 then io.stderr:write(('[dist rgc spec seed %d, %d ranks]\n'):format(seed, N)) end
+local R, N, seed = require('spec.util').distStart(dist, 'rgc')
 
 -- a flat gradient of several "parameters": two small (dense) and three large (compressed)
 local SIZES = { 37, 20011, 5, 70001, 16384 }

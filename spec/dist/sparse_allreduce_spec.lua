@@ -7,13 +7,7 @@
 local torch = require 'moontorch'
 local dist = require 'moontorch.dist'
 
-local world = tonumber(os.getenv('OMPI_COMM_WORLD_SIZE') or '1')
-dist.init{ timeout = 120, model = false, groupSize = world >= 2 and 2 or 0 }
-local R, N = dist.rank(), dist.size()
-local seed = dist.broadcastNumber(tonumber(os.getenv('MT_TEST_SEED'))
-   or (os.time() % 100000 * 1000 + math.floor(os.clock() * 1e3) % 1000))
-if R == 0 then io.stderr:write(('[dist sparse allreduce spec seed %d, %d ranks]\n'):format(seed, N)) end
-assert(world == N)
+local R, N, seed = require('spec.util').distStart(dist, 'sparse allreduce')
 
 local G = N >= 2 and 2 or 1 -- ranks per node
 local function nodeOf(q) return math.floor(q / G) end
