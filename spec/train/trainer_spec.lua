@@ -159,12 +159,63 @@ describe('train.Trainer', function()
       for e = 1, 2 do assert.are.equal(ra[e].train_loss, rb[e].train_loss) end
    end)
 
+   it('redraws its progress bar in place, with an ETA, when stdout is a terminal', function()
+      -- a training run under a pseudo-terminal (script(1)); batches of about 60 ms, so the bar
+      -- (redrawn every 0.2 s) is drawn several times before the epoch ends
+      local prog = tmpdir .. '/tty_run.lua'
+      local f = assert(io.open(prog, 'w'))
+      f:write([[
+local torch, nn, optim, train = require 'moontorch', require 'moontorch.nn', require 'moontorch.optim',
+   require 'moontorch.train'
+local now = require('moontorch.util.progress').now
+local nb = 12
+local src = { nbatches = function() return nb end, errors = function() return {} end,
+   run = function(_, _, first)
+      local b = (first or 1) - 1
+      return function()
+         b = b + 1
+         if b > nb then return nil end
+         local t = now()
+         while now() - t < 0.06 do end
+         return torch.FloatTensor(8, 4):normal(), torch.LongTensor(8):random(1, 3), { count = 8 }
+      end
+   end }
+local val = require('moontorch.data').Synthetic{ n = 16, batchSize = 8, shape = { 4 }, nClasses = 3, seed = 10 }
+train.Trainer{ model = nn.Sequential():add(nn.Linear(4, 3)), criterion = nn.CrossEntropyCriterion(),
+   optimizer = optim.sgd, config = { learningRate = 0.1 }, schedule = function() return 0.1 end, train = src,
+   val = val, nEpochs = 1,
+   format = 'tty spec' }:fit()
+]])
+      f:close()
+      local out = tmpdir .. '/tty_run.out'
+      local cmd = ('LUA_PATH=%q script -qec %q /dev/null > %q 2>&1'):format(package.path,
+         'luajit ' .. prog, out)
+      assert.is_true(os.execute(cmd) == 0, 'the run under script(1) failed: ' .. (io.open(out):read('*a')))
+      local text = io.open(out):read('*a')
+      local _, redraws = text:gsub('\r[^\n]', '') -- not the terminal's \r\n for a newline
+      assert.is_true(redraws >= 3, ('expected the bar redrawn in place (carriage returns), got %d:\n%s')
+         :format(redraws, text))
+      assert.matches('ETA %d', text)
+      assert.matches('12/12', text)
+   end)
+
    it('refuses an unknown option, naming it', function()
       util.assert_error(function() classifier(nil, { checkpointEvry = 100 }) end,
          "train.Trainer: unknown option 'checkpointEvry'", 'checkpointEvery')
       local ok, err = pcall(classifier, nil, { saev = 'x' })
       assert.is_false(ok)
       assert.matches("unknown option 'saev'", err)
+      -- a missing required option is named, not an index error inside
+      local t = classifier()
+      local function without(k)
+         local o = { model = t.model, criterion = t.criterion, optimizer = t.optimizer, schedule = t.schedule,
+            train = t.train, val = t.val, nEpochs = 1, quiet = true }
+         o[k] = nil
+         return o
+      end
+      util.assert_error(function() train.Trainer(without('val')) end, "option 'val' is required")
+      util.assert_error(function() train.Trainer(without('schedule')):fit() end, 'training needs schedule')
+      util.assert_error(function() train.Trainer(without('nEpochs')):fit() end, 'fit needs nEpochs')
    end)
 
    it('refuses a checkpoint of another format', function()

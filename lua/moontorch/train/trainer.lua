@@ -89,6 +89,12 @@ local function new(o)
       end
       self[k] = v
    end
+   for _, k in ipairs { 'model', 'criterion', 'optimizer', 'train', 'val' } do
+      if self[k] == nil then
+         error(("train.Trainer: option '%s' is required (model, criterion, optimizer, train, val; and for "
+            .. 'fit, schedule and nEpochs)'):format(k), 3)
+      end
+   end
    self.name = self.name or 'train'
    -- every rank writes its own local state (a compressor's residuals) into this folder
    self.localSave = self.save
@@ -284,7 +290,10 @@ end
 
 -- a progress bar whose line also shows the mean time per batch spent waiting for data
 function Trainer:bar(n, title)
-   local bar = progress.new(n, { title = title, tty = (not self.quiet) and nil or false, silent = self.quiet })
+   -- tty nil: the bar redraws in place when stdout is a terminal; quiet: never
+   local tty = nil
+   if self.quiet then tty = false end
+   local bar = progress.new(n, { title = title, tty = tty, silent = self.quiet })
    bar.wait, bar.showWait = 0, self.showWait
    bar.line = function(b, i)
       local s = progress.line(b, i)
@@ -379,6 +388,7 @@ end
 
 -- one training epoch from batch self.firstBatch; its statistics, or nil when stopped inside it
 function Trainer:trainEpoch(epoch)
+   if not self.schedule then self:fail('training needs schedule (iteration from 0 -> learning rate)') end
    local nb, first = self.trainBatches, self.firstBatch
    if self.save and not self.log then self:openLogs() end
    local ps0 = self.model.counters and self.model:counters()
@@ -586,6 +596,9 @@ end
 
 -- runs the epochs left, as the loop at the top of this file
 function Trainer:fit()
+   if type(self.lastEpoch) ~= 'number' then
+      self:fail('fit needs nEpochs (a number), got %s', tostring(self.nEpochs))
+   end
    for epoch = self.startEpoch, self.lastEpoch do
       local tr = self:trainEpoch(epoch)
       if not tr then break end -- stopped mid-epoch (stopAfterIter)
