@@ -91,6 +91,16 @@ describe('train.recipe', function()
       assert.are.same({ 0, 1, bs, 3 }, { opt.rank, opt.world, opt.localBatch, opt.threads })
    end)
 
+   it('distribute under a launcher of several processes without -dist: refused, naming -dist', function()
+      local ffi = require 'ffi'
+      pcall(ffi.cdef, 'int setenv(const char *name, const char *value, int overwrite); int unsetenv(const char *name);')
+      ffi.C.setenv('OMPI_COMM_WORLD_SIZE', '3', 1)
+      local ok, err = pcall(recipe.distribute, { dist = false, batchSize = 8, threads = 1 })
+      ffi.C.unsetenv('OMPI_COMM_WORLD_SIZE')
+      assert.is_false(ok)
+      assert.matches('started as 3 processes by a launcher but without %-dist.*add %-dist', err)
+   end)
+
    it('optimConfig: momentum for sgd and lars, Nesterov\'s for sgd, -eta for lars', function()
       local base = { weightDecay = 1e-4, momentum = 0.9, nesterov = true, eta = 0.02 }
       local function config(optimizer, extra)

@@ -35,14 +35,37 @@ end
 -- and a GPU of its host. Sets opt.rank, opt.world and opt.localBatch (this rank's slice of a
 -- batch) and returns moontorch.dist; without -dist rank 0 of 1 and nil. The cost table of
 -- -allreduce auto is measured (once per cluster shape) only when auto is asked for.
+-- Under mpirun without -dist every process would train alone into the same -save folder: refused
+-- (rank 0 says so, the others leave quietly, so the user reads one line). With -dist and no
+-- launcher the job is one rank: said once, with how to start more.
+local function launchedRanks()
+   local n = tonumber(os.getenv('OMPI_COMM_WORLD_SIZE') or os.getenv('PMI_SIZE') or '1') or 1
+   local r = tonumber(os.getenv('OMPI_COMM_WORLD_RANK') or os.getenv('PMI_RANK') or '0') or 0
+   return n, r
+end
+
 function R.distribute(opt)
    opt.rank, opt.world, opt.localBatch = 0, 1, opt.batchSize
-   if not opt.dist then return nil end
+   local launched, launchRank = launchedRanks()
+   if not opt.dist then
+      if launched > 1 then
+         if launchRank ~= 0 then os.exit(1) end
+         error(('started as %d processes by a launcher but without -dist: each would train alone and write '
+            .. 'the same -save folder; add -dist'):format(launched), 0)
+      end
+      return nil
+   end
    local costs -- nil: the default cache; false: none
    if opt.allreduce ~= 'auto' then costs = false end
    local dist = require('moontorch.dist').init{ timeout = opt.timeout, algorithm = opt.allreduce, model = costs }
    opt.rank, opt.world = dist.rank(), dist.size()
+   if not dist.launched() then
+      local script = arg and arg[0] or '<recipe>'
+      io.stderr:write(('%s -dist without a launcher: 1 rank; for N ranks start it as '
+         .. '`mpirun -np N luajit %s -dist ...`\n'):format(script, script))
+   end
    if opt.batchSize % opt.world ~= 0 then
+      if opt.rank ~= 0 then os.exit(1) end -- the same check fails everywhere: rank 0 says it once
       error(('-batchSize %d is not a multiple of the %d ranks (-batchSize is the global batch with -dist)'):format(
          opt.batchSize, opt.world), 0)
    end
