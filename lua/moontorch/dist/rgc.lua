@@ -205,6 +205,26 @@ function Compressor:_accumulate(u, g, p)
       o.nesterov and 1 or 0, p and o.weightDecay or 0), 'dist.rgc')
 end
 
+-- u's selection at density into sidx/sval from position `at`: the index and value views and
+-- the count k
+function Compressor:_select(u, density, at)
+   local o = self.o
+   local c = capOf(u.hi - u.lo, density, o.method, o.slack)
+   local iv, vv = self.sidx:narrow(1, at + 1, c), self.sval:narrow(1, at + 1, c)
+   T.check(D.mt_dist_topk(u.v.h, density, METHODS[o.method], o.slack, iv.h, vv.h, count), 'dist.rgc')
+   return iv, vv, tonumber(count[0])
+end
+
+-- the small parameters' averaged gradient (a span of dbuf from `at`) through their global
+-- momentum, in place
+function Compressor:_smallMomentum(small, at)
+   if not self.dvel then return end
+   local o = self.o
+   local vel = self.dvel:narrow(1, at + 1, small:nElement())
+   vel:mul(o.momentum):add(small)
+   if o.nesterov then small:add(o.momentum, vel) else small:copy(vel) end
+end
+
 function Compressor:_ensure(name, dtype, n)
    local t = self[name]
    if not t or t:nElement() < n then
@@ -264,16 +284,11 @@ function Compressor:step(grad, params, scale)
    else
       local cap = 0
       for _, u in ipairs(self.sparse) do cap = cap + capOf(u.hi - u.lo, density, o.method, o.slack) end
-      local idx = self:_ensure('sidx', T.INT, cap)
-      local val = self:_ensure('sval', T.FLOAT, cap)
-      local m = METHODS[o.method]
+      self:_ensure('sidx', T.INT, cap)
+      self:_ensure('sval', T.FLOAT, cap)
       hier = o.exchange == 'hierarchical'
       for _, u in ipairs(self.sparse) do
-         local len = u.hi - u.lo
-         local c = capOf(len, density, o.method, o.slack)
-         local iv, vv = idx:narrow(1, pos + 1, c), val:narrow(1, pos + 1, c)
-         T.check(D.mt_dist_topk(u.v.h, density, m, o.slack, iv.h, vv.h, count), 'dist.rgc')
-         local k = tonumber(count[0])
+         local iv, vv, k = self:_select(u, density, pos)
          local um = (o.maskMomentum and u.u) and u.u.h or nil
          if o.wire ~= 'float' and k > 0 then
             -- what travels is the value rounded to the wire's precision: the rounding error stays
@@ -332,10 +347,7 @@ function Compressor:step(grad, params, scale)
       local nsmall = self.denseElements
       if nsmall > 0 then
          local small = dbuf:narrow(1, 1, nsmall)
-         if self.dvel then
-            self.dvel:mul(o.momentum):add(small)
-            if o.nesterov then small:add(o.momentum, self.dvel) else small:copy(self.dvel) end
-         end
+         self:_smallMomentum(small, 0)
          for _, u in ipairs(self.dense) do
             grad:narrow(1, u.lo + 1, u.hi - u.lo):copy(small:narrow(1, u.pos + 1, u.hi - u.lo))
          end
@@ -361,14 +373,18 @@ end
 
 -- the sparse sets through dist.sparseAllreduce's hierarchical exchange (merged at each node's
 -- leader, dense where that is cheaper), into the compressed parameters' places in grad
+local EMPTY = { idx = torch.IntTensor(0), val = torch.FloatTensor(0) } -- a rank with no pairs
+
+-- the first n selected pairs (empty tensors when n is 0) from position `at`
+function Compressor:_pairs(at, n)
+   if n == 0 then return EMPTY.idx, EMPTY.val end
+   return self.sidx:narrow(1, at + 1, n), self.sval:narrow(1, at + 1, n)
+end
+
 function Compressor:_hierarchical(grad, pos, bytes, recv)
-   local idx, val = self.sidx, self.sval
-   if pos == 0 then -- nothing selected here: one padding pair
-      idx[1], val[1] = -1, 0
-   end
    local sum = self:_ensure('ssum', T.FLOAT, self.sparseElements):narrow(1, 1, self.sparseElements)
-   local _, st = self.dist.sparseAllreduce(sum, idx:narrow(1, 1, math.max(pos, 1)), val:narrow(1, 1, math.max(pos, 1)),
-      { op = 'avg', algorithm = 'hierarchical' })
+   local idx, val = self:_pairs(0, pos)
+   local _, st = self.dist.sparseAllreduce(sum, idx, val, { op = 'avg', algorithm = 'hierarchical' })
    for _, u in ipairs(self.sparse) do
       local len = u.hi - u.lo
       grad:narrow(1, u.lo + 1, len):copy(sum:narrow(1, u.sp + 1, len))
@@ -388,7 +404,6 @@ function Compressor:perBucket()
    return not self.work and self.o.wire == 'float' and not self.o.clip
 end
 
-local EMPTY = {}
 function Compressor:begin(grad, params)
    local o = self.o
    if o.weightDecay > 0 and not params then fail('weightDecay needs the parameters: begin(grad, params)') end
@@ -403,7 +418,6 @@ function Compressor:begin(grad, params)
       self:_ensure('sval', T.FLOAT, cap)
    end
    if self.sparseElements > 0 then self:_ensure('ssum', T.FLOAT, self.sparseElements) end
-   if not EMPTY.idx then EMPTY.idx, EMPTY.val = torch.IntTensor(0), torch.FloatTensor(0) end
 end
 
 -- the units starting in [lo, hi), of a list sorted by lo
@@ -442,19 +456,15 @@ function Compressor:launch(lo, hi)
          end
          job.h = d.allreduceAsync(sum, 'avg', o.algorithm and { algorithm = o.algorithm } or nil)
       else
-         local start, m = pb.pos, METHODS[o.method]
+         local start = pb.pos
          for _, u in ipairs(sp) do
-            local c = capOf(u.hi - u.lo, pb.density, o.method, o.slack)
-            local iv, vv = self.sidx:narrow(1, pb.pos + 1, c), self.sval:narrow(1, pb.pos + 1, c)
-            T.check(D.mt_dist_topk(u.v.h, pb.density, m, o.slack, iv.h, vv.h, count), 'dist.rgc')
-            local k = tonumber(count[0])
+            local iv, _, k = self:_select(u, pb.density, pb.pos)
             local um = (o.maskMomentum and u.u) and u.u.h or nil
             T.check(D.mt_dist_rgc_mask(u.v.h, um, iv.h, k, u.sp - job.spLo), 'dist.rgc')
             pb.pos = pb.pos + k
          end
          job.sent = pb.pos - start
-         local idx = job.sent > 0 and self.sidx:narrow(1, start + 1, job.sent) or EMPTY.idx
-         local val = job.sent > 0 and self.sval:narrow(1, start + 1, job.sent) or EMPTY.val
+         local idx, val = self:_pairs(start, job.sent)
          job.hs = d.sparseAllreduceAsync(sum, idx, val, { op = 'avg', algorithm = o.exchange })
       end
    end
@@ -478,7 +488,7 @@ function Compressor:abort()
 end
 
 function Compressor:complete()
-   local pb, o = self.pb, self.o
+   local pb = self.pb
    if not pb then fail('complete before begin') end
    self.pb = nil
    local N = self.dist.size()
@@ -501,12 +511,7 @@ function Compressor:complete()
       if job.hd then
          job.hd:wait()
          local n = job.dHi - job.dLo
-         local small = self.dbuf:narrow(1, job.dLo + 1, n)
-         if self.dvel then
-            local vel = self.dvel:narrow(1, job.dLo + 1, n)
-            vel:mul(o.momentum):add(small)
-            if o.nesterov then small:add(o.momentum, vel) else small:copy(vel) end
-         end
+         self:_smallMomentum(self.dbuf:narrow(1, job.dLo + 1, n), job.dLo)
          for _, u in ipairs(job.dense) do
             grad:narrow(1, u.lo + 1, u.hi - u.lo):copy(self.dbuf:narrow(1, u.pos + 1, u.hi - u.lo))
          end
