@@ -160,7 +160,8 @@ local function sums_of(acc)
    return row
 end
 
--- acc (this rank's) with every rank's sums beside it; a collective: every rank calls it
+-- acc (this rank's) with every rank's sums and generator state beside it (ranks draw dropout
+-- masks for their own slices, so their generators need not agree); a collective: every rank calls it
 function Trainer:partialForCheckpoint(acc)
    local p = {}
    for k, v in pairs(acc) do p[k] = v end
@@ -170,9 +171,12 @@ function Trainer:partialForCheckpoint(acc)
       local row = sums_of(acc)
       for i, k in ipairs(SUMS) do mine[i] = row[k] end
       d.allgather(all, mine)
+      local rng = torch.getRNGState()
+      local rngs = torch.ByteTensor(rng:nElement() * d.size())
+      d.allgather(rngs, rng)
       p.ranks = {}
       for r = 1, d.size() do
-         p.ranks[r] = {}
+         p.ranks[r] = { rng = rngs:narrow(1, (r - 1) * rng:nElement() + 1, rng:nElement()):totable() }
          for i, k in ipairs(SUMS) do p.ranks[r][k] = all[(r - 1) * n + i] end
       end
    end
@@ -188,6 +192,8 @@ function Trainer:partialFromCheckpoint(partial)
    local ranks = partial.ranks or { sums_of(partial) }
    acc.ranks = nil
    local size, rank = self.dist and self.dist.size() or 1, self.dist and self.dist.rank() or 0
+   -- this rank's own generator; on another number of ranks every rank takes rank 0's
+   if #ranks == size and ranks[rank + 1].rng then self.rng = ranks[rank + 1].rng end
    for _, k in ipairs(SUMS) do
       if #ranks == size then
          acc[k] = ranks[rank + 1][k]
@@ -267,7 +273,8 @@ function Trainer:resume(path, check)
    end
    self.startEpoch = (tonumber(meta.epoch) or 0) + 1
    self.firstBatch = (tonumber(meta.batch) or 0) + 1
-   self.partial, self.rng = self:partialFromCheckpoint(meta.partial), meta.rng
+   self.rng = meta.rng
+   self.partial = self:partialFromCheckpoint(meta.partial) -- (this rank's rng when every rank's was kept)
    self.best = { top1 = tonumber(meta.best_top1) or -1, top5 = tonumber(meta.best_top5) or 0,
       epoch = tonumber(meta.best_epoch) or 0 }
    self.last = { loss = tonumber(meta.train_loss), top1 = tonumber(meta.val_top1), top5 = tonumber(meta.val_top5) }
