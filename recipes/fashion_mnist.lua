@@ -34,6 +34,7 @@ local function run(opt, dist)
       print(opt.ps and recipe.psBanner(opt) or ('data-parallel on %d ranks (%d nodes), allreduce %s, %s, '
          .. '%d threads per rank'):format(opt.world, dist.nodes(), opt.allreduce, recipe.buckets(opt), opt.threads))
    end
+   recipe.checkResume(opt, checkpoints.FORMAT, checkpoints.check(opt), dist) -- before any data is read
    local trainSrc, testSrc = data.sources(opt)
    local net, criterion, config, scaler = model.setup(opt, dist)
    local trainer = train.trainer(opt, net, criterion, config, scaler, trainSrc, testSrc, dist)

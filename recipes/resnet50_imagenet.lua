@@ -41,6 +41,7 @@ local function run(opt, dist)
          .. '%d images per rank and batch, %d+%d threads per rank'):format(opt.world, dist.nodes(), opt.allreduce,
          recipe.buckets(opt), opt.localBatch, opt.threads, opt.nThreads))
    end
+   recipe.checkResume(opt, checkpoints.FORMAT, checkpoints.check(opt), dist) -- before any data is read
    local trainSrc, valSrc, nClasses = data.sources(opt, dist)
    local net, criterion, config, scaler = model.setup(opt, nClasses, dist)
    local trainer = train.trainer(opt, net, criterion, config, scaler, trainSrc, valSrc, nClasses, dist)

@@ -230,6 +230,64 @@ function checkpoint.save(path, tensors, metadata)
    T.check(C.mt_safetensors_save(path, n, cnames, ctensors, nm, ckeys, cvalues), op)
 end
 
+-- metadata's strings, with the JSON ones decoded; op names the caller in errors
+local function decode_meta(meta, op, path)
+   local jk = meta[JSON_KEYS]
+   if not jk then return meta end
+   meta[JSON_KEYS] = nil
+   local ok, list = pcall(json.decode, jk)
+   if not ok or type(list) ~= 'table' then
+      error(('%s: %s: bad "%s" metadata: %s'):format(op, path, JSON_KEYS, tostring(list)), 3)
+   end
+   for _, k in ipairs(list) do
+      if meta[k] ~= nil then
+         local ok2, v = pcall(json.decode, meta[k])
+         if not ok2 then error(('%s: %s: metadata "%s": %s'):format(op, path, k, v), 3) end
+         meta[k] = v
+      end
+   end
+   return meta
+end
+
+local MAX_HEADER = 100 * 2 ^ 20 -- a larger header length means the file is not safetensors
+
+-- A file's metadata without reading its tensors, checked first for what makes a load fail
+-- later: missing, not safetensors, or shorter than its header says (a copy cut off). Returns
+-- the metadata and the file's size; errors say what is wrong in words, without a source line.
+function checkpoint.peek(path)
+   local f, why = io.open(path, 'rb')
+   if not f then error(why:gsub('^' .. path:gsub('%p', '%%%0') .. ': ', ''):lower(), 0) end
+   local size = f:seek('end')
+   f:seek('set', 0)
+   local head = f:read(8) or ''
+   local function fail(fmt, ...)
+      if io.type(f) == 'file' then f:close() end
+      error(fmt:format(...), 0)
+   end
+   if size < 8 then fail('not a checkpoint: %d bytes, too short for a safetensors header', size) end
+   local hl = 0
+   for i = 8, 1, -1 do hl = hl * 256 + head:byte(i) end
+   if hl < 2 or hl > MAX_HEADER then fail('not a checkpoint: no safetensors header at its start') end
+   if 8 + hl > size then fail('truncated: expected at least %d bytes, found %d', 8 + hl, size) end
+   local ok, header = pcall(json.decode, f:read(hl))
+   f:close()
+   if not ok or type(header) ~= 'table' then fail('not a checkpoint: its header is not safetensors JSON') end
+   local finish = 0
+   for name, e in pairs(header) do
+      if name ~= '__metadata__' then
+         local offsets = type(e) == 'table' and e.data_offsets
+         if type(offsets) ~= 'table' or type(offsets[2]) ~= 'number' then
+            fail('not a checkpoint: tensor %s has no data_offsets', name)
+         end
+         finish = math.max(finish, offsets[2])
+      end
+   end
+   if 8 + hl + finish > size then fail('truncated: expected %d bytes, found %d', 8 + hl + finish, size) end
+   local meta = {}
+   for k, v in pairs(type(header.__metadata__) == 'table' and header.__metadata__ or {}) do meta[k] = tostring(v) end
+   return decode_meta(meta, 'checkpoint.peek', path), size
+end
+
 -- Returns tensors (name -> CPU tensor) and metadata (key -> value).
 function checkpoint.load(path)
    local op = 'checkpoint.load'
@@ -247,22 +305,7 @@ function checkpoint.load(path)
       meta[ffi.string(C.mt_safetensors_meta_key(f, i))] = ffi.string(C.mt_safetensors_meta_value(f, i))
    end
    C.mt_safetensors_close(ffi.gc(f, nil))
-   local jk = meta[JSON_KEYS]
-   if jk then
-      meta[JSON_KEYS] = nil
-      local ok, list = pcall(json.decode, jk)
-      if not ok or type(list) ~= 'table' then
-         error(('%s: %s: bad "%s" metadata: %s'):format(op, path, JSON_KEYS, tostring(list)), 2)
-      end
-      for _, k in ipairs(list) do
-         if meta[k] ~= nil then
-            local ok2, v = pcall(json.decode, meta[k])
-            if not ok2 then error(('%s: %s: metadata "%s": %s'):format(op, path, k, v), 2) end
-            meta[k] = v
-         end
-      end
-   end
-   return tensors, meta
+   return tensors, decode_meta(meta, op, path)
 end
 
 return checkpoint

@@ -7,7 +7,8 @@ M.FORMAT = 'moontorch fashion_mnist 2'
 
 -- the run's description saved with every checkpoint
 function M.meta(opt)
-   return { seed = opt.seed, optimizer = opt.optimizer, precision = opt.precision, fuse = opt.fuse }
+   return { seed = opt.seed, optimizer = opt.optimizer, precision = opt.precision, fuse = opt.fuse,
+      batchSize = opt.batchSize }
 end
 
 -- refuse a checkpoint of a model with another module list (-fuse)

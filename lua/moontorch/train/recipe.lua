@@ -6,9 +6,12 @@
 --   local model, scaler = recipe.wrap(model, config, opt, dist)  -- DataParallel, rgc, -ps, GradScaler
 --   print(recipe.psBanner(opt)); print(recipe.psReport(tr.ps))   -- -ps's lines
 --   recipe.layerwise(trainer.model, trainer.params, config, opt)   -- LARS/LAMB layer segments
+--   recipe.checkResume(opt, format, check, dist)              -- -resume's file, before the data
 --   recipe.resume(trainer, opt, check)                        -- -resume, density warm-up
 -- The options these read are train.flags' groups and the recipes' -batchSize, -threads,
 -- -nThreads, -device, -optimizer, -momentum, -nesterov, -weightDecay.
+local torch = require 'moontorch'
+
 local R = {}
 
 -- Runs main(args) as a script. An error (or a failure on another rank) is written to stderr
@@ -148,6 +151,47 @@ function R.layerwise(model, params, config, opt)
    if opt.optimizer == 'lars' or opt.optimizer == 'lamb' then
       config.layers, config.lars_exclude = require('moontorch.optim').layerSegments(model, params)
    end
+end
+
+-- -resume checked before any data is read (a typo must not cost an ImageNet cache fill): the
+-- file exists, is whole and is this recipe's (format), check(meta, path) accepts it, and it was
+-- written with this -batchSize (the data order and the schedule depend on it); a finished run is
+-- said. With dist every rank reads it (each loads the model from it): when every rank fails,
+-- rank 0 alone says why. Returns the checkpoint's path and metadata (nil without -resume).
+function R.checkResume(opt, format, check, dist)
+   if opt.resume == '' then return nil end
+   local fs = require 'moontorch.io.fs'
+   local path = fs.isdir(opt.resume) and opt.resume .. '/checkpoint.safetensors' or opt.resume
+   local ok, meta = pcall(function()
+      local ok1, m = pcall(require('moontorch.checkpoint').peek, path)
+      if not ok1 then error(('-resume %s: %s'):format(path, m), 0) end
+      if format and m.format ~= format then
+         error(('-resume %s: not a checkpoint of this recipe (format %s, expected %s)'):format(path,
+            tostring(m.format), format), 0)
+      end
+      if check then
+         local okc, why = pcall(check, m, path)
+         if not okc then error(tostring(why):find('^%-resume ') and why or '-resume ' .. tostring(why), 0) end
+      end
+      local bs = tonumber(m.batchSize)
+      if bs and bs ~= opt.batchSize then
+         error(('-resume %s: written with -batchSize %d, this run has %d (the data order and the schedule depend '
+            .. 'on it; resume with -batchSize %d)'):format(path, bs, opt.batchSize, bs), 0)
+      end
+      return m
+   end)
+   if dist and dist.size() > 1 then
+      local t = torch.DoubleTensor(1):fill(ok and 1 or 0)
+      dist.allreduce(t, 'sum')
+      if t[1] == 0 and dist.rank() ~= 0 then os.exit(1) end -- the same failure everywhere: rank 0 says it
+   end
+   if not ok then error(meta, 0) end
+   local done = tonumber(meta.epoch) or 0
+   if done >= opt.nEpochs and (tonumber(meta.batch) or 0) == 0 then
+      print(('-resume %s: that run has finished (%d epochs done, -nEpochs %d); nothing to train, raise -nEpochs '
+         .. 'to go on'):format(path, done, opt.nEpochs))
+   end
+   return path, meta
 end
 
 -- -densityWarmup as steps, and -resume: the trainer continues from the checkpoint (check(meta,
