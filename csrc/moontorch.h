@@ -222,6 +222,13 @@ const char *mt_dtype_ctype(int dtype);      /* storage C type: "float", "uint16_
 const char *mt_unary_op_name(int op);       /* Torch7's name of a unary op: "exp", "cinv"; NULL if invalid */
 void mt_set_num_threads(int n);
 int mt_get_num_threads(void);
+/* SIGINT and SIGTERM recorded instead of ending the process (csrc/core/signals.c), for a
+ * training loop that stops at its next step's end: catch(1) installs the handlers, catch(0)
+ * puts the previous ones back; caught() is the signal number recorded (0: none); a second
+ * signal before clear() ends the process as the signal would. */
+mt_status mt_signals_catch(int on);
+int mt_signals_caught(void);
+void mt_signals_clear(void);
 /* CPU float32 convolutions (csrc/cpu/conv_backend.c): MT_CONV_BACKEND_NATIVE (default) runs
  * im2col + GEMM or Winograd; MT_CONV_BACKEND_ONEDNN runs oneDNN in its own (blocked) layouts, reordering to and
  * from NCHW, and MT_CONV_BACKEND_ONEDNN_NCHW on the NCHW tensors as they are (both

@@ -48,6 +48,7 @@ local function run(opt, dist)
       trainer:checkpoint(epoch)
    end
    local last = trainer:finish()
+   recipe.exitIfStopped(trainer, opt, dist) -- Ctrl-C or SIGTERM: the checkpoint and the command that goes on
    local acc = last.top1 or trainer:validate(trainer.startEpoch).top1 -- nothing was left to train
    print(('final test accuracy: %.2f%%'):format(100 * acc))
    return acc, net, trainer

@@ -56,6 +56,7 @@ local function run(opt, dist)
       trainer:checkpoint(epoch)
    end
    local last, best = trainer:finish()
+   recipe.exitIfStopped(trainer, opt, dist) -- Ctrl-C or SIGTERM: the checkpoint and the command that goes on
    trainSrc:free()
    valSrc:free()
    print(('final: train loss %s  val top-1 %s  top-5 %s  (best top-1 %s at epoch %d)  %s'):format(

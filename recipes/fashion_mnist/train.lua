@@ -1,6 +1,7 @@
 -- fashion_mnist/train.lua: the learning-rate schedule of recipes/fashion_mnist.lua and the
 -- harness (moontorch.train.Trainer) set up with its log columns, plot, TensorBoard scalars
--- (with -compress rgc) and per-epoch report.
+-- (each epoch's, a compressor's counters, and every -logEvery iterations loss, rate, images/s
+-- and data wait) and per-epoch report.
 local optim = require 'moontorch.optim'
 local train = require 'moontorch.train'
 local recipe = require 'moontorch.train.recipe'
@@ -67,13 +68,17 @@ function M.trainer(opt, model, criterion, config, scaler, trainSrc, testSrc, dis
       valBatches = opt.limitTestBatches > 0 and opt.limitTestBatches or nil,
       save = opt.save ~= '' and opt.save or nil, checkpointEvery = opt.checkpointEvery,
       format = checkpoints.FORMAT, meta = checkpoints.meta(opt),
-      stopAfter = opt.stopAfter, stopAfterIter = opt.stopAfterIter, quiet = opt.quiet,
+      stopAfter = opt.stopAfter, stopAfterIter = opt.stopAfterIter, quiet = opt.quiet, stopOnSignal = true,
+      logEvery = opt.logEvery,
       columns = columns, row = row,
-      tensorboard = compressing and { ['comm/MB_per_step'] = 'comm_MB', ['comm/density'] = 'density',
-         ['comm/select_ms'] = 'select_ms', ['comm/exchange_ms'] = 'exchange_ms',
-         ['accuracy/test'] = 'test_acc' } or nil,
+      tensorboard = { ['train/loss'] = 'train_loss', ['train/acc'] = 'train_acc', ['accuracy/test'] = 'test_acc',
+         ['train/lr'] = 'lr', ['train/images_per_sec'] = 'images_per_sec' },
       plot = { acc = 'test_acc', title = 'fashion_mnist: small CNN, ' .. opt.optimizer },
       report = not opt.quiet and report(opt) or nil }
+   if compressing then -- its counters, averaged per epoch
+      for tag, col in pairs { ['comm/MB_per_step'] = 'comm_MB', ['comm/density'] = 'density',
+         ['comm/select_ms'] = 'select_ms', ['comm/exchange_ms'] = 'exchange_ms' } do t.tensorboard[tag] = col end
+   end
    t.schedule = M.schedule(opt, t.trainBatches)
    recipe.layerwise(t.model, t.params, config, opt)
    return t

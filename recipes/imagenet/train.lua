@@ -49,7 +49,8 @@ function M.trainer(opt, model, criterion, config, scaler, trainSrc, valSrc, nCla
       valBatches = cap, device = opt.device,
       nEpochs = opt.nEpochs, stopAfter = opt.stopAfter, stopAfterIter = opt.stopAfterIter,
       checkpointEvery = opt.checkpointEvery, save = opt.save ~= '' and opt.save or nil,
-      format = checkpoints.FORMAT, meta = checkpoints.meta(opt, nClasses), quiet = opt.quiet,
+      format = checkpoints.FORMAT, meta = checkpoints.meta(opt, nClasses), quiet = opt.quiet, stopOnSignal = true,
+      logEvery = opt.logEvery,
       showWait = not opt.synthetic, report = report,
       -- -precision fp16/bf16: loss scaling (and -clip), inputs converted to the model's dtype
       scaler = scaler, accumulate = opt.accumulate, layout = opt.layout,

@@ -94,3 +94,66 @@ describe('-resume is checked first', function()
       assert.truthy(out:find('that run has finished (1 epochs done, -nEpochs 1)', 1, true), out)
    end)
 end)
+
+-- Starts `launcher luajit recipes/fashion_mnist.lua args` in a session of its own (as a terminal
+-- runs a job), waits until it trains (its log.csv exists), sends sig to the whole process group
+-- (Ctrl-C reaches every process of the job that way) or, with one = true, to one rank's process
+-- alone; returns the output and exit status.
+local function interrupted(args, save, sig, launcher, one)
+   local pidf, outf = save .. '.pid', save .. '.out'
+   os.execute(('mkdir -p %q && rm -f %q'):format(save, pidf))
+   -- the shell traps the signals with a command (its children get the default back) so that it
+   -- outlives them and writes their exit status
+   os.execute(('setsid sh -c \'trap : INT TERM; echo $$ > %q; %s luajit recipes/fashion_mnist.lua %s -save %q > %q '
+      .. '2>&1; echo "exit status $?" >> %q\' &'):format(pidf, launcher or '', args, save, outf, outf))
+   local t0 = os.time()
+   while not util.exists(save .. '/log.csv') and os.time() - t0 < 120 do os.execute('sleep 0.05') end
+   assert(util.exists(save .. '/log.csv'), 'the run never started training:\n' .. (util.slurp(outf) or ''))
+   local pgid = tonumber(util.slurp(pidf))
+   if one then
+      os.execute(('pkill -%s -s %d -n -f "^luajit recipes/fashion_mnist.lua"'):format(sig, pgid))
+   else
+      os.execute(('kill -%s -- -%d'):format(sig, pgid))
+   end
+   while os.execute(('kill -0 -- -%d 2>/dev/null'):format(pgid)) == 0 and os.time() - t0 < 180 do
+      os.execute('sleep 0.1')
+   end
+   local out = util.slurp(outf) or ''
+   return out, tonumber(out:match('exit status (%d+)%s*$'))
+end
+
+describe('Ctrl-C and SIGTERM', function()
+   local ARGS = '-nEpochs 2 -limitBatches 150 -limitTestBatches 1 -batchSize 32 -threads 1 -quiet'
+   local function params(dir)
+      local t = ck.load(dir .. '/checkpoint.safetensors')
+      return t
+   end
+   local function same(a, b)
+      local ta, tb = params(a), params(b)
+      local n = 0
+      for k, t in pairs(ta) do
+         n = n + 1
+         util.assert_close(tb[k], t, { atol = 0, rtol = 0 }, k)
+      end
+      assert.is_true(n > 5)
+   end
+
+   for _, case in ipairs({ { 'INT', 130 }, { 'TERM', 143 } }) do
+      it(('SIG%s: a checkpoint at the step\'s end, the -resume command, exit %d; the resumed run ends where the '
+         .. 'unbroken one does'):format(case[1], case[2]), function()
+         local whole, cut = tmp .. '/whole-' .. case[1], tmp .. '/cut-' .. case[1]
+         local out0, code0 = runs.run('fashion_mnist', ARGS .. (' -save %q'):format(whole))
+         assert.are.equal(0, code0, out0)
+         local out, code = interrupted(ARGS, cut, case[1])
+         assert.are.equal(case[2], code, out)
+         assert.truthy(out:find('stopped by SIG' .. case[1] .. ' in epoch %d+ after batch %d+ of 150'), out)
+         local cmd = out:match('To go on:\n  ([^\n]+)')
+         assert.truthy(cmd and cmd:find('-resume ' .. cut, 1, true), out)
+         assert.falsy(out:find('traceback', 1, true), out)
+         local out2, code2 = runs.run('fashion_mnist', (cmd:gsub('^luajit recipes/fashion_mnist.lua ', '')))
+         assert.are.equal(0, code2, out2)
+         assert.truthy(out2:find('resumed from', 1, true), out2)
+         same(whole, cut)
+      end)
+   end
+end)

@@ -134,6 +134,8 @@ function F.checkpoints(cmd, save)
    cmd:option('-resume', '', 'checkpoint (or its directory) to continue from, at an epoch end or mid-epoch')
    cmd:option('-checkpointEvery', 0,
       'also checkpoint every N training batches, for an exact resume mid-epoch (0: epoch ends only)', INT('[0, inf)'))
+   cmd:option('-logEvery', 50, 'TensorBoard scalars (loss, learning rate, images/s, data wait) every N training '
+      .. 'iterations, into -save (0: once an epoch only)', INT('[0, inf)'))
    cmd:option('-stopAfter', 0, 'stop after this epoch, as if interrupted (0: run all nEpochs)', INT('[0, inf)'))
    cmd:option('-stopAfterIter', 0, 'stop after this many training iterations in all, as if interrupted (0: no limit)',
       INT('[0, inf)'))

@@ -8,6 +8,7 @@
 --   recipe.layerwise(trainer.model, trainer.params, config, opt)   -- LARS/LAMB layer segments
 --   recipe.checkResume(opt, format, check, dist)              -- -resume's file, before the data
 --   recipe.resume(trainer, opt, check)                        -- -resume, density warm-up
+--   recipe.exitIfStopped(trainer, opt, dist)                  -- Ctrl-C/SIGTERM: where, how to go on, exit
 -- The options these read are train.flags' groups and the recipes' -batchSize, -threads,
 -- -nThreads, -device, -optimizer, -momentum, -nesterov, -weightDecay.
 local torch = require 'moontorch'
@@ -192,6 +193,50 @@ function R.checkResume(opt, format, check, dist)
          .. 'to go on'):format(path, done, opt.nEpochs))
    end
    return path, meta
+end
+
+-- the shell's form of one word
+local function quote(w)
+   if w:match('^[%w%-%+=/%.,:_@%%]+$') then return w end
+   return "'" .. w:gsub("'", "'\\''") .. "'"
+end
+
+-- the command that continues this run from its -save folder: the script's own command line
+-- (the global arg) without -resume and its value, then -resume SAVE; under mpirun with its -np
+function R.resumeCommand(opt, dist)
+   local args = arg or {}
+   local words = { 'luajit', quote(args[0] or '<recipe>.lua') }
+   local i = 1
+   while args[i] do
+      if args[i] == '-resume' then i = i + 1 else words[#words + 1] = quote(args[i]) end
+      i = i + 1
+   end
+   words[#words + 1] = '-resume ' .. quote(opt.save)
+   local cmd = table.concat(words, ' ')
+   if dist and dist.launched() then cmd = ('mpirun -np %d %s'):format(dist.size(), cmd) end
+   return cmd
+end
+
+local SIGNALS = { [2] = 'SIGINT', [15] = 'SIGTERM' }
+
+-- After the epoch loop: when a signal stopped the trainer (Trainer's stopOnSignal), say where,
+-- what was saved and the command that goes on, and end the process with 128 + the signal's
+-- number (130 for Ctrl-C, 143 for SIGTERM), as a shell reports a process the signal ended.
+function R.exitIfStopped(trainer, opt, dist)
+   local s = trainer.stopped
+   if not s then return end
+   local where = s.batch > 0 and ('in epoch %d after batch %d of %d'):format(s.epoch + 1, s.batch,
+      trainer.trainBatches) or ('after epoch %d'):format(s.epoch)
+   local name = SIGNALS[s.signal] or ('signal %d'):format(s.signal)
+   if opt.save ~= '' then
+      print(('stopped by %s %s; checkpoint in %s. To go on:\n  %s'):format(name, where, opt.save,
+         R.resumeCommand(opt, dist)))
+   else
+      print(('stopped by %s %s; nothing saved (-save "")'):format(name, where))
+   end
+   io.stdout:flush()
+   if dist then dist.finalize() end
+   os.exit(128 + s.signal)
 end
 
 -- -densityWarmup as steps, and -resume: the trainer continues from the checkpoint (check(meta,

@@ -71,11 +71,16 @@ local PS_COLUMNS = { 'ps_staleness', 'ps_stale_max', 'ps_wait_ms', 'ps_held_ms',
 -- model's convolution weights too (nn.Module:channelsLast, so cuDNN reads NHWC filters as they
 -- are; the CPU convolution wants NCHW filters and would copy NHWC ones on every pass); the
 -- values, and so the losses, are the same), dist (moontorch.dist, with a dist.DataParallel
--- model). Any other key is an error naming it.
+-- model), stopOnSignal (SIGINT and SIGTERM stop training at the end of the step they arrive in,
+-- every rank at the same one, with a checkpoint there; trainEpoch then returns nil and
+-- self.stopped = { signal =, epoch = epochs done, batch = batches done of the next }). Any other
+-- key is an error naming it. logEvery = N (with save): TensorBoard scalars every N training
+-- iterations, means over those N over every rank: iter/loss, iter/lr, iter/images_per_sec,
+-- iter/data_wait_ms (rank 0's), the step being the iteration.
 local OPTIONS = {}
 for k in ([[model criterion optimizer config schedule train val nEpochs trainBatches valBatches device name save
    checkpointEvery stopAfter stopAfterIter format meta columns row plot tensorboard report quiet showWait scaler
-   accumulate inputType layout dist]]):gmatch('%S+') do OPTIONS[k] = true end
+   accumulate inputType layout dist stopOnSignal logEvery]]):gmatch('%S+') do OPTIONS[k] = true end
 
 local function new(o)
    if type(o) ~= 'table' then error('train.Trainer: expected a table of options', 3) end
@@ -130,7 +135,40 @@ local function new(o)
       self.columns = cols
    end
    self.lastEpoch = (self.stopAfter or 0) > 0 and math.min(self.nEpochs, self.stopAfter) or self.nEpochs
+   if self.stopOnSignal then T.check(T.clib.mt_signals_catch(1), 'train.Trainer') end
    return self
+end
+
+-- One step's sums over every rank (a collective with dist; every rank calls it every step): the
+-- loss times the rows it counts, the correct rows, the rows, the loss's rows; and the stop
+-- signal any rank caught (SIGINT before SIGTERM; nil: none). The progress bar shows these, so
+-- the bar and the epoch's summary are one meter over all ranks. A parameter server's workers
+-- run apart by design (staleness): there each rank's own sums, and stop signals are heard at
+-- epoch starts only (epochStart: that collective).
+local STOP_SIGNALS = { 2, 15 } -- SIGINT, SIGTERM: what mt_signals_catch records
+function Trainer:stepTotals(lossSum, correct, rows, lossRows, epochStart)
+   local caught = self.stopOnSignal and T.clib.mt_signals_caught() or 0
+   local v = { lossSum, correct, rows, lossRows }
+   for i, sig in ipairs(STOP_SIGNALS) do v[4 + i] = caught == sig and 1 or 0 end
+   local d = self.dist
+   local many = d and d.size() > 1
+   if many and not epochStart and self.model.serverStep then
+      v[5], v[6] = 0, 0
+   elseif many then
+      self.totals = self.totals or torch.DoubleTensor(#v)
+      for i = 1, #v do self.totals[i] = v[i] end
+      d.allreduce(self.totals, 'sum')
+      for i = 1, #v do v[i] = self.totals[i] end
+   end
+   local sig
+   for i = #STOP_SIGNALS, 1, -1 do if v[4 + i] > 0 then sig = STOP_SIGNALS[i] end end
+   return { loss = v[1], correct = v[2], rows = v[3], lossRows = v[4], signal = sig }
+end
+
+-- the stop signal any rank caught, or nil (a collective with dist, at an epoch's start)
+function Trainer:signalled()
+   if not self.stopOnSignal then return nil end
+   return self:stepTotals(0, 0, 0, 0, true).signal
 end
 
 function Trainer:fail(fmt, ...) error(self.name .. ': ' .. fmt:format(...), 0) end
@@ -295,16 +333,17 @@ function Trainer:resume(path, check)
    return meta
 end
 
--- a progress bar whose line also shows the mean time per batch spent waiting for data
-function Trainer:bar(n, title)
+-- a progress bar of n steps (first of them done before, on a resume) whose line also shows the
+-- mean time per batch spent waiting for data
+function Trainer:bar(n, title, first)
    -- tty nil: the bar redraws in place when stdout is a terminal; quiet: never
    local tty = nil
    if self.quiet then tty = false end
-   local bar = progress.new(n, { title = title, tty = tty, silent = self.quiet })
+   local bar = progress.new(n, { title = title, tty = tty, silent = self.quiet, first = first })
    bar.wait, bar.showWait = 0, self.showWait
    bar.line = function(b, i)
       local s = progress.line(b, i)
-      if b.showWait and i > 0 then s = s .. ('  data %.1f ms'):format(1000 * b.wait / i) end
+      if b.showWait and i > b.first then s = s .. ('  data %.1f ms'):format(1000 * b.wait / (i - b.first)) end
       return s
    end
    return bar
@@ -402,7 +441,12 @@ function Trainer:trainEpoch(epoch)
    local acc = self.partial or { loss = 0, top1 = 0, seen = 0, skipped = 0, wait = 0, skippedSteps = 0 }
    acc.skippedSteps = acc.skippedSteps or 0
    local skippedBefore = self.optimState.skippedSteps or 0
-   local bar = self:bar(nb - first + 1, ('epoch %d/%d'):format(epoch, self.nEpochs))
+   local sig = first == 1 and self:signalled() -- during the last epoch's end: stop before this one
+   if sig then
+      self.stopped = { signal = sig, epoch = epoch - 1, batch = 0 }
+      return nil
+   end
+   local bar = self:bar(nb, ('epoch %d/%d'):format(epoch, self.nEpochs), first - 1)
    self.model:training()
    local batches = self.train:run(epoch, first)
    if self.rng then -- where the interrupted epoch was (bytes; older checkpoints hold {seed=, offset=})
@@ -417,6 +461,7 @@ function Trainer:trainEpoch(epoch)
       lr = self.schedule(iter - 1)
       acc.skipped, acc.wait = acc.skipped + (info.skipped or 0), acc.wait + (info.wait or 0)
       bar.wait = bar.wait + (info.wait or 0)
+      local stepLoss, stepCorrect, stepRows, stepLossRows = 0, 0, 0, 0
       if info.count == 0 and self.dist and self.dist.size() > 1 then
          self.config.learningRate = lr
          self:emptyStep()
@@ -440,12 +485,25 @@ function Trainer:trainEpoch(epoch)
             acc.seen + info.count
          acc.lossSeen = (acc.lossSeen or acc.seen - info.count) + counted
          self.losses[iter] = loss
-         bar:update(b - first + 1, { loss = loss, acc = correct / info.count, images = info.count })
+         stepLoss, stepCorrect, stepRows, stepLossRows = counted > 0 and loss * counted or 0, correct, info.count,
+            counted
       end
-      if b < nb and (self.checkpointEvery or 0) > 0 and b % self.checkpointEvery == 0 then
+      local tot = self:stepTotals(stepLoss, stepCorrect, stepRows, stepLossRows)
+      if self.tb and (self.logEvery or 0) > 0 then self:logIteration(iter, tot, lr, info.wait or 0) end
+      if tot.rows > 0 then
+         bar:update(b, { loss = tot.lossRows > 0 and tot.loss / tot.lossRows or nil, lossWeight = tot.lossRows,
+            acc = tot.correct / tot.rows, weight = tot.rows, images = tot.rows })
+      end
+      sig = b < nb and tot.signal
+      if b < nb and (sig or (self.checkpointEvery or 0) > 0 and b % self.checkpointEvery == 0) then
          acc.skippedSteps = acc.skippedSteps + (self.optimState.skippedSteps or 0) - skippedBefore
          skippedBefore = self.optimState.skippedSteps or 0
          self:checkpoint(epoch - 1, b, self:partialForCheckpoint(acc))
+      end
+      if sig then
+         if not self.quiet then bar:finish() end
+         self.stopped = { signal = sig, epoch = epoch - 1, batch = b }
+         return nil
       end
       if (self.stopAfterIter or 0) > 0 and iter >= self.stopAfterIter and b < nb then return nil end
    end
@@ -453,7 +511,8 @@ function Trainer:trainEpoch(epoch)
    local loss, top1, seen, skipped, lossSeen = self:sumRanks(acc.loss, acc.top1, acc.seen, acc.skipped,
       acc.lossSeen or acc.seen)
    if seen == 0 then self:fail('epoch %d delivered no training image', epoch) end
-   local ips = seen == acc.seen and st.images_per_sec or seen / math.max(st.seconds, 1e-9)
+   -- every rank's images since this run began the epoch (a parameter server's bar is its rank's)
+   local ips = (self.model.serverStep and seen ~= acc.seen) and seen / math.max(st.seconds, 1e-9) or st.images_per_sec
    local c = acc.comm
    local sk = acc.skippedSteps + (self.optimState.skippedSteps or 0) - skippedBefore
    self:reportSkipped(self.train, 'training')
@@ -465,6 +524,21 @@ function Trainer:trainEpoch(epoch)
       density = c and c.density / c.steps,
       select_ms = c and 1000 * c.select / c.steps, exchange_ms = c and 1000 * c.exchange / c.steps,
       loss_scale = self.scaler and self.scaler:getScale(self.optimState), skipped_steps = self.scaler and sk }
+end
+
+-- every logEvery iterations, the TensorBoard scalars of the iterations since the last ones
+function Trainer:logIteration(iter, tot, lr, wait)
+   local w = self.window or { loss = 0, lossRows = 0, rows = 0, wait = 0, steps = 0, t0 = progress.now() }
+   self.window = w
+   w.loss, w.lossRows, w.rows = w.loss + tot.loss, w.lossRows + tot.lossRows, w.rows + tot.rows
+   w.wait, w.steps = w.wait + wait, w.steps + 1
+   if iter % self.logEvery ~= 0 then return end
+   local now = progress.now()
+   if w.lossRows > 0 then self.tb:scalar('iter/loss', w.loss / w.lossRows, iter) end
+   self.tb:scalar('iter/lr', lr, iter)
+   self.tb:scalar('iter/images_per_sec', w.rows / math.max(now - w.t0, 1e-9), iter)
+   self.tb:scalar('iter/data_wait_ms', 1000 * w.wait / w.steps, iter)
+   self.window = { loss = 0, lossRows = 0, rows = 0, wait = 0, steps = 0, t0 = now }
 end
 
 -- A parameter server's counters since `before` (model:counters()), over every worker (a
@@ -513,7 +587,7 @@ function Trainer:validate(epoch)
          local loss = criterion:forward(out, y)
          local c = topk(out, y, { 1, 5 })
          lossSum, top1, top5, seen = lossSum + loss * info.count, top1 + c[1], top5 + c[2], seen + info.count
-         bar:update(b, { loss = loss, acc = c[1] / info.count, images = info.count })
+         bar:update(b, { loss = loss, acc = c[1] / info.count, weight = info.count, images = info.count })
       end
       if b >= nb then break end
    end
@@ -543,7 +617,9 @@ function Trainer:openLogs()
    local start = self.startEpoch
    self.log = logger.new(self.save .. '/log.csv', self.columns, { append = start > 1 or self.firstBatch > 1,
       keep = function(r) return tonumber(r.epoch) and r.epoch < start end })
-   if self.tensorboard or self.model.counters then self.tb = require('moontorch.io.tensorboard').Writer(self.save) end
+   if self.tensorboard or self.model.counters or (self.logEvery or 0) > 0 then
+      self.tb = require('moontorch.io.tensorboard').Writer(self.save)
+   end
 end
 
 -- An epoch's end: the best and last validation, the report, and with a save folder the CSV
@@ -595,6 +671,7 @@ end
 
 -- closes the logs; returns the last epoch's { loss, top1, top5 } and the best validation
 function Trainer:finish()
+   if self.stopOnSignal then T.check(T.clib.mt_signals_catch(0), 'train.Trainer') end
    if self.log then self.log:close() end
    if self.tb then self.tb:close() end
    self.log, self.tb = nil, nil

@@ -2,6 +2,10 @@
 --   local bar = progress.new(nBatches, { title = 'epoch 1' })
 --   bar:update(i, { loss = 0.41, acc = 0.87, images = 64 })   -- per batch
 --   bar:finish()
+-- The loss and accuracy shown are running means, each batch weighted by its weight (its rows:
+-- stats.weight, default 1; stats.lossWeight for the loss when fewer rows count there). A bar
+-- made with opts.first = k (a resumed epoch) starts at step k of total: its rate and ETA count
+-- the steps and images from there.
 -- Redraws at most every `interval` seconds (and on the last step) so printing never costs
 -- training time; on a non-terminal (a log file) it prints a full line every `logInterval`
 -- seconds (default 30) and the final one.
@@ -34,8 +38,8 @@ function progress.new(total, opts)
    local self = setmetatable({
       total = total, title = opts.title or '', width = opts.width or 24, out = opts.out or io.stdout,
       interval = opts.interval or 0.2, logInterval = opts.logInterval or 30, start = progress.now(),
-      last = -math.huge, images = 0,
-      loss_sum = 0, acc_sum = 0, n = 0,
+      last = -math.huge, images = 0, first = opts.first or 0,
+      loss_sum = 0, loss_w = 0, acc_sum = 0, acc_w = 0,
    }, progress)
    self.silent = opts.silent
    if opts.tty ~= nil then self.tty = opts.tty
@@ -51,12 +55,11 @@ function progress:line(i)
    local bar = ('='):rep(math.max(filled - 1, 0)) .. (filled > 0 and (i < self.total and '>' or '=') or '')
    bar = bar .. ('.'):rep(self.width - #bar)
    local ips = elapsed > 0 and self.images / elapsed or 0
-   local eta = i > 0 and elapsed / i * (self.total - i) or math.huge
+   local done = i - self.first
+   local eta = done > 0 and elapsed / done * (self.total - i) or math.huge
    local parts = { ('%s [%s] %d/%d'):format(self.title, bar, i, self.total) }
-   if self.n > 0 then
-      parts[#parts + 1] = ('loss %.4f'):format(self.loss_sum / self.n)
-      if self.has_acc then parts[#parts + 1] = ('acc %5.2f%%'):format(100 * self.acc_sum / self.n) end
-   end
+   if self.loss_w > 0 then parts[#parts + 1] = ('loss %.4f'):format(self.loss_sum / self.loss_w) end
+   if self.acc_w > 0 then parts[#parts + 1] = ('acc %5.2f%%'):format(100 * self.acc_sum / self.acc_w) end
    parts[#parts + 1] = ('%.0f img/s'):format(ips)
    if i < self.total then parts[#parts + 1] = 'ETA ' .. progress.format_time(eta)
    else parts[#parts + 1] = 'in ' .. progress.format_time(elapsed) end
@@ -65,8 +68,12 @@ end
 
 function progress:update(i, stats)
    stats = stats or {}
-   if stats.loss then self.loss_sum, self.n = self.loss_sum + stats.loss, self.n + 1 end
-   if stats.acc then self.acc_sum, self.has_acc = self.acc_sum + stats.acc, true end
+   local w = stats.weight or 1
+   if stats.loss then
+      local lw = stats.lossWeight or w
+      self.loss_sum, self.loss_w = self.loss_sum + stats.loss * lw, self.loss_w + lw
+   end
+   if stats.acc then self.acc_sum, self.acc_w = self.acc_sum + stats.acc * w, self.acc_w + w end
    self.images = self.images + (stats.images or 0)
    self.i = i
    local t = progress.now()
@@ -87,7 +94,8 @@ end
 -- mean loss and accuracy over the steps so far, and images/s
 function progress:stats()
    local elapsed = progress.now() - self.start
-   return { loss = self.n > 0 and self.loss_sum / self.n or 0 / 0, acc = self.n > 0 and self.acc_sum / self.n or 0 / 0,
+   return { loss = self.loss_w > 0 and self.loss_sum / self.loss_w or 0 / 0,
+      acc = self.acc_w > 0 and self.acc_sum / self.acc_w or 0 / 0,
       images_per_sec = elapsed > 0 and self.images / elapsed or 0, seconds = elapsed }
 end
 
