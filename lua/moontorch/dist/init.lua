@@ -108,6 +108,10 @@ function dist.init(opts)
       if have then
          T.check(D.mt_dist_load_model(comm, path), 'dist.init')
       else
+         if dist.rank() == 0 then -- once per cluster shape: say why the start takes seconds, and where it goes
+            io.stderr:write(('dist.init: measuring the allreduce cost table of %d ranks on %d nodes for algorithm '
+               .. "'auto' (once; kept in %s: delete it to measure again)\n"):format(dist.size(), dist.nodes(), path))
+         end
          dist.tune(opts.tuneMaxBytes or 64 * 2 ^ 20, opts.tuneReps or 3)
          if dist.rank() == 0 then
             os.execute(("mkdir -p '%s'"):format(path:match('^(.*)/[^/]*$') or '.'))
