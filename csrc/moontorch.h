@@ -609,7 +609,8 @@ mt_status mt_lamb_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *m, mt_tenso
 mt_status mt_grad_check(const mt_tensor *g, int64_t *nonfinite, double *sumsq);
 /* io: checkpoint files (csrc/io/) */
 /* safetensors files: [u64 LE header length][JSON header][raw LE data]. Saving writes
- * path.tmp.<pid>, fsyncs and renames it over path, so a failed save leaves the old file.
+ * path.tmp.<pid>, fsyncs and renames it over path, so a failed save leaves the old file; it
+ * first removes the path.tmp.<pid> of writers that died mid-save (pid gone, temp unlocked).
  * Metadata is string key/value pairs (the format's "__metadata__"). Reading checks every
  * offset/size against the file and dtype*shape at open; tensors are then read by index. */
 typedef struct mt_safetensors mt_safetensors;
