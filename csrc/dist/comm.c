@@ -14,8 +14,6 @@
 #include <fcntl.h>
 #include "dist.h"
 
-#define MT_TAG_FAULT 7001
-
 /* MPI is initialised once per process and a signal handler needs to find the communicator:
  * the one live communicator is process state by nature. */
 static mt_dist *mt__live;
@@ -189,6 +187,7 @@ static mt_dist *alloc_dist(double timeout) {
   d->check = 1;
 #ifdef MT_WITH_MPI
   d->left_rank = -1; /* the fault channel's state exists only with MPI */
+  d->ctrl_req = MPI_REQUEST_NULL;
 #endif
   /* 256 KB. 1 MB chunks gain 10-20% on 2 ranks at 4-16 MB, but on 4 ranks sharing 2 cores
    * 512 KB and 1 MB chunks collapse to a tenth of the bandwidth above 4 MB (bench/allreduce.lua
@@ -413,8 +412,10 @@ mt_status mt_dist_finalize(mt_dist *d) {
   mt__dist_nccl_free(d);
 #ifdef MT_WITH_MPI
   if (d->launched) {
-    MPI_Cancel(&d->ctrl_req);
-    MPI_Wait(&d->ctrl_req, MPI_STATUS_IGNORE);
+    if (d->ctrl_req != MPI_REQUEST_NULL) { /* NULL once a fault message was taken */
+      MPI_Cancel(&d->ctrl_req);
+      MPI_Wait(&d->ctrl_req, MPI_STATUS_IGNORE);
+    }
     MPI_Comm_free(&d->ctrl);
     if (d->leaders != MPI_COMM_NULL) MPI_Comm_free(&d->leaders);
     MPI_Comm_free(&d->local);
