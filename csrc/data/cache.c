@@ -244,7 +244,7 @@ mt_status mt_dataset_cache(mt_dataset *d, int rank, int world, int replicated, u
   for (int t = 0; t < started; t++) pthread_join(tid[t], NULL);
   pthread_mutex_destroy(&j.lock);
   free(skip);
-  qsort(errors.e, (size_t)errors.n, sizeof *errors.e, by_index);
+  if (errors.n > 1) qsort(errors.e, (size_t)errors.n, sizeof *errors.e, by_index); /* threads add out of order */
   if (errors.oom) st = mt__error(MT_ERR_MEMORY, OP ": out of host memory for the list of unreadable samples");
   else if (m > 0 && errors.n == m) /* nothing to cache: a wrong path or permissions, not a bad image */
     st = mt__error(MT_ERR_IO, OP ": none of rank %d's %lld images could be read; the first: %s", rank, (long long)m,
