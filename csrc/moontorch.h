@@ -616,7 +616,8 @@ mt_status mt_lamb_step(mt_tensor *x, const mt_tensor *dx, mt_tensor *m, mt_tenso
 mt_status mt_grad_check(const mt_tensor *g, int64_t *nonfinite, double *sumsq);
 /* io: checkpoint files (csrc/io/) */
 /* safetensors files: [u64 LE header length][JSON header][raw LE data]. Saving writes
- * path.tmp.<pid>, fsyncs and renames it over path, so a failed save leaves the old file.
+ * path.tmp.<pid>, fsyncs and renames it over path, so a failed save leaves the old file; it
+ * first removes the path.tmp.<pid> of writers that died mid-save (pid gone, temp unlocked).
  * Metadata is string key/value pairs (the format's "__metadata__"). Reading checks every
  * offset/size against the file and dtype*shape at open; tensors are then read by index. */
 typedef struct mt_safetensors mt_safetensors;
@@ -781,10 +782,16 @@ const char *mt_dataset_warning(const mt_dataset *d, int i);
 /* in-memory cache (csrc/data/cache.c). Rank `rank` of `world` owns the contiguous block of
  * samples [rank*n/world, (rank+1)*n/world) (replicated: every sample) and reads their encoded
  * bytes into one arena with `threads` readers. When they would exceed budget_bytes (0: no
- * limit) it fails with MT_ERR_MEMORY before reading anything, and the dataset stays streaming. */
+ * limit) it fails with MT_ERR_MEMORY before reading anything, and the dataset stays streaming.
+ * A sample that cannot be read (empty, missing, unreadable) does not fail the cache: it is left
+ * out, listed (mt_dataset_cache_error, k < mt_dataset_cache_nerrors, by sample order) and a read
+ * of it fails with that message, so the loader skips and names it; only a block none of whose
+ * samples can be read fails. mt_dataset_partition_bytes counts an unstattable sample as 0. */
 mt_status mt_dataset_partition_bytes(const mt_dataset *d, int rank, int world, int replicated, uint64_t *bytes);
 mt_status mt_dataset_cache(mt_dataset *d, int rank, int world, int replicated, uint64_t budget_bytes, int threads);
 void mt_dataset_cache_stats(const mt_dataset *d, int64_t *samples, uint64_t *bytes, double *seconds);
+int64_t mt_dataset_cache_nerrors(const mt_dataset *d);
+const char *mt_dataset_cache_error(const mt_dataset *d, int64_t k);
 
 /* the loader (csrc/data/loader.c): a pool of decode threads fills whole batches ahead of the
  * trainer. Epoch e visits a permutation of the samples drawn from (seed, e); global batch k is

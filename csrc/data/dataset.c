@@ -37,6 +37,7 @@ void mt_dataset_free(mt_dataset *d) {
   free(d->warnings);
   free(d->arena);
   free(d->cache_off);
+  mt__dataset_free_cache_errors(d->cache_errors, d->cache_nerrors);
   free(d);
 }
 
@@ -297,6 +298,8 @@ mt_status mt__dataset_bytes(const mt_dataset *d, int64_t i, uint8_t **buf, size_
   if (!buf || !cap || !bytes || !len) return mt__error(MT_ERR_ARG, "dataset_bytes: an output pointer is NULL");
   const mt__sample *s = &d->samples[i];
   if (d->arena && i >= d->cache_lo && i < d->cache_hi) {
+    const char *bad = mt__dataset_cache_error(d, i);
+    if (bad) return mt__error(MT_ERR_IO, "%s", bad);
     *bytes = d->arena + d->cache_off[i - d->cache_lo];
     *len = (size_t)s->length;
     return MT_OK;

@@ -15,6 +15,11 @@ typedef struct mt__sample {
   uint64_t length; /* encoded size in bytes; 0 for a file until it is statted or read */
 } mt__sample;
 
+typedef struct mt__cache_error {
+  int64_t index; /* the sample */
+  char *message;
+} mt__cache_error;
+
 struct mt_dataset {
   mt__sample *samples;
   int64_t n, cap;
@@ -30,6 +35,11 @@ struct mt_dataset {
   uint64_t *cache_off;
   int64_t cache_lo, cache_hi;
   double cache_seconds;
+  /* samples of the block that could not be read (empty, missing, unreadable), sorted by index:
+   * they hold no bytes and a read of one fails with its message, as a streaming read would, so
+   * the loader skips and names them instead of the whole set going uncached */
+  mt__cache_error *cache_errors;
+  int64_t cache_nerrors;
   /* dataset.c: sample names are carved from large blocks, one malloc per block rather than per
    * name (ImageNet has 1.28M samples) */
   char **name_blocks;
@@ -50,6 +60,10 @@ static inline void mt__dataset_block(int64_t n, int rank, int world, int64_t *lo
  * caller's per-thread scratch). Safe to call from several threads at once. */
 mt_status mt__dataset_bytes(const mt_dataset *d, int64_t i, uint8_t **buf, size_t *cap, const uint8_t **bytes,
                             size_t *len);
+/* the message of cached sample i when it could not be read, else NULL (cache.c) */
+const char *mt__dataset_cache_error(const mt_dataset *d, int64_t i);
+/* frees the cache's list of unreadable samples */
+void mt__dataset_free_cache_errors(mt__cache_error *e, int64_t n);
 /* record a warning (copied); fails only when out of memory */
 mt_status mt__dataset_warn(mt_dataset *d, const char *fmt, ...) MT_PRINTF(2, 3);
 

@@ -14,8 +14,6 @@
 #include <fcntl.h>
 #include "dist.h"
 
-#define MT_TAG_FAULT 7001
-
 /* MPI is initialised once per process and a signal handler needs to find the communicator:
  * the one live communicator is process state by nature. */
 static mt_dist *mt__live;
@@ -181,6 +179,26 @@ static const char *launcher_var(void) {
   return NULL;
 }
 
+#ifdef MT_WITH_MPI
+/* Where this process's pids mean something, for telling whether a peer's pid can be inspected
+ * here: the running kernel (boot_id: no two machines share it, whatever their host names) and
+ * the pid namespace (containers on one kernel). "" when boot_id cannot be read: the host name
+ * then decides alone. */
+static void pid_space(char *out, size_t len) {
+  char boot[64] = "", ns[64] = "";
+  out[0] = '\0';
+  FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+  if (f) {
+    if (!fgets(boot, sizeof boot, f)) boot[0] = '\0';
+    fclose(f);
+  }
+  boot[strcspn(boot, "\n")] = '\0';
+  ssize_t n = readlink("/proc/self/ns/pid", ns, sizeof ns - 1);
+  ns[n > 0 ? n : 0] = '\0';
+  if (boot[0]) snprintf(out, len, "%s %s", boot, ns);
+}
+#endif
+
 static mt_dist *alloc_dist(double timeout) {
   mt_dist *d = calloc(1, sizeof *d);
   if (!d) return NULL;
@@ -189,6 +207,7 @@ static mt_dist *alloc_dist(double timeout) {
   d->check = 1;
 #ifdef MT_WITH_MPI
   d->left_rank = -1; /* the fault channel's state exists only with MPI */
+  d->ctrl_req = MPI_REQUEST_NULL;
 #endif
   /* 256 KB. 1 MB chunks gain 10-20% on 2 ranks at 4-16 MB, but on 4 ranks sharing 2 cores
    * 512 KB and 1 MB chunks collapse to a tenth of the bandwidth above 4 MB (bench/allreduce.lua
@@ -262,6 +281,7 @@ static mt_status init_mpi(mt_dist *d, int group_size) {
   struct {
     int pid;
     char host[64];
+    char space[128]; /* pid_space() */
   } me, *all = calloc((size_t)d->size, sizeof *all);
   d->pids = calloc((size_t)d->size, sizeof *d->pids);
   d->same_host = calloc((size_t)d->size, sizeof *d->same_host);
@@ -273,6 +293,7 @@ static mt_status init_mpi(mt_dist *d, int group_size) {
   memset(&me, 0, sizeof me);
   me.pid = (int)getpid();
   gethostname(me.host, sizeof me.host - 1);
+  pid_space(me.space, sizeof me.space);
   int rc = MPI_Allgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, d->world);
   if (rc != MPI_SUCCESS) {
     free(all);
@@ -281,7 +302,9 @@ static mt_status init_mpi(mt_dist *d, int group_size) {
   for (int r = 0; r < d->size; r++) {
     d->pids[r] = all[r].pid;
     memcpy(d->hosts[r], all[r].host, 64);
-    d->same_host[r] = strcmp(all[r].host, me.host) == 0;
+    /* a host name alone can be shared (clones of one image, containers named alike) */
+    d->same_host[r] =
+        strcmp(all[r].host, me.host) == 0 && (!me.space[0] || !all[r].space[0] || strcmp(all[r].space, me.space) == 0);
   }
   free(all);
   MPI_TRY("MPI_Irecv",
@@ -413,8 +436,10 @@ mt_status mt_dist_finalize(mt_dist *d) {
   mt__dist_nccl_free(d);
 #ifdef MT_WITH_MPI
   if (d->launched) {
-    MPI_Cancel(&d->ctrl_req);
-    MPI_Wait(&d->ctrl_req, MPI_STATUS_IGNORE);
+    if (d->ctrl_req != MPI_REQUEST_NULL) { /* NULL once a fault message was taken */
+      MPI_Cancel(&d->ctrl_req);
+      MPI_Wait(&d->ctrl_req, MPI_STATUS_IGNORE);
+    }
     MPI_Comm_free(&d->ctrl);
     if (d->leaders != MPI_COMM_NULL) MPI_Comm_free(&d->leaders);
     MPI_Comm_free(&d->local);

@@ -30,6 +30,7 @@
 #endif
 
 #define MT_DIST_MODEL_SIZES 12 /* 4 KB * 4^i */
+#define MT_TAG_FAULT 7001      /* the fault channel's messages (comm.c sends, wait.c receives) */
 
 struct mt_dist_work;
 
@@ -67,14 +68,15 @@ struct mt_dist {
   void *scratch;       /* grow-only scratch owned by the communication thread */
   size_t scratch_bytes;
 #ifdef MT_WITH_MPI
-  MPI_Comm world;   /* data traffic (a dup of MPI_COMM_WORLD) */
-  MPI_Comm ctrl;    /* the fault channel */
-  MPI_Comm local;   /* ranks of this node */
-  MPI_Comm leaders; /* local rank 0 of every node (MPI_COMM_NULL elsewhere) */
-  MPI_Request ctrl_req;
-  char ctrl_buf[1024]; /* 'F' (failed) or 'L' (left) and the message */
-  int left_rank;       /* a peer that left without finalize (-1: none), and when we heard */
+  MPI_Comm world;       /* data traffic (a dup of MPI_COMM_WORLD) */
+  MPI_Comm ctrl;        /* the fault channel */
+  MPI_Comm local;       /* ranks of this node */
+  MPI_Comm leaders;     /* local rank 0 of every node (MPI_COMM_NULL elsewhere) */
+  MPI_Request ctrl_req; /* the fault channel's receive (tag MT_TAG_FAULT), posted again after a 'L' */
+  char ctrl_buf[1024];  /* 'F' (failed) or 'L' (left) and the message */
+  int left_rank;        /* a peer that left without finalize (-1: none), and when we heard */
   double left_at;
+  char left_msg[1024]; /* its message: ctrl_buf listens again for the other peers */
 #endif
   void *nccl;  /* nccl.c's state, created on the first CUDA collective */
   int ps_open; /* parameter server tables not yet closed (ps.c): finalize waits for none */

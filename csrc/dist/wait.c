@@ -75,15 +75,23 @@ static mt_status check(mt_dist *d, int n, MPI_Request *reqs, const int *peers, d
   }
   int got = 0;
   MPI_Status st;
-  if (d->left_rank < 0) MPI_Test(&d->ctrl_req, &got, &st);
+  if (d->ctrl_req != MPI_REQUEST_NULL) MPI_Test(&d->ctrl_req, &got, &st);
   if (got) {
     int src = st.MPI_SOURCE;
     d->ctrl_buf[sizeof d->ctrl_buf - 1] = '\0';
     if (d->ctrl_buf[0] == 'L') {
       /* a peer that ended without finalize may have done all it owed to this collective (its
        * last sends are out): fail only if this wait does not end soon after */
-      d->left_rank = src;
-      d->left_at = now();
+      if (d->left_rank < 0) {
+        d->left_rank = src;
+        d->left_at = now();
+        memcpy(d->left_msg, d->ctrl_buf + 1, sizeof d->left_msg - 1);
+        d->left_msg[sizeof d->left_msg - 1] = '\0';
+      }
+      /* listen again: another peer's failure after this must still stop the wait at once */
+      if (MPI_Irecv(d->ctrl_buf, sizeof d->ctrl_buf, MPI_CHAR, MPI_ANY_SOURCE, MT_TAG_FAULT, d->ctrl, &d->ctrl_req) !=
+          MPI_SUCCESS)
+        d->ctrl_req = MPI_REQUEST_NULL;
     } else {
       mt__dist_cancel(reqs, n);
       return mt__dist_fault(d, "dist: rank %d (pid %d on %s) failed: %s [rank %d was in %s]", src, d->pids[src],
@@ -94,7 +102,7 @@ static mt_status check(mt_dist *d, int n, MPI_Request *reqs, const int *peers, d
     int src = d->left_rank;
     mt__dist_cancel(reqs, n);
     return mt__dist_fault(d, "dist: rank %d (pid %d on %s) left: %s [rank %d was in %s]", src, d->pids[src],
-                          d->hosts[src], d->ctrl_buf + 1, d->rank, mt__dist_current(d));
+                          d->hosts[src], d->left_msg, d->rank, mt__dist_current(d));
   }
   double t = now();
   if (t < *next_look) return MT_OK;

@@ -4,13 +4,17 @@
  * (offsets relative to the data section) plus an optional "__metadata__" object of strings.
  * The header is parsed with cJSON; every offset and size is checked against the file size and
  * against dtype*shape before any data is read. Files are written atomically: a temporary
- * file beside the target, fsync, rename. */
+ * file beside the target, fsync, rename; a save first removes the temporaries of writers that
+ * died mid-save (st_sweep_stale). */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cjson/cJSON.h>
@@ -423,6 +427,60 @@ static mt_status st_write_tensor(FILE *fp, const mt_tensor *t, const char *tmp) 
   return st;
 }
 
+/* Remove the temporaries of writers killed mid-save (path.tmp.<pid>, left by kill -9 or a
+ * crash), so repeated kills do not pile up checkpoint-sized files. One is stale only when its
+ * pid is gone on this host (kill: ESRCH) and nobody holds its lock: every writer flocks its temp
+ * while writing, which also guards a live writer on another host sharing the folder (its pid
+ * means nothing here). Best effort: anything unexpected leaves the file alone. */
+static void st_sweep_stale(const char *path) {
+  char *copy = strdup(path);
+  if (!copy) return;
+  char *slash = strrchr(copy, '/');
+  const char *dirname = slash ? (slash == copy ? "/" : copy) : ".", *base = slash ? slash + 1 : copy;
+  if (slash && slash != copy) *slash = '\0';
+  size_t blen = strlen(base);
+  DIR *dir = opendir(dirname);
+  if (!dir) {
+    free(copy);
+    return;
+  }
+  struct dirent *e;
+  while ((e = readdir(dir)) != NULL) {
+    const char *name = e->d_name;
+    if (strncmp(name, base, blen) != 0 || strncmp(name + blen, ".tmp.", 5) != 0) continue;
+    const char *digits = name + blen + 5;
+    char *end = NULL;
+    errno = 0;
+    long pid = strtol(digits, &end, 10);
+    if (errno || end == digits || *end || *digits < '1' || *digits > '9' || pid > 0x7fffffffL) continue;
+    if ((pid_t)pid == getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+    int fd = openat(dirfd(dir), name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) continue;
+    struct stat sb;
+    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && flock(fd, LOCK_EX | LOCK_NB) == 0) unlinkat(dirfd(dir), name, 0);
+    close(fd);
+  }
+  closedir(dir);
+  free(copy);
+}
+
+/* the temporary, created afresh (a file of our pid's name is a dead process's or our own failed
+ * save's) and locked while written so that st_sweep_stale leaves it alone */
+static FILE *st_create_temp(const char *tmp) {
+  unlink(tmp);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) return NULL;
+  (void)flock(fd, LOCK_EX | LOCK_NB); /* a file system without locks still gets the save */
+  FILE *fp = fdopen(fd, "wb");
+  if (!fp) {
+    int e = errno;
+    close(fd);
+    unlink(tmp);
+    errno = e;
+  }
+  return fp;
+}
+
 mt_status mt_safetensors_save(const char *path, int n, const char *const *names, mt_tensor *const *tensors, int nmeta,
                               const char *const *meta_keys, const char *const *meta_values) {
   if (!path) return mt__error(MT_ERR_ARG, "safetensors: save: path is NULL");
@@ -455,7 +513,8 @@ mt_status mt_safetensors_save(const char *path, int n, const char *const *names,
   }
   snprintf(tmp, tl, "%s.tmp.%ld", path, (long)getpid());
   mt_status st = MT_OK;
-  FILE *fp = fopen(tmp, "wb");
+  st_sweep_stale(path);
+  FILE *fp = st_create_temp(tmp);
   if (!fp) st = mt__error(MT_ERR_IO, "safetensors: %s: cannot create %s: %s", path, tmp, strerror(errno));
   if (st == MT_OK) {
     unsigned char lenb[8];
@@ -467,10 +526,11 @@ mt_status mt_safetensors_save(const char *path, int n, const char *const *names,
       st = mt__error(MT_ERR_IO, "safetensors: %s: write failed: %s", tmp, strerror(errno));
     if (st == MT_OK && fsync(fileno(fp)) != 0)
       st = mt__error(MT_ERR_IO, "safetensors: %s: fsync failed: %s", tmp, strerror(errno));
-    if (fclose(fp) != 0 && st == MT_OK)
-      st = mt__error(MT_ERR_IO, "safetensors: %s: close failed: %s", tmp, strerror(errno));
+    /* renamed before the close drops the lock, so no sweeper ever sees it unlocked */
     if (st == MT_OK && rename(tmp, path) != 0)
       st = mt__error(MT_ERR_IO, "safetensors: %s: cannot rename %s over it: %s", path, tmp, strerror(errno));
+    if (fclose(fp) != 0 && st == MT_OK) /* flushed and fsynced above: only a strange close fails here */
+      st = mt__error(MT_ERR_IO, "safetensors: %s: close failed: %s", path, strerror(errno));
     if (st != MT_OK) unlink(tmp); /* a failed write leaves the old file as it was */
   }
   if (st == MT_OK) { /* make the rename itself durable */

@@ -97,9 +97,18 @@ local function cache(ds, split, opt, budget, dist)
       return ok and budget - ds:cacheStats().bytes or budget, false
    end
    local st = ds:cacheStats()
-   print(('cached %s: %d images, %s in %.1f s%s'):format(split, st.samples, human(st.bytes), st.seconds,
+   -- unreadable images (an empty file, say) are left out, not a reason to stream everything: the
+   -- loader skips them and the trainer names them with the undecodable ones
+   local skipped = st.skipped
+   if dist and dist.size() > 1 then
+      local t = torch.DoubleTensor(1):fill(skipped)
+      dist.allreduce(t, 'sum')
+      skipped = t[1]
+   end
+   print(('cached %s: %d images, %s in %.1f s%s%s'):format(split, st.samples, human(st.bytes), st.seconds,
       opt.world > 1 and (' on rank 0, each of the %d ranks its own block of the %d'):format(opt.world, ds:size())
-         or ''))
+         or '', skipped > 0 and ('; %d unreadable, left out and skipped (e.g. %s)'):format(skipped,
+         ds:cacheErrors()[1] or 'on another rank') or ''))
    return budget - st.bytes, opt.world > 1
 end
 

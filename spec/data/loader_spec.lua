@@ -294,6 +294,65 @@ describe('dataset cache', function()
       assert.are.equal(N, seen)
    end)
 
+   it('leaves out an empty or vanished image, names it, and caches and serves the rest', function()
+      local broot = tmpdir()
+      make_folder(broot, 8) -- img08 is truncated: cached, skipped when decoded
+      local empty, gone = broot .. '/dog/img05.jpg', broot .. '/eel/img03.jpg'
+      assert(io.open(empty, 'wb')):close()
+      local cds = data.ImageFolder(broot)
+      os.remove(gone) -- after the listing
+      local want_bytes = 0
+      for i = 1, cds:size() do
+         local f = io.open(select(2, cds:sample(i)), 'rb')
+         if f then want_bytes = want_bytes + #f:read('*a') f:close() end
+      end
+      cds:cache { threads = 2 }
+      local st = cds:cacheStats()
+      assert.are.equal(N - 2, st.samples)
+      assert.are.equal(2, st.skipped)
+      assert.are.equal(want_bytes, st.bytes)
+      local errs = cds:cacheErrors() -- in sample order: dog before eel
+      assert.are.equal(2, #errs)
+      assert.truthy(errs[1]:find(empty, 1, true) and errs[1]:find('empty', 1, true), errs[1])
+      assert.truthy(errs[2]:find(gone, 1, true), errs[2])
+      local bad = {}
+      for i = 1, cds:size() do
+         local name = select(2, cds:sample(i))
+         if name == empty or name == gone or name:find('img08.jpg', 1, true) then bad[i] = name end
+      end
+      for i, name in pairs(bad) do -- the truncated one is cached; the other two fail by name
+         if name:find('img08', 1, true) then assert.is_true(cds:read(i):nElement() > 0)
+         else util.assert_error(function() cds:read(i) end, name) end
+      end
+      -- the loader delivers every good image once, from memory, and skips and names the three
+      local l = data.Loader(cds, eval, { batchSize = 4, threads = 2, shuffle = false })
+      local seen, skipped = {}, 0
+      for input, target, info in l:run(1) do
+         skipped = skipped + info.skipped
+         for r = 1, input:size(1) do
+            local id = identify(input[r])
+            assert.is_nil(seen[id])
+            assert.is_nil(bad[id], 'a bad sample was delivered')
+            assert.are.equal(cds:sample(id), target[r])
+            seen[id] = true
+         end
+      end
+      local delivered = 0
+      for _ in pairs(seen) do delivered = delivered + 1 end
+      assert.are.equal(N - 3, delivered)
+      assert.are.equal(3, skipped)
+      local named = table.concat(l:errors(), '\n')
+      for _, name in pairs(bad) do assert.truthy(named:find(name, 1, true), named) end
+   end)
+
+   it('fails when none of its block can be read, naming the first', function()
+      local eroot = tmpdir()
+      os.execute(('mkdir -p %s/a && : > %s/a/x.jpg && : > %s/a/y.jpg'):format(eroot, eroot, eroot))
+      local eds = data.ImageFolder(eroot)
+      util.assert_error(function() eds:cache {} end, 'none of rank 0', eroot .. '/a/x.jpg', 'empty')
+      assert.are.equal(0, eds:cacheStats().samples)
+   end)
+
    it('caches only its block per rank', function()
       local cds = data.ImageFolder(root)
       cds:cache { rank = 1, world = 3 }

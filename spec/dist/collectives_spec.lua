@@ -215,7 +215,39 @@ describe(('dist on %d ranks'):format(N), function()
          assert.matches('dist%.allreduce: options must be a table, got string',
             message(function() dist[name](torch.FloatTensor(3), 'sum', 'ring') end))
       end
+      -- collectives without options say so rather than drop the table
+      local x = torch.FloatTensor(3)
+      for _, name in ipairs { 'broadcast', 'broadcastAsync' } do
+         assert.matches("^[^:]*collectives_spec%.lua:%d+: dist%.broadcast: unknown option 'grupSize' "
+            .. '%(dist%.broadcast takes none; its root is a plain argument%)$',
+            message(function() dist[name](x, 0, { grupSize = 2 }) end))
+         assert.matches("dist%.broadcast: unknown option 'root' %(dist%.broadcast takes none; its root is a plain ",
+            message(function() dist[name](x, { root = 0 }) end))
+         assert.matches('dist%.broadcast: root must be a rank number, got 0%.5',
+            message(function() dist[name](x, 0.5) end))
+      end
+      for _, name in ipairs { 'allgather', 'allgatherAsync' } do
+         assert.matches("^[^:]*collectives_spec%.lua:%d+: dist%.allgather: unknown option 'algoritm' %(dist%.allgather "
+            .. 'takes none%)$', message(function() dist[name](torch.FloatTensor(N * 3), x, { algoritm = 'x' }) end))
+         assert.matches('dist%.allgather: too many arguments: a string after the last one, the tensors',
+            message(function() dist[name](torch.FloatTensor(N * 3), x, 'ring') end))
+      end
+      assert.matches("dist%.reduceScatter: unknown option 'algorithm' %(dist%.reduceScatter takes none; its op",
+         message(function() dist.reduceScatter(x, torch.FloatTensor(N * 3), 'sum', { algorithm = 'ring' }) end))
+      assert.matches("dist%.reduceScatter: unknown option 'op' %(dist%.reduceScatter takes none; its op",
+         message(function() dist.reduceScatterAsync(x, torch.FloatTensor(N * 3), { op = 'sum' }) end))
+      assert.matches("^[^:]*collectives_spec%.lua:%d+: dist%.barrier: unknown option 'timeout' %(dist%.barrier takes "
+         .. 'none%)$', message(function() dist.barrier { timeout = 5 } end))
+      assert.matches("dist%.barrier: unknown option 'timeout'",
+         message(function() dist.barrierAsync { timeout = 5 } end))
+      for _, name in ipairs { 'sparseAllreduce', 'sparseAllreduceAsync' } do
+         assert.matches("^[^:]*collectives_spec%.lua:%d+: dist%.sparseAllreduce: unknown option 'algoritm' %(op, "
+            .. 'algorithm%)$', message(function()
+               dist[name](x, torch.IntTensor(1):fill(0), torch.FloatTensor(1), { algoritm = 'x' })
+            end))
+      end
       -- nothing was issued: the ranks still agree
+      dist.barrier {}
       local t = torch.FloatTensor(4):fill(1)
       dist.allreduce(t, 'sum', { algorithm = 'ring' })
       assert.equal(N, t[1])

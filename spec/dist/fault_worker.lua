@@ -2,16 +2,39 @@
 -- a small model under DataParallel; at step 5 rank 1 raises (MODE raise), kills itself with
 -- SIGKILL (kill) or stops itself with SIGSTOP (stop). dist/faults_spec.lua checks that every
 -- other rank ends, in time, naming rank 1 and the collective it was waiting in. MODE ps-kill and
--- ps-stop: the same under dist.ParameterServer with 2 servers, rank 1 being server 1.
+-- ps-stop: the same under dist.ParameterServer with 2 servers, rank 1 being server 1. MODE
+-- left-fail: see below.
 package.path = './?.lua;./lua/?.lua;./lua/?/init.lua;' .. package.path
 local ffi = require 'ffi'
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local dist = require 'moontorch.dist'
-ffi.cdef 'int getpid(void); int kill(int pid, int sig);'
+ffi.cdef 'int getpid(void); int kill(int pid, int sig); int usleep(unsigned int usec);'
 
 local mode, timeout = arg[1], tonumber(arg[2] or 10)
 dist.init{ timeout = timeout, model = false }
+
+-- MODE left-fail (3 ranks): rank 2 leaves (ends its communicator without finalize, as an
+-- uncaught error does, but stays alive), a second later rank 1 fails; rank 0, waiting in an
+-- allreduce since rank 2 left, must still hear rank 1's failure, within the 2 s it gives a
+-- peer that left, and say what it was
+if mode == 'left-fail' then
+   local function sleep(s) ffi.C.usleep(s * 1e6) end
+   dist.barrier()
+   if dist.rank() == 2 then
+      require('moontorch.dist.lib').C.mt_dist_free(dist._comm())
+      sleep(6)
+   elseif dist.rank() == 1 then
+      sleep(1)
+      dist.fail('injected failure after rank 2 left')
+      sleep(6)
+   else
+      local ok, err = pcall(dist.allreduce, torch.FloatTensor(4):fill(1), 'sum', { algorithm = 'ring' })
+      print(('rank 0: %s'):format(ok and 'the allreduce completed' or tostring(err)))
+      io.stdout:flush()
+   end
+   os.exit(1) -- without finalize (the gc'd communicator too): the job is over
+end
 dist.run(function()
    torch.manualSeed(1)
    local model = nn.Sequential():add(nn.Linear(20, 64)):add(nn.ReLU()):add(nn.Linear(64, 4))

@@ -15,10 +15,10 @@ end
 
 
 -- run the job; returns its output, exit status and seconds
-local function job(mode, timeout)
+local function job(mode, timeout, ranks)
    local cmd = ('OMPI_MCA_mpi_yield_when_idle=1 OMP_NUM_THREADS=1 timeout -s KILL %d mpirun --allow-run-as-root '
-      .. '--oversubscribe -np 4 luajit spec/dist/fault_worker.lua %s %d 2>&1; echo "exit=$?"')
-      :format(timeout * 6 + 60, mode, timeout)
+      .. '--oversubscribe -np %d luajit spec/dist/fault_worker.lua %s %d 2>&1; echo "exit=$?"')
+      :format(timeout * 6 + 60, ranks or 4, mode, timeout)
    local t0 = util.now()
    local f = io.popen(cmd)
    local out = f:read('*a')
@@ -59,4 +59,15 @@ describe('dist faults under mpirun -np 4', function()
          end
       end)
    end
+
+   -- the fault channel listens again after a peer's "left": a later failure is still heard
+   it('hears a failure of one peer after another left', function()
+      for trial = 1, 2 do
+         local out, code, secs = job('left-fail', 30, 3)
+         local ctx = ('trial %d, %.1f s, exit %s:\n%s'):format(trial, secs, tostring(code), out)
+         assert.is_true(code ~= nil and code ~= 0, 'the job must fail: ' .. ctx)
+         assert.truthy(out:match('rank 0: [^\n]*rank 1 %(pid %d+ on [^)]+%) failed: injected failure after rank 2 left '
+            .. '%[rank 0 was in allreduce #%d+'), ctx)
+      end
+   end)
 end)

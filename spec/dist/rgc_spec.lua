@@ -223,7 +223,9 @@ describe('compressor', function()
       assert.error_matches(function() rgc.Compressor(units, g, { method = 'sort' }, dist) end,
          "method must be exact, threshold, trimmed or sampled, got 'sort'")
       assert.error_matches(function() rgc.Compressor(units, g, { wire = 'int8' }, dist) end, 'wire must be')
-      assert.error_matches(function() rgc.Compressor(units, g, { dense = true }, dist) end, "unknown option 'dense'")
+      assert.error_matches(function() rgc.Compressor(units, g, { dense = true }, dist) end,
+         "unknown option 'dense' %(algorithm, clip, denseFallback, density, exchange, maskMomentum, method, minSize, "
+         .. 'momentum, nesterov, slack, sparseUnits, warmup, warmupSteps, weightDecay, wire%)')
       assert.error_matches(function() rgc.Compressor(units, torch.DoubleTensor(n), {}, dist) end, 'float32')
       assert.error_matches(function() rgc.Compressor(units, g, { warmup = { 0.5, 2 } }, dist) end, 'warmup%[2%]')
       assert.error_matches(function() rgc.Compressor(units, g, { exchange = 'ring' }, dist) end,

@@ -233,6 +233,7 @@ describe('dist.topk', function()
       err('density', v, 0 / 0)
       err('unknown method', v, 0.1, { method = 'sorted' })
       err('slack', v, 0.1, { method = 'threshold', slack = -1 })
+      err("unknown option 'methd' %(method, slack%)", v, 0.1, { methd = 'threshold' })
       err('contiguous', torch.FloatTensor(10, 10):fill(1):t(), 0.1)
       err('expected a tensor', 'v', 0.1)
       -- cap too small, straight at the C entry point

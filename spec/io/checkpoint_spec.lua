@@ -1,4 +1,5 @@
 -- checkpoint_spec.lua: safetensors files (csrc/io/safetensors.c, lua/moontorch/checkpoint.lua)
+local ffi = require 'ffi'
 local torch = require 'moontorch'
 local checkpoint = require 'moontorch.checkpoint'
 local util = require 'spec.util'
@@ -244,6 +245,74 @@ describe('checkpoint: atomic writes', function()
       local back = checkpoint.load(path)
       assert.is_nil(back.a)
       assert_same(back.b, new, 'b')
+   end)
+end)
+
+describe('checkpoint: writers killed mid-save', function()
+   pcall(ffi.cdef, 'int open(const char *path, int flags, ...); int flock(int fd, int op); int close(int fd);')
+   local function listing(dir)
+      local names = {}
+      for name in io.popen('ls -A ' .. dir):lines() do names[#names + 1] = name end
+      table.sort(names)
+      return names
+   end
+
+   it('leave no temporaries after the next save, which spares live writers\' ones', function()
+      local dir = tmp('killed')
+      os.execute('rm -rf ' .. dir .. ' && mkdir -p ' .. dir)
+      local path = dir .. '/ck.safetensors'
+      local good = { w = util.rand_tensor({ 5, 7 }) }
+      checkpoint.save(path, good)
+      -- a child saving a 16 MiB checkpoint over and over, every element of save i equal to i
+      local script = tmp('killed_child.lua')
+      write_all(script, ([[
+         package.path = './lua/?.lua;./lua/?/init.lua;' .. package.path
+         local torch = require 'moontorch'
+         local save = require('moontorch.checkpoint').save
+         local big = torch.FloatTensor(4 * 2 ^ 20)
+         for i = 1, 1000 do save(%q, { big = big:fill(i) }) end
+      ]]):format(path))
+      -- 20 times: start it, wait for its temporary, kill -9 it a few ms later; count the kills
+      -- that left a temporary behind (the litter a later save must clear)
+      local build = os.getenv('MOONTORCH_BUILD') or ''
+      local out = io.popen(([[sh -c '
+         n=0
+         for i in $(seq 20); do
+            MOONTORCH_BUILD="%s" luajit "%s" 2>>"%s.log" & p=$!
+            t=0
+            while [ ! -e "%s.tmp.$p" ] && [ $t -lt 300 ]; do sleep 0.01; t=$((t+1)); done
+            sleep 0.0$((i %% 4))
+            kill -9 $p; wait $p 2>/dev/null
+            [ -e "%s.tmp.$p" ] && n=$((n+1))
+         done
+         echo litter $n' 2>&1]]):format(build, script, dir, path, path)):read('*a')
+      local litter = tonumber(out:match('litter (%d+)'))
+      local log = io.open(dir .. '.log') and read_all(dir .. '.log') or ''
+      assert.is_truthy(litter and litter >= 10, 'kills that left a temporary: ' .. out .. log)
+      -- the file is whole: the first save's, or one of the children's
+      local back = checkpoint.load(path)
+      if back.w then assert_same(back.w, good.w, 'the first save')
+      else
+         local big = back.big
+         assert.are.equal(4 * 2 ^ 20, big:nElement())
+         assert.are.equal(big:min(), big:max(), 'a child save is one value throughout')
+      end
+      -- a live writer's temporaries: one named after a living pid (1), one after a dead pid but
+      -- locked, as a writer on another host sharing the folder holds it
+      local dead = tonumber(io.popen('sh -c \'echo $$\''):read('*a'))
+      write_all(path .. '.tmp.1', 'live')
+      local fd = ffi.C.open(path .. '.tmp.' .. dead, 66, ffi.cast('int', 438)) -- O_RDWR | O_CREAT, 0666
+      assert.is_true(fd >= 0)
+      assert.are.equal(0, ffi.C.flock(fd, 6)) -- LOCK_EX | LOCK_NB
+      local newer = { w = util.rand_tensor({ 3, 2 }) }
+      checkpoint.save(path, newer)
+      assert.are.same({ 'ck.safetensors', 'ck.safetensors.tmp.1', 'ck.safetensors.tmp.' .. dead }, listing(dir))
+      assert_same(checkpoint.load(path).w, newer.w, 'the newer save')
+      ffi.C.close(fd) -- that writer dies: the next save clears its temporary
+      checkpoint.save(path, good)
+      assert.are.same({ 'ck.safetensors', 'ck.safetensors.tmp.1' }, listing(dir))
+      assert_same(checkpoint.load(path).w, good.w, 'the last save')
+      os.remove(path .. '.tmp.1')
    end)
 end)
 

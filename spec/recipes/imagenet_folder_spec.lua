@@ -4,7 +4,7 @@
 -- and a checkpoint; -resume after epoch 1 reproduces the uninterrupted run bit for bit; shards
 -- packed by recipes/tools/pack.lua give the ImageFolder's numbers; -dist without a launcher (one
 -- rank) gives the plain run's numbers; checkpoints of another depth and unsorted val/ folders are
--- refused with messages that name them.
+-- refused with messages that name them; an empty training image is left out of the cache.
 -- ctest: train
 local ffi = require 'ffi'
 local torch = require 'moontorch'
@@ -203,6 +203,19 @@ describe('recipes/resnet50_imagenet.lua on an ImageFolder', function()
       local out, code = run(('-data %q %s -save "" -depth 34 -resume %q'):format(root, TINY, tmp('full')))
       assert.are.equal(1, code, out)
       assert.truthy(out:find('the checkpoint is a ResNet-18, this run asks for -depth 34', 1, true), out)
+   end)
+
+   -- an empty training image is left out of the cache and skipped, not a reason to stream all
+   it('caches train/ with an empty JPEG in it, skipping and naming that one', function()
+      local withEmpty = tmp('withempty')
+      os.execute(('mkdir -p %q && cp -r %q/train %q/val %q/'):format(withEmpty, root, root, withEmpty))
+      write(('%s/train/%s/empty.JPEG'):format(withEmpty, classes[1]), '')
+      local out, code = run(('-data %q %s -nEpochs 1 -save "" -cache on'):format(withEmpty, TINY))
+      assert.are.equal(0, code, out)
+      assert.truthy(out:find('cached train: 18 images', 1, true), out)
+      assert.truthy(out:find('1 unreadable, left out and skipped (e.g. dataset cache: ' .. withEmpty .. '/train/'
+         .. classes[1] .. '/empty.JPEG is empty)', 1, true), out)
+      assert.falsy(out:find('not caching', 1, true), out)
    end)
 
    it('names a val/ folder that was not sorted into classes', function()

@@ -189,10 +189,22 @@ function Dataset:partitionBytes(rank, world, replicated)
    return tonumber(out[0])
 end
 
+-- samples: those cached, skipped: those of the block left out as unreadable (Dataset:cacheErrors)
 function Dataset:cacheStats()
    local n, bytes, seconds = ffi.new('int64_t[1]'), ffi.new('uint64_t[1]'), ffi.new('double[1]')
    C.mt_dataset_cache_stats(self.h, n, bytes, seconds)
-   return { samples = tonumber(n[0]), bytes = tonumber(bytes[0]), seconds = seconds[0] }
+   local skipped = tonumber(C.mt_dataset_cache_nerrors(self.h))
+   return { samples = tonumber(n[0]) - skipped, bytes = tonumber(bytes[0]), seconds = seconds[0], skipped = skipped }
+end
+
+-- why each sample the cache left out could not be read (file name and reason), in sample order;
+-- the loader skips them and its errors() names them again when an epoch reaches them
+function Dataset:cacheErrors()
+   local out = {}
+   for k = 0, tonumber(C.mt_dataset_cache_nerrors(self.h)) - 1 do
+      out[k + 1] = ffi.string(C.mt_dataset_cache_error(self.h, k))
+   end
+   return out
 end
 
 function Dataset:__tostring()

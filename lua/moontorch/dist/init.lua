@@ -78,6 +78,21 @@ local function options(opts, known, op)
    return opts
 end
 
+-- the collectives that take no options: a table where one would go (dist.allgather(out, t,
+-- {grupSize = 2}), dist.broadcast(t, {root = 1})) is an error naming a key of it, not ignored
+local function nooptions(extra, op, what)
+   if extra == nil then return end
+   local k = type(extra) == 'table' and next(extra)
+   if k ~= nil and k ~= false then
+      T.argerror('dist.' .. op, ("unknown option '%s' (dist.%s takes none%s)"):format(tostring(k), op,
+         what and ('; its ' .. what .. ' is a plain argument') or ''), 3)
+   end
+   if type(extra) ~= 'table' then
+      T.argerror('dist.' .. op, ('too many arguments: a %s after the last one, %s'):format(type(extra),
+         what or 'the tensors'), 3)
+   end
+end
+
 local INIT_OPTIONS = { 'timeout', 'groupSize', 'algorithm', 'check', 'chunkBytes', 'model', 'tuneMaxBytes', 'tuneReps' }
 local ALLREDUCE_OPTIONS = { 'algorithm' }
 
@@ -207,24 +222,32 @@ collective('allreduce', function(async, t, op, opts)
    return submit('allreduce', async, t, t, function(w, c) return D.mt_dist_allreduce(d, c.h, o, a, w) end)
 end)
 
-collective('broadcast', function(async, t, root)
+collective('broadcast', function(async, t, root, extra)
    T.expect_tensor(t, 'dist.broadcast', 'to broadcast', 3)
+   if type(root) == 'table' then nooptions(root, 'broadcast', 'root') end
+   if root ~= nil and (type(root) ~= 'number' or root % 1 ~= 0) then
+      T.argerror('dist.broadcast', 'root must be a rank number, got ' .. tostring(root), 3)
+   end
+   nooptions(extra, 'broadcast', 'root')
    local d = need('broadcast')
    return submit('broadcast', async, t, t, function(w, c) return D.mt_dist_broadcast(d, c.h, root or 0, w) end)
 end)
 
-collective('allgather', function(async, out, t)
+collective('allgather', function(async, out, t, extra)
    T.expect_tensor(out, 'dist.allgather', 'out', 3)
    T.expect_tensor(t, 'dist.allgather', 'input', 3)
+   nooptions(extra, 'allgather')
    local d, ct = need('allgather'), contiguous(t)
    local h = submit('allgather', async, out, out, function(w, c) return D.mt_dist_allgather(d, c.h, ct.h, w) end)
    if async then h.keep[#h.keep + 1] = ct end
    return h
 end)
 
-collective('reduceScatter', function(async, out, t, op)
+collective('reduceScatter', function(async, out, t, op, extra)
    T.expect_tensor(out, 'dist.reduceScatter', 'out', 3)
    T.expect_tensor(t, 'dist.reduceScatter', 'input', 3)
+   if type(op) == 'table' then nooptions(op, 'reduceScatter', 'op') end
+   nooptions(extra, 'reduceScatter', 'op')
    local d, ct, o = need('reduceScatter'), contiguous(t), opid(op, 'reduceScatter')
    local h = submit('reduceScatter', async, out, out,
       function(w, c) return D.mt_dist_reduce_scatter(d, c.h, ct.h, o, w) end)
@@ -271,11 +294,13 @@ collective('sparseAllreduce', function(async, out, idx, val, opts)
    return h:wait()
 end)
 
-function dist.barrier()
+function dist.barrier(extra)
+   nooptions(extra, 'barrier')
    T.check(D.mt_dist_barrier(need('barrier'), nil), 'dist.barrier', true)
 end
 
-function dist.barrierAsync()
+function dist.barrierAsync(extra)
+   nooptions(extra, 'barrier')
    T.check(D.mt_dist_barrier(need('barrier'), workp), 'dist.barrier', true)
    return setmetatable({ op = 'barrier', w = ffi.gc(workp[0], D.mt_dist_work_free) }, Handle)
 end

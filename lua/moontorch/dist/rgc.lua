@@ -70,7 +70,12 @@ function rgc.options(o)
    local r = {}
    for k, v in pairs(DEFAULTS) do r[k] = v end
    for k, v in pairs(o or {}) do
-      if DEFAULTS[k] == nil then fail("unknown option '%s'", tostring(k)) end
+      if DEFAULTS[k] == nil then
+         local names = {}
+         for name in pairs(DEFAULTS) do names[#names + 1] = name end
+         table.sort(names)
+         fail("unknown option '%s' (%s)", tostring(k), table.concat(names, ', '))
+      end
       r[k] = v
    end
    local function num(name, lo, hi, open)

@@ -34,6 +34,11 @@ local function topk(v, density, opts)
    end
    opts = opts or {}
    if type(opts) ~= 'table' then T.argerror(op, 'opts must be a table, got ' .. type(opts)) end
+   for k in pairs(opts) do
+      if k ~= 'method' and k ~= 'slack' then
+         T.argerror(op, ("unknown option '%s' (method, slack)"):format(tostring(k)))
+      end
+   end
    local name = opts.method or 'exact'
    local m = methods[name]
    if not m then
