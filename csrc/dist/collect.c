@@ -269,6 +269,8 @@ static mt_status run(mt_dist *d, mt_dist_work *w) {
 #endif
 }
 
+mt_status mt__dist_execute(mt_dist *d, mt_dist_work *w) { return run(d, w); }
+
 void mt__dist_run(mt_dist *d, mt_dist_work *w) {
   w->st = run(d, w);
   if (w->st != MT_OK) snprintf(w->msg, sizeof w->msg, "%s", mt_last_error());

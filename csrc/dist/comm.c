@@ -432,6 +432,18 @@ mt_status mt_dist_finalize(mt_dist *d) {
                      "dist.finalize: the communicator is broken (%s); MPI is not finalised, "
                      "so this process does not wait for peers that may be gone",
                      d->broken_msg);
+#ifdef MT_WITH_MPI
+  /* MPI_Finalize waits for every peer with no deadline: meet them first in a barrier that has
+   * one, so that a peer stopped or gone after the last collective is named instead of a hang
+   * (the communicator is then broken and MPI is not finalised, as above) */
+  if (d->launched && d->size > 1 && mt_dist_barrier(d, NULL) != MT_OK) {
+    char why[sizeof d->broken_msg]; /* (mt__error formats into the buffer mt_last_error reads) */
+    snprintf(why, sizeof why, "%s", mt_last_error());
+    size_t n = strlen(why);
+    while (n > 0 && (why[n - 1] == ';' || why[n - 1] == ' ')) why[--n] = '\0';
+    return mt__error(MT_ERR_DIST, "dist.finalize: %s; MPI is not finalised, so this process does not wait for it", why);
+  }
+#endif
   mt__dist_stop_thread(d, 1);
   mt__dist_nccl_free(d);
 #ifdef MT_WITH_MPI

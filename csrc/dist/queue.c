@@ -2,11 +2,19 @@
  * work item on one FIFO and runs there in issue order, which is what keeps ranks in step
  * (every rank issues the same collectives in the same order) and what lets a caller go on
  * computing while a bucket of gradients is reduced. With one rank the work runs in the caller. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "queue.h"
 
 mt_status mt__dist_start_watchdog(mt_dist *d); /* wait.c */
+
+static void release_tensors(mt_dist_work *w) {
+  if (w->a) mt_tensor_release(w->a);
+  if (w->b) mt_tensor_release(w->b);
+  if (w->c) mt_tensor_release(w->c);
+  w->a = w->b = w->c = NULL;
+}
 
 static void *loop(void *arg) {
   mt_dist *d = arg;
@@ -25,15 +33,25 @@ static void *loop(void *arg) {
     pthread_mutex_lock(&d->mu);
     d->running = w;
     pthread_mutex_unlock(&d->mu);
-    mt__dist_run(d, w); /* sets w->st and w->msg */
+    mt_status st = mt__dist_execute(d, w);
+    char msg[sizeof w->msg];
+    if (st != MT_OK) snprintf(msg, sizeof msg, "%s", mt_last_error());
     mt__dist_set_current(d, "idle (between collectives)");
 
     pthread_mutex_lock(&d->mu);
     d->running = NULL;
-    if (d->abandoned == w) { /* the watchdog completed it (and its owner may have freed it) */
+    if (w->abandoned) { /* the watchdog completed it with its error long ago: free it if the owner has let go */
+      w->returned = 1;
+      int last = w->owner_gone;
       pthread_mutex_unlock(&d->mu);
+      if (last) {
+        release_tensors(w);
+        free(w);
+      }
       continue;
     }
+    w->st = st;
+    if (st != MT_OK) memcpy(w->msg, msg, sizeof msg);
     w->done = 1;
     pthread_cond_broadcast(&d->done_cv);
     pthread_mutex_unlock(&d->mu);
@@ -65,13 +83,6 @@ void mt__dist_stop_thread(mt_dist *d, int join) {
     d->watchdog_started = 0;
   }
   d->thread_started = 0;
-}
-
-static void release_tensors(mt_dist_work *w) {
-  if (w->a) mt_tensor_release(w->a);
-  if (w->b) mt_tensor_release(w->b);
-  if (w->c) mt_tensor_release(w->c);
-  w->a = w->b = w->c = NULL;
 }
 
 mt_status mt__dist_submit(mt_dist *d, mt_dist_work *w, mt_dist_work **out) {
@@ -110,12 +121,11 @@ mt_status mt__dist_submit(mt_dist *d, mt_dist_work *w, mt_dist_work **out) {
 mt_status mt_dist_work_wait(mt_dist_work *w) {
   if (!w) return mt__error(MT_ERR_ARG, "dist.wait: handle is NULL");
   mt_dist *d = w->d;
-  if (!w->done) {
-    pthread_mutex_lock(&d->mu);
-    while (!w->done) pthread_cond_wait(&d->done_cv, &d->mu);
-    pthread_mutex_unlock(&d->mu);
-  }
-  release_tensors(w);
+  pthread_mutex_lock(&d->mu);
+  while (!w->done) pthread_cond_wait(&d->done_cv, &d->mu);
+  int keep = w->abandoned && !w->returned; /* MPI may still write into its tensors */
+  pthread_mutex_unlock(&d->mu);
+  if (!keep) release_tensors(w);
   return w->st == MT_OK ? MT_OK : mt__error(w->st, "%s", w->msg);
 }
 
@@ -133,6 +143,12 @@ void mt_dist_work_free(mt_dist_work *w) {
    * thread is gone (a failed communicator at exit), then leak it */
   if (!w->done && !w->d->thread_started) return;
   if (!w->done) mt_dist_work_wait(w);
+  mt_dist *d = w->d;
+  pthread_mutex_lock(&d->mu);
+  int later = w->abandoned && !w->returned; /* the communication thread frees it when MPI returns */
+  if (later) w->owner_gone = 1;
+  pthread_mutex_unlock(&d->mu);
+  if (later) return;
   release_tensors(w);
   free(w);
 }

@@ -34,6 +34,11 @@ struct mt_dist_work {
   volatile int done;
   mt_status st;
   char msg[1024];
+  /* Given up on by the watchdog while its blocking MPI call goes on (wait.c): the owner has its
+   * error, but the item and its tensors stay alive until the call returns, since MPI still
+   * writes into them. Whichever of the owner's free and the call's return comes last frees it
+   * (under d->mu). */
+  int abandoned, returned, owner_gone;
   struct mt_dist_work *next;
 };
 
@@ -41,6 +46,7 @@ struct mt_dist_work {
 mt_status mt__dist_new_work(mt_dist *d, const char *op, int kind, mt_dist_work **out);
 mt_status mt__dist_submit(mt_dist *d, mt_dist_work *w, mt_dist_work **out);
 void mt__dist_run(mt_dist *d, mt_dist_work *w);             /* collect.c */
+mt_status mt__dist_execute(mt_dist *d, mt_dist_work *w);    /* collect.c: run it, w->st untouched */
 mt_status mt__dist_run_model(mt_dist *d, mt_dist_work *w);  /* model.c */
 mt_status mt__dist_run_sparse(mt_dist *d, mt_dist_work *w); /* sparse.c */
 #ifdef MT_WITH_MPI

@@ -166,7 +166,8 @@ static void *watch(void *arg) {
       if (st != MT_OK) {
         w->st = st;
         snprintf(w->msg, sizeof w->msg, "%s", mt_last_error());
-        d->abandoned = w;
+        d->abandoned = w; /* (the communicator is broken: only ever compared with NULL from here on) */
+        w->abandoned = 1;
         w->done = 1;
         pthread_cond_broadcast(&d->done_cv);
       }

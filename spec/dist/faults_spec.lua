@@ -1,7 +1,9 @@
 -- faults_spec.lua: a rank that raises, is killed (SIGKILL) or is stopped (SIGSTOP) in the
 -- middle of data-parallel training makes every other rank stop, within the timeout, with a
 -- message naming the failed rank and the collective that was waiting; never a hang. Each
--- scenario runs twice (every trial must pass). Needs Open MPI's mpirun.
+-- scenario runs twice (every trial must pass). Also: a collective given up on at the timeout
+-- keeps its memory until the late MPI call returns (rank 0 segfaulted there before), and
+-- dist.finalize is bounded by the timeout when a peer is stopped. Needs Open MPI's mpirun.
 local dlib = require 'moontorch.dist.lib'
 local C = require('moontorch.internal').clib
 local util = require 'spec.util'
@@ -69,5 +71,21 @@ describe('dist faults under mpirun -np 4', function()
          assert.truthy(out:match('rank 0: [^\n]*rank 1 %(pid %d+ on [^)]+%) failed: injected failure after rank 2 left '
             .. '%[rank 0 was in allreduce #%d+'), ctx)
       end
+   end)
+
+   -- a blocking MPI_Allreduce given up on at the timeout keeps its buffer until it returns
+   it('keeps a timed-out collective\'s memory until MPI returns, writing nowhere else', function()
+      local out, code, secs = job('late', 2, 2)
+      local ctx = ('%.1f s, exit %s:\n%s'):format(secs, tostring(code), out)
+      assert.truthy(out:match('rank 0: [^\n]*timed out after 2 s in allreduce #%d+'), ctx)
+      assert.truthy(out:find('rank 0: tensors allocated after the timeout intact', 1, true), ctx)
+   end)
+
+   it('bounds dist.finalize by the timeout when a peer is stopped after the last collective', function()
+      local out, code, secs = job('finalize-stop', 3, 2)
+      local ctx = ('%.1f s, exit %s:\n%s'):format(secs, tostring(code), out)
+      assert.truthy(out:match('rank 0: dist.finalize: [^\n]*timed out after 3 s in barrier[^\n]*rank 1 %(pid %d+%) is '
+         .. 'stopped'), ctx)
+      assert.is_true(secs < 30, 'too slow: ' .. ctx)
    end)
 end)
