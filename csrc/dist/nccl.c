@@ -52,7 +52,9 @@ static mt_status nccl_fail(mt_dist *d, const char *what, ncclResult_t r) {
   return mt__dist_fault(d, "dist: %s: %s failed: %s", mt__dist_current(d), what, ncclGetErrorString(r));
 }
 
-/* wait for NCCL work (or the communicator's creation) without ever blocking in NCCL */
+/* wait for NCCL work (or the communicator's creation) without ever blocking in NCCL: first
+ * until the communicator reports the call issued (ncclCommGetAsyncError no longer
+ * ncclInProgress, as NCCL's non-blocking mode requires), then for the stream */
 static mt_status nccl_wait(mt_dist *d, nccl_state *s, int on_stream) {
   double start = mt__dist_now(), next_look = start + 0.1;
   for (int spin = 0;; spin++) {
@@ -63,13 +65,14 @@ static mt_status nccl_wait(mt_dist *d, nccl_state *s, int on_stream) {
       s->comm = NULL;
       return nccl_fail(d, "NCCL", ar);
     }
-    if (on_stream) {
+    /* a non-blocking communicator's call may still be enqueueing (ncclInProgress): until it
+     * says ncclSuccess the stream can look idle with nothing on it yet */
+    if (ar == ncclSuccess && !on_stream) return MT_OK;
+    if (ar == ncclSuccess) {
       cudaError_t q = cudaStreamQuery(s->stream);
       if (q == cudaSuccess) return MT_OK;
       if (q != cudaErrorNotReady)
         return mt__dist_fault(d, "dist: %s: CUDA: %s", mt__dist_current(d), cudaGetErrorString(q));
-    } else if (ar == ncclSuccess) {
-      return MT_OK;
     }
     mt_status st = mt__dist_poll(d, start, &next_look);
     if (st != MT_OK) {
