@@ -131,7 +131,8 @@ function F.checkpoints(cmd, save)
    F.group(cmd, 'Checkpoints')
    cmd:option('-save', save, 'directory for checkpoint.safetensors, log.csv, plot.svg (and TensorBoard events; '
       .. '"" for none)')
-   cmd:option('-resume', '', 'checkpoint (or its directory) to continue from, at an epoch end or mid-epoch')
+   cmd:option('-resume', '', 'checkpoint (or its directory) to continue from, at an epoch end or mid-epoch; auto: '
+      .. 'the one in -save if there is one (bin/moontorch-run\'s restarts)')
    cmd:option('-checkpointEvery', 0,
       'also checkpoint every N training batches, for an exact resume mid-epoch (0: epoch ends only)', INT('[0, inf)'))
    cmd:option('-logEvery', 50, 'TensorBoard scalars (loss, learning rate, images/s, data wait) every N training '

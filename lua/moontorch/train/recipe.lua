@@ -157,11 +157,20 @@ end
 -- -resume checked before any data is read (a typo must not cost an ImageNet cache fill): the
 -- file exists, is whole and is this recipe's (format), check(meta, path) accepts it, and it was
 -- written with this -batchSize (the data order and the schedule depend on it); a finished run is
--- said. With dist every rank reads it (each loads the model from it): when every rank fails,
--- rank 0 alone says why. Returns the checkpoint's path and metadata (nil without -resume).
+-- said. -resume auto: -save's checkpoint, or a fresh start when there is none yet. With dist
+-- every rank reads it (each loads the model from it): when every rank fails, rank 0 alone says
+-- why. Returns the checkpoint's path and metadata (nil without -resume).
 function R.checkResume(opt, format, check, dist)
-   if opt.resume == '' then return nil end
    local fs = require 'moontorch.io.fs'
+   if opt.resume == 'auto' then -- -save's checkpoint when there is one (moontorch-run's restarts)
+      if opt.save == '' then error('-resume auto continues from -save\'s checkpoint: give -save', 0) end
+      opt.resume = opt.save .. '/checkpoint.safetensors'
+      if not fs.isfile(opt.resume) then
+         print(('-resume auto: no checkpoint in %s yet; starting from the beginning'):format(opt.save))
+         opt.resume = ''
+      end
+   end
+   if opt.resume == '' then return nil end
    local path = fs.isdir(opt.resume) and opt.resume .. '/checkpoint.safetensors' or opt.resume
    local ok, meta = pcall(function()
       local ok1, m = pcall(require('moontorch.checkpoint').peek, path)
