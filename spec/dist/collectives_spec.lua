@@ -104,6 +104,30 @@ describe(('dist on %d ranks'):format(N), function()
       end)
    end
 
+   -- what the README promises of half and bfloat16 sums: each hop adds in float32 and rounds the
+   -- partial sum to the type once, so an element carries at most N-1 roundings, each at most half
+   -- a unit in the last place of a number no larger than the sum of the magnitudes
+   it('half and bfloat16 sums are within N-1 roundings of the exact sum, with every algorithm', function()
+      for _, d in ipairs({ T.dtypes[T.HALF + 1], T.dtypes[T.BFLOAT16 + 1] }) do
+         local mantissa = d.name == 'Half' and 10 or 7
+         local n = 4099
+         local mag = torch.DoubleTensor(n):zero()
+         for r = 0, N - 1 do mag:add(input(d, n, r, 11):double():abs()) end
+         local bound = mag:clone():apply(function(v)
+            return v > 0 and (N - 1) * 0.5 * 2 ^ (math.floor(math.log(v) / math.log(2)) - mantissa) or 0
+         end)
+         for _, alg in ipairs(ALGS) do
+            local t = input(d, n, R, 11)
+            dist.allreduce(t, 'sum', { algorithm = alg })
+            local err = (t:double() - reference(d, n, 'sum', 11)):abs()
+            assert.is_false(t:double():ne(t:double()):any(), alg .. ': NaN')
+            local over = err:gt(bound):sum()
+            assert(over == 0, ('%s %s: %d of %d elements beyond N-1 roundings (largest error %g)'):format(alg,
+               d.name, over, n, err:max()))
+         end
+      end
+   end)
+
    it('broadcast, allgather and reduceScatter on every dtype', function()
       for _, d in ipairs(T.dtypes) do
          for _, n in ipairs({ 0, 1, 13, 65537 }) do

@@ -2,8 +2,9 @@
 -- recipes' command lines: every bad flag is one line and exit status 1 before any data is read
 -- (-data points nowhere, so reading it first would say so instead), and -resume's file is
 -- checked before the data too: missing, cut off, not a checkpoint, another recipe's, another
--- -batchSize, a finished run. Ctrl-C and SIGTERM: a checkpoint at the step's end, the -resume
--- command, exit 130 / 143, and the resumed run ends where the unbroken one does.
+-- -batchSize, a finished run. The progress bar and the epoch summary agree over 2 ranks. Ctrl-C
+-- and SIGTERM: a checkpoint at the step's end, the -resume command, exit 130 / 143, and the
+-- resumed run ends where the unbroken one does (on 2 ranks with the signal sent to one).
 local util = require 'spec.util'
 local runs = require 'spec.recipes.runs'
 local ck = require 'moontorch.checkpoint'
@@ -95,6 +96,19 @@ describe('-resume is checked first', function()
    end)
 end)
 
+describe('the progress bar and the epoch summary', function()
+   it('agree on 2 ranks: every rank\'s rows, weighted by rows', function()
+      -- each rank trains on its half of every batch: a bar of rank 0's rows alone would differ
+      local out, code = runs.run('fashion_mnist', '-dist -nEpochs 1 -limitBatches 12 -limitTestBatches 1 '
+         .. '-batchSize 8 -threads 2 -save "" -allreduce ring -bucketMB 1', runs.mpirun(2))
+      assert.are.equal(0, code, out)
+      local barLoss, barAcc = out:match('epoch 1/1 %[=+%] 12/12  loss (%d+%.%d+)  acc +(%d+%.%d+)%%')
+      local sumLoss, sumAcc = out:match('epoch 1: train loss (%d+%.%d+)  train acc (%d+%.%d+)%%')
+      assert.truthy(barLoss and sumLoss, out)
+      assert.are.same({ sumLoss, sumAcc }, { barLoss, barAcc }, out)
+   end)
+end)
+
 -- Starts `launcher luajit recipes/fashion_mnist.lua args` in a session of its own (as a terminal
 -- runs a job), waits until it trains (its log.csv exists), sends sig to the whole process group
 -- (Ctrl-C reaches every process of the job that way) or, with one = true, to one rank's process
@@ -113,9 +127,9 @@ local function interrupted(args, save, sig, launcher, one)
    if one then
       os.execute(('pkill -%s -s %d -n -f "^luajit recipes/fashion_mnist.lua"'):format(sig, pgid))
    else
-      os.execute(('kill -%s -- -%d'):format(sig, pgid))
+      os.execute(('/bin/kill -s %s -- -%d'):format(sig, pgid)) -- (dash's kill takes no process group)
    end
-   while os.execute(('kill -0 -- -%d 2>/dev/null'):format(pgid)) == 0 and os.time() - t0 < 180 do
+   while os.execute(('/bin/kill -0 -- -%d 2>/dev/null'):format(pgid)) == 0 and os.time() - t0 < 180 do
       os.execute('sleep 0.1')
    end
    local out = util.slurp(outf) or ''
@@ -123,13 +137,10 @@ local function interrupted(args, save, sig, launcher, one)
 end
 
 describe('Ctrl-C and SIGTERM', function()
-   local ARGS = '-nEpochs 2 -limitBatches 150 -limitTestBatches 1 -batchSize 32 -threads 1 -quiet'
-   local function params(dir)
-      local t = ck.load(dir .. '/checkpoint.safetensors')
-      return t
-   end
+   local ARGS = '-nEpochs 2 -limitBatches 60 -limitTestBatches 1 -batchSize 32 -quiet'
+   local DIST = ' -dist -allreduce ring -bucketMB 1'
    local function same(a, b)
-      local ta, tb = params(a), params(b)
+      local ta, tb = ck.load(a .. '/checkpoint.safetensors'), ck.load(b .. '/checkpoint.safetensors')
       local n = 0
       for k, t in pairs(ta) do
          n = n + 1
@@ -137,23 +148,38 @@ describe('Ctrl-C and SIGTERM', function()
       end
       assert.is_true(n > 5)
    end
-
-   for _, case in ipairs({ { 'INT', 130 }, { 'TERM', 143 } }) do
-      it(('SIG%s: a checkpoint at the step\'s end, the -resume command, exit %d; the resumed run ends where the '
-         .. 'unbroken one does'):format(case[1], case[2]), function()
-         local whole, cut = tmp .. '/whole-' .. case[1], tmp .. '/cut-' .. case[1]
-         local out0, code0 = runs.run('fashion_mnist', ARGS .. (' -save %q'):format(whole))
-         assert.are.equal(0, code0, out0)
-         local out, code = interrupted(ARGS, cut, case[1])
-         assert.are.equal(case[2], code, out)
-         assert.truthy(out:find('stopped by SIG' .. case[1] .. ' in epoch %d+ after batch %d+ of 150'), out)
-         local cmd = out:match('To go on:\n  ([^\n]+)')
-         assert.truthy(cmd and cmd:find('-resume ' .. cut, 1, true), out)
-         assert.falsy(out:find('traceback', 1, true), out)
-         local out2, code2 = runs.run('fashion_mnist', (cmd:gsub('^luajit recipes/fashion_mnist.lua ', '')))
-         assert.are.equal(0, code2, out2)
-         assert.truthy(out2:find('resumed from', 1, true), out2)
-         same(whole, cut)
-      end)
+   -- the stop's report, its exit status, and the command it prints run to the unbroken end
+   local function stopsAndGoesOn(out, code, sig, expectCode, whole, cut, launcher)
+      assert.are.equal(expectCode, code, out)
+      assert.truthy(out:find('stopped by SIG' .. sig .. ' in epoch %d+ after batch %d+ of 60'), out)
+      assert.falsy(out:find('traceback', 1, true), out)
+      local cmd = out:match('To go on:\n  ([^\n]+)')
+      assert.truthy(cmd and cmd:find('-resume ' .. cut, 1, true), out)
+      local args = cmd:match('luajit recipes/fashion_mnist.lua (.*)$')
+      local out2, code2 = runs.run('fashion_mnist', args, launcher)
+      assert.are.equal(0, code2, out2)
+      assert.truthy(out2:find('resumed from', 1, true), out2)
+      same(whole, cut)
    end
+
+   it('SIGINT and SIGTERM: a checkpoint at the step\'s end, the command that goes on, exit 130 and 143; '
+      .. 'resumed, the run ends where the unbroken one does', function()
+      local whole = tmp .. '/whole'
+      local out0, code0 = runs.run('fashion_mnist', ARGS .. ' -threads 1 -save ' .. whole)
+      assert.are.equal(0, code0, out0)
+      for _, case in ipairs({ { 'INT', 130 }, { 'TERM', 143 } }) do
+         local cut = tmp .. '/cut-' .. case[1]
+         local out, code = interrupted(ARGS .. ' -threads 1', cut, case[1])
+         stopsAndGoesOn(out, code, case[1], case[2], whole, cut)
+      end
+   end)
+
+   it('on 2 ranks, a signal to one rank stops both at the same step', function()
+      local whole, cut = tmp .. '/whole2', tmp .. '/cut2'
+      local out0, code0 = runs.run('fashion_mnist', ARGS .. DIST .. ' -threads 2 -save ' .. whole, runs.mpirun(2))
+      assert.are.equal(0, code0, out0)
+      local out, code = interrupted(ARGS .. DIST .. ' -threads 2', cut, 'TERM', runs.mpirun(2), true)
+      assert.truthy(code and code ~= 0, out)
+      stopsAndGoesOn(out, code, 'TERM', code, whole, cut, runs.mpirun(2))
+   end)
 end)
