@@ -48,6 +48,11 @@ describe('cmake --install of the build', function()
       tree.check_require(dest, scratch)
    end)
 
+   it("has the model definitions: `require 'moontorch.models'` from the tree builds and runs one", function()
+      assert(ok, 'cmake --install failed (see the first test)')
+      tree.check_models(dest, scratch)
+   end)
+
    it('runs a script with the installed moontorch command', function()
       assert(ok, 'cmake --install failed (see the first test)')
       tree.check_command(dest, scratch)

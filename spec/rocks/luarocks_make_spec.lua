@@ -41,6 +41,11 @@ describe('install with luarocks make', function()
       tree.check_require(dest, scratch)
    end)
 
+   it("has the model definitions: `require 'moontorch.models'` from the tree builds and runs one", function()
+      assert(installed, 'luarocks make failed (log above)')
+      tree.check_models(dest, scratch)
+   end)
+
    it('runs a script with the installed moontorch command', function()
       assert(installed, 'luarocks make failed (log above)')
       tree.check_command(dest, scratch)
