@@ -17,6 +17,10 @@ M.CLEAN_ENV = 'env -u MOONTORCH_BUILD -u LD_PRELOAD -u ASAN_OPTIONS -u UBSAN_OPT
 -- the runtimes make test-asan preloads.
 M.RUN_ENV = 'env -u MOONTORCH_BUILD'
 
+-- The install command as README.md gives it (and the Makefile's LUAROCKS): Debian's luarocks
+-- builds for the Lua it runs on, 5.2 where lua5.1 is not installed, so the version is named.
+M.LUAROCKS = 'luarocks --lua-version=5.1'
+
 -- run a shell command; returns ok, its output (stdout and stderr)
 function M.run(cmd)
    local f = assert(io.popen('(' .. cmd .. ') 2>&1; echo "__rc=$?"'))
