@@ -4,7 +4,7 @@
 -- module with cdefs.lua beside them, both libraries and the moontorch command, from which
 -- `require 'moontorch'` and `require 'moontorch.models'` work in another directory
 -- (rocks/tree.lua). Also: README's install command names Lua 5.1 (Debian's luarocks would build
--- for 5.2).
+-- for 5.2), and the rockspec's external dependencies name a missing C library before building.
 -- `luarocks make` itself, a second compile, is rocks/luarocks_make_spec.lua in the training tier.
 local util = require 'spec.util'
 local tree = require 'spec.rocks.tree'
@@ -56,6 +56,47 @@ describe('the documented install command', function()
       -- and without the flag it would not: the failure README warns about
       local _, plain = tree.run(lr52 .. ' config lua_version')
       assert.are.equal('5.2', plain:match('^%s*(.-)%s*$'))
+   end)
+end)
+
+describe('the external dependencies', function()
+   local spec = {}
+   assert(setfenv(assert(loadfile(ROCKSPEC)), spec))()
+   local deps = spec.external_dependencies or {}
+   local root = assert(io.popen('pwd')):read('*l')
+
+   it('are the C libraries CMakeLists.txt requires, and CMake searches where LuaRocks found them', function()
+      local names = {}
+      for name, d in pairs(deps) do
+         names[#names + 1] = name
+         assert.truthy(d.header or d.library, name .. ' has neither a header nor a library to look for')
+         assert.truthy(spec.build.variables.CMAKE_LIBRARY_PATH:find('$(' .. name .. '_LIBDIR)', 1, true), name)
+      end
+      table.sort(names)
+      assert.are.same({ 'CJSON', 'JPEG', 'OPENBLAS', 'PNG', 'ZLIB' }, names)
+      local cmake = util.read_bytes('CMakeLists.txt')
+      for _, req in ipairs { 'NAMES openblas REQUIRED', 'cjson REQUIRED', 'ZLIB REQUIRED', 'JPEG REQUIRED',
+         'PNG REQUIRED' } do
+         assert.truthy(cmake:find(req, 1, true), 'CMakeLists.txt no longer has ' .. req .. ': update the rockspec')
+      end
+   end)
+
+   -- each one made unfindable in turn (its folder pointed at a missing one): luarocks make stops
+   -- at once, names it, and neither builds nor installs anything
+   it('name a missing one before anything is built', function()
+      local scratch = util.tmpdir()
+      finally(function() os.execute('rm -rf ' .. q(scratch)) end)
+      assert(tree.run(('mkdir -p %s/src && cp -r %s %s/src'):format(q(scratch), q(root .. '/rocks'), q(scratch))))
+      for name, d in pairs(deps) do
+         local var = name .. (d.header and '_INCDIR' or '_LIBDIR')
+         local ok, out = tree.run(('cd %s/src && %s %s --tree=%s/tree make --deps-mode=none %s MT_CUDA=OFF %s=%s/none')
+            :format(q(scratch), tree.CLEAN_ENV, tree.LUAROCKS, q(scratch), ROCKSPEC, var, q(scratch)))
+         assert.is_false(ok, var .. ' pointing nowhere, luarocks make succeeded:\n' .. out)
+         local what = d.header and 'header' or 'library'
+         assert.truthy(out:find('Could not find ' .. what .. ' file for ' .. name, 1, true), name .. ':\n' .. out)
+         assert.is_false(util.exists(scratch .. '/tree'), name .. ': luarocks make installed into the tree')
+         assert.is_false(util.exists(scratch .. '/src/build.luarocks'), name .. ': luarocks make started a build')
+      end
    end)
 end)
 
