@@ -17,7 +17,7 @@
 -- 224x224: the forward spends forwardRatio * computeMs, the backward computeMs, half of a
 -- layer's share in updateGradInput and half in accGradParameters (the hook DataParallel watches),
 -- so gradients become ready layer by layer from the last to the first, as on a GPU. With -measure
--- the per-layer times are instead measured: rank 0 runs the real network (recipes/models' ResNet-50,
+-- the per-layer times are instead measured: rank 0 runs the real network (moontorch.models' ResNet-50,
 -- VGG-16 built here) forward and backward on its CPU and times each layer; -computeMs then rescales
 -- that profile to a given backward time (e.g. a GPU's), keeping its shape. Time is spent
 -- sleeping (a GPU computing leaves the CPU free for the communication thread) or, with -burn
@@ -237,7 +237,7 @@ local function vgg16_real()
    return m
 end
 local REAL = {
-   resnet50 = function() return (require('recipes.models').create('resnet50')) end,
+   resnet50 = function() return (require('moontorch.models').create('resnet50')) end,
    vgg16 = vgg16_real,
 }
 
@@ -277,7 +277,7 @@ if opt.list then
       local check = params == MODELS[m].params and 'published count' or ('expected ' .. MODELS[m].params)
       if m == 'resnet50' then
          -- the same shapes, in the same order, as the recipe's model
-         local real = require('recipes.models').create('resnet50')
+         local real = require('moontorch.models').create('resnet50')
          local ps = real:parameters()
          local shapes = {}
          for _, l in ipairs(layers) do
@@ -290,7 +290,7 @@ if opt.list then
             for d = 1, ps[i]:dim() do s[d] = ps[i]:size(d) end
             if table.concat(s, 'x') ~= shapes[i] then same = false end
          end
-         check = check .. (same and ', shapes = recipes/models resnet50' or ', shapes DIFFER from recipes/models')
+         check = check .. (same and ', shapes = moontorch.models resnet50' or ', shapes DIFFER from moontorch.models')
       end
       print(('%-10s %8d %12d %10.1f %12.2f  %s'):format(m, #layers, params, params * 4 / 2 ^ 20, flops / 1e9, check))
    end

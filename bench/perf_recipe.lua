@@ -1,5 +1,5 @@
 -- bench/perf_recipe.lua: one rank's side of bench/perf_recipe.sh. Under `mpirun -np N`, every
--- rank profiles the Fashion-MNIST recipe's model (recipes/models/small_cnn, with its criterion)
+-- rank profiles the Fashion-MNIST recipe's model (moontorch.models.small_cnn, with its criterion)
 -- at its local batch at the same time as the others, so the profile sees the cores shared as a
 -- training run does; rank 0 writes the profile, and with N > 1 perf.calibrate's cost table.
 --   mpirun -np N luajit bench/perf_recipe.lua -batchSize 64 -profile P.json [-calibrate T.model]
@@ -26,7 +26,7 @@ torch.setnumthreads(opt.threads)
 local n = dist and dist.size() or 1
 local rank = dist and dist.rank() or 0
 local localBatch = math.floor(opt.batchSize / n)
-local model = require('recipes.models.small_cnn') {}
+local model = require('moontorch.models.small_cnn') {}
 local target = torch.LongTensor(localBatch):random(1, 10)
 if dist then dist.barrier() end
 local p = perf.profile(model, { localBatch, 1, 28, 28 }, { reps = opt.reps,

@@ -32,7 +32,7 @@
 local torch = require 'moontorch' -- run from the repository root: its loader finds lua/ and recipes/
 local nn = require 'moontorch.nn'
 local optim = require 'moontorch.optim'
-local models = require 'recipes.models'
+local models = require 'moontorch.models'
 local int = require('moontorch.train.flags').int
 local progress = require 'moontorch.util.progress'
 

@@ -51,7 +51,7 @@ def cifar_resnet18(n_classes=10):
 
 
 class Bottleneck(nn.Module):
-    # 1x1, 3x3 (stride here, as in fb.resnet.torch and recipes/models/resnet.lua), 1x1 x4
+    # 1x1, 3x3 (stride here, as in fb.resnet.torch and lua/moontorch/models/resnet.lua), 1x1 x4
     def __init__(self, n_in, n, stride):
         super().__init__()
         self.body = nn.Sequential(

@@ -20,6 +20,18 @@ library with CPU (OpenMP, OpenBLAS) and CUDA backends.
 dependencies = {
    "lua == 5.1", -- LuaJIT: the library is reached through its FFI
 }
+-- The C libraries CMakeLists.txt requires, with Debian's -dev packages, so that a missing one is
+-- named before the build starts. OpenBLAS is found by its library: Debian's cblas.h lives in a
+-- multiarch include folder (/usr/include/x86_64-linux-gnu) LuaRocks does not search. Open MPI
+-- (libopenmpi-dev) is optional (MT_MPI=AUTO) and a rockspec cannot declare an optional one:
+-- without it libmoontorch_dist.so is built as the one-process stub.
+external_dependencies = {
+   OPENBLAS = { library = "openblas" },          -- libopenblas-dev
+   CJSON = { header = "cjson/cJSON.h" },         -- libcjson-dev
+   JPEG = { header = "jpeglib.h" },              -- libjpeg62-turbo-dev
+   PNG = { header = "png.h" },                   -- libpng-dev
+   ZLIB = { header = "zlib.h" },                 -- zlib1g-dev
+}
 build = {
    type = "cmake",
    variables = {
@@ -28,5 +40,9 @@ build = {
       LIBDIR = "$(LIBDIR)",
       BINDIR = "$(BINDIR)",
       MT_CUDA = "$(MT_CUDA)",
+      -- where LuaRocks found them (JPEG_DIR=/opt/x on the command line moves one): CMake's
+      -- find_library and find_path look there first
+      CMAKE_INCLUDE_PATH = "$(CJSON_INCDIR);$(JPEG_INCDIR);$(PNG_INCDIR);$(ZLIB_INCDIR)",
+      CMAKE_LIBRARY_PATH = "$(OPENBLAS_LIBDIR);$(CJSON_LIBDIR);$(JPEG_LIBDIR);$(PNG_LIBDIR);$(ZLIB_LIBDIR)",
    },
 }

@@ -3,8 +3,8 @@
 # Lua parts, points to the same layer or a lower one (docs/design.md):
 #   C:   0 core  <-  1 cpu, cuda, kernels  <-  2 nn, dist, data, io
 #   Lua: core (the torch package: lua/moontorch/*.lua, tensor/, io/, util/)  <-  nn, optim, data,
-#        perf  <-  dist  <-  train; repl/ (the moontorch command) on top; nothing under lua/
-#        requires a recipe
+#        perf  <-  models (over nn), dist  <-  train; repl/ (the moontorch command) on top;
+#        nothing under lua/ requires a recipe
 # Backends do not include each other (cpu, cuda and kernels are siblings, except that kernels/
 # is the device half of cuda: csrc/cuda may include kernels/kernels.h); the C level-2 parts
 # are independent of each other, and so are Lua's nn, optim, data and perf (dist wraps nn modules
@@ -66,7 +66,8 @@ lua_part() { # "lua/moontorch/nn/Linear.lua" or "moontorch.nn.Linear" -> nn
 # what each part may require besides itself
 declare -A lua_allowed=(
   [core]="core" [nn]="core" [optim]="core" [data]="core" [perf]="core" [dist]="core nn perf"
-  [train]="core nn optim data perf dist" [repl]="core nn optim data perf dist train"
+  [models]="core nn" [train]="core nn optim data perf dist models"
+  [repl]="core nn optim data perf dist train models"
 )
 # the one arrow up: torch.load loads moontorch.nn when a file names an nn class not yet defined
 lua_known="lua/moontorch/io/serialize.lua>nn"

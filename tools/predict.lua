@@ -19,7 +19,7 @@ local json = require('moontorch.checkpoint').json
 local cli = torch.CmdLine()
 cli:text('tools/predict.lua: predicted data-parallel step time and scaling efficiency')
 cli:text('Options:')
-cli:option('-model', 'resnet50', 'resnet50 | vgg16 (gradient lists), or with -measure any recipes/models name')
+cli:option('-model', 'resnet50', 'resnet50 | vgg16 (gradient lists), or with -measure any moontorch.models name')
 cli:option('-batchSize', 64, 'per-worker batch (scales the default compute; -measure runs it)', { range = '[1, inf)' })
 cli:option('-workers', '8,64,256,1024', 'comma-separated worker counts')
 cli:option('-net', '100gbit', 'network: ' .. table.concat(perf.presets(), ', ') .. ', local, or a table file')
@@ -59,7 +59,7 @@ if opt.profile ~= '' then
    prof = perf.load(opt.profile)
    computeNote = 'profile ' .. opt.profile
 elseif opt.measure then
-   local models = require 'recipes.models'
+   local models = require 'moontorch.models'
    local net = models.create(opt.model)
    local shape = opt.model:find('cifar') and { opt.batchSize, 3, 32, 32 } or { opt.batchSize, 3, 224, 224 }
    prof = perf.profile(net, shape, { name = opt.model, reps = 2 })

@@ -1,8 +1,8 @@
--- fashion_mnist/model.lua: the small CNN (recipes/models/small_cnn.lua), its criterion and the
+-- fashion_mnist/model.lua: the small CNN (lua/moontorch/models/small_cnn.lua), its criterion and the
 -- optimizer's config, and its wrappers (moontorch.train.recipe.wrap).
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
-local models = require 'recipes.models'
+local models = require 'moontorch.models'
 local precision = require 'moontorch.train.precision'
 local recipe = require 'moontorch.train.recipe'
 

@@ -2,7 +2,7 @@
 -- optimizer configuration and its wrappers (moontorch.train.recipe.wrap).
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
-local models = require 'recipes.models'
+local models = require 'moontorch.models'
 local precision = require 'moontorch.train.precision'
 local recipe = require 'moontorch.train.recipe'
 

@@ -17,7 +17,7 @@ local seed = dist.broadcastNumber(tonumber(os.getenv('MT_TEST_SEED')) or (os.tim
 if R == 0 then io.stderr:write(('[autocompress spec seed %d, %d ranks]\n'):format(seed, N)) end
 torch.setnumthreads(1)
 
-local small_cnn = require 'recipes.models.small_cnn'
+local small_cnn = require 'moontorch.models.small_cnn'
 local MOM, WD, LR = 0.9, 1e-4, 0.05
 
 local function fresh()

@@ -1,12 +1,12 @@
--- t7_models_spec.lua: a ResNet-50 (recipes/models) through Torch7's format and back: every
+-- t7_models_spec.lua: a ResNet-50 (moontorch.models) through Torch7's format and back: every
 -- parameter and buffer, and the output of one forward pass. Kept apart from io/t7_compat_spec.lua
 -- because it takes seconds: ASAN_SKIP's and the fast suite's pattern "models" skip it too.
 local torch = require 'moontorch'
 local util = require 'spec.util'
 
-describe('a ResNet-50 (recipes/models) saved and loaded', function()
+describe('a ResNet-50 (moontorch.models) saved and loaded', function()
    it('keeps every parameter and buffer and computes the same output', function()
-      local models = require 'recipes.models'
+      local models = require 'moontorch.models'
       local m = models.create('resnet50')
       -- in memory: the same encoder and reader as torch.save/load, without syncing 200 MB to disk
       local back = torch.deserialize(torch.serialize(m))

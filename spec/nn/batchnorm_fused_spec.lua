@@ -228,7 +228,7 @@ end)
 
 describe('nn.utils.fuseBatchNorm', function()
    it('rewrites a small ResNet into identical outputs and gradients, sharing the tensors', function()
-      local resnet = require 'recipes.models.resnet'
+      local resnet = require 'moontorch.models.resnet'
       torch.manualSeed(7)
       local a = resnet { depth = 8, dataset = 'cifar10' }
       for _, m in ipairs(a:listModules()) do
@@ -291,7 +291,7 @@ describe('nn.utils.fuseBatchNorm', function()
    end)
 
    it('fuses a half or bfloat16 model converted first, training as the unfused one does', function()
-      local models = require 'recipes.models'
+      local models = require 'moontorch.models'
       for _, ty in ipairs({ 'torch.HalfTensor', 'torch.BFloat16Tensor' }) do
          torch.manualSeed(11)
          local a = models.small_cnn { nClasses = 10 }:type(ty)

@@ -1,12 +1,11 @@
--- models_spec.lua: the model zoo in recipes/models: parameter counts against the published
+-- models_spec.lua: the model zoo of moontorch.models: parameter counts against the published
 -- ones, output shapes, fb.resnet.torch's initialisation, and gradients through a whole small
 -- ResNet against finite differences (the composition: ConcatTable, CAddTable, shortcuts).
 -- ctest: noasan: whole ResNets at several times the run time; the nn specs cover their layers
 local torch = require 'moontorch'
 local util = require 'spec.util'
 require 'moontorch.nn'
-package.path = './?/init.lua;' .. package.path -- recipes/models/init.lua
-local models = require 'recipes.models'
+local models = require 'moontorch.models'
 
 -- count of a conv (no bias) + BN pair
 local function convbn(nIn, nOut, k) return nIn * nOut * k * k + 2 * nOut end

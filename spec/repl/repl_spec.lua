@@ -8,6 +8,7 @@ require 'spec.util' -- seeds math.random afresh each run (the seed is printed fo
 local repl = require 'moontorch.repl'
 local methods = require('moontorch.internal').tensor_methods
 local helpdb = require 'moontorch.repl.help'
+local nn, optim = require 'moontorch.nn', require 'moontorch.optim' -- their help is looked up below
 repl.load_torch()
 
 ---------------------------------------------------------------------------------------------
@@ -254,13 +255,22 @@ describe('moontorch REPL on a terminal', function()
       assert.are.equal(0, p:wait())
    end)
 
-   it('prints errors with a traceback and keeps running', function()
+   it('prints an error as its message, the traceback on request, and keeps running', function()
       local p = start()
+      see(p, '> ')
+      p:send('traceback\r')
+      see(p, 'traceback: no error so far', 'traceback before any error')
       see(p, '> ')
       local tag = 'oops' .. math.random(1e6)
       p:send(('local function f() error("%s") end f()\r'):format(tag))
+      local from = p.mark
       see(p, 'stdin:1: ' .. tag, 'error message')
-      see(p, 'stack traceback:', 'traceback')
+      see(p, '> ')
+      local shown = p:screen():sub(from, p.mark)
+      assert.falsy(shown:find('stack traceback', 1, true), 'an error printed its traceback:\n' .. shown)
+      p:send('traceback\r')
+      see(p, 'stdin:1: ' .. tag, 'traceback command: the message')
+      see(p, 'stack traceback:', 'traceback command')
       see(p, "in function 'f'", 'traceback frame')
       see(p, '> ')
       p:send('1 +* 2\r') -- a syntax error
@@ -342,12 +352,41 @@ describe('moontorch REPL on a terminal', function()
       assert.are.equal(0, p:wait())
    end)
 
+   it('prints tracebacks of every error with MT_TRACEBACK=1', function()
+      local p = start { MT_TRACEBACK = '1' }
+      see(p, '> ')
+      local tag = 'oops' .. math.random(1e6)
+      p:send(('local function g() error("%s") end g()\r'):format(tag))
+      see(p, 'stdin:1: ' .. tag, 'error message')
+      see(p, 'stack traceback:', 'traceback')
+      see(p, "in function 'g'", 'traceback frame')
+      see(p, '> ')
+      p:send('\4')
+      assert.are.equal(0, p:wait())
+   end)
+
    it('shows one-line help with ?name and help()', function()
       local p = start()
       see(p, '> ')
       p:send('?torch.zeros\r')
       see(p, helpdb.line('torch.zeros'), '?torch.zeros')
       see(p, '> ')
+      p:send('?nn.Linear\r')
+      see(p, helpdb.line('nn.Linear'), '?nn.Linear')
+      see(p, '> ')
+      p:send('?optim.sgd\r')
+      see(p, helpdb.line('optim.sgd'), '?optim.sgd')
+      see(p, '> ')
+      p:send('help(nn.MSECriterion)\r')
+      see(p, helpdb.line('nn.MSECriterion'), 'help(class)')
+      see(p, '> ')
+      -- plain `help` is the REPL's help, not the help function's address
+      p:send('help\r')
+      local from = p.mark
+      see(p, 'moontorch REPL: type Lua', 'plain help')
+      see(p, '> ')
+      local shown = p:screen():sub(from, p.mark)
+      assert.falsy(shown:find('function: 0x', 1, true), 'plain help printed a function:\n' .. shown)
       p:send('help(torch.isTensor)\r')
       see(p, helpdb.line('torch.isTensor'), 'help(fn)')
       see(p, '> ')
@@ -483,6 +522,7 @@ describe('moontorch command line', function()
       out, err, rc = sh(q(BIN), ('error("bad%d")\n%d\n'):format(a, b))
       assert.are.equal(1, rc)
       assert.truthy(err:find('stdin:1: bad' .. a, 1, true), err)
+      assert.falsy(err:find('stack traceback', 1, true), 'a failing line printed its traceback: ' .. err)
       assert.truthy(out:find(tostring(b), 1, true), out)
    end)
 
@@ -592,6 +632,8 @@ describe('REPL pieces', function()
          local v
          if key == 'help' then v = repl.help
          elseif key:match('^torch%.Tensor%.') then v = methods[short]
+         elseif key:match('^nn%.') then v = repl.resolve(key:sub(4), nn)
+         elseif key:match('^optim%.') then v = repl.resolve(key:sub(7), optim)
          else v = repl.resolve(key:sub(7), torch) end
          if v == nil and not optional[short] then missing[#missing + 1] = key end
       end
@@ -601,5 +643,44 @@ describe('REPL pieces', function()
          if not helpdb.entries['torch.Tensor.' .. m] then undocumented[#undocumented + 1] = m end
       end
       assert.are.same({}, undocumented)
+   end)
+
+   it('has one-line help for every nn class and optim function, by name and by value', function()
+      local line = helpdb.line('nn.Linear')
+      assert.truthy(line and line:find('^nn%.Linear%(inputSize, outputSize'), 'nn.Linear: ' .. tostring(line))
+      assert.truthy(helpdb.line('optim.sgd'):find('optim.sgd(feval, x', 1, true), helpdb.line('optim.sgd'))
+      assert.are.equal('nn.Linear', helpdb.find('Linear'))
+      assert.are.equal('optim.adam', helpdb.find('adam'))
+      local missing, n = {}, 0
+      local function check(key, v)
+         n = n + 1
+         local got = helpdb.line(key)
+         if not got or got:find('\n') then missing[#missing + 1] = key end
+         -- help(value) finds the same line (a class, a function, and for nn an instance of it)
+         local printed = {}
+         local real = _G.print
+         _G.print = function(...) printed[#printed + 1] = table.concat({ ... }, '\t') end
+         local ok, err = pcall(repl.help, v)
+         _G.print = real
+         assert(ok, err)
+         if printed[1] ~= got then missing[#missing + 1] = key .. ' (by value: ' .. tostring(printed[1]) .. ')' end
+      end
+      for name, cls in pairs(nn) do
+         if type(name) == 'string' and name:match('^%u') and type(cls) == 'table' then check('nn.' .. name, cls) end
+      end
+      for name, f in pairs(optim) do
+         if type(name) == 'string' and not name:match('^_') and name ~= 'schedule' then check('optim.' .. name, f) end
+      end
+      for name, f in pairs(optim.schedule) do check('optim.schedule.' .. name, f) end
+      table.sort(missing)
+      assert.are.same({}, missing)
+      assert.truthy(n > 180, n .. ' names checked')
+      -- an nn object is described by its class
+      local printed
+      local real = _G.print
+      _G.print = function(s) printed = s end
+      repl.help(nn.Linear(2, 3))
+      _G.print = real
+      assert.are.equal(helpdb.line('nn.Linear'), printed)
    end)
 end)

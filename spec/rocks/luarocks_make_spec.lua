@@ -1,8 +1,9 @@
--- luarocks_make_spec.lua: `luarocks make rocks/moontorch-scm-1.rockspec` into a fresh tree, as a
--- user installs moontorch, gives the tree rocks/tree.lua checks: every module, cdefs.lua, both
--- libraries and the moontorch command, working from another directory. It compiles the library
--- once more (CPU-only, MT_CUDA=OFF, to keep it short); the sources are copied first so luarocks'
--- build.luarocks/ never lands in the checkout.
+-- luarocks_make_spec.lua: README's `luarocks --lua-version=5.1 make rocks/moontorch-scm-1.rockspec`
+-- into a fresh tree, as a user installs moontorch, gives the tree rocks/tree.lua checks: every
+-- module (moontorch.models included), cdefs.lua, both libraries and the moontorch command,
+-- working from another directory. It compiles the library once more (CPU-only, MT_CUDA=OFF, to
+-- keep it short); the sources are copied first so luarocks' build.luarocks/ never lands in the
+-- checkout.
 -- ctest: train
 local util = require 'spec.util'
 local tree = require 'spec.rocks.tree'
@@ -22,9 +23,9 @@ describe('install with luarocks make', function()
          if util.exists(root .. '/' .. p) then parts[#parts + 1] = q(root .. '/' .. p) end
       end
       assert(tree.run('mkdir -p ' .. q(src) .. ' && cp -r ' .. table.concat(parts, ' ') .. ' ' .. q(src)))
-      local ok, log = tree.run(('cd %s && %s CMAKE_BUILD_PARALLEL_LEVEL=%d luarocks --lua-version=5.1 --tree=%s make '
+      local ok, log = tree.run(('cd %s && %s CMAKE_BUILD_PARALLEL_LEVEL=%d %s --tree=%s make '
          .. '--deps-mode=none rocks/moontorch-scm-1.rockspec MT_CUDA=OFF')
-         :format(q(src), tree.CLEAN_ENV, jobs, q(dest)))
+         :format(q(src), tree.CLEAN_ENV, jobs, tree.LUAROCKS, q(dest)))
       installed = ok
       if not ok then io.stderr:write('luarocks make failed:\n', tree.tail(log), '\n') end
    end)
@@ -39,6 +40,11 @@ describe('install with luarocks make', function()
    it("lets `require 'moontorch'` work from another directory and compute", function()
       assert(installed, 'luarocks make failed (log above)')
       tree.check_require(dest, scratch)
+   end)
+
+   it("has the model definitions: `require 'moontorch.models'` from the tree builds and runs one", function()
+      assert(installed, 'luarocks make failed (log above)')
+      tree.check_models(dest, scratch)
    end)
 
    it('runs a script with the installed moontorch command', function()

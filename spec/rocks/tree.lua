@@ -1,7 +1,8 @@
 -- tree.lua: checks of an installed moontorch tree (share/lua/5.1, lib/lua/5.1, bin), shared by
 -- rocks/install_spec.lua (cmake --install of the build at hand) and rocks/luarocks_make_spec.lua
 -- (luarocks make into a fresh tree): the files the rockspec promises are there, and a luajit
--- that sees only the tree requires moontorch from another directory and computes.
+-- that sees only the tree requires moontorch (and moontorch.models) from another directory and
+-- computes.
 local util = require 'spec.util'
 
 local M = {}
@@ -15,6 +16,10 @@ M.CLEAN_ENV = 'env -u MOONTORCH_BUILD -u LD_PRELOAD -u ASAN_OPTIONS -u UBSAN_OPT
 -- Runs from a tree only lose MOONTORCH_BUILD: a tree installed from the sanitizer build needs
 -- the runtimes make test-asan preloads.
 M.RUN_ENV = 'env -u MOONTORCH_BUILD'
+
+-- The install command as README.md gives it (and the Makefile's LUAROCKS): Debian's luarocks
+-- builds for the Lua it runs on, 5.2 where lua5.1 is not installed, so the version is named.
+M.LUAROCKS = 'luarocks --lua-version=5.1'
 
 -- run a shell command; returns ok, its output (stdout and stderr)
 function M.run(cmd)
@@ -95,6 +100,25 @@ function M.check_require(tree, scratch)
    util.assert_close({ tonumber(got) }, { tonumber(ref) }, { atol = 1e-12, rtol = 1e-12 }, 'sum')
    assert(out:find('SIZE 37 torch.DoubleTensor', 1, true), out)
    assert(out:find('DIST 1', 1, true), 'moontorch.dist from the tree, one process:\n' .. out)
+end
+
+-- `require 'moontorch.models'` from / loads the tree's copy (not the checkout's), and a model it
+-- builds by name runs forward: the recipes' models are part of the installed library
+function M.check_models(tree, scratch)
+   local n = math.random(2, 5)
+   local ok, out = M.in_tree(tree, scratch, ([[
+      local torch = require 'moontorch'
+      local models = require 'moontorch.models'
+      print('SRC ' .. debug.getinfo(models.create, 'S').source)
+      local net = models.create('small_cnn', { nClasses = 10, width = 4 })
+      net:evaluate()
+      local y = net:forward(torch.randn(%d, 1, 28, 28))
+      print('OUT ' .. y:size(1) .. 'x' .. y:size(2))
+   ]]):format(n))
+   assert(ok, "require 'moontorch.models' from the tree failed:\n" .. out)
+   local src = out:match('SRC @([^\n]+)')
+   assert(src and src:sub(1, #tree) == tree, 'moontorch.models came from ' .. tostring(src) .. ', not the tree')
+   assert(out:find(('OUT %dx10'):format(n), 1, true), 'small_cnn forward from the tree:\n' .. out)
 end
 
 -- the tree's moontorch command runs a script with torch loaded

@@ -90,7 +90,7 @@ describe('train.Trainer', function()
    -- channels-last changes strides only: every op computes the same values in the same order
    -- (the CPU convolution and batch norm work on NCHW copies), so the losses match bit for bit
    it("layout = 'nhwc' trains the small CNN and a ResNet to the nchw losses bit for bit", function()
-      local models = require 'recipes.models'
+      local models = require 'moontorch.models'
       -- cl_weights: the convolution weights channels-last too (Trainer does it on CUDA only),
       -- inside the flat parameters the optimizer steps
       local function losses(layout, build, shape, cl_weights)

@@ -19,7 +19,7 @@ local function linear(list, name, nin, nout)
    list[#list + 1] = { name = name, weight = { nout, nin }, bias = { nout }, flops = 2 * nin * nout }
 end
 
--- ResNet-50 as recipes/models/resnet.lua builds it (fb.resnet.torch: stride on the 3x3, shortcut
+-- ResNet-50 as lua/moontorch/models/resnet.lua builds it (fb.resnet.torch: stride on the 3x3, shortcut
 -- B, convolutions without bias): 25,557,032 parameters
 local function resnet50()
    local L = {}

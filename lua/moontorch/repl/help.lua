@@ -1,6 +1,7 @@
 -- help.lua: one-line help for moontorch's functions and tensor methods, used by the REPL's
 -- help(x) and ?name. Each line of the table below is  name :: signature :: what it does.
--- Names are torch.* paths; tensor methods are listed as torch.Tensor.<method>.
+-- Names are torch.* paths; tensor methods are listed as torch.Tensor.<method>. nn.* and optim.*
+-- follow (nn's from the module files' headers).
 -- Dims and indices are 1-based; [res,] is Torch7's optional result tensor.
 local M = {}
 
@@ -416,9 +417,117 @@ end
 table.sort(names)
 M.entries, M.names = entries, names
 
+---------------------------------------------------------------------------------------------
+-- nn and optim. Each nn class's file opens with its one-line documentation, `-- nn.Name(args):
+-- what it does. More...`; that header is its help, so the two cannot drift apart. The optim
+-- functions' headers are paragraphs, not signatures, so they are written here, as are the nn
+-- classes that live in another class's file (or whose header has another form).
+local LIB_TEXT = [==[
+nn.Jacobian :: nn.Jacobian.testJacobian(m, input [, minval, maxval, perturbation]) :: Torch7's derivative checker: the largest difference between a module's backward and finite differences (also testJacobianParameters, testJacobianUpdateParameters, testIO)
+nn.SpatialDilatedConvolution :: nn.SpatialDilatedConvolution(nIn, nOut, kW, kH, dW, dH, padW, padH [, dilW=1, dilH=dilW]) :: 2-d convolution with holes: kernel taps dilW, dilH pixels apart
+nn.SpatialAdaptiveAveragePooling :: nn.SpatialAdaptiveAveragePooling(W, H) :: average pooling to a W x H output whatever the input size
+optim.sgd :: x, {f} = optim.sgd(feval, x [, config [, state]]) :: SGD as Torch7's: learningRate, learningRateDecay, weightDecay, momentum, dampening, nesterov, learningRates/weightDecays tensors
+optim.nag :: x, {f} = optim.nag(feval, x [, config [, state]]) :: SGD with Nesterov's accelerated gradient (Sutskever et al.): learningRate, momentum (0.9), weightDecay
+optim.adam :: x, {f} = optim.adam(feval, x [, config [, state]]) :: Adam (Kingma & Ba): learningRate (1e-3), beta1 (0.9), beta2 (0.999), epsilon (1e-8), weightDecay as L2
+optim.adamw :: x, {f} = optim.adamw(feval, x [, config [, state]]) :: Adam with decoupled weight decay (Loshchilov & Hutter): weightDecay (1e-2) shrinks x before the step
+optim.adamax :: x, {f} = optim.adamax(feval, x [, config [, state]]) :: Adam with the infinity norm: learningRate (0.002), beta1, beta2, epsilon
+optim.adagrad :: x, {f} = optim.adagrad(feval, x [, config [, state]]) :: per-element step lr / sqrt(sum of squared gradients): learningRate (1e-3), learningRateDecay, weightDecay
+optim.adadelta :: x, {f} = optim.adadelta(feval, x [, config [, state]]) :: Adadelta (Zeiler), no learning rate: rho (0.9), eps (1e-6), weightDecay
+optim.rmsprop :: x, {f} = optim.rmsprop(feval, x [, config [, state]]) :: RMSprop: learningRate (1e-2), alpha (0.99), epsilon (1e-8), weightDecay
+optim.rprop :: x, {f} = optim.rprop(feval, x [, config [, state]]) :: Rprop: a step size per element, grown by etaplus (1.2) while the gradient keeps its sign, shrunk by etaminus (0.5)
+optim.asgd :: x, {f}, ax = optim.asgd(feval, x [, config [, state]]) :: averaged SGD (Bottou): eta0, lambda, alpha, t0; ax is the averaged x
+optim.cg :: x, {f...} = optim.cg(feval, x [, config [, state]]) :: nonlinear conjugate gradients with a Wolfe line search: maxIter, maxEval, rho, sig
+optim.lbfgs :: x, {f...} = optim.lbfgs(feval, x [, config [, state]]) :: limited-memory BFGS (minFunc's): maxIter (20), nCorrection, tolFun, tolX, learningRate, lineSearch
+optim.lars :: x, {f} = optim.lars(feval, x [, config [, state]]) :: layer-wise adaptive rate scaling (You et al.): SGD with momentum whose rate per layer is eta*||w||/||g||; config.layers from optim.layerSegments
+optim.lamb :: x, {f} = optim.lamb(feval, x [, config [, state]]) :: LAMB (You et al. 2019): Adam's update scaled per layer by ||w||/||u||; config.layers from optim.layerSegments
+optim.lswolfe :: f, g, x, t, evals = optim.lswolfe(opfunc, x, t, d, f, g, gtd [, options]) :: line search along d meeting the strong Wolfe conditions (lbfgs's lineSearch)
+optim.polyinterp :: t = optim.polyinterp(points [, xminBound, xmaxBound]) :: minimiser of the cubic through two points {x, f, f'} (the line searches' step)
+optim.layerSegments :: layers, exclude = optim.layerSegments(model, x) :: {offset, length} of each parameter tensor in the flat x, and the 1-d ones (biases, BN weights) LARS/LAMB leave unadapted
+optim.stateToCheckpoint :: tensors, values = optim.stateToCheckpoint(state [, prefix]) :: an optimizer state as checkpoint tensors by name and plain values
+optim.stateFromCheckpoint :: state = optim.stateFromCheckpoint(tensors, values [, prefix]) :: the optimizer state stateToCheckpoint saved
+optim.ConfusionMatrix :: optim.ConfusionMatrix(nclasses [, classes]) :: counts of (target, prediction) pairs: cm:add(p, t), cm:batchAdd(P, T), cm:updateValids(), cm.totalValid, print(cm)
+optim.Logger :: optim.Logger(filename [, timestamp]) :: rows of numbers to a text file as Torch7's: log:setNames{...}, log:add{...}, log:plot() (SVG)
+optim.GradScaler :: optim.GradScaler{initScale=, growthFactor=2, backoffFactor=0.5, growthInterval=2000, dynamic=, clip=} :: dynamic loss scaling for float16: scaler:scale(gradOutput), scaler:step(optim.sgd, feval, x, config, state)
+optim.schedule :: optim.schedule.NAME(...) :: learning-rate schedules, functions of a step t from 0: config.learningRate = sched(t)
+optim.schedule.constant :: optim.schedule.constant(lr) :: lr at every step
+optim.schedule.step :: optim.schedule.step(lr, stepSize [, gamma]) :: lr * gamma^floor(t / stepSize)
+optim.schedule.multistep :: optim.schedule.multistep(lr, milestones [, gamma]) :: lr * gamma^(number of milestones <= t)
+optim.schedule.cosine :: optim.schedule.cosine(lr, tMax [, minLr]) :: cosine annealing from lr to minLr over tMax steps, then minLr
+optim.schedule.polynomial :: optim.schedule.polynomial(lr, tMax [, power, minLr]) :: minLr + (lr - minLr) * (1 - t/tMax)^power, then minLr
+optim.schedule.warmup :: optim.schedule.warmup(n, sched) :: linear warm-up over n steps, then sched starting from its step 0
+optim.schedule.warmupOver :: optim.schedule.warmupOver(n, sched) :: linear warm-up over sched's own first n steps (its step decays stay where they were)
+]==]
+
+local function add(name, sig, desc)
+   if entries[name] then return end
+   entries[name] = { sig = sig, desc = desc }
+   names[#names + 1] = name
+end
+
+for line in LIB_TEXT:gmatch('[^\n]+') do
+   local name, sig, desc = line:match('^(%S+) :: (.-) :: (.*)$')
+   assert(name, 'help.lua: malformed line: ' .. line)
+   add(name, sig, desc)
+end
+
+-- 'nn.Linear(inputSize, outputSize[, bias = true])', 'y = W x + b for ...' from the header of the
+-- file that defines nn.<name>, or nil when it does not open with `-- nn.<name>`
+local function header_help(name, path)
+   local f = io.open(path, 'r')
+   if not f then return nil end
+   local parts = {}
+   for line in f:lines() do
+      local text = line:match('^%-%-%s?(.*)$')
+      if not text or text:match('^%s') then break end -- the code, or an indented example
+      parts[#parts + 1] = text
+   end
+   f:close()
+   local text = table.concat(parts, ' ')
+   local full = 'nn.' .. name
+   if text:sub(1, #full) ~= full or text:sub(#full + 1, #full + 1):match('[%w_]') then return nil end
+   local sig, rest = full, text:sub(#full + 1)
+   if rest:sub(1, 1) == '(' then
+      local args = rest:match('^%b()')
+      if not args then return nil end
+      sig, rest = full .. args, rest:sub(#args + 1)
+   end
+   rest = rest:gsub('^[:,]?%s*', '')
+   -- the first sentence: up to a full stop before a capital letter, or the end
+   local stop = rest:find('%.%s+%u')
+   local desc = stop and rest:sub(1, stop - 1) or rest:gsub('%.%s*$', '')
+   if desc == '' then desc = 'see ' .. path:match('[^/]+/[^/]+$') end
+   -- a long sentence is cut at its last clause break that fits: the help stays one line
+   local MAX = 150
+   if #desc > MAX then
+      local head = desc:sub(1, MAX)
+      local cut = head:match('^(.*); ') or head:match('^(.*), ') or head:match('^(.*) ') or head
+      desc = cut .. ' ...'
+   end
+   return sig, desc
+end
+
+-- The nn classes (each from its file's header) are added the first time help is looked up with
+-- moontorch.nn loaded: help.lua itself loads without the library (moontorch -h).
+local lib_done = false
+function M.load_library()
+   local nn = package.loaded['moontorch.nn']
+   if lib_done or type(nn) ~= 'table' then return end
+   lib_done = true
+   for name, cls in pairs(nn) do
+      if type(name) == 'string' and name:match('^%u') and type(cls) == 'table' then
+         local path = package.searchpath('moontorch.nn.' .. name, package.path)
+         local sig, desc
+         if path then sig, desc = header_help(name, path) end
+         if sig then add('nn.' .. name, sig, desc) end
+      end
+   end
+   table.sort(names)
+end
+
 -- Canonical key for a name a user types: 'torch.zeros', 'zeros', 'Tensor.add', 't:add', 'add'.
 function M.find(name)
    if type(name) ~= 'string' then return nil end
+   M.load_library()
    name = name:gsub('^%s+', ''):gsub('%s+$', ''):gsub('%(%)$', '')
    if entries[name] then return name end
    local cands = {}
@@ -429,6 +538,8 @@ function M.find(name)
       cands[#cands + 1] = 'torch.' .. name
       cands[#cands + 1] = 'torch.Tensor.' .. name
       cands[#cands + 1] = 'torch.cuda.' .. name
+      cands[#cands + 1] = 'nn.' .. name
+      cands[#cands + 1] = 'optim.' .. name
    end
    if name:match('^cuda%.') then cands[#cands + 1] = 'torch.' .. name end
    for _, c in ipairs(cands) do if entries[c] then return c end end
@@ -437,6 +548,7 @@ end
 
 -- The one-line text for a key: 'signature  --  description'.
 function M.line(key)
+   M.load_library()
    local e = entries[key]
    if not e then return nil end
    return e.sig .. '  --  ' .. e.desc
@@ -444,6 +556,7 @@ end
 
 -- Keys under a prefix ('torch.cuda.'), for help(torch.cuda).
 function M.under(prefix)
+   M.load_library()
    local r = {}
    for _, n in ipairs(names) do
       if n:sub(1, #prefix) == prefix and not n:find('.', #prefix + 1, true) then r[#r + 1] = n end

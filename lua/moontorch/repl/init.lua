@@ -23,8 +23,11 @@ at most $MOONTORCH_HISTSIZE entries (default 1000). MOONTORCH_READLINE=0 turns l
 local REPL_HELP = [[
 moontorch REPL: type Lua; an expression's values are printed, statements are run.
   =expr           print expr (same as typing expr)
-  ?name           one-line help, e.g. ?torch.zeros  ?t:sum  (also help(torch.zeros))
-  help(x)         help for a function, a name ('torch.cat'), a tensor or torch.cuda
+  ?name           one-line help, e.g. ?torch.zeros  ?t:sum  ?nn.Linear  ?optim.sgd
+  help(x)         help for a function, a class, a name ('torch.cat'), a tensor, or a package
+                  (torch, torch.Tensor, torch.cuda, nn, optim, optim.schedule) listing its names
+  traceback       the stack traceback of the last error (errors print only their message;
+                  MT_TRACEBACK=1 prints every error's traceback)
   TAB             complete globals, fields (torch.ze<TAB>) and tensor methods (t:siz<TAB>)
   Ctrl-C          discard the line being typed, or interrupt a running computation
                   (a JIT-compiled loop may not notice; a second Ctrl-C then ends moontorch)
@@ -241,8 +244,15 @@ end
 local helpdb = require 'moontorch.repl.help'
 
 -- The value a help key names ('torch.Tensor.add' is the method), or nil.
+local LIBS = { nn = 'moontorch.nn', optim = 'moontorch.optim' }
+
 local function value_of(key)
    if key == 'help' then return M.help end
+   local lib, lpath = key:match('^(%a+)%.(.*)$')
+   if LIBS[lib] then
+      local mod = package.loaded[LIBS[lib]]
+      return type(mod) == 'table' and resolve(lpath, mod) or nil
+   end
    if not torch then return nil end
    local rest = key:match('^torch%.Tensor%.([%w_]+)$')
    if rest then return T.tensor_methods[rest] end
@@ -251,10 +261,12 @@ local function value_of(key)
    return resolve(path, torch)
 end
 
-local by_value -- function/table -> help key, built on first use
+-- function/table -> help key, built on first use and again when nn's help has been added
+local by_value, by_value_n
 local function key_for(v)
-   if not by_value then
-      by_value = {}
+   helpdb.load_library()
+   if by_value_n ~= #helpdb.names then
+      by_value, by_value_n = {}, #helpdb.names
       for _, key in ipairs(helpdb.names) do
          local x = value_of(key)
          if (type(x) == 'function' or type(x) == 'table') and by_value[x] == nil then by_value[x] = key end
@@ -263,12 +275,16 @@ local function key_for(v)
    return by_value[v]
 end
 
--- 'torch', 'torch.Tensor' or 'torch.cuda' for those tables, else nil
+-- 'torch', 'torch.Tensor', 'torch.cuda', 'nn', 'optim' or 'optim.schedule' for those tables
 local function namespace(x)
    if not torch or type(x) ~= 'table' then return nil end
    if rawequal(x, torch) then return 'torch' end
    if rawequal(x, torch.Tensor) then return 'torch.Tensor' end
    if rawequal(x, rawget(torch, 'cuda')) then return 'torch.cuda' end
+   local nn, optim = package.loaded['moontorch.nn'], package.loaded['moontorch.optim']
+   if nn ~= nil and rawequal(x, nn) then return 'nn' end
+   if optim ~= nil and rawequal(x, optim) then return 'optim' end
+   if type(optim) == 'table' and rawequal(x, rawget(optim, 'schedule')) then return 'optim.schedule' end
    return nil
 end
 
@@ -315,7 +331,7 @@ function M.help(x, env)
    local space = namespace(x)
    if space then
       local prefix = space .. '.'
-      if x == torch.Tensor then print(help_line('torch.Tensor')) end
+      if helpdb.entries[space] then print(help_line(space)) end
       print(('%s: ?%s<name> or help(%s<name>) describes one of:'):format(space, prefix, prefix))
       local names = {}
       for _, k in ipairs(helpdb.under(prefix)) do names[#names + 1] = k:sub(#prefix + 1) end
@@ -332,6 +348,11 @@ function M.help(x, env)
       return
    end
    local key = key_for(x)
+   -- an object of a documented class (a model's nn.Linear): its class's help
+   if not key and type(x) == 'table' and torch then
+      local ok, tn = pcall(torch.typename, x)
+      if ok and type(tn) == 'string' and helpdb.entries[tn] then key = tn end
+   end
    if key then
       print(help_line(key))
       return
@@ -361,14 +382,20 @@ local function arm_sigint()
 end
 
 -- A traceback without the REPL's own frames below the user's chunk.
-local function traceback(e)
+local function traceback(e, level)
    local msg = type(e) == 'string' and e or M.pretty(e)
-   local tb = debug.traceback(msg, 2)
+   local tb = debug.traceback(msg, level or 2)
    local cut = tb:find('\n%s*%[C%]: in function \'xpcall\'')
    if cut then tb = tb:sub(1, cut - 1) end
    return tb
 end
 M.traceback = traceback
+
+-- An error in an entered line: its message, and the traceback kept for the `traceback` command
+-- (a typo should not scroll a screen of frames away).
+local function capture_error(e)
+   return { msg = type(e) == 'string' and e or M.pretty(e), tb = traceback(e, 3) }
+end
 
 local function write_err(s)
    io.stdout:flush()
@@ -392,29 +419,47 @@ local Session = {}
 Session.__index = Session
 M.Session = Session
 
--- A REPL session: feed it lines; it evaluates complete chunks in env (default _G).
-function Session.new(env)
-   return setmetatable({ env = env or _G, buf = nil, failed = false }, Session)
+-- A REPL session: feed it lines; it evaluates complete chunks in env (default _G). An error
+-- prints its message; with MT_TRACEBACK=1 (or opts.traceback) its traceback too.
+function Session.new(env, opts)
+   local tb = (opts and opts.traceback)
+   if tb == nil then tb = os.getenv('MT_TRACEBACK') == '1' end
+   return setmetatable({ env = env or _G, buf = nil, failed = false, show_tb = tb }, Session)
 end
 
 -- Run one compiled chunk, print its values or its error. Returns true on success.
 function Session:run(fn)
    arm_sigint()
    local function pack(ok, ...) return ok, select('#', ...), { ... } end
-   local ok, n, res = pack(xpcall(fn, traceback))
+   local ok, n, res = pack(xpcall(fn, capture_error))
    if ok then
       print_results(n, unpack(res, 1, n))
    else
       self.failed = true
-      write_err(tostring(res[1]))
+      self.last_tb = res[1].tb
+      write_err(self.show_tb and res[1].tb or res[1].msg)
    end
    return ok
 end
+
+-- The REPL's own words, typed alone on a line: `help` (not the help function's address) and
+-- `traceback` (the last error's frames).
+local COMMANDS = {
+   help = function(self) M.help(nil, self.env) end,
+   traceback = function(self)
+      if self.last_tb then write_err(self.last_tb) else print('traceback: no error so far') end
+   end,
+}
 
 -- Feed one line. Returns 'done' (chunk run or empty), or 'more' (incomplete chunk: prompt
 -- for a continuation line).
 function Session:feed(line)
    if self.buf == nil then
+      local cmd = COMMANDS[line:match('^%s*([%a]+)%s*$') or '']
+      if cmd then
+         cmd(self)
+         return 'done'
+      end
       local q = line:match('^%s*%?(.*)$')
       if q then
          q = q:match('^%s*(.-)%s*$')

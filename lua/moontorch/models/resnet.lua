@@ -1,6 +1,6 @@
 -- resnet.lua: residual networks as in fb.resnet.torch (He et al. 2016), written against Torch7's
 -- nn API.
---   local resnet = require 'recipes.models.resnet'
+--   local resnet = require 'moontorch.models.resnet'
 --   resnet{ depth = 50 }                                -- ImageNet, 1000 classes, 224x224 input
 --   resnet{ depth = 56, dataset = 'cifar10' }           -- CIFAR: 6n+2 layers, 16/32/64 planes
 --   resnet{ depth = 18, dataset = 'cifar10' }           -- ImageNet widths on 32x32 input:

@@ -1,6 +1,6 @@
 -- small_cnn.lua: a small convolutional network for 28x28 single-channel images (MNIST,
 -- Fashion-MNIST), sized to train to >= 92% Fashion-MNIST test accuracy in minutes on 2 cores.
---   local small_cnn = require 'recipes.models.small_cnn'
+--   local small_cnn = require 'moontorch.models.small_cnn'
 --   local model = small_cnn{ nClasses = 10, width = 32, dropout = 0.3 }
 -- conv 3x3 (w) -> BN -> ReLU -> max pool 2  (14x14)
 -- conv 3x3 (2w) -> BN -> ReLU -> max pool 2 (7x7)

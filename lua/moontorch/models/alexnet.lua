@@ -1,6 +1,6 @@
 -- alexnet.lua: AlexNet in torchvision's single-tower form (Krizhevsky 2014, "one weird
 -- trick"), for 224x224 inputs: 61,100,840 parameters with 1000 classes, as torchvision's.
---   local alexnet = require 'recipes.models.alexnet'
+--   local alexnet = require 'moontorch.models.alexnet'
 --   local model = alexnet{ nClasses = 1000 }
 -- Torch7's default initialisation (each layer's reset()).
 local nn = require 'moontorch.nn'

@@ -2,7 +2,7 @@
 -- every convolution is conv (no bias) + BatchNorm (eps 1e-3) + ReLU, max pooling in ceil mode,
 -- no auxiliary classifiers, and (like torchvision, kept for its published weights) a 3x3
 -- convolution in the "5x5" branch. 6,624,904 parameters with 1000 classes, as torchvision's.
---   local googlenet = require 'recipes.models.googlenet'
+--   local googlenet = require 'moontorch.models.googlenet'
 --   local model = googlenet{ nClasses = 1000 }      -- 224x224 input
 local nn = require 'moontorch.nn'
 

@@ -1,12 +1,12 @@
--- recipes/models: model definitions over moontorch.nn, by name.
---   local models = require 'recipes.models'
+-- moontorch.models: model definitions over moontorch.nn, by name (installed with the library).
+--   local models = require 'moontorch.models'
 --   local net = models.create('resnet50')            -- or models.resnet{ depth = 50 }
 --   models.nParameters(net)                          -- 25557032
 local models = {
-   resnet = require 'recipes.models.resnet',
-   alexnet = require 'recipes.models.alexnet',
-   googlenet = require 'recipes.models.googlenet',
-   small_cnn = require 'recipes.models.small_cnn',
+   resnet = require 'moontorch.models.resnet',
+   alexnet = require 'moontorch.models.alexnet',
+   googlenet = require 'moontorch.models.googlenet',
+   small_cnn = require 'moontorch.models.small_cnn',
 }
 
 -- 'resnet18' .. 'resnet152' (ImageNet), 'cifar_resnet20' .. 'cifar_resnet110', 'cifar_resnet18'
