@@ -77,7 +77,7 @@ describe('-resume is checked first', function()
       f:write(('not a checkpoint\n'):rep(20))
       f:close()
       for _, recipe in ipairs({ FM, IN }) do
-         refused(recipe, '-resume ' .. tmp .. '/no-such-file', 'no such file')
+         refused(recipe, '-resume ' .. tmp .. '/no-such-file', 'no such checkpoint')
          refused(recipe, '-resume ' .. cut, ('truncated: expected %d bytes, found %d'):format(#bytes, #bytes - 1000))
          refused(recipe, '-resume ' .. junk, 'not a checkpoint')
       end

@@ -1,5 +1,5 @@
 -- dist_resume_spec.lua: train.Trainer under dist.DataParallel resumed from inside an epoch
--- gives the unbroken run bit for bit on 2 and 4 ranks. The ranks' slices of each batch differ
+-- gives the unbroken run bit for bit on 2 and 4 ranks (and alone). The ranks' slices of each batch differ
 -- in size (7 rows: 3 and 4 on 2 ranks, 1, 2, 2, 2 on 4) and the model has dropout, so each
 -- rank's generator draws its own amount and the checkpoint must keep every rank's state.
 -- ctest: ranks 2 4
@@ -20,6 +20,7 @@ local root = ('/tmp/mt-dist-resume-%d-%d'):format(seed, dir)
 teardown(function()
    dist.barrier()
    if R == 0 then os.execute(('rm -rf %q'):format(root)) end
+   dist.finalize() -- a rank that ends without it is taken by its peers as gone
 end)
 
 local BATCH, NB = 7, 5
@@ -59,8 +60,10 @@ describe('train.Trainer on ' .. N .. ' ranks', function()
       -- the mid-epoch checkpoint keeps each rank's generator, and they have drifted apart: the
       -- resume has something to get wrong
       local _, m = ck.load(b .. '/checkpoint.safetensors')
-      assert.are.equal(N, #m.partial.ranks)
-      assert.are_not.same(m.partial.ranks[1].rng, m.partial.ranks[2].rng)
+      if N > 1 then -- (run alone, the single process's state is the checkpoint's rng)
+         assert.are.equal(N, #m.partial.ranks)
+         assert.are_not.same(m.partial.ranks[1].rng, m.partial.ranks[2].rng)
+      end
       local B = trainer(b)
       local meta = B:resume(b)
       assert.are.same({ 1, 2 }, { meta.epoch, meta.batch })

@@ -173,6 +173,7 @@ function R.checkResume(opt, format, check, dist)
    if opt.resume == '' then return nil end
    local path = fs.isdir(opt.resume) and opt.resume .. '/checkpoint.safetensors' or opt.resume
    local ok, meta = pcall(function()
+      if not fs.isfile(path) then error(('-resume %s: no such checkpoint'):format(path), 0) end
       local ok1, m = pcall(require('moontorch.checkpoint').peek, path)
       if not ok1 then error(('-resume %s: %s'):format(path, m), 0) end
       if format and m.format ~= format then

@@ -328,8 +328,10 @@ function Trainer:resume(path, check)
             self.name, it, okl and ('found iteration ' .. tostring(lm.iteration)) or lp))
       end
    end
-   print(('resumed from %s after epoch %d%s'):format(path, self.startEpoch - 1,
-      self.firstBatch > 1 and (' and batch %d of epoch %d'):format(self.firstBatch - 1, self.startEpoch) or ''))
+   if not (self.dist and self.dist.rank() ~= 0) then -- said once
+      print(('resumed from %s after epoch %d%s'):format(path, self.startEpoch - 1,
+         self.firstBatch > 1 and (' and batch %d of epoch %d'):format(self.firstBatch - 1, self.startEpoch) or ''))
+   end
    return meta
 end
 
