@@ -109,6 +109,26 @@ describe('the progress bar and the epoch summary', function()
    end)
 end)
 
+-- the newest process of session sid running the recipe (read from /proc: pkill hangs under
+-- the sanitizer tier's LD_PRELOAD)
+local function newestRank(sid)
+   local fs = require 'moontorch.io.fs'
+   local best, bestStart
+   for _, e in ipairs(fs.list('/proc')) do
+      local pid = tonumber(e)
+      local stat = pid and util.slurp(('/proc/%d/stat'):format(pid))
+      local cmd = stat and util.slurp(('/proc/%d/cmdline'):format(pid))
+      if cmd and cmd:find('^luajit%z+recipes/fashion_mnist.lua') then
+         -- after the command's ')': state ppid pgrp session ... field 22 is the start time
+         local fields = {}
+         for f in stat:match('%) (.*)$'):gmatch('%S+') do fields[#fields + 1] = f end
+         local start = tonumber(fields[20])
+         if tonumber(fields[4]) == sid and (not bestStart or start > bestStart) then best, bestStart = pid, start end
+      end
+   end
+   return assert(best, 'no rank of the job found in /proc')
+end
+
 -- Starts `launcher luajit recipes/fashion_mnist.lua args` in a session of its own (as a terminal
 -- runs a job), waits until it trains (its log.csv exists), sends sig to the whole process group
 -- (Ctrl-C reaches every process of the job that way) or, with one = true, to one rank's process
@@ -125,7 +145,7 @@ local function interrupted(args, save, sig, launcher, one)
    assert(util.exists(save .. '/log.csv'), 'the run never started training:\n' .. (util.slurp(outf) or ''))
    local pgid = tonumber(util.slurp(pidf))
    if one then
-      os.execute(('pkill -%s -s %d -n -f "^luajit recipes/fashion_mnist.lua"'):format(sig, pgid))
+      os.execute(('/bin/kill -s %s %d'):format(sig, newestRank(pgid)))
    else
       os.execute(('/bin/kill -s %s -- -%d'):format(sig, pgid)) -- (dash's kill takes no process group)
    end
