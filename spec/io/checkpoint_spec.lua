@@ -288,7 +288,9 @@ describe('checkpoint: writers killed mid-save', function()
          echo litter $n' 2>&1]]):format(build, script, dir, path, path)):read('*a')
       local litter = tonumber(out:match('litter (%d+)'))
       local log = io.open(dir .. '.log') and read_all(dir .. '.log') or ''
-      assert.is_truthy(litter and litter >= 10, 'kills that left a temporary: ' .. out .. log)
+      -- (how many kills land inside a write depends on the machine's speed: under the sanitizers
+      -- about a third; one is enough for the cleanup below to have something to clear)
+      assert.is_truthy(litter and litter >= 1, 'kills that left a temporary: ' .. out .. log)
       -- the file is whole: the first save's, or one of the children's
       local back = checkpoint.load(path)
       if back.w then assert_same(back.w, good.w, 'the first save')
