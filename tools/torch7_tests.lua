@@ -1,0 +1,56 @@
+-- torch7_tests.lua: runs Torch7's own test files (torch7/test/*.lua, nn/test.lua) against moontorch,
+-- unchanged: `require 'torch'` and `require 'nn'` give moontorch, DoubleTensor is the default type.
+--   luajit tools/torch7_tests.lua FILE list        -- the test names in FILE, one per line
+--   luajit tools/torch7_tests.lua FILE run NAME    -- runs NAME alone; exit 0 when it passed
+-- tools/torch7_tests.sh drives it, one process per test.
+local file, mode, only = arg[1], arg[2], arg[3]
+if not file or (mode ~= 'list' and mode ~= 'run') or (mode == 'run' and not only) then
+   io.stderr:write('usage: luajit tools/torch7_tests.lua FILE list | FILE run NAME\n')
+   os.exit(2)
+end
+
+local torch = require 'moontorch'
+_G.torch = torch
+package.loaded.torch = torch
+local nn = require 'moontorch.nn'
+_G.nn = nn
+package.preload.nn = function() return nn end
+torch.setdefaulttensortype('torch.DoubleTensor')
+
+-- Upstream files call tester:run() themselves, or define torch.test / nn.test for the user to call.
+-- Each top-level run is replaced: list prints the names, run runs the one test asked for.
+local Tester = torch.Tester
+local original_run = Tester.run
+local depth, found, passed = 0, false, true
+local function escape(s) return (s:gsub('[%^%$%(%)%%%.%[%]%*%+%-%?]', '%%%0')) end
+function Tester:run(names)
+   if depth > 0 then return original_run(self, names) end -- a tester run by a test
+   if mode == 'list' then
+      for _, name in ipairs(self.order) do print('TEST\t' .. tostring(name)) end
+      return self
+   end
+   if self.tests[only] == nil then return self end
+   found = true
+   depth = depth + 1
+   local before = #self.errors
+   local ok, err = pcall(original_run, self, { '^' .. escape(only) .. '$' })
+   depth = depth - 1
+   if #self.errors > before or (self.testError and self.testError[only]) then passed = false end
+   if not ok and passed then passed = false; print(err) end
+   return self
+end
+
+local defined = { torch = torch.test, nn = nn.test }
+local chunk = assert(loadfile(file))
+local ok, err = xpcall(chunk, debug.traceback)
+if not ok then
+   print('loading ' .. file .. ' failed: ' .. tostring(err))
+   os.exit(3)
+end
+-- test.lua files define a runner instead of running: call it as `th -e "torch.test()"` would.
+if torch.test ~= defined.torch then torch.test(mode == 'run' and { only } or nil)
+elseif nn.test ~= defined.nn then nn.test(mode == 'run' and { only } or nil) end
+if mode == 'run' then
+   if not found then print('no test named ' .. only); os.exit(4) end
+   os.exit(passed and 0 or 1)
+end
