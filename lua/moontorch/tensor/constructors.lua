@@ -123,17 +123,15 @@ return function(torch, T)
               __tostring = function() return name end })
          T.tensor_types[name] = ty
          torch[name:match('^torch%.(.*)$')] = ty
-         -- t.new(...) / t:new(...): Torch7's constructor of t's type (t:new() is an empty
-         -- tensor like t); a leading tensor of this very type is the method call's self
+         -- t.new(...) / t:new(...): Torch7's constructor of t's type, so t:new() is
+         -- torch.XTensor(t), a tensor on t's storage, and t.new() an empty one. Given more
+         -- arguments, a leading tensor of this very type is the method call's self: t:new(2, 3)
+         -- is 2x3 (Torch7 ignores what follows a tensor and aliases it: README, Conventions)
          local face = T.type_methods(d.id, device)
          rawset(face, '__typename', name)
          rawset(face, 'new', function(a, ...)
-            if T.is_tensor(a) and a.h ~= nil and C.mt_tensor_dtype(a.h) == d.id
+            if select('#', ...) > 0 and T.is_tensor(a) and a.h ~= nil and C.mt_tensor_dtype(a.h) == d.id
                and (C.mt_tensor_device(a.h) >= 0) == (device >= 0) then
-               if select('#', ...) == 0 then
-                  local dev = C.mt_tensor_device(a.h)
-                  return T.empty_tensor(d.id, dev)
-               end
                return ty(...)
             end
             return ty(a, ...)
@@ -156,6 +154,7 @@ return function(torch, T)
    })
 
    function torch.isTensor(x) return T.is_tensor(x) end
+   rawset(torch.Tensor, 'isTensor', torch.isTensor) -- Torch7 has the alias torch.Tensor.isTensor
    local class = require 'moontorch.class'
    function torch.typename(x)
       if T.is_tensor(x) then return x:type() end
@@ -198,15 +197,26 @@ return function(torch, T)
    torch.onesLike = like(1)
    function torch.emptyLike(t) return T.new_tensor(t:dtype(), t:device(), T.sizes(t)) end
 
+   -- The result of range, linspace and logspace: res keeps its shape (and strides: the values
+   -- go along them in row-major order) when it holds n elements already, as in Torch7, and
+   -- becomes a vector of n otherwise.
+   local function sequence_result(res, n)
+      if res == nil then return T.new_tensor(T.default_dtype(), T.CPU_DEVICE, { n }) end
+      if C.mt_tensor_numel(res.h) ~= n then check(C.mt_tensor_resize(res.h, T.sizes_buf { n })) end
+      return res
+   end
+
    -- torch.range(a, b, step): inclusive on both ends, like Torch7
    function torch.range(res, a, b, step)
       if not T.is_tensor(res) then res, a, b, step = nil, res, a, b end
       step = step or 1
+      if type(a) ~= 'number' or type(b) ~= 'number' or type(step) ~= 'number' then
+         error(('range: expected numbers (from, to [, step]), got %s, %s, %s'):format(type(a), type(b), type(step)), 2)
+      end
       if step == 0 then error('range: step must be nonzero', 2) end
       if (b - a) / step < 0 then error(('range: cannot go from %g to %g with step %g'):format(a, b, step), 2) end
       local n = math.floor((b - a) / step + 1e-9) + 1
-      if res then check(C.mt_tensor_resize(res.h, T.sizes_buf { n }))
-      else res = T.new_tensor(T.default_dtype(), T.CPU_DEVICE, { n }) end
+      res = sequence_result(res, n)
       check(C.mt_arange(res.h, a, step))
       return res
    end
@@ -218,21 +228,31 @@ return function(torch, T)
       check(C.mt_arange(res.h, a, step))
       return res
    end
-   function torch.linspace(res, a, b, n)
+   -- linspace's points into res (or a new vector), op naming the caller in errors. Torch7's
+   -- rule: n > 1 points, or n == 1 when a == b (one point cannot span a to b)
+   local function linspace(op, res, a, b, n)
       if not T.is_tensor(res) then res, a, b, n = nil, res, a, b end
       n = n or 100
-      if n < 1 then error('linspace: number of points must be at least 1, got ' .. n, 2) end
-      if res then check(C.mt_tensor_resize(res.h, T.sizes_buf { n }))
-      else res = T.new_tensor(T.default_dtype(), T.CPU_DEVICE, { n }) end
+      if type(a) ~= 'number' or type(b) ~= 'number' or type(n) ~= 'number' then
+         error(('%s: expected numbers (from, to [, n]), got %s, %s, %s'):format(op, type(a), type(b), type(n)), 3)
+      end
+      if n < 1 or (n == 1 and a ~= b) then
+         error(('%s: invalid number of points %g (from %g to %g needs 2 or more; 1 only when they are equal)')
+            :format(op, n, a, b), 3)
+      end
+      n = math.floor(n)
+      res = sequence_result(res, n)
       check(C.mt_arange(res.h, a, n > 1 and (b - a) / (n - 1) or 0))
-      if n > 1 then
-         T.index_scratch[0] = n - 1
-         check(C.mt_tensor_set_item(res.h, T.index_scratch, b))
+      if n > 1 then -- the last point is b exactly: the row-major last element
+         local h = res.h
+         for d = 0, C.mt_tensor_ndim(h) - 1 do T.index_scratch[d] = C.mt_tensor_size(h, d) - 1 end
+         check(C.mt_tensor_set_item(h, T.index_scratch, b))
       end
       return res
    end
+   function torch.linspace(res, a, b, n) return linspace('linspace', res, a, b, n) end
    function torch.logspace(res, a, b, n)
-      local r = torch.linspace(res, a, b, n)
+      local r = linspace('logspace', res, a, b, n)
       check(C.mt_unary(C.MT_RPOW_SCALAR, r.h, r.h, 10, 0))
       return r
    end
