@@ -148,16 +148,19 @@ mt_status mt_copy(mt_tensor *dst, const mt_tensor *src) {
 
 /* ---- unary and binary ---- */
 
-/* Torch7 applies pointwise ops to operands that do not broadcast but hold as many elements
- * as the first one, in element order: *x is then re-expressed with a's shape (a view when its
- * strides allow, else a contiguous copy) and *owned holds that new reference, which the
- * caller releases. Broadcasting wins where it applies (3x1 with 1x3 gives 3x3). */
+/* Torch7 applies pointwise ops to any operands that hold as many elements as the first one, in
+ * element order, and shapes the result like the first: *x is then re-expressed with a's shape
+ * (a view when its strides allow, else a contiguous copy) and *owned holds that new reference,
+ * which the caller releases. This rule wins where broadcasting would also apply (a 3-vector
+ * with a 3x1 gives 3 elements, not 3x3); operands of different element counts broadcast
+ * (numpy's rules), where Torch7 would raise. */
 static mt_status elementwise_like(const char *op, const mt_tensor *a, const mt_tensor **x, mt_tensor **owned) {
   int nd;
   int64_t sizes[MT_MAX_DIMS];
   *owned = NULL;
-  if (mt__broadcast_shape(op, a->ndim, a->sizes, (*x)->ndim, (*x)->sizes, &nd, sizes) == MT_OK) return MT_OK;
-  if (mt__numel(a) != mt__numel(*x)) return mt_last_status(); /* the broadcast error */
+  if (same_sizes(*x, a->ndim, a->sizes)) return MT_OK;
+  if (mt__numel(a) != mt__numel(*x))
+    return mt__broadcast_shape(op, a->ndim, a->sizes, (*x)->ndim, (*x)->sizes, &nd, sizes);
   if (mt_tensor_view(owned, *x, a->ndim, a->sizes) != MT_OK) {
     mt_tensor *tmp;
     MT_TRY(mt__tensor_empty(&tmp, (*x)->dtype, (*x)->device, (*x)->ndim, (*x)->sizes));

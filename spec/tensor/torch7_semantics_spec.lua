@@ -9,13 +9,20 @@ local CPU_TYPES = { 'torch.DoubleTensor', 'torch.FloatTensor', 'torch.HalfTensor
    'torch.IntTensor', 'torch.LongTensor', 'torch.ByteTensor' }
 
 describe('t.new and per-type metatables', function()
-   it('t.new() and t:new() give an empty tensor of the same type', function()
+   it('t.new() gives an empty tensor of the same type, t:new() a tensor on t\'s storage', function()
       for _, ty in ipairs(CPU_TYPES) do
          local t = util.rand_tensor({ 3, 5 }, ty, 0, 9)
-         for _, e in ipairs { t.new(), t:new() } do
-            assert.equal(ty, e:type())
-            assert.equal(0, e:nElement())
-            assert.is_false(e == t)
+         local e = t.new()
+         assert.equal(ty, e:type())
+         assert.equal(0, e:nElement())
+         -- t:new() is torch.XTensor(t): same storage, sizes, strides and offset (Torch7's constructor)
+         local tn = t:narrow(2, 2, 3)
+         for _, a in ipairs { tn:new(), tn.new(tn) } do
+            assert.equal(ty, a:type())
+            assert.is_false(a == tn)
+            assert.is_true(a:isSetTo(tn))
+            a[2][3] = 7
+            assert.equal(7, t[2][4])
          end
          local s = t.new(4, 3)
          assert.equal(ty, s:type())
@@ -94,13 +101,33 @@ describe('pointwise ops on equal element counts', function()
          util.assert_close(x, flat_ref(av, bv, function(p, q) return p + q end), nil, 'in-place add')
       end
    end)
-   it('broadcast where shapes allow (broadcasting wins)', function()
+   it('follow element order even where the shapes would broadcast (Torch7\'s rule wins)', function()
+      for _, c in ipairs { { { 3, 1 }, { 1, 3 } }, { { 3 }, { 3, 1 } }, { { 1, 4 }, { 4 } } } do
+         local a, av = util.rand_tensor(c[1], 'torch.DoubleTensor')
+         local b, bv = util.rand_tensor(c[2], 'torch.DoubleTensor', 1, 2)
+         for _, op in ipairs { 'add', 'cdiv', 'cmax' } do
+            local f = ({ add = function(x, y) return x + y end, cdiv = function(x, y) return x / y end,
+               cmax = math.max })[op]
+            local r = torch[op](a, b)
+            assert.same(c[1], r:size():totable())
+            util.assert_close(r, flat_ref(av, bv, f), nil, op)
+            local res = torch.DoubleTensor(7)
+            torch[op](res, a, b)
+            assert.same(c[1], res:size():totable())
+         end
+         local x = a:clone():cmul(b)
+         assert.same(c[1], x:size():totable())
+         util.assert_close(x, flat_ref(av, bv, function(p, q) return p * q end), nil, 'in-place cmul')
+         assert.same(c[1], a:clone():copy(b):size():totable())
+      end
+   end)
+   it('broadcast (numpy\'s rules) where the element counts differ', function()
       local a, av = util.rand_tensor({ 3, 1 }, 'torch.DoubleTensor')
-      local b, bv = util.rand_tensor({ 1, 3 }, 'torch.DoubleTensor')
+      local b, bv = util.rand_tensor({ 1, 4 }, 'torch.DoubleTensor')
       local r = torch.add(a, b)
-      assert.same({ 3, 3 }, r:size():totable())
+      assert.same({ 3, 4 }, r:size():totable())
       local rv = util.flat(r)
-      for i = 1, 3 do for j = 1, 3 do util.assert_close({ rv[(i - 1) * 3 + j] }, { av[i] + bv[j] }) end end
+      for i = 1, 3 do for j = 1, 4 do util.assert_close({ rv[(i - 1) * 4 + j] }, { av[i] + bv[j] }) end end
    end)
    it('reject different element counts that do not broadcast', function()
       util.assert_error(function() return torch.add(torch.rand(2, 3), torch.rand(4)) end, 'add', 'broadcast')

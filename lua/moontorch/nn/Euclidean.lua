@@ -41,8 +41,11 @@ function Euclidean.difference(self, input)
       error(('%s: expected input of size %d or Nx%d, got %s'):format(torch.type(self), n, n, E.shape(input)), 3)
    end
    local batch = d == 2 and input:size(1) or 1
-   local x = input:contiguous():view(batch, n, 1)
-   return torch.csub(utils.result(self, '_diff', input), x, self.weight:view(1, n, self.weight:size(2)))
+   local m = self.weight:size(2)
+   -- both expanded: with batch == m the two views hold as many elements, and pointwise ops pair
+   -- such operands in element order (Torch7's rule) rather than broadcast them
+   local x = input:contiguous():view(batch, n, 1):expand(batch, n, m)
+   return torch.csub(utils.result(self, '_diff', input), x, self.weight:view(1, n, m):expand(batch, n, m))
 end
 
 -- y with its zeros replaced by 1 (divisor of the gradient; the numerator is 0 there)

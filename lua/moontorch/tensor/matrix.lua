@@ -159,8 +159,10 @@ return function(torch, T)
       local out = T.new_tensor(dtype(x), device(x), { r, c })
       check(C.mt_copy(out.h, x.h))
       if r > 0 and c > 0 then
-         local rows = counting(device(x), { r, 1 }, 0)
-         local cols = counting(device(x), { 1, c }, 0)
+         -- expanded to r x c: with r == c the two hold as many elements, and pointwise ops then
+         -- pair them in element order (Torch7's rule) instead of broadcasting
+         local rows = counting(device(x), { r, 1 }, 0):expand(r, c)
+         local cols = counting(device(x), { 1, c }, 0):expand(r, c)
          local diff = T.empty_tensor(T.LONG, device(x))
          check(C.mt_binary(C.MT_SUB, diff.h, cols.h, rows.h, 1), name, true)
          local mask = T.empty_tensor(T.BYTE, device(x))
