@@ -87,6 +87,7 @@ return function(torch, T)
          for i, t in ipairs(inp) do T.handle(t, f.name .. ' ' .. f.inputs[i]) end
          res = results(res, inp, #f.results, f.int_result)
          check(call(handles(res), handles(inp), opts, tol), f.name)
+         if f.post then f.post(res, inp) end
          return unpack(res, 1, #f.results)
       end
    end
@@ -96,7 +97,13 @@ return function(torch, T)
    define({ name = 'trtrs', results = { 'resb', 'resa' }, inputs = { 'B', 'A' },
          options = { { 'uplo', 'UL', 'U' }, { 'trans', 'NT', 'N' }, { 'diag', 'NU', 'N' } } },
       function(r, i, o) return C.mt_trtrs(r[1], r[2], i[1], i[2], o[1], o[2], o[3]) end)
-   define({ name = 'gels', results = { 'resb', 'resa' }, inputs = { 'B', 'A' }, options = {} },
+   -- gels' X has n rows (A is m x n), as Torch7's code gives it (its doc's m rows are stale): for
+   -- m > n, a view of the first n rows of LAPACK's m x k block, whose rows below hold the residual
+   local function gels_rows(res, inp)
+      local m, n = tonumber(C.mt_tensor_size(inp[2].h, 0)), tonumber(C.mt_tensor_size(inp[2].h, 1))
+      if m > n then T.tensor_methods.set(res[1], T.tensor_methods.narrow(res[1], 1, 1, n)) end
+   end
+   define({ name = 'gels', results = { 'resb', 'resa' }, inputs = { 'B', 'A' }, options = {}, post = gels_rows },
       function(r, i) return C.mt_gels(r[1], r[2], i[1], i[2]) end)
    define({ name = 'inverse', results = { 'res' }, inputs = { 'x' }, options = {} },
       function(r, i) return C.mt_inverse(r[1], i[1]) end)
