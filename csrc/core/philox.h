@@ -37,11 +37,11 @@ MT_HOSTDEV mt_philox_out mt_philox(uint64_t seed, uint64_t counter) {
   return o;
 }
 
-/* uniform in [0, 1) with 53 random bits (from outputs 0 and 1) */
+/* uniform in [0, 1) on Torch7's grid: one 32-bit output times 2^-32, as TH's uniform draws them.
+ * Code written for Torch7 relies on it (the mean of k copies of a draw is exactly the draw). */
 MT_HOSTDEV double mt_philox_uniform(uint64_t seed, uint64_t counter) {
   mt_philox_out o = mt_philox(seed, counter);
-  uint64_t bits = ((uint64_t)o.v[0] << 21) ^ (uint64_t)(o.v[1] >> 11);
-  return (double)(bits & ((1ull << 53) - 1)) * (1.0 / 9007199254740992.0);
+  return (double)o.v[0] * (1.0 / 4294967296.0);
 }
 
 /* standard normal by Box-Muller from outputs 2 and 3 (and 0 for the radius, never 0) */
