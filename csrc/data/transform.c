@@ -2,8 +2,9 @@
  * pass, colour augmentation and the output layout (see the data section of moontorch.h).
  *
  * Random draws. Sample (seed, counter) owns the Philox counters counter * 16 + k, k < 16; each
- * counter gives four 32-bit words, read as two 53-bit uniforms (words 0-1 and 2-3, the first
- * being mt_philox_uniform) or one normal (mt_philox_normal, words 2-3):
+ * counter gives four 32-bit words, read as two 53-bit uniforms (words 0-1 and 2-3; the flip
+ * alone is mt_philox_uniform, word 0 on Torch7's 2^-32 grid) or one normal (mt_philox_normal,
+ * words 2-3):
  *   k = 0..9   RandomResizedCrop try k: area fraction (0-1), log aspect ratio (2-3)
  *   k = 10     crop offsets: row (0-1), column (2-3)
  *   k = 11     flip (0-1)
@@ -89,7 +90,7 @@ static mt_status check_transform(const mt_transform *t, const char *op) {
 }
 
 /* ---- random draws ---- */
-static inline double u53(uint32_t hi, uint32_t lo) { /* mt_philox_uniform's formula on any two words */
+static inline double u53(uint32_t hi, uint32_t lo) { /* a uniform in [0, 1) from 53 bits of two words */
   uint64_t bits = ((uint64_t)hi << 21) ^ (uint64_t)(lo >> 11);
   return (double)(bits & ((1ull << 53) - 1)) * (1.0 / 9007199254740992.0);
 }
