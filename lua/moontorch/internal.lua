@@ -98,9 +98,10 @@ function T.size_list(a, ...)
    return { a, ... }
 end
 
--- Fill a scratch array from a Lua array of integer sizes (or a LongStorage); returns ndim and
--- the array (stridebuf when `second`). Errors name `op` (default 'moontorch') and point at
--- the caller's caller.
+-- Fill a scratch array from a Lua array of sizes (or a LongStorage); returns ndim and the
+-- array (stridebuf when `second`). A fractional size is truncated toward zero, as Torch7's
+-- C reads it (torch.rand(2, 3.5) is 2x3); anything but a finite number is an error. Errors
+-- name `op` (default 'moontorch') and point at the caller's caller.
 function T.sizes_buf(sizes, second, op)
    local buf = second and T.stride_scratch or T.size_scratch
    local n = #sizes
@@ -108,7 +109,10 @@ function T.sizes_buf(sizes, second, op)
    for i = 1, n do
       local s = sizes[i]
       if not T.is_int(s) then
-         error(('%s: size %d must be an integer, got %s'):format(op or 'moontorch', i, tostring(s)), 3)
+         if type(s) ~= 'number' or s ~= s or s == math.huge or s == -math.huge then
+            error(('%s: size %d must be an integer, got %s'):format(op or 'moontorch', i, tostring(s)), 3)
+         end
+         s = s < 0 and math.ceil(s) or math.floor(s)
       end
       buf[i - 1] = s
    end

@@ -249,7 +249,9 @@ describe('views', function()
       util.assert_error(function() return t:view(5, 5) end, 'view', '6x4', '5x5', '24', '25')
       util.assert_error(function() return t:view(-1, -1) end, 'view', '-1')
       util.assert_error(function() return t:view(7, -1) end, 'view', '6x4', '7x-1')
-      util.assert_error(function() return t:view(2.5, 2) end, 'view', 'size 1', '2.5')
+      -- fractional sizes truncate, as Torch7's C reads them; a non-number is an error
+      assert.are.same({ 6, 4 }, t:view(6.9, 4):size():totable())
+      util.assert_error(function() return t:view(0 / 0, 2) end, 'view', 'size 1', 'nan')
    end)
 
    it('reshape views when it can and copies otherwise', function()
@@ -385,8 +387,11 @@ describe('views', function()
          expect_view(m2:unfold(2, 2, 2), { 3, 3, 2 }, mf2, { 3, 6 },
             function(i) return { i[1], (i[2] - 1) * 2 + i[3] } end, ty[1] .. ' unfold dim 2')
       end
-      local one = rand({ 1, 1 })
-      assert.are.equal(0, one:squeeze():dim())
+      -- Torch7: a one-element squeeze() gives the number; squeeze(dim) does only on a 1-d tensor
+      local one, of = rand({ 1, 1 })
+      assert.are.equal(of[1], one:squeeze())
+      assert.are.same({ 1 }, one:squeeze(1):size():totable())
+      assert.are.equal(of[1], one:view(1):squeeze(1))
    end)
 
    it('is also reachable as torch.* functions, with an optional result first', function()

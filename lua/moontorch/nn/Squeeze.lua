@@ -35,6 +35,7 @@ function Squeeze:updateOutput(input)
          table.concat(T.sizes(input), 'x')), 2)
    end
    local out = dim and input:squeeze(dim) or input:squeeze()
+   if type(out) == 'number' then out = input:view(T.size_list {}) end -- t:squeeze() of one element is a number
    if keepBatch then out = out:unsqueeze(1) end
    self.output = out
    return self.output

@@ -102,14 +102,19 @@ return function(torch, T)
 
    function methods.select(t, dim, i)
       local h = h_of(t, 'select')
-      local d = dim0('select', t, dim, 2)
+      -- Torch7: on a 1-d tensor the dimension is not read, and the element comes back as a number
+      local one = C.mt_tensor_ndim(h) == 1 and C.mt_tensor_size(h, 0) > 0
+      if one and not is_int(dim) then
+         error(('select: dimension must be an integer, got %s'):format(tostring(dim)), 2)
+      end
+      local d = one and 0 or dim0('select', t, dim, 2)
       local size = tonumber(C.mt_tensor_size(h, d))
       if not is_int(i) then error(('select: index must be an integer, got %s'):format(tostring(i)), 2) end
       local ii = i < 0 and i + size + 1 or i
       if ii < 1 or ii > size then
          error(('select: index %d out of range for dimension %d of size %d'):format(i, d + 1, size), 2)
       end
-      if C.mt_tensor_ndim(h) == 1 then return t[ii] end -- Torch7: a number, like t[i]
+      if one then return t[ii] end
       check(C.mt_tensor_select(outp, h, d, ii - 1))
       return T.wrap_handle(outp[0])
    end
@@ -179,11 +184,26 @@ return function(torch, T)
       return T.wrap_handle(outp[0])
    end)
 
-   -- squeeze(): drop every size-1 dimension (a one-element tensor becomes 0-d);
-   -- squeeze(dim): drop that one if its size is 1.
+   -- Torch7's result-first forms: res:view(src, sizes...), res:viewAs(src, template),
+   -- res:expand(src, sizes...), res:expandAs(src, template) make res that view of src
+   for _, op in ipairs { 'view', 'expand', 'viewAs', 'expandAs' } do
+      local plain = methods[op]
+      methods[op] = function(t, src, ...)
+         if not T.is_tensor(src) or (op:sub(-2) == 'As' and select('#', ...) == 0) then return plain(t, src, ...) end
+         local v = plain(src, ...)
+         return methods.set(t, v)
+      end
+   end
+
+   -- squeeze(): drop every size-1 dimension; squeeze(dim): drop that one if its size is 1.
+   -- As Torch7, a one-element result comes back as a number: from squeeze() always, from
+   -- squeeze(dim) when t had one dimension.
    function methods.squeeze(t, dim)
       local h = h_of(t, 'squeeze')
       local d = dim == nil and -1 or dim0('squeeze', t, dim, 2)
+      if C.mt_tensor_numel(h) == 1 and (dim == nil or C.mt_tensor_ndim(h) <= 1) then
+         return methods.view(t, 1)[1]
+      end
       check(C.mt_tensor_squeeze(outp, h, d))
       return T.wrap_handle(outp[0])
    end
@@ -316,6 +336,12 @@ return function(torch, T)
       long = T.LONG, byte = T.BYTE, bool = T.BOOL, char = T.CHAR, short = T.SHORT }
    for name, dtype in pairs(conv) do
       methods[name] = function(t) return T.convert(t, dtype, C.mt_tensor_device(h_of(t, name))) end
+   end
+
+   -- t:real(): t as the default tensor type (Torch7's name for it)
+   function methods.real(t)
+      h_of(t, 'real')
+      return T.convert_to_typename(t, torch.getdefaulttensortype())
    end
 
    function methods.typeAs(t, other)
