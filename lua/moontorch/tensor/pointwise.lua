@@ -5,7 +5,9 @@
 --                        or, given the operands, writes t (t:exp(src), t:add(a, b));
 --   comparisons (eq ne lt le gt ge) return a ByteTensor (t:eq(u) is elementwise; `t == u` is
 --   identity: true only for the same tensor object, so tables and asserts keep working).
--- Operands broadcast with numpy's rules and must share dtype and device.
+-- Operands must share dtype and device. Two tensors of as many elements pair up in element order
+-- and the result is shaped like the first (Torch7's rule, also where the shapes would broadcast);
+-- tensors of different element counts broadcast with numpy's rules (Torch7 raises there).
 -- Note: t:sub(...) is Torch7's sub-tensor (narrowing, view.lua); subtraction is csub.
 local ffi = require 'ffi'
 
@@ -282,7 +284,7 @@ return function(torch, T)
    addc_family('addcdiv', C.mt_addcdiv)
 
    ------------------------------------------------------------------------------------------
-   -- lerp: torch.lerp([res,] a, b, w) = a + w*(b - a); t:lerp(b, w) in place
+   -- lerp: torch.lerp([res,] a, b, w) = a + w*(b - a) (numbers a, b give a number); t:lerp(b, w) in place
    local function apply_lerp(res, a, b, w)
       want_number('lerp', w, 'the weight')
       local d = result(nil, a, 'lerp')
@@ -294,6 +296,10 @@ return function(torch, T)
    function torch.lerp(...)
       if select('#', ...) >= 4 then return apply_lerp(...) end
       local a, b, w = ...
+      if type(a) == 'number' and type(b) == 'number' then -- Torch7's number form
+         want_number('lerp', w, 'the weight')
+         return a + w * (b - a)
+      end
       return apply_lerp(nil, a, b, w)
    end
    function methods.lerp(self, a, b, w)
