@@ -62,6 +62,7 @@ torch.Tensor.isContiguous :: t:isContiguous() :: true when elements are laid out
 torch.Tensor.storageOffset :: t:storageOffset() :: 1-based offset of the first element in the storage
 torch.Tensor.type :: t:type([name]) :: type name, or a copy converted to that type (self if unchanged)
 torch.Tensor.typeAs :: t:typeAs(u) :: t converted to u's type
+torch.Tensor.real :: t:real() :: t converted to the default tensor type (torch.getdefaulttensortype())
 torch.Tensor.dtype :: t:dtype() :: the C dtype id (a value of enum mt_dtype in csrc/moontorch.h: MT_F32, MT_F64, ...)
 torch.Tensor.device :: t:device() :: device id of the tensor: -1 on the CPU, 0-based on CUDA
 torch.Tensor.free :: t:free() :: release the tensor's memory now; later use raises 'tensor was freed'
@@ -86,7 +87,7 @@ torch.Tensor.t :: t:t() :: transpose of a 2-d tensor (view)
 torch.Tensor.permute :: t:permute(dims...) :: view with dims reordered
 torch.Tensor.expand :: t:expand(sizes...) :: view repeating size-1 dims (stride 0), no copy
 torch.Tensor.expandAs :: t:expandAs(u) :: t expanded to u's sizes
-torch.Tensor.squeeze :: t:squeeze([dim]) :: view without size-1 dims (or only dim)
+torch.Tensor.squeeze :: t:squeeze([dim]) :: view without size-1 dims (or only dim); one element gives the number
 torch.Tensor.unsqueeze :: t:unsqueeze(dim) :: view with a size-1 dim inserted at dim
 torch.Tensor.unfold :: t:unfold(dim, size, step) :: view of sliding windows of size along dim, as a new last dim
 torch.Tensor.contiguous :: t:contiguous() :: self if contiguous, else a contiguous copy
@@ -149,7 +150,7 @@ torch.Tensor.cmax :: t:cmax(b | v) / torch.cmax([res,] a, b | v) :: elementwise 
 torch.Tensor.cmin :: t:cmin(b | v) / torch.cmin([res,] a, b | v) :: elementwise minimum with a tensor or number
 torch.Tensor.fmod :: t:fmod(v) / torch.fmod([res,] a, v) :: remainder with the sign of the dividend
 torch.Tensor.atan2 :: t:atan2(b) / torch.atan2([res,] a, b) :: atan(a/b) elementwise, in the right quadrant
-torch.Tensor.lerp :: t:lerp(b, w) / torch.lerp([res,] a, b, w) :: a + w*(b - a) elementwise
+torch.Tensor.lerp :: t:lerp(b, w) / torch.lerp([res,] a, b, w) :: a + w*(b - a) elementwise (numbers a, b: a number)
 torch.Tensor.eq :: t:eq(b | v) / torch.eq([res,] a, b | v) :: ByteTensor of a == b elementwise (the == operator compares identity)
 torch.Tensor.ne :: t:ne(b | v) / torch.ne([res,] a, b | v) :: ByteTensor of a ~= b elementwise
 torch.Tensor.lt :: t:lt(b | v) / torch.lt([res,] a, b | v) :: ByteTensor of a < b elementwise
@@ -337,10 +338,10 @@ torch.CharTensor :: torch.CharTensor(...) :: like torch.Tensor, int8
 torch.ShortTensor :: torch.ShortTensor(...) :: like torch.Tensor, int16
 torch.Tensor.char :: t:char() :: as int8 (self if already)
 torch.Tensor.short :: t:short() :: as int16 (self if already)
-torch.getmetatable :: torch.getmetatable('torch.FloatTensor') :: the type's own method table (add methods for that type only; its new is t.new: t:new() an empty tensor like t, t.new(2, 3) a 2x3 one), or a torch.class class
+torch.getmetatable :: torch.getmetatable('torch.FloatTensor') :: the type's own method table (add methods for that type only; its new is t.new: t:new() a tensor on t's storage, t.new() an empty one, t.new(2, 3) a 2x3 one), or a torch.class class
 torch.Generator :: torch.Generator() :: a random generator with its own seed and stream; pass it first to manualSeed, seed, initialSeed, getRNGState, setRNGState, random, uniform, normal, bernoulli, rand, randn, randperm and t:uniform(gen, ...)
-torch.Tensor.range :: t:range(a, b [, step]) :: t resized and filled with a, a+step, ..., up to b (inclusive), like torch.range(t, a, b, step)
-torch.Tensor.linspace :: t:linspace(a, b [, n]) :: t resized to n points evenly from a to b
+torch.Tensor.range :: t:range(a, b [, step]) :: t filled with a, a+step, ..., up to b (inclusive), like torch.range(t, a, b, step); resized to a vector only when its element count differs
+torch.Tensor.linspace :: t:linspace(a, b [, n]) :: t filled with n points evenly from a to b (resized to a vector when it holds not n)
 torch.Tensor.logspace :: t:logspace(a, b [, n]) :: t resized to n points 10^x, x evenly from a to b
 torch.Tensor.elementSize :: t:elementSize() :: bytes per element of t's type
 torch.Tensor.acos :: t:acos() / torch.acos([res,] a) :: arc cosine elementwise (floating dtypes)
