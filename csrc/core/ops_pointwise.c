@@ -294,6 +294,8 @@ mt_status mt_masked_fill(mt_tensor *t, const mt_tensor *mask, double v) {
   MT_TRY(same_device(op, t, mask));
   int nd;
   int64_t sizes[MT_MAX_DIMS];
+  mt_tensor *owned = NULL;
+  if (mt__numel(mask) == mt__numel(t)) MT_TRY(elementwise_like(op, t, &mask, &owned)); /* Torch7's rule */
   if (mt__broadcast_shape(op, mask->ndim, mask->sizes, t->ndim, t->sizes, &nd, sizes) != MT_OK ||
       !same_sizes(t, nd, sizes)) {
     char b1[128], b2[128];
@@ -301,10 +303,12 @@ mt_status mt_masked_fill(mt_tensor *t, const mt_tensor *mask, double v) {
                      SHAPE(mask, b1), SHAPE(t, b2));
   }
   const mt_backend *be = backend(t, op);
-  if (!be) return mt_last_status();
+  mt_status st = be ? MT_OK : mt_last_status();
   mt_tensor mv;
   broadcast_view(&mv, mask, nd, sizes);
-  return be->masked_fill(t, &mv, v);
+  if (st == MT_OK) st = be->masked_fill(t, &mv, v);
+  if (owned) mt_tensor_release(owned);
+  return st;
 }
 
 mt_status mt_masked_select(mt_tensor *out, const mt_tensor *src, const mt_tensor *mask) {
@@ -323,13 +327,19 @@ mt_status mt_masked_select(mt_tensor *out, const mt_tensor *src, const mt_tensor
     return mt__error(MT_ERR_ARG, "%s: the result tensor must not share memory with the source or the mask", op);
   int nd;
   int64_t sizes[MT_MAX_DIMS];
-  MT_TRY(mt__broadcast_shape(op, src->ndim, src->sizes, mask->ndim, mask->sizes, &nd, sizes));
-  const mt_backend *be = backend(src, op);
-  if (!be) return mt_last_status();
-  mt_tensor sv, mv;
-  broadcast_view(&sv, src, nd, sizes);
-  broadcast_view(&mv, mask, nd, sizes);
-  return be->masked_select(out, &sv, &mv);
+  mt_tensor *owned;
+  MT_TRY(elementwise_like(op, src, &mask, &owned)); /* a mask of as many elements goes in element order */
+  mt_status st = mt__broadcast_shape(op, src->ndim, src->sizes, mask->ndim, mask->sizes, &nd, sizes);
+  const mt_backend *be = st == MT_OK ? backend(src, op) : NULL;
+  if (st == MT_OK && !be) st = mt_last_status();
+  if (st == MT_OK) {
+    mt_tensor sv, mv;
+    broadcast_view(&sv, src, nd, sizes);
+    broadcast_view(&mv, mask, nd, sizes);
+    st = be->masked_select(out, &sv, &mv);
+  }
+  if (owned) mt_tensor_release(owned);
+  return st;
 }
 
 /* ---- arange ---- */

@@ -59,6 +59,29 @@ describe('range, linspace and logspace into an existing tensor', function()
    end)
 end)
 
+describe('masks of as many elements as the tensor', function()
+   it('pair with it in element order whatever their shapes (maskedFill, maskedSelect)', function()
+      local r, c = ints(2, 4), ints(2, 4)
+      local x, xv = util.rand_tensor({ r, c }, 'torch.DoubleTensor')
+      local bits = {}
+      for i = 1, r * c do bits[i] = math.random(0, 1) end
+      bits[1] = 1
+      local m = torch.ByteTensor(bits):view(c, r) -- transposed shape, same count
+      local want = {}
+      for i = 1, r * c do if bits[i] == 1 then want[#want + 1] = xv[i] end end
+      assert.same(want, torch.maskedSelect(x, m):totable())
+      local v = math.random() + 2
+      local y = x:clone():maskedFill(m, v)
+      local yv = util.flat(y)
+      for i = 1, r * c do assert.equal(bits[i] == 1 and v or xv[i], yv[i]) end
+      -- a mask of another count still broadcasts, or is refused
+      local row = torch.ByteTensor(1, c):fill(1)
+      assert.equal(r * c, x:clone():maskedFill(row, v):eq(v):sum())
+      util.assert_error(function() return x:clone():maskedFill(torch.ByteTensor(r * c + 1):fill(1), v) end,
+         'maskedFill', 'mask')
+   end)
+end)
+
 describe('Torch7 API forms', function()
    it('res:view(src, sizes), res:viewAs(src, t), res:expand(src, sizes), res:expandAs(src, t)', function()
       local a, b = ints(2, 4), ints(2, 4)
