@@ -35,7 +35,7 @@ function Tester:run(names)
    local before = #self.errors
    local ok, err = pcall(original_run, self, { '^' .. escape(only) .. '$' })
    depth = depth - 1
-   if #self.errors > before or (self.testError and self.testError[only]) then passed = false end
+   if #self.errors > before or ((self.testError or {})[only] or 0) ~= 0 then passed = false end
    if not ok and passed then passed = false; print(err) end
    return self
 end
