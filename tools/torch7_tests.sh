@@ -55,7 +55,8 @@ run_one() {
       echo "PASS $label" >> "$T7_WORK/results"
    else
       [ $rc -eq 124 ] && what=TIME || what=FAIL
-      why=$(grep -vE '^(Running|Seed|Completed|Failed|Error|[[:space:]]*[0-9]+/[0-9]+ )' "$out" \
+      why=$(grep -vE '^(Running|Seed|Completed|Failed|Error|-+$|[[:space:]]*[0-9]+/[0-9]+ )' "$out" \
+            | grep -vxF "${name%@*}" \
             | grep -E '[^[:space:]]' | head -3 | tr '\n' ' ' | tr -s ' \t' ' ' | cut -c1-240)
       echo "$what $label  $why" >> "$T7_WORK/results"
    fi
