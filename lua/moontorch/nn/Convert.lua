@@ -62,17 +62,18 @@ function Convert:transpose(newShape)
    return nn.Transpose(unpack(swaps))
 end
 
--- the converters that change the number of axes, by output shape
+-- the converters that change the number of axes, by output shape (Reshape in batch mode: a batch
+-- of one stays a batch)
 local build = {}
 
 function build.bf(self, input)
    if self.inputShape == 'bt' then error('nn.Convert: cannot convert shape bt to bf', 3) end
    local n = #self.inputShape
-   if n == 1 then return nn.Reshape(1) end
+   if n == 1 then return nn.Reshape(1, true) end
    local b = self.inputBatchDim
    local m = b ~= 1 and nn.Transpose({ 1, b }) or nil
    if n > 2 then
-      local reshape = nn.Reshape(input:select(b, 1):nElement())
+      local reshape = nn.Reshape(input:select(b, 1):nElement(), true)
       m = m and nn.Sequential():add(m):add(reshape) or reshape
    end
    return m or nn.Identity()
@@ -91,7 +92,7 @@ end
 
 function build.bt(self)
    if self.inputShape ~= 'b' then error("nn.Convert: cannot convert shape '" .. self.inputShape .. "' to bt", 3) end
-   return nn.Reshape(1)
+   return nn.Reshape(1, true)
 end
 
 function Convert:buildConverter(input)

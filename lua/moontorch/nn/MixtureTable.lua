@@ -49,11 +49,10 @@ end
 
 -- expert i's weight viewed to broadcast over a tensor of nd dimensions (batch first, if any)
 local function gate(gater, i, batch, nd)
-   local g = gater:select(gater:dim(), i)
    local sizes = {}
    for d = 1, nd do sizes[d] = 1 end
-   if batch then sizes[1] = batch else g = g:view(1) end
-   return g:contiguous():view(torch.LongStorage(sizes))
+   if batch then sizes[1] = batch end
+   return gater:narrow(gater:dim(), i, 1):contiguous():view(torch.LongStorage(sizes))
 end
 
 -- the gater viewed to broadcast over the experts tensor: batch, n at dim, ones elsewhere
@@ -90,7 +89,8 @@ function MixtureTable:updateGradInput(input, gradOutput)
       for i, e in ipairs(experts) do
          -- d/d gater_i = sum over a sample's elements of gradOutput * expert i
          local s = torch.cmul(gradOutput, e):contiguous():view(rows, -1):sum(2)
-         gi[1]:select(gi[1]:dim(), i):copy(s:viewAs(gi[1]:select(gi[1]:dim(), i)))
+         local col = gi[1]:narrow(gi[1]:dim(), i, 1)
+         col:copy(s:viewAs(col))
          gi[2][i]:cmul(gate(gater, i, batch, e:dim()):expandAs(e), gradOutput)
       end
    else
