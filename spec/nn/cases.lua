@@ -308,7 +308,7 @@ C.ZipTableOneToMany = function() return nn.ZipTableOneToMany(), { R(4), { R(4), 
 
 -- classes that cannot be run on their own: abstract bases and tools
 local exempt = { Module = 'abstract', Container = 'abstract', Criterion = 'abstract', Jacobian = 'a test tool' }
-exempt.StochasticGradient = 'a trainer, not a module (spec/nn/documented_extra_spec.lua)'
+exempt.StochasticGradient = 'a trainer, not a module (spec/nn/training_spec.lua)'
 exempt.DontCast = ':type() leaves the decorated module as it is, by design (spec/nn/decorator_spec.lua)'
 exempt.PrintSize = 'prints on every call; the identity otherwise (spec/nn/decorator_spec.lua)'
 
