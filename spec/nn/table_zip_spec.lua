@@ -102,8 +102,8 @@ describe('nn table modules (CAddTensorTable, ZipTable, MixtureTable)', function(
       local gv, ev = torch.rand(3), { R(6), R(6), R(6) }
       local yv = nn.MixtureTable():forward({ gv, ev })
       assert(util.maxdiff(yv, ev[1] * gv[1] + ev[2] * gv[2] + ev[3] * gv[3]) < 1e-12)
-      assert(J.testJacobian(nn.MixtureTable(), { torch.Tensor(3), { torch.Tensor(5), torch.Tensor(5), torch.Tensor(5) } })
-         < TOL)
+      local ev5 = { torch.Tensor(5), torch.Tensor(5), torch.Tensor(5) }
+      assert(J.testJacobian(nn.MixtureTable(), { torch.Tensor(3), ev5 }) < TOL)
       util.assert_error(function() m:forward({ g, { R(4, 2) } }) end, 'nn.MixtureTable', '3 weights, 1 experts')
    end)
 

@@ -23,11 +23,11 @@ function Constant:updateOutput(input)
    local value = self.value
    if self.output:type() ~= value:type() then self.output = value.new() end
    if self.nInputDim and torch.isTensor(input) and input:dim() > self.nInputDim then
-      local sizes = value:size():totable()
+      local sizes, one = value:size():totable(), value:size():totable()
       table.insert(sizes, 1, input:size(1))
-      local one = value:size():totable()
       table.insert(one, 1, 1)
-      self.output:resize(torch.LongStorage(sizes)):copy(value:view(torch.LongStorage(one)):expand(torch.LongStorage(sizes)))
+      sizes, one = torch.LongStorage(sizes), torch.LongStorage(one)
+      self.output:resize(sizes):copy(value:view(one):expand(sizes))
    else
       self.output:resizeAs(value):copy(value)
    end

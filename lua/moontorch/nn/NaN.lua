@@ -2,7 +2,7 @@
 -- first shows up (the input, the parameters, the output; gradOutput, gradInput, the parameter
 -- gradients), to find the layer that makes them. Each instance gets a number, id, for its messages.
 local torch = require 'moontorch'
-local nn = require 'moontorch.nn'
+require 'moontorch.nn'
 
 local NaN, parent = torch.class('nn.NaN', 'nn.Decorator')
 
@@ -63,5 +63,6 @@ end
 
 function NaN:__tostring__()
    local m = self.modules[1]
-   return ('%s(%s) @ %s'):format(torch.type(self), tostring(self.id), m.__tostring__ and m:__tostring__() or torch.type(m))
+   local inner = m.__tostring__ and m:__tostring__() or torch.type(m)
+   return ('%s(%s) @ %s'):format(torch.type(self), tostring(self.id), inner)
 end

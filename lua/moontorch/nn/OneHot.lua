@@ -27,8 +27,9 @@ function OneHot:updateOutput(input)
    -- scatter takes integer indices on the output's device
    local idx = input
    if idx:dtype() ~= T.LONG or idx:device() ~= self.output:device() then
-      self._input = self._input or torch.LongTensor()
-      if self._input:device() ~= self.output:device() then self._input = T.empty_tensor(T.LONG, self.output:device()) end
+      if not self._input or self._input:device() ~= self.output:device() then
+         self._input = T.empty_tensor(T.LONG, self.output:device())
+      end
       idx = self._input:resize(input:size()):copy(input)
    end
    if idx:nElement() > 0 then
