@@ -10,6 +10,7 @@
 require 'moontorch'
 local nn = require 'moontorch.nn'
 local optim = require 'moontorch.optim'
+local util = require 'spec.util'
 
 local DOC = {
    containers = {
@@ -96,13 +97,9 @@ describe('Torch7 nn and optim coverage', function()
    end)
 
    it('tools/nn_doc_names.sh finds the classes of anchors in every spelling, and nothing else', function()
-      local dir = assert(io.popen('mktemp -d')):read('*l')
-      assert(os.execute('mkdir ' .. dir .. '/doc') == 0)
-      local function write(path, text)
-         local f = assert(io.open(dir .. '/' .. path, 'w'))
-         f:write(text)
-         f:close()
-      end
+      local dir = util.tmpdir()
+      os.execute(('mkdir %q'):format(dir .. '/doc'))
+      local function write(path, text) util.write_bytes(dir .. '/' .. path, text) end
       write('doc/alpha.md', table.concat({
          '<a name="nn.Dq"></a>', '## Dq ##', "<a name='nn.Sq'></a>", "<a name = 'nn.Spaced'></a>",
          '<a name=nn.Bare></a>', '<a id="nn.ById"></a>', '<a name="nn.Dq.forward"></a>',
@@ -112,11 +109,10 @@ describe('Torch7 nn and optim coverage', function()
       for _, n in ipairs { 'Dq', 'Sq', 'Spaced', 'Bare', 'ById', 'Other', 'lower', 'Inline', 'Loose' } do
          write(n .. '.lua', '')
       end
-      local p = assert(io.popen('tools/nn_doc_names.sh ' .. dir .. ' 2>&1'))
-      local out = p:read('*a')
-      p:close()
-      os.execute('rm -r ' .. dir)
+      local out, rc = util.sh(('tools/nn_doc_names.sh %q'):format(dir))
+      os.execute(('rm -r %q'):format(dir))
+      assert.are.equal(0, rc, out)
       assert.are.equal(table.concat({ 'alpha Bare', 'alpha ById', 'alpha Dq', 'alpha Spaced', 'alpha Sq',
-         'beta Other', '' }, '\n'), out)
+         'beta Other', 'exit=0', '' }, '\n'), out)
    end)
 end)
