@@ -194,7 +194,7 @@ describe('nn simple modules (Constant ... Kmeans)', function()
          km:zeroGradParameters()
          km:forward(pts)
          km:backward(pts)
-         km.weight:add(-1, km.gradWeight)
+         km:updateParameters(1) -- the documented step: weight - gradWeight
       end
       assert(km.loss < 60 * 4 * 0.05 ^ 2 * 4, 'loss ' .. km.loss)
       km:initRandom(pts)
