@@ -169,4 +169,9 @@ load 'fuse'
 -- ghost batch norm (Hoffer et al. 2017) on every batch norm of a model
 load 'ghost'
 
+-- nnextra group (issue 37): modules nn ships and Torch7 code uses though nn's docs do not list them
+for _, name in ipairs { 'SpatialConvolutionMM', 'SpatialFullConvolutionMap', 'SpatialDivisiveNormalization',
+   'SpatialContrastiveNormalization', 'FeatureLPPooling', 'TanhShrink', 'L1Cost', 'WeightedMSECriterion',
+   'SpatialClassNLLCriterion' } do load(name) end
+
 return nn
