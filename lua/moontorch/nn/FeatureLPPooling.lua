@@ -47,8 +47,8 @@ function FLP:updateOutput(input)
    if F < self.width then
       error(('%s: the input has %d features, fewer than width %d'):format(NAME, F, self.width), 2)
    end
-   -- B x Fo x R x width windows
-   local s = x:unfold(2, self.width, self.stride):pow(self.power):sum(4):pow(1 / self.power)
+   -- B x Fo x R x width windows (a view of the input: raised to the power into a new tensor)
+   local s = torch.pow(x:unfold(2, self.width, self.stride), self.power):sum(4):pow(1 / self.power)
    local size = T.sizes(input)
    size[f] = s:size(2)
    self.output = s:view(size)
