@@ -52,16 +52,9 @@ local function rows(self, input, target)
    return x, target:contiguous():view(N * H * W)
 end
 
--- the ClassNLLCriterion doing the work, with this criterion's settings
-local function nll(self)
-   local c = self._nll
-   if not c then
-      c = nn.ClassNLLCriterion(self.weights, self.sizeAverage)
-      self._nll = c
-   end
-   c.weights, c.sizeAverage = self.weights, self.sizeAverage
-   return c
-end
+-- the ClassNLLCriterion doing the work, with this criterion's settings (made per call: a field
+-- would be one more object for :type() and files to carry)
+local function nll(self) return nn.ClassNLLCriterion(self.weights, self.sizeAverage) end
 
 function SNLL:updateOutput(input, target)
    local x, t = rows(self, input, target)
@@ -81,7 +74,3 @@ function SNLL:updateGradInput(input, target)
    return self.gradInput
 end
 
-function SNLL:clearState()
-   self._nll = nil
-   return parent.clearState(self)
-end
