@@ -290,7 +290,8 @@ end
 C.SpatialConvolutionMM = function() return nn.SpatialConvolutionMM(3, 2, 3, 2, 1, 2, 1, 0), R(2, 3, 5, 7) end
 C['SpatialConvolutionMM#nobatch'] = function() return nn.SpatialConvolutionMM(3, 4, 2, 3, 2, 1), R(3, 6, 5) end
 C.SpatialFullConvolutionMap = function()
-   return nn.SpatialFullConvolutionMap(nn.tables.random(3, 4, 2), 3, 2, 2, 1), R(3, 3, 4)
+   local ct = torch.Tensor { { 1, 1 }, { 3, 1 }, { 2, 2 }, { 3, 2 }, { 1, 3 } }
+   return nn.SpatialFullConvolutionMap(ct, 3, 2, 2, 1), R(3, 3, 4)
 end
 C['SpatialFullConvolutionMap#batch'] = function()
    return nn.SpatialFullConvolutionMap(nn.tables.full(2, 3), 2, 3, 1, 2), R(2, 2, 3, 4)

@@ -73,7 +73,7 @@ local function grad4d(self, x, gradOutput)
    T.expect_tensor(gradOutput, NAME, 'gradOutput', 4)
    local oH, oW = (x:size(3) - 1) * self.dH + self.kH, (x:size(4) - 1) * self.dW + self.kW
    if gradOutput:nElement() ~= x:size(1) * self.nOutputPlane * oH * oW then
-      error(('%s: gradOutput has size %s, expected %d x %d x %d planes'):format(NAME,
+      error(('%s: gradOutput has size %s, expected %d planes of %dx%d'):format(NAME,
          table.concat(T.sizes(gradOutput), 'x'), self.nOutputPlane, oH, oW), 4)
    end
    local g = gradOutput:isContiguous() and gradOutput or gradOutput:contiguous()
