@@ -299,7 +299,9 @@ end
 C.SpatialDivisiveNormalization = function()
    return nn.SpatialDivisiveNormalization(3, U(0.5, 1, 3, 5)), R(2, 3, 5, 6)
 end
-C['SpatialDivisiveNormalization#1d'] = function() return nn.SpatialDivisiveNormalization(2, U(0.5, 1, 3)), R(2, 5, 4) end
+C['SpatialDivisiveNormalization#1d'] = function()
+   return nn.SpatialDivisiveNormalization(2, U(0.5, 1, 3)), R(2, 5, 4)
+end
 C.SpatialContrastiveNormalization = function()
    return nn.SpatialContrastiveNormalization(3, U(0.5, 1, 3, 3)), R(2, 3, 5, 5)
 end

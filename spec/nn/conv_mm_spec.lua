@@ -173,7 +173,8 @@ describe('nn.SpatialConvolutionMM', function()
          local w, b = rand(2, 3 * 2 * 2), rand(2)
          local bytes = object(1, 'nn.SpatialConvolutionMM', table_(2, {
             { string_('weight'), dtensor(3, w) }, { string_('bias'), dtensor(5, b) },
-            { string_('gradWeight'), dtensor(7, w:clone():zero()) }, { string_('gradBias'), dtensor(9, b:clone():zero()) },
+            { string_('gradWeight'), dtensor(7, w:clone():zero()) },
+            { string_('gradBias'), dtensor(9, b:clone():zero()) },
             { string_('finput'), dtensor(11) }, { string_('fgradInput'), dtensor(12) },
             { string_('output'), dtensor(13) }, { string_('gradInput'), dtensor(14) },
             { string_('nInputPlane'), number(3) }, { string_('nOutputPlane'), number(2) },

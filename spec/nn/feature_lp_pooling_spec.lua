@@ -39,7 +39,8 @@ describe('nn.FeatureLPPooling', function()
    after_each(function() torch.setdefaulttensortype('torch.FloatTensor') end)
 
    it('pools windows of features with the p-norm, in batch mode and not, over 1 to 3 dimensions', function()
-      local shapes = { [false] = { { 11 }, { 9, 3 }, { 10, 2, 3 } }, [true] = { { 2, 11 }, { 3, 9, 2 }, { 2, 10, 3, 2 } } }
+      local shapes = { [false] = { { 11 }, { 9, 3 }, { 10, 2, 3 } },
+         [true] = { { 2, 11 }, { 3, 9, 2 }, { 2, 10, 3, 2 } } }
       for _, batch in ipairs { false, true } do
          for _, sizes in ipairs(shapes[batch]) do
             for _, cfg in ipairs { { 3, 2, 2 }, { 4, 1, 1 }, { 2, 3, 3 }, { 5, 4, 2.5 } } do
@@ -48,7 +49,8 @@ describe('nn.FeatureLPPooling', function()
                local m = nn.FeatureLPPooling(width, stride, p, batch)
                local want, wsizes = ref(x, width, stride, p, batch)
                local y = m:forward(x)
-               local what = ('%s batch %s w%d s%d p%g'):format(table.concat(sizes, 'x'), tostring(batch), width, stride, p)
+               local what = ('%s batch %s w%d s%d p%g'):format(table.concat(sizes, 'x'), tostring(batch), width,
+                  stride, p)
                assert.are.same(wsizes, T.sizes(y), what .. ': size')
                util.assert_close(util.flat(y), want, TOL, what)
             end
@@ -79,8 +81,10 @@ describe('nn.FeatureLPPooling', function()
 
    it('names the module and what is wrong in its errors', function()
       local N = 'nn.FeatureLPPooling: '
-      assert.has_error(function() nn.FeatureLPPooling(1, 1, 2) end, N .. 'width must be an integer within 2 to 16, got 1')
-      assert.has_error(function() nn.FeatureLPPooling(3, 5, 2) end, N .. 'stride must be an integer within 1 to 4, got 5')
+      assert.has_error(function() nn.FeatureLPPooling(1, 1, 2) end,
+         N .. 'width must be an integer within 2 to 16, got 1')
+      assert.has_error(function() nn.FeatureLPPooling(3, 5, 2) end,
+         N .. 'stride must be an integer within 1 to 4, got 5')
       assert.has_error(function() nn.FeatureLPPooling(3, 1) end, N .. 'power must be a non-zero number, got nil')
       assert.has_error(function() nn.FeatureLPPooling(3, 1, 2, true):forward(torch.ones(5)) end,
          N .. 'expected a 2- to 4-d input (batch_mode true), got size 5')

@@ -15,10 +15,12 @@ local function isint(v, lo, hi) return type(v) == 'number' and v == math.floor(v
 
 function FLP:__init(width, stride, power, batch_mode)
    parent.__init(self)
-   if not isint(width, 2, 16) then error(('%s: width must be an integer within 2 to 16, got %s'):format(NAME,
-      tostring(width)), 2) end
-   if not isint(stride, 1, 4) then error(('%s: stride must be an integer within 1 to 4, got %s'):format(NAME,
-      tostring(stride)), 2) end
+   if not isint(width, 2, 16) then
+      error(('%s: width must be an integer within 2 to 16, got %s'):format(NAME, tostring(width)), 2)
+   end
+   if not isint(stride, 1, 4) then
+      error(('%s: stride must be an integer within 1 to 4, got %s'):format(NAME, tostring(stride)), 2)
+   end
    if type(power) ~= 'number' or power == 0 then
       error(('%s: power must be a non-zero number, got %s'):format(NAME, tostring(power)), 2)
    end
