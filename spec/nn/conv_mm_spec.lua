@@ -7,9 +7,9 @@ local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local util = require 'spec.util'
 local T = require 'moontorch.internal'
-local ffi = require 'ffi'
 
 local peer = require 'spec.nn.peer'
+local t7 = require 'spec.nn.t7_bytes'
 local rand, jac = peer.rand, peer.jac
 local TOL = { atol = 1e-12, rtol = 1e-10 }
 
@@ -80,36 +80,6 @@ local function check_against(got, want, sizes, what)
    util.assert_close(util.flat(got), want, TOL, what)
 end
 
--- Torch7's binary format, little-endian (as on x86): just what an nn module needs
-local function pack(ctype, v, n) return ffi.string(ffi.new(ctype .. '[1]', v), n) end
-local function int(v) return pack('int32_t', v, 4) end
-local function long(v) return pack('int64_t', v, 8) end
-local function chars(s) return int(#s) .. s end
-local function number(v) return int(1) .. pack('double', v, 8) end
-local function string_(s) return int(2) .. chars(s) end
-local function boolean(b) return int(5) .. int(b and 1 or 0) end
-local function object(index, class, body) return int(4) .. int(index) .. chars('V 1') .. chars(class) .. body end
-local function table_(index, kvs)
-   local out = { int(3), int(index), int(#kvs) }
-   for _, kv in ipairs(kvs) do out[#out + 1] = kv[1] .. kv[2] end
-   return table.concat(out)
-end
--- a contiguous DoubleTensor with its own storage (indices i and i + 1), or an empty one (index i)
-local function dtensor(i, t)
-   if not t then return object(i, 'torch.DoubleTensor', int(0) .. long(1) .. int(0)) end
-   local sizes, strides = T.sizes(t), {}
-   local s = 1
-   for d = #sizes, 1, -1 do strides[d], s = s, s * sizes[d] end
-   local out = { int(#sizes) }
-   for _, v in ipairs(sizes) do out[#out + 1] = long(v) end
-   for _, v in ipairs(strides) do out[#out + 1] = long(v) end
-   out[#out + 1] = long(1)
-   local vals = { long(t:nElement()) }
-   for _, v in ipairs(util.flat(t)) do vals[#vals + 1] = pack('double', v, 8) end
-   return object(i, 'torch.DoubleTensor', table.concat(out) .. object(i + 1, 'torch.DoubleStorage',
-      table.concat(vals)))
-end
-
 describe('nn.SpatialConvolutionMM', function()
    before_each(function() torch.setdefaulttensortype('torch.DoubleTensor') end)
    after_each(function() torch.setdefaulttensortype('torch.FloatTensor') end)
@@ -171,15 +141,14 @@ describe('nn.SpatialConvolutionMM', function()
    it('reads a Torch7 file with the legacy padding field and THNN buffers, and round-trips through torch.save',
       function()
          local w, b = rand(2, 3 * 2 * 2), rand(2)
-         local bytes = object(1, 'nn.SpatialConvolutionMM', table_(2, {
-            { string_('weight'), dtensor(3, w) }, { string_('bias'), dtensor(5, b) },
-            { string_('gradWeight'), dtensor(7, w:clone():zero()) },
-            { string_('gradBias'), dtensor(9, b:clone():zero()) },
-            { string_('finput'), dtensor(11) }, { string_('fgradInput'), dtensor(12) },
-            { string_('output'), dtensor(13) }, { string_('gradInput'), dtensor(14) },
-            { string_('nInputPlane'), number(3) }, { string_('nOutputPlane'), number(2) },
-            { string_('kW'), number(2) }, { string_('kH'), number(2) }, { string_('dW'), number(1) },
-            { string_('dH'), number(2) }, { string_('padding'), number(1) }, { string_('train'), boolean(true) },
+         local bytes = t7.encode(t7.object('nn.SpatialConvolutionMM', t7.fields {
+            { 'weight', t7.dtensor(w) }, { 'bias', t7.dtensor(b) },
+            { 'gradWeight', t7.dtensor(w:clone():zero()) }, { 'gradBias', t7.dtensor(b:clone():zero()) },
+            { 'finput', t7.dtensor() }, { 'fgradInput', t7.dtensor() },
+            { 'output', t7.dtensor() }, { 'gradInput', t7.dtensor() },
+            { 'nInputPlane', t7.number(3) }, { 'nOutputPlane', t7.number(2) },
+            { 'kW', t7.number(2) }, { 'kH', t7.number(2) }, { 'dW', t7.number(1) },
+            { 'dH', t7.number(2) }, { 'padding', t7.number(1) }, { 'train', t7.boolean(true) },
          }))
          local m = torch.deserialize(bytes)
          assert.are.equal('nn.SpatialConvolutionMM', torch.type(m))

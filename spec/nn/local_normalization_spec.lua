@@ -9,6 +9,7 @@ local util = require 'spec.util'
 local T = require 'moontorch.internal'
 
 local peer = require 'spec.nn.peer'
+local t7 = require 'spec.nn.t7_bytes'
 local rand, jac = peer.rand, peer.jac
 local TOL = { atol = 1e-12, rtol = 1e-10 }
 
@@ -189,6 +190,32 @@ describe('nn.SpatialContrastiveNormalization', function()
       local got = m:forward(x:float())
       assert.are.equal('torch.FloatTensor', got:type())
       util.assert_close(util.flat(got), want, { atol = 1e-5, rtol = 1e-4 }, 'float')
+   end)
+
+   it('reads the modules Torch7 saved (its normalized kernels, the parts in a Sequential)', function()
+      local k, th, tv = U(0.3, 1, 3, 5), 0.25, 0.7
+      local stored = k / (k:sum() * 2) -- Torch7 normalizes the kernel in place, to sum 1/nInputPlane
+      local function common(extra)
+         local f = { { 'nInputPlane', t7.number(2) }, { 'kernel', t7.dtensor(stored) },
+            { 'output', t7.dtensor() }, { 'gradInput', t7.dtensor() }, { 'train', t7.boolean(true) } }
+         for _, e in ipairs(extra) do f[#f + 1] = e end
+         return t7.fields(f)
+      end
+      local threshold, thresval = { 'threshold', t7.number(th) }, { 'thresval', t7.number(tv) }
+      local coef = function() return { 'coef', t7.dtensor(torch.ones(1, 1, 1)) } end
+      local ssn = t7.object('nn.SpatialSubtractiveNormalization', common { coef() })
+      local sdn = t7.object('nn.SpatialDivisiveNormalization', common { threshold, thresval, coef() })
+      local seq = t7.object('nn.Sequential', t7.fields {
+         { 'modules', t7.table_ { { t7.number(1), ssn }, { t7.number(2), sdn } } },
+         { 'output', t7.dtensor() }, { 'gradInput', t7.dtensor() }, { 'train', t7.boolean(true) } })
+      local bytes = t7.encode(t7.object('nn.SpatialContrastiveNormalization',
+         common { threshold, thresval, { 'normalizer', seq } }))
+      local m = torch.deserialize(bytes)
+      assert.are.equal('nn.SpatialContrastiveNormalization', torch.type(m))
+      local x = rand(2, 2, 5, 6)
+      local centred = torch.DoubleTensor(ref_subtractive(x, k)):view(2, 2, 5, 6)
+      util.assert_close(util.flat(m:forward(x)), ref_divisive(centred, k, th, tv), TOL, 'read from Torch7 bytes')
+      jac(m, x, 'read from Torch7 bytes')
    end)
 
    it('checks its kernel as the parts do', function()
