@@ -286,6 +286,26 @@ C['BatchNormAddReLU#evaluate'] = function()
       { setup = function(m, x) m:forward(x) end, evaluate = true }
 end
 
+-- documented modules the first inventory missed (issue 37, t37-nnnew)
+C.CAddTensorTable = function() return nn.CAddTensorTable(), { R(5), { R(5), R(5), R(5) } } end
+C.Collapse = function() return nn.Collapse(2), R(3, 4, 5) end
+C.Constant = function() return nn.Constant(R(2, 3), 1), R(4, 5) end
+C.Convert = function() return nn.Convert('bchw', 'bf'), R(2, 3, 4, 5) end
+C['Convert#transpose'] = function() return nn.Convert('bchw', 'chwb'), R(2, 3, 4, 5) end
+C['Convert#nobatch'] = function() return nn.Convert('chw', 'hwc'), R(3, 4, 5) end
+C.Decorator = function() return nn.Decorator(lin(5, 3)), R(3, 5) end
+C.Kmeans = function() return nn.Kmeans(3, 5), R(7, 5) end
+C.MixtureTable = function() return nn.MixtureTable(), { U(0, 1, 3, 4), { R(3, 5), R(3, 5), R(3, 5), R(3, 5) } } end
+C['MixtureTable#tensor'] = function() return nn.MixtureTable(2), { U(0, 1, 3, 4), R(3, 4, 5) } end
+C.ModuleCriterion = function() return nn.ModuleCriterion(nn.MSECriterion(), nn.Tanh()), R(3, 5), R(3, 5) end
+C.NaN = function() return nn.NaN(lin(5, 3)), R(3, 5) end
+C.OneHot = function() return nn.OneHot(6), I(6, 3, 4) end
+C.Profile = function() return nn.Profile(lin(5, 3), 1000), R(3, 5) end
+C.WhiteNoise = function() return nn.WhiteNoise(0.1, 0.2), R(3, 5), nil, { seed = true } end
+C.ZeroGrad = function() return nn.ZeroGrad(), R(3, 5) end
+C.ZipTable = function() return nn.ZipTable(), { { R(3), R(3) }, { R(3), R(3) }, { R(3), R(3) } } end
+C.ZipTableOneToMany = function() return nn.ZipTableOneToMany(), { R(4), { R(4), R(4), R(4) } } end
+
 -- nnextra group (issue 37): nn's undocumented modules
 C.SpatialConvolutionMM = function() return nn.SpatialConvolutionMM(3, 2, 3, 2, 1, 2, 1, 0), R(2, 3, 5, 7) end
 C['SpatialConvolutionMM#nobatch'] = function() return nn.SpatialConvolutionMM(3, 4, 2, 3, 2, 1), R(3, 6, 5) end
@@ -317,5 +337,8 @@ end
 
 -- classes that cannot be run on their own: abstract bases and tools
 local exempt = { Module = 'abstract', Container = 'abstract', Criterion = 'abstract', Jacobian = 'a test tool' }
+exempt.StochasticGradient = 'a trainer, not a module (spec/nn/training_spec.lua)'
+exempt.DontCast = ':type() leaves the decorated module as it is, by design (spec/nn/decorator_spec.lua)'
+exempt.PrintSize = 'prints on every call; the identity otherwise (spec/nn/decorator_spec.lua)'
 
 return { cases = C, exempt = exempt }

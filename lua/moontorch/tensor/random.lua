@@ -43,7 +43,12 @@ return function(torch, T)
       return default, a, ...
    end
 
+   -- A fractional seed is cut toward zero, as Torch7's C cast to long does (nn.test seeds with
+   -- 1e5 * torch.tic()); NaN and infinities have no such value.
    local function manual_seed(G, seed)
+      if type(seed) == 'number' and seed == seed and seed ~= 1 / 0 and seed ~= -1 / 0 then
+         seed = seed < 0 and math.ceil(seed) or floor(seed)
+      end
       G.g.seed = to_u64('manualSeed', seed, 'the seed')
       G.g.offset = 0
       G.initial = seed
