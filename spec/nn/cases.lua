@@ -306,6 +306,35 @@ C.ZeroGrad = function() return nn.ZeroGrad(), R(3, 5) end
 C.ZipTable = function() return nn.ZipTable(), { { R(3), R(3) }, { R(3), R(3) }, { R(3), R(3) } } end
 C.ZipTableOneToMany = function() return nn.ZipTableOneToMany(), { R(4), { R(4), R(4), R(4) } } end
 
+-- nnextra group (issue 37): nn's undocumented modules
+C.SpatialConvolutionMM = function() return nn.SpatialConvolutionMM(3, 2, 3, 2, 1, 2, 1, 0), R(2, 3, 5, 7) end
+C['SpatialConvolutionMM#nobatch'] = function() return nn.SpatialConvolutionMM(3, 4, 2, 3, 2, 1), R(3, 6, 5) end
+C.SpatialFullConvolutionMap = function()
+   local ct = torch.Tensor { { 1, 1 }, { 3, 1 }, { 2, 2 }, { 3, 2 }, { 1, 3 } }
+   return nn.SpatialFullConvolutionMap(ct, 3, 2, 2, 1), R(3, 3, 4)
+end
+C['SpatialFullConvolutionMap#batch'] = function()
+   return nn.SpatialFullConvolutionMap(nn.tables.full(2, 3), 2, 3, 1, 2), R(2, 2, 3, 4)
+end
+C.SpatialDivisiveNormalization = function()
+   return nn.SpatialDivisiveNormalization(3, U(0.5, 1, 3, 5)), R(2, 3, 5, 6)
+end
+C['SpatialDivisiveNormalization#1d'] = function()
+   return nn.SpatialDivisiveNormalization(2, U(0.5, 1, 3)), R(2, 5, 4)
+end
+C.SpatialContrastiveNormalization = function()
+   return nn.SpatialContrastiveNormalization(3, U(0.5, 1, 3, 3)), R(2, 3, 5, 5)
+end
+C.FeatureLPPooling = function() return nn.FeatureLPPooling(3, 2, 3, true), U(0.2, 1, 2, 7, 3) end
+C['FeatureLPPooling#nobatch'] = function() return nn.FeatureLPPooling(2, 1, 2, false), R(5, 2, 3) end
+C.TanhShrink = function() return nn.TanhShrink(), R(3, 5) end
+C.L1Cost = function() return nn.L1Cost(), R(3, 5) end
+C.WeightedMSECriterion = function() return nn.WeightedMSECriterion(U(0.5, 2, 5)), R(3, 5), R(3, 5) end
+C.SpatialClassNLLCriterion = function()
+   local x = nn.LogSoftMax():forward(U(-2, 2, 2 * 3 * 4, 5)):clone():view(2, 3, 4, 5):permute(1, 4, 2, 3)
+   return nn.SpatialClassNLLCriterion(U(0.5, 2, 5)), x:contiguous(), I(5, 2, 3, 4)
+end
+
 -- classes that cannot be run on their own: abstract bases and tools
 local exempt = { Module = 'abstract', Container = 'abstract', Criterion = 'abstract', Jacobian = 'a test tool' }
 exempt.StochasticGradient = 'a trainer, not a module (spec/nn/training_spec.lua)'

@@ -174,4 +174,9 @@ for _, name in ipairs { 'Decorator', 'NaN', 'Profile', 'DontCast', 'Constant', '
    'ZipTableOneToMany', 'CAddTensorTable', 'PrintSize', 'WhiteNoise', 'OneHot', 'Kmeans', 'MixtureTable',
    'ModuleCriterion', 'Convert', 'StochasticGradient' } do load(name) end
 
+-- nnextra group (issue 37): modules nn ships and Torch7 code uses though nn's docs do not list them
+for _, name in ipairs { 'SpatialConvolutionMM', 'SpatialFullConvolutionMap', 'SpatialDivisiveNormalization',
+   'SpatialContrastiveNormalization', 'FeatureLPPooling', 'TanhShrink', 'L1Cost', 'WeightedMSECriterion',
+   'SpatialClassNLLCriterion' } do load(name) end
+
 return nn
