@@ -174,4 +174,7 @@ for _, name in ipairs { 'Decorator', 'NaN', 'Profile', 'DontCast', 'Constant', '
    'ZipTableOneToMany', 'CAddTensorTable', 'PrintSize', 'WhiteNoise', 'OneHot', 'Kmeans', 'MixtureTable',
    'ModuleCriterion', 'Convert', 'StochasticGradient' } do load(name) end
 
+-- sparse inputs (issue 37, t37-nnsparse): (index, value) rows, the derivative checker for them
+load 'SparseJacobian'
+
 return nn
