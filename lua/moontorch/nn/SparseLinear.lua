@@ -51,6 +51,13 @@ end
 
 local function sizes(t) return table.concat(T.sizes(t), 'x') end
 
+-- a LongTensor of indices on the weight's device (the index ops want them beside the data)
+local function on_device(self, idx)
+   local dev = self.weight:device()
+   if idx:dtype() == T.LONG and idx:device() == dev then return idx end
+   return T.empty_tensor(T.LONG, dev):resize(idx:nElement()):copy(idx)
+end
+
 -- the input as (row, index, value) triples: rows and cols LongTensors, vals in the weight's
 -- type, and the batch size; plus whether it is a batch and whether it is the legacy form
 local function coo(self, input, level)
@@ -97,7 +104,7 @@ local function coo(self, input, level)
    end
    local cols, vals = torch.LongTensor(), self.weight.new()
    if pairs_:size(1) > 0 then
-      local idx = pairs_:select(2, 1):double()
+      local idx = pairs_:select(2, 1):type('torch.DoubleTensor')
       local n = self.weight:size(2)
       if idx:min() < 1 or idx:max() > n or (idx - idx:clone():floor()):abs():max() > 0 then
          error(('%s: indices must be integers in 1..%d, got one in [%g, %g]'):format(NAME, n, idx:min(), idx:max()),
@@ -106,7 +113,7 @@ local function coo(self, input, level)
       cols = idx:long()
       vals = pairs_:select(2, 2):typeAs(self.weight):contiguous()
    end
-   return { rows = rows, cols = cols, vals = vals, n = nbatch }, batch, legacy
+   return { rows = on_device(self, rows), cols = on_device(self, cols), vals = vals, n = nbatch }, batch, legacy
 end
 
 -- the triples as Torch7's formatted_input: nnz x 3 rows of (row, index, value)
@@ -225,8 +232,8 @@ local function used_columns(self)
    local picked = cols:maskedSelect(vals:ne(0))
    if picked:nElement() == 0 then return nil end
    local mask = torch.ByteTensor(self.weight:size(2)):zero()
-   mask:indexFill(1, picked:long(), 1)
-   return torch.nonzero(mask):view(-1)
+   mask:indexFill(1, picked:type('torch.LongTensor'), 1)
+   return on_device(self, torch.nonzero(mask):view(-1))
 end
 
 local function sparse_ready(self)
