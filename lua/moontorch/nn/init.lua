@@ -177,5 +177,6 @@ for _, name in ipairs { 'Decorator', 'NaN', 'Profile', 'DontCast', 'Constant', '
 -- sparse inputs (issue 37, t37-nnsparse): (index, value) rows, the derivative checker for them
 load 'SparseJacobian'
 load 'SparseLinear'
+load 'IndexLinear'
 
 return nn
