@@ -61,7 +61,6 @@ local DOC = {
 
 -- documented, deliberately absent: name -> why
 local LEFT_OUT = {
-   IndexLinear = 'sparse inputs (the issue leaves out what only makes sense for sparse packages)',
    GPU = 'a decorator that moves a module to another GPU of one process; moontorch runs one GPU per '
       .. 'process (dist.DataParallel), so there is nothing for it to do',
 }

@@ -319,6 +319,16 @@ C['SparseLinear#legacy'] = function()
    for i = 1, 3 do x[i]:copy(rows(9, 4)) end
    return nn.SparseLinear(9, 3, true), x
 end
+local function keys(n, k) return torch.randperm(n):narrow(1, 1, k):long() end
+C.IndexLinear = function() return nn.IndexLinear(9, 3, true):reset(), { { keys(9, 4), keys(9, 2) }, { R(4), R(2) } } end
+C['IndexLinear#sample'] = function() return nn.IndexLinear(9, 3, true):reset(), { keys(9, 4), R(4) } end
+C['IndexLinear#flat'] = function()
+   return nn.IndexLinear(9, 3, true):reset(), { torch.cat(keys(9, 4), keys(9, 3)), R(7), torch.LongTensor { 4, 3 } }
+end
+C['IndexLinear#normalize'] = function()
+   return nn.IndexLinear(9, 3, false, 0, nil, nil, true):reset(), { { keys(9, 4), keys(9, 2) }, { R(4), R(2) } }, nil,
+      { evaluate = true }
+end
 
 -- classes that cannot be run on their own: abstract bases and tools
 local exempt = { Module = 'abstract', Container = 'abstract', Criterion = 'abstract', Jacobian = 'a test tool' }

@@ -16,9 +16,8 @@
 -- evaluating), and b is trained too. parameters() gives {weight, bias}, {running, gradBias} as
 -- Torch7's does: there is no dense gradWeight to flatten.
 local torch = require 'moontorch'
-local nn = require 'moontorch.nn'
+require 'moontorch.nn'
 local T = require 'moontorch.internal'
-local ffi = require 'ffi'
 
 local IL, parent = torch.class('nn.IndexLinear', 'nn.Module')
 
