@@ -221,6 +221,7 @@ describe('nn.IndexLinear', function()
          m:forward({ torch.LongTensor { 1, 2 }, torch.Tensor { 1, 2 }, torch.LongTensor { 1, 2 } })
       end))
       assert.matches('expected {keys, values}', err_of(function() m:forward(torch.Tensor(3)) end))
+      assert.matches('not as a dense gradWeight', err_of(function() m:getParameters() end))
       assert.matches('gradOutput has size 3', err_of(function()
          local x = { torch.LongTensor { 1 }, torch.Tensor { 1 } }
          m:forward(x)

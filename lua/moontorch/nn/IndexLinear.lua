@@ -349,6 +349,11 @@ function IL:parameters()
    return { self.weight, self.bias }, { running(self), self.gradBias }
 end
 
+function IL:getParameters()
+   error(NAME .. ': its gradients are kept per key, not as a dense gradWeight that getParameters could flatten; '
+      .. 'train it with updateParameters or accUpdateGradParameters', 2)
+end
+
 function IL:clearState()
    self.running = { counter = 1, parts = {} }
    self.normalizedValues = nil
