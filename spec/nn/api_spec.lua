@@ -61,8 +61,6 @@ local DOC = {
 
 -- documented, deliberately absent: name -> why
 local LEFT_OUT = {
-   SparseLinear = 'sparse inputs (the issue leaves out what only makes sense for sparse packages)',
-   IndexLinear = 'sparse inputs, as SparseLinear',
    GPU = 'a decorator that moves a module to another GPU of one process; moontorch runs one GPU per '
       .. 'process (dist.DataParallel), so there is nothing for it to do',
 }

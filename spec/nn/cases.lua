@@ -335,6 +335,30 @@ C.SpatialClassNLLCriterion = function()
    return nn.SpatialClassNLLCriterion(U(0.5, 2, 5)), x:contiguous(), I(5, 2, 3, 4)
 end
 
+-- sparse inputs (issue 37, t37-nnsparse): k x 2 (index, value) rows with distinct indices
+local function rows(n, k)
+   local r = R(k, 2)
+   r:select(2, 1):copy(torch.randperm(n):narrow(1, 1, k))
+   return r
+end
+C.SparseLinear = function() return nn.SparseLinear(9, 3, true), rows(9, 4) end
+C['SparseLinear#batch'] = function() return nn.SparseLinear(9, 3, true), { rows(9, 4), rows(9, 2), rows(9, 5) } end
+C['SparseLinear#legacy'] = function()
+   local x = R(3, 4, 2)
+   for i = 1, 3 do x[i]:copy(rows(9, 4)) end
+   return nn.SparseLinear(9, 3, true), x
+end
+local function keys(n, k) return torch.randperm(n):narrow(1, 1, k):long() end
+C.IndexLinear = function() return nn.IndexLinear(9, 3, true):reset(), { { keys(9, 4), keys(9, 2) }, { R(4), R(2) } } end
+C['IndexLinear#sample'] = function() return nn.IndexLinear(9, 3, true):reset(), { keys(9, 4), R(4) } end
+C['IndexLinear#flat'] = function()
+   return nn.IndexLinear(9, 3, true):reset(), { torch.cat(keys(9, 4), keys(9, 3)), R(7), torch.LongTensor { 4, 3 } }
+end
+C['IndexLinear#normalize'] = function()
+   return nn.IndexLinear(9, 3, false, 0, nil, nil, true):reset(), { { keys(9, 4), keys(9, 2) }, { R(4), R(2) } }, nil,
+      { evaluate = true }
+end
+
 -- classes that cannot be run on their own: abstract bases and tools
 local exempt = { Module = 'abstract', Container = 'abstract', Criterion = 'abstract', Jacobian = 'a test tool' }
 exempt.StochasticGradient = 'a trainer, not a module (spec/nn/training_spec.lua)'

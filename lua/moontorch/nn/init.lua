@@ -179,4 +179,9 @@ for _, name in ipairs { 'SpatialConvolutionMM', 'SpatialFullConvolutionMap', 'Sp
    'SpatialContrastiveNormalization', 'FeatureLPPooling', 'TanhShrink', 'L1Cost', 'WeightedMSECriterion',
    'SpatialClassNLLCriterion' } do load(name) end
 
+-- sparse inputs (issue 37, t37-nnsparse): (index, value) rows, the derivative checker for them
+load 'SparseJacobian'
+load 'SparseLinear'
+load 'IndexLinear'
+
 return nn
