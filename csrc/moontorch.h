@@ -330,8 +330,9 @@ mt_status mt_storage_view(mt_tensor **out, const mt_tensor *t, int64_t offset, i
  * prefix; t becomes the 1-d tensor over all of it. Views and file maps refuse. */
 mt_status mt_storage_resize(mt_tensor *t, int64_t numel);
 /* a storage mapping file `path`: shared = 1 maps it read-write and writes through (creating the
- * file, or extending it to numel elements); 0 maps a private copy-on-write view of a readable
- * file. numel < 0: as many elements as the file holds. Released by munmap. */
+ * file, or extending it to numel elements); 2 does the same and removes the file when the
+ * storage is freed (Torch7's shared-memory storages in /dev/shm); 0 maps a private copy-on-write
+ * view of a readable file. numel < 0: as many elements as the file holds. Released by munmap. */
 mt_status mt_storage_map_file(mt_tensor **out, const char *path, int dtype, int shared, int64_t numel);
 
 /* single elements (any device; a CUDA read synchronizes) */
