@@ -166,10 +166,15 @@ describe('torch.Tester asserts', function()
       assert.has_error(function() t:eq(1, 1, 'a', 'b') end, 'Tester: a second message string was given: b')
       assert.has_error(function() t:assertlt(1, 2, 'm', 'extra') end,
          'Tester: unexpected arguments passed to the assert')
+      -- Torch7's words (its own test_Tester.lua matches them), with what was given
       assert.has_error(function() t:assertTensorEq({}, torch.DoubleTensor(1)) end,
-         'Tester: the first argument should be a tensor, got table')
+         'Tester: First argument should be a Tensor, got table')
+      assert.has_error(function() t:assertTensorEq(torch.DoubleTensor(1), math.random()) end,
+         'Tester: Second argument should be a Tensor, got number')
+      assert.has_error(function() t:assertTableEq(1, {}) end,
+         'Tester: First argument should be a Table, got number')
       assert.has_error(function() t:assertTableEq({}, 3) end,
-         'Tester: the second argument should be a table, got number')
+         'Tester: Second argument should be a Table, got number')
    end)
 end)
 

@@ -166,8 +166,8 @@ return function(torch, T)
    end
 
    local function tensor_eq_or_ne(self, ta, tb, negate, ...)
-      if not T.is_tensor(ta) then error('Tester: the first argument should be a tensor, got ' .. torch.type(ta), 3) end
-      if not T.is_tensor(tb) then error('Tester: the second argument should be a tensor, got ' .. torch.type(tb), 3) end
+      if not T.is_tensor(ta) then error('Tester: First argument should be a Tensor, got ' .. torch.type(ta), 3) end
+      if not T.is_tensor(tb) then error('Tester: Second argument should be a Tensor, got ' .. torch.type(tb), 3) end
       local tolerance, message = get_tolerance_message(1e-16, ...)
       local ignore = self._assertTensorEqIgnoresDims
       local ok, sub = check.tensors(ta, tb, tolerance, negate, ignore)
@@ -182,8 +182,8 @@ return function(torch, T)
    function Tester:assertTensorNe(ta, tb, ...) return tensor_eq_or_ne(self, ta, tb, true, ...) end
 
    local function table_eq_or_ne(self, ta, tb, negate, ...)
-      if type(ta) ~= 'table' then error('Tester: the first argument should be a table, got ' .. torch.type(ta), 3) end
-      if type(tb) ~= 'table' then error('Tester: the second argument should be a table, got ' .. torch.type(tb), 3) end
+      if type(ta) ~= 'table' then error('Tester: First argument should be a Table, got ' .. torch.type(ta), 3) end
+      if type(tb) ~= 'table' then error('Tester: Second argument should be a Table, got ' .. torch.type(tb), 3) end
       return eq_or_ne(self, ta, tb, negate, ...)
    end
    function Tester:assertTableEq(ta, tb, ...) return table_eq_or_ne(self, ta, tb, false, ...) end
