@@ -33,7 +33,7 @@ end
 
 -- An assert's optional message (a string; no other arguments).
 local function get_message(message, ...)
-   if select('#', ...) > 0 then error('Tester: unexpected arguments passed to the assert', 3) end
+   if select('#', ...) > 0 then error('Tester: Unexpected arguments passed to the assert', 3) end
    if message == nil or message == '' then return '' end
    if type(message) ~= 'string' then error('Tester: the message must be a string, got ' .. type(message), 3) end
    return message .. '\n'
@@ -227,7 +227,7 @@ return function(torch, T)
          end
          for _, k in ipairs(names) do
             if type(f[k]) == 'table' then
-               error('Tester:add: nested sets of tests are not supported (' .. tostring(k) .. ')', 2)
+               error('Tester:add: Nested sets of tests are not supported (' .. tostring(k) .. ')', 2)
             end
             self:add(f[k], k)
          end
@@ -237,7 +237,7 @@ return function(torch, T)
          error('Tester:add: only functions and tables of functions are supported, got ' .. type(f), 2)
       end
       if name == '_setUp' or name == '_tearDown' then
-         if self[name] then error('Tester:add: only one ' .. name .. ' function allowed', 2) end
+         if self[name] then error('Tester:add: Only one ' .. name .. ' function allowed', 2) end
          self[name] = f
          return self
       end
