@@ -9,7 +9,8 @@
 -- numbers, strings, booleans, tables, tensors and storages of moontorch's dtypes, nn modules
 -- (classes named 'nn.*'; 'cudnn.X' loads as nn.X) and objects of other classes this process has
 -- defined (torch.class). Functions run code when loaded, so they are refused unless the caller
--- passes { allowCode = true }. Torch7's CUDA classes load as CPU tensors.
+-- passes { allowCode = true }, for trusted files only (LuaJIT does not check bytecode: a damaged
+-- function can crash the process). Torch7's CUDA classes load as CPU tensors.
 local ffi = require 'ffi'
 local T = require 'moontorch.internal'
 local class = require 'moontorch.class'
