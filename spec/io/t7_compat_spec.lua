@@ -199,8 +199,10 @@ describe('damaged and unsafe files', function()
          torch.deserialize(table_(1, { { number(1), torch_(2, 'foo.Bar', table_(3, {})) } }))
       end, 'byte 24', 'class foo.Bar is not defined here')
       util.assert_error(function() torch.deserialize(torch_(1, 'nn.NoSuchLayer', table_(2, {}))) end, 'nn.NoSuchLayer')
-      util.assert_error(function() torch.deserialize(torch_(1, 'foo Bar', table_(2, {}))) end, 'class name has a byte 32')
-      util.assert_error(function() torch.deserialize(torch_(1, 'foo\0', table_(2, {}))) end, 'class name has a byte 0')
+      util.assert_error(function() torch.deserialize(torch_(1, 'foo Bar', table_(2, {}))) end,
+         'class name has a byte 32')
+      util.assert_error(function() torch.deserialize(torch_(1, 'foo\0', table_(2, {}))) end,
+         'class name has a byte 0')
       util.assert_error(function() torch.deserialize(torch_(1, 'torch.ComplexTensor', '')) end, 'no such dtype')
       util.assert_error(function() torch.deserialize(torch_(1, 'torch.File', number(1))) end, 'no field table')
       util.assert_error(function() torch.deserialize(torch_(1, 'bad name!', '')) end, 'class name')
