@@ -157,6 +157,11 @@ describe('torch.class objects', function()
       for _ = 1, 3 do assert.are.equal(torch.random(g), torch.random(back)) end
       local x, y = torch.DoubleTensor(5):uniform(g, 0, 1), torch.DoubleTensor(5):uniform(back, 0, 1)
       util.assert_close(y, x, { atol = 0, rtol = 0 }, 'draws')
+      -- a damaged generator names what is wrong
+      local no_state = torch.serialize(g):gsub('state', 'stale')
+      util.assert_error(function() torch.deserialize(no_state) end, 'cannot rebuild a torch.Generator', 'setRNGState')
+      local no_seed = torch.serialize(g):gsub('initial', 'initiaX')
+      util.assert_error(function() torch.deserialize(no_seed) end, 'cannot rebuild a torch.Generator', 'initial seed')
    end)
 end)
 

@@ -37,6 +37,9 @@ return function(torch, T)
    -- torch.save/load (io/serialize.lua): the state as its bytes, since g is FFI data
    function Generator:__t7write() return { state = torch.getRNGState(self), initial = self.initial } end
    function Generator:__t7read(fields)
+      if type(fields.initial) ~= 'number' then
+         error('a torch.Generator needs its initial seed (a number), got ' .. type(fields.initial), 2)
+      end
       self.g = ffi.new('mt_generator')
       torch.setRNGState(self, fields.state)
       self.initial = fields.initial
