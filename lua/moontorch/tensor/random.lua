@@ -34,6 +34,16 @@ return function(torch, T)
    else Generator = class('torch.Generator', nil, torch) end
    function Generator:__init() self.g = ffi.new('mt_generator'); self.initial = 0; torch.seed(self) end
    local function is_gen(x) return type(x) == 'table' and getmetatable(x) == Generator end
+   -- torch.save/load (io/serialize.lua): the state as its bytes, since g is FFI data
+   function Generator:__t7write() return { state = torch.getRNGState(self), initial = self.initial } end
+   function Generator:__t7read(fields)
+      if type(fields.initial) ~= 'number' then
+         error('a torch.Generator needs its initial seed (a number), got ' .. type(fields.initial), 2)
+      end
+      self.g = ffi.new('mt_generator')
+      torch.setRNGState(self, fields.state)
+      self.initial = fields.initial
+   end
    local gen = ffi.new('mt_generator') -- the default generator's state
    torch._generator = gen
    local default = setmetatable({ g = gen, initial = 0 }, Generator)
