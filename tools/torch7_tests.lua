@@ -2,7 +2,10 @@
 -- unchanged: `require 'torch'` and `require 'nn'` give moontorch, DoubleTensor is the default type.
 --   luajit tools/torch7_tests.lua FILE list        -- the test names in FILE, one per line
 --   luajit tools/torch7_tests.lua FILE run NAME    -- runs NAME alone; exit 0 when it passed
--- tools/torch7_tests.sh drives it, one process per test.
+-- tools/torch7_tests.sh drives it, one process per test. Two adaptations, both to moontorch's packaging, not
+-- to what a test checks: `paths` is a global, as Torch7's `require 'torch'` left it, and test_writeObject.lua,
+-- which reads back the closures it wrote, is opted into loading code (moontorch refuses it unless asked).
+-- nn's NaN and DontCast tests need the moses package (Debian: lua-moses).
 local file, mode, only = arg[1], arg[2], arg[3]
 if not file or (mode ~= 'list' and mode ~= 'run') or (mode == 'run' and not only) then
    io.stderr:write('usage: luajit tools/torch7_tests.lua FILE list | FILE run NAME\n')
@@ -16,6 +19,11 @@ local nn = require 'moontorch.nn'
 _G.nn = nn
 package.preload.nn = function() return nn end
 torch.setdefaulttensortype('torch.DoubleTensor')
+_G.paths = require 'moontorch.io.paths'
+if file:match('test_writeObject%.lua$') then
+   local readObject = torch.File.readObject
+   torch.File.readObject = function(self, options) return readObject(self, options or { allowCode = true }) end
+end
 
 -- Upstream files call tester:run() themselves, or define torch.test / nn.test for the user to call.
 -- Each top-level run is replaced: list prints the names, run runs the one test asked for.
