@@ -330,8 +330,9 @@ mt_status mt_storage_view(mt_tensor **out, const mt_tensor *t, int64_t offset, i
  * prefix; t becomes the 1-d tensor over all of it. Views and file maps refuse. */
 mt_status mt_storage_resize(mt_tensor *t, int64_t numel);
 /* a storage mapping file `path`: shared = 1 maps it read-write and writes through (creating the
- * file, or extending it to numel elements); 0 maps a private copy-on-write view of a readable
- * file. numel < 0: as many elements as the file holds. Released by munmap. */
+ * file, or extending it to numel elements); 2 does the same and removes the file when the
+ * storage is freed (Torch7's shared-memory storages in /dev/shm); 0 maps a private copy-on-write
+ * view of a readable file. numel < 0: as many elements as the file holds. Released by munmap. */
 mt_status mt_storage_map_file(mt_tensor **out, const char *path, int dtype, int shared, int64_t numel);
 
 /* single elements (any device; a CUDA read synchronizes) */
@@ -637,7 +638,8 @@ const char *mt_safetensors_meta_value(const mt_safetensors *f, int i);
  * (from byte `start`; ascii: Torch7's text mode; long_size: 8, or 4 for files from 32-bit
  * longs) and gives a flat list of nodes. Every count is checked against the bytes left, nesting
  * is limited, references must name an object already started, tensors must lie inside their
- * storage, and functions are refused. Errors (MT_ERR_FORMAT) read "t7: <what>: byte N: ...".
+ * storage. Functions are not loaded, only recorded (FUNCTION: their bytecode's byte range):
+ * running them is the caller's choice. Errors (MT_ERR_FORMAT) read "t7: <what>: byte N: ...".
  * Strings and class names are byte ranges [str, str+len) of the input; storages are 1-d CPU
  * tensors owned by the handle (mt_t7_storage, borrowed). */
 enum {
@@ -649,19 +651,20 @@ enum {
   MT_T7_BOOLEAN = 5,
   MT_T7_REF = 6,
   MT_T7_TENSOR = 7,
-  MT_T7_STORAGE = 8
+  MT_T7_STORAGE = 8,
+  MT_T7_FUNCTION = 9
 };
 typedef struct mt_t7_node {
   int32_t kind;     /* MT_T7_* */
   int32_t dtype;    /* TENSOR, STORAGE: the mt_dtype; else -1 */
   int32_t cuda;     /* TENSOR, STORAGE: 1 when the file named a torch.Cuda* class */
   int32_t ndim;     /* TENSOR */
-  double number;    /* NUMBER; BOOLEAN: 1 or 0 */
+  double number;    /* NUMBER; BOOLEAN: 1 or 0; FUNCTION: the file's tag (6, 7 or 8) */
   int64_t offset;   /* where the item starts in the input */
-  int64_t str, len; /* STRING: its bytes; OBJECT, TENSOR, STORAGE: the class name */
+  int64_t str, len; /* STRING: its bytes; OBJECT, TENSOR, STORAGE: the class name; FUNCTION: bytecode */
   /* TABLE: children[first .. first+count) are key, value, key, value...; OBJECT: one child, its
-   * field table; TENSOR: one child, its STORAGE (or a REF to one), or none; REF: `first` is
-   * the node referred to; STORAGE: `first` is private */
+   * field table; FUNCTION: one child, its upvalue table; TENSOR: one child, its STORAGE (or a
+   * REF to one), or none; REF: `first` is the node referred to; STORAGE: `first` is private */
   int64_t first, count;
   int64_t dims;           /* TENSOR: sizes at dims[dims .. dims+ndim), then the strides */
   int64_t storage_offset; /* TENSOR: 0-based, in elements */

@@ -4,7 +4,8 @@
  *  - a failure returns MT_ERR_FORMAT (or MT_ERR_MEMORY) with a message "t7: fuzz: ..." and no
  *    handle;
  *  - a success gives nodes whose every index (children, references, dims, byte ranges) is in
- *    range, references point to tables or torch objects started earlier, and every tensor lies
+ *    range, references point to tables, torch objects or functions started earlier, a function has
+ *    one upvalue table, and every tensor lies
  *    inside its storage (each storage byte is read, so ASan sees a stray one);
  *  - the parsed file written back in binary (by the small writer below) parses again to the
  *    same nodes, numbers bit for bit, strings and storage bytes equal;
@@ -30,21 +31,25 @@ static void check_nodes(const mt_t7 *f, const uint8_t *p, size_t len) {
   for (int64_t i = 0; i < n; i++) {
     const mt_t7_node *x = &nd[i];
     if (x->offset < 0 || x->offset >= (int64_t)len) fail("offset out of range");
-    if (x->kind == MT_T7_STRING || x->kind == MT_T7_OBJECT || x->kind == MT_T7_TENSOR || x->kind == MT_T7_STORAGE) {
+    if (x->kind == MT_T7_STRING || x->kind == MT_T7_OBJECT || x->kind == MT_T7_TENSOR || x->kind == MT_T7_STORAGE ||
+        x->kind == MT_T7_FUNCTION) {
       if (x->str < 0 || x->len < 0 || x->str + x->len > (int64_t)len) fail("string range");
       for (int64_t b = 0; b < x->len; b++) sink ^= p[x->str + b];
     }
     switch (x->kind) {
       case MT_T7_TABLE:
       case MT_T7_OBJECT:
+      case MT_T7_FUNCTION:
         for (int64_t c = 0; c < x->count; c++)
           if (kids[x->first + c] <= i || kids[x->first + c] >= n) fail("child index");
-        if (x->kind == MT_T7_OBJECT && (x->count != 1 || nd[kids[x->first]].kind != MT_T7_TABLE)) fail("object fields");
+        if (x->kind != MT_T7_TABLE && (x->count != 1 || nd[kids[x->first]].kind != MT_T7_TABLE)) fail("object fields");
+        if (x->kind == MT_T7_FUNCTION && x->number != 6 && x->number != 7 && x->number != 8) fail("function tag");
         break;
       case MT_T7_REF: {
         const mt_t7_node *t = &nd[x->first];
         if (x->first < 0 || x->first >= i) fail("reference target");
-        if (t->kind != MT_T7_TABLE && t->kind != MT_T7_OBJECT && t->kind != MT_T7_TENSOR && t->kind != MT_T7_STORAGE)
+        if (t->kind != MT_T7_TABLE && t->kind != MT_T7_OBJECT && t->kind != MT_T7_TENSOR && t->kind != MT_T7_STORAGE &&
+            (t->kind != MT_T7_FUNCTION || t->number == 6))
           fail("reference to a non-object");
         break;
       }
@@ -119,15 +124,28 @@ static void emit(out *o, const mt_t7 *f, const uint8_t *p, int64_t i) {
       put_int(o, 2);
       put_str(o, p, x->str, x->len);
       return;
-    case MT_T7_REF:
-      put_int(o, nd[x->first].kind == MT_T7_TABLE ? 3 : 4);
+    case MT_T7_REF: {
+      int k = nd[x->first].kind;
+      put_int(o, k == MT_T7_TABLE ? 3 : k == MT_T7_FUNCTION ? (int32_t)nd[x->first].number : 4);
       put_int(o, (int32_t)o->index[x->first]);
+      return;
+    }
+    case MT_T7_FUNCTION:
+      if (x->number != 6) break;
+      put_int(o, 6); /* no reference index */
+      put_str(o, p, x->str, x->len);
+      emit(o, f, p, kids[x->first]);
       return;
     default: break;
   }
   o->index[i] = ++o->next;
-  put_int(o, x->kind == MT_T7_TABLE ? 3 : 4);
+  put_int(o, x->kind == MT_T7_TABLE ? 3 : x->kind == MT_T7_FUNCTION ? (int32_t)x->number : 4);
   put_int(o, o->next);
+  if (x->kind == MT_T7_FUNCTION) {
+    put_str(o, p, x->str, x->len);
+    emit(o, f, p, kids[x->first]);
+    return;
+  }
   if (x->kind == MT_T7_TABLE) {
     put_int(o, (int32_t)(x->count / 2));
     for (int64_t c = 0; c < x->count; c++) emit(o, f, p, kids[x->first + c]);
@@ -161,7 +179,8 @@ static void check_same(const mt_t7 *a, const uint8_t *pa, const mt_t7 *b, const 
       fail("round trip: other node");
     if (x[i].len && memcmp(pa + x[i].str, pb + y[i].str, (size_t)x[i].len)) fail("round trip: other string");
     if (x[i].kind == MT_T7_REF && x[i].first != y[i].first) fail("round trip: other reference");
-    if (x[i].kind == MT_T7_TABLE || x[i].kind == MT_T7_OBJECT || (x[i].kind == MT_T7_TENSOR && x[i].count))
+    if (x[i].kind == MT_T7_TABLE || x[i].kind == MT_T7_OBJECT || x[i].kind == MT_T7_FUNCTION ||
+        (x[i].kind == MT_T7_TENSOR && x[i].count))
       for (int64_t c = 0; c < x[i].count; c++)
         if (ka[x[i].first + c] != kb[y[i].first + c]) fail("round trip: other child");
     if (x[i].kind == MT_T7_TENSOR) {

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # deps.sh: install with apt what a fresh Debian 12 machine needs for moontorch.
 #   tools/deps.sh           build and test (compilers, LuaJIT, busted, OpenBLAS, clang for fuzzing,
-#                           clang-format and luacheck for the source checks)
+#                           clang-format and luacheck for the source checks, and the Fashion-MNIST
+#                           data that the recipe specs train on)
 #   tools/deps.sh bench     + python3-torch, the PyTorch CPU peer that bench/tensor.lua compares with
-#   tools/deps.sh run       + the Fashion-MNIST data set used by the default recipe
+#   tools/deps.sh run       the same: the default recipe's data set is already in the base set
 # Does nothing (quickly) when everything is present. The CUDA toolkit is not an apt package
 # here: CMake picks it up from /usr/local/cuda when it exists.
 set -euo pipefail
@@ -13,13 +14,14 @@ base=(build-essential cmake luajit libluajit-5.1-dev lua-busted luarocks
       clang libclang-rt-14-dev libomp-14-dev
       clang-format lua-check              # make format, and the ctest tests tools/format and tools/luacheck
       libopenmpi-dev openmpi-bin            # the distributed layer (csrc/dist, mpirun in the specs)
-      python3-torch python3-torchvision)  # PyTorch: reference values in the specs, the bench peers
+      python3-torch python3-torchvision   # PyTorch: reference values in the specs, the bench peers
+      dataset-fashion-mnist)              # the default recipe's data; the recipe specs and training tier use it
 extra=()
 for what in "$@"; do
   case "$what" in
     build|test) ;;
     bench) ;;
-    run) extra+=(dataset-fashion-mnist) ;;
+    run) ;;
     *) echo "deps.sh: unknown set '$what' (expected build, bench or run)" >&2; exit 2 ;;
   esac
 done

@@ -99,6 +99,7 @@ mt_status mt_storage_map_file(mt_tensor **out, const char *path, int dtype, int 
   *out = NULL;
   if (!path) return mt__error(MT_ERR_ARG, "%s: file name is NULL", op);
   if (dtype < 0 || dtype >= MT_NUM_DTYPES) return mt__error(MT_ERR_DTYPE, "%s: invalid dtype %d", op, dtype);
+  if (shared < 0 || shared > 2) return mt__error(MT_ERR_ARG, "%s: shared is %d (0, 1 or 2)", op, shared);
   size_t es = mt__dtype_size(dtype);
   if (numel >= 0 && (uint64_t)numel > (uint64_t)INT64_MAX / 8 / es)
     return mt__error(MT_ERR_SHAPE, "%s: size %lld overflows", op, (long long)numel);
@@ -143,7 +144,9 @@ mt_status mt_storage_map_file(mt_tensor **out, const char *path, int dtype, int 
   }
   close(fd); /* the map keeps the file */
   mt_storage *s = calloc(1, sizeof *s);
-  if (s) {
+  char *owned = shared == 2 ? strdup(path) : NULL;
+  if (s && (shared != 2 || owned)) {
+    s->unlink_path = owned;
     s->data = data;
     s->nbytes = s->capacity = bytes;
     s->device = MT_CPU;
@@ -153,10 +156,16 @@ mt_status mt_storage_map_file(mt_tensor **out, const char *path, int dtype, int 
     mt__storage_release(s);
     return mt__error(MT_ERR_MEMORY, "%s: out of host memory", op);
   }
+  free(s);
+  free(owned);
   if (data) munmap(data, bytes);
   return mt__error(MT_ERR_MEMORY, "%s: out of host memory", op);
 }
 
 void mt__storage_unmap(mt_storage *s) {
   if (s->data) munmap(s->data, s->capacity);
+  if (s->unlink_path) {
+    unlink(s->unlink_path); /* gone already (removed by hand) is fine */
+    free(s->unlink_path);
+  }
 }

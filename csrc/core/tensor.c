@@ -173,7 +173,7 @@ void mt__storage_release(mt_storage *s) {
   if (atomic_fetch_sub(&s->refcount, 1) != 1) return;
   if (s->base) {
     mt__storage_release(s->base);
-  } else if (s->mapped) {
+  } else if (s->mapped || s->unlink_path) {
     mt__storage_unmap(s);
   } else {
     const mt_backend *be = s->pinned ? mt__cuda_backend_get() : mt__backend_for(s->device, "free");

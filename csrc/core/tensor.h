@@ -22,6 +22,7 @@ typedef struct mt_storage {
   int pinned;              /* host memory that is page-locked (CUDA host allocator) */
   struct mt_storage *base; /* a view (storage.c): data points into base, which it holds */
   int mapped;              /* data is an mmap of `capacity` bytes of a file (storage.c) */
+  char *unlink_path;       /* a file mapped for shared memory, removed with the storage (storage.c) */
   atomic_int refcount;
 } mt_storage;
 
@@ -79,7 +80,7 @@ const char *mt__device_str(int device, char *buf, size_t len);
 /* storages */
 mt_status mt__storage_new(mt_storage **out, size_t nbytes, int device, int pinned);
 void mt__storage_release(mt_storage *s);
-/* unmap a file-mapped storage's memory (storage.c) */
+/* unmap a file-mapped storage's memory and remove its file if it owns it (storage.c) */
 void mt__storage_unmap(mt_storage *s);
 
 #endif

@@ -3,8 +3,10 @@
  * An object is a 32-bit type tag and its body: nil 0 (nothing), number 1 (a double), string 2
  * (int length, bytes), table 3 and torch object 4 (int reference index, then: a table's int
  * pair count and its key/value objects; a torch object's "V <version>" string, class name
- * string and the class's own data), boolean 5 (an int, 1 is true), functions 6/7/8 (refused:
- * they are Lua bytecode, loading them would run code). A reference index seen before means
+ * string and the class's own data), boolean 5 (an int, 1 is true), functions 6 (bytecode
+ * string, upvalue table) and 7/8 (reference index, bytecode string, upvalue table). Functions
+ * are only recorded here as byte ranges: loading one runs code, so the Lua side does it only
+ * when the caller asks (lua/moontorch/io/serialize.lua). A reference index seen before means
  * "the same object again". Tensors write int ndim, long sizes, long strides, a 1-based long
  * storage offset, then their storage as an object (or nil); storages write a long element
  * count and their raw elements. Other classes (nn modules) write their field table.
@@ -386,8 +388,8 @@ static mt_status t7_torch(reader *r, int64_t idx, int depth) {
   if (clen < 1 || clen > T7_MAX_CLASS) return FAIL(r, at, "class name of %lld bytes", (long long)clen);
   for (int64_t i = 0; i < clen; i++) {
     uint8_t c = r->p[coff + i];
-    if (!(c == '.' || c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
-      return FAIL(r, at, "class name has a byte %d that no class name has", c);
+    /* printable ASCII, no spaces: torch.class takes any string ('class.<uuid>' has dashes) */
+    if (c <= ' ' || c > '~') return FAIL(r, at, "class name has a byte %d that no class name has", c);
     name[i] = (char)c;
   }
   name[clen] = 0;
@@ -413,6 +415,24 @@ static mt_status t7_torch(reader *r, int64_t idx, int depth) {
   if (r->f->nodes[child].kind != MT_T7_TABLE)
     return FAIL(r, child_at, "object of class %s has no field table (classes with their own format are not loaded)",
                 name);
+  r->f->kids[first] = child;
+  r->f->nodes[idx].first = first;
+  r->f->nodes[idx].count = 1;
+  return MT_OK;
+}
+
+/* a function: its bytecode (kept as a byte range, never loaded here) and its upvalue table */
+static mt_status t7_function(reader *r, int64_t idx, int32_t tag, int depth) {
+  int64_t off, len, first = 0, child = 0, at;
+  MT_TRY(rd_string(r, &off, &len, "function bytecode"));
+  mt_t7_node *nd = &r->f->nodes[idx];
+  nd->str = off;
+  nd->len = len;
+  nd->number = tag;
+  MT_TRY(reserve_kids(r, 1, &first));
+  at = r->pos;
+  MT_TRY(t7_object(r, depth + 1, &child));
+  if (r->f->nodes[child].kind != MT_T7_TABLE) return FAIL(r, at, "a function's upvalues are not a table");
   r->f->kids[first] = child;
   r->f->nodes[idx].first = first;
   r->f->nodes[idx].count = 1;
@@ -450,32 +470,34 @@ static mt_status t7_object(reader *r, int depth, int64_t *out) {
       f->nodes[*out].len = len;
       return MT_OK;
     }
-    case TAG_FUNCTION:
+    case TAG_FUNCTION: MT_TRY(new_node(r, MT_T7_FUNCTION, at, out)); return t7_function(r, *out, tag, depth);
     case TAG_LEGACY_RECUR_FUNCTION:
     case TAG_RECUR_FUNCTION:
-      return FAIL(r, at, "a Lua function: .t7 files with functions are not loaded (loading one would run its code)");
     case TAG_TABLE:
     case TAG_TORCH: break;
     default: return FAIL(r, at, "unknown type tag %d", tag);
   }
+  int is_fn = tag == TAG_LEGACY_RECUR_FUNCTION || tag == TAG_RECUR_FUNCTION;
   int32_t ref = 0;
   int64_t ref_at = r->pos;
   MT_TRY(rd_int(r, &ref, "reference index"));
   if (ref >= 1 && ref <= f->nobjs) { /* an object seen before */
     MT_TRY(new_node(r, MT_T7_REF, at, out));
     f->nodes[*out].first = f->objs[ref - 1];
-    if ((f->nodes[f->objs[ref - 1]].kind == MT_T7_TABLE) != (tag == TAG_TABLE))
+    int k = f->nodes[f->objs[ref - 1]].kind;
+    if ((k == MT_T7_TABLE) != (tag == TAG_TABLE) || (k == MT_T7_FUNCTION) != is_fn)
       return FAIL(r, ref_at, "reference %d names an object of another type", ref);
     return MT_OK;
   }
   if (ref != f->nobjs + 1)
     return FAIL(r, ref_at, "bad reference index %d (%lld objects so far)", ref, (long long)f->nobjs);
-  MT_TRY(new_node(r, tag == TAG_TABLE ? MT_T7_TABLE : MT_T7_OBJECT, at, &idx));
+  MT_TRY(new_node(r, tag == TAG_TABLE ? MT_T7_TABLE : is_fn ? MT_T7_FUNCTION : MT_T7_OBJECT, at, &idx));
   if (!grow((void **)&f->objs, &f->capobjs, f->nobjs + 1, sizeof *f->objs))
     return mt__error(MT_ERR_MEMORY, "t7: %s: out of memory", r->what);
   f->objs[f->nobjs++] = idx;
   *out = idx;
   if (tag == TAG_TORCH) return t7_torch(r, idx, depth);
+  if (is_fn) return t7_function(r, idx, tag, depth);
 
   int32_t pairs = 0;
   int64_t size_at = r->pos;

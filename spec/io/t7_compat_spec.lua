@@ -162,11 +162,21 @@ describe('damaged and unsafe files', function()
       end
    end)
 
-   it('refuses functions of every kind', function()
+   it('refuses functions of every kind unless code is allowed', function()
       for _, tag in ipairs { 6, 7, 8 } do
-         local bytes = table_(1, { { string_('f'), int(tag) .. int(2) .. chars('\27LJ') .. table_(3, {}) } })
-         util.assert_error(function() torch.deserialize(bytes) end, 'byte 21', 'functions are not loaded')
+         -- tag 6 has no reference index; its upvalue table is then object 2
+         local fn = tag == 6 and int(6) .. chars('\27LJ') .. table_(2, {}) or int(tag) .. int(2) .. chars('\27LJ')
+            .. table_(3, {})
+         local bytes = table_(1, { { string_('f'), fn } })
+         util.assert_error(function() torch.deserialize(bytes) end, 'byte 21', 'functions are not loaded',
+            'allowCode = true')
+         -- allowed, the bytes are loaded as code: these are not valid bytecode
+         util.assert_error(function() torch.deserialize(bytes, nil, { allowCode = true }) end, 'byte 21',
+            'bytecode does not load')
       end
+      -- a function's upvalues must be a table
+      util.assert_error(function() torch.deserialize(int(8) .. int(1) .. chars('\27LJ') .. number(1)) end,
+         'upvalues are not a table')
    end)
 
    it('refuses lengths and counts beyond the bytes left', function()
@@ -187,8 +197,12 @@ describe('damaged and unsafe files', function()
       util.assert_error(function() torch.deserialize(int(9)) end, 'unknown type tag 9')
       util.assert_error(function()
          torch.deserialize(table_(1, { { number(1), torch_(2, 'foo.Bar', table_(3, {})) } }))
-      end, 'byte 24', 'class foo.Bar is not loaded')
+      end, 'byte 24', 'class foo.Bar is not defined here')
       util.assert_error(function() torch.deserialize(torch_(1, 'nn.NoSuchLayer', table_(2, {}))) end, 'nn.NoSuchLayer')
+      util.assert_error(function() torch.deserialize(torch_(1, 'foo Bar', table_(2, {}))) end,
+         'class name has a byte 32')
+      util.assert_error(function() torch.deserialize(torch_(1, 'foo\0', table_(2, {}))) end,
+         'class name has a byte 0')
       util.assert_error(function() torch.deserialize(torch_(1, 'torch.ComplexTensor', '')) end, 'no such dtype')
       util.assert_error(function() torch.deserialize(torch_(1, 'torch.File', number(1))) end, 'no field table')
       util.assert_error(function() torch.deserialize(torch_(1, 'bad name!', '')) end, 'class name')

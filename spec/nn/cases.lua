@@ -286,7 +286,83 @@ C['BatchNormAddReLU#evaluate'] = function()
       { setup = function(m, x) m:forward(x) end, evaluate = true }
 end
 
+-- documented modules the first inventory missed (issue 37, t37-nnnew)
+C.CAddTensorTable = function() return nn.CAddTensorTable(), { R(5), { R(5), R(5), R(5) } } end
+C.Collapse = function() return nn.Collapse(2), R(3, 4, 5) end
+C.Constant = function() return nn.Constant(R(2, 3), 1), R(4, 5) end
+C.Convert = function() return nn.Convert('bchw', 'bf'), R(2, 3, 4, 5) end
+C['Convert#transpose'] = function() return nn.Convert('bchw', 'chwb'), R(2, 3, 4, 5) end
+C['Convert#nobatch'] = function() return nn.Convert('chw', 'hwc'), R(3, 4, 5) end
+C.Decorator = function() return nn.Decorator(lin(5, 3)), R(3, 5) end
+C.Kmeans = function() return nn.Kmeans(3, 5), R(7, 5) end
+C.MixtureTable = function() return nn.MixtureTable(), { U(0, 1, 3, 4), { R(3, 5), R(3, 5), R(3, 5), R(3, 5) } } end
+C['MixtureTable#tensor'] = function() return nn.MixtureTable(2), { U(0, 1, 3, 4), R(3, 4, 5) } end
+C.ModuleCriterion = function() return nn.ModuleCriterion(nn.MSECriterion(), nn.Tanh()), R(3, 5), R(3, 5) end
+C.NaN = function() return nn.NaN(lin(5, 3)), R(3, 5) end
+C.OneHot = function() return nn.OneHot(6), I(6, 3, 4) end
+C.Profile = function() return nn.Profile(lin(5, 3), 1000), R(3, 5) end
+C.WhiteNoise = function() return nn.WhiteNoise(0.1, 0.2), R(3, 5), nil, { seed = true } end
+C.ZeroGrad = function() return nn.ZeroGrad(), R(3, 5) end
+C.ZipTable = function() return nn.ZipTable(), { { R(3), R(3) }, { R(3), R(3) }, { R(3), R(3) } } end
+C.ZipTableOneToMany = function() return nn.ZipTableOneToMany(), { R(4), { R(4), R(4), R(4) } } end
+
+-- nnextra group (issue 37): nn's undocumented modules
+C.SpatialConvolutionMM = function() return nn.SpatialConvolutionMM(3, 2, 3, 2, 1, 2, 1, 0), R(2, 3, 5, 7) end
+C['SpatialConvolutionMM#nobatch'] = function() return nn.SpatialConvolutionMM(3, 4, 2, 3, 2, 1), R(3, 6, 5) end
+C.SpatialFullConvolutionMap = function()
+   local ct = torch.Tensor { { 1, 1 }, { 3, 1 }, { 2, 2 }, { 3, 2 }, { 1, 3 } }
+   return nn.SpatialFullConvolutionMap(ct, 3, 2, 2, 1), R(3, 3, 4)
+end
+C['SpatialFullConvolutionMap#batch'] = function()
+   return nn.SpatialFullConvolutionMap(nn.tables.full(2, 3), 2, 3, 1, 2), R(2, 2, 3, 4)
+end
+C.SpatialDivisiveNormalization = function()
+   return nn.SpatialDivisiveNormalization(3, U(0.5, 1, 3, 5)), R(2, 3, 5, 6)
+end
+C['SpatialDivisiveNormalization#1d'] = function()
+   return nn.SpatialDivisiveNormalization(2, U(0.5, 1, 3)), R(2, 5, 4)
+end
+C.SpatialContrastiveNormalization = function()
+   return nn.SpatialContrastiveNormalization(3, U(0.5, 1, 3, 3)), R(2, 3, 5, 5)
+end
+C.FeatureLPPooling = function() return nn.FeatureLPPooling(3, 2, 3, true), U(0.2, 1, 2, 7, 3) end
+C['FeatureLPPooling#nobatch'] = function() return nn.FeatureLPPooling(2, 1, 2, false), R(5, 2, 3) end
+C.TanhShrink = function() return nn.TanhShrink(), R(3, 5) end
+C.L1Cost = function() return nn.L1Cost(), R(3, 5) end
+C.WeightedMSECriterion = function() return nn.WeightedMSECriterion(U(0.5, 2, 5)), R(3, 5), R(3, 5) end
+C.SpatialClassNLLCriterion = function()
+   local x = nn.LogSoftMax():forward(U(-2, 2, 2 * 3 * 4, 5)):clone():view(2, 3, 4, 5):permute(1, 4, 2, 3)
+   return nn.SpatialClassNLLCriterion(U(0.5, 2, 5)), x:contiguous(), I(5, 2, 3, 4)
+end
+
+-- sparse inputs (issue 37, t37-nnsparse): k x 2 (index, value) rows with distinct indices
+local function rows(n, k)
+   local r = R(k, 2)
+   r:select(2, 1):copy(torch.randperm(n):narrow(1, 1, k))
+   return r
+end
+C.SparseLinear = function() return nn.SparseLinear(9, 3, true), rows(9, 4) end
+C['SparseLinear#batch'] = function() return nn.SparseLinear(9, 3, true), { rows(9, 4), rows(9, 2), rows(9, 5) } end
+C['SparseLinear#legacy'] = function()
+   local x = R(3, 4, 2)
+   for i = 1, 3 do x[i]:copy(rows(9, 4)) end
+   return nn.SparseLinear(9, 3, true), x
+end
+local function keys(n, k) return torch.randperm(n):narrow(1, 1, k):long() end
+C.IndexLinear = function() return nn.IndexLinear(9, 3, true):reset(), { { keys(9, 4), keys(9, 2) }, { R(4), R(2) } } end
+C['IndexLinear#sample'] = function() return nn.IndexLinear(9, 3, true):reset(), { keys(9, 4), R(4) } end
+C['IndexLinear#flat'] = function()
+   return nn.IndexLinear(9, 3, true):reset(), { torch.cat(keys(9, 4), keys(9, 3)), R(7), torch.LongTensor { 4, 3 } }
+end
+C['IndexLinear#normalize'] = function()
+   return nn.IndexLinear(9, 3, false, 0, nil, nil, true):reset(), { { keys(9, 4), keys(9, 2) }, { R(4), R(2) } }, nil,
+      { evaluate = true }
+end
+
 -- classes that cannot be run on their own: abstract bases and tools
 local exempt = { Module = 'abstract', Container = 'abstract', Criterion = 'abstract', Jacobian = 'a test tool' }
+exempt.StochasticGradient = 'a trainer, not a module (spec/nn/training_spec.lua)'
+exempt.DontCast = ':type() leaves the decorated module as it is, by design (spec/nn/decorator_spec.lua)'
+exempt.PrintSize = 'prints on every call; the identity otherwise (spec/nn/decorator_spec.lua)'
 
 return { cases = C, exempt = exempt }

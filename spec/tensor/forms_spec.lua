@@ -44,6 +44,20 @@ describe('method and function forms', function()
       util.assert_error(function() torch.totable('x') end, 'torch.totable', 'expected a tensor or a storage')
    end)
 
+   it('x:real() converts to the default tensor type', function()
+      local before = torch.getdefaulttensortype()
+      local h = util.rand_tensor({ 2, 5 }, 'torch.HalfTensor', -4, 4)
+      for _, default in ipairs { 'torch.FloatTensor', 'torch.DoubleTensor' } do
+         torch.setdefaulttensortype(default)
+         local r = h:real()
+         assert.are.equal(default, r:type())
+         util.assert_close(r:double(), h:double(), { atol = 0, rtol = 0 }, 'values')
+         assert.are.equal(r, r:real()) -- already of that type: the same tensor, as x:type(t) gives
+      end
+      torch.setdefaulttensortype(before)
+      util.assert_error(function() torch.DoubleTensor.real(3) end, 'real')
+   end)
+
    it('newmetatable and setmetatable make and join classes', function()
       local name = 'formsSpec' .. math.random(1e9)
       local made

@@ -153,6 +153,25 @@ describe('the alias method', function()
       chi2_check(count(util.flat(o2), 6), normalized(w), N, 'alias float')
    end)
 
+   it('gives every column an alias in 1..K: itself exactly when it has none (q = 1)', function()
+      for _ = 1, 20 do
+         local K = math.random(1, 40)
+         local w = random_weights(K, 5)
+         if math.random() < 0.5 then w[math.random(1, K)] = 0 end
+         if K > 1 then w[1] = w[1] + 1 end -- some weights above the mean, some below
+         local J, q = unpack(torch.multinomialAliasSetup(torch.DoubleTensor(w)))
+         for i = 1, K do
+            assert.is_true(J[i] >= 1 and J[i] <= K, ('J[%d] = %d is outside 1..%d'):format(i, J[i], K))
+            assert.are.equal(q[i] == 1, J[i] == i, ('column %d: q %.17g, alias %d'):format(i, q[i], J[i]))
+            if w[i] == 0 then assert.are.equal(0, q[i]) end -- a zero weight is never kept
+         end
+      end
+      -- Torch7's states mark "no alias" with 0: draws keep the column
+      local n = math.random(3, 9)
+      local out = torch.multinomialAlias(torch.LongTensor(200), { torch.LongTensor(n):zero(), torch.ones(n) * 0.5 })
+      assert.is_true(out:min() >= 1 and out:max() <= n)
+   end)
+
    it('refuses bad arguments', function()
       local st = torch.multinomialAliasSetup(torch.DoubleTensor { 0.2, 0.8 })
       util.assert_error(function() torch.multinomialAlias(torch.LongTensor(2, 2), st) end, 'multinomialAlias', '1-d')

@@ -165,11 +165,16 @@ describe('torch.Tester asserts', function()
       assert.has_error(function() t:eq(1, 1, -1) end, 'Tester: the tolerance must be >= 0, got -1')
       assert.has_error(function() t:eq(1, 1, 'a', 'b') end, 'Tester: a second message string was given: b')
       assert.has_error(function() t:assertlt(1, 2, 'm', 'extra') end,
-         'Tester: unexpected arguments passed to the assert')
+         'Tester: Unexpected arguments passed to the assert')
+      -- Torch7's words (its own test_Tester.lua matches them), with what was given
       assert.has_error(function() t:assertTensorEq({}, torch.DoubleTensor(1)) end,
-         'Tester: the first argument should be a tensor, got table')
+         'Tester: First argument should be a Tensor, got table')
+      assert.has_error(function() t:assertTensorEq(torch.DoubleTensor(1), math.random()) end,
+         'Tester: Second argument should be a Tensor, got number')
+      assert.has_error(function() t:assertTableEq(1, {}) end,
+         'Tester: First argument should be a Table, got number')
       assert.has_error(function() t:assertTableEq({}, 3) end,
-         'Tester: the second argument should be a table, got number')
+         'Tester: Second argument should be a Table, got number')
    end)
 end)
 
@@ -193,7 +198,12 @@ describe('torch.Tester runner and torch.TestSuite', function()
       assert.has_error(function() t:add({}, 'name') end,
          'Tester:add: a name is not allowed with a table of tests (ambiguous)')
       t:add(function() end, '_setUp')
-      assert.has_error(function() t:add(function() end, '_setUp') end, 'Tester:add: only one _setUp function allowed')
+      assert.has_error(function() t:add(function() end, '_setUp') end, 'Tester:add: Only one _setUp function allowed')
+      t:add(function() end, '_tearDown')
+      assert.has_error(function() t:add(function() end, '_tearDown') end,
+         'Tester:add: Only one _tearDown function allowed')
+      assert.has_error(function() torch.Tester():add({ { function() end } }) end,
+         'Tester:add: Nested sets of tests are not supported (1)')
       assert.has_error(function() t:disable('nope') end, "Tester:disable: unrecognized test 'nope'")
       assert.are.equal(t, t:disable('x'))
    end)

@@ -382,20 +382,32 @@ return function(torch, T)
       return ser
    end
 
-   function File:writeObject(obj)
+   -- writeObject(obj [, debugname [, hook]]): hook(x) is called on every object written and what
+   -- it returns is written instead (Torch7's hook; debugname is Torch7's name of obj in errors)
+   function File:writeObject(obj, debugname, hook)
       self:_usable('writeObject', 2, false, true)
-      local bytes = serializer('writeObject').encode(obj, self._binary and 'binary' or 'ascii')
+      if debugname ~= nil and type(debugname) ~= 'string' then
+         error('writeObject: the debug name must be a string, got ' .. type(debugname), 2)
+      end
+      if hook ~= nil and type(hook) ~= 'function' then
+         error('writeObject: the hook must be a function, got ' .. type(hook), 2)
+      end
+      local bytes = serializer('writeObject').encode(obj, self._binary and 'binary' or 'ascii', self._referenced,
+         'writeObject', 3, hook, debugname)
       self:writeString(bytes)
       return self
    end
 
-   function File:readObject()
+   -- readObject([{allowCode = true}]): Lua functions in the object load only with allowCode
+   function File:readObject(opts)
       self:_usable('readObject', 2, true)
       local ser = serializer('readObject')
+      ser.read_options('readObject', opts, 2)
       local start = self:_tell()
       local bytes = self:readString('*a')
       if #bytes == 0 then return nil end
-      local obj, next_pos = ser.decode(bytes, 1, self._binary and 'binary' or 'ascii')
+      local obj, next_pos = ser.decode(bytes, 1, self._binary and 'binary' or 'ascii', self._name, 'readObject', 3,
+         opts)
       if not self:_seek(start + next_pos - 1) then
          self:_fail('readObject', 'cannot return to the end of the object (the file cannot seek)', 2)
       end

@@ -3,11 +3,14 @@
 --   local s = require 'moontorch.io.serialize'
 --   local bytes = s.encode(obj, 'binary')          -- what torch.serialize returns
 --   local obj, nextpos = s.decode(bytes, 1, 'binary')
--- Writing follows Torch7 (shared tables, tensors and storages are written once and referred to
--- by index afterwards). Reading is safe: csrc/io/t7.c checks the bytes and hands over a list of
--- checked nodes; this file rebuilds only numbers, strings, booleans, tables, tensors and
--- storages of moontorch's dtypes, and nn modules (classes named 'nn.*'; 'cudnn.X' loads as
--- nn.X). Functions and other classes are refused. Torch7's CUDA classes load as CPU tensors.
+-- Writing follows Torch7 (shared tables, tensors, storages and functions are written once and
+-- referred to by index afterwards; Lua functions as their bytecode and upvalues). Reading is
+-- safe: csrc/io/t7.c checks the bytes and hands over a list of checked nodes; this file rebuilds
+-- numbers, strings, booleans, tables, tensors and storages of moontorch's dtypes, nn modules
+-- (classes named 'nn.*'; 'cudnn.X' loads as nn.X) and objects of other classes this process has
+-- defined (torch.class). Functions run code when loaded, so they are refused unless the caller
+-- passes { allowCode = true }, for trusted files only (LuaJIT does not check bytecode: a damaged
+-- function can crash the process). Torch7's CUDA classes load as CPU tensors.
 local ffi = require 'ffi'
 local T = require 'moontorch.internal'
 local class = require 'moontorch.class'
@@ -16,6 +19,7 @@ local C = T.clib
 
 local M = {}
 local TAG_NIL, TAG_NUMBER, TAG_STRING, TAG_TABLE, TAG_TORCH, TAG_BOOLEAN = 0, 1, 2, 3, 4, 5
+local TAG_RECUR_FUNCTION = 8 -- what Torch7 writes for a function (6 and 7 are older forms)
 local MAX_DEPTH = 200 -- as the reader's limit (csrc/io/t7.c)
 
 -- ascii?, long size; or nil and the error message
@@ -128,9 +132,9 @@ function Writer:storage(h)
    out[#out + 1] = table.concat(parts, ' ') .. '\n'
 end
 
-function Writer:tensor(t)
+function Writer:tensor(t, key)
    local h = T.handle(t)
-   local index, seen = self:index(tonumber(ffi.cast('intptr_t', h)))
+   local index, seen = self:index(tonumber(ffi.cast('intptr_t', T.handle(key))))
    self:int(TAG_TORCH)
    self:int(index)
    if seen then return end
@@ -170,15 +174,65 @@ local function writable_field(v)
       or M.storage_tensor_of(v) ~= nil -- Storage objects (cdata) are fields too: MultiCriterion's weights
 end
 
+-- a Lua function (Torch7's TYPE_RECUR_FUNCTION): its bytecode, then the list of its upvalues as
+-- { name =, id =, value = } tables; upvalues shared between closures get the same id, so that
+-- reading joins them again
+function Writer:func(f, key, path, depth)
+   local ok, code = pcall(string.dump, f)
+   if not ok then
+      error(('%s: cannot save a C function (at %s): only Lua functions have bytecode'):format(self.op, path), 0)
+   end
+   local index, seen = self:index(key)
+   self:int(TAG_RECUR_FUNCTION)
+   self:int(index)
+   if seen then return end
+   self:string(code)
+   local ups = {}
+   for i = 1, math.huge do
+      local name, value = debug.getupvalue(f, i)
+      if not name then break end
+      local uid = debug.upvalueid(f, i)
+      local id = self.upvalue_ids[uid]
+      if not id then
+         self.nupvalues = self.nupvalues + 1
+         id = self.nupvalues
+         self.upvalue_ids[uid] = id
+      end
+      ups[i] = { name = name, id = id, value = value }
+   end
+   -- the upvalues list, written by hand so the path names each upvalue (Torch7's error messages)
+   self:int(TAG_TABLE)
+   self:int((self:index(ups)))
+   self:int(#ups)
+   for i, u in ipairs(ups) do
+      self:object(i, path, depth + 1)
+      self:int(TAG_TABLE)
+      self:int((self:index(u)))
+      self:int(u.value == nil and 2 or 3)
+      self:object('id', path, depth + 2); self:object(u.id, path, depth + 2)
+      self:object('name', path, depth + 2); self:object(u.name, path, depth + 2)
+      if u.value ~= nil then
+         self:object('value', path, depth + 2)
+         self:object(u.value, path .. '.' .. u.name, depth + 2)
+      end
+   end
+end
+
 function Writer:object(v, path, depth)
    if depth > MAX_DEPTH then error(('%s: objects nested deeper than %d at %s (a cycle with referenced=false?)')
       :format(self.op, MAX_DEPTH, path), 0) end
+   local key = v -- what references are kept by: the object given, not what the hook makes of it
+   if self.hook then
+      v = self.hook(v)
+      if key == nil or T.is_tensor(v) ~= T.is_tensor(key) then key = v end
+   end
    local tv = type(v)
    if v == nil then self:int(TAG_NIL)
    elseif tv == 'number' then self:int(TAG_NUMBER); self:double(v)
    elseif tv == 'string' then self:int(TAG_STRING); self:string(v)
    elseif tv == 'boolean' then self:int(TAG_BOOLEAN); self:int(v and 1 or 0)
-   elseif T.is_tensor(v) then self:tensor(v)
+   elseif T.is_tensor(v) then self:tensor(v, key)
+   elseif tv == 'function' then self:func(v, key, path, depth)
    elseif T.is_size(v) then -- Torch7's LongStorage size object
       local index, seen = self:index(v)
       self:int(TAG_TORCH)
@@ -200,17 +254,20 @@ function Writer:object(v, path, depth)
    elseif M.storage_tensor_of(v) then self:storage(T.handle(M.storage_tensor_of(v)))
    elseif tv == 'table' then
       local cname = class.typename(v)
-      local index, seen = self:index(v)
+      local index, seen = self:index(type(key) == 'table' and key or v)
       self:int(cname and TAG_TORCH or TAG_TABLE)
       self:int(index)
       if seen then return end
       if cname then
          -- an object of a torch.class class: its fields, less what only lives in this process
-         -- (functions, FFI data): Torch7 warns and skips what it cannot write, so do we
+         -- (functions, FFI data): Torch7 warns and skips what it cannot write, so do we. A class
+         -- whose state is FFI data says what to write instead (obj:__t7write() -> a field table,
+         -- read back by obj:__t7read(fields)).
          self:string('V 1')
          self:string(cname)
          local fields = {}
-         for k, x in pairs(v) do
+         local custom = type(v.__t7write) == 'function' and v:__t7write()
+         for k, x in pairs(custom or v) do
             if writable_field(x) and writable_field(k) then fields[k] = x end
          end
          v = fields
@@ -227,20 +284,25 @@ function Writer:object(v, path, depth)
          self:object(v[k], kp, depth + 1)
       end
    else
-      error(('%s: cannot save a %s (at %s): only numbers, strings, booleans, tables, tensors and torch.class '
-         .. 'objects are written'):format(self.op, package.loaded.moontorch.type(v), path), 0)
+      error(('%s: cannot save a %s (at %s): only numbers, strings, booleans, tables, Lua functions, tensors and '
+         .. 'torch.class objects are written'):format(self.op, package.loaded.moontorch.type(v), path), 0)
    end
 end
 
 -- The bytes of obj in Torch7's format ('binary' or 'ascii'); referenced (default true): write
--- an object met again as a reference to its first copy.
-function M.encode(obj, mode, referenced, op, level)
+-- an object met again as a reference to its first copy; hook (optional): a function that every
+-- object passes through before it is written (Torch7's writeObject hook: what it returns is
+-- written, references still follow the objects given).
+function M.encode(obj, mode, referenced, op, level, hook, name)
    op = op or 'torch.serialize'
    local ascii, msg = check_mode(op, mode)
    if ascii == nil then error(msg, level or 2) end
-   local w = setmetatable({ out = {}, ascii = ascii, refs = {}, count = 0, referenced = referenced ~= false, op = op },
-      Writer)
-   local ok, err = pcall(w.object, w, obj, 'object', 0)
+   if hook ~= nil and type(hook) ~= 'function' then
+      error(('%s: the hook must be a function, got %s'):format(op, type(hook)), level or 2)
+   end
+   local w = setmetatable({ out = {}, ascii = ascii, refs = {}, count = 0, upvalue_ids = {}, nupvalues = 0,
+      referenced = referenced ~= false, op = op, hook = hook }, Writer)
+   local ok, err = pcall(w.object, w, obj, name or '<?>', 0)
    if not ok then error(err, level or 2) end
    return table.concat(w.out)
 end
@@ -259,23 +321,39 @@ end
 
 local K = { NIL = C.MT_T7_NIL, NUMBER = C.MT_T7_NUMBER, STRING = C.MT_T7_STRING, TABLE = C.MT_T7_TABLE,
    OBJECT = C.MT_T7_OBJECT, BOOLEAN = C.MT_T7_BOOLEAN, REF = C.MT_T7_REF, TENSOR = C.MT_T7_TENSOR,
-   STORAGE = C.MT_T7_STORAGE }
+   STORAGE = C.MT_T7_STORAGE, FUNCTION = C.MT_T7_FUNCTION }
 
--- the nn class for a class name in a file, or nil
-local function module_class(name)
+-- the class for a class name in a file, or nil: nn modules (loading moontorch.nn when needed)
+-- and any other class this process has defined
+local function object_class(name)
    local alias = name:match('^cudnn%.(.+)$')
    if alias then name = 'nn.' .. alias end
-   if not name:match('^nn%.') then return nil end
-   if not class.metatable(name) then require 'moontorch.nn' end
+   if name:match('^nn%.') and not class.metatable(name) then require 'moontorch.nn' end
    return class.metatable(name) and name
+end
+
+-- the options of a read: nil or { allowCode = boolean }; the checked allowCode
+function M.read_options(op, opts, level)
+   if opts == nil then return false end
+   if type(opts) ~= 'table' then error(('%s: options must be a table such as {allowCode = true}, got %s')
+      :format(op, type(opts)), level + 1) end
+   for k in pairs(opts) do
+      if k ~= 'allowCode' then error(('%s: unknown option %s (the one option is allowCode)'):format(op, tostring(k)),
+         level + 1) end
+   end
+   if opts.allowCode ~= nil and type(opts.allowCode) ~= 'boolean' then
+      error(('%s: allowCode must be true or false, got %s'):format(op, tostring(opts.allowCode)), level + 1)
+   end
+   return opts.allowCode == true
 end
 
 -- Rebuild the object that starts at byte `pos` (1-based) of `bytes`; returns it and the
 -- position after it. `what` names the source in errors (a file name); errors point at the
--- caller's line (`level` 2) or further up.
-function M.decode(bytes, pos, mode, what, op, level)
+-- caller's line (`level` 2) or further up. opts: nil or { allowCode = true } to load functions.
+function M.decode(bytes, pos, mode, what, op, level, opts)
    op = op or 'torch.deserialize'
    level = level or 2
+   local allow_code = M.read_options(op, opts, level)
    if type(bytes) ~= 'string' then error(op .. ': expected a string, got ' .. type(bytes), level) end
    local ascii, long_size = check_mode(op, mode, true)
    if ascii == nil then error(long_size, level) end
@@ -285,7 +363,7 @@ function M.decode(bytes, pos, mode, what, op, level)
    T.check(C.mt_t7_parse(fp, bytes, #bytes, pos - 1, ascii and 1 or 0, long_size, what), op, 't7', level)
    local f = ffi.gc(fp[0], C.mt_t7_free)
    local nodes, kids, dims = C.mt_t7_nodes(f), C.mt_t7_children(f), C.mt_t7_dims(f)
-   local memo, loaded = {}, {}
+   local memo, loaded, joined = {}, {}, {}
    local function fail(i, msg)
       error(('%s: %s: byte %d: %s'):format(op, what, tonumber(nodes[tonumber(i)].offset), msg), 0)
    end
@@ -363,16 +441,46 @@ function M.decode(bytes, pos, mode, what, op, level)
          memo[i] = t
          return t
       end
-      -- OBJECT: an nn module from its field table
+      if kind == K.FUNCTION then
+         if not allow_code then
+            fail(i, ('a Lua function: functions are not loaded unless the caller allows code, which runs when '
+               .. 'called (%s(..., {allowCode = true}) loads them)'):format(op))
+         end
+         local fn, err = loadstring(str(nd))
+         if not fn then fail(i, 'a function whose bytecode does not load: ' .. tostring(err)) end
+         local tag = nd.number
+         if tag ~= 6 then memo[i] = fn end
+         local ups = build(kids[nd.first])
+         for u, up in ipairs(ups) do
+            if tag ~= 8 then debug.setupvalue(fn, u, up) -- older files: the values alone
+            elseif type(up) ~= 'table' then fail(i, ('upvalue %d is not a {name, id, value} table'):format(u))
+            else
+               debug.setupvalue(fn, u, up.value)
+               if up.id ~= nil then -- one upvalue shared by several closures: join them again
+                  local other = joined[up.id]
+                  if other then debug.upvaluejoin(fn, u, other[1], other[2])
+                  else joined[up.id] = { fn, u } end
+               end
+            end
+         end
+         return fn
+      end
+      -- OBJECT: an nn module, or an object of another class this process defines, from its field table
       local name = str(nd)
-      local cname = module_class(name)
+      local cname = object_class(name)
       if not cname then
-         fail(i, ('class %s is not loaded: only tensors, storages and nn modules are'):format(name))
+         fail(i, ('class %s is not defined here: tensors, storages, nn modules and classes made with torch.class '
+            .. 'before loading are loaded'):format(name))
       end
       local obj = class.factory(cname)()
       memo[i] = obj
       local fields = build(kids[nd.first])
-      for k, v in pairs(fields) do obj[k] = v end
+      if type(obj.__t7read) == 'function' then
+         local ok, err = pcall(obj.__t7read, obj, fields)
+         if not ok then fail(i, ('cannot rebuild a %s: %s'):format(cname, tostring(err))) end
+      else
+         for k, v in pairs(fields) do obj[k] = v end
+      end
       loaded[#loaded + 1] = obj
       return obj
    end
@@ -400,9 +508,25 @@ local function install(torch)
       return (M.encode(obj, mode, true, 'torch.serialize', 3)) -- not a tail call: level 3 is the caller
    end
 
-   function torch.deserialize(s, mode)
+   -- opts: { allowCode = true } loads Lua functions (their code runs when called)
+   function torch.deserialize(s, mode, opts)
       if type(s) ~= 'string' then error('torch.deserialize: expected a string, got ' .. torch.type(s), 2) end
-      return (M.decode(s, 1, mode, 'string', 'torch.deserialize', 3))
+      return (M.decode(s, 1, mode, 'string', 'torch.deserialize', 3, opts))
+   end
+
+   -- Torch7's storage forms: the binary serialization in a CharStorage, and back
+   function torch.serializeToStorage(obj, mode)
+      local bytes = M.encode(obj, mode, true, 'torch.serializeToStorage', 3)
+      local s = torch.CharStorage(#bytes)
+      if #bytes > 0 then ffi.copy(s:data(), bytes, #bytes) end
+      return s
+   end
+
+   function torch.deserializeFromStorage(s, mode, opts)
+      if torch.typename(s) ~= 'torch.CharStorage' then
+         error('torch.deserializeFromStorage: expected a torch.CharStorage, got ' .. torch.type(s), 2)
+      end
+      return (M.decode(s:string(), 1, mode, 'storage', 'torch.deserializeFromStorage', 3, opts))
    end
 
    -- Written atomically: a temporary file beside filename, flushed, renamed over it.
@@ -416,13 +540,15 @@ local function install(torch)
       if not ok then error('torch.save: ' .. tostring(err), 2) end
    end
 
-   function torch.load(filename, mode)
+   -- opts: { allowCode = true } loads Lua functions (their code runs when called)
+   function torch.load(filename, mode, opts)
       if type(filename) ~= 'string' then error('torch.load: expected a file name, got ' .. torch.type(filename), 2) end
+      if type(opts) == 'boolean' then opts = nil end -- Torch7's third argument, referenced, changes nothing here
       local fh, err = io.open(filename, 'rb')
       if not fh then error('torch.load: cannot open ' .. tostring(err), 2) end
       local bytes = fh:read('*a')
       fh:close()
-      return (M.decode(bytes, 1, mode, filename, 'torch.load', 3))
+      return (M.decode(bytes, 1, mode, filename, 'torch.load', 3, opts))
    end
    torch.saveobj, torch.loadobj = torch.save, torch.load
 end

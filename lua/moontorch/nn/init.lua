@@ -169,4 +169,19 @@ load 'fuse'
 -- ghost batch norm (Hoffer et al. 2017) on every batch norm of a model
 load 'ghost'
 
+-- documented modules the first inventory missed (issue 37, t37-nnnew: anchors written with ')
+for _, name in ipairs { 'Decorator', 'NaN', 'Profile', 'DontCast', 'Constant', 'Collapse', 'ZeroGrad', 'ZipTable',
+   'ZipTableOneToMany', 'CAddTensorTable', 'PrintSize', 'WhiteNoise', 'OneHot', 'Kmeans', 'MixtureTable',
+   'ModuleCriterion', 'Convert', 'StochasticGradient' } do load(name) end
+
+-- nnextra group (issue 37): modules nn ships and Torch7 code uses though nn's docs do not list them
+for _, name in ipairs { 'SpatialConvolutionMM', 'SpatialFullConvolutionMap', 'SpatialDivisiveNormalization',
+   'SpatialContrastiveNormalization', 'FeatureLPPooling', 'TanhShrink', 'L1Cost', 'WeightedMSECriterion',
+   'SpatialClassNLLCriterion' } do load(name) end
+
+-- sparse inputs (issue 37, t37-nnsparse): (index, value) rows, the derivative checker for them
+load 'SparseJacobian'
+load 'SparseLinear'
+load 'IndexLinear'
+
 return nn

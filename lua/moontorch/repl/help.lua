@@ -62,7 +62,6 @@ torch.Tensor.isContiguous :: t:isContiguous() :: true when elements are laid out
 torch.Tensor.storageOffset :: t:storageOffset() :: 1-based offset of the first element in the storage
 torch.Tensor.type :: t:type([name]) :: type name, or a copy converted to that type (self if unchanged)
 torch.Tensor.typeAs :: t:typeAs(u) :: t converted to u's type
-torch.Tensor.real :: t:real() :: t converted to the default tensor type (torch.getdefaulttensortype())
 torch.Tensor.dtype :: t:dtype() :: the C dtype id (a value of enum mt_dtype in csrc/moontorch.h: MT_F32, MT_F64, ...)
 torch.Tensor.device :: t:device() :: device id of the tensor: -1 on the CPU, 0-based on CUDA
 torch.Tensor.free :: t:free() :: release the tensor's memory now; later use raises 'tensor was freed'
@@ -71,6 +70,7 @@ torch.Tensor.totable :: t:totable() :: nested Lua table of the values
 torch.Tensor.float :: t:float() :: as float32 (self if already); also double, half, bfloat16, int, long, byte, bool
 torch.Tensor.double :: t:double() :: as float64 (self if already)
 torch.Tensor.half :: t:half() :: as float16 (self if already)
+torch.Tensor.real :: t:real() :: as the default tensor type, torch.getdefaulttensortype() (self if already)
 torch.Tensor.bfloat16 :: t:bfloat16() :: as bfloat16 (self if already)
 torch.Tensor.int :: t:int() :: as int32 (self if already)
 torch.Tensor.long :: t:long() :: as int64 (self if already)
@@ -238,7 +238,7 @@ torch.Tester.ne :: tester:ne(got, unexpected [, tolerance] [, message]) :: deep 
 torch.Tester.assert :: tester:assert(cond [, message]) :: cond must be true
 torch.Tester.assertError :: tester:assertError(f [, message]) :: f() must raise an error (also assertNoError, assertErrorMsg, assertErrorPattern)
 torch.Tester.disable :: tester:disable(names) :: skip these tests (reported as SKIP)
-torch.pointer :: torch.pointer(obj) :: an integer address: the C tensor of a tensor, the object's own otherwise
+torch.pointer :: torch.pointer(obj) :: an integer address: the C tensor of a tensor, the C storage of a storage, the object's own otherwise
 torch.isequal :: torch.isequal(a, b) :: true for the same table or the same C tensor
 torch.getenv :: torch.getenv(obj) :: the environment table of a function, userdata, thread or tensor
 torch.setenv :: torch.setenv(obj, table) :: set the environment table of a function, userdata, thread or tensor
@@ -293,10 +293,12 @@ torch.Tensor.nonzero :: x:nonzero() / res:nonzero(x) :: as torch.nonzero
 torch.Tensor.histc :: x:histc([nbins, min, max]) :: as torch.histc
 torch.Tensor.bhistc :: x:bhistc([nbins, min, max]) :: as torch.bhistc
 torch.Tensor.maskedCopy :: t:maskedCopy(mask, src) :: copy src's first elements, in order, into the elements where the ByteTensor mask is 1, in place
-torch.save :: torch.save(filename, obj [, format='binary'|'ascii' [, referenced=true]]) :: write obj in Torch7's .t7 format (tensors, storages, tables, nn modules), atomically
-torch.load :: torch.load(filename [, format='binary'|'ascii'|'b32'|'b64']) :: read a .t7 file safely: functions and unknown classes are refused, CUDA tensors load on the CPU
+torch.save :: torch.save(filename, obj [, format='binary'|'ascii' [, referenced=true]]) :: write obj in Torch7's .t7 format (tensors, storages, tables, Lua functions, torch.class objects), atomically
+torch.load :: torch.load(filename [, format='binary'|'ascii'|'b32'|'b64' [, {allowCode = true}]]) :: read a .t7 file safely: Lua functions only with allowCode (trusted files only: their code runs), classes not defined here are refused, CUDA tensors load on the CPU
 torch.serialize :: torch.serialize(obj [, format]) :: obj in Torch7's .t7 format, as a string
-torch.deserialize :: torch.deserialize(str [, format]) :: the object a torch.serialize string holds (read as safely as torch.load)
+torch.deserialize :: torch.deserialize(str [, format [, {allowCode = true}]]) :: the object a torch.serialize string holds (read as safely as torch.load)
+torch.serializeToStorage :: torch.serializeToStorage(obj [, format]) :: torch.serialize's bytes in a torch.CharStorage
+torch.deserializeFromStorage :: torch.deserializeFromStorage(storage [, format [, {allowCode = true}]]) :: the object a serializeToStorage CharStorage holds
 torch.FloatStorage :: torch.FloatStorage([n | table | storage [, offset [, size]] | file [, shared [, size]]]) :: a storage (also Byte, Char, Short, Int, Long, Double, Half, ...): n zeros, a table's values, a view sharing another's memory, or a file mapped to memory (shared = true writes through)
 torch.Storage :: torch.Storage(...) :: a storage of the default tensor type's element type
 torch.isStorage :: torch.isStorage(x) :: true for storages and for t:size()'s size objects
@@ -314,8 +316,8 @@ torch.File.binary :: f:binary() / f:ascii() :: numbers as bytes in memory order,
 torch.File.autoSpacing :: f:autoSpacing() / f:noAutoSpacing() :: in ascii, spaces between numbers and a newline after each write (default)
 torch.File.readString :: f:readString('*a' | '*l' | n) :: the rest of the file, the next line (without its newline), or n bytes
 torch.File.writeString :: f:writeString(str) :: write str's bytes; returns how many were written
-torch.File.readObject :: f:readObject() :: the next object written by writeObject (moontorch.io.serialize's Torch7 format)
-torch.File.writeObject :: f:writeObject(obj) :: write an object in Torch7's serialization format
+torch.File.readObject :: f:readObject([{allowCode = true}]) :: the next object written by writeObject (moontorch.io.serialize's Torch7 format); Lua functions only with allowCode
+torch.File.writeObject :: f:writeObject(obj [, debugname [, hook]]) :: write an object in Torch7's serialization format; hook(x) replaces each object written
 torch.File.seek :: f:seek(pos) :: go to byte pos (1-based); f:seekEnd() goes to the end, f:position() tells where
 torch.File.quiet :: f:quiet() / f:pedantic() :: read and write errors set f:hasError() instead of raising (f:clearError() resets)
 torch.File.longSize :: f:longSize(n) :: longs take n bytes in binary (0: native 8, 4: files from 32-bit longs)

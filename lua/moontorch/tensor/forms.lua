@@ -6,6 +6,7 @@
 --   torch.storageOffset(x), torch.byte(x) & co., torch.data(x), torch.cdata(x)
 --        tensor methods called as torch.f(x, ...)
 --   x:cdata() / torch.cdata(x)   the C tensor (an mt_tensor* cdata; Torch7 gave its THTensor*)
+--   x:real()                     x as the default tensor type (torch.getdefaulttensortype())
 --   mod / cmod                   Torch7's older names of fmod / cfmod
 return function(torch, T)
    local methods, is_tensor = T.tensor_methods, T.is_tensor
@@ -19,6 +20,10 @@ return function(torch, T)
    end
 
    function methods.cdata(x) return T.handle(x, 'cdata') end
+   function methods.real(x)
+      T.handle(x, 'real')
+      return x:type(torch.getdefaulttensortype())
+   end
 
    -- torch.f(x, ...) = x:f(...), for methods Torch7 also documents as torch.f
    local AS_FUNCTION = { 'numel', 'nDimension', 'resize', 'storage', 'storageOffset', 'data', 'cdata',

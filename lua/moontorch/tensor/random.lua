@@ -34,6 +34,16 @@ return function(torch, T)
    else Generator = class('torch.Generator', nil, torch) end
    function Generator:__init() self.g = ffi.new('mt_generator'); self.initial = 0; torch.seed(self) end
    local function is_gen(x) return type(x) == 'table' and getmetatable(x) == Generator end
+   -- torch.save/load (io/serialize.lua): the state as its bytes, since g is FFI data
+   function Generator:__t7write() return { state = torch.getRNGState(self), initial = self.initial } end
+   function Generator:__t7read(fields)
+      if type(fields.initial) ~= 'number' then
+         error('a torch.Generator needs its initial seed (a number), got ' .. type(fields.initial), 2)
+      end
+      self.g = ffi.new('mt_generator')
+      torch.setRNGState(self, fields.state)
+      self.initial = fields.initial
+   end
    local gen = ffi.new('mt_generator') -- the default generator's state
    torch._generator = gen
    local default = setmetatable({ g = gen, initial = 0 }, Generator)
@@ -43,7 +53,12 @@ return function(torch, T)
       return default, a, ...
    end
 
+   -- A fractional seed is cut toward zero, as Torch7's C cast to long does (nn.test seeds with
+   -- 1e5 * torch.tic()); NaN and infinities have no such value.
    local function manual_seed(G, seed)
+      if type(seed) == 'number' and seed == seed and seed ~= 1 / 0 and seed ~= -1 / 0 then
+         seed = seed < 0 and math.ceil(seed) or floor(seed)
+      end
       G.g.seed = to_u64('manualSeed', seed, 'the seed')
       G.g.offset = 0
       G.initial = seed

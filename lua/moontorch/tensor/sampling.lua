@@ -10,7 +10,9 @@
 --   torch.multinomialAliasSetup(probs [,state]) -> state = {J (LongTensor), q (DoubleTensor)}
 --   torch.multinomialAlias(output, state) -> output (a 1-d LongTensor, filled with draws)
 --        Walker's alias method: setup O(K) once, then O(1) per draw (always with replacement).
---        J[i] is the 1-based alias of column i (0: none), q[i] the chance of keeping column i.
+--        J[i] is the 1-based alias of column i, q[i] the chance of keeping column i; a column with
+--        no alias (q[i] = 1) has itself as alias, so every J[i] is in 1..K (Torch7's test.lua and
+--        test_aliasMultinomial.lua check both bounds). Draws also take Torch7's 0 for "none".
 -- Every draw takes its uniforms from the global generator (torch.manualSeed reproduces it). The
 -- sampling loops run on the CPU: CUDA probabilities are copied to the host and the indices are
 -- copied back to the probabilities' device.
@@ -187,7 +189,7 @@ return function(torch, T)
       local qp = ffi.cast('double*', C.mt_tensor_data(q.h))
       local small, large, ns, nl = ffi.new('int64_t[?]', K), ffi.new('int64_t[?]', K), 0, 0
       for i = 0, K - 1 do
-         qp[i], jp[i] = K * p[i] / total, 0
+         qp[i], jp[i] = K * p[i] / total, i + 1 -- no alias yet: itself
          if qp[i] < 1 then small[ns], ns = i, ns + 1 else large[nl], nl = i, nl + 1 end
       end
       -- pair each short column with a tall one that tops it up to 1
@@ -230,7 +232,7 @@ return function(torch, T)
       for i = 0, N - 1 do
          local k = floor(u[2 * i] * K)
          if k >= K then k = K - 1 end
-         if u[2 * i + 1] < qp[k] or jp[k] < 1 then o[i] = k + 1 else o[i] = jp[k] end
+         if u[2 * i + 1] < qp[k] or jp[k] < 1 or jp[k] > K then o[i] = k + 1 else o[i] = jp[k] end
       end
       hold(jt, qt, ut)
       check(C.mt_copy(output.h, out.h), op, nil, 2)

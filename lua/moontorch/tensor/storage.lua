@@ -228,12 +228,14 @@ return function(torch, T)
             return own(outp[0])
          end
          if type(a) == 'string' then
-            if shm then a = '/dev/shm/' .. a:gsub('^/+', '') end -- where Linux's shm_open keeps its objects
+            -- shared memory: a file in /dev/shm (where Linux's shm_open keeps its objects), shared and
+            -- removed when the storage is freed, as Torch7's THMapAllocator does
+            if shm then a = '/dev/shm/' .. a:gsub('^/+', '') end
             local n = c or -1
             if not is_int(n) or (c ~= nil and n < 0) then
                error(name .. ': size must be an integer >= 0, got ' .. tostring(c), 2)
             end
-            check(C.mt_storage_map_file(outp, a, dtype, b and 1 or 0, n), name, 'storage')
+            check(C.mt_storage_map_file(outp, a, dtype, shm and 2 or b and 1 or 0, n), name, 'storage')
             return own(outp[0])
          end
          if type(a) == 'table' then

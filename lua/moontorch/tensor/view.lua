@@ -338,12 +338,6 @@ return function(torch, T)
       methods[name] = function(t) return T.convert(t, dtype, C.mt_tensor_device(h_of(t, name))) end
    end
 
-   -- t:real(): t as the default tensor type (Torch7's name for it)
-   function methods.real(t)
-      h_of(t, 'real')
-      return T.convert_to_typename(t, torch.getdefaulttensortype())
-   end
-
    function methods.typeAs(t, other)
       h_of(t, 'typeAs')
       local oh = h_of(other, 'typeAs')

@@ -1,7 +1,8 @@
 -- objects.lua: the object utilities of Torch7's utility.md that are not the class system
 -- (torch.class, isTypeOf, getmetatable, factory live in class.lua; type/typename/isTensor in
 -- tensor/constructors.lua):
---   torch.pointer(obj)                 an integer address: the C tensor of a tensor, the object itself otherwise
+--   torch.pointer(obj)                 an integer address: the C tensor of a tensor, the C storage of a storage
+--                                      (the same for every t:storage() of one tensor), the object itself otherwise
 --   torch.isequal(a, b)                the same table, or the same C tensor
 --   torch.getenv(obj) / setenv(obj, t) an object's environment table (functions, userdata, threads, cdata)
 --   torch.getconstructortable(name)    the constructor of a type: torch.FloatTensor, nn.Linear, ...
@@ -25,6 +26,9 @@ return function(torch, T)
    function torch.pointer(obj)
       local ty = type(obj)
       if ty == 'cdata' then
+         if T.is_storage and T.is_storage(obj) then -- each Storage object holds its own handle
+            return tonumber(ffi.cast('intptr_t', T.clib.mt_tensor_storage_key(obj.h)))
+         end
          local p = cdata_pointer(obj)
          if p then return p end
       elseif ty == 'table' or ty == 'function' or ty == 'thread' or ty == 'userdata' or ty == 'string' then

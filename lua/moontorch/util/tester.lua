@@ -33,7 +33,7 @@ end
 
 -- An assert's optional message (a string; no other arguments).
 local function get_message(message, ...)
-   if select('#', ...) > 0 then error('Tester: unexpected arguments passed to the assert', 3) end
+   if select('#', ...) > 0 then error('Tester: Unexpected arguments passed to the assert', 3) end
    if message == nil or message == '' then return '' end
    if type(message) ~= 'string' then error('Tester: the message must be a string, got ' .. type(message), 3) end
    return message .. '\n'
@@ -166,8 +166,8 @@ return function(torch, T)
    end
 
    local function tensor_eq_or_ne(self, ta, tb, negate, ...)
-      if not T.is_tensor(ta) then error('Tester: the first argument should be a tensor, got ' .. torch.type(ta), 3) end
-      if not T.is_tensor(tb) then error('Tester: the second argument should be a tensor, got ' .. torch.type(tb), 3) end
+      if not T.is_tensor(ta) then error('Tester: First argument should be a Tensor, got ' .. torch.type(ta), 3) end
+      if not T.is_tensor(tb) then error('Tester: Second argument should be a Tensor, got ' .. torch.type(tb), 3) end
       local tolerance, message = get_tolerance_message(1e-16, ...)
       local ignore = self._assertTensorEqIgnoresDims
       local ok, sub = check.tensors(ta, tb, tolerance, negate, ignore)
@@ -182,8 +182,8 @@ return function(torch, T)
    function Tester:assertTensorNe(ta, tb, ...) return tensor_eq_or_ne(self, ta, tb, true, ...) end
 
    local function table_eq_or_ne(self, ta, tb, negate, ...)
-      if type(ta) ~= 'table' then error('Tester: the first argument should be a table, got ' .. torch.type(ta), 3) end
-      if type(tb) ~= 'table' then error('Tester: the second argument should be a table, got ' .. torch.type(tb), 3) end
+      if type(ta) ~= 'table' then error('Tester: First argument should be a Table, got ' .. torch.type(ta), 3) end
+      if type(tb) ~= 'table' then error('Tester: Second argument should be a Table, got ' .. torch.type(tb), 3) end
       return eq_or_ne(self, ta, tb, negate, ...)
    end
    function Tester:assertTableEq(ta, tb, ...) return table_eq_or_ne(self, ta, tb, false, ...) end
@@ -227,7 +227,7 @@ return function(torch, T)
          end
          for _, k in ipairs(names) do
             if type(f[k]) == 'table' then
-               error('Tester:add: nested sets of tests are not supported (' .. tostring(k) .. ')', 2)
+               error('Tester:add: Nested sets of tests are not supported (' .. tostring(k) .. ')', 2)
             end
             self:add(f[k], k)
          end
@@ -237,7 +237,7 @@ return function(torch, T)
          error('Tester:add: only functions and tables of functions are supported, got ' .. type(f), 2)
       end
       if name == '_setUp' or name == '_tearDown' then
-         if self[name] then error('Tester:add: only one ' .. name .. ' function allowed', 2) end
+         if self[name] then error('Tester:add: Only one ' .. name .. ' function allowed', 2) end
          self[name] = f
          return self
       end
