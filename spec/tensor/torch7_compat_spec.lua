@@ -124,6 +124,22 @@ describe('Torch7 API forms', function()
       assert.is_false(torch.Tensor.isTensor(3))
    end)
 
+   it('res:index(src, dim, index) and res:gather(src, dim, index) write res', function()
+      local r, c = ints(3, 5), ints(3, 5)
+      local src = util.rand_tensor({ r, c }, 'torch.DoubleTensor')
+      local idx = torch.LongTensor { ints(1, r), ints(1, r) }
+      local res = torch.DoubleTensor(7)
+      assert.equal(res, res:index(src, 1, idx))
+      assert.same({ 2, c }, res:size():totable())
+      for i = 1, 2 do for j = 1, c do assert.equal(src[idx[i]][j], res[i][j]) end end
+      local g = torch.LongTensor(r, 1)
+      for i = 1, r do g[i][1] = ints(1, c) end
+      local gr = torch.DoubleTensor()
+      assert.equal(gr, gr:gather(src, 2, g))
+      for i = 1, r do assert.equal(src[i][g[i][1]], gr[i][1]) end
+      assert.same({ 2, c }, src:index(1, idx):size():totable())
+   end)
+
    it('torch.lerp of numbers is a number', function()
       local a, b, w = math.random() * 200 - 100, math.random() * 200 - 100, math.random()
       util.assert_close({ torch.lerp(a, b, w) }, { a + w * (b - a) })

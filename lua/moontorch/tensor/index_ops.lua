@@ -44,7 +44,11 @@ return function(torch, T)
    -- torch.index([res,] src, dim, index)
    torch.index = indexed_read('index', C.mt_index_select)
    torch.indexSelect = torch.index
-   function methods.index(self, dim, index) return torch.index(nil, self, dim, index) end
+   -- t:index(dim, index), or Torch7's result-first res:index(src, dim, index)
+   function methods.index(self, dim, index, ...)
+      if T.is_tensor(dim) then return torch.index(self, dim, index, ...) end
+      return torch.index(nil, self, dim, index)
+   end
    methods.indexSelect = methods.index
 
    -- t:indexAdd(dim, index, src [, alpha]): t[index[i]] += alpha * src[i] along dim; repeats add up
@@ -101,7 +105,10 @@ return function(torch, T)
 
    -- torch.gather([res,] src, dim, index): res[i][j][k] = src[i][index[i][j][k]][k] (dim 2)
    torch.gather = indexed_read('gather', C.mt_gather)
-   function methods.gather(self, dim, index) return torch.gather(nil, self, dim, index) end
+   function methods.gather(self, dim, index, ...) -- also res:gather(src, dim, index)
+      if T.is_tensor(dim) then return torch.gather(self, dim, index, ...) end
+      return torch.gather(nil, self, dim, index)
+   end
 
    -- t:scatter(dim, index, src or value): t[i][index[i][j][k]][k] = src[i][j][k] (dim 2), in place
    function methods.scatter(self, dim, index, src)
