@@ -423,7 +423,7 @@ static mt_status t7_torch(reader *r, int64_t idx, int depth) {
 
 /* a function: its bytecode (kept as a byte range, never loaded here) and its upvalue table */
 static mt_status t7_function(reader *r, int64_t idx, int32_t tag, int depth) {
-  int64_t off, len, first = 0, child = 0, at;
+  int64_t off = 0, len = 0, first = 0, child = 0, at;
   MT_TRY(rd_string(r, &off, &len, "function bytecode"));
   mt_t7_node *nd = &r->f->nodes[idx];
   nd->str = off;

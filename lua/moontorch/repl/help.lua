@@ -427,6 +427,7 @@ M.entries, M.names = entries, names
 -- classes that live in another class's file (or whose header has another form).
 local LIB_TEXT = [==[
 nn.Jacobian :: nn.Jacobian.testJacobian(m, input [, minval, maxval, perturbation]) :: Torch7's derivative checker: the largest difference between a module's backward and finite differences (also testJacobianParameters, testJacobianUpdateParameters, testIO)
+nn.SparseJacobian :: nn.SparseJacobian.testJacobian(m, input [, minval, maxval]) :: nn.Jacobian for modules whose input is nnz x 2 (index, value) rows: perturbs the values column only (also testJacobianParameters, testAllUpdate, testIO)
 nn.SpatialDilatedConvolution :: nn.SpatialDilatedConvolution(nIn, nOut, kW, kH, dW, dH, padW, padH [, dilW=1, dilH=dilW]) :: 2-d convolution with holes: kernel taps dilW, dilH pixels apart
 nn.SpatialAdaptiveAveragePooling :: nn.SpatialAdaptiveAveragePooling(W, H) :: average pooling to a W x H output whatever the input size
 optim.sgd :: x, {f} = optim.sgd(feval, x [, config [, state]]) :: SGD as Torch7's: learningRate, learningRateDecay, weightDecay, momentum, dampening, nesterov, learningRates/weightDecays tensors
