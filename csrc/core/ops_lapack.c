@@ -210,23 +210,29 @@ static mt_status vec_open(work *w, mt_tensor *out, int64_t n, int shared, mt_dty
 }
 
 /* A read-only operand LAPACK reads column-major: a view when it is one, else a copy. */
-static mt_status colmajor_input(const mt_backend *be, const mt_tensor *t, mt_tensor **out) {
-  if (is_colmajor(t, t->sizes[0], t->sizes[1]))
+/* t as a column-major matrix of `dtype`: t itself when it is one, else a converted copy */
+static mt_status colmajor_input(const mt_backend *be, const mt_tensor *t, mt_dtype dtype, mt_tensor **out) {
+  if (t->dtype == dtype && is_colmajor(t, t->sizes[0], t->sizes[1]))
     return (*out = mt__tensor_alias(t)) ? MT_OK : mt__error(MT_ERR_MEMORY, "lapack: out of host memory");
-  MT_TRY(temp_colmajor(out, t->dtype, t->device, t->sizes[0], t->sizes[1]));
+  MT_TRY(temp_colmajor(out, dtype, t->device, t->sizes[0], t->sizes[1]));
   mt_status st = be->copy(*out, t);
   if (st != MT_OK) mt_tensor_release(*out), *out = NULL;
   return st;
 }
 
-static mt_status contiguous_input(const mt_backend *be, const mt_tensor *t, mt_tensor **out) {
-  if (mt__is_contiguous(t))
+static mt_status contiguous_input(const mt_backend *be, const mt_tensor *t, mt_dtype dtype, mt_tensor **out) {
+  if (t->dtype == dtype && mt__is_contiguous(t))
     return (*out = mt__tensor_alias(t)) ? MT_OK : mt__error(MT_ERR_MEMORY, "lapack: out of host memory");
-  MT_TRY(mt__tensor_empty(out, t->dtype, t->device, t->ndim, t->sizes));
+  MT_TRY(mt__tensor_empty(out, dtype, t->device, t->ndim, t->sizes));
   mt_status st = be->copy(*out, t);
   if (st != MT_OK) mt_tensor_release(*out), *out = NULL;
   return st;
 }
+
+/* The dtype the QR family (geqrf, orgqr, ormqr, qr) computes in: float32 factors in float64 and
+ * rounds the results. Float32 Householder QR reproduces A only to about 8 ulps of its column
+ * norms (above the 1e-5 Torch7's own tests ask); in float64 the rounded factors are within 2. */
+static mt_dtype qr_dtype(const mt_tensor *a) { return a->dtype == MT_F32 ? MT_F64 : a->dtype; }
 
 #define BACKEND(op, t)                                     \
   const mt_backend *be = mt__backend_for((t)->device, op); \
@@ -361,7 +367,7 @@ mt_status mt_potrs(mt_tensor *out, const mt_tensor *b, const mt_tensor *chol, ch
   MT_TRY(as_matrix(b, &bm));
   work w = {0};
   int info = 0;
-  mt_status st = colmajor_input(be, chol, &cm);
+  mt_status st = colmajor_input(be, chol, chol->dtype, &cm);
   if (st == MT_OK)
     st = work_open(be, &w, out, bm, chol->sizes[0], bm->sizes[1], shares(out, chol), b->dtype, b->device);
   if (st == MT_OK) st = be->lapack_potrs(cm, w.t, uplo, &info);
@@ -419,8 +425,10 @@ mt_status mt_geqrf(mt_tensor *out, mt_tensor *tau, const mt_tensor *a) {
   int64_t m = a->sizes[0], n = a->sizes[1], k = m < n ? m : n;
   work w, wt = {0};
   int info = 0;
-  mt_status st = work_open(be, &w, out, a, m, n, 0, a->dtype, a->device);
-  if (st == MT_OK) st = vec_open(&wt, tau, k, shares(tau, a), a->dtype, a->device, op);
+  mt_dtype ct = qr_dtype(a);
+  int promote = ct != a->dtype; /* then LAPACK works on temporaries, rounded into the results */
+  mt_status st = work_open(be, &w, out, a, m, n, promote, ct, a->device);
+  if (st == MT_OK) st = vec_open(&wt, tau, k, promote || shares(tau, a), ct, a->device, op);
   if (st == MT_OK) st = be->lapack_geqrf(w.t, wt.t, &info);
   if (st == MT_OK) st = lapack_info(op, info, "");
   st = work_close(be, &wt, st);
@@ -450,9 +458,11 @@ mt_status mt_orgqr(mt_tensor *out, const mt_tensor *a, const mt_tensor *tau) {
   mt_tensor *a_k = NULL, *tc = NULL;
   work w = {0};
   int info = 0;
+  mt_dtype ct = qr_dtype(a);
+  int promote = ct != a->dtype;
   mt_status st = mt_tensor_narrow(&a_k, a, 1, 0, k);
-  if (st == MT_OK) st = contiguous_input(be, tau, &tc);
-  if (st == MT_OK) st = work_open(be, &w, out, a_k, m, k, shares(out, a) || shares(out, tau), a->dtype, a->device);
+  if (st == MT_OK) st = contiguous_input(be, tau, ct, &tc);
+  if (st == MT_OK) st = work_open(be, &w, out, a_k, m, k, promote || shares(out, a) || shares(out, tau), ct, a->device);
   if (st == MT_OK) st = be->lapack_orgqr(w.t, tc, &info);
   if (st == MT_OK) st = lapack_info(op, info, "");
   st = work_close(be, &w, st);
@@ -481,10 +491,13 @@ mt_status mt_ormqr(mt_tensor *out, const mt_tensor *a, const mt_tensor *tau, con
   mt_tensor *ac = NULL, *tc = NULL;
   work w = {0};
   int info = 0;
-  mt_status st = colmajor_input(be, a, &ac);
-  if (st == MT_OK) st = contiguous_input(be, tau, &tc);
+  mt_dtype ct = qr_dtype(a);
+  int promote = ct != a->dtype;
+  mt_status st = colmajor_input(be, a, ct, &ac);
+  if (st == MT_OK) st = contiguous_input(be, tau, ct, &tc);
   if (st == MT_OK)
-    st = work_open(be, &w, out, c, c->sizes[0], c->sizes[1], shares(out, a) || shares(out, tau), c->dtype, c->device);
+    st = work_open(be, &w, out, c, c->sizes[0], c->sizes[1], promote || shares(out, a) || shares(out, tau), ct,
+                   c->device);
   if (st == MT_OK) st = be->lapack_ormqr(ac, tc, w.t, side, trans, &info);
   if (st == MT_OK) st = lapack_info(op, info, "");
   st = work_close(be, &w, st);
@@ -506,9 +519,11 @@ mt_status mt_qr(mt_tensor *q, mt_tensor *r, const mt_tensor *a) {
   mt_tensor *fa = NULL, *tau = NULL, *top = NULL, *left = NULL;
   work wq = {0}, wr = {0};
   int info = 0;
-  mt_status st = temp_colmajor(&fa, a->dtype, a->device, m, n);
+  mt_dtype ct = qr_dtype(a);
+  int promote = ct != a->dtype;
+  mt_status st = temp_colmajor(&fa, ct, a->device, m, n);
   if (st == MT_OK) st = be->copy(fa, a);
-  if (st == MT_OK) st = mt__tensor_empty(&tau, a->dtype, a->device, 1, &k);
+  if (st == MT_OK) st = mt__tensor_empty(&tau, ct, a->device, 1, &k);
   if (st == MT_OK) st = be->lapack_geqrf(fa, tau, &info);
   if (st == MT_OK) st = lapack_info(op, info, "");
   /* R: the top k rows of the factor, below the diagonal cleared; row-major as Torch7's triu */
@@ -523,7 +538,7 @@ mt_status mt_qr(mt_tensor *q, mt_tensor *r, const mt_tensor *a) {
   if (st == MT_OK) st = be->lapack_triangle(wr.t, 'U', 0);
   /* Q: the reflectors' first k columns, expanded */
   if (st == MT_OK) st = mt_tensor_narrow(&left, fa, 1, 0, k);
-  if (st == MT_OK) st = work_open(be, &wq, q, left, m, k, shares(q, a), a->dtype, a->device);
+  if (st == MT_OK) st = work_open(be, &wq, q, left, m, k, promote || shares(q, a), ct, a->device);
   if (st == MT_OK) st = be->lapack_orgqr(wq.t, tau, &info);
   if (st == MT_OK) st = lapack_info(op, info, "");
   st = work_close(be, &wq, st);
