@@ -5,7 +5,8 @@
 -- tools/torch7_tests.sh drives it, one process per test. Two adaptations, both to moontorch's packaging, not
 -- to what a test checks: `paths` is a global, as Torch7's `require 'torch'` left it, and test_writeObject.lua,
 -- which reads back the closures it wrote, is opted into loading code (moontorch refuses it unless asked).
--- nn's NaN and DontCast tests need the moses package (Debian: lua-moses).
+-- nn's NaN and DontCast tests need the moses package (Debian: lua-moses); they were written for moses 1.x,
+-- whose map passes (key, value), and Debian's moses 2 passes (value, key): the runner gives them 1.x's order.
 local file, mode, only = arg[1], arg[2], arg[3]
 if not file or (mode ~= 'list' and mode ~= 'run') or (mode == 'run' and not only) then
    io.stderr:write('usage: luajit tools/torch7_tests.lua FILE list | FILE run NAME\n')
@@ -20,6 +21,14 @@ _G.nn = nn
 package.preload.nn = function() return nn end
 torch.setdefaulttensortype('torch.DoubleTensor')
 _G.paths = require 'moontorch.io.paths'
+package.preload.moses = function()
+   local moses = dofile(assert(package.searchpath('moses', package.path)))
+   if moses.map({ 'v' }, function(first) return first end)[1] == 'v' then -- moses 2: (value, key)
+      local map = moses.map
+      moses.map = function(t, f, ...) return map(t, function(v, k, ...) return f(k, v, ...) end, ...) end
+   end
+   return moses
+end
 if file:match('test_writeObject%.lua$') then
    local readObject = torch.File.readObject
    torch.File.readObject = function(self, options) return readObject(self, options or { allowCode = true }) end
