@@ -166,6 +166,26 @@ describe("DataParallel{compress = 'auto'}", function()
       assert.truthy(tostring(dp):find('compress auto: bucket 1', 1, true))
    end)
 
+   it('compresses only for a predicted gain above 5%: a tie stays dense, a clear gain compresses', function()
+      if N < 2 then return oneRank() end
+      local dp = dist.DataParallel(fresh(), { compress = 'auto', network = '1gbit', momentum = MOM, weightDecay = WD })
+      local auto, predict = dp.auto, dp.auto.predict
+      local gain
+      -- the model's own choice of tensors, its step scaled to the gain asked for
+      auto.predict = function(self, compress)
+         local r = predict(self, compress)
+         if compress == 'auto' then r.step = predict(self, 'none').step * (1 - gain) end
+         return r
+      end
+      for _, case in ipairs { { 0.04, false }, { 0.06, true }, { 0.01, false }, { 0.5, true } } do
+         gain = case[1]
+         auto:decide('test')
+         local any = false
+         for i in ipairs(dp.units) do any = any or auto.sparse[i] == true end
+         assert.are.equal(case[2], any, ('predicted gain %g'):format(gain))
+      end
+   end)
+
    it('loses nothing when the choice changes: a residual leaving compression is sent, then all is applied', function()
       if N < 2 then return oneRank() end
       local m = nn.AutoSpecInjector(60000, 300)

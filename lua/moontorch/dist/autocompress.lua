@@ -25,6 +25,10 @@ local A = {}
 A.__index = A
 
 local DRIFT = 0.2
+-- Compression is chosen only when the model predicts a step this much shorter than dense: the
+-- cost table and the selection cost are measurements, and their noise alone (a loaded machine's
+-- dist.init) must not turn a tie into a compressed tensor.
+local MARGIN = 0.05
 
 local function now() return require('moontorch.util.progress').now() end
 local function fail(fmt, ...) error('dist.DataParallel: ' .. fmt:format(...), 0) end
@@ -111,15 +115,17 @@ end
 -- same inputs, so the same choice)
 function A:decide(why)
    local r = self:predict('auto')
+   local dense = self:predict('none')
+   if next(r.sparse) ~= nil and r.step > dense.step * (1 - MARGIN) then r = dense end
    self.predicted = r.step
    self.basis = { backward = r.backward, selection = self.selectionCost }
    local sparse = {}
-   for i in pairs(r.sparse) do sparse[i] = true end
+   for i in pairs(r.sparse or {}) do sparse[i] = true end
    self:apply(sparse)
    self.decisions = self.decisions + 1
    self.why = why
    if self.dp.dist.rank() == 0 and (why == 'start' or self.changed) then
-      local dense, comp = self:predict('none'), self:predict('rgc')
+      local comp = self:predict('rgc')
       print(('dist.DataParallel compress=auto (%s, %s; selection %.2f ns/element): %s; predicted step %.1f ms '
          .. '(dense %.1f, rgc %.1f)'):format(why, self.net.name, self.selectionCost * 1e9, self:summary(), r.step * 1e3,
          dense.step * 1e3, comp.step * 1e3))
