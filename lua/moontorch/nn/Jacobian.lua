@@ -139,12 +139,15 @@ function Jacobian.forward(module, input, param, perturbation)
 end
 
 -- The jacobian of the parameter update: column j is how much accUpdateGradParameters (lr 1)
--- moves the parameters for a unit gradient at output element j.
+-- moves the parameters for a unit gradient at output element j. Every parameter of the module
+-- is put back after each column: in a container the others move too, and would change the next.
 function Jacobian.backwardUpdate(module, input, param)
    local nout = output_size(module, input)
    local list = tensors(param)
-   local saved = {}
+   local all = module:parameters() or {}
+   local saved, savedAll = {}, {}
    for i, p in ipairs(list) do saved[i] = p:clone() end
+   for i, p in ipairs(all) do savedAll[i] = p:clone() end
    local jac = torch.DoubleTensor(count(list), nout)
    for j = 1, nout do
       local gout = unit_like(module.output, j)
@@ -152,6 +155,7 @@ function Jacobian.backwardUpdate(module, input, param)
       module:accUpdateGradParameters(input, gout, 1)
       local moved = flatten(saved):clone():add(-1, flatten(list))
       if moved:nElement() > 0 then jac:select(2, j):copy(moved) end
+      for i, p in ipairs(all) do p:copy(savedAll[i]) end
       for i, p in ipairs(list) do p:copy(saved[i]) end
    end
    return jac
@@ -202,8 +206,7 @@ function Jacobian.backwardDiagHessian(module, input, name)
 end
 
 function Jacobian.linearModuleDiagHessian(module, input, gradName)
-   local grad = module[gradName]
-   local h = grad.new():resize(grad:nElement()):zero()
+   local h
    module:forward(input)
    local nout = module.output:nElement()
    for j = 1, nout do
@@ -211,7 +214,8 @@ function Jacobian.linearModuleDiagHessian(module, input, gradName)
       module:zeroGradParameters()
       module:updateGradInput(input, gout)
       module:accGradParameters(input, gout, 1)
-      local g = module[gradName]:contiguous():view(h:nElement())
+      local g = module[gradName]:contiguous():view(-1)
+      h = h or g.new():resizeAs(g):zero() -- sized after the first pass (gradInput starts empty)
       h:addcmul(g, g)
    end
    return h
