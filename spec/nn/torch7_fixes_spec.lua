@@ -187,6 +187,127 @@ describe('Torch7 nn fixes', function()
       util.assert_error(function() nn.View(7):forward(rand(5, 2, 6)) end, 'nn.View', '5x2x6')
    end)
 
+   it('BatchNormalization: one sample in evaluation, and a one-sample training batch uses running statistics',
+      function()
+      for _, case in ipairs { { 'BatchNormalization', { 4 } }, { 'SpatialBatchNormalization', { 4, 3, 2 } } } do
+         local m = nn[case[1]](4)
+         m.weight:copy(rand(4))
+         m.bias:copy(rand(4))
+         m.running_mean:copy(rand(4))
+         m.running_var:uniform(0.5, 2)
+         m:evaluate()
+         local x = rand(table.unpack(case[2]))
+         local y = m:forward(x)
+         assert.are.same(case[2], y:size():totable())
+         -- float64 reference: (x - mean) / sqrt(var + eps) * w + b per channel
+         local ref = x:clone()
+         for c = 1, 4 do
+            ref:narrow(1, c, 1):add(-m.running_mean[c]):div(math.sqrt(m.running_var[c] + m.eps)):mul(m.weight[c]):add(m.bias[c])
+         end
+         util.assert_close(y, ref, nil, case[1] .. ' sample')
+         assert.is_true(nn.Jacobian.testJacobian(m, x) < 1e-6)
+         assert.is_true(nn.Jacobian.testJacobianParameters(m, x, m.weight, m.gradWeight) < 1e-6)
+         m:training()
+         util.assert_error(function() m:forward(x) end, case[1])
+      end
+      local m = nn.BatchNormalization(3)
+      m.running_mean:copy(rand(3))
+      m.running_var:uniform(0.5, 2)
+      local rm = m.running_mean:clone()
+      local x = rand(1, 3)
+      local y = m:forward(x):clone()
+      assert.are.equal(0, (m.running_mean - rm):abs():max())
+      m:evaluate()
+      util.assert_close(y, m:forward(x), nil, 'one-sample batch')
+   end)
+
+   it('CrossEntropyCriterion exposes nll and lsm; nll.sizeAverage is the setting in force', function()
+      local x, t = rand(4, 6), torch.Tensor { 2, 6, 1, 3 }
+      local w = torch.Tensor(6):uniform(0.2, 1)
+      local function ref(avg) -- float64: sum_i w[t_i] * -(x[i][t_i] - logsumexp(x[i])) (/ sum w[t_i])
+         local loss, tw = 0, 0
+         for i = 1, 4 do
+            local lse = math.log(torch.exp(x[i]):sum())
+            loss = loss - w[t[i]] * (x[i][t[i]] - lse)
+            tw = tw + w[t[i]]
+         end
+         return avg and loss / tw or loss
+      end
+      local c = nn.CrossEntropyCriterion(w)
+      assert.are.equal('nn.LogSoftMax', torch.type(c.lsm))
+      assert.are.equal('nn.ClassNLLCriterion', torch.type(c.nll))
+      assert(math.abs(c:forward(x, t) - ref(true)) < 1e-12)
+      c.nll.sizeAverage = false -- set directly: kept
+      assert(math.abs(c:forward(x, t) - ref(false)) < 1e-12)
+      assert.is_false(c.nll.sizeAverage)
+      local c2 = nn.CrossEntropyCriterion(w)
+      c2.sizeAverage = false -- set on the criterion: passed on
+      assert(math.abs(c2:forward(x, t) - ref(false)) < 1e-12)
+      assert.is_false(c2.nll.sizeAverage)
+      local g = c2:backward(x, t)
+      local e = 1e-6
+      for k = 1, 24, 5 do
+         local xv = x:view(-1)
+         local orig = xv[k]
+         xv[k] = orig + e
+         local p = c2:forward(x, t)
+         xv[k] = orig - e
+         local m = c2:forward(x, t)
+         xv[k] = orig
+         assert(math.abs(g:view(-1)[k] - (p - m) / (2 * e)) < 1e-6)
+      end
+   end)
+
+   it('LookupTable shared with share() updates the weight once per call (no endless recursion)', function()
+      local a = nn.LookupTable(7, 3)
+      local b = a:clone():share(a, 'weight')
+      local idx = torch.LongTensor { 2, 5, 2 }
+      local go = rand(3, 3)
+      local w0 = a.weight:clone()
+      b:forward(idx)
+      b:updateGradInput(idx, go)
+      b:accUpdateGradParameters(idx, go, 0.5)
+      local ref = w0:clone()
+      for i = 1, 3 do ref[idx[i]]:add(-0.5, go[i]) end
+      util.assert_close(a.weight, ref, nil, 'shared update')
+      util.assert_close(b.weight, ref, nil, 'shared update (b)')
+   end)
+
+   it('Spatial{Reflection,Replication}Padding: negative pads crop', function()
+      local x = rand(2, 3, 7, 8)
+      for _, name in ipairs { 'SpatialReflectionPadding', 'SpatialReplicationPadding' } do
+         local m = nn[name](-2, 1, 2, -3)
+         local y = m:forward(x)
+         assert.are.same({ 2, 3, 7 + 2 - 3, 8 - 2 + 1 }, y:size():totable())
+         -- the cropped input padded by the positive pads alone
+         local ref = nn[name](0, 1, 2, 0):forward(x:narrow(4, 3, 6):narrow(3, 1, 4):contiguous())
+         util.assert_close(y, ref, nil, name)
+         assert.is_true(nn.Jacobian.testJacobian(m, x:clone()) < 1e-6)
+         local gi = m:backward(x, rand(2, 3, 6, 7))
+         assert.are.same({ 2, 3, 7, 8 }, gi:size():totable())
+         assert.are.equal(0, gi:narrow(4, 1, 2):abs():max()) -- cropped columns get no gradient
+         assert.are.equal(0, gi:narrow(3, 5, 3):abs():max())
+         util.assert_error(function() nn[name](-4, -4, 0, 0):forward(x) end, name, 'crop')
+      end
+   end)
+
+   it('full convolution with a target input: gradInput[2] is one zero expanded to the target', function()
+      local m = nn.SpatialFullConvolution(2, 3, 3, 3, 2, 2, 1, 1)
+      local x, target = rand(2, 4, 5), rand(8, 10)
+      local y = m:forward({ x, target })
+      assert.are.same({ 3, 8, 10 }, y:size():totable())
+      local ref = nn.SpatialFullConvolution(2, 3, 3, 3, 2, 2, 1, 1, 1, 1)
+      ref.weight:copy(m.weight)
+      ref.bias:copy(m.bias)
+      util.assert_close(y, ref:forward(x), nil, 'adj from target')
+      local go = rand(3, 8, 10)
+      local gi = m:backward({ x, target }, go)
+      util.assert_close(gi[1], ref:backward(x, go), nil, 'gradInput[1]')
+      assert.are.same({ 8, 10 }, gi[2]:size():totable())
+      assert.are.equal(1, gi[2]:storage():size())
+      assert.are.equal(0, gi[2]:abs():max())
+   end)
+
    it('manualSeed truncates a fractional seed', function()
       torch.manualSeed(12345.75)
       local a = torch.rand(5)
