@@ -202,7 +202,8 @@ describe('Torch7 nn fixes', function()
          -- float64 reference: (x - mean) / sqrt(var + eps) * w + b per channel
          local ref = x:clone()
          for c = 1, 4 do
-            ref:narrow(1, c, 1):add(-m.running_mean[c]):div(math.sqrt(m.running_var[c] + m.eps)):mul(m.weight[c]):add(m.bias[c])
+            ref:narrow(1, c, 1):add(-m.running_mean[c]):div(math.sqrt(m.running_var[c] + m.eps))
+               :mul(m.weight[c]):add(m.bias[c])
          end
          util.assert_close(y, ref, nil, case[1] .. ' sample')
          assert.is_true(nn.Jacobian.testJacobian(m, x) < 1e-6)

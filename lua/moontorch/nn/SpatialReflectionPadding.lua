@@ -1,7 +1,7 @@
 -- nn.SpatialReflectionPadding(pad_l, [pad_r=pad_l], [pad_t=pad_l], [pad_b=pad_l]) as in Torch7: pads
 -- the last two dimensions of a 3-d or 4-d input with its mirror image (the border is not repeated);
--- each pad must be smaller than that dimension; a negative pad crops that side. One C pass each way (mt_nn_pad2d_forward /
--- _backward, csrc/nn/padding.c, which also checks the pads against the input);
+-- each pad must be smaller than that dimension; a negative pad crops that side. One C pass each
+-- way (mt_nn_pad2d_forward / _backward, csrc/nn/padding.c, which also checks the pads against the input);
 -- nn.SpatialReplicationPadding reuses this with the border repeated instead (its _mode).
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
@@ -43,7 +43,8 @@ local function crop(self, input)
    local h, w = input:size(d - 1), input:size(d)
    local cl, cr, ct, cb = math.max(-pl, 0), math.max(-pr, 0), math.max(-pt, 0), math.max(-pb, 0)
    if w - cl - cr < 1 or h - ct - cb < 1 then
-      error(('%s: pads l=%d r=%d t=%d b=%d crop all of a %dx%d input'):format(torch.type(self), pl, pr, pt, pb, h, w), 3)
+      error(('%s: pads l=%d r=%d t=%d b=%d crop all of a %dx%d input'):format(torch.type(self), pl, pr, pt, pb,
+         h, w), 3)
    end
    local x = input:narrow(d, 1 + cl, w - cl - cr):narrow(d - 1, 1 + ct, h - ct - cb)
    return x, math.max(pl, 0), math.max(pr, 0), math.max(pt, 0), math.max(pb, 0)

@@ -2,9 +2,10 @@
 -- (poolSizeT, poolSizeW, poolSizeH, ratioT, ratioW, ratioH) as in Torch7: the 3-d form of
 -- nn.SpatialFractionalMaxPooling (Graham's fractional max pooling). Input C x H x W x T (time
 -- last, as Torch7's docs and C code take it, unlike the other volumetric layers) or a batch of
--- those, output C x outH x outW x outT; window starts are pseudo-random increasing sequences drawn per sample and plane from
--- self.randomSamples (batch x plane x 3: [1] time, [2] width, [3] height), the same sequence rule
--- as the spatial module, new every forward pass unless :fixPoolingRegions().
+-- those, output C x outH x outW x outT; window starts are pseudo-random increasing sequences
+-- drawn per sample and plane from self.randomSamples (batch x plane x 3: [1] time, [2] width,
+-- [3] height), the same sequence rule as the spatial module, new every forward pass unless
+-- :fixPoolingRegions().
 -- Composed from gather (a running max over the window offsets) and indexAdd for the gradient.
 local torch = require 'moontorch'
 local P = require 'moontorch.nn.pooling_common'
