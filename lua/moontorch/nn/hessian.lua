@@ -135,11 +135,24 @@ function hessian.enable()
       return self.diagHessianInput
    end
 
+   if nn.WeightedMSECriterion then
+      nn.WeightedMSECriterion.updateDiagHessianInput = nn.MSECriterion.updateDiagHessianInput
+   end
+   -- sum |x|: Torch7 takes 1 where x ~= 0 and 0 at 0
+   if nn.L1Cost then
+      function nn.L1Cost:updateDiagHessianInput(input)
+         self.diagHessianInput = self.diagHessianInput or input.new()
+         self.diagHessianInput:resizeAs(input):copy(torch.ne(input, 0))
+         return self.diagHessianInput
+      end
+   end
+
    linear_in_weights(nn.Linear, { 'weight' }, { 'weightSq' })
    linear_in_weights(nn.SpatialConvolution, { 'weight' }, { 'weightSq' })
    linear_in_weights(nn.SpatialConvolutionLocal, { 'weight' }, { 'weightSq' })
    linear_in_weights(nn.SpatialFullConvolution, { 'weight' }, { 'weightSq' })
    linear_in_weights(nn.SpatialConvolutionMap, { 'weight', 'bias' }, { 'weightSq', 'biasSq' })
+   linear_in_weights(nn.SpatialFullConvolutionMap, { 'weight' }, { 'weightSq' })
    pointwise(nn.Tanh)
    pointwise(nn.Square)
    pointwise(nn.Sqrt)
