@@ -153,6 +153,15 @@ function hessian.enable()
    linear_in_weights(nn.SpatialFullConvolution, { 'weight' }, { 'weightSq' })
    linear_in_weights(nn.SpatialConvolutionMap, { 'weight', 'bias' }, { 'weightSq', 'biasSq' })
    linear_in_weights(nn.SpatialFullConvolutionMap, { 'weight' }, { 'weightSq' })
+   -- x - tanh(x): Torch7 adds diagHessianOutput to its tanh's estimate (the sum of the two terms' own)
+   if nn.TanhShrink then
+      function nn.TanhShrink:updateDiagHessianInput(input, dho)
+         hessian.updateDiagHessianInputPointWise(self.tanh, input, dho)
+         self.diagHessianInput = self.diagHessianInput or input.new()
+         torch.add(self.diagHessianInput:resizeAs(input), self.tanh.diagHessianInput, dho)
+         return self.diagHessianInput
+      end
+   end
    pointwise(nn.Tanh)
    pointwise(nn.Square)
    pointwise(nn.Sqrt)
