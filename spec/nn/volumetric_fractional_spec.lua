@@ -21,9 +21,10 @@ describe('nn.VolumetricFractionalMaxPooling', function()
       local N, C, Ti, H, W = 2, 3, 7, 6, 8
       local pt, pw, ph, oT, oW, oH = 2, 3, 2, 4, 4, 3
       local m = nn.VolumetricFractionalMaxPooling(pt, pw, ph, oT, oW, oH)
-      local x = util.rand_tensor({ N, C, Ti, H, W }, 'torch.DoubleTensor', -3, 3)
+      -- time last: N x C x H x W x T in, N x C x oH x oW x oT out (Torch7's layout)
+      local x = util.rand_tensor({ N, C, H, W, Ti }, 'torch.DoubleTensor', -3, 3)
       local y = m:forward(x)
-      assert.are.same({ N, C, oT, oH, oW }, y:size():totable())
+      assert.are.same({ N, C, oH, oW, oT }, y:size():totable())
       local rs = m.randomSamples
       for n = 1, N do
          for c = 1, C do
@@ -33,9 +34,9 @@ describe('nn.VolumetricFractionalMaxPooling', function()
             for t = 1, oT do for i = 1, oH do for j = 1, oW do
                local best = -math.huge
                for a = 0, pt - 1 do for b = 0, ph - 1 do for e = 0, pw - 1 do
-                  best = math.max(best, x[n][c][st[t] + a + 1][sh[i] + b + 1][sw[j] + e + 1])
+                  best = math.max(best, x[n][c][sh[i] + b + 1][sw[j] + e + 1][st[t] + a + 1])
                end end end
-               assert(y[n][c][t][i][j] == best, ('window %d,%d,%d,%d,%d'):format(n, c, t, i, j))
+               assert(y[n][c][i][j][t] == best, ('window %d,%d,%d,%d,%d'):format(n, c, t, i, j))
             end end end
          end
       end
@@ -43,9 +44,10 @@ describe('nn.VolumetricFractionalMaxPooling', function()
 
    it('has the right gradient with fixed regions, and draws new ones otherwise', function()
       local m = nn.VolumetricFractionalMaxPooling(2, 2, 2, 0.6, 0.5, 0.7):fixPoolingRegions()
-      local x = torch.Tensor(2, 5, 6, 5)
+      local x = torch.Tensor(2, 5, 6, 4) -- C x H x W x T
       x:uniform(-2, 2)
-      m:forward(x)
+      -- floor(5 * 0.7) x floor(6 * 0.5) x floor(4 * 0.6)
+      assert.are.same({ 2, 3, 3, 2 }, m:forward(x):size():totable())
       assert(nn.Jacobian.testJacobian(m, x) < 1e-6)
       local free = nn.VolumetricFractionalMaxPooling(2, 2, 2, 3, 3, 3)
       local x5 = util.rand_tensor({ 1, 2, 7, 7, 7 }, 'torch.DoubleTensor', -1, 1)

@@ -10,7 +10,7 @@
 -- in order. With N <= g, and in evaluation, nothing changes. The fused modules
 -- (nn.BatchNormReLU, nn.BatchNormAddReLU) slice the same way.
 local torch = require 'moontorch'
-require 'moontorch.nn'
+local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
 local C, check = T.clib, T.check
 
@@ -62,9 +62,13 @@ local function statsOk(input, stat)
    return HALVES[input:dtype()] and stat:dtype() == T.FLOAT and stat:device() == input:device()
 end
 
-function BN:checkInputDim(input)
+-- sample: a single sample (no batch dimension) is allowed too, in evaluation only (Torch7)
+function BN:checkInputDim(input, sample)
    T.expect_tensor(input, torch.type(self), 'input', 3)
    local nd = self.nDim
+   if sample and self.train == false and input:dim() == nd - 1 then
+      input = nn.utils.addSingletonDimension(input, 1)
+   end
    if input:dim() ~= nd then
       error(('%s: expected a %d-d input (%s), got size %s'):format(torch.type(self), nd,
          nd == 2 and 'batch x features' or nd == 4 and 'batch x channels x height x width'
@@ -153,20 +157,41 @@ function BN:backwardSlices(x, gradOutput, gradInput, gradResidual, op)
    end
 end
 
+-- a single sample (evaluation) as a batch of one; nil, as is, for a batch
+local function asBatch(self, t)
+   if self.train == false and t:dim() == self.nDim - 1 then return nn.utils.addSingletonDimension(t, 1) end
+end
+
+-- a result computed for a batch of one, viewed back to the sample's shape
+local function unbatch(r, like)
+   return r:nElement() == like:nElement() and r:view(T.sizes(like)) or r
+end
+
+-- Training mode for x: a batch with one value per channel has no statistics; Torch7 then
+-- normalizes with the running ones and leaves them alone, as evaluation does.
+local function trains(self, x)
+   return self.train and x:nElement() > x:size(2) and 1 or 0
+end
+
 function BN:updateOutput(input)
-   self:checkInputDim(input)
-   return self:forwardSlices(input, nil, function(out, x, _, sm, ss)
-      check(C.mt_nn_batchnorm_forward(out.h, x.h, h(self.weight), h(self.bias), self.running_mean.h,
-         self.running_var.h, sm.h, ss.h, self.train and 1 or 0, self.momentum, self.eps))
+   self:checkInputDim(input, true)
+   local x = asBatch(self, input)
+   self:forwardSlices(x or input, nil, function(out, xx, _, sm, ss)
+      check(C.mt_nn_batchnorm_forward(out.h, xx.h, h(self.weight), h(self.bias), self.running_mean.h,
+         self.running_var.h, sm.h, ss.h, trains(self, xx), self.momentum, self.eps))
    end)
+   if x then self.output = unbatch(self.output, input) end
+   return self.output
 end
 
 local function backward(self, input, gradOutput, scale, gradInput, gradWeight, gradBias)
-   self:checkInputDim(input)
-   self:backwardSlices(input, gradOutput, gradInput, nil, function(gi, _, x, _, go, sm, ss)
-      check(C.mt_nn_batchnorm_backward(h(gi), h(gradWeight), h(gradBias), x.h, go.h, h(self.weight),
-         self.running_mean.h, self.running_var.h, sm.h, ss.h, self.train and 1 or 0, scale or 1, self.eps))
+   self:checkInputDim(input, true)
+   local x, go = asBatch(self, input), asBatch(self, gradOutput)
+   self:backwardSlices(x or input, go or gradOutput, gradInput, nil, function(gi, _, xx, _, g, sm, ss)
+      check(C.mt_nn_batchnorm_backward(h(gi), h(gradWeight), h(gradBias), xx.h, g.h, h(self.weight),
+         self.running_mean.h, self.running_var.h, sm.h, ss.h, trains(self, xx), scale or 1, self.eps))
    end)
+   if x and gradInput then self.gradInput = unbatch(gradInput, input) end
    return self.gradInput
 end
 

@@ -19,14 +19,15 @@ function Container:get(index) return self.modules[index] end
 
 function Container:size() return #self.modules end
 
--- Run fn(module) and rethrow errors naming the child that failed, like Torch7's rethrowErrors.
+-- Run module[funcName](module, ...) and rethrow an error with a line naming the child that
+-- failed; nested containers each add their line in front, so the path reads outermost first
+-- ("In 2 module of nn.Sequential:\nIn 1 module of nn.Concat:\n<error>"), like Torch7's.
 function Container:rethrowErrors(module, moduleIndex, funcName, ...)
    local results = { pcall(module[funcName], module, ...) }
    if not results[1] then
       local msg = results[2]
-      if type(msg) == 'string' and not msg:find('In %d+ module of nn', 1) then
-         msg = msg .. '\n  In ' .. moduleIndex .. ' module of ' .. torch.type(self) .. ':\n'
-            .. tostring(module)
+      if type(msg) == 'string' then
+         msg = ('In %d module of %s:\n%s'):format(moduleIndex, torch.type(self), msg)
       end
       error(msg, 0)
    end

@@ -29,6 +29,21 @@ function CE:__init(weights, labelSmoothing)
    self.labelSmoothing = labelSmoothing
    self.sizeAverage = sizeAverage
    self.ignoreIndex = -100
+   -- Torch7's parts, kept for code that reaches into them: nll.sizeAverage is the setting used
+   -- (set directly, or through self.sizeAverage when that changes), nll.weights the class
+   -- weights. The loss itself is one fused op: lsm.output is not filled.
+   self.lsm = nn.LogSoftMax()
+   self.nll = nn.ClassNLLCriterion(weights, sizeAverage)
+   self.oldSizeAverage = sizeAverage
+end
+
+-- the sizeAverage in force, Torch7's rule: a changed self.sizeAverage is copied into nll
+local function size_average(self)
+   local nll = self.nll
+   if not nll then return self.sizeAverage end
+   if self.sizeAverage ~= self.oldSizeAverage then nll.sizeAverage = self.sizeAverage end
+   self.oldSizeAverage = self.sizeAverage
+   return nll.sizeAverage
 end
 
 local loss_buf, tw_buf = ffi.new('double[1]'), ffi.new('double[1]')
@@ -36,7 +51,10 @@ local loss_buf, tw_buf = ffi.new('double[1]'), ffi.new('double[1]')
 local function target_tensor(input, target)
    return nn.ClassNLLCriterion._target(input, target, 'nn.CrossEntropyCriterion')
 end
-local function weights_h(self, input) return nn.ClassNLLCriterion._weights_h(self, input) end
+local function weights_h(self, input)
+   local owner = self.nll and self.nll.weights and self.nll or self -- a Torch7 file keeps them in nll
+   return nn.ClassNLLCriterion._weights_h(owner, input)
+end
 
 -- Each criterion's per-row log-sum-exp from its last forward: float64 whatever the input's type
 -- (the composition's bits depend on it), so kept beside the module rather than in a field that
@@ -56,7 +74,7 @@ function CE:updateOutput(input, target)
    T.expect_tensor(input, 'nn.CrossEntropyCriterion', 'input')
    local t = target_tensor(input, target)
    check(C.mt_nn_cross_entropy_forward(loss_buf, tw_buf, lse_buf(self, input).h, input.h, t.h, weights_h(self, input),
-      1, self.ignoreIndex or -100, self.sizeAverage and 1 or 0, self.labelSmoothing or 0))
+      1, self.ignoreIndex or -100, size_average(self) and 1 or 0, self.labelSmoothing or 0))
    self.output = loss_buf[0]
    self.total_weight = tw_buf[0]
    return self.output
@@ -69,7 +87,7 @@ function CE:updateGradInput(input, target)
    if not lse then error('nn.CrossEntropyCriterion: backward needs a forward on the same input first', 2) end
    if self.gradInput:type() ~= input:type() then self.gradInput = T.empty_tensor(input:dtype(), input:device()) end
    check(C.mt_nn_cross_entropy_backward(self.gradInput.h, input.h, lse.h, t.h, weights_h(self, input), 1,
-      self.ignoreIndex or -100, self.sizeAverage and 1 or 0, self.labelSmoothing or 0, 1))
+      self.ignoreIndex or -100, size_average(self) and 1 or 0, self.labelSmoothing or 0, 1))
    return self.gradInput
 end
 

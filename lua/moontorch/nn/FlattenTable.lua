@@ -35,13 +35,26 @@ local function unflatten(flat, map)
    return t
 end
 
+-- does map (from an earlier pass) place exactly input's tensors in out?
+local function same_map(out, input, map)
+   if torch.isTensor(input) then return type(map) == 'number' and out[map] == input end
+   if type(input) ~= 'table' or type(map) ~= 'table' or #input ~= #map then return false end
+   for i = 1, #input do
+      if not same_map(out, input[i], map[i]) then return false end
+   end
+   return true
+end
+
 function FlattenTable:updateOutput(input)
    if type(input) ~= 'table' or torch.isTensor(input) then
       error('nn.FlattenTable: expected a table, got ' .. torch.type(input), 2)
    end
-   local out = {}
-   self.input_map = flatten(out, input)
-   self.output = out
+   -- the same tensors in the same nesting keep the output table (Torch7: nothing is rebuilt)
+   if not same_map(self.output, input, self.input_map) then
+      local out = {}
+      self.input_map = flatten(out, input)
+      self.output = out
+   end
    return self.output
 end
 

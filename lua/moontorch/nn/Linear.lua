@@ -38,8 +38,9 @@ local function check_input(self, input, what)
    T.expect_tensor(input, what, 'input', 3)
    local d = input:dim()
    if (d ~= 1 and d ~= 2) or input:size(d) ~= self.weight:size(2) then
-      error(('%s: expected input of size %d or Nx%d, got %s'):format(what, self.weight:size(2), self.weight:size(2),
-         table.concat(T.sizes(input), 'x')), 3)
+      -- "size mismatch" as Torch7's matrix product says it (code and tests look for those words)
+      error(('%s: size mismatch: expected input of size %d or Nx%d, got %s'):format(what, self.weight:size(2),
+         self.weight:size(2), table.concat(T.sizes(input), 'x')), 3)
    end
    if input:type() ~= self.weight:type() then
       error(('%s: input is a %s but the module holds %s (convert with :type())'):format(what, input:type(),

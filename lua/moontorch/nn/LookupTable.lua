@@ -147,8 +147,9 @@ function LookupTable:accGradParameters(input, gradOutput, scale)
 end
 
 function LookupTable:sharedAccUpdateGradParameters(input, gradOutput, lr)
-   -- shared weights need no separate gradient: update the weight directly
-   self:accUpdateGradParameters(input, gradOutput, lr)
+   -- shared weights need no separate gradient: update the weight directly. The class's method,
+   -- not self's: share() makes self.accUpdateGradParameters this very function.
+   LookupTable.accUpdateGradParameters(self, input, gradOutput, lr)
 end
 
 function LookupTable:clearState()

@@ -127,11 +127,17 @@ function Module:type(typename, tensorCache)
    tensorCache = tensorCache or {}
    local seen = tensorCache.__seen or {}
    tensorCache.__seen = seen
+   -- one tensor object held in two places stays one object (Torch7's recursiveType memo)
+   local objects = tensorCache.__objects or {}
+   tensorCache.__objects = objects
    local function convert(t)
       local d = t:dtype()
       if is_float_dtype(d) then d = dtype end
       if d == t:dtype() and t:device() == device then return t end
-      return remap(t, tensorCache, function(full) return T.convert(full, d, device) end)
+      if not objects[t] then
+         objects[t] = remap(t, tensorCache, function(full) return T.convert(full, d, device) end)
+      end
+      return objects[t]
    end
    local walk
    local function fields(v)

@@ -126,7 +126,7 @@ function Full:accGradParameters(input, gradOutput, scale)
 end
 
 function Full:clearState()
-   self._gradInput = nil
+   self._gradInput, self._zeroScalar = nil, nil
    return parent.clearState(self)
 end
 

@@ -1,6 +1,6 @@
 -- nn.View(sizes...): a view of the input with the given sizes (one may be -1, inferred).
--- An input with more elements than the sizes hold is a batch: its leading dimension is kept.
--- setNumInputDims(n) says how many trailing input dimensions form one sample.
+-- An input with more elements than the sizes hold is a batch, flattened into one leading
+-- dimension; setNumInputDims(n) says how many trailing input dimensions form one sample.
 local torch = require 'moontorch'
 local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
@@ -36,38 +36,32 @@ end
 
 local function sizes_str(t) return table.concat(T.sizes(t), 'x') end
 
--- the target sizes for this input: batch dimensions first, then self.size with -1 resolved
+-- the target sizes for this input, Torch7's rule: the trailing numInputDims dimensions (all of
+-- them when unset) hold whole samples, their elements beyond one sample are a batch (unless a
+-- size is -1, which takes them), and leading dimensions outside the sample are batch too. A
+-- batch becomes one leading dimension (View(6) on 5x2x6 gives 10x6), left out when it is 1
+-- and nothing lies outside the sample dimensions.
 function View:_target(input)
    local isz = T.sizes(input)
    local nd = #isz
-   local sampleDims = self.numInputDims or nd
-   if sampleDims > nd then sampleDims = nd end
+   local sampleDims = math.min(self.numInputDims or nd, nd)
    local sampleElems = 1
    for i = nd - sampleDims + 1, nd do sampleElems = sampleElems * isz[i] end
-   local batch = {}
-   if self.numInputDims then
-      for i = 1, nd - sampleDims do batch[#batch + 1] = isz[i] end
-   elseif not self.inferred and sampleElems ~= self.numElements and nd > 1 then
-      -- more elements than one sample: the first dimension is the batch
-      batch[1] = isz[1]
-      sampleElems = sampleElems / isz[1]
+   if sampleElems % self.numElements ~= 0 then
+      error(('nn.View: input of size %s cannot be viewed as %s'):format(sizes_str(input),
+         table.concat(self.size, 'x')), 3)
    end
+   local batch = self.inferred and 1 or sampleElems / self.numElements
+   for i = 1, nd - sampleDims do batch = batch * isz[i] end
    local out = {}
-   for _, b in ipairs(batch) do out[#out + 1] = b end
+   if batch ~= 1 or (self.numInputDims and nd > self.numInputDims) then out[1] = batch end
+   local rest = input:nElement() / (batch * self.numElements)
    for i = 1, #self.size do
-      local s = self.size[i]
-      if s == -1 then
-         if sampleElems % self.numElements ~= 0 then
-            error(('nn.View: input of size %s cannot be viewed as %s'):format(sizes_str(input),
-               table.concat(self.size, 'x')), 3)
-         end
-         s = sampleElems / self.numElements
-      end
-      out[#out + 1] = s
+      out[#out + 1] = self.size[i] == -1 and rest or self.size[i]
    end
    local total = 1
    for i = 1, #out do total = total * out[i] end
-   if total ~= input:nElement() then
+   if total ~= input:nElement() or rest ~= math.floor(rest) then
       error(('nn.View: input of size %s (%d elements) cannot be viewed as %s'):format(sizes_str(input),
          input:nElement(), table.concat(self.size, 'x')), 3)
    end

@@ -1,9 +1,11 @@
 -- nn.VolumetricFractionalMaxPooling(poolSizeT, poolSizeW, poolSizeH, outT, outW, outH) or
 -- (poolSizeT, poolSizeW, poolSizeH, ratioT, ratioW, ratioH) as in Torch7: the 3-d form of
--- nn.SpatialFractionalMaxPooling (Graham's fractional max pooling). Input C x T x H x W or a batch
--- of those; window starts are pseudo-random increasing sequences drawn per sample and plane from
--- self.randomSamples (batch x plane x 3: [1] time, [2] width, [3] height), the same sequence rule
--- as the spatial module, new every forward pass unless :fixPoolingRegions().
+-- nn.SpatialFractionalMaxPooling (Graham's fractional max pooling). Input C x H x W x T (time
+-- last, as Torch7's docs and C code take it, unlike the other volumetric layers) or a batch of
+-- those, output C x outH x outW x outT; window starts are pseudo-random increasing sequences
+-- drawn per sample and plane from self.randomSamples (batch x plane x 3: [1] time, [2] width,
+-- [3] height), the same sequence rule as the spatial module, new every forward pass unless
+-- :fixPoolingRegions().
 -- Composed from gather (a running max over the window offsets) and indexAdd for the gradient.
 local torch = require 'moontorch'
 local P = require 'moontorch.nn.pooling_common'
@@ -47,7 +49,7 @@ function Pool:__init(poolSizeT, poolSizeW, poolSizeH, arg1, arg2, arg3)
 end
 
 -- randomSamples[.][.][1] drives the time, [2] the width, [3] the height (Torch7's layout)
-P.fractionalMethods(Pool, NAME, { 'T', 'H', 'W' }, { 1, 3, 2 })
+P.fractionalMethods(Pool, NAME, { 'H', 'W', 'T' }, { 3, 2, 1 })
 
 function Pool:__tostring__()
    return ('%s(%sx%sx%s, %d,%d,%d)'):format(torch.type(self), tostring(self.outT or self.ratioT),

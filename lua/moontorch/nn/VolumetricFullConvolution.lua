@@ -113,7 +113,7 @@ function Full:accGradParameters(input, gradOutput, scale)
 end
 
 function Full:clearState()
-   self._output, self._gradInput = nil, nil
+   self._output, self._gradInput, self._zeroScalar = nil, nil, nil
    return parent.clearState(self)
 end
 

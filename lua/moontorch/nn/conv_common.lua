@@ -4,6 +4,7 @@
 -- class, so the modules keep their own Torch7 fields and saved files stay as they were.
 -- Error levels are counted as if the check stood in the calling function, so messages point
 -- at the same place they did when each module held its own copy.
+local torch = require 'moontorch'
 local T = require 'moontorch.internal'
 local C, check = T.clib, T.check
 
@@ -85,7 +86,17 @@ end
 -- was Torch7's {input, target} form (the target only sets the output size).
 function M.full_grad_input(self, input, g)
    if type(input) == 'table' then -- tensors are cdata
-      self.gradInput = { g, input[2].new():resizeAs(input[2]):zero() }
+      -- the target only gives a size: its gradient is one zero expanded to its shape (Torch7's,
+      -- which costs no memory)
+      local target = input[2]
+      local zero = self._zeroScalar
+      if not torch.isTensor(zero) or zero:type() ~= target:type() then
+         zero = target.new(1):zero()
+         self._zeroScalar = zero
+      end
+      local ones = {}
+      for i = 1, target:dim() do ones[i] = 1 end
+      self.gradInput = { g, zero:view(table.unpack(ones)):expandAs(target) }
    else
       self.gradInput = g
    end

@@ -184,4 +184,7 @@ load 'SparseJacobian'
 load 'SparseLinear'
 load 'IndexLinear'
 
+-- issue 37 nn fixes: Torch7's nn.hessian (diagonal Hessians, off until nn.hessian.enable())
+load 'hessian'
+
 return nn
