@@ -93,21 +93,28 @@ function Map:reset(stdv)
    return self
 end
 
--- the row of the dense kernel (viewed nOut*nIn x kH*kW) that each connection lands in
+-- The dense kernel is A x B x kH x kW, zero where two planes are not connected, A numbering the
+-- planes of the connection table's column `_major`: a convolution's kernel is nOut x nIn
+-- (column 2 first); nn.SpatialFullConvolutionMap's transposed one is nIn x nOut (column 1).
+Map._major = 2
+local function planes(self, column) return column == 1 and self.nInputPlane or self.nOutputPlane end
+
+-- the row of the dense kernel (viewed A*B x kH*kW) that each connection lands in
 function Map:_rows()
-   local ct = self.connTable
+   local ct, a = self.connTable, self._major
+   local nB = planes(self, 3 - a)
    local idx = torch.LongTensor(ct:size(1))
-   for k = 1, ct:size(1) do idx[k] = (ct[k][2] - 1) * self.nInputPlane + ct[k][1] end
+   for k = 1, ct:size(1) do idx[k] = (ct[k][a] - 1) * nB + ct[k][3 - a] end
    -- indices live on the weight's device (a module moved to CUDA)
    if self.weight:device() == idx:device() then return idx end
    return T.empty_tensor(idx:dtype(), self.weight:device()):resize(idx:size(1)):copy(idx)
 end
 
 function Map:_dense()
-   local nIn, nOut, K = self.nInputPlane, self.nOutputPlane, self.connTable:size(1)
-   local w = self.weight.new(nOut * nIn, self.kH * self.kW):zero()
+   local nA, nB, K = planes(self, self._major), planes(self, 3 - self._major), self.connTable:size(1)
+   local w = self.weight.new(nA * nB, self.kH * self.kW):zero()
    w:indexAdd(1, self:_rows(), self.weight:contiguous():view(K, self.kH * self.kW))
-   return w:view(nOut, nIn, self.kH, self.kW)
+   return w:view(nA, nB, self.kH, self.kW)
 end
 
 function Map:updateOutput(input)

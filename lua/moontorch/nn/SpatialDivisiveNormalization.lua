@@ -59,18 +59,7 @@ function SDN:_weight(like)
    return w, (kW - 1) / 2, (kH - 1) / 2
 end
 
--- the input or gradOutput as a contiguous 4-d tensor
-local function as4d(self, t, what)
-   T.expect_tensor(t, NAME, what, 4)
-   local d = t:dim()
-   if (d ~= 3 and d ~= 4) or t:size(d - 2) ~= self.nInputPlane then
-      error(('%s: expected a 3-d or 4-d %s with %d planes, got size %s'):format(NAME, what, self.nInputPlane,
-         table.concat(T.sizes(t), 'x')), 4)
-   end
-   local x = t:isContiguous() and t or t:contiguous()
-   if d == 3 then return x:view(1, x:size(1), x:size(2), x:size(3)) end
-   return x
-end
+local function as4d(self, t, what) return cc.planes4d(self, NAME, t, what) end
 
 local function window_sums(w, padW, padH, x) return cc.forward(x.new(), x, w, nil, 1, 1, padW, padH, 1) end
 

@@ -37,23 +37,11 @@ end
 -- the same initialisation as nn.SpatialConvolutionMap: fan-in counted per output plane
 FMap.reset = nn.SpatialConvolutionMap.reset
 
--- the row of the dense kernel (viewed nIn*nOut x kH*kW) that each connection lands in
-function FMap:_rows()
-   local ct = self.connTable
-   local idx = torch.LongTensor(ct:size(1))
-   for k = 1, ct:size(1) do idx[k] = (ct[k][1] - 1) * self.nOutputPlane + ct[k][2] end
-   if self.weight:device() == idx:device() then return idx end
-   return T.empty_tensor(idx:dtype(), self.weight:device()):resize(idx:size(1)):copy(idx)
-end
-
--- nIn x nOut x kH x kW, zero where two planes are not connected: the weight of the convolution
--- from the output planes to the input planes whose transpose this module is
-function FMap:_dense()
-   local nIn, nOut, K = self.nInputPlane, self.nOutputPlane, self.connTable:size(1)
-   local w = self.weight.new(nIn * nOut, self.kH * self.kW):zero()
-   w:indexAdd(1, self:_rows(), self.weight:contiguous():view(K, self.kH * self.kW))
-   return w:view(nIn, nOut, self.kH, self.kW)
-end
+-- the dense kernel, nIn x nOut x kH x kW: the weight of the convolution from the output planes
+-- to the input planes whose transpose this module is (nn.SpatialConvolutionMap's, column 1 first)
+FMap._major = 1
+FMap._rows = nn.SpatialConvolutionMap._rows
+FMap._dense = nn.SpatialConvolutionMap._dense
 
 -- the input as 4-d (and whether it was 3-d), checked
 local function batched(self, input)

@@ -7,6 +7,7 @@
 local torch = require 'moontorch'
 require 'moontorch.nn'
 local T = require 'moontorch.internal'
+local cc = require 'moontorch.nn.conv_common'
 local C, check = T.clib, T.check
 
 local SSN, parent = torch.class('nn.SpatialSubtractiveNormalization', 'nn.Module')
@@ -46,17 +47,7 @@ local function conv(w, x)
    return y
 end
 
-local function as4d(self, t, what)
-   T.expect_tensor(t, NAME, what, 4)
-   local d = t:dim()
-   if (d ~= 3 and d ~= 4) or t:size(d - 2) ~= self.nInputPlane then
-      error(('%s: expected a 3-d or 4-d %s with %d planes, got size %s'):format(NAME, what, self.nInputPlane,
-         table.concat(T.sizes(t), 'x')), 4)
-   end
-   local x = t:isContiguous() and t or t:contiguous()
-   if d == 3 then return x:view(1, x:size(1), x:size(2), x:size(3)) end
-   return x
-end
+local function as4d(self, t, what) return cc.planes4d(self, NAME, t, what) end
 
 function SSN:updateOutput(input)
    local x = as4d(self, input, 'input')

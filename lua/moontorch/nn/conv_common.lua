@@ -69,6 +69,20 @@ function M.batched4d(self, name, input, kernel)
    return input, false
 end
 
+-- A 3-d or 4-d tensor of nInputPlane planes (the input or gradOutput of a module that keeps the
+-- planes) as a contiguous 4-d one
+function M.planes4d(self, name, t, what)
+   T.expect_tensor(t, name, what, 4)
+   local d = t:dim()
+   if (d ~= 3 and d ~= 4) or t:size(d - 2) ~= self.nInputPlane then
+      error(('%s: expected a 3-d or 4-d %s with %d planes, got size %s'):format(name, what, self.nInputPlane,
+         table.concat(T.sizes(t), 'x')), 4)
+   end
+   local x = t:isContiguous() and t or t:contiguous()
+   if d == 3 then return x:view(1, x:size(1), x:size(2), x:size(3)) end
+   return x
+end
+
 -- gradOutput as 4-d to go with the batched input x (single: the input was 3-d)
 function M.grad4d(name, x, gradOutput, single)
    T.expect_tensor(gradOutput, name, 'gradOutput', 4)
