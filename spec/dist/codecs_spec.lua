@@ -73,6 +73,43 @@ end
 describe('dist codecs', function()
 teardown(function() dist.finalize() end)
 
+describe('PowerSGD orthogonalization', function()
+   local orthogonalize = require('moontorch.dist.powersgd').orthogonalize
+   local function gram_error(p)
+      local d = p:double()
+      return maxdiff(d:t() * d, torch.eye(p:size(2)))
+   end
+
+   it('keeps a real direction the columns before it nearly explain, and leaves P orthonormal', function()
+      torch.manualSeed(seed + 7)
+      for _, remainder in ipairs { 1e-3, 3e-5, 2.6e-5, 1e-5 } do
+         local p0 = torch.randn(16, 4)
+         local direction = torch.randn(16)
+         -- column 3: columns 1 and 2 plus a small but real part of its own
+         p0:select(2, 3):copy(p0:select(2, 1) + p0:select(2, 2)):add(remainder * p0:select(2, 3):norm(), direction)
+         local p = p0:float()
+         orthogonalize(p)
+         assert.is_true(gram_error(p) < 1e-6, ('remainder %g: P^T P - I = %g'):format(remainder, gram_error(p)))
+         -- the span still holds every original column: P P^T p0 = p0
+         local pd, f = p:double(), p0:float():double()
+         local lost = maxdiff(pd * (pd:t() * f), f) / f:clone():abs():max()
+         assert.is_true(lost < 1e-5, ('remainder %g: a direction was dropped (%g)'):format(remainder, lost))
+      end
+   end)
+
+   it('makes a column of float32 noise a unit vector orthogonal to the rest, and a zero column stays zero', function()
+      torch.manualSeed(seed + 8)
+      local p = torch.randn(12, 4):float()
+      p:select(2, 2):copy(p:select(2, 1)):mul(3) -- dependent up to float32 rounding
+      p:select(2, 4):zero()
+      orthogonalize(p)
+      local d = p:double()
+      assert.are.equal(0, d:select(2, 4):abs():max())
+      local three = d:narrow(2, 1, 3)
+      assert.is_true(maxdiff(three:t() * three, torch.eye(3)) < 1e-6)
+   end)
+end)
+
 describe('1-bit kernels', function()
    it('encode a hand-made vector: the mean magnitude per chunk, a bit per sign, the residual', function()
       local v = torch.FloatTensor { 3, -1, 0, -2, 5, 1, -4, 2, 0.5, -0.5 }
