@@ -216,48 +216,10 @@ function SJ.testIO(module, input, minval, maxval)
    return maxdiff(fo, fo2), maxdiff(bo, bo2)
 end
 
--- the weight after one step of each update path, against the plain accGradParameters +
--- updateParameters step (and twice that step for two modules sharing the weight)
+-- nn.Jacobian's check of the four update paths (nothing in it reads the input's layout)
 function SJ.testAllUpdate(module, input, weight, gradWeight)
    check_input(input, 2)
-   local lr = torch.uniform(0.1, 1)
-   local errors = {}
-   local w0 = module[weight]:clone()
-
-   local acc = module:clone()
-   acc:forward(input)
-   local gout = torch.rand(acc.output:size()):typeAs(acc.output)
-   acc:zeroGradParameters()
-   acc:updateGradInput(input, gout)
-   acc:accGradParameters(input, gout)
-   acc:updateParameters(lr)
-   local step = acc[gradWeight]:clone():mul(lr)
-   errors.accGradParameters = (w0 - step - acc[weight]):norm()
-
-   local upd = module:clone()
-   upd:forward(input)
-   upd:updateGradInput(input, gout)
-   upd:accUpdateGradParameters(input, gout, lr)
-   errors.accUpdateGradParameters = (upd[weight] - acc[weight]):norm()
-
-   local function shared_pair(accumulate)
-      local a, b = module:clone(), module:clone()
-      b:share(a, weight)
-      for _, m in ipairs { a, b } do
-         m:forward(input)
-         if accumulate then m:zeroGradParameters() end
-      end
-      for _, m in ipairs { a, b } do
-         m:updateGradInput(input, gout)
-         if accumulate then m:accGradParameters(input, gout) else m:accUpdateGradParameters(input, gout, lr) end
-      end
-      if accumulate then a:updateParameters(lr); b:updateParameters(lr) end
-      local want = w0 - step * 2
-      return (want - a[weight]):norm() + (want - b[weight]):norm()
-   end
-   errors['accGradParameters [shared]'] = shared_pair(true)
-   errors['accUpdateGradParameters [shared]'] = shared_pair(false)
-   return errors
+   return nn.Jacobian.testAllUpdate(module, input, weight, gradWeight)
 end
 
 return SJ

@@ -48,14 +48,16 @@ function nn.tables.random(nin, nout, nto)
    return t
 end
 
+-- also nn.SpatialFullConvolutionMap's constructor: the errors name the class being made
 function Map:__init(conMatrix, kW, kH, dW, dH)
    parent.__init(self)
+   local name = torch.typename(self)
    if not torch.isTensor(conMatrix) or conMatrix:dim() ~= 2 or conMatrix:size(2) ~= 2 then
-      error(NAME .. ': connTable must be a K x 2 tensor of {input plane, output plane} rows', 2)
+      error(name .. ': connTable must be a K x 2 tensor of {input plane, output plane} rows', 2)
    end
    dW, dH = dW or 1, dH or 1
-   cc.posints(NAME, { { kW, 'kW' }, { kH, 'kH' }, { dW, 'dW' }, { dH, 'dH' } })
-   if conMatrix:min() < 1 then error(NAME .. ': connTable plane numbers start at 1', 2) end
+   cc.posints(name, { { kW, 'kW' }, { kH, 'kH' }, { dW, 'dW' }, { dH, 'dH' } })
+   if conMatrix:min() < 1 then error(name .. ': connTable plane numbers start at 1', 2) end
    self.kW, self.kH, self.dW, self.dH = kW, kH, dW, dH
    self.connTable = conMatrix
    self.nInputPlane = conMatrix:select(2, 1):max()

@@ -10,31 +10,13 @@ local nn = require 'moontorch.nn'
 local T = require 'moontorch.internal'
 local cc = require 'moontorch.nn.conv_common'
 
-local FMap, parent = torch.class('nn.SpatialFullConvolutionMap', 'nn.Module')
+local FMap = torch.class('nn.SpatialFullConvolutionMap', 'nn.Module')
 
 local NAME = 'nn.SpatialFullConvolutionMap'
 
-function FMap:__init(conMatrix, kW, kH, dW, dH)
-   parent.__init(self)
-   if not torch.isTensor(conMatrix) or conMatrix:dim() ~= 2 or conMatrix:size(2) ~= 2 then
-      error(NAME .. ': connTable must be a K x 2 tensor of {input plane, output plane} rows', 2)
-   end
-   dW, dH = dW or 1, dH or 1
-   cc.posints(NAME, { { kW, 'kW' }, { kH, 'kH' }, { dW, 'dW' }, { dH, 'dH' } })
-   if conMatrix:min() < 1 then error(NAME .. ': connTable plane numbers start at 1', 2) end
-   self.kW, self.kH, self.dW, self.dH = kW, kH, dW, dH
-   self.connTable = conMatrix
-   self.nInputPlane = conMatrix:select(2, 1):max()
-   self.nOutputPlane = conMatrix:select(2, 2):max()
-   local K = conMatrix:size(1)
-   self.weight = torch.Tensor(K, kH, kW)
-   self.gradWeight = torch.Tensor(K, kH, kW):zero()
-   self.bias = torch.Tensor(self.nOutputPlane)
-   self.gradBias = torch.Tensor(self.nOutputPlane):zero()
-   self:reset()
-end
-
--- the same initialisation as nn.SpatialConvolutionMap: fan-in counted per output plane
+-- nn.SpatialConvolutionMap's constructor and initialisation (fan-in counted per output plane):
+-- the same fields, errors naming this class
+FMap.__init = nn.SpatialConvolutionMap.__init
 FMap.reset = nn.SpatialConvolutionMap.reset
 
 -- the dense kernel, nIn x nOut x kH x kW: the weight of the convolution from the output planes
